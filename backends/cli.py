@@ -1,0 +1,80 @@
+"""Headless commands: ``custodia doctor``, ``custodia ask ...`` and friends.
+
+Each assistant package contributes its subcommands through ``add_commands(subparsers)``;
+the desktop entry point hands every argument list that names a command to :func:`main`.
+Progress is printed to stderr, results to stdout. Exit codes: 0 ok, 1 a check or command
+failed for an environment reason (message printed), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from backends import __version__, config, doctor
+from backends.errors import CustodiaEnvironmentError
+from backends.services import Services
+
+#: packages that add subcommands (each has ``add_commands``); appended as assistants land
+COMMAND_MODULES: list[str] = []
+
+Handler = Callable[[argparse.Namespace, Services], int]
+
+
+def _cmd_doctor(args: argparse.Namespace, services: Services) -> int:
+    checks = []
+    for check in doctor.run(services.config):
+        checks.append(check)
+        if not args.json:
+            print(check.line(), flush=True)
+    if args.json:
+        print(doctor.report_json(services.config, checks))
+    elif doctor.healthy(checks):
+        print("Everything this configuration needs is usable.")
+    else:
+        print("Some stores or models this configuration needs are not usable (see above).")
+    return 0 if doctor.healthy(checks) else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="custodia",
+        description="Custodia: four offline AI assistants. Without a command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"custodia {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    p = sub.add_parser("doctor", help="check every configured store and model")
+    p.add_argument("--json", action="store_true", help="machine-readable report")
+    p.set_defaults(handler=_cmd_doctor)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).add_commands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        cfg = config.load()
+    except CustodiaEnvironmentError as err:
+        print(f"custodia: configuration error: {err}", file=sys.stderr)
+        return 2
+    services = Services(cfg)
+    try:
+        return handler(args, services)
+    except CustodiaEnvironmentError as err:
+        print(f"custodia: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("custodia: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        services.close()

@@ -1,0 +1,255 @@
+"""Configuration: defaults < ``custodia.toml`` in the data dir < environment.
+
+Each store is chosen on its own (DC3), so a user can mix, e.g. everything embedded but the
+audit log in Postgres. ``profile = "server"`` only changes the *defaults* of the stores that
+have a server URL configured. Every value is validated here; a bad one is a
+:class:`~backends.errors.ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import platformdirs
+import tomli_w
+
+from backends.errors import ConfigError
+
+CONFIG_FILE = "custodia.toml"
+PROFILES = ("embedded", "server")
+CACHE_BACKENDS = ("memory", "redis")
+AUDIT_BACKENDS = ("sqlite", "postgres")
+GRAPH_BACKENDS = ("sqlite", "neo4j")
+# Names understood by backends.models.registry; "ollama:<model>" and "openai:<model>" too.
+EMBEDDERS = ("minilm", "hashing")
+CHAT_MODELS = ("smollm2", "retrieval-only", "scripted")
+
+#: environment variable -> config field
+ENVIRONMENT = {
+    "CUSTODIA_PROFILE": "profile",
+    "CUSTODIA_REDIS_URL": "redis_url",
+    "CUSTODIA_POSTGRES_DSN": "postgres_dsn",
+    "CUSTODIA_NEO4J_URI": "neo4j_uri",
+    "CUSTODIA_NEO4J_USER": "neo4j_user",
+    "CUSTODIA_NEO4J_PASSWORD": "neo4j_password",
+    "CUSTODIA_QDRANT_URL": "qdrant_url",
+    "CUSTODIA_CHROMA_URL": "chroma_url",
+    "CUSTODIA_CHAT_MODEL": "chat_model",
+    "CUSTODIA_EMBEDDER": "embedder",
+    "CUSTODIA_OLLAMA_URL": "ollama_url",
+    "CUSTODIA_OPENAI_URL": "openai_url",
+    "CONVERSATIONS_KEY": "conversations_key",
+}
+#: fields never written back to custodia.toml (secrets stay in the environment or keyring)
+SECRET_FIELDS = frozenset({"neo4j_password", "conversations_key"})
+
+
+def default_home() -> Path:
+    """The data dir: ``CUSTODIA_HOME`` or the platform's user data dir."""
+    env = os.environ.get("CUSTODIA_HOME")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_data_dir("custodia", appauthor=False))
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything the start-up module needs to build the backends."""
+
+    home: Path = field(default_factory=default_home)
+    profile: str = "embedded"
+    # Stores. Empty string = not configured.
+    cache_backend: str = ""  # sessions L2, tickets, live feed: memory | redis
+    audit_backend: str = ""  # sqlite | postgres
+    graph_backend: str = ""  # sqlite | neo4j
+    redis_url: str = ""
+    postgres_dsn: str = ""
+    neo4j_uri: str = ""
+    neo4j_user: str = "neo4j"
+    neo4j_password: str = ""
+    qdrant_url: str = ""  # empty: Qdrant local mode under home
+    chroma_url: str = ""  # empty: persistent local Chroma under home
+    # Models.
+    embedder: str = "minilm"
+    chat_model: str = "smollm2"
+    ollama_url: str = "http://127.0.0.1:11434"
+    openai_url: str = ""
+    # Secrets.
+    conversations_key: str = ""
+    # Timeouts for every network call, in seconds.
+    network_timeout: float = 5.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "home", Path(self.home).expanduser())
+
+    # -- resolved choices ------------------------------------------------------------------
+    @property
+    def cache(self) -> str:
+        if self.cache_backend:
+            return self.cache_backend
+        return "redis" if self.profile == "server" and self.redis_url else "memory"
+
+    @property
+    def audit(self) -> str:
+        if self.audit_backend:
+            return self.audit_backend
+        return "postgres" if self.profile == "server" and self.postgres_dsn else "sqlite"
+
+    @property
+    def graph(self) -> str:
+        if self.graph_backend:
+            return self.graph_backend
+        return "neo4j" if self.profile == "server" and self.neo4j_uri else "sqlite"
+
+    @property
+    def qdrant_path(self) -> Path:
+        return self.home / "qdrant"
+
+    @property
+    def chroma_path(self) -> Path:
+        return self.home / "chroma"
+
+    def path(self, name: str) -> Path:
+        """A file or folder inside the data dir."""
+        return self.home / name
+
+    # -- validation ------------------------------------------------------------------------
+    def validated(self) -> Config:
+        """Return self, or raise :class:`ConfigError` naming the first bad key."""
+        _choice("profile", self.profile, PROFILES)
+        if self.cache_backend:
+            _choice("cache_backend", self.cache_backend, CACHE_BACKENDS)
+        if self.audit_backend:
+            _choice("audit_backend", self.audit_backend, AUDIT_BACKENDS)
+        if self.graph_backend:
+            _choice("graph_backend", self.graph_backend, GRAPH_BACKENDS)
+        _url("redis_url", self.redis_url, ("redis", "rediss", "unix"))
+        _url("postgres_dsn", self.postgres_dsn, ("postgresql", "postgres"))
+        _url("neo4j_uri", self.neo4j_uri, ("bolt", "neo4j", "bolt+s", "neo4j+s"))
+        _url("qdrant_url", self.qdrant_url, ("http", "https"))
+        _url("chroma_url", self.chroma_url, ("http", "https"))
+        _url("ollama_url", self.ollama_url, ("http", "https"))
+        _url("openai_url", self.openai_url, ("http", "https"))
+        if self.cache == "redis" and not self.redis_url:
+            raise ConfigError("redis_url", "the Redis cache is selected but no URL is set")
+        if self.audit == "postgres" and not self.postgres_dsn:
+            raise ConfigError("postgres_dsn", "the Postgres audit log is selected but no DSN")
+        if self.graph == "neo4j" and not self.neo4j_uri:
+            raise ConfigError("neo4j_uri", "the Neo4j graph is selected but no URI is set")
+        _model_name("embedder", self.embedder, EMBEDDERS)
+        _model_name("chat_model", self.chat_model, CHAT_MODELS)
+        if not self.network_timeout > 0:
+            raise ConfigError("network_timeout", "must be a positive number of seconds")
+        return self
+
+    def to_toml_dict(self) -> dict[str, Any]:
+        """What the settings dialog writes: everything but the data dir and secrets."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "home" or f.name in SECRET_FIELDS:
+                continue
+            out[f.name] = getattr(self, f.name)
+        return out
+
+    def redacted(self) -> dict[str, Any]:
+        """For logs and ``doctor``: secrets and passwords inside URLs hidden."""
+        out = asdict(self)
+        out["home"] = str(self.home)
+        for name in SECRET_FIELDS:
+            if out[name]:
+                out[name] = "***"
+        for name in ("redis_url", "postgres_dsn"):
+            out[name] = redact_url(out[name])
+        return out
+
+
+def redact_url(url: str) -> str:
+    """``scheme://user:secret@host`` -> ``scheme://user:***@host``."""
+    if not url:
+        return url
+    parsed = urlparse(url)
+    if parsed.password:
+        netloc = parsed.netloc.replace(f":{parsed.password}@", ":***@")
+        return parsed._replace(netloc=netloc).geturl()
+    return url
+
+
+def _choice(key: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigError(key, f"{value!r} is not one of {', '.join(allowed)}")
+
+
+def _url(key: str, value: str, schemes: tuple[str, ...]) -> None:
+    if not value:
+        return
+    parsed = urlparse(value)
+    if parsed.scheme not in schemes:
+        raise ConfigError(key, f"{value!r} must start with one of {', '.join(schemes)}://")
+    if parsed.scheme != "unix" and not parsed.hostname:
+        raise ConfigError(key, f"{value!r} has no host")
+
+
+def _model_name(key: str, value: str, builtin: tuple[str, ...]) -> None:
+    if value in builtin:
+        return
+    kind, _, model = value.partition(":")
+    if kind in ("ollama", "openai", "hashing") and model:
+        return
+    raise ConfigError(
+        key, f"{value!r} is not one of {', '.join(builtin)}, ollama:<model> or openai:<model>"
+    )
+
+
+_FIELD_TYPES = {f.name: f.type for f in fields(Config)}
+
+
+def _coerce(key: str, value: Any) -> Any:
+    if key not in _FIELD_TYPES or key == "home":
+        raise ConfigError(key, "unknown setting")
+    if key == "network_timeout":
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(key, f"{value!r} is not a number") from None
+    if not isinstance(value, str):
+        raise ConfigError(key, f"{value!r} must be text")
+    return value.strip()
+
+
+def load(environ: Mapping[str, str] | None = None, home: Path | None = None) -> Config:
+    """Defaults < ``custodia.toml`` < environment; validated."""
+    env = os.environ if environ is None else environ
+    if home is None:
+        home = Path(env["CUSTODIA_HOME"]).expanduser() if env.get("CUSTODIA_HOME") else None
+    config = Config() if home is None else Config(home=home)
+    file = config.home / CONFIG_FILE
+    if file.exists():
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+            raise ConfigError(str(file), f"not valid TOML: {err}") from None
+        config = replace(config, **{k: _coerce(k, v) for k, v in data.items()})
+    overrides = {
+        field_: _coerce(field_, env[var]) for var, field_ in ENVIRONMENT.items() if var in env
+    }
+    if overrides:
+        config = replace(config, **overrides)
+    return config.validated()
+
+
+def save(config: Config) -> Path:
+    """Write the non-secret settings to ``custodia.toml`` atomically; return its path."""
+    config.validated()
+    config.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    file = config.home / CONFIG_FILE
+    tmp = file.with_suffix(".toml.tmp")
+    tmp.write_text(tomli_w.dumps(config.to_toml_dict()), encoding="utf-8")
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, file)
+    return file

@@ -1,0 +1,251 @@
+"""``custodia doctor``: one line per configured store and model — what, where, usable or why not.
+
+The same checks run at start-up in a worker and show problems in the window without
+blocking it. Each probe has a timeout; none writes user data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from backends.config import Config, redact_url
+from backends.errors import CustodiaEnvironmentError
+from backends.net import http_json
+
+if TYPE_CHECKING:
+    from backends.services import Services
+
+
+@dataclass
+class Check:
+    """One row of the report."""
+
+    role: str  # what it is for: "data dir", "audit log", "embedder", ...
+    kind: str  # what it is: "sqlite", "redis", "all-MiniLM-L6-v2", ...
+    where: str  # path or redacted URL
+    ok: bool = False
+    required: bool = True  # False: detected, never required (e.g. Ollama)
+    reason: str = ""
+    version: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        status = "ok" if self.ok else ("missing" if not self.required else "FAIL")
+        extra = f" v{self.version}" if self.version else ""
+        dims = self.details.get("dimension")
+        extra += f" dim={dims}" if dims else ""
+        why = f" — {self.reason}" if self.reason else ""
+        return f"[{status:>7}] {self.role:<20} {self.kind}{extra} @ {self.where}{why}"
+
+
+Probe = Callable[[Check], None]
+
+
+def _run(check: Check, probe: Probe) -> Check:
+    started = time.perf_counter()
+    try:
+        probe(check)
+        check.ok = True
+    except CustodiaEnvironmentError as err:
+        check.reason = str(err)
+    except Exception as err:  # a probe must report, never crash the report
+        check.reason = f"{type(err).__name__}: {err}"
+    check.seconds = round(time.perf_counter() - started, 3)
+    return check
+
+
+def _probe_data_dir(config: Config) -> Probe:
+    def probe(check: Check) -> None:
+        config.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with tempfile.NamedTemporaryFile(dir=config.home, prefix=".doctor-"):
+            pass
+        check.version = sqlite3.sqlite_version
+        check.details["sqlite"] = sqlite3.sqlite_version
+        free = os.statvfs(config.home)
+        check.details["free_mb"] = free.f_bavail * free.f_frsize // (1 << 20)
+
+    return probe
+
+
+def _probe_redis(config: Config) -> Probe:
+    def probe(check: Check) -> None:
+        import redis
+
+        t = config.network_timeout
+        client = redis.Redis.from_url(config.redis_url, socket_timeout=t, socket_connect_timeout=t)
+        try:
+            client.ping()
+            check.version = str(client.info("server").get("redis_version", ""))
+        except redis.RedisError as err:
+            raise CustodiaEnvironmentError(f"Redis not reachable: {err}") from err
+        finally:
+            client.close()
+
+    return probe
+
+
+def _probe_postgres(config: Config) -> Probe:
+    def probe(check: Check) -> None:
+        import psycopg
+
+        try:
+            timeout = max(1, int(config.network_timeout))
+            with psycopg.connect(config.postgres_dsn, connect_timeout=timeout) as conn:
+                row = conn.execute("SHOW server_version").fetchone()
+                check.version = str(row[0]) if row else ""
+        except psycopg.Error as err:
+            raise CustodiaEnvironmentError(f"Postgres not reachable: {err}".strip()) from err
+
+    return probe
+
+
+def _probe_neo4j(config: Config) -> Probe:
+    def probe(check: Check) -> None:
+        import neo4j
+
+        auth = (config.neo4j_user, config.neo4j_password) if config.neo4j_password else None
+        t = config.network_timeout
+        try:
+            with neo4j.GraphDatabase.driver(
+                config.neo4j_uri, auth=auth, connection_timeout=t, connection_acquisition_timeout=t
+            ) as driver:
+                records, _, _ = driver.execute_query("RETURN 1 AS one")
+                check.details["answer"] = records[0]["one"]
+        except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, OSError) as err:
+            raise CustodiaEnvironmentError(f"Bolt server not reachable: {err}") from err
+
+    return probe
+
+
+def _probe_http(url: str, path: str, timeout: float) -> Probe:
+    def probe(check: Check) -> None:
+        reply = http_json(url.rstrip("/") + path, None, timeout)
+        if isinstance(reply, dict):
+            check.version = str(reply.get("version", ""))
+
+    return probe
+
+
+def _probe_local_dir(path: Path) -> Probe:
+    def probe(check: Check) -> None:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not os.access(path, os.W_OK):
+            raise CustodiaEnvironmentError(f"{path} is not writable")
+
+    return probe
+
+
+def _probe_embedder(config: Config, services: Services | None) -> Probe:
+    def probe(check: Check) -> None:
+        from backends.models.registry import create_embedder
+
+        embedder = services.embedder if services is not None else create_embedder(config)
+        vector = embedder.embed("doctor")
+        check.kind = embedder.name
+        check.details.update(embedder.describe())
+        if vector.shape != (embedder.dimension,):
+            raise CustodiaEnvironmentError(f"embedder returned shape {vector.shape}")
+
+    return probe
+
+
+def _probe_chat(config: Config, services: Services | None) -> Probe:
+    def probe(check: Check) -> None:
+        from backends.models.registry import create_chat_model
+
+        choice = services.chat_choice if services is not None else create_chat_model(config)
+        check.kind = choice.model.name
+        check.details.update(choice.model.describe())
+        if choice.fallback_reason:
+            check.details["fallback_reason"] = choice.fallback_reason
+            # Retrieval-only still answers (DC4): usable, but say why.
+            check.reason = f"retrieval-only mode: {choice.fallback_reason}"
+
+    return probe
+
+
+def _probe_ollama(config: Config) -> Probe:
+    return _probe_http(config.ollama_url, "/api/version", min(1.0, config.network_timeout))
+
+
+def plan(config: Config, services: Services | None = None) -> list[tuple[Check, Probe]]:
+    """The checks this configuration needs, in report order."""
+    checks: list[tuple[Check, Probe]] = [
+        (Check("data dir", "sqlite", str(config.home)), _probe_data_dir(config)),
+    ]
+    if config.cache == "redis":
+        where = redact_url(config.redis_url)
+        checks.append((Check("sessions/tickets/feed", "redis", where), _probe_redis(config)))
+    else:
+        checks.append((Check("sessions/tickets/feed", "in-process", "memory"), lambda check: None))
+    if config.audit == "postgres":
+        where = redact_url(config.postgres_dsn)
+        checks.append((Check("audit log", "postgres", where), _probe_postgres(config)))
+    else:
+        where = str(config.path("audit.sqlite3"))
+        checks.append((Check("audit log", "sqlite", where), _probe_local_dir(config.home)))
+    if config.graph == "neo4j":
+        checks.append((Check("graph", "neo4j", config.neo4j_uri), _probe_neo4j(config)))
+    else:
+        where = str(config.path("tutor.sqlite3"))
+        checks.append((Check("graph", "sqlite", where), _probe_local_dir(config.home)))
+    if config.qdrant_url:
+        probe = _probe_http(config.qdrant_url, "/", config.network_timeout)
+        checks.append((Check("semantic memory", "qdrant", config.qdrant_url), probe))
+    else:
+        where = str(config.qdrant_path)
+        checks.append(
+            (Check("semantic memory", "qdrant-local", where), _probe_local_dir(config.qdrant_path))
+        )
+    if config.chroma_url:
+        probe = _probe_http(config.chroma_url, "/api/v2/version", config.network_timeout)
+        checks.append((Check("vector index", "chroma", config.chroma_url), probe))
+    else:
+        where = str(config.chroma_path)
+        checks.append(
+            (Check("vector index", "chroma-local", where), _probe_local_dir(config.chroma_path))
+        )
+    checks.append((Check("embedder", config.embedder, "local"), _probe_embedder(config, services)))
+    checks.append((Check("chat model", config.chat_model, "local"), _probe_chat(config, services)))
+    ollama_needed = config.embedder.startswith("ollama") or config.chat_model.startswith("ollama")
+    checks.append(
+        (
+            Check("ollama", "ollama", config.ollama_url, required=ollama_needed),
+            _probe_ollama(config),
+        )
+    )
+    return checks
+
+
+def run(config: Config, services: Services | None = None) -> Iterator[Check]:
+    """Run every check, yielding each as soon as it is done (for progress).
+
+    With ``services``, the models are the services' own instances (loaded once, reused).
+    """
+    for check, probe in plan(config, services):
+        yield _run(check, probe)
+
+
+def healthy(checks: list[Check]) -> bool:
+    return all(c.ok for c in checks if c.required)
+
+
+def report_json(config: Config, checks: list[Check]) -> str:
+    return json.dumps(
+        {
+            "ok": healthy(checks),
+            "profile": config.profile,
+            "config": config.redacted(),
+            "checks": [asdict(c) for c in checks],
+        },
+        indent=2,
+    )

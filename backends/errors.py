@@ -1,0 +1,46 @@
+"""Two families of error, as qutebrowser does it.
+
+:class:`CustodiaEnvironmentError` is the world being unhelpful — a server down, a wrong key,
+a wrong embedding dimension, a corrupt file. It carries a message meant for the user and the
+caller shows it; nothing already stored is lost. Anything else escaping a backend is a bug:
+it goes to the log with a trace.
+"""
+
+from __future__ import annotations
+
+
+class CustodiaEnvironmentError(Exception):
+    """Something outside the code is wrong; ``str(err)`` is fit to show the user."""
+
+
+class ConfigError(CustodiaEnvironmentError):
+    """A configuration value is invalid. ``key`` names the setting."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+
+
+class StoreUnavailableError(CustodiaEnvironmentError):
+    """A store (server or file) cannot be reached or used right now."""
+
+
+class ModelUnavailableError(CustodiaEnvironmentError):
+    """A model's files or runtime are missing, corrupt or unreachable."""
+
+
+class DimensionMismatchError(CustodiaEnvironmentError):
+    """Vectors of one dimension met an index or query of another (never an empty result)."""
+
+    def __init__(self, expected: int, got: int, where: str) -> None:
+        super().__init__(
+            f"{where}: embedding dimension mismatch — the index holds {expected}-d vectors, "
+            f"this embedder produces {got}-d. Re-embed to switch models."
+        )
+        self.expected = expected
+        self.got = got
+        self.where = where
+
+
+class CancelledError(CustodiaEnvironmentError):
+    """Long work stopped because the user asked it to."""

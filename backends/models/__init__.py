@@ -1,0 +1,1 @@
+"""Embedders and chat models. All local: bundled files, or a runtime on loopback."""

@@ -1,0 +1,183 @@
+"""Embedders: one abstract method, ``embed_batch`` (the simonw/llm shape).
+
+Every embedder says its ``name`` and ``dimension``; stores record both with their vectors so
+a model change is detected, never silently compared (MA11, PA3).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from backends.errors import ModelUnavailableError
+from backends.models.files import MINILM_ONNX, MINILM_TOKENIZER
+from backends.net import http_json, require_loopback
+
+Matrix = npt.NDArray[np.float32]
+
+
+class Embedder(ABC):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    name: str = ""
+    dimension: int = 0
+    #: True when the vectors are meaningful for semantic search (the hashing fake is not).
+    semantic: bool = True
+    #: Texts per call to :meth:`embed_batch` that keeps memory bounded.
+    batch_size: int = 32
+
+    @abstractmethod
+    def embed_batch(self, texts: Sequence[str]) -> Matrix:
+        """Return a ``(len(texts), dimension)`` float32 matrix, rows L2-normalised."""
+
+    def embed(self, text: str) -> npt.NDArray[np.float32]:
+        return self.embed_batch([text])[0]
+
+    def embed_many(self, texts: Iterable[str]) -> Matrix:
+        """Embed any number of texts in batches of :attr:`batch_size`."""
+        chunk: list[str] = []
+        out: list[Matrix] = []
+        for text in texts:
+            chunk.append(text)
+            if len(chunk) == self.batch_size:
+                out.append(self.embed_batch(chunk))
+                chunk = []
+        if chunk:
+            out.append(self.embed_batch(chunk))
+        if not out:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.vstack(out)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "dimension": self.dimension, "semantic": self.semantic}
+
+
+def normalise(matrix: npt.NDArray[Any]) -> Matrix:
+    """Rows scaled to unit length; zero rows stay zero instead of becoming NaN."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32, copy=False)
+
+
+class HashingEmbedder(Embedder):
+    """Deterministic, model-free: hashed word unigrams and bigrams. For tests (DC6).
+
+    Same text, same vector, on every machine; texts sharing words are similar, so recall
+    tests mean something. Not semantic: synonyms are strangers.
+    """
+
+    semantic = False
+    batch_size = 512
+
+    def __init__(self, dimension: int = 384) -> None:
+        if dimension < 2:
+            raise ModelUnavailableError("the hashing embedder needs a dimension of at least 2")
+        self.dimension = dimension
+        self.name = f"hashing-{dimension}"
+
+    def embed_batch(self, texts: Sequence[str]) -> Matrix:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = re.findall(r"\w+", text.lower())
+            features = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+            for feature in features:
+                digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+                index = int.from_bytes(digest[:4], "little") % self.dimension
+                sign = 1.0 if digest[4] & 1 else -1.0
+                out[row, index] += sign
+        return normalise(out)
+
+
+class MiniLMEmbedder(Embedder):
+    """all-MiniLM-L6-v2 (384-d) on onnxruntime + tokenizers: no torch, no download.
+
+    Dynamic padding (each batch padded to its longest text, capped at 256 tokens), mean
+    pooling over the attention mask, L2 normalisation — what sentence-transformers does.
+    """
+
+    name = "all-MiniLM-L6-v2"
+    dimension = 384
+    max_tokens = 256
+
+    def __init__(self, threads: int = 0) -> None:
+        import onnxruntime as ort  # imported here: start-up must stay fast
+        from tokenizers import Tokenizer
+
+        model_path = MINILM_ONNX.verified()
+        tokenizer_path = MINILM_TOKENIZER.verified()
+        try:
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        except Exception as err:
+            raise ModelUnavailableError(f"{tokenizer_path}: cannot load tokenizer: {err}") from err
+        tokenizer.enable_truncation(max_length=self.max_tokens)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pads to the batch's longest
+        self._tokenizer = tokenizer
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        if threads:
+            options.intra_op_num_threads = threads
+        try:
+            self._session = ort.InferenceSession(
+                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as err:
+            raise ModelUnavailableError(f"{model_path}: cannot load ONNX model: {err}") from err
+        self._input_names = {i.name for i in self._session.get_inputs()}
+        self._lock = threading.Lock()  # the tokenizer's padding settings are shared state
+
+    def embed_batch(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            encodings = self._tokenizer.encode_batch([t if t else " " for t in texts])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        (hidden,) = self._session.run(["last_hidden_state"], feeds)
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return normalise(pooled)
+
+
+class OllamaEmbedder(Embedder):
+    """An embedding model served by a local Ollama (e.g. ``nomic-embed-text``, 768-d).
+
+    Detected, never required: the dimension is learnt from one probe call at construction.
+    """
+
+    batch_size = 64
+
+    def __init__(self, model: str, base_url: str, timeout: float) -> None:
+        require_loopback("ollama_url", base_url)
+        self.name = f"ollama:{model}"
+        self._model = model
+        self._url = base_url.rstrip("/") + "/api/embed"
+        self._timeout = timeout
+        self.dimension = int(self.embed_batch(["dimension probe"]).shape[1])
+
+    def embed_batch(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        reply = http_json(
+            self._url, {"model": self._model, "input": list(texts)}, timeout=self._timeout
+        )
+        try:
+            vectors = np.asarray(reply["embeddings"], dtype=np.float32)
+        except (KeyError, TypeError, ValueError) as err:
+            raise ModelUnavailableError(
+                f"Ollama gave no embeddings for {self._model}: {json.dumps(reply)[:200]}"
+            ) from err
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise ModelUnavailableError(f"Ollama returned {vectors.shape} for {len(texts)} texts")
+        return normalise(vectors)

@@ -1,0 +1,77 @@
+"""Start-up: configuration, the backend objects (built once), the window.
+
+Heavy imports (chromadb, qdrant, onnxruntime, llama.cpp) happen in a worker after the window
+is shown, so the window appears fast; the start-up doctor runs there too and reports problems
+in the window without blocking it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from backends import config as config_module
+from backends.errors import CustodiaEnvironmentError
+from backends.services import Services
+
+STARTED = time.perf_counter()
+log = logging.getLogger("custodia")
+
+
+def _setup_logging(home: os.PathLike[str] | str) -> None:
+    path = os.path.join(home, "custodia.log")
+    try:
+        os.makedirs(home, mode=0o700, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+        os.chmod(path, 0o600)
+    except OSError:
+        handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def run(argv: Sequence[str]) -> int:
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from desktop.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication([sys.argv[0], *argv])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Custodia")
+    app.setOrganizationName("Custodia")
+    from backends import __version__
+
+    app.setApplicationVersion(__version__)
+    try:
+        cfg = config_module.load()
+    except CustodiaEnvironmentError as err:
+        QMessageBox.critical(
+            None,
+            app.translate("startup", "Custodia: configuration error"),
+            app.translate(
+                "startup",
+                "The configuration cannot be used:\n\n{0}\n\nFix "
+                "custodia.toml or the environment and start again.",
+            ).format(err),
+        )
+        return 2
+    _setup_logging(cfg.home)
+    services = Services(cfg)
+    window = MainWindow(services)
+    window.show()
+    log.info("window shown %.3f s after start", time.perf_counter() - STARTED)
+    if os.environ.get("CUSTODIA_STARTUP_PROBE"):  # used by bench/ to time start-up
+        from PySide6.QtCore import QTimer
+
+        def report() -> None:
+            print(f"window-shown {time.perf_counter() - STARTED:.3f}", flush=True)
+            window.close()
+
+        QTimer.singleShot(0, report)
+    return int(app.exec())

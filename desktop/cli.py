@@ -1,0 +1,21 @@
+"""The ``custodia`` entry point: a headless command, or the window when none is given."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and not args[0].startswith("-platform") and args[0] not in ("--self-test",):
+        from backends.cli import main as headless
+
+        return headless(args)
+    from desktop.app import run
+
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

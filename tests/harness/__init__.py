@@ -1,0 +1,1 @@
+"""Test harness: private real servers and a network block for the test suite."""
