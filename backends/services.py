@@ -40,11 +40,23 @@ class Services:
             self._built["chat"] = ChatChoice(chat)
         self._closers: list[Callable[[], None]] = []
 
-    def _get(self, name: str, build: Callable[[], T]) -> T:
+    def service(
+        self, name: str, build: Callable[[], T], close: Callable[[T], None] | None = None
+    ) -> T:
+        """The object called ``name``, built by ``build()`` on first use; ``close`` at exit.
+
+        Assistants expose themselves through this, e.g.
+        ``services.service("memories", lambda: MemoryAssistant(...), MemoryAssistant.close)``.
+        """
         with self._lock:
             if name not in self._built:
-                self._built[name] = build()
+                built = build()
+                self._built[name] = built
+                if close is not None:
+                    self._closers.append(lambda: close(built))
             return self._built[name]  # type: ignore[no-any-return]
+
+    _get = service
 
     def is_built(self, name: str) -> bool:
         with self._lock:
