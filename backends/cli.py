@@ -23,6 +23,18 @@ COMMAND_MODULES: list[str] = []
 
 Handler = Callable[[argparse.Namespace, Services], int]
 
+_ASK: dict[int, argparse._SubParsersAction[argparse.ArgumentParser]] = {}
+
+
+def ask_subparsers(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """The shared ``custodia ask <assistant> ...`` command: each assistant adds its parser."""
+    if id(sub) not in _ASK:
+        ask = sub.add_parser("ask", help="one turn with an assistant, printed to the terminal")
+        _ASK[id(sub)] = ask.add_subparsers(dest="assistant", metavar="ASSISTANT", required=True)
+    return _ASK[id(sub)]
+
 
 def _cmd_doctor(args: argparse.Namespace, services: Services) -> int:
     checks = []
