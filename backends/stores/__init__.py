@@ -1,0 +1,1 @@
+"""Stores: one small Protocol per role, embedded and server implementations."""

@@ -1,0 +1,75 @@
+"""SQLite helpers shared by every store: private files, WAL, append-only named migrations.
+
+``PRAGMA user_version`` counts the migrations applied; a migration list is only ever
+appended to (never edited or reordered), as sqlite-utils and simonw/llm do it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from backends.errors import StoreUnavailableError
+
+Migration = tuple[str, str | Callable[[sqlite3.Connection], None]]
+
+
+def connect(
+    path: Path,
+    *,
+    wal: bool = True,
+    synchronous: str = "NORMAL",
+    timeout: float = 10.0,
+    check_same_thread: bool = False,
+) -> sqlite3.Connection:
+    """Open (creating 0600, its folder 0700) a SQLite file; typed error when impossible."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not path.exists():
+            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+            os.close(fd)
+        conn = sqlite3.connect(
+            str(path), timeout=timeout, check_same_thread=check_same_thread, isolation_level=None
+        )
+        if wal:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise sqlite3.OperationalError(f"cannot enable WAL (journal_mode={mode})")
+        conn.execute(f"PRAGMA synchronous={synchronous}")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+    except (sqlite3.Error, OSError) as err:
+        raise StoreUnavailableError(f"{path}: cannot open SQLite database: {err}") from err
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> int:
+    """Apply the migrations not yet applied, each in its own transaction; return the version."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > len(migrations):
+        raise StoreUnavailableError(
+            f"database schema version {version} is newer than this Custodia knows "
+            f"({len(migrations)}); upgrade Custodia"
+        )
+    for index, (name, step) in enumerate(migrations[version:], start=version + 1):
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            if callable(step):
+                step(conn)
+            else:
+                for statement in _statements(step):
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={index}")
+            conn.execute("COMMIT")
+        except sqlite3.Error as err:
+            conn.execute("ROLLBACK")
+            raise StoreUnavailableError(f"migration {name!r} failed: {err}") from err
+    return len(migrations)
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script on ';' at line ends (no semicolons inside our statements)."""
+    parts = [p.strip() for p in script.split(";\n")]
+    return [p.rstrip(";") for p in parts if p.strip()]
