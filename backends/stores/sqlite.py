@@ -70,6 +70,6 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> int:
 
 
 def _statements(script: str) -> list[str]:
-    """Split a migration script on ';' at line ends (no semicolons inside our statements)."""
+    """Split a script on ";" at line ends. Triggers (";" inside a body): use a callable step."""
     parts = [p.strip() for p in script.split(";\n")]
     return [p.rstrip(";") for p in parts if p.strip()]
