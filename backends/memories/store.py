@@ -1,0 +1,834 @@
+"""The memory store (PA1–PA5): the original's ``vectores`` table, searched from memory.
+
+The table is exactly the original's::
+
+    vectores(texto TEXT PRIMARY KEY, dimension INTEGER NOT NULL, vector BLOB NOT NULL)
+
+so a database written by the original agente-telegram opens as it is. What Custodia adds
+lives beside it, in append-only migrations: ``memory_meta`` (created/updated time, source,
+the embedder that produced the vector) and ``memory_log``, a change log filled by triggers.
+
+The original read every row on every search (O(n) SQLite reads, PA4). Here the searchable
+rows are loaded once into a normalised float32 matrix (``capacity`` doubles as it grows) and
+kept in step with every add, update and delete of this process; a delete moves the last row
+into the hole. Writes from any other connection — another Custodia process, the original
+app, the ``sqlite3`` shell — are noticed through ``PRAGMA data_version`` (one cheap call
+before each search) and applied from ``memory_log`` row by row; only a gap in the log (it is
+pruned) or a replaced file costs a full reload. A search is then one GEMV and an
+``argpartition`` (PA2); no native vector extension is involved (PA5).
+
+Only vectors of the store's dimension *and* embedder are compared (PA3). Inserting or
+searching with another dimension raises :class:`DimensionMismatchError`; rows written by
+another model stay stored, listed and counted in :meth:`SQLiteMemoryStore.stats` until
+:meth:`SQLiteMemoryStore.reembed` gives them a vector of the current model.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from backends.errors import (
+    CustodiaEnvironmentError,
+    DimensionMismatchError,
+    StoreUnavailableError,
+)
+from backends.progress import Progress
+from backends.stores.sqlite import Migration, connect, migrate
+
+log = logging.getLogger(__name__)
+
+Vector = npt.NDArray[np.float32]
+T = TypeVar("T")
+
+#: the original's table, verbatim (``IF NOT EXISTS``: an original database is adopted)
+VECTORES_DDL = """CREATE TABLE IF NOT EXISTS vectores (
+    texto TEXT PRIMARY KEY,
+    dimension INTEGER NOT NULL,
+    vector BLOB NOT NULL
+)"""
+
+#: keep this many change-log rows; a reader further behind reloads everything
+LOG_KEEP = 10_000
+#: prune the change log every this many sequence numbers
+LOG_PRUNE_EVERY = 1_000
+
+
+class MemoryStoreError(StoreUnavailableError):
+    """The memory database cannot be read or written (corrupt, locked, disk full...)."""
+
+
+class MemoryExistsError(CustodiaEnvironmentError):
+    """An edit would turn a memory into the text of another one that already exists."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(f"a memory with this text already exists: {text!r}")
+        self.text = text
+
+
+class MemoryNotFoundError(CustodiaEnvironmentError):
+    """The memory named does not exist (any more)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(f"no such memory: {text!r}")
+        self.text = text
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One remembered fact, as listed (without its vector)."""
+
+    text: str
+    created_at: float
+    updated_at: float
+    source: str
+    dimension: int
+    #: the embedder that produced the stored vector ("" when unknown: written by the original)
+    embedder: str
+    #: True when the current embedder can search it (same dimension and model, readable vector)
+    searchable: bool
+
+
+@dataclass(frozen=True)
+class StoredMemory:
+    """A memory with its raw vector: what :meth:`SQLiteMemoryStore.restore` puts back (undo)."""
+
+    memory: Memory
+    vector: bytes
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A search result: the memory's text and its cosine similarity to the query."""
+
+    text: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    """How many memories there are, and how many the current embedder can search."""
+
+    total: int
+    searchable: int
+    #: dimension -> count, for the rows of another dimension (never compared, PA3)
+    other_dimensions: dict[int, int] = field(default_factory=dict)
+    #: embedder name -> count, for rows of the right dimension written by another model
+    other_models: dict[str, int] = field(default_factory=dict)
+    #: rows whose vector cannot be read (wrong length or not finite)
+    unreadable: int = 0
+
+    @property
+    def needs_reembed(self) -> int:
+        return self.total - self.searchable
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What :meth:`SQLiteMemoryStore.add` did: ``created``, ``duplicate`` or ``refreshed``."""
+
+    text: str
+    status: str
+
+    @property
+    def created(self) -> bool:
+        return self.status == "created"
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """The memory-store role. :class:`SQLiteMemoryStore` is its implementation."""
+
+    dimension: int
+    model: str
+
+    def add(self, text: str, vector: npt.ArrayLike, source: str = "user") -> AddResult: ...
+
+    def add_many(
+        self, items: Iterable[tuple[str, npt.ArrayLike]], source: str = "user"
+    ) -> list[AddResult]: ...
+
+    def get(self, text: str) -> Memory | None: ...
+
+    def update(self, text: str, new_text: str, vector: npt.ArrayLike) -> StoredMemory: ...
+
+    def delete(self, text: str) -> StoredMemory | None: ...
+
+    def restore(self, stored: StoredMemory) -> None: ...
+
+    def search(
+        self, vector: npt.ArrayLike, k: int = 10, threshold: float | None = None
+    ) -> list[Hit]: ...
+
+    def list(self, limit: int | None = None, offset: int = 0) -> list[Memory]: ...
+
+    def count(self) -> int: ...
+
+    def stats(self) -> StoreStats: ...
+
+    def reembed(
+        self, embed: Callable[[Sequence[str]], npt.ArrayLike], progress: Progress | None = None
+    ) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def _create_meta(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE memory_meta (
+            texto TEXT PRIMARY KEY
+                REFERENCES vectores(texto) ON DELETE CASCADE ON UPDATE CASCADE,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            source TEXT NOT NULL DEFAULT 'user',
+            embedder TEXT NOT NULL DEFAULT ''
+        )"""
+    )
+    conn.execute("CREATE INDEX memory_meta_updated ON memory_meta(updated_at)")
+    # rows of an adopted original database: known since now, source and model unknown
+    now = time.time()
+    conn.execute(
+        "INSERT INTO memory_meta(texto, created_at, updated_at, source, embedder) "
+        "SELECT texto, ?, ?, 'imported', '' FROM vectores",
+        (now, now),
+    )
+
+
+def _create_log(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE memory_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, texto TEXT NOT NULL)"
+    )
+    conn.execute("CREATE TABLE memory_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+    conn.execute("INSERT INTO memory_state(key, value) VALUES ('log_floor', 0)")
+    # Triggers fire for every writer of the file (the original app included), so any change
+    # to a vector — or to the model it belongs to — leaves the text it touched in the log.
+    conn.execute(
+        "CREATE TRIGGER vectores_log_insert AFTER INSERT ON vectores BEGIN "
+        "INSERT INTO memory_log(texto) VALUES (new.texto); END"
+    )
+    conn.execute(
+        "CREATE TRIGGER vectores_log_update AFTER UPDATE ON vectores BEGIN "
+        "INSERT INTO memory_log(texto) VALUES (old.texto); "
+        "INSERT INTO memory_log(texto) SELECT new.texto WHERE new.texto IS NOT old.texto; END"
+    )
+    conn.execute(
+        "CREATE TRIGGER vectores_log_delete AFTER DELETE ON vectores BEGIN "
+        "INSERT INTO memory_log(texto) VALUES (old.texto); END"
+    )
+    conn.execute(
+        "CREATE TRIGGER memory_meta_log_model AFTER UPDATE OF embedder ON memory_meta BEGIN "
+        "INSERT INTO memory_log(texto) VALUES (new.texto); END"
+    )
+    conn.execute(
+        "CREATE TRIGGER memory_meta_log_insert AFTER INSERT ON memory_meta BEGIN "
+        "INSERT INTO memory_log(texto) VALUES (new.texto); END"
+    )
+
+
+#: append-only: never edit or reorder, only add at the end
+MIGRATIONS: list[Migration] = [
+    ("vectores", VECTORES_DDL),
+    ("memory_meta", _create_meta),
+    ("memory_log", _create_log),
+]
+
+_SELECT_ROW = (
+    "SELECT v.texto, v.dimension, v.vector, COALESCE(m.embedder, '') "
+    "FROM vectores v LEFT JOIN memory_meta m ON m.texto = v.texto"
+)
+_SELECT_MEMORY = (
+    "SELECT v.texto, COALESCE(m.created_at, 0), COALESCE(m.updated_at, 0), "
+    "COALESCE(m.source, 'imported'), v.dimension, COALESCE(m.embedder, ''), length(v.vector) "
+    "FROM vectores v LEFT JOIN memory_meta m ON m.texto = v.texto"
+)
+
+_SELECT_STORED = (
+    "SELECT v.texto, COALESCE(m.created_at, 0), COALESCE(m.updated_at, 0), "
+    "COALESCE(m.source, 'imported'), v.dimension, COALESCE(m.embedder, ''), v.vector "
+    "FROM vectores v LEFT JOIN memory_meta m ON m.texto = v.texto"
+)
+
+
+def to_blob(vector: Vector) -> bytes:
+    """The BLOB format (the original's): little-endian float32, ``dimension * 4`` bytes."""
+    return np.ascontiguousarray(vector, dtype="<f4").tobytes()
+
+
+def from_blob(blob: bytes, dimension: int) -> Vector | None:
+    """The vector in ``blob``, or None when it is not ``dimension`` finite float32 values."""
+    if blob is None or len(blob) != dimension * 4:
+        return None
+    vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+    if not np.isfinite(vector).all():
+        return None
+    return vector
+
+
+class SQLiteMemoryStore:
+    """The ``vectores`` table with an in-memory matrix kept in step with the file.
+
+    Thread-safe (one lock around the connection and the matrix). ``dimension`` and ``model``
+    are those of the current embedder: only rows of both are searched.
+    """
+
+    def __init__(self, path: Path, dimension: int, model: str = "") -> None:
+        if dimension < 1:
+            raise ValueError("dimension must be positive")
+        self.path = Path(path)
+        self.dimension = int(dimension)
+        self.model = model
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._conn = connect(self.path)
+        try:
+            with self._errors("open"):
+                migrate(self._conn, MIGRATIONS)
+                columns = [
+                    (row[1], str(row[2]).upper(), row[5])
+                    for row in self._conn.execute("PRAGMA table_info(vectores)")
+                ]
+        except BaseException:
+            self._conn.close()
+            self._conn = None
+            raise
+        if columns != [("texto", "TEXT", 1), ("dimension", "INTEGER", 0), ("vector", "BLOB", 0)]:
+            self.close()
+            raise MemoryStoreError(
+                f"{self.path}: its 'vectores' table is not the memory table "
+                f"(texto, dimension, vector): {columns}"
+            )
+        # the index, loaded on first search (listing never needs it)
+        self._loaded = False
+        self._matrix: Vector = np.zeros((0, self.dimension), dtype=np.float32)
+        self._texts: list[str] = []
+        self._rows: dict[str, int] = {}
+        self._data_version = -1
+        self._last_seq = 0
+        self._last_prune = 0
+        #: how many full loads and incremental syncs happened (tests and the bench read it)
+        self.full_loads = 0
+        self.incremental_syncs = 0
+
+    # -- plumbing --------------------------------------------------------------------------
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise MemoryStoreError(f"{self.path}: the memory store is closed")
+        return self._conn
+
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        """Turn SQLite failures into :class:`MemoryStoreError` (corrupt, locked, full...)."""
+        try:
+            yield
+        except sqlite3.Error as err:
+            message = f"{self.path}: cannot {what} the memory database: {err}"
+            raise MemoryStoreError(message) from err
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    self._conn.close()
+                finally:
+                    self._conn = None
+            self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
+            self._texts, self._rows, self._loaded = [], {}, False
+
+    def __enter__(self) -> SQLiteMemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check(self, vector: npt.ArrayLike, where: str) -> Vector:
+        array = np.asarray(vector, dtype=np.float32)
+        if array.ndim == 2 and array.shape[0] == 1:
+            array = array[0]
+        if array.ndim != 1:
+            raise ValueError(f"{where}: expected one vector, got an array of shape {array.shape}")
+        if array.shape[0] != self.dimension:
+            raise DimensionMismatchError(self.dimension, int(array.shape[0]), where)
+        if not np.isfinite(array).all():
+            raise ValueError(f"{where}: the vector has NaN or infinite values")
+        norm = float(np.linalg.norm(array))
+        return array / norm if norm > 0 else array
+
+    def _searchable(self, dimension: int, blob: bytes | None, embedder: str) -> Vector | None:
+        if dimension != self.dimension:
+            return None
+        if embedder and self.model and embedder != self.model:
+            return None
+        if blob is None:
+            return None
+        vector = from_blob(blob, dimension)
+        if vector is None:
+            return None
+        norm = float(np.linalg.norm(vector))
+        return vector / norm if norm > 0 else vector
+
+    # -- the in-memory matrix --------------------------------------------------------------
+    def _max_seq(self) -> int:
+        return int(self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM memory_log").fetchone()[0])
+
+    def _data_version_now(self) -> int:
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _ensure_loaded(self) -> None:
+        """Load once; afterwards apply what other connections committed (cheap check)."""
+        if not self._loaded:
+            self._full_load()
+            return
+        version = self._data_version_now()
+        if version != self._data_version:
+            self._sync(version)
+
+    def _full_load(self) -> None:
+        conn = self.conn
+        version = self._data_version_now()
+        d = self.dimension
+        with self._errors("read"):
+            own_transaction = not conn.in_transaction
+            if own_transaction:  # one snapshot for the log position and the rows
+                conn.execute("BEGIN")
+            try:
+                last_seq = self._max_seq()
+                (count,) = conn.execute(
+                    "SELECT count(*) FROM vectores WHERE dimension = ?", (d,)
+                ).fetchone()
+                capacity = max(1024, int(count * 1.25))
+                matrix = np.empty((capacity, d), dtype=np.float32)
+                texts: list[str] = []
+                cursor = conn.execute(_SELECT_ROW + " WHERE v.dimension = ?", (d,))
+                n = 0
+                while True:
+                    rows = cursor.fetchmany(4096)
+                    if not rows:
+                        break
+                    good = [
+                        r
+                        for r in rows
+                        if isinstance(r[2], bytes)
+                        and len(r[2]) == d * 4
+                        and not (r[3] and self.model and r[3] != self.model)
+                    ]
+                    if not good:
+                        continue
+                    block = np.frombuffer(b"".join(r[2] for r in good), dtype="<f4").reshape(
+                        len(good), d
+                    )
+                    finite = np.isfinite(block).all(axis=1)
+                    if not finite.all():
+                        good = [r for r, ok in zip(good, finite, strict=True) if ok]
+                        block = block[finite]
+                    if n + len(good) > matrix.shape[0]:  # rows added since the count
+                        matrix = _grown(matrix, n + len(good))
+                    matrix[n : n + len(good)] = block
+                    norms = np.linalg.norm(matrix[n : n + len(good)], axis=1, keepdims=True)
+                    norms[norms == 0] = 1.0
+                    matrix[n : n + len(good)] /= norms
+                    texts.extend(r[0] for r in good)
+                    n += len(good)
+            finally:
+                if own_transaction:
+                    conn.execute("COMMIT")
+        self._matrix = matrix
+        self._texts = texts
+        self._rows = {text: row for row, text in enumerate(texts)}
+        self._last_seq = last_seq
+        self._data_version = version
+        self._loaded = True
+        self.full_loads += 1
+
+    def _sync(self, version: int) -> None:
+        """Apply the change log since ``_last_seq``; reload everything on a gap."""
+        conn = self.conn
+        with self._errors("read"):
+            floor_row = conn.execute(
+                "SELECT value FROM memory_state WHERE key = 'log_floor'"
+            ).fetchone()
+            floor = int(floor_row[0]) if floor_row else 0
+            max_seq = self._max_seq()
+            if self._last_seq < floor or max_seq < self._last_seq:
+                self._full_load()  # pruned past us, or the file was replaced
+                return
+            changed = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT texto FROM memory_log WHERE seq > ? AND seq <= ?",
+                    (self._last_seq, max_seq),
+                )
+            }
+            if len(changed) > max(1024, len(self._texts) // 4):
+                self._full_load()  # cheaper than thousands of single-row look-ups
+                return
+            for text in changed:
+                row = conn.execute(_SELECT_ROW + " WHERE v.texto = ?", (text,)).fetchone()
+                vector = self._searchable(row[1], row[2], row[3]) if row else None
+                if vector is None:
+                    self._remove_row(text)
+                else:
+                    self._put_row(text, vector)
+        self._last_seq = max_seq
+        self._data_version = version
+        self.incremental_syncs += 1
+
+    def _put_row(self, text: str, vector: Vector) -> None:
+        row = self._rows.get(text)
+        if row is None:
+            row = len(self._texts)
+            if row >= self._matrix.shape[0]:
+                self._matrix = _grown(self._matrix, row + 1)
+            self._texts.append(text)
+            self._rows[text] = row
+        self._matrix[row] = vector
+
+    def _remove_row(self, text: str) -> None:
+        row = self._rows.pop(text, None)
+        if row is None:
+            return
+        last = len(self._texts) - 1
+        if row != last:  # move the last row into the hole
+            moved = self._texts[last]
+            self._matrix[row] = self._matrix[last]
+            self._texts[row] = moved
+            self._rows[moved] = row
+        self._texts.pop()
+
+    @contextmanager
+    def _writing(self, what: str) -> Iterator[list[tuple[str, Vector | None]]]:
+        """One write transaction; yields the list of matrix changes to apply after COMMIT."""
+        with self._lock:
+            conn = self.conn
+            changes: list[tuple[str, Vector | None]] = []
+            with self._errors(what):
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    if self._loaded:
+                        version = self._data_version_now()
+                        if version != self._data_version:
+                            self._sync(version)  # others' writes first, inside our lock
+                    yield changes
+                    max_seq = self._max_seq()
+                    if max_seq - self._last_prune >= LOG_PRUNE_EVERY:
+                        self._prune_log(max_seq)
+                        self._last_prune = max_seq
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            if self._loaded:
+                for text, vector in changes:
+                    if vector is None:
+                        self._remove_row(text)
+                    else:
+                        self._put_row(text, vector)
+                # we held the write lock: every commit up to max_seq is in the matrix now
+                self._last_seq = max_seq
+
+    def _prune_log(self, max_seq: int) -> None:
+        floor = max_seq - LOG_KEEP
+        if floor <= 0:
+            return
+        self.conn.execute("DELETE FROM memory_log WHERE seq <= ?", (floor,))
+        self.conn.execute(
+            "UPDATE memory_state SET value = max(value, ?) WHERE key = 'log_floor'", (floor,)
+        )
+
+    # -- writing ---------------------------------------------------------------------------
+    def add(self, text: str, vector: npt.ArrayLike, source: str = "user") -> AddResult:
+        """Store a memory. An identical text is a duplicate and is skipped (its vector is
+        refreshed only when it was not searchable with the current embedder)."""
+        return self.add_many([(text, vector)], source)[0]
+
+    def add_many(
+        self, items: Iterable[tuple[str, npt.ArrayLike]], source: str = "user"
+    ) -> list[AddResult]:
+        """Add several memories in one transaction (all or nothing)."""
+        checked = [(_clean(text), self._check(v, "memory store insert")) for text, v in items]
+        results: list[AddResult] = []
+        now = time.time()
+        with self._writing("write") as changes:
+            conn = self.conn
+            for text, vector in checked:
+                existing = conn.execute(_SELECT_ROW + " WHERE v.texto = ?", (text,)).fetchone()
+                if existing is not None and self._searchable(*existing[1:]) is not None:
+                    results.append(AddResult(text, "duplicate"))
+                    continue
+                blob = to_blob(vector)
+                if existing is None:
+                    conn.execute(
+                        "INSERT INTO vectores(texto, dimension, vector) VALUES (?, ?, ?)",
+                        (text, self.dimension, blob),
+                    )
+                    status = "created"
+                else:
+                    conn.execute(
+                        "UPDATE vectores SET dimension = ?, vector = ? WHERE texto = ?",
+                        (self.dimension, blob, text),
+                    )
+                    status = "refreshed"
+                conn.execute(
+                    "INSERT INTO memory_meta(texto, created_at, updated_at, source, embedder) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(texto) DO UPDATE SET "
+                    "updated_at = excluded.updated_at, embedder = excluded.embedder",
+                    (text, now, now, source, self.model),
+                )
+                changes.append((text, vector))
+                results.append(AddResult(text, status))
+        return results
+
+    def update(self, text: str, new_text: str, vector: npt.ArrayLike) -> StoredMemory:
+        """Replace a memory's text and vector (created time and source are kept).
+
+        Returns the memory as it was, for undo. Raises :class:`MemoryNotFoundError` or
+        :class:`MemoryExistsError` (``new_text`` is another memory's text).
+        """
+        new_text = _clean(new_text)
+        checked = self._check(vector, "memory store update")
+        with self._writing("write") as changes:
+            previous = self._stored(text)
+            if previous is None:
+                raise MemoryNotFoundError(text)
+            if new_text != text and self._stored(new_text) is not None:
+                raise MemoryExistsError(new_text)
+            self.conn.execute(
+                "UPDATE vectores SET texto = ?, dimension = ?, vector = ? WHERE texto = ?",
+                (new_text, self.dimension, to_blob(checked), text),
+            )
+            meta = previous.memory
+            self.conn.execute(
+                "INSERT OR REPLACE INTO memory_meta"
+                "(texto, created_at, updated_at, source, embedder) VALUES (?, ?, ?, ?, ?)",
+                (new_text, meta.created_at or time.time(), time.time(), meta.source, self.model),
+            )
+            if new_text != text:
+                changes.append((text, None))
+            changes.append((new_text, checked))
+        return previous
+
+    def delete(self, text: str) -> StoredMemory | None:
+        """Delete a memory; return it with its vector (for undo), or None if it was absent."""
+        with self._writing("write") as changes:
+            previous = self._stored(text)
+            if previous is None:
+                return None
+            self.conn.execute("DELETE FROM memory_meta WHERE texto = ?", (text,))
+            self.conn.execute("DELETE FROM vectores WHERE texto = ?", (text,))
+            changes.append((text, None))
+        return previous
+
+    def restore(self, stored: StoredMemory) -> None:
+        """Put back a deleted (or edited-away) memory exactly as it was: undo."""
+        memory = stored.memory
+        vector = self._searchable(memory.dimension, stored.vector, memory.embedder)
+        with self._writing("write") as changes:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO vectores(texto, dimension, vector) VALUES (?, ?, ?)",
+                (memory.text, memory.dimension, stored.vector),
+            )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO memory_meta"
+                "(texto, created_at, updated_at, source, embedder) VALUES (?, ?, ?, ?, ?)",
+                (memory.text, memory.created_at, memory.updated_at, memory.source, memory.embedder),
+            )
+            changes.append((memory.text, vector))
+
+    def reembed(
+        self,
+        embed: Callable[[Sequence[str]], npt.ArrayLike],
+        progress: Progress | None = None,
+        batch_size: int = 64,
+    ) -> int:
+        """Give every memory not searchable by the current embedder (or of unknown model) a
+        vector from ``embed``. Cancellable between batches; each batch is committed, so a
+        cancelled run keeps what it did and a second run carries on. Returns rows re-embedded.
+        """
+        progress = progress or Progress()
+        with self._lock, self._errors("read"):
+            todo = [
+                row[0]
+                for row in self.conn.execute(
+                    _SELECT_MEMORY + " WHERE NOT (v.dimension = ? AND length(v.vector) = ? "
+                    "AND COALESCE(m.embedder, '') = ?) ORDER BY v.rowid",
+                    (self.dimension, self.dimension * 4, self.model),
+                )
+            ]
+        progress.start(len(todo), f"re-embedding {len(todo)} memories")
+        done = 0
+        for start in range(0, len(todo), batch_size):
+            progress.check()
+            batch = todo[start : start + batch_size]
+            vectors = np.asarray(embed(batch), dtype=np.float32)
+            if vectors.ndim != 2 or vectors.shape[0] != len(batch):
+                raise ValueError(f"embedder returned {vectors.shape} for {len(batch)} texts")
+            checked = [self._check(v, "memory re-embed") for v in vectors]
+            with self._writing("write") as changes:
+                for text, vector in zip(batch, checked, strict=True):
+                    cursor = self.conn.execute(
+                        "UPDATE vectores SET dimension = ?, vector = ? WHERE texto = ?",
+                        (self.dimension, to_blob(vector), text),
+                    )
+                    if cursor.rowcount == 0:  # deleted meanwhile
+                        continue
+                    now = time.time()
+                    self.conn.execute(
+                        "INSERT INTO memory_meta(texto, created_at, updated_at, source, embedder)"
+                        " VALUES (?, ?, ?, 'imported', ?) ON CONFLICT(texto) DO UPDATE SET "
+                        "embedder = excluded.embedder",
+                        (text, now, now, self.model),
+                    )
+                    changes.append((text, vector))
+                    done += 1
+            progress.advance(len(batch), f"re-embedded {start + len(batch)} of {len(todo)}")
+        return done
+
+    # -- reading ---------------------------------------------------------------------------
+    def search(
+        self, vector: npt.ArrayLike, k: int = 10, threshold: float | None = None
+    ) -> list[Hit]:
+        """The ``k`` most similar searchable memories (cosine), best first; only those at or
+        above ``threshold`` when given. Wrong dimension: :class:`DimensionMismatchError`."""
+        query = self._check(vector, "memory search")
+        if k <= 0:
+            return []
+        with self._lock:
+            with self._errors("read"):
+                self._ensure_loaded()
+            n = len(self._texts)
+            if n == 0:
+                return []
+            scores = self._matrix[:n] @ query
+            top = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
+            top = top[np.argsort(-scores[top], kind="stable")]
+            texts = self._texts
+            hits = [Hit(texts[i], float(scores[i])) for i in top]
+        if threshold is not None:
+            hits = [h for h in hits if h.similarity >= threshold]
+        return hits
+
+    def nearest(self, vector: npt.ArrayLike) -> Hit | None:
+        hits = self.search(vector, k=1)
+        return hits[0] if hits else None
+
+    def _stored(self, text: str) -> StoredMemory | None:
+        row = self.conn.execute(_SELECT_STORED + " WHERE v.texto = ?", (text,)).fetchone()
+        if row is None:
+            return None
+        blob = row[6] if isinstance(row[6], bytes) else b""
+        memory = self._memory((*row[:6], len(blob)), blob)
+        return StoredMemory(memory, blob)
+
+    def _memory(self, row: Sequence[Any], blob: bytes | None = None) -> Memory:
+        text, created, updated, source, dimension, embedder, length = row
+        searchable = (
+            dimension == self.dimension
+            and length == self.dimension * 4
+            and not (embedder and self.model and embedder != self.model)
+        )
+        if searchable and blob is not None:
+            searchable = from_blob(blob, dimension) is not None
+        return Memory(
+            text=text,
+            created_at=float(created),
+            updated_at=float(updated),
+            source=str(source),
+            dimension=int(dimension),
+            embedder=str(embedder),
+            searchable=bool(searchable),
+        )
+
+    def get(self, text: str) -> Memory | None:
+        with self._lock, self._errors("read"):
+            stored = self._stored(text)
+        return stored.memory if stored else None
+
+    def get_stored(self, text: str) -> StoredMemory | None:
+        with self._lock, self._errors("read"):
+            return self._stored(text)
+
+    def find_text(self, fragment: str, limit: int = 200) -> list[Memory]:
+        """Memories whose text contains ``fragment`` (case-insensitive for ASCII)."""
+        pattern = "%" + fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        with self._lock, self._errors("read"):
+            rows = self.conn.execute(
+                _SELECT_MEMORY + " WHERE v.texto LIKE ? ESCAPE '\\' "
+                "ORDER BY COALESCE(m.updated_at, 0) DESC LIMIT ?",
+                (pattern + "%", limit),
+            )
+            return [self._memory(row) for row in rows]
+
+    def list(self, limit: int | None = None, offset: int = 0) -> list[Memory]:
+        """Memories, most recently updated first."""
+        sql = _SELECT_MEMORY + " ORDER BY COALESCE(m.updated_at, 0) DESC, v.texto"
+        params: tuple[int, ...] = ()
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params = (limit, offset)
+        with self._lock, self._errors("read"):
+            return [self._memory(row) for row in self.conn.execute(sql, params)]
+
+    def count(self) -> int:
+        with self._lock, self._errors("read"):
+            return int(self.conn.execute("SELECT count(*) FROM vectores").fetchone()[0])
+
+    def stats(self) -> StoreStats:
+        total = searchable = unreadable = 0
+        other_dimensions: dict[int, int] = {}
+        other_models: dict[str, int] = {}
+        d = self.dimension
+        with self._lock, self._errors("read"):
+            rows = self.conn.execute(
+                "SELECT v.dimension, COALESCE(m.embedder, ''), "
+                "length(v.vector) = v.dimension * 4, count(*) "
+                "FROM vectores v LEFT JOIN memory_meta m ON m.texto = v.texto "
+                "GROUP BY 1, 2, 3"
+            ).fetchall()
+        for dimension, embedder, readable, count in rows:
+            total += count
+            if not readable:
+                unreadable += count
+            elif dimension != d:
+                other_dimensions[dimension] = other_dimensions.get(dimension, 0) + count
+            elif embedder and self.model and embedder != self.model:
+                other_models[embedder] = other_models.get(embedder, 0) + count
+            else:
+                searchable += count
+        return StoreStats(total, searchable, other_dimensions, other_models, unreadable)
+
+    @property
+    def loaded_rows(self) -> int:
+        """Rows in the in-memory matrix (0 until the first search)."""
+        with self._lock:
+            return len(self._texts)
+
+    def load(self) -> None:
+        """Load (or refresh) the matrix now instead of at the first search."""
+        with self._lock, self._errors("read"):
+            self._ensure_loaded()
+
+
+def _grown(matrix: Vector, needed: int) -> Vector:
+    """A copy with at least ``needed`` rows: capacity doubles (amortised O(1) appends)."""
+    capacity = max(needed, 2 * matrix.shape[0], 1024)
+    out = np.empty((capacity, matrix.shape[1]), dtype=np.float32)
+    out[: matrix.shape[0]] = matrix
+    return out
+
+
+def _clean(text: str) -> str:
+    cleaned = " ".join(str(text).split())
+    if not cleaned:
+        raise ValueError("a memory needs some text")
+    return cleaned
