@@ -1,0 +1,203 @@
+"""Headless commands of the memory assistant.
+
+``custodia ask memories "MESSAGE"`` runs one turn (streams the answer, then lists the memories
+it used with their similarity); ``custodia memories list|add|delete|search|reembed`` manage the
+memories. Results go to stdout, progress to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from backends.memories.assistant import AssistantSettings, MemoryAssistant, get_service
+from backends.progress import Progress
+from backends.services import Services
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from backends.cli import ask_subparsers
+
+    ask = ask_subparsers(sub).add_parser(
+        "memories", help="one turn with the personal memory assistant"
+    )
+    ask.add_argument("message", help='what to say ("remember that …" stores a fact)')
+    _recall_options(ask)
+    ask.add_argument(
+        "--accept", action="store_true", help="store the facts it proposes without asking"
+    )
+    ask.set_defaults(handler=_cmd_ask)
+
+    memories = sub.add_parser("memories", help="list, add, delete and search memories")
+    msub = memories.add_subparsers(dest="memories_command", metavar="ACTION", required=True)
+
+    p = msub.add_parser("list", help="every memory, most recent first")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_cmd_list)
+
+    p = msub.add_parser("add", help="remember a fact")
+    p.add_argument("text")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--force", action="store_true", help="keep it even when a very similar memory exists"
+    )
+    group.add_argument(
+        "--replace",
+        action="store_true",
+        help="when a very similar memory exists, update it to this text",
+    )
+    p.set_defaults(handler=_cmd_add)
+
+    p = msub.add_parser("delete", help="forget a memory (exact text)")
+    p.add_argument("text")
+    p.set_defaults(handler=_cmd_delete)
+
+    p = msub.add_parser("search", help="the memories most similar to a query")
+    p.add_argument("query")
+    _recall_options(p, default_k=10)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_cmd_search)
+
+    p = msub.add_parser("reembed", help="re-embed memories written by another embedder")
+    p.set_defaults(handler=_cmd_reembed)
+
+
+def _recall_options(parser: argparse.ArgumentParser, default_k: int | None = None) -> None:
+    parser.add_argument(
+        "-k", type=int, default=default_k, help="how many memories at most (default: 5 / 10)"
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="minimum cosine similarity (default: the value tuned for the embedder)",
+    )
+
+
+def _assistant(services: Services, args: argparse.Namespace) -> MemoryAssistant:
+    settings = AssistantSettings(recall_threshold=getattr(args, "threshold", None))
+    if getattr(args, "k", None):
+        settings = AssistantSettings(recall_threshold=settings.recall_threshold, recall_k=args.k)
+    return get_service(services, settings)
+
+
+def _warn_limited(assistant: MemoryAssistant) -> None:
+    status = assistant.status()
+    if status.recall_limited:
+        print(
+            f"note: {status.limited_recall_message()} (custodia memories reembed)", file=sys.stderr
+        )
+
+
+def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
+    assistant = _assistant(services, args)
+    _warn_limited(assistant)
+
+    def on_token(piece: str) -> None:
+        print(piece, end="", flush=True)
+
+    result = assistant.turn(args.message, on_token=on_token)
+    print()
+    if result.remembered is None:
+        print()
+        if result.used:
+            print(f"Memories used (similarity ≥ {result.threshold:.2f}):")
+            for hit in result.used:
+                print(f"  {hit.similarity:5.2f}  {hit.text}")
+        else:
+            print(f"Memories used: none (none reached similarity {result.threshold:.2f})")
+    for proposal in result.proposals:
+        if args.accept:
+            outcome = assistant.accept(proposal)
+            print(outcome.message())
+        elif proposal.kind == "update":
+            print(
+                f"Similar to “{proposal.existing}” ({proposal.similarity:.2f}); to update it: "
+                f"custodia memories add --replace {json.dumps(proposal.text, ensure_ascii=False)}"
+            )
+        else:
+            print(
+                "Proposed memory; to keep it: "
+                f"custodia memories add {json.dumps(proposal.text, ensure_ascii=False)}"
+            )
+    return 0
+
+
+def _memory_dict(memory: Any, similarity: float | None = None) -> dict[str, Any]:
+    out = asdict(memory)
+    if similarity is not None:
+        out["similarity"] = round(similarity, 4)
+    return out
+
+
+def _cmd_list(args: argparse.Namespace, services: Services) -> int:
+    assistant = get_service(services)
+    memories = assistant.recent(limit=args.limit)
+    if args.json:
+        print(json.dumps([_memory_dict(m) for m in memories], ensure_ascii=False, indent=1))
+        return 0
+    for memory in memories:
+        flag = (
+            ""
+            if memory.searchable
+            else f"  [not searchable: {memory.dimension}-d, {memory.embedder or 'unknown model'}]"
+        )
+        print(f"{memory.text}{flag}")
+    print(f"({len(memories)} memories)", file=sys.stderr)
+    _warn_limited(assistant)
+    return 0
+
+
+def _cmd_add(args: argparse.Namespace, services: Services) -> int:
+    assistant = get_service(services)
+    outcome = assistant.remember(args.text, source="cli", force=args.force)
+    if outcome.status == "near_duplicate" and args.replace:
+        outcome = assistant.update(outcome.existing, outcome.text, source="cli")
+    print(outcome.message())
+    if outcome.status == "near_duplicate":
+        print("Use --replace to update it, or --force to keep both.", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_delete(args: argparse.Namespace, services: Services) -> int:
+    assistant = get_service(services)
+    assistant.delete(args.text)  # MemoryNotFoundError: printed, exit 1
+    print(f"Forgot: “{args.text}”.")
+    return 0
+
+
+def _cmd_search(args: argparse.Namespace, services: Services) -> int:
+    assistant = get_service(services)
+    hits = assistant.search(args.query, k=args.k or 10, threshold=args.threshold)
+    if args.json:
+        print(
+            json.dumps(
+                [{"text": h.text, "similarity": round(h.similarity, 4)} for h in hits],
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
+    else:
+        for hit in hits:
+            print(f"{hit.similarity:5.2f}  {hit.text}")
+        if not hits:
+            print("No memories found.", file=sys.stderr)
+    _warn_limited(assistant)
+    return 0
+
+
+def _cmd_reembed(args: argparse.Namespace, services: Services) -> int:
+    assistant = get_service(services)
+
+    def report(done: int, total: int, message: str) -> None:
+        print(f"\r{done}/{total} {message}", end="", file=sys.stderr, flush=True)
+
+    count = assistant.reembed(Progress(callback=report))
+    print(file=sys.stderr)
+    print(f"Re-embedded {count} memories with {assistant.embedder.name}.")
+    return 0
