@@ -1,0 +1,281 @@
+"""Signed checkpoints: a bare hash chain proves nothing against someone who rewrites all of it.
+
+A checkpoint says "log ``log_id`` had head ``head`` at sequence ``seq`` at ``time``", signed
+with an Ed25519 key kept in a file **outside the database** (0600). Whoever rewrites the log
+cannot produce a valid checkpoint for the rewritten head without that file; whoever truncates
+it leaves a log shorter than a checkpoint.
+
+The :class:`TrustStore` is the verifier's memory: an append-only JSON-lines file of accepted
+checkpoints (also outside the database). It only accepts checkpoints signed by the trusted key
+and never one older than the latest it holds (an older checkpoint offered later is a replay:
+it would hide everything appended since). Checkpoints can also be exported to a file to keep
+elsewhere (another disk, a printout, an e-mail to the data protection officer).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import json
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from hashlib import sha256
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from backends.audit.record import canonical, utc_now
+from backends.errors import CustodiaEnvironmentError
+
+#: prefix of the signed bytes, so the signature cannot be reused for anything else
+DOMAIN = b"custodia-audit-checkpoint-v1\n"
+
+
+class CheckpointError(CustodiaEnvironmentError):
+    """The signing key or the checkpoint file cannot be used."""
+
+
+class CheckpointRejected(CheckpointError):
+    """A checkpoint that must not be trusted: bad signature, unknown key, replay, fork."""
+
+
+def key_id(public_key: Ed25519PublicKey) -> str:
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return sha256(raw).hexdigest()[:16]
+
+
+def public_key_from_hex(text: str) -> Ed25519PublicKey:
+    try:
+        return Ed25519PublicKey.from_public_bytes(bytes.fromhex(text.strip()))
+    except ValueError as err:
+        raise CheckpointError(f"not an Ed25519 public key (64 hex digits): {err}") from None
+
+
+def public_key_hex(public_key: Ed25519PublicKey) -> str:
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return raw.hex()
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    log_id: str
+    seq: int
+    head: str
+    time: str
+    key_id: str
+    signature: str = ""  # base64 of the Ed25519 signature over :meth:`payload`
+
+    def payload(self) -> bytes:
+        fields = {
+            "head": self.head,
+            "key_id": self.key_id,
+            "log_id": self.log_id,
+            "seq": self.seq,
+            "time": self.time,
+        }
+        return DOMAIN + canonical(fields).encode("utf-8")
+
+    def to_json(self) -> str:
+        return canonical(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Checkpoint:
+        try:
+            obj = json.loads(text)
+            return cls(
+                log_id=str(obj["log_id"]),
+                seq=int(obj["seq"]),
+                head=str(obj["head"]),
+                time=str(obj["time"]),
+                key_id=str(obj["key_id"]),
+                signature=str(obj["signature"]),
+            )
+        except (ValueError, KeyError, TypeError) as err:
+            raise CheckpointRejected(f"not a checkpoint: {err}") from None
+
+    def check(self, public_key: Ed25519PublicKey, log_id: str | None = None) -> None:
+        """Raise :class:`CheckpointRejected` unless signed by ``public_key`` (for ``log_id``)."""
+        if log_id is not None and self.log_id != log_id:
+            raise CheckpointRejected(
+                f"checkpoint at seq {self.seq} belongs to another log ({self.log_id})"
+            )
+        if self.key_id != key_id(public_key):
+            raise CheckpointRejected(
+                f"checkpoint at seq {self.seq} is signed by an unknown key ({self.key_id})"
+            )
+        try:
+            public_key.verify(base64.b64decode(self.signature, validate=True), self.payload())
+        except (InvalidSignature, ValueError):
+            raise CheckpointRejected(
+                f"checkpoint at seq {self.seq}: the signature does not verify"
+            ) from None
+
+
+def _private_file(path: Path) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+
+
+class Signer:
+    """The Ed25519 private key (PKCS#8 PEM in a 0600 file outside the database)."""
+
+    def __init__(self, private_key: Ed25519PrivateKey, path: Path | None = None) -> None:
+        self._key = private_key
+        self.path = path
+        self.public_key = private_key.public_key()
+        self.key_id = key_id(self.public_key)
+
+    @classmethod
+    def load_or_create(cls, path: Path) -> Signer:
+        if not path.exists():
+            key = Ed25519PrivateKey.generate()
+            pem = key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+            try:
+                fd = _private_file(path)
+            except FileExistsError:
+                return cls.load(path)  # another process made it meanwhile
+            except OSError as err:
+                raise CheckpointError(f"{path}: cannot create the signing key: {err}") from err
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(pem)
+                fh.flush()
+                os.fsync(fh.fileno())
+            return cls(key, path)
+        return cls.load(path)
+
+    @classmethod
+    def load(cls, path: Path) -> Signer:
+        try:
+            mode = path.stat().st_mode
+            if mode & (stat.S_IRWXG | stat.S_IRWXO):
+                raise CheckpointError(
+                    f"{path}: the signing key is readable by others (mode {mode & 0o777:o}); "
+                    f"run `chmod 600 {path}`"
+                )
+            data = path.read_bytes()
+            key = serialization.load_pem_private_key(data, password=None)
+        except OSError as err:
+            raise CheckpointError(f"{path}: cannot read the signing key: {err}") from err
+        except ValueError as err:
+            raise CheckpointError(f"{path}: not a PEM private key: {err}") from None
+        if not isinstance(key, Ed25519PrivateKey):
+            raise CheckpointError(f"{path}: not an Ed25519 key")
+        return cls(key, path)
+
+    def sign(self, log_id: str, seq: int, head: str, time: str | None = None) -> Checkpoint:
+        unsigned = Checkpoint(log_id, seq, head, time or utc_now(), self.key_id)
+        signature = base64.b64encode(self._key.sign(unsigned.payload())).decode("ascii")
+        return Checkpoint(log_id, seq, head, unsigned.time, self.key_id, signature)
+
+
+class TrustStore:
+    """Accepted checkpoints, one JSON line each, in a 0600 file outside the database."""
+
+    def __init__(self, path: Path, public_key: Ed25519PublicKey) -> None:
+        self.path = path
+        self.public_key = public_key
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[int]:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.path, os.O_CREAT | os.O_RDWR | os.O_APPEND, 0o600)
+        except OSError as err:
+            raise CheckpointError(f"{self.path}: cannot open the checkpoint file: {err}") from err
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _read(self) -> list[Checkpoint]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except (OSError, UnicodeDecodeError) as err:
+            raise CheckpointError(f"{self.path}: cannot read the checkpoint file: {err}") from err
+        out = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                checkpoint = Checkpoint.from_json(line)
+                checkpoint.check(self.public_key)
+            except CheckpointRejected as err:
+                raise CheckpointRejected(f"{self.path} line {number}: {err}") from None
+            out.append(checkpoint)
+        return out
+
+    def all(self, log_id: str | None = None) -> list[Checkpoint]:
+        """Every accepted checkpoint (of ``log_id``), oldest first; each signature re-checked."""
+        found = [c for c in self._read() if log_id is None or c.log_id == log_id]
+        return sorted(found, key=lambda c: c.seq)
+
+    def latest(self, log_id: str | None = None) -> Checkpoint | None:
+        found = self.all(log_id)
+        return found[-1] if found else None
+
+    def accept(self, checkpoint: Checkpoint) -> bool:
+        """Trust ``checkpoint`` from now on; False if it was already there.
+
+        Raises :class:`CheckpointRejected` for a bad signature, an unknown key, an older
+        checkpoint than the latest trusted one (replay) or a different head at the same seq.
+        """
+        checkpoint.check(self.public_key)
+        with self._locked() as fd:
+            latest = self.latest(checkpoint.log_id)
+            if latest is not None:
+                if checkpoint.seq < latest.seq:
+                    raise CheckpointRejected(
+                        f"checkpoint at seq {checkpoint.seq} is older than the latest trusted "
+                        f"checkpoint (seq {latest.seq}): refusing a replayed checkpoint"
+                    )
+                if checkpoint.seq == latest.seq:
+                    if checkpoint.head != latest.head:
+                        raise CheckpointRejected(
+                            f"checkpoint at seq {checkpoint.seq} names another head than the "
+                            "trusted one: the log was forked or rewritten"
+                        )
+                    return False
+            os.write(fd, (checkpoint.to_json() + "\n").encode("utf-8"))
+            os.fsync(fd)
+        return True
+
+
+def export_checkpoint(checkpoint: Checkpoint, path: Path, public_key: Ed25519PublicKey) -> Path:
+    """Write one checkpoint and the public key that checks it to ``path`` (0600)."""
+    body = json.dumps(
+        {"checkpoint": json.loads(checkpoint.to_json()), "public_key": public_key_hex(public_key)},
+        indent=2,
+        sort_keys=True,
+    )
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(body + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as err:
+        raise CheckpointError(f"{path}: cannot write the checkpoint: {err}") from err
+    return path
+
+
+def read_exported(path: Path) -> Checkpoint:
+    """The checkpoint in a file written by :func:`export_checkpoint` (signature not checked)."""
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+        return Checkpoint.from_json(json.dumps(obj["checkpoint"]))
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CheckpointRejected(f"{path}: not an exported checkpoint: {err}") from None

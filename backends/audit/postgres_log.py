@@ -1,0 +1,492 @@
+"""The server audit log: PostgreSQL with three roles (SPEC CT1, CT3).
+
+:func:`bootstrap` (run once, by a role allowed to create roles — the *bootstrap* role, e.g. the
+DBA) creates:
+
+- the **owner** role, which owns the schema and its tables (only it — and superusers — could
+  change history; the application never connects as it);
+- the **application** role: ``SELECT, INSERT`` on the log, ``SELECT`` on its metadata and
+  checkpoints. ``UPDATE``, ``DELETE`` and ``TRUNCATE`` fail with *permission denied*;
+- the **maintenance** role: ``SELECT`` on the log and metadata, ``SELECT, INSERT`` on the
+  checkpoint table — what signing checkpoints needs, nothing more. Person keys are not in
+  Postgres at all (see :mod:`backends.audit.pseudonyms`), so erasure needs no grant here.
+
+Each append is one transaction: ``pg_advisory_xact_lock(AUDIT_LOCK_KEY)``, read the head,
+insert, commit — concurrent writers (threads, processes, machines) never fork the chain.
+Every connection has ``connect_timeout`` and a ``statement_timeout``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from backends.audit.log import AuditLogError, AuditPermissionError, ChainBatch, Filter, Head
+from backends.audit.record import GENESIS, Draft, Entry, chain_hash, utc_now
+from backends.config import redact_url
+
+if TYPE_CHECKING:
+    from backends.audit.checkpoints import Checkpoint
+
+#: the advisory lock every append takes (one per database; "CUSTAUDT" as 8 bytes)
+AUDIT_LOCK_KEY = 0x4355535441554454
+DEFAULT_SCHEMA = "custodia_audit"
+STATEMENT_TIMEOUT_MS = 60_000
+
+
+@dataclass(frozen=True)
+class Roles:
+    owner: str = "custodia_owner"
+    app: str = "custodia_app"
+    maintenance: str = "custodia_maint"
+
+    @classmethod
+    def with_prefix(cls, prefix: str) -> Roles:
+        return cls(f"{prefix}_owner", f"{prefix}_app", f"{prefix}_maint")
+
+
+@dataclass(frozen=True)
+class Bootstrapped:
+    """DSNs for the two login roles (with the passwords bootstrap set)."""
+
+    app_dsn: str
+    maintenance_dsn: str
+    roles: Roles
+    schema: str
+
+
+def _migrations(schema: str) -> list[tuple[str, list[sql.Composed | sql.SQL]]]:
+    s = sql.Identifier(schema)
+    return [
+        (
+            "audit log, metadata, checkpoints",
+            [
+                sql.SQL(
+                    """
+                    CREATE TABLE {}.audit_log (
+                        seq bigint PRIMARY KEY CHECK (seq > 0),
+                        record text NOT NULL,
+                        hash char(64) NOT NULL,
+                        event_type text GENERATED ALWAYS AS ((record::jsonb) ->> 'event') STORED,
+                        pseudonym text GENERATED ALWAYS AS ((record::jsonb) ->> 'pseudonym') STORED,
+                        time text GENERATED ALWAYS AS ((record::jsonb) ->> 'time') STORED
+                    )
+                    """
+                ).format(s),
+                sql.SQL("CREATE INDEX audit_log_event ON {}.audit_log (event_type, seq)").format(s),
+                sql.SQL("CREATE INDEX audit_log_pseudonym ON {}.audit_log (pseudonym, seq)").format(
+                    s
+                ),
+                sql.SQL("CREATE INDEX audit_log_time ON {}.audit_log (time)").format(s),
+                sql.SQL(
+                    """
+                    CREATE TABLE {}.audit_checkpoint (
+                        seq bigint NOT NULL,
+                        key_id text NOT NULL,
+                        body text NOT NULL,
+                        PRIMARY KEY (seq, key_id)
+                    )
+                    """
+                ).format(s),
+                sql.SQL("INSERT INTO {}.audit_meta (key, value) VALUES ('log_id', {})").format(
+                    s, sql.Literal(uuid.uuid4().hex)
+                ),
+            ],
+        ),
+    ]
+
+
+def _role(conn: psycopg.Connection[Any], name: str, password: str | None, login: bool) -> None:
+    exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
+    verb = sql.SQL("ALTER ROLE" if exists else "CREATE ROLE")
+    options: sql.Composed | sql.SQL = sql.SQL("LOGIN" if login else "NOLOGIN")
+    if password is not None:
+        options = sql.SQL("{} PASSWORD {}").format(options, sql.Literal(password))
+    conn.execute(
+        sql.SQL("{} {} {} NOSUPERUSER NOCREATEDB NOCREATEROLE").format(
+            verb, sql.Identifier(name), options
+        )
+    )
+
+
+def bootstrap(
+    admin_dsn: str,
+    *,
+    roles: Roles | None = None,
+    schema: str = DEFAULT_SCHEMA,
+    app_password: str | None = None,
+    maintenance_password: str | None = None,
+    timeout: float = 5.0,
+) -> Bootstrapped:
+    """Create (or bring up to date) the schema and the three roles; idempotent.
+
+    Run it as a role that may create roles and schemas in the database. Passwords default to
+    fresh random ones; the returned DSNs carry them.
+    """
+    roles = roles or Roles()
+    app_password = app_password or secrets.token_urlsafe(24)
+    maintenance_password = maintenance_password or secrets.token_urlsafe(24)
+    s = sql.Identifier(schema)
+    try:
+        with (
+            psycopg.connect(admin_dsn, connect_timeout=max(1, int(timeout))) as conn,
+            conn.transaction(),
+        ):
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK_KEY,))
+            _role(conn, roles.owner, None, login=False)
+            _role(conn, roles.app, app_password, login=True)
+            _role(conn, roles.maintenance, maintenance_password, login=True)
+            owner, app, maint = (
+                sql.Identifier(roles.owner),
+                sql.Identifier(roles.app),
+                sql.Identifier(roles.maintenance),
+            )
+            database = sql.Identifier(conn.info.dbname)
+            conn.execute(sql.SQL("GRANT {} TO CURRENT_USER").format(owner))
+            conn.execute(
+                sql.SQL("GRANT CONNECT ON DATABASE {} TO {}, {}").format(database, app, maint)
+            )
+            conn.execute(
+                sql.SQL("CREATE SCHEMA IF NOT EXISTS {} AUTHORIZATION {}").format(s, owner)
+            )
+            conn.execute(sql.SQL("REVOKE ALL ON SCHEMA {} FROM PUBLIC").format(s))
+            conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}, {}").format(s, app, maint))
+            conn.execute(sql.SQL("SET LOCAL ROLE {}").format(owner))
+            conn.execute(
+                sql.SQL(
+                    "CREATE TABLE IF NOT EXISTS {}.audit_meta "
+                    "(key text PRIMARY KEY, value text NOT NULL)"
+                ).format(s)
+            )
+            row = conn.execute(
+                sql.SQL("SELECT value FROM {}.audit_meta WHERE key = 'schema_version'").format(s)
+            ).fetchone()
+            version = int(row[0]) if row else 0
+            migrations = _migrations(schema)
+            for _name, statements in migrations[version:]:
+                for statement in statements:
+                    conn.execute(statement)
+            conn.execute(
+                sql.SQL(
+                    "INSERT INTO {}.audit_meta (key, value) VALUES ('schema_version', %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+                ).format(s),
+                (str(len(migrations)),),
+            )
+            for table in ("audit_log", "audit_meta", "audit_checkpoint"):
+                conn.execute(
+                    sql.SQL("REVOKE ALL ON {}.{} FROM PUBLIC, {}, {}").format(
+                        s, sql.Identifier(table), app, maint
+                    )
+                )
+            grants = [
+                ("SELECT, INSERT", "audit_log", app),
+                ("SELECT", "audit_meta", app),
+                ("SELECT", "audit_checkpoint", app),
+                ("SELECT", "audit_log", maint),
+                ("SELECT", "audit_meta", maint),
+                ("SELECT, INSERT", "audit_checkpoint", maint),
+            ]
+            for privileges, table, role in grants:
+                conn.execute(
+                    sql.SQL("GRANT {} ON {}.{} TO {}").format(
+                        sql.SQL(privileges), s, sql.Identifier(table), role
+                    )
+                )
+            conn.execute("RESET ROLE")
+    except psycopg.errors.InsufficientPrivilege as err:
+        raise AuditPermissionError(f"audit bootstrap: {err}".strip()) from err
+    except psycopg.Error as err:
+        raise AuditLogError(f"audit bootstrap on {redact_url(admin_dsn)} failed: {err}") from err
+    return Bootstrapped(
+        app_dsn=make_conninfo(admin_dsn, user=roles.app, password=app_password),
+        maintenance_dsn=make_conninfo(
+            admin_dsn, user=roles.maintenance, password=maintenance_password
+        ),
+        roles=roles,
+        schema=schema,
+    )
+
+
+def redact_dsn(dsn: str) -> str:
+    if "://" in dsn:
+        return redact_url(dsn)
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "<invalid DSN>"
+    if params.get("password"):
+        params["password"] = "***"
+    return make_conninfo("", **{k: v for k, v in params.items() if v is not None})
+
+
+def _fail(what: str, err: psycopg.Error) -> AuditLogError:
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    if isinstance(err, psycopg.errors.InsufficientPrivilege):
+        return AuditPermissionError(f"{what}: {text}")
+    return AuditLogError(f"{what}: {text}")
+
+
+class PostgresAuditLog:
+    """:class:`~backends.audit.log.AuditLog` in a Postgres schema made by :func:`bootstrap`."""
+
+    kind = "postgres"
+
+    def __init__(self, dsn: str, *, schema: str = DEFAULT_SCHEMA, timeout: float = 5.0) -> None:
+        self.dsn = dsn
+        self.schema = schema
+        self._timeout = timeout
+        self._t = sql.Identifier(schema, "audit_log")
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._writer: psycopg.Connection[Any] | None = None
+        self._reader: psycopg.Connection[Any] | None = None
+        with self._read_lock:
+            conn = self._reading()
+            try:
+                row = conn.execute(
+                    sql.SQL("SELECT value FROM {} WHERE key = 'log_id'").format(
+                        sql.Identifier(schema, "audit_meta")
+                    )
+                ).fetchone()
+                insert = conn.execute(
+                    "SELECT has_table_privilege(current_user, %s, 'INSERT')",
+                    (f"{schema}.audit_checkpoint",),
+                ).fetchone()
+            except psycopg.errors.UndefinedTable as err:
+                self.close()
+                raise AuditLogError(
+                    f"{self.location}: no audit schema {schema!r}: run `custodia audit "
+                    "bootstrap` as the database administrator first"
+                ) from err
+            except psycopg.Error as err:
+                self.close()
+                raise _fail(f"{self.location}: cannot open the audit log", err) from err
+        if row is None:
+            self.close()
+            raise AuditLogError(f"{self.location}: the audit schema has no log id")
+        self._log_id = str(row[0])
+        self.stores_checkpoints = bool(insert and insert[0])
+
+    # -- connections -----------------------------------------------------------------------
+    def _connect(self, autocommit: bool = True) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(
+                self.dsn,
+                autocommit=autocommit,
+                connect_timeout=max(1, int(self._timeout)),
+                options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+            )
+        except psycopg.Error as err:
+            raise _fail(f"{self.location}: cannot connect", err) from err
+
+    def _writing(self) -> psycopg.Connection[Any]:
+        if self._writer is None or self._writer.closed or self._writer.broken:
+            self._writer = self._connect()
+        return self._writer
+
+    def _reading(self) -> psycopg.Connection[Any]:
+        if self._reader is None or self._reader.closed or self._reader.broken:
+            self._reader = self._connect()
+        return self._reader
+
+    @property
+    def log_id(self) -> str:
+        return self._log_id
+
+    @property
+    def location(self) -> str:
+        return redact_dsn(self.dsn)
+
+    # -- writing ---------------------------------------------------------------------------
+    def append_many(self, drafts: Sequence[Draft]) -> list[Entry]:
+        if not drafts:
+            return []
+        with self._write_lock:
+            conn = self._writing()
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK_KEY,))
+                    row = conn.execute(
+                        sql.SQL("SELECT seq, hash FROM {} ORDER BY seq DESC LIMIT 1").format(
+                            self._t
+                        )
+                    ).fetchone()
+                    seq, previous = (int(row[0]), str(row[1])) if row else (0, GENESIS)
+                    entries: list[Entry] = []
+                    for draft in drafts:
+                        seq += 1
+                        time = utc_now()
+                        record = draft.record(seq, time)
+                        previous = chain_hash(previous, record)
+                        entries.append(
+                            Entry(
+                                seq,
+                                time,
+                                draft.event_type,
+                                draft.pseudonym,
+                                dict(draft.data),
+                                draft.sealed,
+                                record,
+                                previous,
+                            )
+                        )
+                    with conn.cursor() as cur:
+                        cur.executemany(
+                            sql.SQL(
+                                "INSERT INTO {} (seq, record, hash) VALUES (%s, %s, %s)"
+                            ).format(self._t),
+                            [(e.seq, e.record, e.hash) for e in entries],
+                        )
+            except psycopg.Error as err:
+                raise _fail(f"{self.location}: append failed", err) from err
+        return entries
+
+    def add_checkpoint(self, checkpoint: Checkpoint) -> None:
+        with self._write_lock:
+            conn = self._writing()
+            try:
+                conn.execute(
+                    sql.SQL(
+                        "INSERT INTO {} (seq, key_id, body) VALUES (%s, %s, %s) "
+                        "ON CONFLICT DO NOTHING"
+                    ).format(sql.Identifier(self.schema, "audit_checkpoint")),
+                    (checkpoint.seq, checkpoint.key_id, checkpoint.to_json()),
+                )
+            except psycopg.Error as err:
+                raise _fail(f"{self.location}: cannot store the checkpoint", err) from err
+
+    # -- reading ---------------------------------------------------------------------------
+    def _query(
+        self, query: sql.Composed | sql.SQL, params: Sequence[object] = ()
+    ) -> list[tuple[Any, ...]]:
+        with self._read_lock:
+            conn = self._reading()
+            try:
+                return conn.execute(query, params).fetchall()
+            except psycopg.Error as err:
+                raise _fail(f"{self.location}: cannot read the audit log", err) from err
+
+    def head(self) -> Head:
+        rows = self._query(
+            sql.SQL("SELECT seq, hash FROM {} ORDER BY seq DESC LIMIT 1").format(self._t)
+        )
+        return Head(int(rows[0][0]), str(rows[0][1])) if rows else Head()
+
+    def first_seq(self) -> int | None:
+        rows = self._query(sql.SQL("SELECT min(seq) FROM {}").format(self._t))
+        return int(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def chain(
+        self, after_seq: int = 0, *, batch: int = 50_000, until_seq: int | None = None
+    ) -> Iterator[ChainBatch]:
+        conn = self._connect(autocommit=False)
+        try:
+            query = sql.SQL("SELECT seq, record, hash FROM {} WHERE seq > %s").format(self._t)
+            params: list[object] = [after_seq]
+            if until_seq is not None:
+                query = query + sql.SQL(" AND seq <= %s")
+                params.append(until_seq)
+            with conn.cursor(name="audit_chain") as cur:
+                cur.itersize = batch
+                cur.execute(query + sql.SQL(" ORDER BY seq"), params)
+                while True:
+                    rows = cur.fetchmany(batch)
+                    if not rows:
+                        break
+                    yield ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+        except psycopg.Error as err:
+            raise _fail(f"{self.location}: cannot read the audit log", err) from err
+        finally:
+            with contextlib.suppress(psycopg.Error):
+                conn.close()
+
+    def _select(self) -> sql.Composed | sql.SQL:
+        return sql.SQL("SELECT seq, record, hash FROM {}").format(self._t)
+
+    def get(self, seq: int) -> Entry | None:
+        rows = self._query(self._select() + sql.SQL(" WHERE seq = %s"), (seq,))
+        return Entry.parse(*rows[0]) if rows else None
+
+    def range(self, first_seq: int, last_seq: int) -> list[Entry]:
+        rows = self._query(
+            self._select() + sql.SQL(" WHERE seq BETWEEN %s AND %s ORDER BY seq"),
+            (first_seq, last_seq),
+        )
+        return [Entry.parse(*r) for r in rows]
+
+    @staticmethod
+    def _where(
+        flt: Filter | None, before_seq: int | None = None
+    ) -> tuple[sql.Composed | sql.SQL, list[object]]:
+        clauses: list[sql.Composed | sql.SQL] = []
+        params: list[object] = []
+        if flt is not None:
+            for column, op, value in (
+                ("pseudonym", "=", flt.pseudonym),
+                ("event_type", "=", flt.event_type),
+                ("time", ">=", flt.since),
+                ("time", "<", flt.until),
+            ):
+                if value:
+                    clauses.append(sql.SQL("{} {} %s").format(sql.Identifier(column), sql.SQL(op)))
+                    params.append(value)
+        if before_seq is not None:
+            clauses.append(sql.SQL("seq < %s"))
+            params.append(before_seq)
+        if not clauses:
+            return sql.SQL(""), params
+        return sql.SQL(" WHERE ") + sql.SQL(" AND ").join(clauses), params
+
+    def page(self, flt: Filter, offset: int, limit: int) -> list[Entry]:
+        where, params = self._where(flt)
+        rows = self._query(
+            self._select() + where + sql.SQL(" ORDER BY seq LIMIT %s OFFSET %s"),
+            [*params, limit, offset],
+        )
+        return [Entry.parse(*r) for r in rows]
+
+    def count(self, flt: Filter | None = None, *, before_seq: int | None = None) -> int:
+        where, params = self._where(flt, before_seq)
+        rows = self._query(sql.SQL("SELECT count(*) FROM {}").format(self._t) + where, params)
+        return int(rows[0][0])
+
+    def event_types(self) -> list[str]:
+        rows = self._query(
+            sql.SQL(
+                "SELECT DISTINCT event_type FROM {} WHERE event_type IS NOT NULL ORDER BY 1"
+            ).format(self._t)
+        )
+        return [str(r[0]) for r in rows]
+
+    def checkpoints(self) -> list[Checkpoint]:
+        from backends.audit.checkpoints import Checkpoint, CheckpointRejected
+
+        rows = self._query(
+            sql.SQL("SELECT body FROM {} ORDER BY seq").format(
+                sql.Identifier(self.schema, "audit_checkpoint")
+            )
+        )
+        out = []
+        for (body,) in rows:
+            try:
+                out.append(Checkpoint.from_json(str(body)))
+            except CheckpointRejected:
+                out.append(Checkpoint("", -1, "", "", "", ""))
+        return out
+
+    def close(self) -> None:
+        for conn in (self._writer, self._reader):
+            if conn is not None:
+                with contextlib.suppress(psycopg.Error):
+                    conn.close()
+        self._writer = self._reader = None

@@ -1,0 +1,217 @@
+"""Pseudonyms and per-person keys, kept apart from the log (SPEC CT4: crypto-shredding).
+
+Each person gets a random pseudonym (``p-`` + 16 hex digits) and a random 256-bit key. Log
+records name the pseudonym only; the person's personal fields are sealed with AES-256-GCM
+under their key (the pseudonym is the associated data, so a sealed blob cannot be moved to
+another person). :meth:`KeyStore.forget` deletes the key: the records stay, still verify, and
+can never be read again.
+
+The key store is its own SQLite file (never the log's database, whichever log backend is in
+use — a Postgres log's WAL, replicas and backups would keep a deleted key for ever). Deleting
+must really destroy the key, so the store runs with ``PRAGMA secure_delete=ON`` (freed pages
+are overwritten with zeros) and, after the delete, checkpoints the WAL into the main file and
+truncates it to zero bytes, runs ``VACUUM`` (rebuilding the file without free pages) and
+truncates the WAL again. Keys are never logged nor exported. People are looked up by an HMAC
+of their identifier under a per-store random salt, so the store does not list names either.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import sqlite3
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from backends.audit.record import canonical, utc_now
+from backends.audit.sqlite_log import migrate_locked
+from backends.errors import StoreUnavailableError
+from backends.stores.sqlite import Migration, connect
+
+SEAL_PREFIX = "v1."
+
+
+class KeyStoreError(StoreUnavailableError):
+    """The key store file cannot be used."""
+
+
+class ErasureError(KeyStoreError):
+    """A key could not be destroyed completely (e.g. another reader held the WAL)."""
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE key_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT INTO key_meta(key, value) VALUES ('salt', ?)", (secrets.token_hex(32),))
+    conn.execute(
+        """
+        CREATE TABLE person_key (
+            digest TEXT PRIMARY KEY,
+            pseudonym TEXT NOT NULL UNIQUE,
+            key BLOB NOT NULL,
+            created TEXT NOT NULL
+        )
+        """
+    )
+    conn.execute("CREATE TABLE erased (pseudonym TEXT PRIMARY KEY, time TEXT NOT NULL)")
+
+
+MIGRATIONS: list[Migration] = [("person keys", _create)]
+
+
+class KeyStore:
+    """person → (pseudonym, key); thread-safe; one SQLite file."""
+
+    def __init__(self, path: Path, *, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._conn = connect(self.path, synchronous="FULL", timeout=timeout)
+        try:
+            self._conn.execute("PRAGMA secure_delete=ON")
+            migrate_locked(self._conn, self.path, MIGRATIONS)
+            row = self._conn.execute("SELECT value FROM key_meta WHERE key = 'salt'").fetchone()
+        except (sqlite3.Error, OSError) as err:
+            self._conn.close()
+            raise KeyStoreError(f"{self.path}: not a usable key store: {err}") from err
+        self._salt = bytes.fromhex(str(row[0]))
+        self._keys: dict[str, bytes] = {}  # pseudonym -> key, this process only
+
+    def _digest(self, person: str) -> str:
+        return hmac.new(self._salt, person.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def pseudonym(self, person: str, *, create: bool = True) -> str | None:
+        """The person's pseudonym (made with a new key on first use unless ``create=False``)."""
+        if not person:
+            raise ValueError("a person identifier cannot be empty")
+        digest = self._digest(person)
+        with self._lock:
+            try:
+                row = self._conn.execute(
+                    "SELECT pseudonym, key FROM person_key WHERE digest = ?", (digest,)
+                ).fetchone()
+                if row is None and create:
+                    self._conn.execute(
+                        "INSERT OR IGNORE INTO person_key(digest, pseudonym, key, created) "
+                        "VALUES (?, ?, ?, ?)",
+                        (digest, "p-" + secrets.token_hex(8), secrets.token_bytes(32), utc_now()),
+                    )
+                    row = self._conn.execute(
+                        "SELECT pseudonym, key FROM person_key WHERE digest = ?", (digest,)
+                    ).fetchone()
+            except sqlite3.Error as err:
+                raise KeyStoreError(f"{self.path}: {err}") from err
+            if row is None:
+                return None
+            self._keys[str(row[0])] = bytes(row[1])
+            return str(row[0])
+
+    def _key(self, pseudonym: str) -> bytes | None:
+        with self._lock:
+            key = self._keys.get(pseudonym)
+            if key is not None:
+                return key
+            try:
+                row = self._conn.execute(
+                    "SELECT key FROM person_key WHERE pseudonym = ?", (pseudonym,)
+                ).fetchone()
+            except sqlite3.Error as err:
+                raise KeyStoreError(f"{self.path}: {err}") from err
+            if row is None:
+                return None
+            key = bytes(row[0])
+            self._keys[pseudonym] = key
+            return key
+
+    def seal(self, person: str, fields: Mapping[str, Any]) -> tuple[str, str]:
+        """(pseudonym, sealed text) for the person's personal ``fields``."""
+        pseudonym = self.pseudonym(person)
+        assert pseudonym is not None
+        key = self._key(pseudonym)
+        assert key is not None
+        nonce = secrets.token_bytes(12)
+        body = canonical(dict(fields)).encode("utf-8")
+        blob = AESGCM(key).encrypt(nonce, body, pseudonym.encode("utf-8"))
+        return pseudonym, SEAL_PREFIX + base64.b64encode(nonce + blob).decode("ascii")
+
+    def open(self, pseudonym: str, sealed: str) -> dict[str, Any] | None:
+        """The personal fields, or None when the key is gone (erased) or the blob is not ours."""
+        key = self._key(pseudonym)
+        if key is None or not sealed.startswith(SEAL_PREFIX):
+            return None
+        try:
+            raw = base64.b64decode(sealed[len(SEAL_PREFIX) :], validate=True)
+            body = AESGCM(key).decrypt(raw[:12], raw[12:], pseudonym.encode("utf-8"))
+            value = json.loads(body)
+        except (ValueError, InvalidTag):
+            return None
+        return value if isinstance(value, dict) else None
+
+    def is_erased(self, pseudonym: str) -> bool:
+        with self._lock:
+            try:
+                row = self._conn.execute(
+                    "SELECT 1 FROM erased WHERE pseudonym = ?", (pseudonym,)
+                ).fetchone()
+            except sqlite3.Error as err:
+                raise KeyStoreError(f"{self.path}: {err}") from err
+        return row is not None
+
+    def forget(self, person: str) -> str | None:
+        """Destroy the person's key for good; return their pseudonym (None if unknown)."""
+        digest = self._digest(person)
+        with self._lock:
+            conn = self._conn
+            try:
+                row = conn.execute(
+                    "SELECT pseudonym FROM person_key WHERE digest = ?", (digest,)
+                ).fetchone()
+                if row is None:
+                    return None
+                pseudonym = str(row[0])
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("DELETE FROM person_key WHERE digest = ?", (digest,))
+                conn.execute(
+                    "INSERT OR REPLACE INTO erased(pseudonym, time) VALUES (?, ?)",
+                    (pseudonym, utc_now()),
+                )
+                conn.execute("COMMIT")
+            except sqlite3.Error as err:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise KeyStoreError(f"{self.path}: cannot erase the key: {err}") from err
+            self._keys.pop(pseudonym, None)
+            self._scrub()
+        return pseudonym
+
+    def _scrub(self) -> None:
+        """Leave no copy of deleted rows in free pages or the WAL."""
+        conn = self._conn
+        try:
+            self._checkpoint()
+            conn.execute("VACUUM")
+            self._checkpoint()
+        except sqlite3.Error as err:
+            raise ErasureError(
+                f"{self.path}: the key was deleted but old copies could not be scrubbed "
+                f"yet ({err}); close other Custodia windows and run `custodia forget` again"
+            ) from err
+
+    def _checkpoint(self) -> None:
+        busy, _log, _done = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise sqlite3.OperationalError("the WAL is in use by another connection")
+        wal = Path(str(self.path) + "-wal")
+        if wal.exists() and wal.stat().st_size:
+            raise sqlite3.OperationalError("the WAL was not truncated")
+
+    def close(self) -> None:
+        with self._lock:
+            self._keys.clear()
+            self._conn.close()

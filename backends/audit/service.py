@@ -1,0 +1,351 @@
+"""What the clinical tutor (and the CLI, and the inspector) call: one object per audit log.
+
+``append(event_type, person, personal=..., **fields)`` seals ``personal`` with the person's key,
+names the person by pseudonym only, and appends. Concurrent appends from threads of one
+process are *group-committed*: while one transaction (lock, read head, insert, commit) runs,
+the appends that arrive queue up and go into the next transaction together. Each caller
+returns only after the transaction holding its record committed (``synchronous=FULL`` on
+SQLite, a durable commit on Postgres), so durability is untouched; only the number of
+commits — the cost that dominates — goes down.
+
+Every ``checkpoint_every`` records a signed checkpoint is taken, after verifying the records
+since the previous one (a checkpoint never vouches for an unverified head).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from backends.audit.checkpoints import (
+    Checkpoint,
+    CheckpointError,
+    CheckpointRejected,
+    Signer,
+    TrustStore,
+)
+from backends.audit.log import AuditLog, Filter
+from backends.audit.pseudonyms import KeyStore
+from backends.audit.record import Draft, Entry
+from backends.audit.verify import VerifyResult, verify_chain
+from backends.config import Config
+from backends.errors import CustodiaEnvironmentError
+from backends.progress import Progress
+
+if TYPE_CHECKING:
+    from backends.services import Services
+
+log = logging.getLogger(__name__)
+
+LOG_FILE = "audit.sqlite3"
+KEYS_FILE = "audit-keys.sqlite3"
+SIGNING_KEY_FILE = "audit-signing.key"
+CHECKPOINTS_FILE = "audit-checkpoints.jsonl"
+ERASED_EVENT = "person.erased"
+EXPORT_FORMATS = ("csv", "jsonl")
+EXPORT_COLUMNS = ("seq", "time", "event", "pseudonym", "status", "data", "hash", "record")
+
+
+class ChainBrokenError(CustodiaEnvironmentError):
+    """The chain does not verify, so no checkpoint is signed over it."""
+
+
+@dataclass
+class _Slot:
+    draft: Draft
+    entry: Entry | None = None
+    error: BaseException | None = None
+    done: bool = False
+
+
+@dataclass
+class _GroupCommit:
+    """Leader/follower batching of concurrent appends into one transaction."""
+
+    log: AuditLog
+    max_batch: int = 512
+    _cv: threading.Condition = field(default_factory=threading.Condition)
+    _queue: list[_Slot] = field(default_factory=list)
+    _busy: bool = False
+
+    def append(self, draft: Draft) -> Entry:
+        slot = _Slot(draft)
+        with self._cv:
+            self._queue.append(slot)
+        while True:
+            with self._cv:
+                while not slot.done and self._busy:
+                    self._cv.wait()
+                if slot.done:
+                    break
+                self._busy = True
+                batch = self._queue[: self.max_batch]
+                del self._queue[: self.max_batch]
+            try:
+                entries = self.log.append_many([s.draft for s in batch])
+                for s, entry in zip(batch, entries, strict=True):
+                    s.entry = entry
+            except BaseException as err:
+                for s in batch:
+                    s.error = err
+            finally:
+                with self._cv:
+                    for s in batch:
+                        s.done = True
+                    self._busy = False
+                    self._cv.notify_all()
+        if slot.error is not None:
+            raise slot.error
+        assert slot.entry is not None
+        return slot.entry
+
+
+@dataclass(frozen=True)
+class Revealed:
+    """A record as the clinician sees it."""
+
+    entry: Entry
+    status: str  # "" (no personal fields), "sealed" (readable), "erased", "unreadable"
+    personal: dict[str, Any] | None
+
+
+class AuditService:
+    def __init__(
+        self,
+        log: AuditLog,
+        keys: KeyStore,
+        signer: Signer,
+        trust: TrustStore,
+        *,
+        checkpoint_every: int = 1000,
+    ) -> None:
+        self.log = log
+        self.keys = keys
+        self.signer = signer
+        self.trust = trust
+        self.checkpoint_every = checkpoint_every
+        self._commit = _GroupCommit(log)
+        self._checkpoint_lock = threading.Lock()
+        self._last_checkpoint_seq: int | None = None
+
+    # -- construction ----------------------------------------------------------------------
+    @classmethod
+    def open(cls, config: Config, **kwargs: Any) -> AuditService:
+        """The log the configuration names, with its key store, signing key and trust file."""
+        audit_log: AuditLog
+        if config.audit == "postgres":
+            from backends.audit.postgres_log import PostgresAuditLog
+
+            audit_log = PostgresAuditLog(config.postgres_dsn, timeout=config.network_timeout)
+        else:
+            from backends.audit.sqlite_log import SQLiteAuditLog
+
+            audit_log = SQLiteAuditLog(config.path(LOG_FILE))
+        try:
+            keys = KeyStore(config.path(KEYS_FILE))
+            signer = Signer.load_or_create(config.path(SIGNING_KEY_FILE))
+        except CustodiaEnvironmentError:
+            audit_log.close()
+            raise
+        trust = TrustStore(config.path(CHECKPOINTS_FILE), signer.public_key)
+        return cls(audit_log, keys, signer, trust, **kwargs)
+
+    def close(self) -> None:
+        self.log.close()
+        self.keys.close()
+
+    # -- writing ---------------------------------------------------------------------------
+    def append(
+        self,
+        event_type: str,
+        person: str | None = None,
+        personal: Mapping[str, Any] | None = None,
+        **fields: Any,
+    ) -> Entry:
+        """Append one record; ``personal`` is sealed with ``person``'s key (needs a person)."""
+        pseudonym: str | None = None
+        sealed: str | None = None
+        if person:
+            if personal:
+                pseudonym, sealed = self.keys.seal(person, personal)
+            else:
+                pseudonym = self.keys.pseudonym(person)
+        elif personal:
+            raise ValueError("personal fields need a person to seal them for")
+        entry = self._commit.append(Draft(event_type, pseudonym, fields, sealed))
+        if self.checkpoint_every > 0:
+            self._maybe_checkpoint(entry.seq)
+        return entry
+
+    def _maybe_checkpoint(self, seq: int) -> None:
+        if self._last_checkpoint_seq is None:
+            latest = self.trust.latest(self.log.log_id)
+            self._last_checkpoint_seq = latest.seq if latest else 0
+        if seq - self._last_checkpoint_seq < self.checkpoint_every:
+            return
+        if not self._checkpoint_lock.acquire(blocking=False):
+            return  # another thread is taking it
+        try:
+            self._last_checkpoint_seq = seq
+            self.checkpoint()
+        except CheckpointRejected as err:  # another process checkpointed further meanwhile
+            log.info("automatic checkpoint skipped: %s", err)
+        except ChainBrokenError as err:
+            log.error("automatic checkpoint refused: %s", err)
+        finally:
+            self._checkpoint_lock.release()
+
+    def checkpoint(self, progress: Progress | None = None) -> Checkpoint:
+        """Verify since the last checkpoint, then sign the head, trust it, store it."""
+        result = verify_chain(self.log, self.trust, from_checkpoint=True, progress=progress)
+        if not result.ok:
+            assert result.broken is not None
+            raise ChainBrokenError(f"not signing a broken chain: {result.broken.line()}")
+        if result.head.seq == 0:
+            raise CheckpointError("the audit log is empty: nothing to checkpoint")
+        checkpoint = self.signer.sign(self.log.log_id, result.head.seq, result.head.hash)
+        self.trust.accept(checkpoint)
+        if self.log.stores_checkpoints:
+            self.log.add_checkpoint(checkpoint)
+        self._last_checkpoint_seq = checkpoint.seq
+        return checkpoint
+
+    def forget(self, person: str) -> str | None:
+        """Crypto-shred ``person``: destroy their key, record the erasure; their pseudonym."""
+        pseudonym = self.keys.forget(person)
+        if pseudonym is not None:
+            self._commit.append(Draft(ERASED_EVENT, pseudonym, {}, None))
+        return pseudonym
+
+    # -- reading ---------------------------------------------------------------------------
+    def verify(
+        self, *, from_checkpoint: bool = False, progress: Progress | None = None
+    ) -> VerifyResult:
+        return verify_chain(
+            self.log, self.trust, from_checkpoint=from_checkpoint, progress=progress
+        )
+
+    def reveal(self, entry: Entry) -> Revealed:
+        if entry.sealed is None or entry.pseudonym is None:
+            return Revealed(entry, "", None)
+        personal = self.keys.open(entry.pseudonym, entry.sealed)
+        if personal is not None:
+            return Revealed(entry, "sealed", personal)
+        if self.keys.is_erased(entry.pseudonym):
+            return Revealed(entry, "erased", None)
+        return Revealed(entry, "unreadable", None)
+
+    def status(self, entry: Entry) -> str:
+        """ "erased" for a forgotten person's records, "sealed" with personal fields, else ""."""
+        if entry.pseudonym is None:
+            return ""
+        if self.keys.is_erased(entry.pseudonym):
+            return "erased"
+        return "sealed" if entry.sealed else ""
+
+    def entries(self, flt: Filter | None = None, *, batch: int = 5_000) -> Iterator[Entry]:
+        """Every record (matching ``flt``) in order, fetched in batches."""
+        flt = flt or Filter()
+        if flt.empty:
+            for seqs, records, hashes in self.log.chain(0, batch=batch):
+                for seq, record, hash_ in zip(seqs, records, hashes, strict=True):
+                    yield Entry.parse(seq, record, hash_)
+            return
+        offset = 0
+        while True:
+            page = self.log.page(flt, offset, batch)
+            yield from page
+            if len(page) < batch:
+                return
+            offset += len(page)
+
+    def export(
+        self,
+        out: IO[str],
+        fmt: str,
+        flt: Filter | None = None,
+        progress: Progress | None = None,
+    ) -> int:
+        """Write the records to ``out`` as CSV or JSON lines; return how many.
+
+        Each row carries the canonical ``record`` text and its ``hash``, so an export can be
+        re-verified elsewhere. Personal fields appear only sealed (inside ``record``): an
+        export never holds a key or a decrypted personal field.
+        """
+        if fmt not in EXPORT_FORMATS:
+            raise ValueError(f"export format must be one of {EXPORT_FORMATS}, not {fmt!r}")
+        progress = progress or Progress()
+        flt = flt or Filter()
+        progress.start(self.log.count(flt), "exporting the audit log")
+        erased: dict[str, bool] = {}
+        writer = csv.writer(out) if fmt == "csv" else None
+        if writer is not None:
+            writer.writerow(EXPORT_COLUMNS)
+        count = 0
+        for entry in self.entries(flt):
+            status = ""
+            if entry.pseudonym is not None:
+                if entry.pseudonym not in erased:
+                    erased[entry.pseudonym] = self.keys.is_erased(entry.pseudonym)
+                status = "erased" if erased[entry.pseudonym] else ("sealed" if entry.sealed else "")
+            row = {
+                "seq": entry.seq,
+                "time": entry.time,
+                "event": entry.event_type,
+                "pseudonym": entry.pseudonym or "",
+                "status": status,
+                "data": entry.data,
+                "hash": entry.hash,
+                "record": entry.record,
+            }
+            if writer is not None:
+                writer.writerow(
+                    [
+                        json.dumps(v, sort_keys=True, ensure_ascii=False) if k == "data" else v
+                        for k, v in row.items()
+                    ]
+                )
+            else:
+                out.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+            count += 1
+            if count % 5_000 == 0:
+                progress.advance(5_000)
+        progress.advance(count % 5_000)
+        return count
+
+    def export_file(
+        self, path: Path, fmt: str, flt: Filter | None = None, progress: Progress | None = None
+    ) -> int:
+        """:meth:`export` to a new 0600 file (replaced atomically when complete)."""
+        import os
+
+        tmp = path.with_name(path.name + ".part")
+        try:
+            fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                count = self.export(fh, fmt, flt, progress)
+            os.replace(tmp, path)
+        except OSError as err:
+            raise CustodiaEnvironmentError(f"{path}: cannot write the export: {err}") from err
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+        return count
+
+
+def export_text(service: AuditService, fmt: str, flt: Filter | None = None) -> str:
+    buffer = io.StringIO()
+    service.export(buffer, fmt, flt)
+    return buffer.getvalue()
+
+
+def get_service(services: Services) -> AuditService:
+    """The audit service of this app (built once, closed at exit)."""
+    return services.service("audit", lambda: AuditService.open(services.config), AuditService.close)

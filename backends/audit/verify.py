@@ -1,0 +1,275 @@
+"""Verification: walk the chain, check it against trusted checkpoints, name the first break.
+
+Full verification starts at :data:`~backends.audit.record.GENESIS`; incremental verification
+starts at the latest trusted checkpoint (its record must still hash to the signed head) and
+costs only the records appended since. The walk never re-serialises a record: the stored
+canonical text is what was hashed, so each record costs one ``sha256`` over
+``previous_hash + record`` — done batch-wise with ``map`` over rows fetched 50,000 at a time,
+which keeps the per-record cost in C (about 2 s per million records here).
+
+Reasons for a break, in :attr:`Break.reason`:
+
+- ``gap`` — a sequence number is missing (a row was deleted);
+- ``reorder`` — the record stored at ``seq`` says it is another sequence number (moved rows);
+- ``hash mismatch`` — the record or its hash was changed, or a row was inserted;
+- ``checkpoint mismatch`` — the chain is internally consistent but disagrees with a signed
+  checkpoint (the chain was rewritten from an earlier point);
+- ``truncated`` — the log ends before the latest trusted checkpoint;
+- ``unknown checkpoint`` — a checkpoint stored in the database is not signed by the
+  trusted key (or is unreadable).
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from hashlib import sha256
+from itertools import islice
+
+from backends.audit.checkpoints import Checkpoint, CheckpointRejected, TrustStore
+from backends.audit.log import AuditLog, Head
+from backends.audit.record import GENESIS, chain_hash, record_seq
+from backends.progress import Progress
+
+GAP = "gap"
+REORDER = "reorder"
+HASH_MISMATCH = "hash mismatch"
+CHECKPOINT_MISMATCH = "checkpoint mismatch"
+TRUNCATED = "truncated"
+UNKNOWN_CHECKPOINT = "unknown checkpoint"
+
+BATCH = 50_000
+_hexdigest = operator.methodcaller("hexdigest")
+
+
+@dataclass(frozen=True)
+class Break:
+    """The first broken link."""
+
+    seq: int
+    reason: str
+    detail: str
+
+    def line(self) -> str:
+        return f"first broken link at seq {self.seq}: {self.reason} — {self.detail}"
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    ok: bool
+    records: int  # records in the log (its head seq)
+    verified: int  # records hashed by this run
+    start_seq: int  # the walk started after this seq (0: genesis)
+    checkpoint: Checkpoint | None  # latest trusted checkpoint used, if any
+    broken: Break | None
+    seconds: float
+    head: Head = field(default_factory=Head)  # the head that was verified up to
+
+    def line(self) -> str:
+        if self.broken is not None:
+            return f"BROKEN {self.broken.line()}"
+        if self.start_seq:
+            return (
+                f"OK {self.records} records ({self.verified} verified since the checkpoint "
+                f"at seq {self.start_seq})"
+            )
+        return f"OK {self.records} records"
+
+
+def _first_difference(a: list[str], b: list[str]) -> int:
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return index
+    return min(len(a), len(b))
+
+
+def _hashes(previous: str, records: list[str], stored: list[str]) -> list[str]:
+    """``chain_hash(prev_i, record_i)`` with ``prev_i`` the stored hash before record i."""
+    prevs = [previous]
+    prevs.extend(islice(stored, len(stored) - 1))
+    joined = map(operator.add, prevs, records)
+    return list(map(_hexdigest, map(sha256, map(str.encode, joined))))
+
+
+def trusted_checkpoints(
+    log: AuditLog, trust: TrustStore | None
+) -> tuple[dict[int, Checkpoint], Break | None]:
+    """Checkpoints to hold the chain to: the trust store's and the database's valid ones.
+
+    A database checkpoint not signed by the trusted key is itself a finding
+    (``unknown checkpoint``); without a trust store, no checkpoint is trusted.
+    """
+    if trust is None:
+        return {}, None
+    found: dict[int, Checkpoint] = {c.seq: c for c in trust.all(log.log_id)}
+    problem: Break | None = None
+    for checkpoint in log.checkpoints():
+        try:
+            checkpoint.check(trust.public_key, log.log_id)
+        except CheckpointRejected as err:
+            if problem is None or checkpoint.seq < problem.seq:
+                problem = Break(max(checkpoint.seq, 0), UNKNOWN_CHECKPOINT, str(err))
+            continue
+        known = found.get(checkpoint.seq)
+        if known is not None and known.head != checkpoint.head:
+            problem = Break(
+                checkpoint.seq,
+                UNKNOWN_CHECKPOINT,
+                "two validly signed checkpoints name different heads (the key signed a fork)",
+            )
+            continue
+        found[checkpoint.seq] = checkpoint
+    return found, problem
+
+
+def verify_chain(
+    log: AuditLog,
+    trust: TrustStore | None = None,
+    *,
+    from_checkpoint: bool = False,
+    progress: Progress | None = None,
+    batch: int = BATCH,
+) -> VerifyResult:
+    started = time.perf_counter()
+    progress = progress or Progress()
+    checkpoints, checkpoint_problem = trusted_checkpoints(log, trust)
+    latest = checkpoints[max(checkpoints)] if checkpoints else None
+    head = log.head()
+
+    def result(broken: Break | None, verified: int, start: int) -> VerifyResult:
+        if checkpoint_problem is not None and (
+            broken is None or checkpoint_problem.seq < broken.seq
+        ):
+            broken = checkpoint_problem
+        return VerifyResult(
+            ok=broken is None,
+            records=head.seq,
+            verified=verified,
+            start_seq=start,
+            checkpoint=latest,
+            broken=broken,
+            seconds=time.perf_counter() - started,
+            head=head,
+        )
+
+    start, previous = 0, GENESIS
+    if from_checkpoint and latest is not None and latest.seq <= head.seq:
+        anchor = log.get(latest.seq)
+        if anchor is None:
+            return result(Break(latest.seq, GAP, "the checkpointed record is missing"), 0, 0)
+        before = log.get(latest.seq - 1) if latest.seq > 1 else None
+        before_hash = before.hash if before is not None else GENESIS
+        if anchor.hash != latest.head or chain_hash(before_hash, anchor.record) != anchor.hash:
+            return result(
+                Break(
+                    latest.seq,
+                    CHECKPOINT_MISMATCH,
+                    f"the record at seq {latest.seq} no longer matches the checkpoint signed "
+                    f"at {latest.time}",
+                ),
+                0,
+                latest.seq,
+            )
+        start, previous = latest.seq, latest.head
+    progress.start(max(head.seq - start, 0), "verifying the audit chain")
+    broken, verified = _walk(log, checkpoints, start, previous, progress, batch, head.seq)
+    if broken is None and latest is not None and head.seq < latest.seq:
+        broken = Break(
+            head.seq + 1,
+            TRUNCATED,
+            f"the log ends at seq {head.seq} but the checkpoint signed at {latest.time} "
+            f"covers seq {latest.seq}",
+        )
+    return result(broken, verified, start)
+
+
+def _walk(
+    log: AuditLog,
+    checkpoints: dict[int, Checkpoint],
+    start: int,
+    previous: str,
+    progress: Progress,
+    batch: int,
+    until_seq: int,
+) -> tuple[Break | None, int]:
+    expected = start + 1
+    verified = 0
+    marks = sorted(s for s in checkpoints if s > start)
+    for seqs, records, stored in log.chain(start, batch=batch, until_seq=until_seq):
+        progress.check()
+        n = len(seqs)
+        problems: list[Break] = []
+        # 1. sequence numbers: contiguous from ``expected``
+        if seqs[0] != expected or seqs[-1] != expected + n - 1:
+            for index, seq in enumerate(seqs):
+                if seq != expected + index:
+                    problems.append(
+                        Break(expected + index, GAP, f"seq {expected + index} is missing")
+                    )
+                    break
+        # 2. hashes
+        computed = _hashes(previous, records, stored)
+        if computed != stored:
+            index = _first_difference(computed, stored)
+            seq = seqs[index]
+            inside = record_seq(records[index])
+            if inside is not None and inside != seq:
+                problems.append(
+                    Break(seq, REORDER, f"the record stored at seq {seq} says it is seq {inside}")
+                )
+            else:
+                problems.append(
+                    Break(
+                        seq,
+                        HASH_MISMATCH,
+                        f"the record at seq {seq} does not hash to its stored hash "
+                        "(changed, inserted or its predecessor changed)",
+                    )
+                )
+        # 3. the sequence numbers written inside the records (ends of each batch)
+        for index in {0, n - 1}:
+            inside = record_seq(records[index])
+            if inside != seqs[index]:
+                problems.append(
+                    Break(
+                        seqs[index],
+                        REORDER,
+                        f"the record stored at seq {seqs[index]} says it is seq {inside}",
+                    )
+                )
+        # 4. signed checkpoints inside this batch
+        last = seqs[-1]
+        while marks and marks[0] <= last:
+            mark = marks.pop(0)
+            index = mark - seqs[0]
+            if 0 <= index < n and seqs[index] == mark:
+                if stored[index] != checkpoints[mark].head:
+                    problems.append(
+                        Break(
+                            mark,
+                            CHECKPOINT_MISMATCH,
+                            f"the chain at seq {mark} differs from the checkpoint signed at "
+                            f"{checkpoints[mark].time} (rewritten up to here)",
+                        )
+                    )
+            else:
+                problems.append(Break(mark, GAP, f"the checkpointed seq {mark} is missing"))
+        if problems:
+            first = min(problems, key=lambda b: b.seq)
+            return first, verified + max(first.seq - expected, 0)
+        verified += n
+        expected += n
+        previous = stored[-1]
+        progress.advance(n)
+    return None, verified
+
+
+def verify_records(records: Iterable[tuple[int, str, str]], previous: str = GENESIS) -> int | None:
+    """The first seq whose hash does not chain, for small in-memory lists (tests, exports)."""
+    for seq, record, stored in records:
+        if chain_hash(previous, record) != stored:
+            return seq
+        previous = stored
+    return None
