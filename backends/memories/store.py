@@ -242,6 +242,7 @@ MIGRATIONS: list[Migration] = [
     ("memory_log", _create_log),
 ]
 
+_VECTORES_COLUMNS = [("texto", "TEXT", 1), ("dimension", "INTEGER", 0), ("vector", "BLOB", 0)]
 _SELECT_ROW = (
     "SELECT v.texto, v.dimension, v.vector, COALESCE(m.embedder, '') "
     "FROM vectores v LEFT JOIN memory_meta m ON m.texto = v.texto"
@@ -289,24 +290,23 @@ class SQLiteMemoryStore:
         self.model = model
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
-        self._conn = connect(self.path)
+        conn = connect(self.path)
         try:
             with self._errors("open"):
-                migrate(self._conn, MIGRATIONS)
                 columns = [
                     (row[1], str(row[2]).upper(), row[5])
-                    for row in self._conn.execute("PRAGMA table_info(vectores)")
+                    for row in conn.execute("PRAGMA table_info(vectores)")
                 ]
+                if columns and columns != _VECTORES_COLUMNS:
+                    raise MemoryStoreError(
+                        f"{self.path}: its 'vectores' table is not the memory table "
+                        f"(texto, dimension, vector): {columns}"
+                    )
+                migrate(conn, MIGRATIONS)
         except BaseException:
-            self._conn.close()
-            self._conn = None
+            conn.close()
             raise
-        if columns != [("texto", "TEXT", 1), ("dimension", "INTEGER", 0), ("vector", "BLOB", 0)]:
-            self.close()
-            raise MemoryStoreError(
-                f"{self.path}: its 'vectores' table is not the memory table "
-                f"(texto, dimension, vector): {columns}"
-            )
+        self._conn = conn
         # the index, loaded on first search (listing never needs it)
         self._loaded = False
         self._matrix: Vector = np.zeros((0, self.dimension), dtype=np.float32)
@@ -315,6 +315,8 @@ class SQLiteMemoryStore:
         self._data_version = -1
         self._last_seq = 0
         self._last_prune = 0
+        #: rows of the right dimension, model and length whose values are not finite
+        self._bad_rows: set[str] = set()
         #: how many full loads and incremental syncs happened (tests and the bench read it)
         self.full_loads = 0
         self.incremental_syncs = 0
@@ -364,12 +366,18 @@ class SQLiteMemoryStore:
         norm = float(np.linalg.norm(array))
         return array / norm if norm > 0 else array
 
+    def _in_space(self, dimension: int, blob: bytes | None, embedder: str) -> bool:
+        """Right dimension, model and blob length (values may still be non-finite)."""
+        return (
+            dimension == self.dimension
+            and not (embedder and self.model and embedder != self.model)
+            and isinstance(blob, bytes)
+            and len(blob) == dimension * 4
+        )
+
     def _searchable(self, dimension: int, blob: bytes | None, embedder: str) -> Vector | None:
-        if dimension != self.dimension:
-            return None
-        if embedder and self.model and embedder != self.model:
-            return None
-        if blob is None:
+        """The normalised vector of a row the current embedder can search, else None."""
+        if blob is None or not self._in_space(dimension, blob, embedder):
             return None
         vector = from_blob(blob, dimension)
         if vector is None:
@@ -409,6 +417,7 @@ class SQLiteMemoryStore:
                 capacity = max(1024, int(count * 1.25))
                 matrix = np.empty((capacity, d), dtype=np.float32)
                 texts: list[str] = []
+                bad_rows: set[str] = set()
                 cursor = conn.execute(_SELECT_ROW + " WHERE v.dimension = ?", (d,))
                 n = 0
                 while True:
@@ -429,6 +438,7 @@ class SQLiteMemoryStore:
                     )
                     finite = np.isfinite(block).all(axis=1)
                     if not finite.all():
+                        bad_rows.update(r[0] for r, ok in zip(good, finite, strict=True) if not ok)
                         good = [r for r, ok in zip(good, finite, strict=True) if ok]
                         block = block[finite]
                     if n + len(good) > matrix.shape[0]:  # rows added since the count
@@ -445,6 +455,7 @@ class SQLiteMemoryStore:
         self._matrix = matrix
         self._texts = texts
         self._rows = {text: row for row, text in enumerate(texts)}
+        self._bad_rows = bad_rows
         self._last_seq = last_seq
         self._data_version = version
         self._loaded = True
@@ -477,13 +488,16 @@ class SQLiteMemoryStore:
                 vector = self._searchable(row[1], row[2], row[3]) if row else None
                 if vector is None:
                     self._remove_row(text)
-                else:
-                    self._put_row(text, vector)
+                    if row and self._in_space(row[1], row[2], row[3]):
+                        self._bad_rows.add(text)  # right shape, values not finite
+                    continue
+                self._put_row(text, vector)
         self._last_seq = max_seq
         self._data_version = version
         self.incremental_syncs += 1
 
     def _put_row(self, text: str, vector: Vector) -> None:
+        self._bad_rows.discard(text)
         row = self._rows.get(text)
         if row is None:
             row = len(self._texts)
@@ -494,6 +508,7 @@ class SQLiteMemoryStore:
         self._matrix[row] = vector
 
     def _remove_row(self, text: str) -> None:
+        self._bad_rows.discard(text)
         row = self._rows.pop(text, None)
         if row is None:
             return
@@ -665,6 +680,7 @@ class SQLiteMemoryStore:
                     (self.dimension, self.dimension * 4, self.model),
                 )
             ]
+            todo += sorted(self._bad_rows.difference(todo))
         progress.start(len(todo), f"re-embedding {len(todo)} memories")
         done = 0
         for start in range(0, len(todo), batch_size):
@@ -805,7 +821,9 @@ class SQLiteMemoryStore:
                 other_models[embedder] = other_models.get(embedder, 0) + count
             else:
                 searchable += count
-        return StoreStats(total, searchable, other_dimensions, other_models, unreadable)
+        with self._lock:
+            bad = len(self._bad_rows)  # known once loaded: right length, values not finite
+        return StoreStats(total, searchable - bad, other_dimensions, other_models, unreadable + bad)
 
     @property
     def loaded_rows(self) -> int:

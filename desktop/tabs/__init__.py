@@ -18,7 +18,7 @@ from desktop.workers import WorkerPool
 #: (objectName, title, SPEC ids, module or None while the assistant has not landed)
 TABS: list[tuple[str, str, str, str | None]] = [
     ("multiagent", "Multi-agent", "MA1–MA11", None),
-    ("memories", "Memories", "PA1–PA5", None),
+    ("memories", "Memories", "PA1–PA5", "desktop.tabs.memories"),
     ("conversations", "Conversations", "CA1–CA6", None),
     ("tutor", "Clinical tutor", "CT1–CT8", None),
 ]

@@ -1,0 +1,772 @@
+"""The personal memory assistant's tab (PA1–PA5): a chat beside the memories it keeps.
+
+Left: the conversation (``transcript``, ``chat_input``, ``send``), a "Remember" button on
+every message, and the facts proposed from the conversation waiting for a yes. Right: the
+memories used by the last answer with their similarity (``memories_used``), and the memory
+panel: search, add, edit, delete with undo, and — when the embedder changed — why recall is
+limited and a cancellable "Re-embed all".
+
+Every store and model call runs through the worker pool; this module only draws.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from backends.memories.assistant import (
+    FoundMemory,
+    MemoryStatus,
+    Proposal,
+    RememberOutcome,
+    TurnResult,
+    Undo,
+    get_service,
+)
+from backends.memories.store import Hit
+from backends.models.chat import Message
+from backends.progress import Progress
+from backends.services import Services
+from desktop.workers import Emit, JobHandle, WorkerPool
+
+#: memories shown in the list without a search (the rest are one search away)
+LIST_LIMIT = 500
+SEARCH_DELAY_MS = 250
+
+_STYLE = """
+QFrame#transcript_message { border-radius: 8px; padding: 4px; }
+QFrame#transcript_message[role="user"] { background: #e3effd; margin-left: 48px; }
+QFrame#transcript_message[role="assistant"] { background: #f1f1f1; margin-right: 48px; }
+QLabel#message_memories { color: #555; font-size: 11px; }
+QFrame#proposal { background: #fff8e1; border: 1px solid #f0d58c; border-radius: 6px; }
+QLabel#memory_status[limited="true"] { color: #8a4b00; font-weight: bold; }
+QLabel#memory_notice[error="true"] { color: #b00020; }
+"""
+
+
+class MessageBubble(QFrame):
+    """One message of the transcript, with its "Remember" button."""
+
+    def __init__(self, role: str, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("transcript_message")
+        self.setProperty("role", role)
+        self.role = role
+        self.hits: tuple[Hit, ...] = ()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        header = QHBoxLayout()
+        who = QLabel(self.tr("You") if role == "user" else self.tr("Assistant"))
+        who.setObjectName("message_role")
+        who.setStyleSheet("font-weight: bold")
+        header.addWidget(who)
+        header.addStretch(1)
+        self.remember_button = QToolButton()
+        self.remember_button.setObjectName("remember_message")
+        self.remember_button.setText(self.tr("Remember"))
+        self.remember_button.setToolTip(self.tr("Store this message as a memory"))
+        self.remember_button.setEnabled(False)
+        header.addWidget(self.remember_button)
+        layout.addLayout(header)
+        self.text_label = QLabel(text)
+        self.text_label.setObjectName("message_text")
+        self.text_label.setWordWrap(True)
+        self.text_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.text_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.text_label)
+        self.memories_label = QLabel("")
+        self.memories_label.setObjectName("message_memories")
+        self.memories_label.setWordWrap(True)
+        self.memories_label.setVisible(False)
+        layout.addWidget(self.memories_label)
+
+    @property
+    def text(self) -> str:
+        return str(self.text_label.text())
+
+    def append(self, piece: str) -> None:
+        self.text_label.setText(self.text_label.text() + piece)
+
+    def finish(self, text: str, hits: tuple[Hit, ...], note: str = "") -> None:
+        self.text_label.setText(text)
+        self.hits = hits
+        self.remember_button.setEnabled(bool(text.strip()))
+        if hits:
+            lines = [f"{h.similarity:.2f}  {h.text}" for h in hits]
+            self.memories_label.setText(self.tr("Memories used:") + "\n" + "\n".join(lines))
+            self.memories_label.setVisible(True)
+        elif note:
+            self.memories_label.setText(note)
+            self.memories_label.setVisible(True)
+
+
+class ProposalRow(QFrame):
+    """A memory proposed from the conversation (or a near duplicate) waiting for the user."""
+
+    def __init__(self, proposal: Proposal, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("proposal")
+        self.proposal = proposal
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        if proposal.kind == "update":
+            text = self.tr("Update “{0}” to “{1}”? (similarity {2:.2f})").format(
+                proposal.existing, proposal.text, proposal.similarity
+            )
+        else:
+            text = self.tr("Remember “{0}”?").format(proposal.text)
+        self.label = QLabel(text)
+        self.label.setObjectName("proposal_text")
+        self.label.setWordWrap(True)
+        layout.addWidget(self.label, 1)
+        self.accept_button = QPushButton(
+            self.tr("Update") if proposal.kind == "update" else self.tr("Remember")
+        )
+        self.accept_button.setObjectName("proposal_accept")
+        layout.addWidget(self.accept_button)
+        self.keep_both_button = QPushButton(self.tr("Keep both"))
+        self.keep_both_button.setObjectName("proposal_keep_both")
+        self.keep_both_button.setVisible(proposal.kind == "update")
+        layout.addWidget(self.keep_both_button)
+        self.dismiss_button = QPushButton(self.tr("Dismiss"))
+        self.dismiss_button.setObjectName("proposal_dismiss")
+        layout.addWidget(self.dismiss_button)
+
+
+class MemoriesTab(QWidget):
+    """The memory assistant: chat, memories used, memory panel."""
+
+    def __init__(self, services: Services, workers: WorkerPool, parent: QWidget | None) -> None:
+        super().__init__(parent)
+        self.setObjectName("memories")
+        self.services = services
+        self.workers = workers
+        self.history: list[Message] = []
+        self.undo_stack: list[Undo] = []
+        self.status: MemoryStatus | None = None
+        self._turn: JobHandle | None = None
+        self._answer: MessageBubble | None = None
+        self._reembed: JobHandle | None = None
+        self._refresh_serial = 0
+        self._ready = False
+        self.setStyleSheet(_STYLE)
+        self._build()
+        self._connect_signals()
+        self._open()
+
+    # -- construction ----------------------------------------------------------------------
+    def _build(self) -> None:
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter.setObjectName("memories_splitter")
+        splitter.addWidget(self._build_chat())
+        splitter.addWidget(self._build_panel())
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(splitter)
+        self.undo_shortcut = QShortcut(QKeySequence(QKeySequence.StandardKey.Undo), self)
+        self.undo_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.delete_shortcut = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self)
+        self.delete_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.search_timer = QTimer(self)
+        self.search_timer.setObjectName("memory_search_timer")
+        self.search_timer.setSingleShot(True)
+        self.search_timer.setInterval(SEARCH_DELAY_MS)
+
+    def _build_chat(self) -> QWidget:
+        chat = QWidget()
+        layout = QVBoxLayout(chat)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.transcript = QScrollArea()
+        self.transcript.setObjectName("transcript")
+        self.transcript.setWidgetResizable(True)
+        self.transcript.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body = QWidget()
+        body.setObjectName("transcript_body")
+        self.transcript_body = body
+        self.messages_layout = QVBoxLayout(body)
+        self.messages_layout.setSpacing(8)
+        self.intro = QLabel(
+            self.tr(
+                "Tell me about yourself and ask me anything: I recall what you told me before, "
+                "even in another session. “Remember that …” stores a fact; every message has a "
+                "Remember button."
+            )
+        )
+        self.intro.setObjectName("transcript_intro")
+        self.intro.setWordWrap(True)
+        self.intro.setStyleSheet("color: #666")
+        self.messages_layout.addWidget(self.intro)
+        self.messages_layout.addStretch(1)
+        self.transcript.setWidget(body)
+        layout.addWidget(self.transcript, 1)
+
+        self.proposals = QFrame()
+        self.proposals.setObjectName("proposals")
+        self.proposals_layout = QVBoxLayout(self.proposals)
+        self.proposals_layout.setContentsMargins(0, 0, 0, 0)
+        self.proposals.setVisible(False)
+        layout.addWidget(self.proposals)
+
+        row = QHBoxLayout()
+        self.chat_input = QLineEdit()
+        self.chat_input.setObjectName("chat_input")
+        self.chat_input.setPlaceholderText(self.tr("Message (Enter to send)…"))
+        row.addWidget(self.chat_input, 1)
+        self.send = QPushButton(self.tr("Send"))
+        self.send.setObjectName("send")
+        self.send.setEnabled(False)
+        row.addWidget(self.send)
+        self.stop = QPushButton(self.tr("Stop"))
+        self.stop.setObjectName("stop")
+        self.stop.setVisible(False)
+        row.addWidget(self.stop)
+        layout.addLayout(row)
+        return chat
+
+    def _build_panel(self) -> QWidget:
+        panel = QWidget()
+        layout = QVBoxLayout(panel)
+        layout.setContentsMargins(0, 0, 0, 0)
+
+        self.memories_used_title = QLabel(self.tr("<b>Memories used by the last answer</b>"))
+        self.memories_used_title.setObjectName("memories_used_title")
+        self.memories_used_title.setWordWrap(True)
+        layout.addWidget(self.memories_used_title)
+        self.memories_used = QTreeWidget()
+        self.memories_used.setObjectName("memories_used")
+        self.memories_used.setHeaderLabels([self.tr("Similarity"), self.tr("Memory")])
+        self.memories_used.setRootIsDecorated(False)
+        self.memories_used.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.memories_used.setMaximumHeight(140)
+        layout.addWidget(self.memories_used)
+
+        title = QLabel(self.tr("<b>Memories</b>"))
+        layout.addWidget(title)
+        self.memory_status = QLabel(self.tr("Loading memories…"))
+        self.memory_status.setObjectName("memory_status")
+        self.memory_status.setWordWrap(True)
+        layout.addWidget(self.memory_status)
+        reembed_row = QHBoxLayout()
+        self.reembed_all = QPushButton(self.tr("Re-embed all"))
+        self.reembed_all.setObjectName("reembed_all")
+        self.reembed_all.setToolTip(
+            self.tr("Give every memory a vector of the current embedder so all are searched")
+        )
+        self.reembed_all.setVisible(False)
+        reembed_row.addWidget(self.reembed_all)
+        self.reembed_progress = QProgressBar()
+        self.reembed_progress.setObjectName("reembed_progress")
+        self.reembed_progress.setVisible(False)
+        reembed_row.addWidget(self.reembed_progress, 1)
+        self.reembed_cancel = QPushButton(self.tr("Cancel"))
+        self.reembed_cancel.setObjectName("reembed_cancel")
+        self.reembed_cancel.setVisible(False)
+        reembed_row.addWidget(self.reembed_cancel)
+        layout.addLayout(reembed_row)
+
+        self.memory_search_box = QLineEdit()
+        self.memory_search_box.setObjectName("memory_search_box")
+        self.memory_search_box.setPlaceholderText(self.tr("Search memories…"))
+        self.memory_search_box.setClearButtonEnabled(True)
+        layout.addWidget(self.memory_search_box)
+
+        self.memory_list = QListWidget()
+        self.memory_list.setObjectName("memory_list")
+        self.memory_list.setWordWrap(True)
+        self.memory_list.setSpacing(2)
+        self.memory_list.setAlternatingRowColors(True)
+        self.memory_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.memory_list.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+        )
+        layout.addWidget(self.memory_list, 1)
+
+        add_row = QHBoxLayout()
+        self.memory_new = QLineEdit()
+        self.memory_new.setObjectName("memory_new")
+        self.memory_new.setPlaceholderText(self.tr("New memory…"))
+        add_row.addWidget(self.memory_new, 1)
+        self.memory_add = QPushButton(self.tr("Add"))
+        self.memory_add.setObjectName("memory_add")
+        add_row.addWidget(self.memory_add)
+        layout.addLayout(add_row)
+
+        buttons = QHBoxLayout()
+        self.memory_edit = QPushButton(self.tr("Edit"))
+        self.memory_edit.setObjectName("memory_edit")
+        self.memory_delete = QPushButton(self.tr("Delete"))
+        self.memory_delete.setObjectName("memory_delete")
+        for button in (self.memory_edit, self.memory_delete):
+            button.setEnabled(False)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+
+        notice_row = QHBoxLayout()
+        self.memory_notice = QLabel("")
+        self.memory_notice.setObjectName("memory_notice")
+        self.memory_notice.setWordWrap(True)
+        self.memory_notice.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        notice_row.addWidget(self.memory_notice, 1)
+        self.memory_undo = QPushButton(self.tr("Undo"))
+        self.memory_undo.setObjectName("memory_undo")
+        self.memory_undo.setToolTip(self.tr("Undo the last change to the memories (Ctrl+Z)"))
+        self.memory_undo.setEnabled(False)
+        notice_row.addWidget(self.memory_undo)
+        layout.addLayout(notice_row)
+        return panel
+
+    def _connect_signals(self) -> None:
+        self.send.clicked.connect(self._on_send_clicked)
+        self.chat_input.returnPressed.connect(self._on_send_clicked)
+        self.stop.clicked.connect(self._on_stop_clicked)
+        self.memory_search_box.textChanged.connect(self._on_search_text_changed)
+        self.search_timer.timeout.connect(self.refresh)
+        self.memory_list.currentItemChanged.connect(self._on_current_item_changed)
+        self.memory_list.itemChanged.connect(self._on_item_changed)
+        self.memory_new.returnPressed.connect(self._on_memory_add_clicked)
+        self.memory_add.clicked.connect(self._on_memory_add_clicked)
+        self.memory_edit.clicked.connect(self._on_memory_edit_clicked)
+        self.memory_delete.clicked.connect(self._on_memory_delete_clicked)
+        self.memory_undo.clicked.connect(self._on_undo_triggered)
+        self.undo_shortcut.activated.connect(self._on_undo_triggered)
+        self.delete_shortcut.activated.connect(self._on_delete_shortcut_activated)
+        self.reembed_all.clicked.connect(self._on_reembed_all_clicked)
+        self.reembed_cancel.clicked.connect(self._on_reembed_cancel_clicked)
+        bar = self.transcript.verticalScrollBar()
+        bar.rangeChanged.connect(self._on_transcript_range_changed)
+
+    # -- jobs ------------------------------------------------------------------------------
+    def _start(self, name: str, job: Any, on_success: Any) -> JobHandle:
+        handle = self.workers.start(name, job)
+        handle.signals.succeeded.connect(on_success)
+        handle.signals.failed.connect(self._on_job_failed)
+        return handle
+
+    def _open(self) -> None:
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> MemoryStatus:
+            return get_service(services).open()
+
+        self._start("memories: open", job, self._on_open_succeeded)
+
+    def _on_open_succeeded(self, status: MemoryStatus) -> None:
+        self._ready = True
+        self.send.setEnabled(True)
+        self._show_status(status)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Reload the memory list (and status) for the current search text."""
+        services = self.services
+        query = self.memory_search_box.text()
+        self._refresh_serial += 1
+        serial = self._refresh_serial
+
+        def job(progress: Progress, emit: Emit) -> tuple[int, str, list[FoundMemory], MemoryStatus]:
+            assistant = get_service(services)
+            return serial, query, assistant.find(query, limit=LIST_LIMIT), assistant.status()
+
+        self._start("memories: list", job, self._on_refresh_succeeded)
+
+    def _on_refresh_succeeded(
+        self, result: tuple[int, str, list[FoundMemory], MemoryStatus]
+    ) -> None:
+        serial, _query, found, status = result
+        if serial != self._refresh_serial:
+            return  # an older refresh finishing late
+        self._show_status(status)
+        current = self.memory_list.currentItem()
+        selected = current.data(Qt.ItemDataRole.UserRole) if current else None
+        self.memory_list.blockSignals(True)
+        self.memory_list.clear()
+        for entry in found:
+            memory = entry.memory
+            item = QListWidgetItem(memory.text)
+            item.setData(Qt.ItemDataRole.UserRole, memory.text)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(memory.updated_at))
+            tip = self.tr("Source: {0} · updated {1} · {2}").format(
+                memory.source, when, memory.embedder or self.tr("unknown model")
+            )
+            if entry.similarity is not None:
+                item.setText(f"{memory.text}    ({entry.similarity:.2f})")
+                item.setData(Qt.ItemDataRole.UserRole + 1, entry.similarity)
+            if not memory.searchable:
+                item.setForeground(Qt.GlobalColor.gray)
+                tip += "\n" + self.tr("Not searched until re-embedded ({0}-d, {1})").format(
+                    memory.dimension, memory.embedder or self.tr("unknown model")
+                )
+            item.setToolTip(tip)
+            self.memory_list.addItem(item)
+            if memory.text == selected:
+                self.memory_list.setCurrentItem(item)
+        self.memory_list.blockSignals(False)
+        self._on_current_item_changed(self.memory_list.currentItem(), None)
+
+    def _show_status(self, status: MemoryStatus) -> None:
+        self.status = status
+        stats = status.stats
+        if status.recall_limited:
+            text = status.limited_recall_message()
+            self.memory_status.setProperty("limited", "true")
+        else:
+            text = self.tr("{0} memories · recall at similarity ≥ {1:.2f} ({2})").format(
+                stats.total, status.recall_threshold, status.embedder
+            )
+            self.memory_status.setProperty("limited", "false")
+        self.memory_status.setText(text)
+        self.memory_status.style().unpolish(self.memory_status)
+        self.memory_status.style().polish(self.memory_status)
+        running = self._reembed is not None
+        self.reembed_all.setVisible(status.recall_limited and not running)
+
+    def _on_job_failed(self, message: str, environment: bool) -> None:
+        if environment:
+            self._notice(message, error=True)
+        else:
+            self._notice(self.tr("Something went wrong (see the log): {0}").format(message), True)
+        if self._turn is None and self._ready:
+            self.send.setEnabled(True)
+
+    def _notice(self, text: str, error: bool = False) -> None:
+        self.memory_notice.setText(text)
+        self.memory_notice.setProperty("error", "true" if error else "false")
+        self.memory_notice.style().unpolish(self.memory_notice)
+        self.memory_notice.style().polish(self.memory_notice)
+
+    # -- chat ------------------------------------------------------------------------------
+    def _add_bubble(self, role: str, text: str) -> MessageBubble:
+        bubble = MessageBubble(role, text)
+        bubble.remember_button.clicked.connect(self._on_remember_message_clicked)
+        self.messages_layout.insertWidget(self.messages_layout.count() - 1, bubble)
+        return bubble
+
+    def messages(self) -> list[MessageBubble]:
+        return [w for w in self.transcript_body.findChildren(MessageBubble)]
+
+    def _on_send_clicked(self) -> None:
+        message = self.chat_input.text().strip()
+        if not message or self._turn is not None or not self._ready:
+            return
+        self.chat_input.clear()
+        user = self._add_bubble("user", message)
+        user.remember_button.setEnabled(True)
+        self._answer = self._add_bubble("assistant", "")
+        history = list(self.history)
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> TurnResult:
+            return get_service(services).turn(
+                message, history, on_token=emit, should_stop=lambda: progress.cancelled
+            )
+
+        handle = self._start("memories: turn", job, self._on_turn_succeeded)
+        handle.signals.item.connect(self._on_turn_item)
+        handle.signals.finished.connect(self._on_turn_finished)
+        handle.signals.cancelled.connect(self._on_turn_cancelled)
+        self._turn = handle
+        self.send.setEnabled(False)
+        self.stop.setVisible(True)
+
+    def _on_turn_item(self, piece: object) -> None:
+        if self._answer is not None:
+            self._answer.append(str(piece))
+
+    def _on_turn_succeeded(self, result: TurnResult) -> None:
+        bubble = self._answer
+        note = ""
+        if result.remembered is None and not result.used:
+            note = self.tr("No memory reached similarity {0:.2f}").format(result.threshold)
+        if bubble is not None:
+            bubble.finish(result.answer, result.used, note)
+        self.history += [Message("user", result.message), Message("assistant", result.answer)]
+        if result.remembered is None:  # a "remember that" turn recalls nothing
+            self._show_used(result.message, result.used)
+        if result.remembered is not None:
+            self._after_outcome(result.remembered)
+        for proposal in result.proposals:
+            self._add_proposal(proposal)
+
+    def _on_turn_cancelled(self) -> None:
+        if self._answer is not None:
+            self._answer.finish(self._answer.text + " " + self.tr("[stopped]"), ())
+
+    def _on_turn_finished(self) -> None:
+        self._turn = None
+        self._answer = None
+        self.stop.setVisible(False)
+        self.send.setEnabled(self._ready)
+
+    def _on_stop_clicked(self) -> None:
+        if self._turn is not None:
+            self._turn.cancel()
+
+    def _show_used(self, question: str, hits: tuple[Hit, ...]) -> None:
+        short = question if len(question) <= 60 else question[:57] + "…"
+        self.memories_used_title.setText(
+            self.tr("<b>Memories used to answer</b> “{0}”").format(short.replace("<", "&lt;"))
+        )
+        self.memories_used.clear()
+        for hit in hits:
+            item = QTreeWidgetItem([f"{hit.similarity:.2f}", hit.text])
+            item.setData(0, Qt.ItemDataRole.UserRole, hit.similarity)
+            item.setToolTip(1, hit.text)
+            self.memories_used.addTopLevelItem(item)
+
+    def _on_transcript_range_changed(self, minimum: int, maximum: int) -> None:
+        self.transcript.verticalScrollBar().setValue(maximum)
+
+    def _on_remember_message_clicked(self) -> None:
+        button = self.sender()
+        bubble = button.parent() if button is not None else None
+        if not isinstance(bubble, MessageBubble) or not bubble.text.strip():
+            return
+        self._remember(bubble.text, "message")
+
+    # -- creating, editing, deleting memories ----------------------------------------------
+    def _remember(self, text: str, source: str) -> None:
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> RememberOutcome:
+            return get_service(services).remember(text, source=source)
+
+        self._start("memories: remember", job, self._on_outcome)
+
+    def _on_memory_add_clicked(self) -> None:
+        text = self.memory_new.text().strip()
+        if text:
+            self.memory_new.clear()
+            self._remember(text, "user")
+
+    def _on_outcome(self, outcome: RememberOutcome) -> None:
+        self._after_outcome(outcome)
+
+    def _after_outcome(self, outcome: RememberOutcome) -> None:
+        if outcome.status == "near_duplicate":
+            proposal = outcome.proposal
+            if proposal is not None:
+                self._add_proposal(proposal)
+            self._notice(
+                self.tr(
+                    "A very similar memory exists: “{0}” ({1:.2f}). Update it or keep both?"
+                ).format(outcome.existing, outcome.similarity)
+            )
+            return
+        if outcome.status == "duplicate":
+            self._notice(self.tr("Already remembered: “{0}”").format(outcome.text))
+            return
+        if outcome.status == "updated":
+            self._notice(self.tr("Updated: “{0}” → “{1}”").format(outcome.existing, outcome.text))
+        else:
+            self._notice(self.tr("Remembered: “{0}”").format(outcome.text))
+        if outcome.undo is not None:
+            self._push_undo(outcome.undo)
+        self.refresh()
+
+    def _add_proposal(self, proposal: Proposal) -> None:
+        for row in self.proposals.findChildren(ProposalRow):
+            if row.proposal == proposal:
+                return
+        row = ProposalRow(proposal)
+        row.accept_button.clicked.connect(self._on_proposal_accept_clicked)
+        row.keep_both_button.clicked.connect(self._on_proposal_keep_both_clicked)
+        row.dismiss_button.clicked.connect(self._on_proposal_dismiss_clicked)
+        self.proposals_layout.addWidget(row)
+        self.proposals.setVisible(True)
+
+    def _proposal_row(self) -> ProposalRow | None:
+        button = self.sender()
+        row = button.parent() if button is not None else None
+        return row if isinstance(row, ProposalRow) else None
+
+    def _drop_proposal(self, row: ProposalRow) -> None:
+        row.setParent(None)
+        row.deleteLater()
+        remaining = [r for r in self.proposals.findChildren(ProposalRow) if r is not row]
+        self.proposals.setVisible(bool(remaining))
+
+    def _accept(self, keep_both: bool) -> None:
+        row = self._proposal_row()
+        if row is None:
+            return
+        proposal = row.proposal
+        self._drop_proposal(row)
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> RememberOutcome:
+            return get_service(services).accept(proposal, keep_both=keep_both)
+
+        self._start("memories: accept proposal", job, self._on_outcome)
+
+    def _on_proposal_accept_clicked(self) -> None:
+        self._accept(keep_both=False)
+
+    def _on_proposal_keep_both_clicked(self) -> None:
+        self._accept(keep_both=True)
+
+    def _on_proposal_dismiss_clicked(self) -> None:
+        row = self._proposal_row()
+        if row is not None:
+            self._drop_proposal(row)
+
+    def _on_current_item_changed(self, current: Any, previous: Any) -> None:
+        has = current is not None
+        self.memory_edit.setEnabled(has)
+        self.memory_delete.setEnabled(has)
+
+    def _on_memory_edit_clicked(self) -> None:
+        item = self.memory_list.currentItem()
+        if item is not None:
+            self.memory_list.blockSignals(True)
+            item.setText(str(item.data(Qt.ItemDataRole.UserRole)))  # without the similarity
+            self.memory_list.blockSignals(False)
+            self.memory_list.editItem(item)
+
+    def _on_item_changed(self, item: QListWidgetItem) -> None:
+        old = str(item.data(Qt.ItemDataRole.UserRole))
+        new = item.text().strip()
+        if item.data(Qt.ItemDataRole.UserRole + 1) is not None and new.startswith(old):
+            return  # only the similarity suffix was put back
+        if not new or new == old:
+            return
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> RememberOutcome:
+            return get_service(services).update(old, new, source="edit")
+
+        handle = self._start("memories: edit", job, self._on_outcome)
+        handle.signals.failed.connect(self._on_edit_failed)
+
+    def _on_edit_failed(self, message: str, environment: bool) -> None:
+        self.refresh()  # put the list back as it is stored
+
+    def _on_memory_delete_clicked(self) -> None:
+        item = self.memory_list.currentItem()
+        if item is None:
+            return
+        text = str(item.data(Qt.ItemDataRole.UserRole))
+        row = self.memory_list.row(item)
+        self.memory_list.takeItem(row)  # at once; the store follows in the worker
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> Undo:
+            return get_service(services).delete(text)
+
+        handle = self._start("memories: delete", job, self._on_delete_succeeded)
+        handle.signals.failed.connect(self._on_edit_failed)
+
+    def _on_delete_shortcut_activated(self) -> None:
+        if self.memory_list.hasFocus():
+            self._on_memory_delete_clicked()
+
+    def _on_delete_succeeded(self, undo: Undo) -> None:
+        self._push_undo(undo)
+        text = undo.restore[0].memory.text if undo.restore else ""
+        self._notice(self.tr("Deleted “{0}”.").format(text))
+        self.refresh()
+
+    def _push_undo(self, undo: Undo) -> None:
+        self.undo_stack.append(undo)
+        self.memory_undo.setEnabled(True)
+        self.memory_undo.setToolTip(self.tr("Undo {0} (Ctrl+Z)").format(undo.description))
+
+    def _on_undo_triggered(self) -> None:
+        if not self.undo_stack:
+            return
+        undo = self.undo_stack.pop()
+        self.memory_undo.setEnabled(bool(self.undo_stack))
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> Undo:
+            get_service(services).undo(undo)
+            return undo
+
+        self._start("memories: undo", job, self._on_undo_succeeded)
+
+    def _on_undo_succeeded(self, undo: Undo) -> None:
+        self._notice(self.tr("Undone: {0}").format(undo.description))
+        self.refresh()
+
+    def _on_search_text_changed(self, text: str) -> None:
+        self.search_timer.start()
+
+    # -- re-embedding ----------------------------------------------------------------------
+    def _on_reembed_all_clicked(self) -> None:
+        if self._reembed is not None:
+            return
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> int:
+            return get_service(services).reembed(progress)
+
+        handle = self._start("memories: re-embed", job, self._on_reembed_succeeded)
+        handle.signals.progress.connect(self._on_reembed_progress)
+        handle.signals.cancelled.connect(self._on_reembed_cancelled)
+        handle.signals.finished.connect(self._on_reembed_finished)
+        self._reembed = handle
+        self.reembed_all.setVisible(False)
+        self.reembed_progress.setRange(0, 0)
+        self.reembed_progress.setVisible(True)
+        self.reembed_cancel.setVisible(True)
+
+    def _on_reembed_progress(self, done: int, total: int, message: str) -> None:
+        self.reembed_progress.setRange(0, max(total, 1))
+        self.reembed_progress.setValue(done)
+        self.reembed_progress.setFormat(self.tr("{0} of {1} re-embedded").format(done, total))
+
+    def _on_reembed_cancel_clicked(self) -> None:
+        if self._reembed is not None:
+            self._reembed.cancel()
+
+    def _on_reembed_succeeded(self, count: int) -> None:
+        self._notice(self.tr("Re-embedded {0} memories: all are searched again.").format(count))
+
+    def _on_reembed_cancelled(self) -> None:
+        self._notice(
+            self.tr(
+                "Re-embedding stopped; what was done is kept. Recall stays limited until it "
+                "finishes."
+            )
+        )
+
+    def _on_reembed_finished(self) -> None:
+        self._reembed = None
+        self.reembed_progress.setVisible(False)
+        self.reembed_cancel.setVisible(False)
+        self.refresh()
+
+    def shutdown(self) -> None:
+        """Called on window close, after the workers stopped."""
+        self.search_timer.stop()
+
+
+def create(services: Services, workers: WorkerPool, parent: QWidget) -> QWidget:
+    return MemoriesTab(services, workers, parent)
