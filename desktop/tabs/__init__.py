@@ -19,7 +19,7 @@ from desktop.workers import WorkerPool
 TABS: list[tuple[str, str, str, str | None]] = [
     ("multiagent", "Multi-agent", "MA1–MA11", None),
     ("memories", "Memories", "PA1–PA5", "desktop.tabs.memories"),
-    ("conversations", "Conversations", "CA1–CA6", None),
+    ("conversations", "Conversations", "CA1–CA6", "desktop.tabs.conversations"),
     ("tutor", "Clinical tutor", "CT1–CT8", None),
 ]
 

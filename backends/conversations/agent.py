@@ -1,0 +1,634 @@
+"""The conversation agent (SPEC section 3): the only object the tab and the CLI talk to.
+
+It ties together the files (source of truth, :mod:`.files`), the SQLite index (:mod:`.index`),
+the derived Chroma vectors (:mod:`.vectors`), the key (:mod:`.keys`) and the chat models.
+Every method may block (files, models, Chroma): the desktop calls them through its worker
+pool, the CLI directly. Methods are thread-safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from backends.config import Config
+from backends.conversations import files as files_module
+from backends.conversations.errors import ConversationError, ConversationNotFoundError
+from backends.conversations.files import (
+    Conversation,
+    ConversationFiles,
+    FileStamp,
+    RotationReport,
+    StoredMessage,
+    new_id,
+    now_iso,
+    pending_rotation,
+)
+from backends.conversations.index import ConversationIndex, IndexRow, ReconcileReport, reconcile
+from backends.conversations.keys import HistoryCipher, KeyringStatus, KeyStore, key_id, validate_key
+from backends.conversations.vectors import (
+    ChromaVectorIndex,
+    SyncReport,
+    VectorIndex,
+    pointer_id,
+    split_pointer_id,
+    sync,
+)
+from backends.errors import CustodiaEnvironmentError
+from backends.models.chat import ChatModel, Message, Prompt, RetrievalOnlyChat, ShouldStop
+from backends.models.embedders import Embedder
+from backends.models.registry import CHAT_FACTORIES, ChatChoice
+from backends.net import http_json, is_loopback_host
+from backends.progress import Progress
+from backends.services import Services
+
+log = logging.getLogger(__name__)
+
+SYSTEM_PROMPT = (
+    "You are Custodia's conversation assistant. Answer the user's last message helpfully and "
+    "concisely. Passages from the user's earlier conversations may be given as context; use "
+    "them only when they are relevant."
+)
+#: messages of the current conversation sent with each turn
+HISTORY_MESSAGES = 20
+#: passages from other conversations offered to the model, and how similar they must be
+CONTEXT_PASSAGES = 3
+MIN_CONTEXT_SCORE = 0.3
+PASSAGE_CHARS = 400
+#: provider recorded for each kind of configured chat model
+PROVIDERS = {
+    "smollm2": "llama.cpp",
+    "scripted": "scripted",
+    "retrieval-only": "retrieval-only",
+    "ollama": "ollama",
+    "openai": "openai",
+}
+
+#: ``(config, embedder, fresh)``: with ``fresh`` the collection is dropped and made anew
+VectorFactory = Callable[[Config, Embedder, bool], VectorIndex]
+Never = Callable[[], bool]
+
+
+def _never() -> bool:
+    return False
+
+
+def default_vectors(config: Config, embedder: Embedder, fresh: bool = False) -> VectorIndex:
+    """Local persistent Chroma under the data dir, or the server at ``config.chroma_url``.
+
+    Only our collection is touched (``fresh`` drops it): the folder or server may hold other
+    assistants' collections.
+    """
+    if config.chroma_url:
+        return ChromaVectorIndex.server(
+            config.chroma_url,
+            timeout=config.network_timeout,
+            embedder_name=embedder.name,
+            dimension=embedder.dimension,
+            fresh=fresh,
+        )
+    return ChromaVectorIndex.local(
+        config.chroma_path, embedder_name=embedder.name, dimension=embedder.dimension, fresh=fresh
+    )
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """One entry of the provider/model picker."""
+
+    key: str  # what ``chat_model(key)`` understands: config names, "ollama:<m>", "openai:<m>"
+    provider: str
+    model: str
+    label: str
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    conversation_id: str
+    name: str
+    date: str
+    index: int
+    role: str
+    text: str
+    score: float
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    conversation_id: str
+    answer: str
+    provider: str
+    model: str
+    user_index: int
+    answer_index: int
+    context: int
+    stopped: bool
+    retrieval_only: bool
+    #: why past conversations could not be searched for context ("" when they were)
+    context_error: str = ""
+
+
+@dataclass(frozen=True)
+class EncryptionStatus:
+    encrypted: bool  # a key is set: new writes are encrypted
+    source: str  # session | environment | keyring | none
+    key_id: str
+    keyring: KeyringStatus
+    clear_files: int  # conversations still stored in clear
+    unreadable: int
+    rotation_pending: str  # new key id of an unfinished rotation, or ""
+
+    @property
+    def warning(self) -> bool:
+        return not self.encrypted or self.clear_files > 0 or bool(self.rotation_pending)
+
+
+@dataclass
+class ImportResult:
+    imported: list[tuple[str, str]] = field(default_factory=list)  # (id, name)
+    renamed: int = 0  # ids that clashed and got a new one
+    skipped: list[str] = field(default_factory=list)  # what could not be imported, and why
+
+
+class ConversationAgent:
+    """Files + index + vectors + key + chat models. Build with :func:`get_service`."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        embedder: Callable[[], Embedder],
+        chat: Callable[[], ChatChoice],
+        vectors: VectorFactory = default_vectors,
+        use_keyring: bool = True,
+    ) -> None:
+        self.config = config
+        self.folder = config.path("conversations")
+        self._embedder_factory = embedder
+        self._chat_factory = chat
+        self._vector_factory = vectors
+        self._lock = threading.RLock()
+        self._vector_lock = threading.RLock()
+        self._vectors: VectorIndex | None = None
+        self._models: dict[str, ChatModel] = {}
+        self._cache: OrderedDict[tuple[str, FileStamp], Conversation] = OrderedDict()
+        self.keys = KeyStore(config.conversations_key, use_keyring=use_keyring)
+        self.files = ConversationFiles(self.folder)
+        self.files.ensure()
+        self._apply_key()
+        self.index = ConversationIndex(config.path("conversations.sqlite3"))
+
+    # -- life cycle ------------------------------------------------------------------------
+    def start(self, progress: Progress | None = None) -> ReconcileReport:
+        """Clean crash leftovers and reconcile the index with the files (cheap when unchanged)."""
+        self.files.remove_stale_temporaries()
+        return self.reconcile(progress)
+
+    def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
+        with self._lock:
+            return reconcile(self.files, self.index, progress)
+
+    def close(self) -> None:
+        with self._vector_lock:
+            if self._vectors is not None:
+                self._vectors.close()
+                self._vectors = None
+        with self._lock:
+            self.index.close()
+
+    # -- keys ------------------------------------------------------------------------------
+    def _apply_key(self, extra_old: tuple[str, ...] = ()) -> None:
+        """(Re)build the cipher from the key store (and an unfinished rotation's keys)."""
+        key, _ = self.keys.current()
+        keys = [key] if key else []
+        pending = pending_rotation(self.folder)
+        if pending:
+            candidate = self.keys.pending()
+            if candidate and key_id(candidate) == pending and candidate not in keys:
+                keys.insert(0, candidate)  # rotation underway: write new, read both
+        keys.extend(k for k in extra_old if k and k not in keys)
+        with self._lock:
+            self.files.cipher = HistoryCipher(keys) if keys else None
+            self._cache.clear()
+
+    def encryption_status(self) -> EncryptionStatus:
+        key, source = self.keys.current()
+        rows = self.index.rows()
+        cipher = self.files.cipher
+        return EncryptionStatus(
+            encrypted=bool(key),
+            source=source,
+            key_id=cipher.primary_id if cipher else "",
+            keyring=self.keys.keyring(),
+            clear_files=sum(1 for r in rows if r.readable and not r.encrypted),
+            unreadable=sum(1 for r in rows if not r.readable),
+            rotation_pending=pending_rotation(self.folder),
+        )
+
+    def rotate_key(self, new_key: str, progress: Progress | None = None) -> RotationReport:
+        """Re-encrypt every conversation under ``new_key``, crash-safely and resumably.
+
+        With no key set before, this encrypts the clear conversations. The new key is
+        remembered (keyring when usable, else this session) once every file is done; while
+        it runs, and after an interruption, both keys are tried on read.
+        """
+        new_key = validate_key(new_key)
+        old_key, _ = self.keys.current()
+        old_keys = [k for k in (old_key, self.keys.pending()) if k and k != new_key]
+        self.keys.set_pending(new_key)  # lets the app resume after a crash (keyring only)
+        with self._lock:
+            self.files.cipher = HistoryCipher([new_key, *old_keys])
+            self._cache.clear()
+        try:
+            report = files_module.rotate(self.folder, new_key, old_keys, progress)
+        except BaseException:
+            self._apply_key(extra_old=(new_key, *old_keys))
+            raise
+        self.keys.remember(new_key)
+        self.keys.clear_pending()
+        self._apply_key()
+        self.reconcile()
+        return report
+
+    # -- conversations ---------------------------------------------------------------------
+    def conversations(self) -> list[IndexRow]:
+        return self.index.rows()
+
+    def load(self, conversation_id: str) -> Conversation:
+        """The conversation (decrypted), or a typed error for this conversation only."""
+        file = self.files.path(conversation_id).name
+        return self._read(file)
+
+    def _read(self, file: str) -> Conversation:
+        try:
+            stamp = FileStamp.of((self.folder / file).stat())
+        except FileNotFoundError:
+            raise ConversationNotFoundError(self.folder / file, "no such conversation") from None
+        except OSError as err:
+            raise ConversationError(self.folder / file, str(err)) from err
+        with self._lock:
+            cached = self._cache.get((file, stamp))
+            if cached is not None:
+                self._cache.move_to_end((file, stamp))
+                return _copy(cached)
+        conversation, stamp = self.files.read(file)
+        with self._lock:
+            self._cache[(file, stamp)] = conversation
+            while len(self._cache) > 64:
+                self._cache.popitem(last=False)
+        return _copy(conversation)
+
+    def _save(self, conversation: Conversation, *, create: bool = False) -> None:
+        """Write the file (atomically) and its index row."""
+        stamp = self.files.write(conversation, create=create)
+        cipher = self.files.cipher
+        row = IndexRow(
+            file=conversation.file,
+            name=conversation.name,
+            date=conversation.date,
+            provider=conversation.provider,
+            model=conversation.model,
+            path=str(self.folder / conversation.file),
+            messages=len(conversation.history),
+            encrypted=cipher is not None,
+            key_id=cipher.primary_id if cipher else "",
+            error=None,
+            stamp=stamp,
+        )
+        self.index.apply([row])
+
+    def create(self, name: str = "", choice: ModelChoice | None = None) -> Conversation:
+        """A new, empty conversation. The default name is the date: names stay in clear (CA2),
+        so they are never derived from the (encrypted) messages."""
+        choice = choice or self.model_choices()[0]
+        when = now_iso()
+        conversation = Conversation(
+            id=new_id(),
+            name=name.strip() or _default_name(when),
+            date=when,
+            provider=choice.provider,
+            model=choice.model,
+        )
+        with self._lock:
+            self._save(conversation, create=True)
+        return conversation
+
+    def rename(self, conversation_id: str, name: str) -> Conversation:
+        name = name.strip()
+        if not name:
+            raise ConversationError(conversation_id, "a conversation needs a name")
+        with self._lock:
+            conversation = self.load(conversation_id)  # refuses unreadable files
+            conversation.name = name
+            self._save(conversation)
+        return conversation
+
+    def delete(self, conversation_id: str) -> None:
+        with self._lock:
+            file = self.files.path(conversation_id).name
+            row = self.index.get(file)
+            self.files.delete(conversation_id)
+            self.index.apply([], [file])
+        self._drop_vectors(file, row.messages or 0 if row else 0)
+
+    def add(self, conversation: Conversation) -> tuple[str, bool]:
+        """Store an imported conversation under its id, or a new one on a clash (never
+        overwriting). Returns ``(id, renamed)``."""
+        renamed = False
+        if not files_module.is_valid_id(conversation.id):
+            conversation = replace(conversation, id=new_id())
+            renamed = True
+        with self._lock:
+            for _ in range(100):
+                try:
+                    self._save(conversation, create=True)
+                    return conversation.id, renamed
+                except FileExistsError:
+                    conversation = replace(conversation, id=new_id())
+                    renamed = True
+        raise ConversationError(conversation.id, "could not find a free conversation id")
+
+    # -- models ----------------------------------------------------------------------------
+    def model_choices(self) -> list[ModelChoice]:
+        """The configured model first, then retrieval-only and scripted."""
+        configured = self.config.chat_model
+        kind, _, arg = configured.partition(":")
+        provider = PROVIDERS.get(kind, kind)
+        model = arg or {"smollm2": "SmolLM2-135M-Instruct"}.get(kind, kind)
+        out = [ModelChoice(configured, provider, model, f"{model} ({provider}, configured)")]
+        for key, label in (
+            ("retrieval-only", "Retrieval-only (no generation)"),
+            ("scripted", "Scripted (deterministic test replies)"),
+        ):
+            if key != configured:
+                out.append(ModelChoice(key, key, key, label))
+        return out
+
+    def discover_models(self, timeout: float = 1.0) -> list[ModelChoice]:
+        """Models of a local Ollama and of the configured OpenAI-compatible server, if they
+        answer (loopback only, short timeout); nothing when none does."""
+        out: list[ModelChoice] = []
+        timeout = min(timeout, self.config.network_timeout)
+        known = {c.key for c in self.model_choices()}
+        ollama = self.config.ollama_url.rstrip("/")
+        if ollama and is_loopback_host(_host(ollama)):
+            with contextlib.suppress(CustodiaEnvironmentError):
+                reply = http_json(ollama + "/api/tags", None, timeout)
+                for item in reply.get("models", []) if isinstance(reply, dict) else []:
+                    name = str(item.get("name", "")) if isinstance(item, dict) else ""
+                    if name and f"ollama:{name}" not in known:
+                        out.append(
+                            ModelChoice(f"ollama:{name}", "ollama", name, f"{name} (Ollama)")
+                        )
+        openai = self.config.openai_url.rstrip("/")
+        if openai and is_loopback_host(_host(openai)):
+            with contextlib.suppress(CustodiaEnvironmentError):
+                reply = http_json(openai + "/models", None, timeout)
+                for item in reply.get("data", []) if isinstance(reply, dict) else []:
+                    name = str(item.get("id", "")) if isinstance(item, dict) else ""
+                    if name and f"openai:{name}" not in known:
+                        out.append(
+                            ModelChoice(f"openai:{name}", "openai", name, f"{name} (OpenAI API)")
+                        )
+        return out
+
+    def choice(self, key: str) -> ModelChoice:
+        for candidate in self.model_choices():
+            if candidate.key == key:
+                return candidate
+        kind, _, arg = key.partition(":")
+        if kind in ("ollama", "openai") and arg:
+            return ModelChoice(key, kind, arg, f"{arg} ({kind})")
+        raise CustodiaEnvironmentError(
+            f"unknown model {key!r}; choose one of "
+            f"{', '.join(c.key for c in self.model_choices())}, ollama:<model>, openai:<model>"
+        )
+
+    def chat_model(self, key: str) -> tuple[ChatModel, ModelChoice]:
+        """The chat model for a picker key (built once), and the choice describing it."""
+        choice = self.choice(key)
+        with self._lock:
+            model = self._models.get(key)
+        if model is None:
+            if key == self.config.chat_model:
+                chat_choice = self._chat_factory()
+                model = chat_choice.model
+                if chat_choice.fallback_reason:
+                    choice = ModelChoice(key, "retrieval-only", "retrieval-only", choice.label)
+            elif key == "retrieval-only":
+                model = RetrievalOnlyChat("chosen in the model picker")
+            else:
+                kind, _, arg = key.partition(":")
+                model = CHAT_FACTORIES[kind](self.config, arg)
+            with self._lock:
+                self._models[key] = model
+        if model.retrieval_only and choice.provider != "retrieval-only":
+            choice = ModelChoice(key, "retrieval-only", "retrieval-only", choice.label)
+        return model, choice
+
+    # -- chat ------------------------------------------------------------------------------
+    def ask(
+        self,
+        message: str,
+        conversation_id: str | None = None,
+        model_key: str | None = None,
+        on_token: Callable[[str], None] | None = None,
+        should_stop: ShouldStop = _never,
+    ) -> TurnResult:
+        """One turn: save the user's message, stream the answer, save it, index both."""
+        message = message.strip()
+        if not message:
+            raise CustodiaEnvironmentError("the message is empty")
+        model, choice = self.chat_model(model_key or self.config.chat_model)
+        conversation = self.load(conversation_id) if conversation_id else self.create(choice=choice)
+        context: list[str] = []
+        context_error = ""
+        try:
+            hits = self.search(message, CONTEXT_PASSAGES, exclude=conversation.id)
+            context = [_passage(h) for h in hits if h.score >= MIN_CONTEXT_SCORE]
+        except CustodiaEnvironmentError as err:
+            context_error = str(err)
+            log.warning("no context from past conversations: %s", err)
+        history = [
+            Message(m.role, m.content)
+            for m in conversation.history[-HISTORY_MESSAGES:]
+            if m.role in ("system", "user", "assistant")
+        ]
+        with self._lock:
+            conversation = self.load(conversation.id)  # newest version on disk
+            conversation.history.append(StoredMessage("user", message, now_iso()))
+            user_index = len(conversation.history) - 1
+            self._save(conversation)
+        prompt = Prompt(user=message, system=SYSTEM_PROMPT, history=history, context=context)
+        pieces: list[str] = []
+        stopped = False
+        for piece in model.stream(prompt, should_stop):
+            pieces.append(piece)
+            if on_token is not None:
+                on_token(piece)
+            if should_stop():
+                stopped = True
+                break
+        stopped = stopped or should_stop()
+        answer = "".join(pieces)
+        with self._lock:
+            conversation = self.load(conversation.id)
+            conversation.history.append(
+                StoredMessage("assistant", answer, now_iso(), f"{choice.provider}:{choice.model}")
+            )
+            conversation.provider, conversation.model = choice.provider, choice.model
+            answer_index = len(conversation.history) - 1
+            self._save(conversation)
+        self._index_messages(conversation, [user_index, answer_index])
+        return TurnResult(
+            conversation_id=conversation.id,
+            answer=answer,
+            provider=choice.provider,
+            model=choice.model,
+            user_index=user_index,
+            answer_index=answer_index,
+            context=len(context),
+            stopped=stopped,
+            retrieval_only=model.retrieval_only,
+            context_error=context_error,
+        )
+
+    # -- vectors ---------------------------------------------------------------------------
+    def embedder(self) -> Embedder:
+        return self._embedder_factory()
+
+    def vectors(self) -> VectorIndex:
+        """The vector index, opened on first use (a dimension or model mismatch raises)."""
+        with self._vector_lock:
+            if self._vectors is None:
+                self._vectors = self._vector_factory(self.config, self.embedder(), False)
+            return self._vectors
+
+    def sync_vectors(self, progress: Progress | None = None) -> SyncReport:
+        """Index missing messages, drop vectors of gone files/messages (start-up worker)."""
+        with self._vector_lock:
+            return sync(self.files, self.index, self.vectors(), self.embedder(), progress)
+
+    def rebuild_vectors(self, progress: Progress | None = None) -> SyncReport:
+        """Delete the vector index and rebuild it from the files (also after a model change)."""
+        with self._vector_lock:
+            if self._vectors is not None:
+                self._vectors.close()
+                self._vectors = None
+            embedder = self.embedder()
+            vectors = self._vector_factory(self.config, embedder, True)
+            self._vectors = vectors
+            self.reconcile()
+            return sync(self.files, self.index, vectors, embedder, progress)
+
+    def _index_messages(self, conversation: Conversation, positions: list[int]) -> None:
+        """Embed and upsert a few new messages; a failure is logged (the next sync repairs)."""
+        try:
+            with self._vector_lock:
+                vectors = self.vectors()
+                texts = [conversation.history[i].content or " " for i in positions]
+                matrix = self.embedder().embed_batch(texts)
+                vectors.upsert(
+                    [pointer_id(conversation.file, i) for i in positions],
+                    matrix,
+                    [{"file": conversation.file, "index": i} for i in positions],
+                )
+        except CustodiaEnvironmentError as err:
+            log.warning("new messages not indexed now (the next start catches up): %s", err)
+
+    def _drop_vectors(self, file: str, messages: int) -> None:
+        with self._vector_lock:
+            if self._vectors is None:
+                return  # not open: the next sync drops them
+            try:
+                self._vectors.delete([pointer_id(file, i) for i in range(messages)])
+            except CustodiaEnvironmentError as err:
+                log.warning("vectors of %s not dropped now: %s", file, err)
+
+    def search(
+        self, query: str, k: int = 10, exclude: str | None = None, min_score: float = 0.05
+    ) -> list[SearchHit]:
+        """Past messages most similar to ``query``: pointers from the index, text from the
+        files (decrypted here). Unreadable or vanished targets are skipped."""
+        query = query.strip()
+        if not query or k <= 0:
+            return []
+        embedder = self.embedder()
+        vectors = self.vectors()
+        vector = embedder.embed(query)
+        exclude_file = f"{exclude}{files_module.SUFFIX}" if exclude else None
+        want = k + (HISTORY_MESSAGES if exclude_file else 0)
+        hits = vectors.query(vector, want)
+        out: list[SearchHit] = []
+        for hit in hits:
+            parsed = split_pointer_id(hit.id)
+            if parsed is None or parsed[0] == exclude_file or hit.score < min_score:
+                continue
+            file, position = parsed
+            try:
+                conversation = self._read(file)
+            except ConversationError:
+                continue
+            if position >= len(conversation.history):
+                continue
+            msg = conversation.history[position]
+            out.append(
+                SearchHit(
+                    conversation.id,
+                    conversation.name,
+                    conversation.date,
+                    position,
+                    msg.role,
+                    msg.content,
+                    hit.score,
+                )
+            )
+            if len(out) >= k:
+                break
+        return out
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def get_service(services: Services) -> ConversationAgent:
+    """The agent of a :class:`~backends.services.Services`, built once, closed at exit."""
+    return services.service(
+        "conversations",
+        lambda: ConversationAgent(
+            services.config,
+            embedder=lambda: services.embedder,
+            chat=lambda: services.chat_choice,
+        ),
+        ConversationAgent.close,
+    )
+
+
+def _copy(conversation: Conversation) -> Conversation:
+    return replace(conversation, history=list(conversation.history))
+
+
+def _default_name(when: str) -> str:
+    try:
+        stamp = datetime.fromisoformat(when).astimezone()
+    except ValueError:
+        return "Conversation"
+    return f"Conversation {stamp:%Y-%m-%d %H:%M}"
+
+
+def _passage(hit: SearchHit) -> str:
+    text = " ".join(hit.text.split())
+    if len(text) > PASSAGE_CHARS:
+        text = text[: PASSAGE_CHARS - 1] + "…"
+    return f"[{hit.name}, {hit.date[:10]}] {hit.role}: {text}"
+
+
+def _host(url: str) -> str | None:
+    from urllib.parse import urlparse
+
+    return urlparse(url).hostname

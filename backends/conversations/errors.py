@@ -1,0 +1,67 @@
+"""Typed errors of the conversation agent. All are environment errors: shown, never fatal.
+
+A problem with one conversation file (wrong key, corrupt JSON, truncated token) is raised for
+that conversation only; listing, search and the other conversations keep working, and the
+file is never rewritten by Custodia while it cannot be read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backends.errors import CustodiaEnvironmentError
+
+
+class ConversationError(CustodiaEnvironmentError):
+    """Something is wrong with one conversation file; ``path`` names it."""
+
+    #: short machine-readable reason, shown in listings ("wrong key", "corrupt", ...)
+    reason = "unreadable"
+
+    def __init__(self, path: Path | str, message: str) -> None:
+        super().__init__(f"{Path(path).name}: {message}")
+        self.path = Path(path)
+        self.detail = message
+
+
+class ConversationNotFoundError(ConversationError):
+    reason = "not found"
+
+
+class CorruptConversationError(ConversationError):
+    """Not valid JSON, not our format, or a history token that is damaged or truncated."""
+
+    reason = "corrupt"
+
+
+class KeyRequiredError(ConversationError):
+    """The history is encrypted and no key is configured."""
+
+    reason = "key required"
+
+
+class WrongKeyError(ConversationError):
+    """The history is encrypted with a key other than the configured one(s)."""
+
+    reason = "wrong key"
+
+
+class InvalidKeyError(CustodiaEnvironmentError):
+    """A key that is not a Fernet key (32 url-safe base64-encoded bytes)."""
+
+
+class RotationInProgressError(CustodiaEnvironmentError):
+    """An interrupted key rotation must be resumed with the same new key first."""
+
+
+class EmbedderMismatchError(CustodiaEnvironmentError):
+    """The vector index was built by another embedder of the same dimension: rebuild it."""
+
+    def __init__(self, expected: str, got: str, where: str) -> None:
+        super().__init__(
+            f"{where}: the index was built with embedder {expected!r}, the configured one is "
+            f"{got!r}; their vectors cannot be compared. Rebuild the index to switch."
+        )
+        self.expected = expected
+        self.got = got
+        self.where = where

@@ -1,0 +1,489 @@
+"""One JSON file per conversation: the complete source of truth (CA1, CA2).
+
+A file looks like this (``history`` is a list when no key is set)::
+
+    {"format": "custodia.conversation", "version": 1, "id": "…", "name": "…",
+     "date": "2025-05-01T09:30:00+00:00", "provider": "ollama", "model": "llama3.2",
+     "encrypted": true, "key_id": "3f1c…", "history": "gAAAAAB…"}
+
+Only ``history`` (the messages, their times and the model that wrote each answer) is
+encrypted; name, date, provider and model stay in clear on purpose, so a listing never needs
+the key.
+
+Writes are atomic: a private temporary file in the same folder, ``fsync``, ``rename`` over
+the old file, ``fsync`` of the folder. A crash leaves the old file or the new one, never half
+of either. New files are linked into place (``os.link``), which fails instead of replacing
+an existing conversation. Files are 0600, the folder 0700.
+
+A file that cannot be read raises a :class:`ConversationError` subclass for that file only,
+and Custodia never writes over it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cryptography.fernet import InvalidToken
+
+from backends.conversations.errors import (
+    ConversationNotFoundError,
+    CorruptConversationError,
+    KeyRequiredError,
+    RotationInProgressError,
+    WrongKeyError,
+)
+from backends.conversations.keys import HistoryCipher, key_id
+from backends.errors import StoreUnavailableError
+from backends.progress import Progress
+
+FORMAT = "custodia.conversation"
+VERSION = 1
+SUFFIX = ".json"
+ROTATION_JOURNAL = ".rotation.journal"
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+ROLES = ("system", "user", "assistant", "tool")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def is_valid_id(value: str) -> bool:
+    return bool(_ID.match(value))
+
+
+@dataclass
+class StoredMessage:
+    role: str
+    content: str
+    time: str = ""
+    #: the model that wrote an assistant message ("provider:model"), "" otherwise
+    model: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        out = {"role": self.role, "content": self.content, "time": self.time}
+        if self.model:
+            out["model"] = self.model
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any) -> StoredMessage:
+        if not isinstance(data, dict):
+            raise ValueError("a message is not an object")
+        role, content = data.get("role"), data.get("content")
+        if not isinstance(role, str) or not isinstance(content, str):
+            raise ValueError("a message lacks a text role or content")
+        when = data.get("time", "")
+        model = data.get("model", "")
+        return cls(role, content, when if isinstance(when, str) else "", str(model or ""))
+
+
+@dataclass
+class Conversation:
+    id: str
+    name: str
+    date: str
+    provider: str
+    model: str
+    history: list[StoredMessage] = field(default_factory=list)
+    #: how the file was stored when it was read (for the status line and rotation)
+    encrypted: bool = False
+    key_id: str = ""
+
+    @property
+    def file(self) -> str:
+        return self.id + SUFFIX
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """What changes whenever a file is replaced: inode (atomic rename), mtime, size."""
+
+    ino: int
+    mtime_ns: int
+    size: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileStamp:
+        return cls(st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class ConversationFiles:
+    """The folder of conversation files, read and written with an optional cipher."""
+
+    def __init__(self, folder: Path, cipher: HistoryCipher | None = None) -> None:
+        self.folder = folder
+        self.cipher = cipher
+
+    def ensure(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as err:
+            raise StoreUnavailableError(f"{self.folder}: cannot create folder: {err}") from err
+
+    def path(self, conversation_id: str) -> Path:
+        if not is_valid_id(conversation_id):
+            raise ConversationNotFoundError(conversation_id, "not a conversation id")
+        return self.folder / (conversation_id + SUFFIX)
+
+    # -- listing ---------------------------------------------------------------------------
+    def scan(self) -> dict[str, FileStamp]:
+        """``{file name: stamp}`` for every conversation file (temporaries excluded)."""
+        out: dict[str, FileStamp] = {}
+        try:
+            entries = os.scandir(self.folder)
+        except FileNotFoundError:
+            return out
+        except OSError as err:
+            raise StoreUnavailableError(f"{self.folder}: cannot list: {err}") from err
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if not name.endswith(SUFFIX) or not is_valid_id(name[: -len(SUFFIX)]):
+                    continue
+                try:
+                    if entry.is_file(follow_symlinks=False):
+                        out[name] = FileStamp.of(entry.stat(follow_symlinks=False))
+                except FileNotFoundError:  # removed meanwhile
+                    continue
+        return out
+
+    # -- reading ---------------------------------------------------------------------------
+    def read(self, file: str) -> tuple[Conversation, FileStamp]:
+        """The conversation in ``file`` and the stamp of exactly the bytes that were read."""
+        path = self.folder / file
+        try:
+            with open(path, "rb") as fh:
+                stamp = FileStamp.of(os.fstat(fh.fileno()))
+                raw = fh.read()
+        except FileNotFoundError:
+            raise ConversationNotFoundError(path, "no such conversation") from None
+        except OSError as err:
+            raise StoreUnavailableError(f"{path}: cannot read: {err}") from err
+        return self.decode(path, raw), stamp
+
+    def load(self, conversation_id: str) -> Conversation:
+        return self.read(self.path(conversation_id).name)[0]
+
+    @staticmethod
+    def parse(path: Path, raw: bytes) -> dict[str, Any]:
+        """The clear JSON object of a file (no decryption), or CorruptConversationError."""
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise CorruptConversationError(path, f"not valid JSON ({err})") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise CorruptConversationError(path, "not a Custodia conversation file")
+        version = data.get("version")
+        if not isinstance(version, int) or version > VERSION:
+            raise CorruptConversationError(
+                path, f"format version {version!r} is newer than this Custodia knows ({VERSION})"
+            )
+        for key in ("name", "date", "provider", "model"):
+            if not isinstance(data.get(key), str):
+                raise CorruptConversationError(path, f"field {key!r} is missing or not text")
+        return data
+
+    def header(self, file: str) -> dict[str, Any] | None:
+        """The clear fields of a file, or None when even those cannot be read."""
+        path = self.folder / file
+        try:
+            data = self.parse(path, path.read_bytes())
+        except (OSError, CorruptConversationError):
+            return None
+        return {k: data[k] for k in ("name", "date", "provider", "model")} | {
+            "encrypted": bool(data.get("encrypted"))
+        }
+
+    def decode(self, path: Path, raw: bytes) -> Conversation:
+        data = self.parse(path, raw)
+        history_field = data.get("history")
+        encrypted = bool(data.get("encrypted"))
+        kid = data.get("key_id") if isinstance(data.get("key_id"), str) else None
+        if encrypted:
+            if not isinstance(history_field, str):
+                raise CorruptConversationError(path, "the encrypted history is not a token")
+            history_raw = self._decrypt(path, history_field, kid)
+        else:
+            history_raw = history_field
+        if not isinstance(history_raw, list):
+            raise CorruptConversationError(path, "the history is not a list of messages")
+        try:
+            history = [StoredMessage.from_json(m) for m in history_raw]
+        except ValueError as err:
+            raise CorruptConversationError(path, f"bad message in history: {err}") from None
+        return Conversation(
+            id=path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else str(data.get("id")),
+            name=data["name"],
+            date=data["date"],
+            provider=data["provider"],
+            model=data["model"],
+            history=history,
+            encrypted=encrypted,
+            key_id=kid or "",
+        )
+
+    def _decrypt(self, path: Path, token: str, kid: str | None) -> Any:
+        cipher = self.cipher
+        if cipher is None:
+            raise KeyRequiredError(
+                path, "the history is encrypted and no key is set (CONVERSATIONS_KEY or the app)"
+            )
+        if kid is not None and not cipher.knows(kid):
+            raise WrongKeyError(
+                path,
+                f"the history is encrypted with another key (key id {kid}; the key set here "
+                f"has id {cipher.primary_id}). Set the right key; the file is left untouched.",
+            )
+        try:
+            plaintext = cipher.decrypt(token, kid)
+        except (InvalidToken, UnicodeEncodeError):
+            if kid is None:
+                raise WrongKeyError(
+                    path, "the history cannot be decrypted with the key set here"
+                ) from None
+            raise CorruptConversationError(
+                path,
+                "the encrypted history is damaged or truncated (the key is right); "
+                "the file is left untouched",
+            ) from None
+        try:
+            return json.loads(plaintext.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise CorruptConversationError(path, "the decrypted history is not JSON") from None
+
+    # -- writing ---------------------------------------------------------------------------
+    def encode(self, conversation: Conversation) -> bytes:
+        history: Any = [m.to_json() for m in conversation.history]
+        data: dict[str, Any] = {
+            "format": FORMAT,
+            "version": VERSION,
+            "id": conversation.id,
+            "name": conversation.name,
+            "date": conversation.date,
+            "provider": conversation.provider,
+            "model": conversation.model,
+            "encrypted": False,
+        }
+        if self.cipher is not None:
+            plaintext = json.dumps(history, ensure_ascii=False, separators=(",", ":"))
+            kid, token = self.cipher.encrypt(plaintext.encode("utf-8"))
+            data["encrypted"] = True
+            data["key_id"] = kid
+            history = token
+        data["history"] = history
+        return (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+    def write(self, conversation: Conversation, *, create: bool = False) -> FileStamp:
+        """Atomically replace (or, with ``create``, add) the file; return its new stamp.
+
+        With ``create`` an existing file is never replaced: :class:`FileExistsError`.
+        """
+        self.ensure()
+        final = self.path(conversation.id)
+        payload = self.encode(conversation)
+        tmp = self.folder / f".{conversation.id}.{uuid.uuid4().hex[:8]}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                view = memoryview(payload)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if create:
+                os.link(tmp, final)  # fails with FileExistsError: never replaces
+                os.unlink(tmp)
+            else:
+                os.replace(tmp, final)
+            _fsync_dir(self.folder)
+            return FileStamp.of(os.stat(final))
+        except FileExistsError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise StoreUnavailableError(f"{final}: cannot write: {err}") from err
+
+    def delete(self, conversation_id: str) -> None:
+        path = self.path(conversation_id)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            raise ConversationNotFoundError(path, "no such conversation") from None
+        except OSError as err:
+            raise StoreUnavailableError(f"{path}: cannot delete: {err}") from err
+        _fsync_dir(self.folder)
+
+    def remove_stale_temporaries(self, older_than: float = 3600.0) -> int:
+        """Remove temporaries left by a crash (older than ``older_than`` s: not in flight)."""
+        removed = 0
+        limit = time.time() - older_than
+        for path in self.folder.glob(".*.tmp"):
+            with contextlib.suppress(OSError):
+                if path.stat().st_mtime < limit:
+                    path.unlink()
+                    removed += 1
+        return removed
+
+
+# -- key rotation -----------------------------------------------------------------------------
+
+
+@dataclass
+class RotationReport:
+    rotated: int = 0
+    already: int = 0
+    #: files that could not be read (wrong key, corrupt): left untouched, listed here
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    resumed: bool = False
+
+
+class RotationJournal:
+    """``.rotation.journal``: a header line naming the new key id, then one line per file done.
+
+    Appended with ``fsync`` after each file, so an interrupted rotation resumes where it
+    stopped; each file is itself replaced atomically, so it is always under one key or the
+    other. The key id in every file is the ground truth; the journal makes resuming cheap and
+    tells a start-up that a rotation is unfinished.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / ROTATION_JOURNAL
+
+    def read(self) -> tuple[str, set[str]] | None:
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            raise StoreUnavailableError(f"{self.path}: cannot read: {err}") from err
+        try:
+            header = json.loads(lines[0])
+            new_kid = str(header["new_key_id"])
+        except (IndexError, ValueError, KeyError, TypeError):
+            return None  # a header torn by a crash: nothing was rotated under it yet
+        return new_kid, {line.strip() for line in lines[1:] if line.strip()}
+
+    def begin(self, new_kid: str) -> None:
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(
+                fd, (json.dumps({"new_key_id": new_kid, "started": now_iso()}) + "\n").encode()
+            )
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)
+        _fsync_dir(self.path.parent)
+
+    def mark(self, file: str) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, (file + "\n").encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def finish(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        _fsync_dir(self.path.parent)
+
+
+def pending_rotation(folder: Path) -> str:
+    """The new key id of an unfinished rotation, or ""."""
+    state = RotationJournal(folder).read()
+    return state[0] if state else ""
+
+
+def rotate(
+    folder: Path, new_key: str, old_keys: list[str], progress: Progress | None = None
+) -> RotationReport:
+    """Re-encrypt every readable file under ``new_key`` (clear files get encrypted too).
+
+    Resumable: run it again with the same new key after a crash or a cancel. A different new
+    key while a rotation is unfinished is refused (:class:`RotationInProgressError`).
+    Unreadable files are reported and never rewritten.
+    """
+    progress = progress or Progress()
+    new_kid = key_id(new_key)
+    journal = RotationJournal(folder)
+    report = RotationReport()
+    state = journal.read()
+    if state is not None and state[0] != new_kid:
+        raise RotationInProgressError(
+            f"a key rotation to key id {state[0]} is unfinished; run it again with that key to "
+            f"resume it (this key has id {new_kid})"
+        )
+    done: set[str] = set()
+    if state is None:
+        journal.begin(new_kid)
+    else:
+        report.resumed = True
+        done = state[1]
+    files = ConversationFiles(folder, HistoryCipher([new_key, *old_keys]))
+    names = sorted(files.scan())
+    progress.start(len(names), "re-encrypting conversations")
+    for name in names:
+        progress.check()
+        if name in done:
+            report.already += 1
+            progress.advance(1, name)
+            continue
+        try:
+            conversation, _ = files.read(name)
+        except (CorruptConversationError, KeyRequiredError, WrongKeyError) as err:
+            report.failed.append((name, err.detail))
+            progress.advance(1, name)
+            continue
+        except ConversationNotFoundError:
+            progress.advance(1, name)
+            continue
+        if conversation.encrypted and conversation.key_id == new_kid:
+            report.already += 1
+        else:
+            files.write(conversation)
+            report.rotated += 1
+        journal.mark(name)
+        progress.advance(1, name)
+    journal.finish()
+    return report
+
+
+def iter_conversations(files: ConversationFiles) -> Iterator[Conversation]:
+    """Every readable conversation (unreadable ones skipped), sorted by file name."""
+    for name in sorted(files.scan()):
+        try:
+            yield files.read(name)[0]
+        except (CorruptConversationError, KeyRequiredError, WrongKeyError):
+            continue
+        except ConversationNotFoundError:
+            continue

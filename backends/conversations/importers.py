@@ -1,0 +1,315 @@
+"""Export conversations as JSON or Markdown; import our JSON and ChatGPT exports.
+
+Exports are **plaintext** (the history decrypted): the user asked for a readable copy. They
+are written 0600. Our JSON export is a bundle::
+
+    {"format": "custodia.conversations.export", "version": 1, "exported": "…",
+     "conversations": [{"id": …, "name": …, "date": …, "provider": …, "model": …,
+                        "history": [{"role": …, "content": …, "time": …}, …]}, …]}
+
+Import accepts that bundle, a single conversation file of ours (clear, or encrypted under a
+key this app holds), a ChatGPT ``conversations.json`` (a list of conversations with a
+``mapping`` of message nodes) or the ChatGPT export ``.zip`` that contains it. An import never
+overwrites an existing conversation: a clashing id gets a new one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from backends.conversations.agent import ConversationAgent, ImportResult
+from backends.conversations.errors import ConversationError, CorruptConversationError
+from backends.conversations.files import FORMAT as FILE_FORMAT
+from backends.conversations.files import Conversation, ConversationFiles, StoredMessage, new_id
+from backends.errors import CustodiaEnvironmentError
+from backends.progress import Progress
+
+EXPORT_FORMAT = "custodia.conversations.export"
+EXPORT_VERSION = 1
+FORMATS = ("json", "markdown")
+
+
+class ImportFormatError(CustodiaEnvironmentError):
+    """The file is none of the formats Custodia imports."""
+
+
+# -- export -----------------------------------------------------------------------------------
+
+
+def conversation_to_json(conversation: Conversation) -> dict[str, Any]:
+    return {
+        "id": conversation.id,
+        "name": conversation.name,
+        "date": conversation.date,
+        "provider": conversation.provider,
+        "model": conversation.model,
+        "history": [m.to_json() for m in conversation.history],
+    }
+
+
+def export_json(conversations: Sequence[Conversation]) -> str:
+    bundle = {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "exported": datetime.now(UTC).isoformat(timespec="seconds"),
+        "conversations": [conversation_to_json(c) for c in conversations],
+    }
+    return json.dumps(bundle, ensure_ascii=False, indent=1) + "\n"
+
+
+_ROLE_TITLES = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}
+
+
+def export_markdown(conversations: Sequence[Conversation]) -> str:
+    parts: list[str] = []
+    for conversation in conversations:
+        lines = [
+            f"# {conversation.name}",
+            "",
+            f"- Date: {conversation.date}",
+            f"- Provider: {conversation.provider}",
+            f"- Model: {conversation.model}",
+            f"- Messages: {len(conversation.history)}",
+            f"- Id: {conversation.id}",
+            "",
+        ]
+        for message in conversation.history:
+            title = _ROLE_TITLES.get(message.role, message.role.title())
+            meta = ", ".join(x for x in (message.time, message.model) if x)
+            lines.append(f"## {title}" + (f" ({meta})" if meta else ""))
+            lines.append("")
+            lines.append(message.content)
+            lines.append("")
+        parts.append("\n".join(lines))
+    return "\n---\n\n".join(parts)
+
+
+def export(
+    agent: ConversationAgent,
+    ids: Iterable[str] | None,
+    fmt: str,
+    progress: Progress | None = None,
+) -> tuple[str, list[str]]:
+    """``(text, problems)``: the export of ``ids`` (all readable ones when None).
+
+    Conversations that cannot be read are left out and named in ``problems``; asking for one
+    id that cannot be read raises its error.
+    """
+    if fmt not in FORMATS:
+        raise CustodiaEnvironmentError(f"unknown export format {fmt!r}: json or markdown")
+    wanted = list(ids) if ids is not None else [r.id for r in agent.conversations()]
+    problems: list[str] = []
+    loaded: list[Conversation] = []
+    if progress is not None:
+        progress.start(len(wanted), "exporting")
+    for conversation_id in wanted:
+        try:
+            loaded.append(agent.load(conversation_id))
+        except ConversationError as err:
+            if ids is not None and len(wanted) == 1:
+                raise
+            problems.append(str(err))
+        if progress is not None:
+            progress.advance(1, conversation_id)
+    text = export_json(loaded) if fmt == "json" else export_markdown(loaded)
+    return text, problems
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write an export 0600 (it holds plaintext history)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, text.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# -- import -----------------------------------------------------------------------------------
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, int | float) and value > 0:
+        return datetime.fromtimestamp(float(value), UTC).isoformat(timespec="seconds")
+    if isinstance(value, str) and value:
+        return value
+    return ""
+
+
+def _history(items: Any, where: str) -> list[StoredMessage]:
+    if not isinstance(items, list):
+        raise ImportFormatError(f"{where}: the history is not a list")
+    try:
+        return [StoredMessage.from_json(m) for m in items]
+    except ValueError as err:
+        raise ImportFormatError(f"{where}: {err}") from None
+
+
+def from_bundle_item(item: Any, where: str) -> Conversation:
+    if not isinstance(item, dict):
+        raise ImportFormatError(f"{where}: a conversation is not an object")
+    history = _history(item.get("history"), where)
+    return Conversation(
+        id=str(item.get("id") or new_id()),
+        name=str(item.get("name") or "Imported conversation"),
+        date=str(item.get("date") or datetime.now(UTC).isoformat(timespec="seconds")),
+        provider=str(item.get("provider") or "unknown"),
+        model=str(item.get("model") or "unknown"),
+        history=history,
+    )
+
+
+def _chatgpt_text(content: Any) -> str:
+    if not isinstance(content, dict):
+        return ""
+    kind = content.get("content_type", "text")
+    if kind == "code" and isinstance(content.get("text"), str):
+        return f"```\n{content['text']}\n```"
+    pieces: list[str] = []
+    for part in content.get("parts") or []:
+        if isinstance(part, str):
+            pieces.append(part)
+        elif isinstance(part, dict):
+            if isinstance(part.get("text"), str):
+                pieces.append(part["text"])
+            elif part.get("content_type") == "image_asset_pointer":
+                pieces.append("[image]")
+    if not pieces and isinstance(content.get("text"), str):
+        pieces.append(content["text"])
+    return "\n".join(p for p in pieces if p).strip()
+
+
+def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
+    """The nodes of the branch the user last saw: from ``current_node`` up to the root."""
+    if not isinstance(current, str) or current not in mapping:
+        # No current node: follow the last child from the root.
+        roots = [n for n in mapping.values() if isinstance(n, dict) and not n.get("parent")]
+        if not roots:
+            return []
+        node = roots[0]
+        while isinstance(node, dict) and node.get("children"):
+            node = mapping.get(node["children"][-1], {})
+        current = node.get("id") if isinstance(node, dict) else None
+    chain: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    while isinstance(current, str) and current in mapping and current not in seen:
+        seen.add(current)
+        node = mapping[current]
+        if not isinstance(node, dict):
+            break
+        chain.append(node)
+        current = node.get("parent")
+    chain.reverse()
+    return chain
+
+
+def from_chatgpt(item: Any, where: str) -> Conversation:
+    if not isinstance(item, dict) or not isinstance(item.get("mapping"), dict):
+        raise ImportFormatError(f"{where}: not a ChatGPT conversation (no mapping)")
+    history: list[StoredMessage] = []
+    model = str(item.get("default_model_slug") or "")
+    for node in _chatgpt_path(item["mapping"], item.get("current_node")):
+        message = node.get("message")
+        if not isinstance(message, dict):
+            continue
+        role = (message.get("author") or {}).get("role")
+        metadata = message.get("metadata") or {}
+        if role not in ("user", "assistant") or metadata.get(
+            "is_visually_hidden_from_conversation"
+        ):
+            continue
+        text = _chatgpt_text(message.get("content"))
+        if not text:
+            continue
+        slug = str(metadata.get("model_slug") or "") if role == "assistant" else ""
+        if slug:
+            model = model or slug
+        history.append(
+            StoredMessage(
+                role,
+                text,
+                _iso(message.get("create_time")),
+                f"chatgpt:{slug}" if slug else "",
+            )
+        )
+    return Conversation(
+        id=new_id(),
+        name=str(item.get("title") or "Imported ChatGPT conversation"),
+        date=_iso(item.get("create_time")) or datetime.now(UTC).isoformat(timespec="seconds"),
+        provider="chatgpt",
+        model=model or "unknown",
+        history=history,
+    )
+
+
+def parse(path: Path, raw: bytes, files: ConversationFiles) -> list[Conversation]:
+    """The conversations in an import file, whatever supported format it is."""
+    where = path.name
+    if raw[:2] == b"PK":
+        return _parse_zip(path, raw, files)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ImportFormatError(f"{where}: not valid JSON ({err})") from None
+    if isinstance(data, dict) and data.get("format") == EXPORT_FORMAT:
+        items = data.get("conversations")
+        if not isinstance(items, list):
+            raise ImportFormatError(f"{where}: the export has no conversations list")
+        return [from_bundle_item(item, f"{where}[{i}]") for i, item in enumerate(items)]
+    if isinstance(data, dict) and data.get("format") == FILE_FORMAT:
+        try:
+            conversation = files.decode(path, raw)
+        except CorruptConversationError as err:
+            raise ImportFormatError(str(err)) from None
+        return [conversation]
+    if isinstance(data, dict) and isinstance(data.get("mapping"), dict):
+        return [from_chatgpt(data, where)]
+    if isinstance(data, list) and all(isinstance(i, dict) and "mapping" in i for i in data):
+        return [from_chatgpt(item, f"{where}[{i}]") for i, item in enumerate(data)]
+    raise ImportFormatError(
+        f"{where}: not a Custodia export, a Custodia conversation or a ChatGPT conversations.json"
+    )
+
+
+def _parse_zip(path: Path, raw: bytes, files: ConversationFiles) -> list[Conversation]:
+    import io
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
+            if not names:
+                raise ImportFormatError(f"{path.name}: the archive has no conversations.json")
+            inner = archive.read(names[0])
+    except zipfile.BadZipFile as err:
+        raise ImportFormatError(f"{path.name}: not a valid zip archive ({err})") from None
+    return parse(path.with_name("conversations.json"), inner, files)
+
+
+def import_file(
+    agent: ConversationAgent, path: Path, progress: Progress | None = None
+) -> ImportResult:
+    """Add every conversation found in ``path``; never overwrite an existing one."""
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise CustodiaEnvironmentError(f"{path}: cannot read: {err}") from err
+    conversations = parse(path, raw, agent.files)
+    result = ImportResult()
+    if progress is not None:
+        progress.start(len(conversations), "importing")
+    for conversation in conversations:
+        if not conversation.history:
+            result.skipped.append(f"{conversation.name}: no messages")
+        else:
+            conversation_id, renamed = agent.add(conversation)
+            result.imported.append((conversation_id, conversation.name))
+            result.renamed += renamed
+        if progress is not None:
+            progress.advance(1, conversation.name)
+    return result

@@ -1,0 +1,215 @@
+"""The history key: Fernet encryption of the ``history`` field and where the key lives (CA2).
+
+Key sources, first match wins: ``CONVERSATIONS_KEY`` (environment / config), the OS keyring
+(service ``custodia``, entry ``conversations_key``) when a usable keyring backend exists, or
+a key set in the app for this session only (when no keyring is available, said so in the UI).
+
+Every encrypted file records a *key id* next to its token: the first 16 hex digits of
+``HMAC-SHA256(key, "custodia conversations key id")``. It reveals nothing about the key, and
+it tells a wrong key (another key id) from a damaged token (our key id, token does not
+verify), and which files an interrupted rotation has already re-encrypted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cryptography.fernet import Fernet, InvalidToken
+
+from backends.conversations.errors import InvalidKeyError
+
+log = logging.getLogger(__name__)
+
+KEYRING_SERVICE = "custodia"
+KEYRING_ENTRY = "conversations_key"
+#: the new key of an unfinished rotation, so the app can resume it (keyring only)
+KEYRING_PENDING_ENTRY = "conversations_key_rotation"
+
+_KEY_ID_LABEL = b"custodia conversations key id"
+
+
+def generate_key() -> str:
+    """A fresh Fernet key (url-safe base64 text)."""
+    return Fernet.generate_key().decode("ascii")
+
+
+def _fernet(key: str) -> Fernet:
+    try:
+        return Fernet(key.strip().encode("ascii"))
+    except (ValueError, UnicodeEncodeError):
+        raise InvalidKeyError(
+            "the conversations key is not a Fernet key (32 url-safe base64-encoded bytes; "
+            "generate one with `custodia rotate-key --generate`)"
+        ) from None
+
+
+def validate_key(key: str) -> str:
+    """The key, stripped, or :class:`InvalidKeyError`."""
+    _fernet(key)
+    return key.strip()
+
+
+def key_id(key: str) -> str:
+    return hmac.new(key.strip().encode("ascii"), _KEY_ID_LABEL, hashlib.sha256).hexdigest()[:16]
+
+
+class HistoryCipher:
+    """Encrypts with the first key; decrypts with whichever key the file's key id names."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        if not keys:
+            raise ValueError("HistoryCipher needs at least one key")
+        self._fernets: dict[str, Fernet] = {}
+        for key in keys:
+            self._fernets.setdefault(key_id(key), _fernet(key))
+        self.primary_id = key_id(keys[0])
+
+    @property
+    def key_ids(self) -> tuple[str, ...]:
+        return tuple(self._fernets)
+
+    def knows(self, kid: str) -> bool:
+        return kid in self._fernets
+
+    def encrypt(self, plaintext: bytes) -> tuple[str, str]:
+        """``(key_id, token)`` for ``plaintext`` under the primary key."""
+        return self.primary_id, self._fernets[self.primary_id].encrypt(plaintext).decode("ascii")
+
+    def decrypt(self, token: str, kid: str | None) -> bytes:
+        """Plaintext; :class:`InvalidToken` when the token does not verify under that key.
+
+        Without a key id (a foreign file) every known key is tried.
+        """
+        data = token.encode("ascii")
+        if kid is not None:
+            return self._fernets[kid].decrypt(data)
+        for fernet in self._fernets.values():
+            try:
+                return fernet.decrypt(data)
+            except InvalidToken:
+                continue
+        raise InvalidToken
+
+
+# -- where the key lives ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyringStatus:
+    usable: bool
+    reason: str  # why not, or the backend's name
+
+
+def keyring_status() -> KeyringStatus:
+    """Whether an OS keyring backend is usable here (headless machines usually have none)."""
+    try:
+        import keyring
+
+        backend = keyring.get_keyring()
+        priority = float(backend.priority)
+    except Exception as err:  # keyring raises many things when no backend can load
+        return KeyringStatus(False, f"keyring unavailable: {err}")
+    name = f"{type(backend).__module__}.{type(backend).__name__}"
+    if priority <= 0 or name.startswith(("keyring.backends.fail", "keyring.backends.null")):
+        return KeyringStatus(False, "no OS keyring backend is available on this system")
+    if getattr(backend, "backends", None) == []:  # a chainer over nothing
+        return KeyringStatus(False, "no OS keyring backend is available on this system")
+    return KeyringStatus(True, name)
+
+
+class KeyStore:
+    """Finds the key and remembers a key set in the app (keyring, else this session only)."""
+
+    def __init__(self, environment_key: str = "", use_keyring: bool = True) -> None:
+        self._environment_key = environment_key.strip()
+        self._use_keyring = use_keyring
+        self._session_key = ""
+        self._lock = threading.Lock()
+        self._keyring: KeyringStatus | None = None
+
+    def keyring(self) -> KeyringStatus:
+        with self._lock:
+            if self._keyring is None:
+                self._keyring = (
+                    keyring_status()
+                    if self._use_keyring
+                    else KeyringStatus(False, "the OS keyring is not used")
+                )
+            return self._keyring
+
+    def current(self) -> tuple[str, str]:
+        """``(key, source)``; source is session, environment, keyring or none.
+
+        A key set in the app during this session wins (it is the newest choice); at the next
+        start the environment, then the keyring, decide again.
+        """
+        if self._session_key:
+            return self._session_key, "session"
+        if self._environment_key:
+            return validate_key(self._environment_key), "environment"
+        stored = self._keyring_get(KEYRING_ENTRY)
+        if stored:
+            return validate_key(stored), "keyring"
+        return "", "none"
+
+    @property
+    def from_environment(self) -> bool:
+        return bool(self._environment_key)
+
+    def remember(self, key: str) -> str:
+        """Keep ``key`` for later starts; return where: ``keyring`` or ``session``."""
+        key = validate_key(key)
+        if self._environment_key:
+            # The environment wins at the next start; keep the new key for this session.
+            self._session_key = key
+            return "session"
+        if self._keyring_set(KEYRING_ENTRY, key):
+            self._session_key = ""
+            return "keyring"
+        self._session_key = key
+        return "session"
+
+    # pending rotation key (only with a keyring; otherwise the user gives it again)
+    def pending(self) -> str:
+        return self._keyring_get(KEYRING_PENDING_ENTRY)
+
+    def set_pending(self, key: str) -> bool:
+        return self._keyring_set(KEYRING_PENDING_ENTRY, key)
+
+    def clear_pending(self) -> None:
+        if not self.keyring().usable:
+            return
+        try:
+            import keyring
+
+            keyring.delete_password(KEYRING_SERVICE, KEYRING_PENDING_ENTRY)
+        except Exception:  # not there, or the keyring went away: nothing to clear
+            log.debug("no pending rotation key to clear", exc_info=True)
+
+    def _keyring_get(self, entry: str) -> str:
+        if not self.keyring().usable:
+            return ""
+        try:
+            import keyring
+
+            return keyring.get_password(KEYRING_SERVICE, entry) or ""
+        except Exception as err:
+            log.warning("cannot read the OS keyring: %s", err)
+            return ""
+
+    def _keyring_set(self, entry: str, key: str) -> bool:
+        if not self.keyring().usable:
+            return False
+        try:
+            import keyring
+
+            keyring.set_password(KEYRING_SERVICE, entry, key)
+        except Exception as err:
+            log.warning("cannot write the OS keyring, keeping the key for this session: %s", err)
+            return False
+        return True

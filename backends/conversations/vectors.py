@@ -1,0 +1,450 @@
+"""The derived vector index of past messages (CA4–CA6): Chroma, local or on a server.
+
+Chroma holds, per message, its vector and a *pointer* — id ``"<file>:<index>"`` and metadata
+``{"file": "<file>", "index": <index>}`` — never the text: no ``documents``, no text in
+metadata, so it is no side channel next to the encrypted history (CA6). A search embeds the
+query, finds pointers and loads (and decrypts) the messages from the files locally.
+
+The collection records the embedder's name and dimension in its metadata; opening it with
+another embedder is a :class:`~backends.errors.DimensionMismatchError` (other dimension) or an
+:class:`~backends.conversations.errors.EmbedderMismatchError` (same dimension, other model),
+never a silently wrong result — rebuild the index to switch (:meth:`VectorIndex.reset`).
+
+:func:`sync` is what the start-up worker runs: it indexes only the messages whose id is
+missing and drops ids whose file or message is gone; re-running it never duplicates
+anything (ids are deterministic, CA5). Everything here can be deleted and rebuilt from the
+files.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlparse
+
+import numpy as np
+import numpy.typing as npt
+
+from backends.conversations.errors import ConversationError, EmbedderMismatchError
+from backends.conversations.files import ConversationFiles
+from backends.conversations.index import ConversationIndex
+from backends.errors import DimensionMismatchError, StoreUnavailableError
+from backends.models.embedders import Embedder
+from backends.progress import Progress
+
+log = logging.getLogger(__name__)
+
+COLLECTION = "custodia_conversations"
+#: metadata keys a pointer may carry; values are ints or short identifiers (no spaces)
+POINTER_FIELDS = frozenset({"file", "index"})
+_IDENTIFIER = re.compile(r"^[A-Za-z0-9._:-]{0,200}$")
+PAGE = 1000
+Pointer = Mapping[str, str | int]
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    id: str
+    #: cosine similarity, 1.0 for the same direction
+    score: float
+    pointer: dict[str, str | int]
+
+
+class VectorIndex(Protocol):
+    """The "derived vector index" role: vectors plus pointers, rebuildable from the source."""
+
+    kind: str
+    #: survives closing and reopening (a server or a folder)
+    persistent: bool
+    embedder_name: str
+    dimension: int
+
+    @property
+    def generation(self) -> str:
+        """Changes whenever the index is recreated (deleted folder, reset, new server)."""
+        ...
+
+    def count(self) -> int: ...
+
+    def ids(self) -> set[str]: ...
+
+    def upsert(
+        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], pointers: Sequence[Pointer]
+    ) -> None: ...
+
+    def delete(self, ids: Sequence[str]) -> None: ...
+
+    def query(self, vector: npt.NDArray[np.float32], k: int) -> list[VectorHit]: ...
+
+    def reset(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def check_pointer(pointer: Pointer) -> dict[str, str | int]:
+    """A pointer carries only :data:`POINTER_FIELDS`, as ints or identifiers: never text."""
+    out: dict[str, str | int] = {}
+    for key, value in pointer.items():
+        if key not in POINTER_FIELDS:
+            raise ValueError(
+                f"pointer field {key!r} is not allowed (only {sorted(POINTER_FIELDS)})"
+            )
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ValueError(f"pointer field {key!r} must be an int or an identifier")
+        if isinstance(value, str) and not _IDENTIFIER.match(value):
+            raise ValueError(f"pointer field {key!r} must be an identifier, not text")
+        out[key] = value
+    return out
+
+
+def _chroma_settings() -> Any:
+    from chromadb.config import Settings
+
+    return Settings(anonymized_telemetry=False, allow_reset=False)
+
+
+def _is_not_found(err: Exception) -> bool:
+    return type(err).__name__ == "NotFoundError" or "does not exist" in str(err)
+
+
+class ChromaVectorIndex:
+    """:class:`VectorIndex` over one Chroma collection (cosine space, our own embeddings)."""
+
+    persistent = True
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        kind: str,
+        where: str,
+        embedder_name: str,
+        dimension: int,
+        collection: str = COLLECTION,
+        fresh: bool = False,
+    ) -> None:
+        self.kind = kind
+        self.where = where
+        self.embedder_name = embedder_name
+        self.dimension = dimension
+        self.collection_name = collection
+        self._client = client
+        self._lock = threading.RLock()
+        self._collection: Any = None
+        try:
+            if fresh:
+                self._drop()
+            self._collection = self._open()
+        except Exception:
+            self.close()
+            raise
+
+    # -- construction ----------------------------------------------------------------------
+    @classmethod
+    def local(
+        cls,
+        path: Path,
+        *,
+        embedder_name: str,
+        dimension: int,
+        collection: str = COLLECTION,
+        fresh: bool = False,
+    ) -> ChromaVectorIndex:
+        """Persistent local Chroma in ``path`` (created 0700)."""
+        try:
+            import chromadb  # heavy (~0.5 s): only when the index is first used
+
+            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            client = chromadb.PersistentClient(path=str(path), settings=_chroma_settings())
+        except Exception as err:
+            raise StoreUnavailableError(f"Chroma at {path}: cannot open: {err}") from err
+        return cls(
+            client,
+            kind="chroma-local",
+            where=f"Chroma at {path}",
+            embedder_name=embedder_name,
+            dimension=dimension,
+            collection=collection,
+            fresh=fresh,
+        )
+
+    @classmethod
+    def server(
+        cls,
+        url: str,
+        *,
+        timeout: float,
+        embedder_name: str,
+        dimension: int,
+        collection: str = COLLECTION,
+        fresh: bool = False,
+    ) -> ChromaVectorIndex:
+        """A Chroma server (``chroma run``) at ``url``; every request times out."""
+        parsed = urlparse(url)
+        ssl = parsed.scheme == "https"
+        port = parsed.port or (443 if ssl else 8000)
+        try:
+            import chromadb
+            import httpx
+
+            client = chromadb.HttpClient(
+                host=parsed.hostname or "127.0.0.1",
+                port=port,
+                ssl=ssl,
+                settings=_chroma_settings(),
+            )
+            # chromadb builds its httpx client without a timeout: give it ours.
+            session = getattr(getattr(client, "_server", None), "_session", None)
+            if session is not None:
+                session.timeout = httpx.Timeout(timeout)
+        except Exception as err:
+            raise StoreUnavailableError(f"Chroma server {url}: not reachable ({err})") from err
+        return cls(
+            client,
+            kind="chroma-server",
+            where=f"Chroma server {url}",
+            embedder_name=embedder_name,
+            dimension=dimension,
+            collection=collection,
+            fresh=fresh,
+        )
+
+    def _open(self) -> Any:
+        with self._lock:
+            col = self._call("open the collection", self._get_or_create)
+            meta = col.metadata or {}
+            dim = meta.get("dimension")
+            name = meta.get("embedder")
+            if isinstance(dim, int) and dim != self.dimension:
+                raise DimensionMismatchError(dim, self.dimension, self.where)
+            if isinstance(name, str) and name != self.embedder_name:
+                raise EmbedderMismatchError(name, self.embedder_name, self.where)
+            return col
+
+    def _get_or_create(self) -> Any:
+        try:
+            return self._client.get_collection(self.collection_name, embedding_function=None)
+        except Exception as err:
+            if not _is_not_found(err):
+                raise
+        return self._client.get_or_create_collection(
+            self.collection_name,
+            embedding_function=None,
+            configuration={"hnsw": {"space": "cosine"}},
+            metadata={"embedder": self.embedder_name, "dimension": self.dimension, "format": 1},
+        )
+
+    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (DimensionMismatchError, EmbedderMismatchError):
+            raise
+        except Exception as err:  # chromadb/httpx/sqlite errors: the store, not our code
+            raise StoreUnavailableError(f"{self.where}: cannot {what}: {err}") from err
+
+    # -- the role --------------------------------------------------------------------------
+    @property
+    def generation(self) -> str:
+        return str(self._collection.id)
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._call("count", self._collection.count))
+
+    def ids(self) -> set[str]:
+        out: set[str] = set()
+        with self._lock:
+            offset = 0
+            while True:
+                page = self._call(
+                    "list ids", self._collection.get, include=[], limit=PAGE, offset=offset
+                )
+                ids = page["ids"]
+                out.update(ids)
+                if len(ids) < PAGE:
+                    return out
+                offset += PAGE
+
+    def _check_vectors(self, vectors: npt.NDArray[np.float32], rows: int) -> None:
+        if vectors.ndim != 2 or vectors.shape[0] != rows:
+            raise ValueError(f"expected {rows} vectors, got an array of shape {vectors.shape}")
+        if vectors.shape[1] != self.dimension:
+            raise DimensionMismatchError(self.dimension, int(vectors.shape[1]), self.where)
+
+    def upsert(
+        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], pointers: Sequence[Pointer]
+    ) -> None:
+        if not ids:
+            return
+        vectors = np.asarray(vectors, dtype=np.float32)
+        self._check_vectors(vectors, len(ids))
+        if len(pointers) != len(ids):
+            raise ValueError("one pointer per id")
+        metadatas = [check_pointer(p) for p in pointers]
+        with self._lock:
+            for start in range(0, len(ids), PAGE):
+                end = start + PAGE
+                self._call(
+                    "write vectors",
+                    self._collection.upsert,
+                    ids=list(ids[start:end]),
+                    embeddings=vectors[start:end],
+                    metadatas=metadatas[start:end],
+                )
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        with self._lock:
+            for start in range(0, len(ids), PAGE):
+                self._call(
+                    "delete vectors", self._collection.delete, ids=list(ids[start : PAGE + start])
+                )
+
+    def query(self, vector: npt.NDArray[np.float32], k: int) -> list[VectorHit]:
+        vector = np.asarray(vector, dtype=np.float32).reshape(1, -1)
+        self._check_vectors(vector, 1)
+        with self._lock:
+            if k <= 0 or self.count() == 0:
+                return []
+            result = self._call(
+                "search",
+                self._collection.query,
+                query_embeddings=vector,
+                n_results=k,
+                include=["metadatas", "distances"],
+            )
+        ids = result["ids"][0]
+        distances = (result.get("distances") or [[]])[0]
+        metadatas = (result.get("metadatas") or [[]])[0]
+        return [
+            VectorHit(i, 1.0 - float(d), dict(m or {}))
+            for i, d, m in zip(ids, distances, metadatas, strict=False)
+        ]
+
+    def reset(self) -> None:
+        """Delete the collection and create it empty (a new generation) for this embedder."""
+        with self._lock:
+            self._drop()
+            self._collection = self._open()
+
+    def _drop(self) -> None:
+        try:
+            self._client.delete_collection(self.collection_name)
+        except Exception as err:
+            if not _is_not_found(err):
+                raise StoreUnavailableError(
+                    f"{self.where}: cannot delete the index: {err}"
+                ) from err
+
+    def close(self) -> None:
+        with self._lock:
+            close = getattr(self._client, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:  # closing twice, or a server already gone
+                    log.debug("closing Chroma client failed", exc_info=True)
+            self._collection = None
+
+
+# -- pointers and synchronisation -------------------------------------------------------------
+
+
+def pointer_id(file: str, index: int) -> str:
+    return f"{file}:{index}"
+
+
+def split_pointer_id(value: str) -> tuple[str, int] | None:
+    file, sep, index = value.rpartition(":")
+    if not sep or not index.isdigit():
+        return None
+    return file, int(index)
+
+
+@dataclass
+class SyncReport:
+    expected: int = 0
+    present: int = 0
+    added: int = 0
+    dropped: int = 0
+    #: vectors of files that exist but cannot be read now (e.g. no key): kept, not re-made
+    kept: int = 0
+    #: files that could not be read while indexing (skipped)
+    skipped_files: int = 0
+    seconds: float = 0.0
+
+
+def sync(
+    files: ConversationFiles,
+    index: ConversationIndex,
+    vectors: VectorIndex,
+    embedder: Embedder,
+    progress: Progress | None = None,
+    batch: int = 256,
+) -> SyncReport:
+    """Make the vectors agree with the (already reconciled) index: add missing, drop gone.
+
+    The expected ids come from the index (``file:i`` for each of its ``messages``); the
+    present ones from the vector store itself, so a deleted or stale store is repaired.
+    """
+    started = time.perf_counter()
+    progress = progress or Progress()
+    report = SyncReport()
+    counts = index.message_counts()
+    unreadable = index.unreadable()
+    expected = {pointer_id(f, i) for f, n in counts.items() for i in range(n)}
+    present = vectors.ids()
+    report.expected, report.present = len(expected), len(present)
+    missing: dict[str, list[int]] = {}
+    for value in expected - present:
+        parsed = split_pointer_id(value)
+        if parsed is not None:
+            missing.setdefault(parsed[0], []).append(parsed[1])
+    extra: list[str] = []
+    for value in present - expected:
+        parsed = split_pointer_id(value)
+        if parsed is not None and parsed[0] in unreadable:
+            report.kept += 1
+        else:
+            extra.append(value)
+    total = sum(len(v) for v in missing.values())
+    progress.start(total, "indexing past messages")
+    if extra:
+        vectors.delete(sorted(extra))
+        report.dropped = len(extra)
+    pending: list[tuple[str, str, Pointer]] = []
+
+    def flush() -> None:
+        if not pending:
+            return
+        progress.check()
+        matrix = embedder.embed_many(text for _, text, _ in pending)
+        vectors.upsert([p[0] for p in pending], matrix, [p[2] for p in pending])
+        report.added += len(pending)
+        progress.advance(len(pending), f"{report.added} of {total} messages indexed")
+        pending.clear()
+
+    for file, positions in sorted(missing.items()):
+        progress.check()
+        try:
+            conversation, _ = files.read(file)
+        except ConversationError as err:
+            log.info("not indexing %s: %s", file, err)
+            report.skipped_files += 1
+            continue
+        for i in sorted(positions):
+            if i < len(conversation.history):
+                text = conversation.history[i].content or " "
+                pending.append((pointer_id(file, i), text, {"file": file, "index": i}))
+        if len(pending) >= batch:
+            flush()
+    flush()
+    report.seconds = time.perf_counter() - started
+    return report

@@ -1,0 +1,932 @@
+"""The Conversations tab (SPEC section 3): chat with a model picker, searchable history.
+
+Object names (docs/TESTING.md): ``conversations`` (the tab), ``conversation_list``,
+``new_conversation``, ``rename_conversation``, ``delete_conversation`` (asks
+``confirm_delete``), ``chat_input``, ``send``, ``stop_chat``, ``transcript``, ``model_picker``,
+``history_search``, ``search_results``, ``encryption_status``, ``set_key`` (opens
+``key_dialog``), ``import_conversations``, ``export_conversations``, ``rebuild_index``,
+``index_progress``, ``tab_status``.
+
+Every backend call runs in the worker pool; results come back to ``_on_<signal>`` slots.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QTextCursor
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTextBrowser,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from backends.conversations import importers
+from backends.conversations.agent import (
+    ConversationAgent,
+    EncryptionStatus,
+    ModelChoice,
+    SearchHit,
+    TurnResult,
+    get_service,
+)
+from backends.conversations.errors import EmbedderMismatchError
+from backends.conversations.files import Conversation
+from backends.conversations.index import IndexRow
+from backends.conversations.keys import generate_key
+from backends.errors import DimensionMismatchError
+from backends.progress import Progress
+from backends.services import Services
+from desktop.workers import Emit, JobHandle, WorkerPool
+
+log = logging.getLogger(__name__)
+
+ID_ROLE = Qt.ItemDataRole.UserRole
+INDEX_ROLE = Qt.ItemDataRole.UserRole + 1
+WARNING_STYLE = "background:#fff3cd;color:#664d03;border:1px solid #ffe69c;padding:4px;"
+OK_STYLE = "background:#d1e7dd;color:#0f5132;border:1px solid #a3cfbb;padding:4px;"
+HIGHLIGHT = "#fff3a0"
+
+
+@dataclass(frozen=True)
+class _Started:
+    rows: list[IndexRow]
+    status: EncryptionStatus
+    choices: list[ModelChoice]
+
+
+@dataclass(frozen=True)
+class _Listing:
+    rows: list[IndexRow]
+    status: EncryptionStatus
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class _Opened:
+    serial: int
+    conversation: Conversation
+    highlight: int | None
+
+
+@dataclass(frozen=True)
+class _Found:
+    serial: int
+    hits: list[SearchHit]
+
+
+@dataclass(frozen=True)
+class _Indexed:
+    note: str
+    #: set when the index belongs to another embedder: the user is offered a rebuild
+    mismatch: str = ""
+
+
+def _listing(agent: ConversationAgent, note: str = "") -> _Listing:
+    return _Listing(agent.conversations(), agent.encryption_status(), note)
+
+
+class KeyDialog(QDialog):
+    """Asks for the conversations key (or generates one); re-encrypts every conversation."""
+
+    def __init__(self, status: EncryptionStatus | None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("key_dialog")
+        self.setWindowTitle(self.tr("Conversations key"))
+        layout = QVBoxLayout(self)
+        text = self.tr(
+            "Every conversation's history will be re-encrypted with this key (Fernet). "
+            "Keep a copy: without it the history cannot be read. An interrupted change "
+            "resumes when you give the same key again."
+        )
+        if status is not None and not status.keyring.usable:
+            text += "<br><br>" + self.tr(
+                "<b>No OS keyring is available</b> ({0}): the key is kept for this session "
+                "only. Set CONVERSATIONS_KEY to use it at the next start."
+            ).format(html.escape(status.keyring.reason))
+        intro = QLabel(text)
+        intro.setWordWrap(True)
+        intro.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(intro)
+        row = QHBoxLayout()
+        self.key_input = QLineEdit()
+        self.key_input.setObjectName("key_input")
+        self.key_input.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key_input.setPlaceholderText(self.tr("Fernet key (44 characters)"))
+        row.addWidget(self.key_input, 1)
+        self.generate = QPushButton(self.tr("Generate"))
+        self.generate.setObjectName("generate_key")
+        row.addWidget(self.generate)
+        layout.addLayout(row)
+        self.show_key = QCheckBox(self.tr("Show the key"))
+        self.show_key.setObjectName("show_key")
+        layout.addWidget(self.show_key)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        layout.addWidget(self.buttons)
+        self._connect_signals()
+
+    def _connect_signals(self) -> None:
+        self.generate.clicked.connect(self._on_generate_clicked)
+        self.show_key.toggled.connect(self._on_show_key_toggled)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+
+    def _on_generate_clicked(self) -> None:
+        self.key_input.setText(generate_key())
+        self.show_key.setChecked(True)
+
+    def _on_show_key_toggled(self, shown: bool) -> None:
+        mode = QLineEdit.EchoMode.Normal if shown else QLineEdit.EchoMode.Password
+        self.key_input.setEchoMode(mode)
+
+    def key(self) -> str:
+        return self.key_input.text().strip()
+
+
+class ConversationsTab(QWidget):
+    def __init__(self, services: Services, workers: WorkerPool, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("conversations")
+        self.services = services
+        self.workers = workers
+        self.current_id: str | None = None
+        self.ready = False
+        self._status: EncryptionStatus | None = None
+        self._rows: dict[str, IndexRow] = {}
+        self._open_serial = 0
+        self._search_serial = 0
+        self._chat: JobHandle | None = None
+        self._populating = False
+        self._pending_delete: str | None = None
+        self._export_all = True
+        self._message_count = 0
+        self._streamed = ""
+        self._build()
+        self._connect_signals()
+        self._set_busy_chat(False)
+        self._start()
+
+    # -- construction ----------------------------------------------------------------------
+    def _build(self) -> None:
+        outer = QVBoxLayout(self)
+        top = QHBoxLayout()
+        self.encryption_status = QLabel(self.tr("Checking encryption…"))
+        self.encryption_status.setObjectName("encryption_status")
+        self.encryption_status.setWordWrap(True)
+        self.encryption_status.setTextFormat(Qt.TextFormat.RichText)
+        top.addWidget(self.encryption_status, 1)
+        self.set_key = QPushButton(self.tr("Set key…"))
+        self.set_key.setObjectName("set_key")
+        top.addWidget(self.set_key)
+        outer.addLayout(top)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        outer.addWidget(splitter, 1)
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        buttons = QHBoxLayout()
+        self.new_conversation = QPushButton(self.tr("New"))
+        self.new_conversation.setObjectName("new_conversation")
+        self.rename_conversation = QPushButton(self.tr("Rename"))
+        self.rename_conversation.setObjectName("rename_conversation")
+        self.delete_conversation = QPushButton(self.tr("Delete…"))
+        self.delete_conversation.setObjectName("delete_conversation")
+        for button in (self.new_conversation, self.rename_conversation, self.delete_conversation):
+            buttons.addWidget(button)
+        left_layout.addLayout(buttons)
+        self.conversation_list = QTreeWidget()
+        self.conversation_list.setObjectName("conversation_list")
+        self.conversation_list.setHeaderLabels(
+            [self.tr("Name"), self.tr("Date"), self.tr("Model"), self.tr("Messages")]
+        )
+        self.conversation_list.setRootIsDecorated(False)
+        self.conversation_list.setUniformRowHeights(True)
+        self.conversation_list.setEditTriggers(
+            QTreeWidget.EditTrigger.DoubleClicked | QTreeWidget.EditTrigger.EditKeyPressed
+        )
+        header = self.conversation_list.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2, 3):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        left_layout.addWidget(self.conversation_list, 3)
+        self.history_search = QLineEdit()
+        self.history_search.setObjectName("history_search")
+        self.history_search.setPlaceholderText(self.tr("Search past conversations…"))
+        self.history_search.setClearButtonEnabled(True)
+        left_layout.addWidget(self.history_search)
+        self.search_results = QListWidget()
+        self.search_results.setObjectName("search_results")
+        self.search_results.setWordWrap(True)
+        left_layout.addWidget(self.search_results, 2)
+        tools = QHBoxLayout()
+        self.import_conversations = QPushButton(self.tr("Import…"))
+        self.import_conversations.setObjectName("import_conversations")
+        self.export_conversations = QToolButton()
+        self.export_conversations.setObjectName("export_conversations")
+        self.export_conversations.setText(self.tr("Export"))
+        self.export_conversations.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.export_conversations)
+        self.export_current = QAction(self.tr("This conversation…"), self)
+        self.export_current.setObjectName("export_current")
+        self.export_all = QAction(self.tr("All conversations…"), self)
+        self.export_all.setObjectName("export_all")
+        menu.addAction(self.export_current)
+        menu.addAction(self.export_all)
+        self.export_conversations.setMenu(menu)
+        self.rebuild_index = QPushButton(self.tr("Rebuild index"))
+        self.rebuild_index.setObjectName("rebuild_index")
+        self.rebuild_index.setToolTip(
+            self.tr("Delete the search index and rebuild it from the conversation files")
+        )
+        for widget in (self.import_conversations, self.export_conversations, self.rebuild_index):
+            tools.addWidget(widget)
+        left_layout.addLayout(tools)
+        self.index_progress = QProgressBar()
+        self.index_progress.setObjectName("index_progress")
+        self.index_progress.setVisible(False)
+        left_layout.addWidget(self.index_progress)
+        splitter.addWidget(left)
+
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        picker_row = QHBoxLayout()
+        picker_label = QLabel(self.tr("Model:"))
+        picker_row.addWidget(picker_label)
+        self.model_picker = QComboBox()
+        self.model_picker.setObjectName("model_picker")
+        self.model_picker.setMinimumContentsLength(24)
+        picker_label.setBuddy(self.model_picker)
+        picker_row.addWidget(self.model_picker, 1)
+        self.title = QLabel(self.tr("New conversation"))
+        self.title.setObjectName("conversation_title")
+        picker_row.addWidget(self.title, 2)
+        right_layout.addLayout(picker_row)
+        self.transcript = QTextBrowser()
+        self.transcript.setObjectName("transcript")
+        self.transcript.setOpenLinks(False)
+        self.transcript.setProperty("conversation_id", "")
+        self.transcript.setProperty("highlighted_message", -1)
+        right_layout.addWidget(self.transcript, 1)
+        chat_row = QHBoxLayout()
+        self.chat_input = QLineEdit()
+        self.chat_input.setObjectName("chat_input")
+        self.chat_input.setPlaceholderText(self.tr("Write a message and press Enter…"))
+        chat_row.addWidget(self.chat_input, 1)
+        self.send = QPushButton(self.tr("Send"))
+        self.send.setObjectName("send")
+        self.send.setDefault(True)
+        chat_row.addWidget(self.send)
+        self.stop_chat = QPushButton(self.tr("Stop"))
+        self.stop_chat.setObjectName("stop_chat")
+        chat_row.addWidget(self.stop_chat)
+        right_layout.addLayout(chat_row)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 3)
+
+        self.tab_status = QLabel("")
+        self.tab_status.setObjectName("tab_status")
+        self.tab_status.setWordWrap(True)
+        outer.addWidget(self.tab_status)
+
+        self.confirm_delete = QMessageBox(self)
+        self.confirm_delete.setObjectName("confirm_delete")
+        self.confirm_delete.setIcon(QMessageBox.Icon.Warning)
+        self.confirm_delete.setWindowTitle(self.tr("Delete conversation"))
+        self.confirm_delete.setStandardButtons(
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No
+        )
+        self.confirm_delete.setDefaultButton(QMessageBox.StandardButton.No)
+        self.key_dialog: KeyDialog | None = None
+        self.file_dialog: QFileDialog | None = None
+
+    def _connect_signals(self) -> None:
+        self.send.clicked.connect(self._on_send_clicked)
+        self.chat_input.returnPressed.connect(self._on_send_clicked)
+        self.stop_chat.clicked.connect(self._on_stop_chat_clicked)
+        self.new_conversation.clicked.connect(self._on_new_conversation_clicked)
+        self.rename_conversation.clicked.connect(self._on_rename_conversation_clicked)
+        self.delete_conversation.clicked.connect(self._on_delete_conversation_clicked)
+        self.confirm_delete.finished.connect(self._on_confirm_delete_finished)
+        self.conversation_list.itemClicked.connect(self._on_conversation_list_item_clicked)
+        self.conversation_list.itemActivated.connect(self._on_conversation_list_item_clicked)
+        self.conversation_list.itemChanged.connect(self._on_conversation_list_item_changed)
+        self.history_search.returnPressed.connect(self._on_history_search_return_pressed)
+        self.search_results.itemClicked.connect(self._on_search_results_item_clicked)
+        self.search_results.itemActivated.connect(self._on_search_results_item_clicked)
+        self.rebuild_index.clicked.connect(self._on_rebuild_index_clicked)
+        self.set_key.clicked.connect(self._on_set_key_clicked)
+        self.import_conversations.clicked.connect(self._on_import_clicked)
+        self.export_current.triggered.connect(self._on_export_current_triggered)
+        self.export_all.triggered.connect(self._on_export_all_triggered)
+
+    # -- jobs ------------------------------------------------------------------------------
+    def _run(self, name: str, job: Any, on_success: Any, *, progress: bool = False) -> JobHandle:
+        handle = self.workers.start(name, job)
+        handle.signals.succeeded.connect(on_success)
+        handle.signals.failed.connect(self._on_job_failed)
+        if progress:
+            handle.signals.progress.connect(self._on_index_progress)
+            handle.signals.finished.connect(self._on_index_finished)
+            self.index_progress.setRange(0, 0)
+            self.index_progress.setVisible(True)
+        return handle
+
+    def _start(self) -> None:
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> _Started:
+            agent = get_service(services)
+            agent.start(progress)
+            return _Started(agent.conversations(), agent.encryption_status(), agent.model_choices())
+
+        self.tab_status.setText(self.tr("Reading conversations…"))
+        self._run("conversations: start", job, self._on_started)
+
+    def _on_started(self, started: Any) -> None:
+        assert isinstance(started, _Started)
+        self.ready = True
+        self._set_choices(started.choices)
+        self._show_listing(_Listing(started.rows, started.status))
+        self.tab_status.setText(self.tr("{0} conversation(s)").format(len(started.rows)))
+        self._set_busy_chat(False)
+        self._sync_index()
+        self._discover_models()
+
+    def _sync_index(self) -> None:
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> _Indexed:
+            agent = get_service(services)
+            try:
+                report = agent.sync_vectors(progress)
+            except (DimensionMismatchError, EmbedderMismatchError) as err:
+                return _Indexed("", str(err))
+            return _Indexed(f"{report.added} new, {report.dropped} dropped")
+
+        self._run("conversations: index", job, self._on_index_succeeded, progress=True)
+
+    def _discover_models(self) -> None:
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> list[ModelChoice]:
+            return get_service(services).discover_models()
+
+        self._run("conversations: models", job, self._on_models_discovered)
+
+    def _refresh(self, note: str = "") -> None:
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> _Listing:
+            agent = get_service(services)
+            agent.reconcile()
+            return _listing(agent, note)
+
+        self._run("conversations: list", job, self._on_listing)
+
+    # -- slots: results --------------------------------------------------------------------
+    def _on_job_failed(self, message: str, environment: bool) -> None:
+        prefix = "" if environment else self.tr("Unexpected error (see the log): ")
+        self.tab_status.setText(prefix + message)
+
+    def _on_index_progress(self, done: int, total: int, message: str) -> None:
+        if total:
+            self.index_progress.setRange(0, total)
+            self.index_progress.setValue(done)
+        self.index_progress.setFormat(f"%v/%m {message}")
+
+    def _on_index_finished(self) -> None:
+        self.index_progress.setVisible(False)
+
+    def _on_index_succeeded(self, result: Any) -> None:
+        assert isinstance(result, _Indexed)
+        if result.mismatch:
+            self.tab_status.setText(
+                self.tr(
+                    "Search is off: {0} Use “Rebuild index” to re-embed with the current model."
+                ).format(result.mismatch)
+            )
+            self.rebuild_index.setStyleSheet("font-weight:bold;")
+        else:
+            self.rebuild_index.setStyleSheet("")
+            self.index_progress.setToolTip(result.note)
+
+    def _on_models_discovered(self, choices: Any) -> None:
+        for choice in choices:
+            if self.model_picker.findData(choice.key) < 0:
+                self.model_picker.addItem(choice.label, choice.key)
+
+    def _on_listing(self, listing: Any) -> None:
+        assert isinstance(listing, _Listing)
+        self._show_listing(listing)
+        if listing.note:
+            self.tab_status.setText(listing.note)
+
+    def _set_choices(self, choices: list[ModelChoice]) -> None:
+        self.model_picker.clear()
+        for choice in choices:
+            self.model_picker.addItem(choice.label, choice.key)
+        self.model_picker.setCurrentIndex(0)
+
+    def _show_listing(self, listing: _Listing) -> None:
+        self._status = listing.status
+        self._show_status(listing.status)
+        self._rows = {r.id: r for r in listing.rows}
+        self._populating = True
+        try:
+            self.conversation_list.clear()
+            for row in listing.rows:
+                count = "?" if row.messages is None else str(row.messages)
+                item = QTreeWidgetItem(
+                    [row.name, row.date[:16].replace("T", " "), row.model, count]
+                )
+                item.setData(0, ID_ROLE, row.id)
+                item.setTextAlignment(3, Qt.AlignmentFlag.AlignRight)
+                if row.error:
+                    item.setToolTip(0, self.tr("Cannot be read: {0}").format(row.error))
+                    item.setText(0, "⚠ " + row.name)
+                    item.setForeground(0, Qt.GlobalColor.darkRed)
+                else:
+                    item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                    item.setToolTip(0, row.path)
+                self.conversation_list.addTopLevelItem(item)
+                if row.id == self.current_id:
+                    self.conversation_list.setCurrentItem(item)
+        finally:
+            self._populating = False
+
+    def _show_status(self, status: EncryptionStatus) -> None:
+        if not status.encrypted:
+            text = self.tr(
+                "⚠ <b>History is stored in clear text.</b> Anyone who can read your files can "
+                "read your conversations. Set a key to encrypt it."
+            )
+        elif status.source == "environment":
+            text = self.tr("🔒 History encrypted (key from CONVERSATIONS_KEY, id {0}).").format(
+                status.key_id
+            )
+        elif status.source == "keyring":
+            text = self.tr("🔒 History encrypted (key in the OS keyring, id {0}).").format(
+                status.key_id
+            )
+        else:
+            text = self.tr(
+                "🔒 History encrypted, but the key is kept <b>for this session only</b> ({0}). "
+                "Set CONVERSATIONS_KEY to keep using it."
+            ).format(html.escape(status.keyring.reason))
+        if status.encrypted and status.clear_files:
+            text += " " + self.tr(
+                "⚠ {0} conversation(s) still stored in clear: “Set key…” encrypts them."
+            ).format(status.clear_files)
+        if status.rotation_pending:
+            text += " " + self.tr(
+                "⚠ A key change is unfinished (new key id {0}): give that key in “Set key…” "
+                "to resume it."
+            ).format(status.rotation_pending)
+        if status.unreadable:
+            text += " " + self.tr("{0} conversation(s) cannot be read (marked ⚠).").format(
+                status.unreadable
+            )
+        self.encryption_status.setText(text)
+        warn = status.warning or status.source == "session"
+        self.encryption_status.setStyleSheet(WARNING_STYLE if warn else OK_STYLE)
+        self.encryption_status.setProperty("warning", warn)
+
+    # -- chat ------------------------------------------------------------------------------
+    def _set_busy_chat(self, busy: bool) -> None:
+        self.send.setEnabled(self.ready and not busy)
+        self.chat_input.setEnabled(self.ready and not busy)
+        self.stop_chat.setVisible(busy)
+
+    def _on_send_clicked(self) -> None:
+        text = self.chat_input.text().strip()
+        if not text or self._chat is not None or not self.ready:
+            return
+        services = self.services
+        conversation_id = self.current_id
+        model_key = self.model_picker.currentData()
+
+        def job(progress: Progress, emit: Emit) -> TurnResult:
+            agent = get_service(services)
+            return agent.ask(
+                text,
+                conversation_id,
+                model_key,
+                on_token=emit,
+                should_stop=lambda: progress.cancelled,
+            )
+
+        self.chat_input.clear()
+        self._append_message(self._message_count, "user", text, "")
+        self._append_header("assistant", self.model_picker.currentText())
+        self._streamed = ""
+        handle = self._run("conversations: chat", job, self._on_chat_succeeded)
+        handle.signals.item.connect(self._on_chat_item)
+        handle.signals.finished.connect(self._on_chat_finished)
+        self._chat = handle
+        self._set_busy_chat(True)
+        self.tab_status.setText(self.tr("Thinking…"))
+
+    def _on_stop_chat_clicked(self) -> None:
+        if self._chat is not None:
+            self._chat.cancel()
+
+    def _on_chat_item(self, piece: Any) -> None:
+        cursor = self.transcript.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(str(piece))
+        self._streamed += str(piece)
+        self.transcript.setTextCursor(cursor)
+        self.transcript.ensureCursorVisible()
+
+    def _on_chat_succeeded(self, result: Any) -> None:
+        assert isinstance(result, TurnResult)
+        self.current_id = result.conversation_id
+        self.transcript.setProperty("conversation_id", result.conversation_id)
+        note = self.tr("Answered by {0}:{1}").format(result.provider, result.model)
+        if result.retrieval_only:
+            note = self.tr("Retrieval-only mode: showing what was found, no generated text.")
+        if result.context:
+            note += " " + self.tr("({0} passage(s) from past conversations)").format(result.context)
+        if result.context_error:
+            note += " " + self.tr("Past conversations not searched: {0}").format(
+                result.context_error
+            )
+        self._refresh(note)
+        self._open(result.conversation_id, None)
+
+    def _on_chat_finished(self) -> None:
+        self._chat = None
+        self._set_busy_chat(False)
+        self.chat_input.setFocus()
+
+    def _append_header(self, role: str, meta: str) -> None:
+        who = self.tr("You") if role == "user" else self.tr("Assistant")
+        self.transcript.append(
+            f"<p style='margin-top:8px'><b>{html.escape(who)}</b> "
+            f"<span style='color:gray'>{html.escape(meta)}</span></p>"
+        )
+        self.transcript.append("")
+
+    def _append_message(self, index: int, role: str, content: str, meta: str) -> None:
+        self.transcript.append(_message_html(index, role, content, meta, False, self._who(role)))
+
+    def _who(self, role: str) -> str:
+        names = {
+            "user": self.tr("You"),
+            "assistant": self.tr("Assistant"),
+            "system": self.tr("System"),
+            "tool": self.tr("Tool"),
+        }
+        return names.get(role, role)
+
+    # -- opening conversations -------------------------------------------------------------
+    def _open(self, conversation_id: str, highlight: int | None) -> None:
+        services = self.services
+        self._open_serial += 1
+        serial = self._open_serial
+
+        def job(progress: Progress, emit: Emit) -> _Opened:
+            return _Opened(serial, get_service(services).load(conversation_id), highlight)
+
+        self._run("conversations: open", job, self._on_opened)
+
+    def _on_opened(self, opened: Any) -> None:
+        assert isinstance(opened, _Opened)
+        if opened.serial != self._open_serial:
+            return  # the user opened another one meanwhile
+        conversation = opened.conversation
+        self.current_id = conversation.id
+        self.title.setText(conversation.name)
+        parts = [
+            _message_html(
+                i,
+                m.role,
+                m.content,
+                " · ".join(x for x in (m.time[:16].replace("T", " "), m.model) if x),
+                i == opened.highlight,
+                self._who(m.role),
+            )
+            for i, m in enumerate(conversation.history)
+        ]
+        self.transcript.setHtml("".join(parts))
+        self._message_count = len(conversation.history)
+        self.transcript.setProperty("conversation_id", conversation.id)
+        self.transcript.setProperty(
+            "highlighted_message", -1 if opened.highlight is None else opened.highlight
+        )
+        if opened.highlight is not None:
+            self.transcript.scrollToAnchor(f"msg-{opened.highlight}")
+        else:
+            self.transcript.moveCursor(QTextCursor.MoveOperation.End)
+            self.transcript.ensureCursorVisible()
+        index = self.model_picker.findData(f"{conversation.provider}:{conversation.model}")
+        if index >= 0:
+            self.model_picker.setCurrentIndex(index)
+        for row in range(self.conversation_list.topLevelItemCount()):
+            item = self.conversation_list.topLevelItem(row)
+            if item is not None and item.data(0, ID_ROLE) == conversation.id:
+                self.conversation_list.setCurrentItem(item)
+
+    def _on_conversation_list_item_clicked(self, item: QTreeWidgetItem, column: int = 0) -> None:
+        conversation_id = item.data(0, ID_ROLE)
+        if not conversation_id or self._chat is not None:
+            return
+        row = self._rows.get(conversation_id)
+        if row is not None and row.error:
+            self.tab_status.setText(
+                self.tr("“{0}” cannot be read: {1}").format(row.name, row.error)
+            )
+            return
+        if (
+            conversation_id != self.current_id
+            or self.transcript.property("conversation_id") != conversation_id
+        ):
+            self._open(conversation_id, None)
+
+    def _on_new_conversation_clicked(self) -> None:
+        if self._chat is not None:
+            return
+        self.current_id = None
+        self._open_serial += 1
+        self._message_count = 0
+        self.transcript.clear()
+        self.transcript.setProperty("conversation_id", "")
+        self.transcript.setProperty("highlighted_message", -1)
+        self.title.setText(self.tr("New conversation"))
+        self.conversation_list.clearSelection()
+        self.chat_input.setFocus()
+
+    # -- rename and delete -----------------------------------------------------------------
+    def _selected_id(self) -> str | None:
+        item = self.conversation_list.currentItem()
+        value = item.data(0, ID_ROLE) if item is not None else None
+        return str(value) if value else None
+
+    def _on_rename_conversation_clicked(self) -> None:
+        item = self.conversation_list.currentItem()
+        if item is not None and item.flags() & Qt.ItemFlag.ItemIsEditable:
+            self.conversation_list.editItem(item, 0)
+
+    def _on_conversation_list_item_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        if self._populating or column != 0:
+            return
+        conversation_id = str(item.data(0, ID_ROLE))
+        row = self._rows.get(conversation_id)
+        name = item.text(0).strip()
+        if row is None or not name or name == row.name:
+            return
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> _Listing:
+            agent = get_service(services)
+            agent.rename(conversation_id, name)
+            return _listing(agent, "")
+
+        self._run("conversations: rename", job, self._on_listing)
+        if conversation_id == self.current_id:
+            self.title.setText(name)
+
+    def _on_delete_conversation_clicked(self) -> None:
+        conversation_id = self._selected_id()
+        if conversation_id is None:
+            self.tab_status.setText(self.tr("Select a conversation to delete."))
+            return
+        row = self._rows.get(conversation_id)
+        name = row.name if row else conversation_id
+        self._pending_delete = conversation_id
+        self.confirm_delete.setText(
+            self.tr("Delete “{0}”? Its file is removed; this cannot be undone.").format(name)
+        )
+        self.confirm_delete.open()
+
+    def _on_confirm_delete_finished(self, result: int) -> None:
+        conversation_id, self._pending_delete = self._pending_delete, None
+        clicked = self.confirm_delete.clickedButton()
+        if conversation_id is None or clicked != self.confirm_delete.button(
+            QMessageBox.StandardButton.Yes
+        ):
+            return
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> _Listing:
+            agent = get_service(services)
+            agent.delete(conversation_id)
+            return _listing(agent, "")
+
+        if conversation_id == self.current_id:
+            self._on_new_conversation_clicked()
+        self._run("conversations: delete", job, self._on_listing)
+
+    # -- search ----------------------------------------------------------------------------
+    def _on_history_search_return_pressed(self) -> None:
+        query = self.history_search.text().strip()
+        self.search_results.clear()
+        if not query:
+            return
+        services = self.services
+        self._search_serial += 1
+        serial = self._search_serial
+
+        def job(progress: Progress, emit: Emit) -> _Found:
+            return _Found(serial, get_service(services).search(query, 20))
+
+        self._run("conversations: search", job, self._on_search_succeeded)
+
+    def _on_search_succeeded(self, found: Any) -> None:
+        assert isinstance(found, _Found)
+        if found.serial != self._search_serial:
+            return
+        self.search_results.clear()
+        for hit in found.hits:
+            text = " ".join(hit.text.split())
+            if len(text) > 140:
+                text = text[:139] + "…"
+            item = QListWidgetItem(f"{hit.name} · {self._who(hit.role)}: {text}")
+            item.setToolTip(f"{hit.date} · {hit.score:.2f}")
+            item.setData(ID_ROLE, hit.conversation_id)
+            item.setData(INDEX_ROLE, hit.index)
+            self.search_results.addItem(item)
+        if not found.hits:
+            self.tab_status.setText(self.tr("Nothing found."))
+        else:
+            self.tab_status.setText(self.tr("{0} message(s) found").format(len(found.hits)))
+
+    def _on_search_results_item_clicked(self, item: QListWidgetItem) -> None:
+        conversation_id = item.data(ID_ROLE)
+        index = item.data(INDEX_ROLE)
+        if conversation_id and self._chat is None:
+            self._open(str(conversation_id), int(index))
+
+    # -- index, key, import, export --------------------------------------------------------
+    def _on_rebuild_index_clicked(self) -> None:
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> _Indexed:
+            report = get_service(services).rebuild_vectors(progress)
+            return _Indexed(f"{report.added} message(s) indexed")
+
+        self.rebuild_index.setEnabled(False)
+        handle = self._run("conversations: rebuild", job, self._on_rebuild_succeeded, progress=True)
+        handle.signals.finished.connect(self._on_rebuild_finished)
+
+    def _on_rebuild_succeeded(self, result: Any) -> None:
+        assert isinstance(result, _Indexed)
+        self.rebuild_index.setStyleSheet("")
+        self.tab_status.setText(self.tr("Search index rebuilt: {0}").format(result.note))
+
+    def _on_rebuild_finished(self) -> None:
+        self.rebuild_index.setEnabled(True)
+
+    def _on_set_key_clicked(self) -> None:
+        self.key_dialog = KeyDialog(self._status, self)
+        self.key_dialog.accepted.connect(self._on_key_dialog_accepted)
+        self.key_dialog.open()
+
+    def _on_key_dialog_accepted(self) -> None:
+        dialog = self.key_dialog
+        if dialog is None:
+            return
+        key = dialog.key()
+        dialog.deleteLater()
+        self.key_dialog = None
+        if not key:
+            return
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> _Listing:
+            agent = get_service(services)
+            report = agent.rotate_key(key, progress)
+            note = f"{report.rotated} conversation(s) re-encrypted"
+            if report.failed:
+                note += f"; {len(report.failed)} unreadable left untouched"
+            return _listing(agent, note)
+
+        self._run("conversations: key", job, self._on_listing, progress=True)
+
+    def _choose_file(self, name: str, save: bool, filters: list[str], slot: Any) -> None:
+        dialog = QFileDialog(self)
+        dialog.setObjectName(name)
+        dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+        dialog.setAcceptMode(
+            QFileDialog.AcceptMode.AcceptSave if save else QFileDialog.AcceptMode.AcceptOpen
+        )
+        dialog.setFileMode(
+            QFileDialog.FileMode.AnyFile if save else QFileDialog.FileMode.ExistingFile
+        )
+        dialog.setNameFilters(filters)
+        dialog.fileSelected.connect(slot)
+        self.file_dialog = dialog
+        dialog.open()
+
+    def _on_import_clicked(self) -> None:
+        self._choose_file(
+            "import_dialog",
+            False,
+            [self.tr("Conversations (*.json *.zip)"), self.tr("All files (*)")],
+            self._on_import_file_selected,
+        )
+
+    def _on_import_file_selected(self, path: str) -> None:
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> _Listing:
+            agent = get_service(services)
+            result = importers.import_file(agent, Path(path), progress)
+            note = f"Imported {len(result.imported)} conversation(s)"
+            if result.renamed:
+                note += f" ({result.renamed} under a new id)"
+            return _listing(agent, note)
+
+        handle = self._run("conversations: import", job, self._on_listing, progress=True)
+        handle.signals.succeeded.connect(self._on_import_succeeded)
+
+    def _on_import_succeeded(self, result: Any) -> None:
+        self._sync_index()
+
+    def _on_export_current_triggered(self) -> None:
+        if self.current_id is None:
+            self.tab_status.setText(self.tr("Open a conversation to export it."))
+            return
+        self._export_all = False
+        self._choose_export()
+
+    def _on_export_all_triggered(self) -> None:
+        self._export_all = True
+        self._choose_export()
+
+    def _choose_export(self) -> None:
+        self._choose_file(
+            "export_dialog",
+            True,
+            [self.tr("JSON (*.json)"), self.tr("Markdown (*.md)")],
+            self._on_export_file_selected,
+        )
+
+    def _on_export_file_selected(self, path: str) -> None:
+        dialog = self.file_dialog
+        chosen = dialog.selectedNameFilter() if dialog is not None else ""
+        fmt = "markdown" if path.endswith(".md") or "*.md" in chosen else "json"
+        ids = None if self._export_all else [self.current_id or ""]
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> _Listing:
+            agent = get_service(services)
+            text, problems = importers.export(agent, ids, fmt, progress)
+            importers.write_private(Path(path), text)
+            note = f"Exported to {path} (plaintext)"
+            if problems:
+                note += f"; {len(problems)} unreadable conversation(s) left out"
+            return _listing(agent, note)
+
+        self._run("conversations: export", job, self._on_listing)
+
+    # -- shutdown --------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Called after the window cancelled and waited for every job."""
+        self._chat = None
+
+
+def _message_html(index: int, role: str, content: str, meta: str, highlight: bool, who: str) -> str:
+    body = html.escape(content).replace("\n", "<br>")
+    background = f"background-color:{HIGHLIGHT};" if highlight else ""
+    colour = "#0b5394" if role == "user" else "#38761d" if role == "assistant" else "#666"
+    return (
+        f"<a name='msg-{index}'></a>"
+        f"<table width='100%' cellpadding='4' style='{background}margin-top:6px'><tr><td>"
+        f"<b style='color:{colour}'>{html.escape(who)}</b> "
+        f"<span style='color:gray'>{html.escape(meta)}</span><br>{body}</td></tr></table>"
+    )
+
+
+def create(services: Services, workers: WorkerPool, parent: QWidget) -> QWidget:
+    return ConversationsTab(services, workers, parent)
