@@ -1,0 +1,470 @@
+"""The coordinator: expert agents taking a task through planning → working → reviewing → done.
+
+* the **planner** breaks the task into steps; each step becomes a ticket (MA8) handed to a
+  specialist — the **coder** or the **researcher**;
+* each specialist does its step and hands its ticket to the **reviewer**;
+* the **reviewer** judges the results and writes the final answer.
+
+Every expert is a system prompt plus the configured :class:`~backends.models.chat.ChatModel`.
+Before acting it retrieves related items from semantic memory (MA10); after acting it stores
+its result there, so past work feeds the next task. Every step is an event, kept in the
+session and published on the live feed (MA9). Work already done is recorded in the session,
+so a cancelled, failed or interrupted session resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from backends.errors import (
+    CancelledError,
+    CustodiaEnvironmentError,
+    DimensionMismatchError,
+    StoreUnavailableError,
+)
+from backends.models.chat import ChatModel, Prompt
+from backends.multiagent.events import Feed
+from backends.multiagent.health import LayerState
+from backends.multiagent.semantic import Hit, MemoryItem, SemanticMemory
+from backends.multiagent.sessions import Session, SessionStore
+from backends.multiagent.tickets import Ticket, TicketBoard
+from backends.progress import Progress
+
+log = logging.getLogger(__name__)
+
+EventCallback = Callable[[dict[str, Any]], None]
+MemoryProvider = Callable[[], SemanticMemory]
+
+#: event kinds
+SESSION_STARTED = "session_started"
+PHASE = "phase"
+RETRIEVED = "retrieved"
+EXPERT_STARTED = "expert_started"
+EXPERT_RESULT = "expert_result"
+TICKET = "ticket"
+WARNING = "warning"
+SESSION_FINISHED = "session_finished"  # last event of a run, whatever the outcome
+
+
+class SessionBusyError(CustodiaEnvironmentError):
+    """The session is already running in this process."""
+
+
+@dataclass(frozen=True)
+class Expert:
+    name: str
+    system: str
+    #: collections searched before acting
+    reads: tuple[str, ...]
+    #: collections its result is stored in
+    writes: tuple[str, ...]
+
+
+EXPERTS: dict[str, Expert] = {
+    "planner": Expert(
+        "planner",
+        "You are the planner of a small team (a coder and a researcher). Break the user's "
+        "task into at most three short, concrete steps. Write one step per line, nothing else.",
+        reads=("session_memory", "agent_results"),
+        writes=("agent_results",),
+    ),
+    "coder": Expert(
+        "coder",
+        "You are the coder. Do the step you are given for the task: write the code or the "
+        "exact commands, briefly explained. Be concise.",
+        reads=("code_patterns", "agent_results"),
+        writes=("agent_results", "code_patterns"),
+    ),
+    "researcher": Expert(
+        "researcher",
+        "You are the researcher. Do the step you are given for the task: gather the facts, "
+        "options and trade-offs needed, briefly. Be concise.",
+        reads=("agent_results", "session_memory"),
+        writes=("agent_results",),
+    ),
+    "reviewer": Expert(
+        "reviewer",
+        "You are the reviewer. Check the team's results against the task: say what is right, "
+        "what is missing, then give the final answer in a few sentences.",
+        reads=("agent_results",),
+        writes=("agent_results", "session_memory"),
+    ),
+}
+
+_CODE_WORDS = re.compile(
+    r"\b(code|coding|implement\w*|function|script|program\w*|class|method|api|bug|fix|"
+    r"refactor\w*|test\w*|python|sql|query|compile\w*|debug\w*|regex|algorithm)\b",
+    re.IGNORECASE,
+)
+_BULLET = re.compile(
+    r"^\s*(?:(?:[-*•#]+|\(?\d+[.):]|step\s*\d+\s*[:.)-]?)\s*)+", re.IGNORECASE
+)
+
+
+def parse_plan(text: str, task: str, max_steps: int = 3) -> list[str]:
+    """The planner's lines as steps (bullets and numbers stripped); the task itself if none."""
+    steps = []
+    for line in text.splitlines():
+        step = _BULLET.sub("", line).strip().strip("*").strip()
+        if len(step) >= 3 and not step.endswith(":"):  # "Here is the plan:" is no step
+            steps.append(step[:240])
+        if len(steps) == max_steps:
+            break
+    return steps or [task[:240]]
+
+
+def assign(step: str, index: int) -> str:
+    """Coder for steps that talk about code, researcher for the rest."""
+    return "coder" if _CODE_WORDS.search(step) else "researcher"
+
+
+class Coordinator:
+    def __init__(
+        self,
+        sessions: SessionStore,
+        tickets: TicketBoard,
+        feed: Feed,
+        chat: Callable[[], ChatModel],
+        memory: MemoryProvider | None = None,
+        *,
+        max_tokens: int = 128,
+        max_steps: int = 3,
+        memory_limit: int = 3,
+        min_score: float = 0.15,
+    ) -> None:
+        self.sessions = sessions
+        self.tickets = tickets
+        self.feed = feed
+        self._chat = chat
+        self._memory = memory
+        self.max_tokens = max_tokens
+        self.max_steps = max_steps
+        self.memory_limit = memory_limit
+        self.min_score = min_score
+        self.memory_state = LayerState("semantic memory", retry_after=30.0)
+        self._running: set[str] = set()
+        self._lock = threading.Lock()
+
+    # -- public ----------------------------------------------------------------------------
+    def start(self, task: str) -> Session:
+        """A new session in phase ``planning``, saved (it runs with :meth:`run`)."""
+        task = task.strip()
+        if not task:
+            raise ValueError("the task is empty")
+        session = Session.new(task, model=self._model_name())
+        self.sessions.save(session)
+        return session
+
+    def running(self) -> set[str]:
+        with self._lock:
+            return set(self._running)
+
+    def run(
+        self,
+        session_id: str,
+        progress: Progress | None = None,
+        on_event: EventCallback | None = None,
+    ) -> Session:
+        """Run (or resume) a session to its end; returns it in its final phase.
+
+        Raises :class:`CancelledError` when ``progress`` is cancelled (the session is saved as
+        ``cancelled``, resumable), and environment errors (model, dimension mismatch) after
+        saving the session as ``failed`` — also resumable.
+        """
+        progress = progress or Progress()
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise StoreUnavailableError(f"session {session_id} is not in any reachable store")
+        with self._lock:
+            if session_id in self._running:
+                raise SessionBusyError(f"session {session_id} is already running")
+            self._running.add(session_id)
+        try:
+            return self._run(session, progress, on_event)
+        finally:
+            with self._lock:
+                self._running.discard(session_id)
+
+    # -- the phases ------------------------------------------------------------------------
+    def _run(self, session: Session, progress: Progress, on_event: EventCallback | None) -> Session:
+        ctx = _Run(self, session, progress, on_event)
+        if session.finished:
+            return session
+        resumed = bool(session.events)
+        if resumed:
+            ctx.event(SESSION_STARTED, f"Resuming: {session.task}", resumed=True)
+        else:
+            ctx.event(SESSION_STARTED, session.task)
+        try:
+            memory = self._open_memory(ctx)
+            ctx.memory = memory
+            steps = self._plan(ctx)
+            self._work(ctx, steps)
+            self._review(ctx)
+        except CancelledError:
+            ctx.finish("cancelled", "Cancelled by the user; resume to continue.")
+            raise
+        except CustodiaEnvironmentError as err:
+            session.data["error"] = str(err)
+            ctx.finish("failed", f"Failed: {err}")
+            raise
+        except Exception as err:
+            log.exception("multi-agent session %s crashed", session.session_id)
+            session.data["error"] = f"{type(err).__name__}: {err}"
+            ctx.finish("failed", f"Failed (bug, see the log): {type(err).__name__}: {err}")
+            raise
+        ctx.finish("done", "Done: the reviewer's answer above is the result.")
+        return session.copy()
+
+    def _open_memory(self, ctx: _Run) -> SemanticMemory | None:
+        if self._memory is None:
+            return None
+        try:
+            memory = self._memory()
+            memory.check()  # a model change must be seen, never hidden as "nothing found"
+        except DimensionMismatchError:
+            raise
+        except StoreUnavailableError as err:
+            self.memory_state.fail(err)
+            ctx.event(WARNING, f"Semantic memory unavailable, going on without it: {err}")
+            return None
+        self.memory_state.recover()
+        return memory
+
+    def _plan(self, ctx: _Run) -> list[dict[str, Any]]:
+        data = ctx.session.data
+        if "steps" in data:
+            return list(data["steps"])
+        ctx.phase("planning")
+        task = ctx.session.task
+        text = ctx.act(EXPERTS["planner"], f"Task: {task}", ticket="")
+        plan = parse_plan(text, task, self.max_steps)
+        steps = []
+        for index, title in enumerate(plan, start=1):
+            expert = assign(title, index)
+            ticket = Ticket.new(ctx.session.session_id, index, title, expert, "planner")
+            steps.append(
+                {
+                    "index": index,
+                    "title": title,
+                    "expert": expert,
+                    "ticket": ticket.ticket_id,
+                    "created_at": ticket.created_at,
+                }
+            )
+            ctx.ticket(ticket, f"Step {index} → {expert}: {title}")
+        data["plan"] = text
+        data["steps"] = steps
+        ctx.save()
+        ctx.advance()
+        return steps
+
+    def _work(self, ctx: _Run, steps: list[dict[str, Any]]) -> None:
+        if all(step.get("result") is not None for step in steps):
+            return
+        ctx.phase("working")
+        task = ctx.session.task
+        for step in ctx.session.data["steps"]:
+            if step.get("result") is not None:
+                continue
+            ctx.progress.check()
+            ticket = Ticket(
+                ticket_id=step["ticket"],
+                session_id=ctx.session.session_id,
+                step=step["index"],
+                title=step["title"],
+                expert=step["expert"],
+                from_expert="planner",
+                status="working",
+                created_at=step.get("created_at", 0.0),
+            )
+            ctx.ticket(ticket, f"{step['expert']} took step {step['index']}")
+            prompt = f"Task: {task}\nYour step ({step['index']}): {step['title']}"
+            result = ctx.act(EXPERTS[step["expert"]], prompt, ticket=step["ticket"])
+            step["result"] = result
+            ctx.save()
+            ctx.advance()
+            ctx.ticket(
+                ticket.handed("reviewer", "review"),
+                f"{step['expert']} handed step {step['index']} to the reviewer",
+            )
+
+    def _review(self, ctx: _Run) -> None:
+        data = ctx.session.data
+        if "review" in data:
+            return
+        ctx.phase("reviewing")
+        results = "\n".join(
+            f"- [{s['expert']}] step {s['index']} ({s['title']}): {s['result']}"
+            for s in data["steps"]
+        )
+        prompt = f"Task: {ctx.session.task}\nResults:\n{results}"
+        data["review"] = ctx.act(EXPERTS["reviewer"], prompt, ticket="", own_session=True)
+        ctx.save()
+        ctx.advance()
+        for step in data["steps"]:
+            ticket = Ticket(
+                ticket_id=step["ticket"],
+                session_id=ctx.session.session_id,
+                step=step["index"],
+                title=step["title"],
+                expert="reviewer",
+                from_expert=step["expert"],
+                status="closed",
+                created_at=step.get("created_at", 0.0),
+            )
+            self.tickets.put(ticket)
+
+    def _model_name(self) -> str:
+        try:
+            return self._chat().name
+        except CustodiaEnvironmentError:
+            return ""
+
+
+class _Run:
+    """One run of one session: events, saves, expert calls."""
+
+    def __init__(
+        self,
+        coordinator: Coordinator,
+        session: Session,
+        progress: Progress,
+        on_event: EventCallback | None,
+    ) -> None:
+        self.c = coordinator
+        self.session = session
+        self.progress = progress
+        self.on_event = on_event
+        self.memory: SemanticMemory | None = None
+
+    def advance(self) -> None:
+        """Progress: planning + one per step + review."""
+        data = self.session.data
+        steps = data.get("steps") or []
+        done = int("steps" in data) + sum(s.get("result") is not None for s in steps)
+        done += int("review" in data)
+        total = (len(steps) or self.c.max_steps) + 2
+        self.progress.total, self.progress.done = total, done - 1
+        self.progress.advance(1, f"{done}/{total}")
+
+    def save(self) -> None:
+        stored = self.c.sessions.save(self.session)
+        self.session.updated_at = stored.updated_at
+
+    def event(self, kind: str, text: str, expert: str = "", **extra: Any) -> dict[str, Any]:
+        session = self.session
+        event: dict[str, Any] = {
+            "session": session.session_id,
+            "seq": len(session.events) + 1,
+            "ts": time.time(),
+            "kind": kind,
+            "phase": session.phase,
+            "expert": expert,
+            "text": text,
+        }
+        event.update(extra)
+        session.events.append(event)
+        self.save()
+        self.c.feed.emit(session.session_id, event)
+        if self.on_event is not None:
+            self.on_event(event)
+        return event
+
+    def phase(self, phase: str) -> None:
+        self.session.phase = phase
+        self.event(PHASE, phase)
+
+    def ticket(self, ticket: Ticket, text: str) -> None:
+        stored = self.c.tickets.put(ticket)
+        self.event(
+            TICKET,
+            text,
+            expert=ticket.expert,
+            ticket=ticket.ticket_id,
+            status=ticket.status,
+            stored=stored,
+        )
+
+    def finish(self, phase: str, text: str) -> None:
+        self.session.phase = phase
+        self.event(SESSION_FINISHED, text, outcome=phase)
+
+    def retrieve(self, expert: Expert, query: str, own_session: bool) -> list[Hit]:
+        memory = self.memory
+        if memory is None:
+            return []
+        sid = self.session.session_id
+        # Its own session's results for the reviewer; past sessions' for everyone else (this
+        # session's work reaches them through the prompt). Filters go inside the query.
+        scope: dict[str, str | None] = {"session": sid} if own_session else {"exclude_session": sid}
+        hits: list[Hit] = []
+        try:
+            for name in expert.reads:
+                hits.extend(memory.search(name, query, limit=self.c.memory_limit, **scope))
+        except DimensionMismatchError:
+            raise
+        except StoreUnavailableError as err:
+            self.c.memory_state.fail(err)
+            self.event(WARNING, f"Semantic memory search failed: {err}", expert=expert.name)
+            return []
+        hits = [h for h in hits if h.score >= self.c.min_score]
+        hits.sort(key=lambda h: -h.score)
+        return hits[: self.c.memory_limit]
+
+    def remember(self, expert: Expert, text: str, ticket: str) -> None:
+        memory = self.memory
+        if memory is None or not text.strip():
+            return
+        if expert.name == "reviewer":
+            text_for = {"session_memory": f"Task: {self.session.task}\nOutcome: {text}"}
+        else:
+            text_for = {}
+        try:
+            for name in expert.writes:
+                item = MemoryItem(
+                    text=text_for.get(name, text),
+                    session=self.session.session_id,
+                    expert=expert.name,
+                    ticket=ticket,
+                    extra={"task": self.session.task},
+                )
+                memory.add(name, item)
+        except DimensionMismatchError:
+            raise
+        except StoreUnavailableError as err:
+            self.c.memory_state.fail(err)
+            self.event(WARNING, f"Could not store the result in memory: {err}", expert=expert.name)
+
+    def act(self, expert: Expert, user: str, ticket: str, own_session: bool = False) -> str:
+        """Retrieve, ask the model, store: one expert's turn. Cancellable."""
+        self.progress.check()
+        hits = self.retrieve(expert, user, own_session)
+        self.event(
+            RETRIEVED,
+            f"{len(hits)} related item(s) from semantic memory",
+            expert=expert.name,
+            hits=[{"collection": h.collection, "score": round(h.score, 3)} for h in hits],
+        )
+        self.event(EXPERT_STARTED, f"{expert.name} is working", expert=expert.name, ticket=ticket)
+        prompt = Prompt(
+            user=user,
+            system=expert.system,
+            context=[f"[{h.collection} · {h.expert}] {h.text[:400]}" for h in hits],
+            max_tokens=self.c.max_tokens,
+        )
+        model = self.c._chat()
+        pieces = []
+        for piece in model.stream(prompt, should_stop=lambda: self.progress.cancelled):
+            pieces.append(piece)
+        self.progress.check()
+        text = "".join(pieces).strip()
+        self.remember(expert, text, ticket)
+        self.event(EXPERT_RESULT, text, expert=expert.name, ticket=ticket)
+        return text

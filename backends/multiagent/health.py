@@ -1,0 +1,47 @@
+"""Layer health: ``ok`` or the reason a layer is degraded (MA6), shown in the tab and CLI."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+log = logging.getLogger("backends.multiagent")
+
+OK = "ok"
+
+
+class LayerState:
+    """``ok`` or why it failed; logs each change once, not every failure.
+
+    After a failure the layer is skipped for ``retry_after`` seconds, so a server that
+    times out does not cost a timeout on every save; then it is tried again.
+    """
+
+    def __init__(self, name: str, retry_after: float = 5.0) -> None:
+        self.name = name
+        self.reason = ""
+        self.retry_after = retry_after
+        self._failed_at = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.reason
+
+    @property
+    def status(self) -> str:
+        return OK if self.ok else self.reason
+
+    def usable(self) -> bool:
+        return self.ok or time.monotonic() - self._failed_at >= self.retry_after
+
+    def fail(self, err: BaseException | str) -> None:
+        reason = f"degraded: {err}"
+        if reason != self.reason:
+            log.warning("%s degraded, going on without it: %s", self.name, err)
+        self.reason = reason
+        self._failed_at = time.monotonic()
+
+    def recover(self) -> None:
+        if self.reason:
+            log.warning("%s is back", self.name)
+        self.reason = ""

@@ -1,0 +1,541 @@
+"""Semantic memory in Qdrant (MA10–MA11).
+
+Local mode (``QdrantClient(path=config.qdrant_path)``) by default, a server when
+``config.qdrant_url`` is set. Three collections — ``agent_results``, ``code_patterns``,
+``session_memory`` — with cosine distance and payload indexes on ``session``, ``expert`` and
+``ticket`` (in local mode Qdrant evaluates filters in Python and the index call is a no-op,
+but it is made, so the same collections work on a server).
+
+Each collection records the embedder's name and dimension in its metadata. When the
+configured embedder differs, every read and write raises a typed
+:class:`~backends.errors.DimensionMismatchError` (never an empty result), and
+:meth:`SemanticMemory.reembed` rebuilds all collections from the source text kept in each
+point's payload — in staging collections first, so cancelling or crashing loses nothing.
+
+``qdrant_client`` is imported lazily (≈0.7 s): the window must appear before it loads.
+Local mode locks its folder: a second process gets a clear
+:class:`~backends.errors.StoreUnavailableError` suggesting a Qdrant server.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from backends.errors import DimensionMismatchError, StoreUnavailableError
+from backends.models.embedders import Embedder
+from backends.net import require_loopback
+from backends.progress import Progress
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
+
+log = logging.getLogger(__name__)
+
+COLLECTIONS = ("agent_results", "code_patterns", "session_memory")
+INDEXED_FIELDS = ("session", "expert", "ticket")
+STAGING_SUFFIX = "__reembed"
+_ID_NAMESPACE = uuid.UUID("6f0c1a52-3b59-4c38-9d7e-2f7f3f0e8b11")
+_BATCH = 256
+
+
+class EmbedderMismatchError(DimensionMismatchError):
+    """Same dimension, another embedder: the vectors are still not comparable."""
+
+    def __init__(self, recorded: str, current: str, dimension: int, where: str) -> None:
+        super().__init__(dimension, dimension, where)
+        self.args = (
+            f"{where}: the collection was built with the embedder {recorded!r}, the configured "
+            f"one is {current!r}; their vectors are not comparable. Re-embed to switch models.",
+        )
+        self.recorded = recorded
+        self.current = current
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """Something to remember: its text (kept in the payload, for re-embedding) and tags."""
+
+    text: str
+    session: str = ""
+    expert: str = ""
+    ticket: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def point_id(self, collection: str) -> str:
+        """Deterministic: storing the same item twice (a resumed session) is a no-op."""
+        key = "\x1f".join((collection, self.session, self.expert, self.ticket, self.text))
+        return str(uuid.uuid5(_ID_NAMESPACE, key))
+
+    def payload(self) -> dict[str, Any]:
+        out = dict(self.extra)
+        out.update(text=self.text, session=self.session, expert=self.expert, ticket=self.ticket)
+        return out
+
+
+@dataclass(frozen=True)
+class Hit:
+    collection: str
+    id: str
+    score: float
+    text: str
+    session: str
+    expert: str
+    ticket: str
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CollectionStatus:
+    name: str
+    embedder: str
+    dimension: int
+    points: int
+    #: "" when usable with the configured embedder, else why not
+    problem: str = ""
+
+
+def _is_lock_error(err: BaseException) -> bool:
+    return "already accessed by another instance" in str(err)
+
+
+class SemanticMemory:
+    """The three collections, one Qdrant client, one configured embedder."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        path: Path | None = None,
+        url: str = "",
+        timeout: float = 5.0,
+        collections: Sequence[str] = COLLECTIONS,
+    ) -> None:
+        if not path and not url:
+            raise ValueError("SemanticMemory needs a local path or a server URL")
+        self.embedder = embedder
+        self.collections = tuple(collections)
+        self.local = not url
+        self.where = str(path) if self.local else url
+        self._lock = threading.RLock()
+        self._client = self._open(path, url, timeout)
+        self._meta: dict[str, dict[str, Any]] = {}
+        try:
+            with self._lock:
+                for name in self.collections:
+                    self._recover_staging(name)
+                    self._ensure(name)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- opening ---------------------------------------------------------------------------
+    def _open(self, path: Path | None, url: str, timeout: float) -> QdrantClient:
+        try:
+            from qdrant_client import QdrantClient
+        except ImportError as err:
+            raise StoreUnavailableError(f"qdrant-client is not installed: {err}") from err
+        if url:
+            require_loopback("qdrant_url", url)
+            try:
+                return QdrantClient(url=url, timeout=max(1, int(timeout)), prefer_grpc=False)
+            except Exception as err:
+                raise StoreUnavailableError(f"Qdrant server {url}: {err}") from err
+        assert path is not None
+        try:
+            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            return QdrantClient(path=str(path))
+        except RuntimeError as err:
+            if _is_lock_error(err):
+                raise StoreUnavailableError(
+                    f"the semantic memory at {path} is open in another Custodia process "
+                    "(Qdrant local mode allows one process at a time); close the other one, "
+                    "or configure a Qdrant server (qdrant_url) to share it"
+                ) from err
+            raise StoreUnavailableError(f"{path}: cannot open Qdrant local storage: {err}") from err
+        except (OSError, ValueError) as err:
+            raise StoreUnavailableError(f"{path}: cannot open Qdrant local storage: {err}") from err
+
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """``self._client.<method>(...)``; environment failures become StoreUnavailableError."""
+        from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+        try:
+            with self._lock:
+                return getattr(self._client, method)(*args, **kwargs)
+        except (ResponseHandlingException, UnexpectedResponse, OSError, TimeoutError) as err:
+            raise StoreUnavailableError(f"Qdrant {method} failed ({self.where}): {err}") from err
+        except RuntimeError as err:
+            if "closed" in str(err):
+                raise StoreUnavailableError(f"Qdrant at {self.where} is closed") from err
+            raise
+
+    def _vector_params(self, dimension: int) -> Any:
+        from qdrant_client import models
+
+        return models.VectorParams(size=dimension, distance=models.Distance.COSINE)
+
+    def _create(self, name: str, state: str) -> None:
+        from qdrant_client import models
+
+        meta = {
+            "embedder": self.embedder.name,
+            "dimension": self.embedder.dimension,
+            "distance": "cosine",
+            "indexes": list(INDEXED_FIELDS),
+            "state": state,
+        }
+        self._call(
+            "create_collection",
+            name,
+            vectors_config=self._vector_params(self.embedder.dimension),
+            metadata=meta,
+        )
+        with warnings.catch_warnings():
+            # Local mode warns that payload indexes have no effect there: we know (see above).
+            warnings.simplefilter("ignore", UserWarning)
+            for field_name in INDEXED_FIELDS:
+                self._call(
+                    "create_payload_index",
+                    name,
+                    field_name,
+                    field_schema=models.PayloadSchemaType.KEYWORD,
+                )
+        self._meta[name] = meta
+
+    def _exists(self, name: str) -> bool:
+        return bool(self._call("collection_exists", name))
+
+    def _read_meta(self, name: str) -> dict[str, Any]:
+        info = self._call("get_collection", name)
+        meta = dict(info.config.metadata or {})
+        vectors = info.config.params.vectors
+        size = getattr(vectors, "size", None)
+        if size is not None:
+            # The vector size is the truth; metadata only adds the embedder's name.
+            meta["dimension"] = int(size)
+        return meta
+
+    def _ensure(self, name: str) -> None:
+        if not self._exists(name):
+            self._create(name, "complete")
+            return
+        meta = self._read_meta(name)
+        if "embedder" not in meta:
+            # Made by something else: adopt it if the dimension fits, record our embedder.
+            if meta.get("dimension") == self.embedder.dimension:
+                meta["embedder"] = self.embedder.name
+                self._call("update_collection", name, metadata={"embedder": self.embedder.name})
+            else:
+                meta["embedder"] = "unknown"
+        self._meta[name] = meta
+
+    def _recover_staging(self, name: str) -> None:
+        """Finish or undo a re-embedding that a crash interrupted (nothing is lost)."""
+        staging = name + STAGING_SUFFIX
+        if not self._exists(staging):
+            return
+        staged = self._read_meta(staging)
+        original_ok = self._exists(name) and self._read_meta(name).get("state") == "complete"
+        if staged.get("state") == "complete" and not original_ok:
+            log.warning("semantic memory: finishing an interrupted re-embedding of %s", name)
+            points = list(self._scroll(staging, with_vectors=True))
+            if self._exists(name):
+                self._call("delete_collection", name)
+            self._create_from(name, staged, points)
+        self._call("delete_collection", staging)
+
+    def _create_from(self, name: str, meta: Mapping[str, Any], points: Sequence[Any]) -> None:
+        from qdrant_client import models
+
+        dimension = int(meta["dimension"])
+        filling = dict(meta, state="filling")
+        self._call(
+            "create_collection",
+            name,
+            vectors_config=self._vector_params(dimension),
+            metadata=filling,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            for field_name in INDEXED_FIELDS:
+                self._call(
+                    "create_payload_index",
+                    name,
+                    field_name,
+                    field_schema=models.PayloadSchemaType.KEYWORD,
+                )
+        for start in range(0, len(points), _BATCH):
+            batch = [
+                models.PointStruct(id=p.id, vector=p.vector, payload=p.payload)
+                for p in points[start : start + _BATCH]
+            ]
+            self._call("upsert", name, batch, wait=True)
+        self._call("update_collection", name, metadata={"state": "complete"})
+        self._meta[name] = dict(meta, state="complete")
+
+    # -- the embedder guard (MA11) ---------------------------------------------------------
+    def problem(self, name: str) -> DimensionMismatchError | None:
+        """Why ``name`` cannot be used with the configured embedder, or None."""
+        meta = self._meta.get(name)
+        if meta is None:
+            raise KeyError(f"unknown collection {name!r}; known: {', '.join(self.collections)}")
+        where = f"semantic memory collection {name!r}"
+        dimension = int(meta.get("dimension", 0))
+        if dimension != self.embedder.dimension:
+            return DimensionMismatchError(dimension, self.embedder.dimension, where)
+        recorded = str(meta.get("embedder", ""))
+        if recorded != self.embedder.name:
+            return EmbedderMismatchError(recorded, self.embedder.name, dimension, where)
+        return None
+
+    def check(self, name: str | None = None) -> None:
+        """Raise the first mismatch (of ``name``, or of any collection)."""
+        for candidate in (name,) if name else self.collections:
+            error = self.problem(candidate)
+            if error is not None:
+                raise error
+
+    @property
+    def needs_reembed(self) -> bool:
+        return any(self.problem(name) is not None for name in self.collections)
+
+    def status(self) -> list[CollectionStatus]:
+        out = []
+        for name in self.collections:
+            meta = self._meta[name]
+            error = self.problem(name)
+            out.append(
+                CollectionStatus(
+                    name=name,
+                    embedder=str(meta.get("embedder", "")),
+                    dimension=int(meta.get("dimension", 0)),
+                    points=self.count(name),
+                    problem="" if error is None else str(error),
+                )
+            )
+        return out
+
+    # -- writes and reads ------------------------------------------------------------------
+    def add(self, collection: str, item: MemoryItem) -> str:
+        return self.add_many(collection, [item])[0]
+
+    def add_many(self, collection: str, items: Sequence[MemoryItem]) -> list[str]:
+        """Embed and upsert in batches; returns the (deterministic) point ids."""
+        self.check(collection)
+        ids = [item.point_id(collection) for item in items]
+        for start in range(0, len(items), _BATCH):
+            chunk = items[start : start + _BATCH]
+            vectors = self.embedder.embed_batch([i.text for i in chunk])
+            self.upsert_vectors(collection, ids[start : start + len(chunk)], vectors, chunk)
+        return ids
+
+    def upsert_vectors(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        vectors: npt.NDArray[np.float32],
+        items: Sequence[MemoryItem],
+    ) -> None:
+        """Upsert precomputed vectors (bench, re-embedding); checks their dimension."""
+        from qdrant_client import models
+
+        self.check(collection)
+        if vectors.ndim != 2 or vectors.shape[1] != self.embedder.dimension:
+            got = int(vectors.shape[-1]) if vectors.ndim else 0
+            raise DimensionMismatchError(self.embedder.dimension, got, f"upsert into {collection}")
+        points = [
+            models.PointStruct(id=pid, vector=vec.tolist(), payload=item.payload())
+            for pid, vec, item in zip(ids, vectors, items, strict=True)
+        ]
+        self._call("upsert", collection, points, wait=True)
+
+    def search(
+        self,
+        collection: str,
+        query: str,
+        *,
+        limit: int = 5,
+        session: str | None = None,
+        expert: str | None = None,
+        ticket: str | None = None,
+        exclude_session: str | None = None,
+    ) -> list[Hit]:
+        """Nearest items by cosine; the tag filters go inside the query (not after it)."""
+        self.check(collection)
+        vector = self.embedder.embed(query)
+        return self.search_vector(
+            collection,
+            vector,
+            limit=limit,
+            session=session,
+            expert=expert,
+            ticket=ticket,
+            exclude_session=exclude_session,
+        )
+
+    def search_vector(
+        self,
+        collection: str,
+        vector: npt.NDArray[np.float32],
+        *,
+        limit: int = 5,
+        session: str | None = None,
+        expert: str | None = None,
+        ticket: str | None = None,
+        exclude_session: str | None = None,
+    ) -> list[Hit]:
+        from qdrant_client import models
+
+        self.check(collection)
+        if vector.shape != (self.embedder.dimension,):
+            got = int(vector.shape[-1]) if vector.ndim else 0
+            raise DimensionMismatchError(self.embedder.dimension, got, f"search in {collection}")
+        conditions = [
+            models.FieldCondition(key=key, match=models.MatchValue(value=value))
+            for key, value in (("session", session), ("expert", expert), ("ticket", ticket))
+            if value is not None
+        ]
+        excluded = (
+            [models.FieldCondition(key="session", match=models.MatchValue(value=exclude_session))]
+            if exclude_session is not None
+            else []
+        )
+        query_filter = (
+            models.Filter(must=conditions or None, must_not=excluded or None)  # type: ignore[arg-type]
+            if conditions or excluded
+            else None
+        )
+        reply = self._call(
+            "query_points",
+            collection,
+            query=vector.tolist(),
+            query_filter=query_filter,
+            limit=limit,
+            with_payload=True,
+        )
+        hits = []
+        for point in reply.points:
+            payload = dict(point.payload or {})
+            hits.append(
+                Hit(
+                    collection=collection,
+                    id=str(point.id),
+                    score=float(point.score),
+                    text=str(payload.get("text", "")),
+                    session=str(payload.get("session", "")),
+                    expert=str(payload.get("expert", "")),
+                    ticket=str(payload.get("ticket", "")),
+                    payload=payload,
+                )
+            )
+        return hits
+
+    def search_all(self, query: str, *, limit: int = 5, **filters: str | None) -> list[Hit]:
+        """Search every collection; best first."""
+        self.check()
+        vector = self.embedder.embed(query)
+        hits = [
+            hit
+            for name in self.collections
+            for hit in self.search_vector(name, vector, limit=limit, **filters)
+        ]
+        hits.sort(key=lambda h: -h.score)
+        return hits[:limit]
+
+    def count(self, collection: str) -> int:
+        reply = self._call("count", collection, exact=True)
+        return int(reply.count)
+
+    def _scroll(self, name: str, *, with_vectors: bool = False) -> Iterator[Any]:
+        offset = None
+        while True:
+            points, offset = self._call(
+                "scroll",
+                name,
+                limit=_BATCH,
+                offset=offset,
+                with_payload=True,
+                with_vectors=with_vectors,
+            )
+            yield from points
+            if offset is None:
+                return
+
+    # -- re-embedding (MA11) ---------------------------------------------------------------
+    def reembed(self, progress: Progress | None = None) -> int:
+        """Rebuild every collection with the configured embedder; returns the points done.
+
+        All vectors are computed into staging collections first (cancellable through
+        ``progress``: the staging is dropped and the originals stay as they were); then each
+        original is replaced. A crash during the replacement is finished at the next open.
+        """
+        from qdrant_client import models
+
+        progress = progress or Progress()
+        with self._lock:
+            sources = {name: list(self._scroll(name)) for name in self.collections}
+            total = sum(len(points) for points in sources.values())
+            progress.start(total, "re-embedding semantic memory")
+            staged: dict[str, list[Any]] = {}
+            try:
+                for name, points in sources.items():
+                    staging = name + STAGING_SUFFIX
+                    if self._exists(staging):
+                        self._call("delete_collection", staging)
+                    self._create(staging, "filling")
+                    staged[name] = []
+                    for start in range(0, len(points), self.embedder.batch_size):
+                        progress.check()
+                        chunk = points[start : start + self.embedder.batch_size]
+                        texts = [str((p.payload or {}).get("text", "")) for p in chunk]
+                        vectors = self.embedder.embed_batch(texts)
+                        batch = [
+                            models.PointStruct(id=p.id, vector=v.tolist(), payload=p.payload)
+                            for p, v in zip(chunk, vectors, strict=True)
+                        ]
+                        self._call("upsert", staging, batch)
+                        staged[name].extend(batch)
+                        progress.advance(len(chunk), f"{name}: {start + len(chunk)}/{len(points)}")
+                    self._call("update_collection", staging, metadata={"state": "complete"})
+                progress.check()
+            except BaseException:
+                for name in staged:
+                    staging = name + STAGING_SUFFIX
+                    try:
+                        if self._exists(staging):
+                            self._client.delete_collection(staging)
+                    except Exception:
+                        log.exception("semantic memory: dropping %s failed", staging)
+                raise
+            # Point of no return: swap each original for its staged copy.
+            meta = {
+                "embedder": self.embedder.name,
+                "dimension": self.embedder.dimension,
+                "distance": "cosine",
+                "indexes": list(INDEXED_FIELDS),
+            }
+            for name, points in staged.items():
+                self._call("delete_collection", name)
+                self._create_from(name, meta, points)
+                staging = name + STAGING_SUFFIX
+                self._call("delete_collection", staging)
+        return total
+
+    def close(self) -> None:
+        with self._lock:
+            client = getattr(self, "_client", None)
+            if client is not None:
+                try:
+                    client.close()
+                except Exception:
+                    log.exception("semantic memory: closing Qdrant failed")

@@ -1,0 +1,214 @@
+"""The multi-agent assistant as one object: the only thing ``desktop/`` and the CLI talk to.
+
+Built from a :class:`~backends.config.Config` by :func:`get_service` through
+:class:`~backends.services.Services`. Opening it is cheap (SQLite, a Redis client that
+connects on first use); the chat model and the semantic memory (qdrant-client) load on
+first use, in a worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from backends.config import Config
+from backends.errors import StoreUnavailableError
+from backends.models.chat import ChatModel
+from backends.models.embedders import Embedder
+from backends.multiagent.coordinator import Coordinator, EventCallback
+from backends.multiagent.events import (
+    EventBus,
+    Feed,
+    InProcessEventBus,
+    RedisEventBus,
+    Subscription,
+)
+from backends.multiagent.health import OK
+from backends.multiagent.semantic import CollectionStatus, Hit, SemanticMemory
+from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
+from backends.multiagent.tickets import TICKET_TTL, LiveTicket, TicketBoard
+from backends.multiagent.ttl import MemoryTTLStore, RedisTTLStore, TTLStore, redis_client
+from backends.progress import Progress
+
+if TYPE_CHECKING:
+    import redis
+
+    from backends.services import Services
+
+log = logging.getLogger(__name__)
+
+SESSIONS_FILE = "multiagent.sqlite3"
+
+
+class MultiAgentService:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        embedder: Callable[[], Embedder],
+        chat: Callable[[], ChatModel],
+        namespace: str = "custodia",
+        ticket_ttl: float = TICKET_TTL,
+        max_tokens: int = 128,
+        retry_after: float = 5.0,
+    ) -> None:
+        self.config = config
+        self._embedder = embedder
+        self._redis: redis.Redis | None = None
+        l2: TTLStore
+        bus: EventBus
+        if config.cache == "redis":
+            self._redis = redis_client(config.redis_url, config.network_timeout)
+            l2 = RedisTTLStore(self._redis, close_client=False)
+            bus = RedisEventBus(self._redis, timeout=config.network_timeout)
+        else:
+            l2 = MemoryTTLStore()
+            bus = InProcessEventBus()
+        self.l2 = l2
+        self.sessions_path = config.path(SESSIONS_FILE)
+        self.sessions = SessionStore(
+            l2,
+            lambda: SqliteSessionMirror(self.sessions_path),
+            namespace=namespace,
+            retry_after=retry_after,
+        )
+        self.tickets = TicketBoard(l2, namespace=namespace, ttl=ticket_ttl, retry_after=retry_after)
+        self.feed = Feed(bus, namespace=namespace)
+        self._memory: SemanticMemory | None = None
+        self._memory_lock = threading.Lock()
+        self.coordinator = Coordinator(
+            self.sessions, self.tickets, self.feed, chat, self.memory, max_tokens=max_tokens
+        )
+
+    @classmethod
+    def from_services(cls, services: Services, **kwargs: object) -> MultiAgentService:
+        return cls(
+            services.config,
+            embedder=lambda: services.embedder,
+            chat=lambda: services.chat,
+            **kwargs,  # type: ignore[arg-type]
+        )
+
+    # -- semantic memory -------------------------------------------------------------------
+    def memory(self) -> SemanticMemory:
+        """The semantic memory, opened on first use (raises when it cannot be opened)."""
+        with self._memory_lock:
+            if self._memory is None:
+                cfg = self.config
+                self._memory = SemanticMemory(
+                    self._embedder(),
+                    path=None if cfg.qdrant_url else cfg.qdrant_path,
+                    url=cfg.qdrant_url,
+                    timeout=cfg.network_timeout,
+                )
+            return self._memory
+
+    def memory_status(self) -> list[CollectionStatus]:
+        return self.memory().status()
+
+    def search_memory(self, query: str, limit: int = 5, collection: str = "") -> list[Hit]:
+        memory = self.memory()
+        if collection:
+            return memory.search(collection, query, limit=limit)
+        return memory.search_all(query, limit=limit)
+
+    def reembed(self, progress: Progress | None = None) -> int:
+        count = self.memory().reembed(progress)
+        self.coordinator.memory_state.recover()
+        return count
+
+    # -- sessions --------------------------------------------------------------------------
+    def start(self, task: str) -> Session:
+        return self.coordinator.start(task)
+
+    def run(
+        self,
+        session_id: str,
+        progress: Progress | None = None,
+        on_event: EventCallback | None = None,
+    ) -> Session:
+        return self.coordinator.run(session_id, progress, on_event)
+
+    def ask(
+        self, task: str, progress: Progress | None = None, on_event: EventCallback | None = None
+    ) -> Session:
+        """Start a session and run it to the end."""
+        session = self.start(task)
+        return self.run(session.session_id, progress, on_event)
+
+    def session(self, session_id: str) -> Session | None:
+        return self.sessions.get(session_id)
+
+    def list_sessions(self, phase: str | None = None, limit: int | None = None) -> list[Session]:
+        return self.sessions.list(phase=phase, limit=limit)
+
+    def running(self) -> set[str]:
+        return self.coordinator.running()
+
+    def live_tickets(self, session_id: str | None = None) -> list[LiveTicket]:
+        return self.tickets.list(session_id)
+
+    def subscribe(self, session_id: str) -> Subscription:
+        return self.feed.subscribe(session_id)
+
+    # -- health ----------------------------------------------------------------------------
+    def health(self) -> dict[str, str]:
+        """Every layer: ``"ok"`` or why it is degraded (MA6), for the tab and the CLI."""
+        layers = self.sessions.health()
+        kind = self.l2.kind
+        out = {
+            "sessions L1 (memory)": layers["l1"],
+            f"sessions L2 ({kind})": layers["l2"],
+            "sessions SQLite": layers["sqlite"],
+            f"tickets ({kind})": self.tickets.health(),
+            f"live feed ({self.feed.bus.kind})": self.feed.health(),
+        }
+        where = "qdrant" if self.config.qdrant_url else "qdrant-local"
+        memory_state = self.coordinator.memory_state
+        if self._memory is None and memory_state.ok:
+            out[f"semantic memory ({where})"] = "not opened yet"
+        else:
+            out[f"semantic memory ({where})"] = memory_state.status
+        return out
+
+    def probe(self) -> dict[str, str]:
+        """Like :meth:`health`, after actually touching each layer once."""
+        try:
+            self.l2.ping()
+        except StoreUnavailableError as err:
+            self.sessions.l2_state.fail(err)
+            self.tickets.state.fail(err)
+        self.sessions.list(limit=1)
+        try:
+            self.memory().check()
+            self.coordinator.memory_state.recover()
+        except StoreUnavailableError as err:
+            self.coordinator.memory_state.fail(err)
+        except Exception as err:  # a mismatch is reported, not raised, here
+            self.coordinator.memory_state.fail(err)
+        return self.health()
+
+    def close(self) -> None:
+        self.sessions.close()
+        with self._memory_lock:
+            if self._memory is not None:
+                self._memory.close()
+                self._memory = None
+        if self._redis is not None:
+            try:
+                self._redis.close()
+            except Exception:
+                log.exception("multi-agent: closing Redis failed")
+
+
+def healthy(health: dict[str, str]) -> bool:
+    return all(v == OK or v == "not opened yet" for v in health.values())
+
+
+def get_service(services: Services) -> MultiAgentService:
+    """The one multi-agent service of this process (built on first use, closed at exit)."""
+    return services.service(
+        "multiagent", lambda: MultiAgentService.from_services(services), MultiAgentService.close
+    )

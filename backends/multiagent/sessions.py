@@ -1,0 +1,480 @@
+"""Three-layer session store (MA1–MA7).
+
+* **L1** an in-memory dict — every read starts here (MA3);
+* **L2** a :class:`~backends.multiagent.ttl.TTLStore` (Redis ``SET … EX 86400`` or the
+  in-process TTL store) — written on every save (MA2), read only at start-up, where its
+  copies overlay the SQLite ones when fresher (MA4);
+* **SQLite** in WAL mode, the durable mirror (MA5, MA7) — written on every save (MA2), read
+  on an L1 miss and cached into L1 (MA3). Several processes may share the file.
+
+No public method of :class:`SessionStore` raises because a layer failed (MA6): the failure is
+logged, the layer is marked degraded in :meth:`SessionStore.health`, and the session lives on
+in the other layers. Sessions that could not reach SQLite are remembered and written as soon
+as SQLite works again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import logging
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from backends.errors import StoreUnavailableError
+from backends.multiagent.health import OK, LayerState
+from backends.multiagent.ttl import TTLStore
+from backends.stores.sqlite import Migration, connect, migrate
+
+log = logging.getLogger(__name__)
+
+#: the coordinator's phases, in order, then the three ends
+PHASES = ("planning", "working", "reviewing", "done", "failed", "cancelled")
+ACTIVE_PHASES = ("planning", "working", "reviewing")
+#: 24 h in L2 (MA1)
+SESSION_TTL = 86_400
+
+
+@dataclass
+class Session:
+    """One row of MA7: queryable columns plus a JSON ``data`` blob (plan, results, events)."""
+
+    session_id: str
+    task: str
+    model: str = ""
+    phase: str = "planning"
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = 0.0
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.updated_at:
+            self.updated_at = self.created_at
+
+    @classmethod
+    def new(cls, task: str, model: str = "") -> Session:
+        return cls(session_id=uuid.uuid4().hex, task=task, model=model)
+
+    @property
+    def finished(self) -> bool:
+        return self.phase == "done"
+
+    @property
+    def resumable(self) -> bool:
+        """Not done: a crash, a cancel or a failure left work to do."""
+        return self.phase != "done"
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = self.data.setdefault("events", [])
+        return events
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "session_id": self.session_id,
+                "created_at": self.created_at,
+                "updated_at": self.updated_at,
+                "phase": self.phase,
+                "model": self.model,
+                "task": self.task,
+                "data": self.data,
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, raw: str) -> Session:
+        d = json.loads(raw)
+        return cls(
+            session_id=str(d["session_id"]),
+            task=str(d["task"]),
+            model=str(d.get("model", "")),
+            phase=str(d.get("phase", "planning")),
+            created_at=float(d["created_at"]),
+            updated_at=float(d.get("updated_at") or d["created_at"]),
+            data=dict(d.get("data") or {}),
+        )
+
+    def copy(self) -> Session:
+        return copy.deepcopy(self)
+
+
+# --- the durable mirror ------------------------------------------------------------------------
+
+
+class SessionMirror(Protocol):
+    """The durable layer. Methods raise :class:`StoreUnavailableError` on failure."""
+
+    where: str
+
+    def save(self, session: Session) -> None: ...
+    def load(self, session_id: str) -> Session | None: ...
+    def list(
+        self,
+        *,
+        phase: str | None = None,
+        model: str | None = None,
+        task_contains: str | None = None,
+        limit: int | None = None,
+    ) -> list[Session]: ...
+    def close(self) -> None: ...
+
+
+MIGRATIONS: Sequence[Migration] = (
+    (
+        "0001_sessions",
+        """
+        CREATE TABLE sessions(
+            session_id TEXT PRIMARY KEY,
+            created_at REAL,
+            updated_at REAL,
+            phase TEXT,
+            model TEXT,
+            task TEXT,
+            data TEXT
+        );
+        CREATE INDEX sessions_by_created ON sessions(created_at);
+        CREATE INDEX sessions_by_phase ON sessions(phase, created_at);
+        """,
+    ),
+)
+
+_COLUMNS = "session_id, created_at, updated_at, phase, model, task, data"
+
+
+class SqliteSessionMirror:
+    """``sessions`` table of MA7 in a WAL-mode SQLite file (0600, folder 0700).
+
+    A save never replaces a fresher row (``updated_at``), so two processes writing one file
+    cannot roll each other back. ``read_only=True`` opens the file with ``mode=ro`` (for
+    listing from a second process; every write then fails, typed).
+    """
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        self.path = path
+        self.where = str(path)
+        self.read_only = read_only
+        self._lock = threading.Lock()
+        if read_only:
+            try:
+                self._conn = sqlite3.connect(
+                    f"{path.resolve().as_uri()}?mode=ro",
+                    uri=True,
+                    timeout=10.0,
+                    check_same_thread=False,
+                    isolation_level=None,
+                )
+                self._conn.execute("PRAGMA busy_timeout=10000")
+                self._conn.execute("SELECT count(*) FROM sessions").fetchone()
+            except sqlite3.Error as err:
+                raise StoreUnavailableError(
+                    f"{path}: cannot open sessions read-only: {err}"
+                ) from err
+        else:
+            self._conn = connect(path)
+            try:
+                migrate(self._conn, MIGRATIONS)
+            except StoreUnavailableError:
+                self._conn.close()
+                raise
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The open connection (diagnostics and fault tests)."""
+        return self._conn
+
+    def _run(self, what: str, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        with self._lock:
+            try:
+                return fn(self._conn)
+            except sqlite3.Error as err:
+                if self._conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
+                raise StoreUnavailableError(f"{self.path}: {what} failed: {err}") from err
+
+    def save(self, session: Session) -> None:
+        row = (
+            session.session_id,
+            session.created_at,
+            session.updated_at,
+            session.phase,
+            session.model,
+            session.task,
+            json.dumps(session.data, ensure_ascii=False, separators=(",", ":")),
+        )
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                f"INSERT INTO sessions({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(session_id) DO UPDATE SET "
+                "updated_at=excluded.updated_at, phase=excluded.phase, model=excluded.model, "
+                "task=excluded.task, data=excluded.data "
+                "WHERE excluded.updated_at >= sessions.updated_at",
+                row,
+            )
+
+        self._run("save", write)
+
+    def load(self, session_id: str) -> Session | None:
+        rows = self._run(
+            "load",
+            lambda c: c.execute(
+                f"SELECT {_COLUMNS} FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchall(),
+        )
+        return _from_row(rows[0]) if rows else None
+
+    def list(
+        self,
+        *,
+        phase: str | None = None,
+        model: str | None = None,
+        task_contains: str | None = None,
+        limit: int | None = None,
+    ) -> list[Session]:
+        where, params = [], []
+        if phase:
+            where.append("phase = ?")
+            params.append(phase)
+        if model:
+            where.append("model = ?")
+            params.append(model)
+        if task_contains:
+            where.append("instr(lower(task), lower(?)) > 0")
+            params.append(task_contains)
+        sql = f"SELECT {_COLUMNS} FROM sessions"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY created_at DESC, session_id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        rows = self._run("list", lambda c: c.execute(sql, params).fetchall())
+        return [_from_row(r) for r in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _from_row(row: Sequence[Any]) -> Session:
+    session_id, created_at, updated_at, phase, model, task, data = row
+    try:
+        blob = json.loads(data) if data else {}
+    except json.JSONDecodeError:
+        log.warning("session %s: data is not JSON; keeping it under 'raw'", session_id)
+        blob = {"raw": data}
+    return Session(
+        session_id=session_id,
+        task=task or "",
+        model=model or "",
+        phase=phase or "planning",
+        created_at=float(created_at or 0.0),
+        updated_at=float(updated_at or created_at or 0.0),
+        data=blob if isinstance(blob, dict) else {"raw": blob},
+    )
+
+
+# --- the store --------------------------------------------------------------------------------
+
+
+class SessionStore:
+    """L1 dict + L2 TTL store + durable mirror; never raises because a layer failed (MA6).
+
+    ``mirror`` is a factory so that a mirror that cannot even be opened (missing folder,
+    corrupt file) degrades the store instead of stopping it; opening is retried on save.
+    """
+
+    def __init__(
+        self,
+        l2: TTLStore | None,
+        mirror: Callable[[], SessionMirror],
+        *,
+        namespace: str = "custodia",
+        ttl: int = SESSION_TTL,
+        retry_after: float = 5.0,
+    ) -> None:
+        self._l1: dict[str, Session] = {}
+        self._l2 = l2
+        self._mirror_factory = mirror
+        self._mirror: SessionMirror | None = None
+        self._prefix = f"{namespace}:session:"
+        self._ttl = ttl
+        self._lock = threading.RLock()
+        self._dirty: set[str] = set()  # saved, but not yet in SQLite
+        self.l2_state = LayerState("sessions L2", retry_after)
+        self.sqlite_state = LayerState("sessions SQLite", retry_after)
+        if l2 is None:
+            self.l2_state.reason = "not configured"
+        self._open_mirror()
+        self._warm_up()
+
+    # -- start-up (MA4) --------------------------------------------------------------------
+    def _open_mirror(self) -> SessionMirror | None:
+        if self._mirror is not None:
+            return self._mirror
+        try:
+            self._mirror = self._mirror_factory()
+        except StoreUnavailableError as err:
+            self.sqlite_state.fail(err)
+            return None
+        except Exception as err:  # a bug in a factory must not stop the sessions either
+            log.exception("sessions: opening the SQLite mirror failed")
+            self.sqlite_state.fail(err)
+            return None
+        self.sqlite_state.recover()
+        return self._mirror
+
+    def _warm_up(self) -> None:
+        """SQLite into L1, then the fresher L2 copies on top (written back to SQLite)."""
+        mirror = self._mirror
+        if mirror is not None:
+            try:
+                for session in mirror.list():
+                    self._l1[session.session_id] = session
+            except StoreUnavailableError as err:
+                self.sqlite_state.fail(err)
+        if self._l2 is None:
+            return
+        try:
+            items = self._l2.items(self._prefix)
+        except StoreUnavailableError as err:
+            self.l2_state.fail(err)
+            return
+        for item in items:
+            try:
+                session = Session.from_json(item.value)
+            except (ValueError, KeyError, TypeError) as err:
+                log.warning("sessions: ignoring unreadable L2 entry %s: %s", item.key, err)
+                continue
+            known = self._l1.get(session.session_id)
+            if known is None or session.updated_at > known.updated_at:
+                self._l1[session.session_id] = session
+                self._dirty.add(session.session_id)  # SQLite missed this write: repair it
+        if self._dirty:
+            self._flush_dirty()
+
+    # -- writes (MA2) ----------------------------------------------------------------------
+    def save(self, session: Session, *, touch: bool = True) -> Session:
+        """Write through to L1, L2 and SQLite; returns the stored copy. Never raises."""
+        with self._lock:
+            if touch:
+                session.updated_at = max(time.time(), session.updated_at)
+            stored = session.copy()
+            self._l1[stored.session_id] = stored
+            self._dirty.add(stored.session_id)
+            raw = stored.to_json()
+        self._write_l2(stored.session_id, raw)
+        self._flush_dirty()
+        return stored.copy()
+
+    def _write_l2(self, session_id: str, raw: str) -> None:
+        if self._l2 is None or not self.l2_state.usable():
+            return
+        try:
+            self._l2.set(self._prefix + session_id, raw, self._ttl)
+        except StoreUnavailableError as err:
+            self.l2_state.fail(err)
+        except Exception as err:
+            log.exception("sessions: unexpected L2 error")
+            self.l2_state.fail(err)
+        else:
+            self.l2_state.recover()
+
+    def _flush_dirty(self) -> None:
+        with self._lock:
+            if not self._dirty or not self.sqlite_state.usable():
+                return
+            mirror = self._open_mirror()
+            if mirror is None:
+                return
+            pending = [self._l1[sid] for sid in sorted(self._dirty) if sid in self._l1]
+            try:
+                for session in pending:
+                    mirror.save(session)
+                    self._dirty.discard(session.session_id)
+            except StoreUnavailableError as err:
+                self.sqlite_state.fail(err)
+            except Exception as err:
+                log.exception("sessions: unexpected SQLite error")
+                self.sqlite_state.fail(err)
+            else:
+                self.sqlite_state.recover()
+
+    # -- reads (MA3) -----------------------------------------------------------------------
+    def get(self, session_id: str) -> Session | None:
+        """L1, else SQLite (then cached in L1). Never L2. None when unknown or unreachable."""
+        with self._lock:
+            cached = self._l1.get(session_id)
+            if cached is not None:
+                return cached.copy()
+            mirror = self._open_mirror() if self.sqlite_state.usable() else self._mirror
+            if mirror is None:
+                return None
+            try:
+                found = mirror.load(session_id)
+            except StoreUnavailableError as err:
+                self.sqlite_state.fail(err)
+                return None
+            if found is None:
+                return None
+            self._l1[session_id] = found
+            return found.copy()
+
+    def list(self, *, phase: str | None = None, limit: int | None = None) -> list[Session]:
+        """Newest first: SQLite's rows (other processes' too) merged with L1 (fresher wins)."""
+        with self._lock:
+            merged = {sid: s for sid, s in self._l1.items()}
+            mirror = self._mirror
+            if mirror is not None:
+                try:
+                    for row in mirror.list(phase=phase):
+                        known = merged.get(row.session_id)
+                        if known is None or row.updated_at > known.updated_at:
+                            merged[row.session_id] = row
+                except StoreUnavailableError as err:
+                    self.sqlite_state.fail(err)
+            chosen = [s for s in merged.values() if phase is None or s.phase == phase]
+        chosen.sort(key=lambda s: (-s.created_at, s.session_id))
+        if limit is not None:
+            chosen = chosen[:limit]
+        return [s.copy() for s in chosen]
+
+    def cached(self, session_id: str) -> bool:
+        """True when ``session_id`` is in L1 (tests of the read path)."""
+        with self._lock:
+            return session_id in self._l1
+
+    # -- health and life cycle -------------------------------------------------------------
+    def health(self) -> dict[str, str]:
+        """Layer -> ``"ok"`` or the reason it is degraded."""
+        return {"l1": OK, "l2": self.l2_state.status, "sqlite": self.sqlite_state.status}
+
+    @property
+    def l2_kind(self) -> str:
+        return self._l2.kind if self._l2 is not None else "none"
+
+    @property
+    def pending_sqlite(self) -> int:
+        """Sessions saved while SQLite failed, waiting to be written."""
+        with self._lock:
+            return len(self._dirty)
+
+    def close(self) -> None:
+        self._flush_dirty()
+        with self._lock:
+            if self._mirror is not None:
+                try:
+                    self._mirror.close()
+                except Exception:
+                    log.exception("sessions: closing the SQLite mirror failed")
+                self._mirror = None

@@ -1,0 +1,239 @@
+"""Contract of the semantic memory role (MA10–MA11).
+
+Only Qdrant **local mode** runs here: no Qdrant server can be installed on these machines
+(no package ships one; see docs/MULTIAGENT.md). A server implementation would subclass
+:class:`SemanticMemoryContract` with a ``url`` fixture, exactly like the local one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from backends.errors import CancelledError, DimensionMismatchError, StoreUnavailableError
+from backends.models.embedders import Embedder, HashingEmbedder
+from backends.multiagent.semantic import (
+    COLLECTIONS,
+    INDEXED_FIELDS,
+    STAGING_SUFFIX,
+    EmbedderMismatchError,
+    MemoryItem,
+    SemanticMemory,
+)
+from backends.progress import Progress
+
+Open = Callable[[Embedder], SemanticMemory]
+
+
+class RenamedEmbedder(HashingEmbedder):
+    """Same vectors and dimension as the hashing embedder, another model name."""
+
+    def __init__(self, dimension: int) -> None:
+        super().__init__(dimension)
+        self.name = f"other-model-{dimension}"
+
+
+class SemanticMemoryContract:
+    @pytest.fixture
+    def open_memory(self) -> Iterator[Open]:
+        raise NotImplementedError
+
+    @pytest.fixture
+    def memory(self, open_memory: Open) -> SemanticMemory:
+        return open_memory(HashingEmbedder(64))
+
+    def fill(self, memory: SemanticMemory) -> None:
+        memory.add_many(
+            "agent_results",
+            [
+                MemoryItem("parse csv files with the csv module", "s1", "coder", "t1"),
+                MemoryItem("csv files can hold quoted commas", "s1", "researcher", "t2"),
+                MemoryItem("parse json with the json module", "s2", "coder", "t3"),
+                MemoryItem("review: the csv parser handles quotes", "s2", "reviewer", ""),
+            ],
+        )
+
+    def test_collections_cosine_and_recorded_embedder(self, memory: SemanticMemory) -> None:
+        assert memory.collections == COLLECTIONS
+        statuses = {s.name: s for s in memory.status()}
+        assert set(statuses) == set(COLLECTIONS)
+        for status in statuses.values():
+            assert (status.embedder, status.dimension, status.points) == ("hashing-64", 64, 0)
+            assert status.problem == ""
+        client = memory._client
+        for name in COLLECTIONS:
+            info = client.get_collection(name)
+            assert info.config.params.vectors.distance.name == "COSINE"
+            assert info.config.params.vectors.size == 64
+            assert info.config.metadata["indexes"] == list(INDEXED_FIELDS)
+
+    def test_add_and_search_keep_text_and_tags(self, memory: SemanticMemory) -> None:
+        self.fill(memory)
+        hits = memory.search("agent_results", "parse csv files", limit=2)
+        assert hits[0].text == "parse csv files with the csv module"
+        assert (hits[0].session, hits[0].expert, hits[0].ticket) == ("s1", "coder", "t1")
+        assert hits[0].score >= hits[1].score
+        assert memory.count("agent_results") == 4
+
+    @pytest.mark.parametrize(
+        ("filters", "expected"),
+        [
+            ({"session": "s2"}, {"t3", ""}),
+            ({"expert": "coder"}, {"t1", "t3"}),
+            ({"ticket": "t2"}, {"t2"}),
+            ({"session": "s1", "expert": "coder"}, {"t1"}),
+            ({"exclude_session": "s1"}, {"t3", ""}),
+            ({"session": "nobody"}, set()),
+        ],
+    )
+    def test_filters_go_inside_the_query(
+        self, memory: SemanticMemory, filters: dict[str, str], expected: set[str]
+    ) -> None:
+        self.fill(memory)
+        hits = memory.search("agent_results", "csv", limit=10, **filters)
+        assert {h.ticket for h in hits} == expected
+
+    def test_same_item_twice_is_stored_once(self, memory: SemanticMemory) -> None:
+        item = MemoryItem("idempotent", "s", "coder", "t")
+        assert memory.add("code_patterns", item) == memory.add("code_patterns", item)
+        assert memory.count("code_patterns") == 1
+
+    def test_search_all_spans_collections(self, memory: SemanticMemory) -> None:
+        memory.add("code_patterns", MemoryItem("a regex for dates", "s", "coder"))
+        memory.add("session_memory", MemoryItem("Task: dates\nOutcome: regex", "s", "reviewer"))
+        hits = memory.search_all("regex dates", limit=5)
+        assert {h.collection for h in hits} == {"code_patterns", "session_memory"}
+
+    def test_survives_reopening(self, open_memory: Open, memory: SemanticMemory) -> None:
+        self.fill(memory)
+        memory.close()
+        again = open_memory(HashingEmbedder(64))
+        assert again.count("agent_results") == 4
+        assert again.search("agent_results", "json module", limit=1)[0].ticket == "t3"
+
+    # -- MA11 ------------------------------------------------------------------------------
+    def test_another_dimension_is_an_error_never_an_empty_result(
+        self, open_memory: Open, memory: SemanticMemory
+    ) -> None:
+        self.fill(memory)
+        memory.close()
+        wrong = open_memory(HashingEmbedder(32))
+        assert wrong.needs_reembed
+        with pytest.raises(DimensionMismatchError) as err:
+            wrong.search("agent_results", "csv")
+        assert (err.value.expected, err.value.got) == (64, 32)
+        with pytest.raises(DimensionMismatchError):
+            wrong.add("agent_results", MemoryItem("new"))
+        with pytest.raises(DimensionMismatchError):
+            wrong.search_all("csv")
+        assert all(s.problem for s in wrong.status())
+        assert wrong.count("agent_results") == 4  # nothing lost
+
+    def test_same_dimension_other_model_is_an_error_too(
+        self, open_memory: Open, memory: SemanticMemory
+    ) -> None:
+        self.fill(memory)
+        memory.close()
+        other = open_memory(RenamedEmbedder(64))
+        with pytest.raises(EmbedderMismatchError, match="hashing-64"):
+            other.search("agent_results", "csv")
+
+    def test_a_query_vector_of_another_size_is_an_error(self, memory: SemanticMemory) -> None:
+        with pytest.raises(DimensionMismatchError):
+            memory.search_vector("agent_results", np.ones(10, dtype=np.float32))
+
+    def test_reembed_switches_model_with_progress_and_keeps_everything(
+        self, open_memory: Open, memory: SemanticMemory
+    ) -> None:
+        self.fill(memory)
+        memory.add("session_memory", MemoryItem("Task: csv\nOutcome: done", "s1", "reviewer"))
+        memory.close()
+        switched = open_memory(HashingEmbedder(32))
+        seen: list[tuple[int, int]] = []
+        progress = Progress(callback=lambda done, total, msg: seen.append((done, total)))
+        assert switched.reembed(progress) == 5
+        assert seen[-1] == (5, 5)
+        assert not switched.needs_reembed
+        assert switched.count("agent_results") == 4
+        assert switched.count("session_memory") == 1
+        hit = switched.search("agent_results", "json module", limit=1)[0]
+        assert (hit.text, hit.ticket) == ("parse json with the json module", "t3")
+        assert {s.dimension for s in switched.status()} == {32}
+        switched.close()
+        assert open_memory(HashingEmbedder(32)).count("agent_results") == 4
+
+    def test_cancelled_reembed_changes_nothing(
+        self, open_memory: Open, memory: SemanticMemory
+    ) -> None:
+        memory.add_many("agent_results", [MemoryItem(f"item {i}", "s") for i in range(100)])
+        memory.close()
+        small_batches = HashingEmbedder(32)
+        small_batches.batch_size = 20
+        switched = open_memory(small_batches)
+        progress = Progress()
+
+        def cancel_midway(done: int, total: int, message: str) -> None:
+            if done >= 40:
+                progress.cancel()
+
+        progress.callback = cancel_midway
+        with pytest.raises(CancelledError):
+            switched.reembed(progress)
+        assert switched.needs_reembed
+        assert switched.count("agent_results") == 100
+        names = {c.name for c in switched._client.get_collections().collections}
+        assert not any(n.endswith(STAGING_SUFFIX) for n in names)
+        switched.close()
+        back = open_memory(HashingEmbedder(64))
+        assert back.search("agent_results", "item 7", limit=1)[0].text == "item 7"
+
+
+class TestQdrantLocal(SemanticMemoryContract):
+    @pytest.fixture
+    def open_memory(self, tmp_path: Path) -> Iterator[Open]:
+        opened: list[SemanticMemory] = []
+
+        def factory(embedder: Embedder) -> SemanticMemory:
+            for old in opened:
+                old.close()
+            memory = SemanticMemory(embedder, path=tmp_path / "qdrant")
+            opened.append(memory)
+            return memory
+
+        yield factory
+        for memory in opened:
+            memory.close()
+
+    def test_local_mode_is_one_process_a_clear_error(self, memory: SemanticMemory) -> None:
+        with pytest.raises(StoreUnavailableError, match="another Custodia process"):
+            SemanticMemory(HashingEmbedder(64), path=Path(memory.where))
+
+    def test_an_interrupted_swap_is_finished_at_the_next_open(
+        self, open_memory: Open, memory: SemanticMemory
+    ) -> None:
+        from qdrant_client import QdrantClient, models
+
+        self.fill(memory)
+        memory.close()
+        # What a crash between "drop the original" and "refill it" leaves behind.
+        client = QdrantClient(path=memory.where)
+        points, _ = client.scroll("agent_results", limit=100, with_vectors=True)
+        client.create_collection(
+            "agent_results" + STAGING_SUFFIX,
+            vectors_config=models.VectorParams(size=64, distance=models.Distance.COSINE),
+            metadata={"embedder": "hashing-64", "dimension": 64, "state": "complete"},
+        )
+        client.upsert(
+            "agent_results" + STAGING_SUFFIX,
+            [models.PointStruct(id=p.id, vector=p.vector, payload=p.payload) for p in points],
+        )
+        client.delete_collection("agent_results")
+        client.close()
+        recovered = open_memory(HashingEmbedder(64))
+        assert recovered.count("agent_results") == 4
+        assert recovered.search("agent_results", "json", limit=1)[0].ticket == "t3"
+        names = {c.name for c in recovered._client.get_collections().collections}
+        assert names == set(COLLECTIONS)
