@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from backends.audit.record import GENESIS, Draft, Entry, RecordError, canonical, chain_hash
+
+
+def test_chain_hash_is_ct2_exactly() -> None:
+    record = '{"a":"ñ"}'
+    expected = hashlib.sha256((GENESIS + record).encode("utf-8")).hexdigest()
+    assert chain_hash(GENESIS, record) == expected
+    assert GENESIS == "0" * 64
+
+
+def test_canonical_form_is_sorted_compact_utf8() -> None:
+    draft = Draft("tutor.turn", "p-1", {"z": 1, "a": "diagnóstico"}, None)
+    text = draft.record(3, "2025-01-31T12:00:00.000000Z")
+    assert text == (
+        '{"data":{"a":"diagnóstico","z":1},"event":"tutor.turn","pseudonym":"p-1",'
+        '"sealed":null,"seq":3,"time":"2025-01-31T12:00:00.000000Z","v":1}'
+    )
+    assert canonical(json.loads(text)) == text
+
+
+def test_entry_parses_its_record_and_survives_garbage() -> None:
+    draft = Draft("tutor.turn", None, {"n": 1})
+    record = draft.record(1, "t")
+    entry = Entry.parse(1, record, chain_hash(GENESIS, record))
+    assert (entry.event_type, entry.data, entry.record_seq) == ("tutor.turn", {"n": 1}, 1)
+    broken = Entry.parse(2, "not json", "x")
+    assert broken.event_type == "<unreadable>" and broken.record_seq is None
+
+
+@pytest.mark.parametrize("event", ["", "Upper", "has space", "x" * 101, "1starts-with-digit"])
+def test_bad_event_types_are_refused(event: str) -> None:
+    with pytest.raises(RecordError):
+        Draft(event)
+
+
+def test_data_must_be_plain_json() -> None:
+    with pytest.raises(RecordError):
+        Draft("x", data={"nan": float("nan")})
+    with pytest.raises(RecordError):
+        Draft("x", data={"obj": object()})
