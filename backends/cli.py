@@ -19,7 +19,11 @@ from backends.errors import CustodiaEnvironmentError
 from backends.services import Services
 
 #: packages that add subcommands (each has ``add_commands``); appended as assistants land
-COMMAND_MODULES: list[str] = ["backends.memories.cli", "backends.conversations.cli"]
+COMMAND_MODULES: list[str] = [
+    "backends.memories.cli",
+    "backends.conversations.cli",
+    "backends.audit.cli",
+]
 
 Handler = Callable[[argparse.Namespace, Services], int]
 
