@@ -570,6 +570,10 @@ class MemoriesTab(QWidget):
         self._after_outcome(outcome)
 
     def _after_outcome(self, outcome: RememberOutcome) -> None:
+        if outcome.status != "near_duplicate":  # proposals of this text are answered now
+            for row in self.proposals.findChildren(ProposalRow):
+                if row.proposal.text == outcome.text:
+                    self._drop_proposal(row)
         if outcome.status == "near_duplicate":
             proposal = outcome.proposal
             if proposal is not None:

@@ -1,0 +1,112 @@
+"""``custodia ask memories`` and ``custodia memories ...``, headless."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from backends import cli
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for key in list(os.environ):
+        if key.startswith("CUSTODIA_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("CUSTODIA_HOME", str(tmp_path))
+    monkeypatch.setenv("CUSTODIA_EMBEDDER", "hashing")
+    monkeypatch.setenv("CUSTODIA_CHAT_MODEL", "scripted")
+    return tmp_path
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = cli.main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_ask_prints_the_answer_and_the_memories_used(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "ask", "memories", "remember that my dog is called Rex")
+    assert code == 0 and "My dog is called Rex" in out
+    code, out, _ = run(capsys, "ask", "memories", "What is my dog called?")
+    assert code == 0
+    assert "Scripted answer to: What is my dog called? (context passages: 1)" in out
+    assert "Memories used (similarity ≥ 0.28):" in out
+    assert "0.56  My dog is called Rex" in out
+
+
+def test_ask_with_a_threshold_and_proposals(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "memories", "add", "My dog is called Rex")
+    _, out, _ = run(capsys, "ask", "memories", "What is my dog called?", "--threshold", "0.9")
+    assert "Memories used: none" in out
+    _, out, _ = run(capsys, "ask", "memories", "I live in Valencia. How are you?")
+    assert 'custodia memories add "I live in Valencia"' in out
+    _, out, _ = run(capsys, "ask", "memories", "I live in Valencia.", "--accept")
+    assert "I will remember that" in out
+    _, out, _ = run(capsys, "memories", "list")
+    assert out.splitlines() == ["I live in Valencia", "My dog is called Rex"]
+
+
+def test_add_list_search_delete(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "memories", "add", "I am allergic to penicillin")[0] == 0
+    code, out, _ = run(capsys, "memories", "add", "I am allergic to penicillin")
+    assert code == 0 and "already remember" in out
+    code, out, _ = run(capsys, "memories", "search", "allergic penicillin", "--json")
+    hits = json.loads(out)
+    assert hits[0]["text"] == "I am allergic to penicillin" and hits[0]["similarity"] > 0.3
+    code, out, _ = run(capsys, "memories", "list", "--json")
+    (memory,) = json.loads(out)
+    assert memory["source"] == "cli" and memory["dimension"] == 384 and memory["searchable"]
+    assert run(capsys, "memories", "delete", "I am allergic to penicillin")[0] == 0
+    code, _, err = run(capsys, "memories", "delete", "I am allergic to penicillin")
+    assert code == 1 and "no such memory" in err
+    assert run(capsys, "memories", "list")[1] == ""
+
+
+def test_near_duplicates_need_a_choice(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "memories", "add", "I live in Valencia")
+    code, out, err = run(capsys, "memories", "add", "I live in Valencia, Spain")
+    assert code == 1 and "very similar" in out and "--replace" in err
+    code, out, _ = run(capsys, "memories", "add", "--replace", "I live in Valencia, Spain")
+    assert code == 0 and "Updated" in out
+    code, _, _ = run(capsys, "memories", "add", "--force", "I live in Valencia")
+    assert code == 0
+    _, out, _ = run(capsys, "memories", "list")
+    assert sorted(out.splitlines()) == ["I live in Valencia", "I live in Valencia, Spain"]
+
+
+def test_reembed_after_an_embedder_change(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(capsys, "memories", "add", "My dog is called Rex")
+    monkeypatch.setenv("CUSTODIA_EMBEDDER", "hashing:64")
+    code, out, err = run(capsys, "memories", "search", "dog")
+    assert code == 0 and out == "" and "Recall is limited: 1 of 1" in err
+    code, out, _ = run(capsys, "memories", "reembed")
+    assert code == 0 and "Re-embedded 1 memories with hashing-64" in out
+    code, out, err = run(capsys, "memories", "search", "dog called")
+    assert "My dog is called Rex" in out and "limited" not in err
+
+
+def test_ask_is_headless(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUSTODIA_")}
+    env.update(
+        CUSTODIA_HOME=str(tmp_path), CUSTODIA_EMBEDDER="hashing", CUSTODIA_CHAT_MODEL="scripted"
+    )
+    code = (
+        "import sys; from desktop.cli import main; "
+        "rc = main(['ask', 'memories', 'remember that I play the cello']); "
+        "assert 'PySide6' not in sys.modules, 'headless command imported Qt'; sys.exit(rc)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert "I play the cello" in result.stdout

@@ -1,0 +1,213 @@
+"""The memories tab driven as a tester would: object names, clicks, keys (DC6).
+
+The window runs on the hashing embedder and the scripted chat model (``custodia_window``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QFrame,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QTabWidget,
+    QToolButton,
+    QTreeWidget,
+    QWidget,
+)
+
+from backends.config import Config
+from backends.memories.assistant import STORE_FILE, MemoryAssistant
+from backends.models.chat import ScriptedChat
+from backends.models.embedders import HashingEmbedder
+
+WAIT = 10_000
+
+
+def child(parent: QWidget, kind: type, name: str) -> Any:
+    widget = parent.findChild(kind, name)
+    assert widget is not None, f"no {kind.__name__} named {name!r}"
+    return widget
+
+
+@pytest.fixture
+def tab(qtbot: Any, custodia_window: Any) -> QWidget:
+    tabs = child(custodia_window, QTabWidget, "assistants")
+    memories = child(custodia_window, QWidget, "memories")
+    tabs.setCurrentWidget(memories)
+    send = child(memories, QPushButton, "send")
+    qtbot.waitUntil(send.isEnabled, timeout=WAIT)  # store open, models loaded
+    return memories
+
+
+def memory_texts(tab: QWidget) -> list[str]:
+    listing = child(tab, QListWidget, "memory_list")
+    return [listing.item(i).data(Qt.ItemDataRole.UserRole) for i in range(listing.count())]
+
+
+def messages(tab: QWidget) -> list[QFrame]:
+    transcript = child(tab, QScrollArea, "transcript")
+    return transcript.findChildren(QFrame, "transcript_message")
+
+
+def say(qtbot: Any, tab: QWidget, text: str) -> QFrame:
+    """Type a message, press Enter, wait for the streamed answer; return its bubble."""
+    chat_input = child(tab, QLineEdit, "chat_input")
+    send = child(tab, QPushButton, "send")
+    before = len(messages(tab))
+    qtbot.keyClicks(chat_input, text)
+    qtbot.keyClick(chat_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: len(messages(tab)) == before + 2 and send.isEnabled(), timeout=WAIT)
+    return messages(tab)[-1]
+
+
+def bubble_text(bubble: QFrame) -> str:
+    return str(child(bubble, QLabel, "message_text").text())
+
+
+def used_rows(tab: QWidget) -> list[tuple[str, str]]:
+    used = child(tab, QTreeWidget, "memories_used")
+    return [
+        (used.topLevelItem(i).text(0), used.topLevelItem(i).text(1))
+        for i in range(used.topLevelItemCount())
+    ]
+
+
+def test_tell_a_fact_then_ask_and_see_the_memory_used(qtbot: Any, tab: QWidget) -> None:
+    answer = say(qtbot, tab, "Remember that my dog is called Rex")
+    assert "My dog is called Rex" in bubble_text(answer)
+    qtbot.waitUntil(lambda: memory_texts(tab) == ["My dog is called Rex"], timeout=WAIT)
+
+    answer = say(qtbot, tab, "What is my dog called?")
+    qtbot.waitUntil(lambda: "(context passages: 1)" in bubble_text(answer), timeout=WAIT)
+    assert used_rows(tab) == [("0.56", "My dog is called Rex")]
+    caption = child(answer, QLabel, "message_memories")
+    assert caption.isVisible() and "0.56  My dog is called Rex" in caption.text()
+    assert "What is my dog called?" in child(tab, QLabel, "memories_used_title").text()
+
+
+def test_delete_with_undo_button_and_ctrl_z(qtbot: Any, tab: QWidget) -> None:
+    new = child(tab, QLineEdit, "memory_new")
+    qtbot.keyClicks(new, "I am allergic to penicillin")
+    qtbot.mouseClick(child(tab, QPushButton, "memory_add"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: memory_texts(tab) == ["I am allergic to penicillin"], timeout=WAIT)
+
+    listing = child(tab, QListWidget, "memory_list")
+    undo = child(tab, QPushButton, "memory_undo")
+    delete = child(tab, QPushButton, "memory_delete")
+    notice = child(tab, QLabel, "memory_notice")
+    for how in ("button", "ctrl+z"):
+        listing.setCurrentRow(0)
+        assert delete.isEnabled()
+        qtbot.mouseClick(delete, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "Deleted" in notice.text(), timeout=WAIT)
+        assert memory_texts(tab) == [] and undo.isEnabled()
+        if how == "button":
+            qtbot.mouseClick(undo, Qt.MouseButton.LeftButton)
+        else:
+            listing.setFocus()
+            qtbot.keyClick(listing, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+        qtbot.waitUntil(lambda: memory_texts(tab) == ["I am allergic to penicillin"], timeout=WAIT)
+        assert "Undone" in child(tab, QLabel, "memory_notice").text()
+
+
+def test_proposals_from_the_conversation_wait_for_a_yes(qtbot: Any, tab: QWidget) -> None:
+    say(qtbot, tab, "I live in Valencia. My sister Ana lives in Madrid.")
+    proposals = child(tab, QFrame, "proposals")
+    qtbot.waitUntil(lambda: len(proposals.findChildren(QFrame, "proposal")) == 2, timeout=WAIT)
+    assert proposals.isVisible()
+    assert memory_texts(tab) == []  # nothing stored without the user's yes
+    first, second = proposals.findChildren(QFrame, "proposal")
+    assert "I live in Valencia" in child(first, QLabel, "proposal_text").text()
+    qtbot.mouseClick(child(first, QPushButton, "proposal_accept"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: memory_texts(tab) == ["I live in Valencia"], timeout=WAIT)
+    qtbot.mouseClick(child(second, QPushButton, "proposal_dismiss"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not proposals.isVisible(), timeout=WAIT)
+    assert memory_texts(tab) == ["I live in Valencia"]
+
+
+def test_remember_button_and_near_duplicate_update(qtbot: Any, tab: QWidget) -> None:
+    say(qtbot, tab, "I live in Valencia")
+    user_bubble = messages(tab)[-2]
+    qtbot.mouseClick(child(user_bubble, QToolButton, "remember_message"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: memory_texts(tab) == ["I live in Valencia"], timeout=WAIT)
+
+    new = child(tab, QLineEdit, "memory_new")
+    qtbot.keyClicks(new, "I live in Valencia, Spain")
+    qtbot.keyClick(new, Qt.Key.Key_Return)
+    proposals = child(tab, QFrame, "proposals")
+    qtbot.waitUntil(lambda: len(proposals.findChildren(QFrame, "proposal")) == 1, timeout=WAIT)
+    (row,) = proposals.findChildren(QFrame, "proposal")  # the turn's own proposal was answered
+    assert "Spain" in child(row, QLabel, "proposal_text").text()
+    assert "Update" in child(row, QLabel, "proposal_text").text()
+    assert child(row, QPushButton, "proposal_keep_both").isVisible()
+    assert memory_texts(tab) == ["I live in Valencia"]  # not stored silently
+    qtbot.mouseClick(child(row, QPushButton, "proposal_accept"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: memory_texts(tab) == ["I live in Valencia, Spain"], timeout=WAIT)
+
+
+def test_search_and_edit(qtbot: Any, tab: QWidget) -> None:
+    new = child(tab, QLineEdit, "memory_new")
+    for fact in ["My dog is called Rex", "I am allergic to penicillin"]:
+        qtbot.keyClicks(new, fact)
+        qtbot.keyClick(new, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda f=fact: f in memory_texts(tab), timeout=WAIT)
+
+    search = child(tab, QLineEdit, "memory_search_box")
+    qtbot.keyClicks(search, "penicillin")
+    qtbot.waitUntil(lambda: memory_texts(tab) == ["I am allergic to penicillin"], timeout=WAIT)
+    listing = child(tab, QListWidget, "memory_list")
+    assert "(" in listing.item(0).text()  # similarity shown beside a semantic hit
+
+    search.clear()
+    qtbot.waitUntil(lambda: len(memory_texts(tab)) == 2, timeout=WAIT)
+    item = listing.findItems("My dog is called Rex", Qt.MatchFlag.MatchExactly)[0]
+    item.setText("My dog is called Rex and he is three")  # what the inline editor commits
+    qtbot.waitUntil(
+        lambda: "My dog is called Rex and he is three" in memory_texts(tab), timeout=WAIT
+    )
+    assert "My dog is called Rex" not in memory_texts(tab)
+    qtbot.mouseClick(child(tab, QPushButton, "memory_undo"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "My dog is called Rex" in memory_texts(tab), timeout=WAIT)
+
+
+@pytest.fixture
+def memories_of_another_embedder(custodia_config: Config) -> None:
+    """Memories written earlier with a 64-d embedder, before the window opens (384-d)."""
+    small = HashingEmbedder(64)
+    earlier = MemoryAssistant(custodia_config.path(STORE_FILE), lambda: small, ScriptedChat)
+    for fact in ["My dog is called Rex", "I live in Valencia", "I am allergic to penicillin"]:
+        earlier.remember(fact)
+    earlier.close()
+
+
+def test_limited_recall_is_explained_and_reembed_fixes_it(
+    qtbot: Any, memories_of_another_embedder: None, tab: QWidget
+) -> None:
+    status = child(tab, QLabel, "memory_status")
+    reembed = child(tab, QPushButton, "reembed_all")
+    qtbot.waitUntil(lambda: "Recall is limited" in status.text(), timeout=WAIT)
+    assert "3 of 3" in status.text() and "64-d" in status.text()
+    assert reembed.isVisible()
+
+    answer = say(qtbot, tab, "What is my dog called?")
+    assert "(context passages: 0)" in bubble_text(answer)
+
+    qtbot.mouseClick(reembed, Qt.MouseButton.LeftButton)
+    progress = child(tab, QProgressBar, "reembed_progress")
+    qtbot.waitUntil(
+        lambda: "Re-embedded 3" in child(tab, QLabel, "memory_notice").text(), timeout=WAIT
+    )
+    qtbot.waitUntil(lambda: "Recall is limited" not in status.text(), timeout=WAIT)
+    assert not reembed.isVisible() and not progress.isVisible()
+
+    answer = say(qtbot, tab, "What is my dog called?")
+    qtbot.waitUntil(lambda: "(context passages: 1)" in bubble_text(answer), timeout=WAIT)
+    assert used_rows(tab)[0][1] == "My dog is called Rex"
