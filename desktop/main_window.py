@@ -97,6 +97,11 @@ class MainWindow(QMainWindow):
             action.setData(index)
             view_menu.addAction(action)
             self.tab_actions.append(action)
+        view_menu.addSeparator()
+        self.inspector_action = QAction(self.tr("Audit &inspector"), self)
+        self.inspector_action.setObjectName("action_inspector")
+        self.inspector_action.setShortcut(QKeySequence("Ctrl+I"))
+        view_menu.addAction(self.inspector_action)
 
         tools_menu = menu.addMenu(self.tr("&Tools"))
         self.doctor_action = QAction(self.tr("Check stores and &models…"), self)
@@ -115,6 +120,7 @@ class MainWindow(QMainWindow):
         self.about_action.triggered.connect(self._on_about_triggered)
         for action in self.tab_actions:
             action.triggered.connect(self._on_tab_action_triggered)
+        self.inspector_action.triggered.connect(self._on_inspector_triggered)
         self.workers.active_changed.connect(self._on_workers_active_changed)
         self.checks_ready.connect(self._on_checks_ready)
 
@@ -181,6 +187,11 @@ class MainWindow(QMainWindow):
         action = self.sender()
         if isinstance(action, QAction):
             self.tabs.setCurrentIndex(int(action.data()))
+
+    def _on_inspector_triggered(self) -> None:
+        from desktop.inspector import open_inspector  # imported on first use: start-up stays light
+
+        open_inspector(self)
 
     def _on_workers_active_changed(self, count: int) -> None:
         self.busy_label.setText(self.tr("{0} task(s) running").format(count) if count else "")

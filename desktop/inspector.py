@@ -1,0 +1,727 @@
+"""The clinician's audit inspector (SPEC CT8): browse, filter, verify and export the audit log.
+
+Opened from View ▸ Audit inspector (``Ctrl+I``) and from the clinical tutor's tab, both through
+:func:`open_inspector`. Nothing here touches the log on the GUI thread: opening it, counting,
+every page of the table, revealing a record, verifying and exporting run in the window's
+worker pool and come back as signals.
+
+The table model is a windowed row cache: it knows the row count, keeps at most
+``MAX_PAGES`` pages of ``PAGE`` rows, and asks a worker for a page the first time the view
+paints one of its rows (showing "…" until it arrives). Unfiltered, row ``r`` is sequence
+number ``first_seq + r`` and a page is one ``seq BETWEEN`` query — a deleted record shows as
+a red "missing" row instead of silently closing up. Filtered, pages come by offset from the
+database's indexes. A million rows scroll as smoothly as a hundred.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QDate,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QBrush, QColor, QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDateEdit,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from backends.audit.log import Filter
+from backends.audit.record import Entry
+from backends.audit.service import AuditService, get_service
+from backends.audit.verify import VerifyResult
+from backends.progress import Progress
+from desktop.workers import Emit, JobHandle, WorkerPool
+
+log = logging.getLogger(__name__)
+
+ServiceSource = Callable[[], AuditService]
+ModelIndex = QModelIndex | QPersistentModelIndex
+
+PAGE = 200
+MAX_PAGES = 64
+BROKEN = QColor("#f8d0d0")
+MISSING = QColor("#fde9c8")
+ERASED = QColor("#e6e6e6")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One table row: an entry (None: the sequence number is missing) and its status."""
+
+    seq: int
+    entry: Entry | None
+    status: str
+
+
+@dataclass(frozen=True)
+class View:
+    """What the table shows: the filter, how many rows, and the first seq (unfiltered)."""
+
+    service: AuditService
+    flt: Filter
+    total: int
+    first_seq: int
+    event_types: tuple[str, ...] = ()
+
+
+class AuditTableModel(QAbstractTableModel):
+    """Windowed, lazily paged rows of the audit log (see the module docstring)."""
+
+    #: emitted when a page arrived (tests wait on it)
+    page_loaded = Signal(int)
+
+    def __init__(self, workers: WorkerPool, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("audit_model")
+        self._workers = workers
+        self._view: View | None = None
+        self._pages: OrderedDict[int, list[Row]] = OrderedDict()
+        self._pending: set[int] = set()
+        self._generation = 0
+        self.broken_seq: int | None = None
+        self._headers = [
+            self.tr("Seq"),
+            self.tr("Time (UTC)"),
+            self.tr("Event"),
+            self.tr("Pseudonym"),
+            self.tr("Status"),
+            self.tr("Fields"),
+            self.tr("Hash"),
+        ]
+
+    # -- what is shown ---------------------------------------------------------------------
+    def set_view(self, view: View | None) -> None:
+        self.beginResetModel()
+        self._view = view
+        self._pages.clear()
+        self._pending.clear()
+        self._generation += 1
+        self.endResetModel()
+
+    @property
+    def view(self) -> View | None:
+        return self._view
+
+    @property
+    def ranged(self) -> bool:
+        """Unfiltered: row r is seq first_seq + r."""
+        return self._view is not None and self._view.flt.empty
+
+    @property
+    def loaded_pages(self) -> int:
+        return len(self._pages)
+
+    def set_broken(self, seq: int | None) -> None:
+        self.broken_seq = seq
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 6))
+
+    def row_at(self, row: int) -> Row | None:
+        """The row if its page is loaded (else asks for it and returns None)."""
+        if self._view is None or not 0 <= row < self._view.total:
+            return None
+        page, offset = divmod(row, PAGE)
+        rows = self._pages.get(page)
+        if rows is None:
+            self._request(page)
+            return None
+        self._pages.move_to_end(page)
+        return rows[offset] if offset < len(rows) else None
+
+    def row_of_seq(self, seq: int) -> int | None:
+        if self._view is None or not self.ranged:
+            return None
+        row = seq - self._view.first_seq
+        return min(max(row, 0), self._view.total - 1) if self._view.total else None
+
+    # -- Qt model --------------------------------------------------------------------------
+    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
+        if parent.isValid() or self._view is None:
+            return 0
+        return self._view.total
+
+    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._headers)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if orientation == Qt.Orientation.Horizontal:
+            return self._headers[section]
+        return None
+
+    def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row = self.row_at(index.row())
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if row is None:
+                return "…" if column else ""
+            if row.entry is None:
+                return (str(row.seq), self.tr("— missing —"), "", "", "", "", "")[column]
+            return self._display(row, column)
+        if role == Qt.ItemDataRole.BackgroundRole and row is not None:
+            if self.broken_seq is not None and row.seq == self.broken_seq:
+                return QBrush(BROKEN)
+            if row.entry is None:
+                return QBrush(MISSING)
+            if row.status == "erased":
+                return QBrush(ERASED)
+        if role == Qt.ItemDataRole.ToolTipRole and row is not None and row.entry is not None:
+            return row.entry.hash
+        if role == Qt.ItemDataRole.UserRole and row is not None:
+            return row.seq
+        return None
+
+    def _display(self, row: Row, column: int) -> str:
+        entry = row.entry
+        assert entry is not None
+        if column == 0:
+            return str(entry.seq)
+        if column == 1:
+            return entry.time.replace("T", " ").rstrip("Z")
+        if column == 2:
+            return entry.event_type
+        if column == 3:
+            return entry.pseudonym or ""
+        if column == 4:
+            return {
+                "erased": self.tr("erased"),
+                "sealed": self.tr("sealed"),
+            }.get(row.status, "")
+        if column == 5:
+            text = json.dumps(entry.data, ensure_ascii=False, sort_keys=True)
+            return text if len(text) <= 120 else text[:119] + "…"
+        return entry.hash[:16]
+
+    # -- paging ----------------------------------------------------------------------------
+    def _request(self, page: int) -> None:
+        view = self._view
+        if view is None or page in self._pending:
+            return
+        self._pending.add(page)
+        generation = self._generation
+        ranged = self.ranged
+
+        def job(progress: Progress, emit: Emit) -> tuple[int, int, list[Row]]:
+            service = view.service
+            if ranged:
+                first = view.first_seq + page * PAGE
+                last = min(first + PAGE, view.first_seq + view.total) - 1
+                found = {e.seq: e for e in service.log.range(first, last)}
+                entries: list[tuple[int, Entry | None]] = [
+                    (seq, found.get(seq)) for seq in range(first, last + 1)
+                ]
+            else:
+                page_entries = service.log.page(view.flt, page * PAGE, PAGE)
+                entries = [(e.seq, e) for e in page_entries]
+            statuses: dict[str, str] = {}
+            rows = []
+            for seq, entry in entries:
+                status = ""
+                if entry is not None and entry.pseudonym:
+                    if entry.pseudonym not in statuses:
+                        statuses[entry.pseudonym] = service.status(entry)
+                    status = statuses[entry.pseudonym]
+                    if status == "sealed" and not entry.sealed:
+                        status = ""
+                rows.append(Row(seq, entry, status))
+            return generation, page, rows
+
+        handle = self._workers.start(f"audit page {page}", job)
+        handle.signals.succeeded.connect(self._on_page_succeeded)
+        handle.signals.failed.connect(self._on_page_failed)
+
+    def _on_page_succeeded(self, result: Any) -> None:
+        generation, page, rows = result
+        if generation != self._generation:
+            return  # an older view
+        self._pending.discard(page)
+        self._pages[page] = rows
+        while len(self._pages) > MAX_PAGES:
+            self._pages.popitem(last=False)
+        first = page * PAGE
+        last = min(first + PAGE, self.rowCount()) - 1
+        if last >= first:
+            self.dataChanged.emit(self.index(first, 0), self.index(last, 6))
+        self.page_loaded.emit(page)
+
+    def _on_page_failed(self, message: str, environment: bool) -> None:
+        log.warning("audit page failed: %s", message)
+        self._pending.clear()
+
+
+class InspectorPane(QWidget):
+    """Browse, filter, verify and export the audit log."""
+
+    #: the view is ready (after opening or applying filters); tests wait on it
+    view_ready = Signal()
+    #: verification finished: the :class:`VerifyResult`
+    verified = Signal(object)
+    #: an export finished: the number of records
+    exported = Signal(int)
+    #: the detail view shows a record
+    detail_shown = Signal(int)
+
+    def __init__(
+        self, workers: WorkerPool, source: ServiceSource, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("inspector")
+        self.workers = workers
+        self._source = source
+        self.service: AuditService | None = None
+        self._verify_handle: JobHandle | None = None
+        self._select_seq: int | None = None
+
+        self.model = AuditTableModel(workers, self)
+        self._build()
+        self._connect_signals()
+        self._set_busy(True)
+        self.reload()
+
+    # -- construction ----------------------------------------------------------------------
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        filters = QHBoxLayout()
+        self.filter_pseudonym = QLineEdit()
+        self.filter_pseudonym.setObjectName("filter_pseudonym")
+        self.filter_pseudonym.setPlaceholderText(self.tr("Pseudonym (p-…)"))
+        self.filter_pseudonym.setClearButtonEnabled(True)
+        self.filter_event = QComboBox()
+        self.filter_event.setObjectName("filter_event")
+        self.filter_event.setEditable(True)
+        self.filter_event.setMinimumWidth(160)
+        event_edit = self.filter_event.lineEdit()
+        if event_edit is not None:
+            event_edit.setPlaceholderText(self.tr("Any event"))
+        self.filter_dates = QCheckBox(self.tr("From"))
+        self.filter_dates.setObjectName("filter_dates")
+        self.filter_since = QDateEdit(QDate.currentDate().addDays(-30))
+        self.filter_since.setObjectName("filter_since")
+        self.filter_since.setCalendarPopup(True)
+        self.filter_since.setDisplayFormat("yyyy-MM-dd")
+        self.filter_until = QDateEdit(QDate.currentDate())
+        self.filter_until.setObjectName("filter_until")
+        self.filter_until.setCalendarPopup(True)
+        self.filter_until.setDisplayFormat("yyyy-MM-dd")
+        self.apply_filters = QPushButton(self.tr("Filter"))
+        self.apply_filters.setObjectName("apply_filters")
+        self.clear_filters = QPushButton(self.tr("Show all"))
+        self.clear_filters.setObjectName("clear_filters")
+        filters.addWidget(QLabel(self.tr("Pseudonym")))
+        filters.addWidget(self.filter_pseudonym, 2)
+        filters.addWidget(QLabel(self.tr("Event")))
+        filters.addWidget(self.filter_event, 2)
+        filters.addWidget(self.filter_dates)
+        filters.addWidget(self.filter_since)
+        filters.addWidget(QLabel(self.tr("to")))
+        filters.addWidget(self.filter_until)
+        filters.addWidget(self.apply_filters)
+        filters.addWidget(self.clear_filters)
+        layout.addLayout(filters)
+
+        self.audit_table = QTableView()
+        self.audit_table.setObjectName("audit_table")
+        self.audit_table.setModel(self.model)
+        self.audit_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.audit_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.audit_table.setAlternatingRowColors(True)
+        self.audit_table.setWordWrap(False)
+        vertical = self.audit_table.verticalHeader()
+        vertical.setVisible(False)
+        vertical.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # no per-row measuring
+        vertical.setDefaultSectionSize(self.fontMetrics().height() + 6)
+        header = self.audit_table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
+        for column, width in enumerate((70, 170, 120, 150, 70, 380, 140)):
+            header.resizeSection(column, width)
+        header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
+
+        self.audit_detail = QPlainTextEdit()
+        self.audit_detail.setObjectName("audit_detail")
+        self.audit_detail.setReadOnly(True)
+        self.audit_detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.audit_detail.setPlaceholderText(self.tr("Select a record to see it in full."))
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.audit_table)
+        splitter.addWidget(self.audit_detail)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout.addWidget(splitter, 1)
+
+        actions = QHBoxLayout()
+        self.verify_chain = QPushButton(self.tr("Verify"))
+        self.verify_chain.setObjectName("verify_chain")
+        self.verify_chain.setToolTip(
+            self.tr("Recompute every hash and check the signed checkpoints")
+        )
+        self.verify_incremental = QCheckBox(self.tr("Only since the last checkpoint"))
+        self.verify_incremental.setObjectName("verify_incremental")
+        self.cancel_verify = QPushButton(self.tr("Cancel"))
+        self.cancel_verify.setObjectName("cancel_verify")
+        self.cancel_verify.setEnabled(False)
+        self.verify_progress = QProgressBar()
+        self.verify_progress.setObjectName("verify_progress")
+        self.verify_progress.setMaximumWidth(200)
+        self.verify_progress.setTextVisible(True)
+        self.verify_status = QLabel(self.tr("Not verified yet"))
+        self.verify_status.setObjectName("verify_status")
+        self.verify_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.export_csv = QPushButton(self.tr("Export CSV…"))
+        self.export_csv.setObjectName("export_csv")
+        self.export_jsonl = QPushButton(self.tr("Export JSONL…"))
+        self.export_jsonl.setObjectName("export_jsonl")
+        self.refresh_log = QPushButton(self.tr("Refresh"))
+        self.refresh_log.setObjectName("refresh_log")
+        for widget in (
+            self.verify_chain,
+            self.verify_incremental,
+            self.cancel_verify,
+            self.verify_progress,
+        ):
+            actions.addWidget(widget)
+        actions.addWidget(self.verify_status, 1)
+        for widget in (self.refresh_log, self.export_csv, self.export_jsonl):
+            actions.addWidget(widget)
+        layout.addLayout(actions)
+        self.inspector_status = QLabel("")
+        self.inspector_status.setObjectName("inspector_status")
+        self.inspector_status.setWordWrap(True)
+        layout.addWidget(self.inspector_status)
+
+    def _connect_signals(self) -> None:
+        self.apply_filters.clicked.connect(self._on_apply_filters_clicked)
+        self.clear_filters.clicked.connect(self._on_clear_filters_clicked)
+        self.filter_pseudonym.returnPressed.connect(self._on_apply_filters_clicked)
+        self.refresh_log.clicked.connect(self._on_apply_filters_clicked)
+        self.verify_chain.clicked.connect(self._on_verify_chain_clicked)
+        self.cancel_verify.clicked.connect(self._on_cancel_verify_clicked)
+        self.export_csv.clicked.connect(self._on_export_csv_clicked)
+        self.export_jsonl.clicked.connect(self._on_export_jsonl_clicked)
+        selection = self.audit_table.selectionModel()
+        selection.currentRowChanged.connect(self._on_current_row_changed)
+
+    # -- filters and loading ---------------------------------------------------------------
+    def current_filter(self) -> Filter:
+        since = until = ""
+        if self.filter_dates.isChecked():
+            since = self.filter_since.date().toString("yyyy-MM-dd")
+            until = self.filter_until.date().addDays(1).toString("yyyy-MM-dd")
+        return Filter(
+            pseudonym=self.filter_pseudonym.text().strip(),
+            event_type=self.filter_event.currentText().strip(),
+            since=since,
+            until=until,
+        )
+
+    def _set_busy(self, busy: bool) -> None:
+        for widget in (self.apply_filters, self.clear_filters, self.refresh_log):
+            widget.setEnabled(not busy)
+        for widget in (self.verify_chain, self.export_csv, self.export_jsonl):
+            widget.setEnabled(not busy and self._verify_handle is None)
+
+    def reload(self) -> None:
+        """(Re)open the log and show it with the current filters."""
+        flt = self.current_filter()
+        source = self._source
+        existing = self.service
+
+        def job(progress: Progress, emit: Emit) -> View:
+            service = existing if existing is not None else source()
+            first = service.log.first_seq() or 1
+            if flt.empty:
+                head = service.log.head()
+                total = max(head.seq - first + 1, 0)
+            else:
+                total = service.log.count(flt)
+            return View(service, flt, total, first, tuple(service.log.event_types()))
+
+        self._set_busy(True)
+        self.inspector_status.setText(self.tr("Loading the audit log…"))
+        handle = self.workers.start("audit inspector: load", job)
+        handle.signals.succeeded.connect(self._on_view_succeeded)
+        handle.signals.failed.connect(self._on_job_failed)
+
+    def _on_view_succeeded(self, view: Any) -> None:
+        self.service = view.service
+        self.model.set_view(view)
+        current = self.filter_event.currentText()
+        self.filter_event.blockSignals(True)
+        self.filter_event.clear()
+        self.filter_event.addItems(["", *view.event_types])
+        self.filter_event.setCurrentText(current)
+        self.filter_event.blockSignals(False)
+        self.audit_detail.clear()
+        where = view.service.log.location
+        if view.flt.empty:
+            text = self.tr("{0} records in {1}").format(view.total, where)
+        else:
+            text = self.tr("{0} records match the filters ({1})").format(view.total, where)
+        self.inspector_status.setText(text)
+        self._set_busy(False)
+        if self._select_seq is not None:
+            seq, self._select_seq = self._select_seq, None
+            self.select_seq(seq)
+        self.view_ready.emit()
+
+    def _on_job_failed(self, message: str, environment: bool) -> None:
+        self._set_busy(False)
+        prefix = self.tr("Audit log unavailable") if environment else self.tr("Unexpected error")
+        self.inspector_status.setText(f"{prefix}: {message}")
+
+    def _on_apply_filters_clicked(self) -> None:
+        self.reload()
+
+    def _on_clear_filters_clicked(self) -> None:
+        self.filter_pseudonym.clear()
+        self.filter_event.setCurrentText("")
+        self.filter_dates.setChecked(False)
+        self.reload()
+
+    def select_seq(self, seq: int) -> None:
+        """Select (and scroll to) the row of ``seq`` in the unfiltered view."""
+        row = self.model.row_of_seq(seq)
+        if row is None:
+            return
+        index = self.model.index(row, 0)
+        self.audit_table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        self.audit_table.selectRow(row)
+        self.audit_table.setCurrentIndex(index)
+
+    def selected_seq(self) -> int | None:
+        index = self.audit_table.currentIndex()
+        if not index.isValid():
+            return None
+        row = self.model.row_at(index.row())
+        if row is not None:
+            return row.seq
+        view = self.model.view
+        return view.first_seq + index.row() if view is not None and self.model.ranged else None
+
+    # -- detail ----------------------------------------------------------------------------
+    def _on_current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        view = self.model.view
+        if view is None or not current.isValid():
+            return
+        row = self.model.row_at(current.row())
+        seq = row.seq if row is not None else None
+        if seq is None and self.model.ranged:
+            seq = view.first_seq + current.row()
+        if seq is None:
+            return
+        service = view.service
+
+        def job(progress: Progress, emit: Emit) -> tuple[int, str]:
+            entry = service.log.get(seq)
+            if entry is None:
+                return seq, ""
+            revealed = service.reveal(entry)
+            return seq, json.dumps(
+                {
+                    "seq": entry.seq,
+                    "time": entry.time,
+                    "event": entry.event_type,
+                    "pseudonym": entry.pseudonym,
+                    "status": revealed.status,
+                    "personal": revealed.personal,
+                    "fields": entry.data,
+                    "hash": entry.hash,
+                    "record": entry.record,
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+
+        handle = self.workers.start("audit inspector: detail", job)
+        handle.signals.succeeded.connect(self._on_detail_succeeded)
+        handle.signals.failed.connect(self._on_job_failed)
+
+    def _on_detail_succeeded(self, result: Any) -> None:
+        seq, text = result
+        if not text:
+            text = self.tr(
+                "Sequence number {0} is missing from the log: the record was deleted."
+            ).format(seq)
+        elif self.model.broken_seq == seq:
+            text = self.tr("This is the first broken link.") + "\n\n" + text
+        self.audit_detail.setPlainText(text)
+        self.detail_shown.emit(seq)
+
+    # -- verification ----------------------------------------------------------------------
+    def _on_verify_chain_clicked(self) -> None:
+        if self.service is None or self._verify_handle is not None:
+            return
+        service = self.service
+        incremental = self.verify_incremental.isChecked()
+
+        def job(progress: Progress, emit: Emit) -> VerifyResult:
+            return service.verify(from_checkpoint=incremental, progress=progress)
+
+        self.model.set_broken(None)
+        self.verify_progress.setRange(0, 0)
+        self.verify_status.setText(self.tr("Verifying…"))
+        handle = self.workers.start("audit inspector: verify", job)
+        self._verify_handle = handle
+        self.cancel_verify.setEnabled(True)
+        self._set_busy(False)
+        handle.signals.progress.connect(self._on_verify_progress)
+        handle.signals.succeeded.connect(self._on_verify_succeeded)
+        handle.signals.failed.connect(self._on_verify_failed)
+        handle.signals.cancelled.connect(self._on_verify_cancelled)
+        handle.signals.finished.connect(self._on_verify_finished)
+
+    def _on_cancel_verify_clicked(self) -> None:
+        if self._verify_handle is not None:
+            self._verify_handle.cancel()
+
+    def _on_verify_progress(self, done: int, total: int, message: str) -> None:
+        if total > 0:
+            self.verify_progress.setRange(0, total)
+            self.verify_progress.setValue(done)
+
+    def _on_verify_succeeded(self, result: Any) -> None:
+        self.verify_progress.setRange(0, 1)
+        self.verify_progress.setValue(1)
+        if result.ok:
+            if result.start_seq:
+                text = self.tr(
+                    "Chain intact: {0} records ({1} verified since the checkpoint at seq {2})"
+                ).format(result.records, result.verified, result.start_seq)
+            else:
+                text = self.tr("Chain intact: {0} records verified in {1:.2f} s").format(
+                    result.records, result.seconds
+                )
+            self.verify_status.setText(text)
+            self.verify_status.setStyleSheet("color: #1b5e20")
+        else:
+            broken = result.broken
+            self.verify_status.setText(
+                self.tr("Broken at seq {0}: {1} — {2}").format(
+                    broken.seq, broken.reason, broken.detail
+                )
+            )
+            self.verify_status.setStyleSheet("color: #b00020; font-weight: bold")
+            self.model.set_broken(broken.seq)
+            if self.model.ranged:
+                self.select_seq(broken.seq)
+            else:  # show everything so the broken row is there to select
+                self._select_seq = broken.seq
+                self._on_clear_filters_clicked()
+        self.verified.emit(result)
+
+    def _on_verify_failed(self, message: str, environment: bool) -> None:
+        self.verify_progress.setRange(0, 1)
+        self.verify_progress.setValue(0)
+        self.verify_status.setText(self.tr("Verification failed: {0}").format(message))
+        self.verify_status.setStyleSheet("color: #b00020")
+
+    def _on_verify_cancelled(self) -> None:
+        self.verify_progress.setRange(0, 1)
+        self.verify_progress.setValue(0)
+        self.verify_status.setText(self.tr("Verification cancelled"))
+        self.verify_status.setStyleSheet("")
+
+    def _on_verify_finished(self) -> None:
+        self._verify_handle = None
+        self.cancel_verify.setEnabled(False)
+        self._set_busy(False)
+
+    # -- export ----------------------------------------------------------------------------
+    def _ask_export_path(self, fmt: str) -> Path | None:
+        """The file dialog (tests replace this method)."""
+        caption = self.tr("Export the audit log")
+        pattern = self.tr("CSV files (*.csv)") if fmt == "csv" else self.tr("JSON lines (*.jsonl)")
+        name, _ = QFileDialog.getSaveFileName(self, caption, f"audit.{fmt}", pattern)
+        return Path(name) if name else None
+
+    def _on_export_csv_clicked(self) -> None:
+        path = self._ask_export_path("csv")
+        if path is not None:
+            self.export_to(path, "csv")
+
+    def _on_export_jsonl_clicked(self) -> None:
+        path = self._ask_export_path("jsonl")
+        if path is not None:
+            self.export_to(path, "jsonl")
+
+    def export_to(self, path: Path, fmt: str) -> None:
+        """Export the records the filters show to ``path`` in a worker."""
+        if self.service is None:
+            return
+        service = self.service
+        flt = self.current_filter()
+
+        def job(progress: Progress, emit: Emit) -> int:
+            return service.export_file(path, fmt, flt, progress)
+
+        self.inspector_status.setText(self.tr("Exporting to {0}…").format(path))
+        handle = self.workers.start("audit inspector: export", job)
+        handle.signals.succeeded.connect(self._on_export_succeeded)
+        handle.signals.failed.connect(self._on_job_failed)
+        self._export_path = path
+
+    def _on_export_succeeded(self, count: Any) -> None:
+        self.inspector_status.setText(
+            self.tr("Exported {0} records to {1}").format(count, self._export_path)
+        )
+        self.exported.emit(int(count))
+
+    def shutdown(self) -> None:
+        if self._verify_handle is not None:
+            self._verify_handle.cancel()
+
+
+def open_inspector(window: QMainWindow) -> InspectorPane:
+    """Show the inspector docked in ``window`` (made on first use); return the pane.
+
+    ``window`` needs ``services`` and ``workers`` (the main window has both); the tutor tab
+    calls this with its window too.
+    """
+    dock = window.findChild(QDockWidget, "inspector_dock")
+    if dock is None:
+        services = window.services  # type: ignore[attr-defined]
+        workers: WorkerPool = window.workers  # type: ignore[attr-defined]
+        dock = QDockWidget(window.tr("Audit inspector"), window)
+        dock.setObjectName("inspector_dock")
+        pane = InspectorPane(workers, lambda: get_service(services), dock)
+        dock.setWidget(pane)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    dock.show()
+    dock.raise_()
+    shown = dock.widget()
+    assert isinstance(shown, InspectorPane)
+    return shown
