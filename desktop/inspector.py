@@ -67,6 +67,8 @@ ServiceSource = Callable[[], AuditService]
 ModelIndex = QModelIndex | QPersistentModelIndex
 
 PAGE = 200
+#: the line before the stored record text in the detail view
+RECORD_HEADING = "Stored record (the exact hashed text):"
 MAX_PAGES = 64
 BROKEN = QColor("#f8d0d0")
 MISSING = QColor("#fde9c8")
@@ -367,7 +369,7 @@ class InspectorPane(QWidget):
         header = self.audit_table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
-        for column, width in enumerate((70, 170, 120, 150, 70, 380, 140)):
+        for column, width in enumerate((70, 200, 120, 150, 70, 380, 140)):
             header.resizeSection(column, width)
         header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
 
@@ -550,7 +552,7 @@ class InspectorPane(QWidget):
             if entry is None:
                 return seq, ""
             revealed = service.reveal(entry)
-            return seq, json.dumps(
+            shown = json.dumps(
                 {
                     "seq": entry.seq,
                     "time": entry.time,
@@ -560,11 +562,11 @@ class InspectorPane(QWidget):
                     "personal": revealed.personal,
                     "fields": entry.data,
                     "hash": entry.hash,
-                    "record": entry.record,
                 },
                 ensure_ascii=False,
                 indent=2,
             )
+            return seq, f"{shown}\n\n{RECORD_HEADING}\n{entry.record}"
 
         handle = self.workers.start("audit inspector: detail", job)
         handle.signals.succeeded.connect(self._on_detail_succeeded)

@@ -1,0 +1,208 @@
+"""The audit inspector (CT8) over a real temporary SQLite log."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QDockWidget, QPushButton, QTableView, QWidget
+
+from backends.audit.service import AuditService
+from backends.config import Config
+from desktop.inspector import InspectorPane
+from desktop.workers import WorkerPool
+
+
+@pytest.fixture
+def audit_home(tmp_path: Path) -> Path:
+    home = tmp_path / "audit-home"
+    service = AuditService.open(Config(home=home), checkpoint_every=0)
+    for n in range(40):
+        person = ("ana", "beto", "carla")[n % 3]
+        event = "tutor.turn" if n % 4 else "tutor.source"
+        service.append(event, person, personal={"name": person.title(), "n": n}, n=n)
+    service.forget("carla")
+    service.close()
+    return home
+
+
+@pytest.fixture
+def pane(qtbot: Any, audit_home: Path) -> Iterator[InspectorPane]:
+    workers = WorkerPool()
+    services: list[AuditService] = []
+
+    def source() -> AuditService:
+        services.append(AuditService.open(Config(home=audit_home), checkpoint_every=0))
+        return services[0]
+
+    widget = InspectorPane(workers, source)
+    qtbot.addWidget(widget)
+    widget.resize(1200, 600)
+    with qtbot.waitSignal(widget.view_ready, timeout=10_000):
+        widget.show()
+    yield widget
+    workers.shutdown()
+    for service in services:
+        service.close()
+
+
+def _tamper(home: Path, seq: int) -> None:
+    conn = sqlite3.connect(home / "audit.sqlite3", isolation_level=None)
+    conn.execute("DROP TRIGGER audit_log_no_update")
+    conn.execute(
+        "UPDATE audit_log SET record = replace(record, '\"n\":', '\"n\":7') WHERE seq = ?", (seq,)
+    )
+    conn.close()
+
+
+def _wait_rows(qtbot: Any, pane: InspectorPane, rows: int) -> None:
+    def loaded() -> None:
+        for row in range(rows):
+            assert pane.model.row_at(row) is not None
+
+    qtbot.waitUntil(loaded, timeout=10_000)
+
+
+def test_object_names(pane: InspectorPane) -> None:
+    assert pane.objectName() == "inspector"
+    assert isinstance(pane.findChild(QTableView, "audit_table"), QTableView)
+    for name in ("verify_chain", "export_csv", "export_jsonl", "apply_filters", "clear_filters"):
+        assert isinstance(pane.findChild(QPushButton, name), QPushButton), name
+    for name in (
+        "filter_pseudonym",
+        "filter_event",
+        "filter_since",
+        "filter_until",
+        "audit_detail",
+    ):
+        assert isinstance(pane.findChild(QWidget, name), QWidget), name
+
+
+def test_shows_the_log_with_statuses(qtbot: Any, pane: InspectorPane) -> None:
+    model = pane.model
+    assert model.rowCount() == 41  # 40 turns and the erasure
+    _wait_rows(qtbot, pane, 41)
+    assert model.index(0, 0).data() == "1"
+    assert model.index(0, 2).data() == "tutor.source"
+    assert model.index(0, 4).data() == "sealed"  # ana
+    assert model.index(2, 4).data() == "erased"  # carla
+    assert model.index(40, 2).data() == "person.erased"
+    assert "41 records" in pane.inspector_status.text()
+
+
+def test_filters_by_pseudonym_event_and_date(qtbot: Any, pane: InspectorPane) -> None:
+    _wait_rows(qtbot, pane, 3)
+    ana = pane.model.index(0, 3).data()
+    pane.filter_pseudonym.setText(ana)
+    pane.filter_event.setCurrentText("tutor.turn")
+    with qtbot.waitSignal(pane.view_ready, timeout=10_000):
+        qtbot.mouseClick(pane.apply_filters, qtbot_button())
+    expected = [n + 1 for n in range(40) if n % 3 == 0 and n % 4]
+    assert pane.model.rowCount() == len(expected)
+    _wait_rows(qtbot, pane, len(expected))
+    assert [int(pane.model.index(r, 0).data()) for r in range(len(expected))] == expected
+    pane.filter_pseudonym.clear()
+    pane.filter_event.setCurrentText("")
+    pane.filter_dates.setChecked(True)
+    pane.filter_since.setDate(pane.filter_since.date().addYears(5))
+    pane.filter_until.setDate(pane.filter_since.date())
+    with qtbot.waitSignal(pane.view_ready, timeout=10_000):
+        pane.apply_filters.click()
+    assert pane.model.rowCount() == 0
+
+
+def qtbot_button() -> Any:
+    from PySide6.QtCore import Qt
+
+    return Qt.MouseButton.LeftButton
+
+
+def test_detail_view_reveals_and_marks_erased(qtbot: Any, pane: InspectorPane) -> None:
+    _wait_rows(qtbot, pane, 3)
+    with qtbot.waitSignal(pane.detail_shown, timeout=10_000):
+        pane.audit_table.selectRow(0)
+    text = pane.audit_detail.toPlainText()
+    shown = json.loads(text.split("\n\n")[0])
+    assert shown["personal"] == {"name": "Ana", "n": 0} and shown["status"] == "sealed"
+    assert text.endswith(pane.service.log.get(1).record)  # type: ignore[union-attr]
+    with qtbot.waitSignal(pane.detail_shown, timeout=10_000):
+        pane.audit_table.selectRow(2)
+    shown = json.loads(pane.audit_detail.toPlainText().split("\n\n")[0])
+    assert shown["personal"] is None and shown["status"] == "erased"
+
+
+def test_verify_intact_chain(qtbot: Any, pane: InspectorPane) -> None:
+    with qtbot.waitSignal(pane.verified, timeout=10_000) as blocker:
+        qtbot.mouseClick(pane.verify_chain, qtbot_button())
+    assert blocker.args[0].ok
+    assert "Chain intact: 41 records" in pane.verify_status.text()
+
+
+def test_verify_flags_and_selects_the_tampered_row(
+    qtbot: Any, pane: InspectorPane, audit_home: Path
+) -> None:
+    _tamper(audit_home, 23)
+    pane.filter_event.setCurrentText("tutor.source")  # the broken row is not in this view
+    with qtbot.waitSignal(pane.view_ready, timeout=10_000):
+        pane.apply_filters.click()
+    with qtbot.waitSignal(pane.verified, timeout=10_000) as blocker:
+        pane.verify_chain.click()
+    result = blocker.args[0]
+    assert not result.ok and result.broken.seq == 23
+    qtbot.waitUntil(lambda: pane.selected_seq() == 23, timeout=10_000)
+    assert "Broken at seq 23" in pane.verify_status.text()
+    assert pane.model.broken_seq == 23
+    _wait_rows(qtbot, pane, 23)
+    assert pane.model.index(22, 0).data(0x08) is not None  # BackgroundRole: flagged
+
+
+def test_deleted_row_shows_as_missing(qtbot: Any, pane: InspectorPane, audit_home: Path) -> None:
+    conn = sqlite3.connect(audit_home / "audit.sqlite3", isolation_level=None)
+    conn.execute("DROP TRIGGER audit_log_no_delete")
+    conn.execute("DELETE FROM audit_log WHERE seq = 5")
+    conn.close()
+    with qtbot.waitSignal(pane.view_ready, timeout=10_000):
+        pane.refresh_log.click()
+    _wait_rows(qtbot, pane, 10)
+    assert pane.model.index(4, 0).data() == "5"
+    assert "missing" in pane.model.index(4, 1).data()
+    with qtbot.waitSignal(pane.verified, timeout=10_000) as blocker:
+        pane.verify_chain.click()
+    assert blocker.args[0].broken.seq == 5
+    qtbot.waitUntil(lambda: pane.selected_seq() == 5, timeout=10_000)
+
+
+def test_export_csv_and_jsonl(
+    qtbot: Any, pane: InspectorPane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "out.jsonl"
+    monkeypatch.setattr(pane, "_ask_export_path", lambda fmt: target)
+    with qtbot.waitSignal(pane.exported, timeout=10_000) as blocker:
+        pane.export_jsonl.click()
+    assert blocker.args[0] == 41
+    lines = target.read_text().splitlines()
+    assert len(lines) == 41 and "Ana" not in target.read_text()
+    csv_target = tmp_path / "out.csv"
+    monkeypatch.setattr(pane, "_ask_export_path", lambda fmt: csv_target)
+    with qtbot.waitSignal(pane.exported, timeout=10_000):
+        pane.export_csv.click()
+    assert csv_target.read_text().startswith("seq,time,event")
+
+
+def test_opens_from_the_view_menu(qtbot: Any, custodia_window: Any) -> None:
+    action = custodia_window.findChild(QAction, "action_inspector")
+    assert action is not None and action.shortcut().toString() == "Ctrl+I"
+    action.trigger()
+    dock = custodia_window.findChild(QDockWidget, "inspector_dock")
+    assert dock is not None and dock.isVisible()
+    pane = dock.findChild(InspectorPane, "inspector")
+    assert pane is not None
+    qtbot.waitUntil(lambda: pane.service is not None, timeout=10_000)
+    assert pane.model.rowCount() == 0  # a fresh data dir has an empty log
+    action.trigger()  # again: the same pane
+    assert custodia_window.findChildren(QDockWidget, "inspector_dock") == [dock]
