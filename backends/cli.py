@@ -21,6 +21,7 @@ from backends.services import Services
 #: packages that add subcommands (each has ``add_commands``); appended as assistants land
 COMMAND_MODULES: list[str] = [
     "backends.memories.cli",
+    "backends.multiagent.cli",
     "backends.conversations.cli",
     "backends.audit.cli",
 ]

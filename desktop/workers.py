@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
 
 from backends.errors import CancelledError, CustodiaEnvironmentError
 from backends.progress import Progress
@@ -26,7 +26,12 @@ Job = Callable[[Progress, Emit], Any]
 
 
 class JobSignals(QObject):
-    """Lives on the GUI thread; emitted from the worker, delivered queued."""
+    """Lives on the GUI thread and emits every public signal there.
+
+    The worker only ever emits the private ``_relay`` signal; a queued connection brings it
+    to :meth:`_on_relay` on the GUI thread, which re-emits the public signal. So whatever a
+    caller connects (bound slot, lambda, qtbot) runs on the GUI thread, in emission order.
+    """
 
     progress = Signal(int, int, str)  # done, total, message
     item = Signal(object)  # a streamed piece (token, event)
@@ -34,6 +39,32 @@ class JobSignals(QObject):
     failed = Signal(str, bool)  # message, True when it is an environment error (not a bug)
     cancelled = Signal()
     finished = Signal()  # always last, whatever happened
+    _relay = Signal(str, object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._relay.connect(self._on_relay, Qt.ConnectionType.QueuedConnection)
+
+    def _on_relay(self, kind: str, payload: object) -> None:
+        if kind == "progress":
+            done, total, message = payload  # type: ignore[misc]
+            self.progress.emit(done, total, message)
+        elif kind == "item":
+            self.item.emit(payload)
+        elif kind == "succeeded":
+            self.succeeded.emit(payload)
+        elif kind == "failed":
+            message, environment = payload  # type: ignore[misc]
+            self.failed.emit(message, environment)
+        elif kind == "cancelled":
+            self.cancelled.emit()
+        elif kind == "finished":
+            self.finished.emit()
+            self.deleteLater()
+
+    # called from the worker thread
+    def send(self, kind: str, payload: object = None) -> None:
+        self._relay.emit(kind, payload)
 
 
 class JobHandle:
@@ -65,24 +96,25 @@ class _Runnable(QRunnable):
         handle = self._handle
         signals = handle.signals
         try:
-            result = self._job(handle.progress, signals.item.emit)
+            handle.progress.check()  # cancelled before it even started
+            result = self._job(handle.progress, lambda item: signals.send("item", item))
         except CancelledError:
-            signals.cancelled.emit()
+            signals.send("cancelled")
         except CustodiaEnvironmentError as err:
             log.warning("%s: %s", handle.name, err)
-            signals.failed.emit(str(err), True)
+            signals.send("failed", (str(err), True))
         except Exception as err:  # a bug: log with trace, tell the user something went wrong
             log.error("%s failed:\n%s", handle.name, traceback.format_exc())
-            signals.failed.emit(f"{type(err).__name__}: {err}", False)
+            signals.send("failed", (f"{type(err).__name__}: {err}", False))
         else:
             if handle.progress.cancelled:
-                signals.cancelled.emit()
+                signals.send("cancelled")
             else:
-                signals.succeeded.emit(result)
+                signals.send("succeeded", result)
         finally:
             handle.done.set()
             self._on_done(handle)
-            signals.finished.emit()
+            signals.send("finished")
 
 
 class WorkerPool(QObject):
@@ -96,21 +128,31 @@ class WorkerPool(QObject):
         self._pool.setMaxThreadCount(max_threads)
         self._lock = threading.Lock()
         self._active: list[JobHandle] = []
+        self._pending: list[_Runnable] = []
 
     def start(self, name: str, job: Job) -> JobHandle:
-        """Start ``job``; connect to the handle's signals right away (they are queued)."""
+        """Queue ``job``; it starts when control returns to the event loop.
+
+        So every connection the caller makes to ``handle.signals`` right after this call is in
+        place before the job can emit anything, however fast the job is.
+        """
         signals = JobSignals(self)  # parented: lives until the pool does, on the GUI thread
         handle = JobHandle(name, signals, Progress())
-        handle.progress.callback = lambda done, total, message: signals.progress.emit(
-            done, total, message
+        handle.progress.callback = lambda done, total, message: signals.send(
+            "progress", (done, total, message)
         )
-        signals.finished.connect(signals.deleteLater)
         with self._lock:
             self._active.append(handle)
             count = len(self._active)
         self.active_changed.emit(count)
-        self._pool.start(_Runnable(job, handle, self._forget))
+        self._pending.append(_Runnable(job, handle, self._forget))
+        QTimer.singleShot(0, self, self._launch_pending)
         return handle
+
+    def _launch_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        for runnable in pending:
+            self._pool.start(runnable)
 
     def _forget(self, handle: JobHandle) -> None:
         with self._lock:
@@ -131,4 +173,5 @@ class WorkerPool(QObject):
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
         """Cancel everything and wait; True when every job ended in time."""
         self.cancel_all()
+        self._launch_pending()  # they start, see the cancellation and finish at once
         return bool(self._pool.waitForDone(timeout_ms))

@@ -33,7 +33,6 @@ if ! "$VENV/bin/python" -c "import llama_cpp" >/dev/null 2>&1; then
     wheel=$(ls "$WHEELHOUSE"/llama_cpp_python-"$LLAMA_VERSION"-*.whl 2>/dev/null | head -n 1 || true)
     if [ -z "$wheel" ]; then
         echo "bootstrap: building llama-cpp-python $LLAMA_VERSION once (about 5 minutes)"
-        pip install -q "scikit-build-core>=0.9" cmake ninja >/dev/null
         if CMAKE_ARGS="-DGGML_NATIVE=OFF" pip wheel --no-cache-dir --no-deps \
             "llama-cpp-python==$LLAMA_VERSION" -w "$WHEELHOUSE" >"$VENV/llama-build.log" 2>&1; then
             wheel=$(ls "$WHEELHOUSE"/llama_cpp_python-"$LLAMA_VERSION"-*.whl | head -n 1)

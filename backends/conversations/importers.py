@@ -26,7 +26,13 @@ from typing import Any
 from backends.conversations.agent import ConversationAgent, ImportResult
 from backends.conversations.errors import ConversationError, CorruptConversationError
 from backends.conversations.files import FORMAT as FILE_FORMAT
-from backends.conversations.files import Conversation, ConversationFiles, StoredMessage, new_id
+from backends.conversations.files import (
+    Conversation,
+    ConversationFiles,
+    StoredMessage,
+    is_valid_id,
+    new_id,
+)
 from backends.errors import CustodiaEnvironmentError
 from backends.progress import Progress
 
@@ -267,6 +273,8 @@ def parse(path: Path, raw: bytes, files: ConversationFiles) -> list[Conversation
             conversation = files.decode(path, raw)
         except CorruptConversationError as err:
             raise ImportFormatError(str(err)) from None
+        given = data.get("id")
+        conversation.id = given if isinstance(given, str) and is_valid_id(given) else new_id()
         return [conversation]
     if isinstance(data, dict) and isinstance(data.get("mapping"), dict):
         return [from_chatgpt(data, where)]

@@ -436,17 +436,18 @@ class SQLiteMemoryStore:
                     block = np.frombuffer(b"".join(r[2] for r in good), dtype="<f4").reshape(
                         len(good), d
                     )
-                    finite = np.isfinite(block).all(axis=1)
+                    # squared norms: one pass, and NaN/inf in a row shows up in its sum
+                    squares = np.einsum("ij,ij->i", block, block)
+                    finite = np.isfinite(squares)
                     if not finite.all():
                         bad_rows.update(r[0] for r, ok in zip(good, finite, strict=True) if not ok)
                         good = [r for r, ok in zip(good, finite, strict=True) if ok]
-                        block = block[finite]
+                        block, squares = block[finite], squares[finite]
                     if n + len(good) > matrix.shape[0]:  # rows added since the count
                         matrix = _grown(matrix, n + len(good))
-                    matrix[n : n + len(good)] = block
-                    norms = np.linalg.norm(matrix[n : n + len(good)], axis=1, keepdims=True)
-                    norms[norms == 0] = 1.0
-                    matrix[n : n + len(good)] /= norms
+                    squares[squares == 0] = 1.0
+                    inverse = (1.0 / np.sqrt(squares)).astype(np.float32)
+                    np.multiply(block, inverse[:, None], out=matrix[n : n + len(good)])
                     texts.extend(r[0] for r in good)
                     n += len(good)
             finally:

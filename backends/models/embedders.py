@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import threading
 from abc import ABC, abstractmethod
@@ -109,6 +110,7 @@ class MiniLMEmbedder(Embedder):
     max_tokens = 256
 
     def __init__(self, threads: int = 0) -> None:
+        """``threads=0``: all cores but one, so the window's thread always has a core."""
         import onnxruntime as ort  # imported here: start-up must stay fast
         from tokenizers import Tokenizer
 
@@ -123,8 +125,8 @@ class MiniLMEmbedder(Embedder):
         self._tokenizer = tokenizer
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        if threads:
-            options.intra_op_num_threads = threads
+        options.intra_op_num_threads = threads or max(1, (os.cpu_count() or 2) - 1)
+        options.inter_op_num_threads = 1
         try:
             self._session = ort.InferenceSession(
                 str(model_path), sess_options=options, providers=["CPUExecutionProvider"]

@@ -17,7 +17,7 @@ from desktop.workers import WorkerPool
 
 #: (objectName, title, SPEC ids, module or None while the assistant has not landed)
 TABS: list[tuple[str, str, str, str | None]] = [
-    ("multiagent", "Multi-agent", "MA1–MA11", None),
+    ("multiagent", "Multi-agent", "MA1–MA11", "desktop.tabs.multiagent"),
     ("memories", "Memories", "PA1–PA5", "desktop.tabs.memories"),
     ("conversations", "Conversations", "CA1–CA6", "desktop.tabs.conversations"),
     ("tutor", "Clinical tutor", "CT1–CT8", None),

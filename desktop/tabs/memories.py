@@ -505,6 +505,8 @@ class MemoriesTab(QWidget):
         note = ""
         if result.remembered is None and not result.used:
             note = self.tr("No memory reached similarity {0:.2f}").format(result.threshold)
+            if self.status is not None and self.status.recall_limited:
+                note += " — " + self.tr("recall is limited until the memories are re-embedded")
         if bubble is not None:
             bubble.finish(result.answer, result.used, note)
         self.history += [Message("user", result.message), Message("assistant", result.answer)]

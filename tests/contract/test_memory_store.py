@@ -115,7 +115,9 @@ class MemoryStoreContract:
 
     def test_update_changes_text_and_vector(self, store: Any) -> None:
         store.add("My favourite colour is green", unit(1), source="cli")
-        before = store.update("My favourite colour is green", "My favourite colour is blue", unit(2))
+        before = store.update(
+            "My favourite colour is green", "My favourite colour is blue", unit(2)
+        )
         assert before.memory.text == "My favourite colour is green"
         assert store.get("My favourite colour is green") is None
         after = store.get("My favourite colour is blue")

@@ -1,0 +1,409 @@
+"""Audit log (issue 6): append throughput and verification, as ratios against the plain chain.
+
+* **plain chain** (the baseline the issue names) — per append, one transaction: take the lock
+  (SQLite ``BEGIN IMMEDIATE``; Postgres ``pg_advisory_xact_lock``), read the head, insert
+  ``sha256(prev + record)``, commit. Each writer thread has its own connection. Nothing else.
+* **ours** — :meth:`AuditService.append` with everything on: the person's fields sealed with
+  their key (AES-GCM, pseudonym lookup in the key store), canonical records, generated and
+  indexed filter columns, a signed checkpoint every 1,000 records (each after verifying the
+  records since the previous one), group commit. Same durability: SQLite ``synchronous=FULL``,
+  Postgres default ``fsync``/``synchronous_commit``.
+
+Writers are threads of one process (1, 8, 16). After every run the chain is verified: zero
+broken links or the bench fails. Postgres runs on a private server started with the test
+harness's classes (skipped, with the reason printed, when no binaries are found).
+
+Verification: a 1M-record SQLite log (bulk-built) verified in full by ``verify_chain`` and by
+a plain Python walk (fetch rows, ``sha256`` each, compare) in the same run; then incrementally
+from checkpoints 10k and 100k records before the head.
+
+Run: ``python -m bench.bench_audit`` (``--quick``: 100k records, fewer appends).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sqlite3
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from hashlib import sha256
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from backends.audit.checkpoints import Signer, TrustStore  # noqa: E402
+from backends.audit.log import AuditLog  # noqa: E402
+from backends.audit.pseudonyms import KeyStore  # noqa: E402
+from backends.audit.record import GENESIS, canonical  # noqa: E402
+from backends.audit.service import AuditService  # noqa: E402
+from backends.audit.sqlite_log import SQLiteAuditLog  # noqa: E402
+from backends.audit.verify import verify_chain  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "audit.json"
+WRITERS = (1, 8, 16)
+REPEATS = 3
+
+
+def _record(seq: int, writer: int, n: int) -> str:
+    return canonical(
+        {"seq": seq, "event": "tutor.turn", "data": {"writer": writer, "n": n, "q": "dosis?"}}
+    )
+
+
+# -- throughput -------------------------------------------------------------------------------
+
+
+def _run_threads(writers: int, per_writer: int, work: Callable[[int, int], None]) -> float:
+    """Appends per second of ``writers`` threads each calling ``work(writer, n)``."""
+    barrier = threading.Barrier(writers + 1)
+    errors: list[BaseException] = []
+
+    def run(writer: int) -> None:
+        barrier.wait()
+        try:
+            for n in range(per_writer):
+                work(writer, n)
+        except BaseException as err:  # surfaced below
+            errors.append(err)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in range(writers)]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - started
+    if errors:
+        raise errors[0]
+    return writers * per_writer / elapsed
+
+
+def _plain_sqlite(path: Path, writers: int, per_writer: int) -> tuple[float, int]:
+    setup = sqlite3.connect(path, isolation_level=None)
+    setup.execute("PRAGMA journal_mode=WAL")
+    setup.execute(
+        "CREATE TABLE IF NOT EXISTS chain (seq INTEGER PRIMARY KEY, record TEXT, hash TEXT)"
+    )
+    setup.close()
+    conns = []
+    for _ in range(writers):
+        conn = sqlite3.connect(path, isolation_level=None, timeout=60, check_same_thread=False)
+        conn.execute("PRAGMA synchronous=FULL")
+        conns.append(conn)
+
+    def work(writer: int, n: int) -> None:
+        conn = conns[writer]
+        conn.execute("BEGIN IMMEDIATE")
+        row = conn.execute("SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1").fetchone()
+        seq, prev = (row[0], row[1]) if row else (0, GENESIS)
+        record = _record(seq + 1, writer, n)
+        digest = sha256((prev + record).encode("utf-8")).hexdigest()
+        conn.execute("INSERT INTO chain VALUES (?, ?, ?)", (seq + 1, record, digest))
+        conn.execute("COMMIT")
+
+    rate = _run_threads(writers, per_writer, work)
+    broken = _plain_broken(conns[0].execute("SELECT seq, record, hash FROM chain ORDER BY seq"))
+    for conn in conns:
+        conn.close()
+    return rate, broken
+
+
+def _plain_broken(rows: Any) -> int:
+    prev, broken, expected = GENESIS, 0, 1
+    for seq, record, digest in rows:
+        if seq != expected or sha256((prev + record).encode()).hexdigest() != digest:
+            broken += 1
+        prev, expected = digest, seq + 1
+    return broken
+
+
+def _plain_postgres(dsn: str, writers: int, per_writer: int, table: str) -> tuple[float, int]:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+        conn.execute(f"CREATE TABLE {table} (seq bigint PRIMARY KEY, record text, hash text)")
+    conns = [psycopg.connect(dsn, autocommit=True, connect_timeout=5) for _ in range(writers)]
+
+    def work(writer: int, n: int) -> None:
+        conn = conns[writer]
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(42)")
+            row = conn.execute(
+                f"SELECT seq, hash FROM {table} ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+            seq, prev = (row[0], row[1]) if row else (0, GENESIS)
+            record = _record(seq + 1, writer, n)
+            digest = sha256((prev + record).encode("utf-8")).hexdigest()
+            conn.execute(f"INSERT INTO {table} VALUES (%s, %s, %s)", (seq + 1, record, digest))
+
+    rate = _run_threads(writers, per_writer, work)
+    broken = _plain_broken(conns[0].execute(f"SELECT seq, record, hash FROM {table} ORDER BY seq"))
+    for conn in conns:
+        conn.close()
+    return rate, broken
+
+
+def _ours(
+    make_log: Callable[[], AuditLog], home: Path, writers: int, per_writer: int
+) -> tuple[float, int]:
+    log = make_log()
+    keys = KeyStore(home / "audit-keys.sqlite3")
+    signer = Signer.load_or_create(home / "audit-signing.key")
+    trust = TrustStore(home / "audit-checkpoints.jsonl", signer.public_key)
+    service = AuditService(log, keys, signer, trust, checkpoint_every=1000)
+    people = [f"patient-{i}" for i in range(50)]
+    for person in people:  # keys exist already, as in a running clinic
+        keys.pseudonym(person)
+
+    def work(writer: int, n: int) -> None:
+        service.append(
+            "tutor.turn",
+            people[(writer * 7 + n) % len(people)],
+            personal={"question": "dosis de amoxicilina?", "n": n},
+            writer=writer,
+            n=n,
+        )
+
+    rate = _run_threads(writers, per_writer, work)
+    result = verify_chain(log, trust)
+    service.close()
+    return rate, 0 if result.ok else 1
+
+
+def _throughput(
+    name: str,
+    plain: Callable[[int, int, int], tuple[float, int]],
+    ours: Callable[[int, int, int], tuple[float, int]],
+    total: int,
+) -> list[dict[str, Any]]:
+    rows = []
+    for writers in WRITERS:
+        per_writer = max(total // writers, 10)
+        plain_rates, our_rates, broken = [], [], 0
+        for repeat in range(REPEATS):
+            rate, bad = plain(writers, per_writer, repeat)
+            plain_rates.append(rate)
+            broken += bad
+            rate, bad = ours(writers, per_writer, repeat)
+            our_rates.append(rate)
+            broken += bad
+        row = {
+            "backend": name,
+            "writers": writers,
+            "appends": writers * per_writer,
+            "plain_per_s": statistics.median(plain_rates),
+            "ours_per_s": statistics.median(our_rates),
+            "broken_links": broken,
+        }
+        row["ratio"] = row["ours_per_s"] / row["plain_per_s"]
+        rows.append(row)
+        print(
+            f"  {name:8} {writers:2d} writers: plain {row['plain_per_s']:8.0f}/s  "
+            f"ours {row['ours_per_s']:8.0f}/s  ratio {row['ratio']:.2f}x  broken {broken}",
+            flush=True,
+        )
+        if broken:
+            raise SystemExit(f"{name}: broken links after concurrent appends")
+    return rows
+
+
+def sqlite_throughput(tmp: Path, total: int) -> list[dict[str, Any]]:
+    def plain(writers: int, per_writer: int, repeat: int) -> tuple[float, int]:
+        return _plain_sqlite(tmp / f"plain-{writers}-{repeat}.sqlite3", writers, per_writer)
+
+    def ours(writers: int, per_writer: int, repeat: int) -> tuple[float, int]:
+        home = tmp / f"ours-{writers}-{repeat}"
+        home.mkdir(mode=0o700)
+        return _ours(lambda: SQLiteAuditLog(home / "audit.sqlite3"), home, writers, per_writer)
+
+    return _throughput("sqlite", plain, ours, total)
+
+
+def postgres_throughput(tmp: Path, total: int) -> tuple[list[dict[str, Any]], str]:
+    """(rows, reason it was skipped or "")."""
+    try:
+        from tests.harness.servers import (
+            PostgresCluster,
+            PostgresServer,
+            ServerStartError,
+            find_postgres_bin_dir,
+            free_port,
+        )
+    except ImportError as err:
+        return [], f"test harness not importable: {err}"
+    bin_dir = find_postgres_bin_dir()
+    if bin_dir is None:
+        return [], "no PostgreSQL binaries (install Debian `postgresql`)"
+    root = Path(tempfile.mkdtemp(prefix="custodia-servers-bench-"))
+    root.chmod(0o755)
+    server = None
+    try:
+        cluster = PostgresCluster(bin_dir, root)
+        cluster.init()
+        server = PostgresServer(cluster, free_port())
+        server.start()
+    except ServerStartError as err:
+        return [], f"PostgreSQL did not start: {err}"
+    try:
+        import psycopg
+
+        from backends.audit.postgres_log import PostgresAuditLog, Roles, bootstrap
+
+        def fresh_db(name: str) -> str:
+            assert server is not None
+            with psycopg.connect(server.dsn, autocommit=True, connect_timeout=5) as conn:
+                conn.execute(f"CREATE DATABASE {name}")
+            return server.dsn_for(name)
+
+        def plain(writers: int, per_writer: int, repeat: int) -> tuple[float, int]:
+            return _plain_postgres(
+                fresh_db(f"plain_{writers}_{repeat}"), writers, per_writer, "chain"
+            )
+
+        def ours(writers: int, per_writer: int, repeat: int) -> tuple[float, int]:
+            dsn = fresh_db(f"ours_{writers}_{repeat}")
+            done = bootstrap(dsn, roles=Roles.with_prefix(f"b{writers}_{repeat}"))
+            home = tmp / f"pg-{writers}-{repeat}"
+            home.mkdir(mode=0o700)
+            return _ours(lambda: PostgresAuditLog(done.app_dsn), home, writers, per_writer)
+
+        return _throughput("postgres", plain, ours, total), ""
+    finally:
+        server.close()
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# -- verification -----------------------------------------------------------------------------
+
+
+def bulk_build(path: Path, count: int, batch: int = 100_000) -> SQLiteAuditLog:
+    """A log of ``count`` chained records, written straight into the schema (fast)."""
+    log = SQLiteAuditLog(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA synchronous=OFF")  # a bench fixture, not the product's write path
+    prefix = '{"data":{"model":"smollm2","n":'
+    middle = ',"sources":["guia-asma-2024#3","vademecum#812"]},"event":"tutor.turn",'
+    middle += '"pseudonym":"p-0123456789abcdef","sealed":"v1.' + "A" * 88 + '","seq":'
+    suffix = ',"time":"2025-01-31T12:00:00.000000Z","v":1}'
+    prev = GENESIS
+    seq = 0
+    while seq < count:
+        rows = []
+        for seq in range(seq + 1, min(seq + batch, count) + 1):
+            record = f"{prefix}{seq}{middle}{seq}{suffix}"
+            prev = sha256((prev + record).encode("utf-8")).hexdigest()
+            rows.append((seq, record, prev))
+        conn.execute("BEGIN")
+        conn.executemany("INSERT INTO audit_log(seq, record, hash) VALUES (?, ?, ?)", rows)
+        conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return log
+
+
+def plain_walk(path: Path) -> float:
+    """The baseline: fetch each row, sha256 it, compare — a plain Python loop."""
+    started = time.perf_counter()
+    conn = sqlite3.connect(path)
+    prev = GENESIS
+    for _seq, record, digest in conn.execute(
+        "SELECT seq, record, hash FROM audit_log ORDER BY seq"
+    ):
+        if sha256((prev + record).encode("utf-8")).hexdigest() != digest:
+            raise SystemExit("plain walk: broken chain")
+        prev = digest
+    conn.close()
+    return time.perf_counter() - started
+
+
+def verification(tmp: Path, count: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    log = bulk_build(tmp / "big.sqlite3", count)
+    build = time.perf_counter() - started
+    print(f"  built {count:,} records in {build:.1f} s", flush=True)
+    full, plain = [], []
+    for _ in range(REPEATS):
+        result = verify_chain(log)
+        if not result.ok or result.records != count:
+            raise SystemExit(f"verification failed: {result.line()}")
+        full.append(result.seconds)
+        plain.append(plain_walk(tmp / "big.sqlite3"))
+    out: dict[str, Any] = {
+        "records": count,
+        "full_s": statistics.median(full),
+        "plain_walk_s": statistics.median(plain),
+    }
+    out["full_records_per_s"] = count / out["full_s"]
+    out["plain_records_per_s"] = count / out["plain_walk_s"]
+    out["speedup_vs_plain_walk"] = out["plain_walk_s"] / out["full_s"]
+    print(
+        f"  full verification {out['full_s']:.2f} s ({out['full_records_per_s']:,.0f}/s); "
+        f"plain walk {out['plain_walk_s']:.2f} s ({out['plain_records_per_s']:,.0f}/s)",
+        flush=True,
+    )
+    signer = Signer.load_or_create(tmp / "bench-signing.key")
+    incremental = []
+    for new in (count // 100, count // 10):
+        trust = TrustStore(tmp / f"trust-{new}.jsonl", signer.public_key)
+        anchor = log.get(count - new)
+        assert anchor is not None
+        trust.accept(signer.sign(log.log_id, anchor.seq, anchor.hash))
+        times = []
+        for _ in range(REPEATS):
+            result = verify_chain(log, trust, from_checkpoint=True)
+            if not result.ok or result.verified != new:
+                raise SystemExit(f"incremental verification failed: {result.line()}")
+            times.append(result.seconds)
+        row = {"new_records": new, "seconds": statistics.median(times)}
+        row["fraction_of_full"] = row["seconds"] / out["full_s"]
+        incremental.append(row)
+        print(
+            f"  incremental, {new:,} new records: {row['seconds'] * 1000:.0f} ms "
+            f"({row['fraction_of_full']:.3f} of full)",
+            flush=True,
+        )
+    out["incremental"] = incremental
+    log.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    quick = "--quick" in (sys.argv[1:] if argv is None else argv)
+    records = 100_000 if quick else 1_000_000
+    sqlite_total = 400 if quick else 1_600
+    postgres_total = 300 if quick else 1_200
+    with tempfile.TemporaryDirectory(prefix="custodia-bench-audit-") as name:
+        tmp = Path(name)
+        print("append throughput (appends/s, median of 3; threads of one process)", flush=True)
+        rows = sqlite_throughput(tmp, sqlite_total)
+        pg_rows, pg_skipped = postgres_throughput(tmp, postgres_total)
+        if pg_skipped:
+            print(f"  postgres: skipped — {pg_skipped}", flush=True)
+        print(f"verification ({records:,} records, SQLite)", flush=True)
+        verify = verification(tmp, records)
+    result = {
+        "machine": {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version},
+        "quick": quick,
+        "throughput": rows + pg_rows,
+        "postgres_skipped": pg_skipped,
+        "verification": verify,
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,294 @@
+"""Memories (issue 4, PA4): top-10 search over 1k–100k memories, ours against two baselines.
+
+* **ours** — :class:`SQLiteMemoryStore.search`: the ``PRAGMA data_version`` check, one GEMV
+  over the in-memory normalised matrix, ``argpartition``, texts of the hits.
+* **(a) original** — what agente-telegram did on every search: SELECT every row of the
+  dimension, ``np.frombuffer`` each blob, stack, normalise, GEMV, top 10.
+* **(b) bare numpy** — GEMV + ``argpartition`` on an already normalised matrix in memory: the
+  floor any in-memory approach can reach (pure GEMV is reported too).
+
+Also: adding one memory and seeing it in a search at 100k, picking up a write made by another
+connection, start-up (open + load) time and resident memory at 100k (in a fresh process).
+Synthetic random vectors, no model. Medians; ratios are from the same run.
+
+Run: ``python -m bench.bench_memories`` (``--quick`` for 1k and 10k only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from backends.memories.store import SQLiteMemoryStore  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "memories.json"
+SIZES = (1_000, 10_000, 100_000)
+DIMENSIONS = (384, 768)
+K = 10
+
+
+def _median_ms(fn: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def _populate(path: Path, n: int, d: int, rng: np.random.Generator) -> float:
+    """Write ``n`` random memories through the store (batches of 5,000); seconds taken."""
+    started = time.perf_counter()
+    store = SQLiteMemoryStore(path, d, "bench")
+    for start in range(0, n, 5_000):
+        count = min(5_000, n - start)
+        block = rng.standard_normal((count, d), dtype=np.float32)
+        store.add_many((f"memory {start + i}", block[i]) for i in range(count))
+    store.close()
+    return time.perf_counter() - started
+
+
+def original_search(conn: sqlite3.Connection, query: np.ndarray, d: int) -> list[str]:
+    """(a) The original: read every row of this dimension on every search."""
+    rows = conn.execute("SELECT texto, vector FROM vectores WHERE dimension = ?", (d,)).fetchall()
+    texts = [row[0] for row in rows]
+    matrix = np.stack([np.frombuffer(row[1], dtype=np.float32) for row in rows])
+    matrix = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    scores = matrix @ (query / np.linalg.norm(query))
+    top = np.argpartition(scores, len(scores) - K)[-K:]
+    return [texts[i] for i in top[np.argsort(-scores[top])]]
+
+
+def bare_topk(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """(b) GEMV + argpartition on a normalised matrix already in memory."""
+    scores = matrix @ query
+    top = np.argpartition(scores, len(scores) - K)[-K:]
+    return top[np.argsort(-scores[top])]
+
+
+def _load_probe(path: str, d: int) -> dict[str, float]:
+    """Run in a fresh process: open + load time and resident memory."""
+
+    def rss_mb() -> float:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    before = rss_mb()
+    started = time.perf_counter()
+    store = SQLiteMemoryStore(Path(path), d, "bench")
+    store.load()
+    seconds = time.perf_counter() - started
+    after = rss_mb()
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rows = store.loaded_rows
+    store.close()
+    return {
+        "load_s": seconds,
+        "rss_before_mb": before,
+        "rss_after_mb": after,
+        "rss_peak_mb": peak,
+        "matrix_mb": rows * d * 4 / 2**20,
+        "rows": rows,
+    }
+
+
+def _probe_in_subprocess(path: Path, d: int) -> dict[str, float]:
+    code = (
+        "import json, sys; sys.path.insert(0, %r); from bench.bench_memories import _load_probe; "
+        "print(json.dumps(_load_probe(%r, %d)))" % (str(ROOT), str(path), d)
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _blas() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+
+        info = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+        if info:
+            return f"{info[0]['internal_api']} {info[0]['version']} {info[0]['architecture']}"
+    except Exception:  # informative only
+        pass
+    return "unknown"
+
+
+def bench_case(n: int, d: int, workdir: Path, rng: np.random.Generator) -> dict[str, Any]:
+    path = workdir / f"memories-{n}-{d}.sqlite3"
+    populate_s = _populate(path, n, d, rng)
+    queries = rng.standard_normal((64, d), dtype=np.float32)
+    big = n >= 100_000
+    repeats = 15 if big else 40
+    original_repeats = 3 if big else (5 if n >= 10_000 else 15)
+
+    store = SQLiteMemoryStore(path, d, "bench")
+    started = time.perf_counter()
+    store.load()
+    load_s = time.perf_counter() - started
+    matrix = np.ascontiguousarray(store._matrix[: store.loaded_rows])  # (b) gets its own copy
+    normalised_queries = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+
+    # warm up, and check all three agree on the answer
+    conn = sqlite3.connect(path)
+    texts = store._texts
+    ours_top = [h.text for h in store.search(queries[0], k=K)]
+    assert ours_top == original_search(conn, queries[0], d)
+    assert ours_top == [texts[i] for i in bare_topk(matrix, normalised_queries[0])]
+
+    counter = iter(range(10**9))
+    ours_times: list[float] = []
+    bare_times: list[float] = []
+    gemv_times: list[float] = []
+    for _ in range(repeats):  # interleaved, so drift hits both alike
+        q = next(counter) % len(queries)
+        ours_times.append(_median_ms(lambda q=q: store.search(queries[q], k=K), 1))
+        bare_times.append(_median_ms(lambda q=q: bare_topk(matrix, normalised_queries[q]), 1))
+        gemv_times.append(_median_ms(lambda q=q: matrix @ normalised_queries[q], 1))
+    original_ms = _median_ms(
+        lambda: original_search(conn, queries[next(counter) % len(queries)], d), original_repeats
+    )
+    ours_ms = statistics.median(ours_times)
+    bare_ms = statistics.median(bare_times)
+    result: dict[str, Any] = {
+        "n": n,
+        "dimension": d,
+        "populate_s": round(populate_s, 2),
+        "load_s": round(load_s, 3),
+        "ours_ms": round(ours_ms, 3),
+        "original_ms": round(original_ms, 2),
+        "bare_ms": round(bare_ms, 3),
+        "gemv_only_ms": round(statistics.median(gemv_times), 3),
+        "speedup_vs_original": round(original_ms / ours_ms, 1),
+        "ratio_vs_bare": round(ours_ms / bare_ms, 3),
+        "repeats": repeats,
+        "original_repeats": original_repeats,
+    }
+
+    if big:
+        # add one memory, then see it in a search (the first search after the add)
+        add_times, visible_times = [], []
+        for i in range(30):
+            vector = rng.standard_normal(d, dtype=np.float32)
+            started = time.perf_counter()
+            store.add(f"fresh {i}", vector)
+            added = time.perf_counter()
+            hit = store.search(vector, k=1)[0]
+            seen = time.perf_counter()
+            assert hit.text == f"fresh {i}"
+            add_times.append((added - started) * 1000)
+            visible_times.append((seen - started) * 1000)
+        result["add_one_ms"] = round(statistics.median(add_times), 3)
+        result["add_then_found_ms"] = round(statistics.median(visible_times), 2)
+
+        # another connection (as another process would) adds one: our next search syncs it
+        other = SQLiteMemoryStore(path, d, "bench")
+        sync_times = []
+        for i in range(10):
+            vector = rng.standard_normal(d, dtype=np.float32)
+            other.add(f"elsewhere {i}", vector)
+            started = time.perf_counter()
+            hit = store.search(vector, k=1)[0]
+            sync_times.append((time.perf_counter() - started) * 1000)
+            assert hit.text == f"elsewhere {i}"
+        other.close()
+        result["search_after_foreign_write_ms"] = round(statistics.median(sync_times), 2)
+        result["full_loads"] = store.full_loads
+        result.update(
+            {f"startup_{k}": round(v, 3) for k, v in _probe_in_subprocess(path, d).items()}
+        )
+    conn.close()
+    store.close()
+    path.unlink()
+    for suffix in ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    return result
+
+
+def main(quick: bool = False) -> dict[str, Any]:
+    sizes = SIZES[:2] if quick else SIZES
+    rng = np.random.default_rng(2024)
+    cases = []
+    started = time.perf_counter()
+    print(
+        f"{'n':>7} {'dim':>4} | {'ours ms':>8} {'(a) orig ms':>11} {'(b) bare ms':>11} "
+        f"{'gemv ms':>8} | {'× vs (a)':>8} {'vs (b)':>6}"
+    )
+    with tempfile.TemporaryDirectory(prefix="bench-memories-") as tmp:
+        for n in sizes:
+            for d in DIMENSIONS:
+                case = bench_case(n, d, Path(tmp), rng)
+                cases.append(case)
+                print(
+                    f"{n:>7} {d:>4} | {case['ours_ms']:>8.2f} {case['original_ms']:>11.1f} "
+                    f"{case['bare_ms']:>11.2f} {case['gemv_only_ms']:>8.2f} | "
+                    f"{case['speedup_vs_original']:>7.1f}× {case['ratio_vs_bare']:>5.2f}×",
+                    flush=True,
+                )
+    for case in cases:
+        if "add_one_ms" in case:
+            print(
+                f"{case['n']}×{case['dimension']}: add one {case['add_one_ms']:.2f} ms, "
+                f"add + search that finds it {case['add_then_found_ms']:.1f} ms, "
+                f"search after another connection wrote {case['search_after_foreign_write_ms']:.1f}"
+                f" ms; start-up load {case['startup_load_s']:.2f} s, "
+                f"RSS {case['startup_rss_after_mb']:.0f} MB "
+                f"(matrix {case['startup_matrix_mb']:.0f} MB, peak {case['startup_rss_peak_mb']:.0f})"
+            )
+    goal = next((c for c in cases if c["n"] == 100_000 and c["dimension"] == 768), None)
+    result: dict[str, Any] = {
+        "topic": "memories",
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "blas": _blas(),
+            "sqlite": sqlite3.sqlite_version,
+            "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", ""),
+        },
+        "k": K,
+        "cases": cases,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    if goal is not None:
+        result["goals"] = {
+            "speedup_vs_original_at_100k_768": goal["speedup_vs_original"],
+            "speedup_goal": 25,
+            "ratio_vs_bare_at_100k_768": goal["ratio_vs_bare"],
+            "ratio_goal": 1.3,
+            "add_one_ms_at_100k_768": goal["add_one_ms"],
+            "add_goal_ms": 5,
+            "met": goal["speedup_vs_original"] >= 25
+            and goal["ratio_vs_bare"] <= 1.3
+            and goal["add_one_ms"] < 5,
+        }
+        print(f"goals at 100k × 768: {json.dumps(result['goals'])}")
+    print(f"total {result['seconds']} s")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv[1:])

@@ -1,0 +1,866 @@
+"""The multi-agent tab (MA1–MA11): a task, a team of experts, a live feed.
+
+Top: the task (``task_input``), ``run_task``, ``cancel_task``, ``resume_task``, the phase
+indicator (``phase``) and the progress bar. Left: the sessions (``sessions``, newest first,
+``phase_filter``). Middle: the live feed (``feed``). Right: the tickets with their countdowns
+(``tickets``) and the semantic memory search (``memory_search``, results in
+``memory_results``; ``reembed_memory`` when the embedder changed). Bottom: the health of
+every layer (``layer_health``) and errors (``multiagent_error``).
+
+Every store and model call runs through the worker pool. A run is two jobs: one subscribes
+to the session's feed and renders each event as it arrives; once it is subscribed, the other
+runs the coordinator. Events carry a sequence number, so whatever reaches the tab twice
+(the feed, then the final session) is drawn once and in order.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from backends.errors import StoreUnavailableError
+from backends.multiagent.coordinator import SESSION_FINISHED
+from backends.multiagent.semantic import CollectionStatus, Hit
+from backends.multiagent.service import MultiAgentService, get_service
+from backends.multiagent.sessions import ACTIVE_PHASES, PHASES, Session
+from backends.multiagent.tickets import LiveTicket
+from backends.progress import Progress
+from backends.services import Services
+from desktop.workers import Emit, JobHandle, WorkerPool
+
+#: how long the feed worker waits per poll: it notices cancellation within this time
+FEED_POLL_SECONDS = 0.2
+SESSION_LIMIT = 200
+_SUBSCRIBED = "_subscribed"
+_STEPS = ("planning", "working", "reviewing", "done")
+
+_STYLE = """
+QLabel#phase { font-size: 13px; padding: 2px 4px; }
+QLabel#multiagent_error { color: #b00020; }
+QLabel#memory_status[problem="true"] { color: #8a4b00; font-weight: bold; }
+"""
+
+
+class MultiAgentTab(QWidget):
+    """Sessions, live feed, tickets and memory of the multi-agent assistant."""
+
+    #: a run ended and its final state is drawn: session id, final phase (for testers)
+    session_finished = Signal(str, str)
+    #: the session list was (re)loaded: number of rows
+    sessions_loaded = Signal(int)
+
+    def __init__(self, services: Services, workers: WorkerPool, parent: QWidget | None) -> None:
+        super().__init__(parent)
+        self.setObjectName("multiagent")
+        self.services = services
+        self.workers = workers
+        self.current: Session | None = None
+        self._seen_seq = 0
+        self._running_id: str | None = None
+        self._pending_run: str | None = None
+        self._run: JobHandle | None = None
+        self._feed_job: JobHandle | None = None
+        self._reembed: JobHandle | None = None
+        self._tickets: list[LiveTicket] = []
+        self._tickets_busy = False
+        self._tickets_again = False
+        self._running: set[str] = set()
+        self._list_serial = 0
+        self._ready = False
+        self.setStyleSheet(_STYLE)
+        self._build()
+        self._connect_signals()
+        self._open()
+
+    # -- construction ----------------------------------------------------------------------
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+
+        top = QHBoxLayout()
+        self.task_input = QLineEdit()
+        self.task_input.setObjectName("task_input")
+        self.task_input.setPlaceholderText(
+            self.tr("Describe a task for the team (planner, coder, researcher, reviewer)…")
+        )
+        top.addWidget(self.task_input, 1)
+        self.run_button = QPushButton(self.tr("Run"))
+        self.run_button.setObjectName("run_task")
+        self.run_button.setDefault(True)
+        self.run_button.setEnabled(False)
+        top.addWidget(self.run_button)
+        self.cancel_button = QPushButton(self.tr("Cancel"))
+        self.cancel_button.setObjectName("cancel_task")
+        self.cancel_button.setEnabled(False)
+        top.addWidget(self.cancel_button)
+        self.resume_button = QPushButton(self.tr("Resume"))
+        self.resume_button.setObjectName("resume_task")
+        self.resume_button.setToolTip(self.tr("Continue the selected unfinished session"))
+        self.resume_button.setEnabled(False)
+        top.addWidget(self.resume_button)
+        layout.addLayout(top)
+
+        status = QHBoxLayout()
+        self.phase_label = QLabel()
+        self.phase_label.setObjectName("phase")
+        self.phase_label.setTextFormat(Qt.TextFormat.RichText)
+        status.addWidget(self.phase_label, 1)
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setObjectName("task_progress")
+        self.progress_bar.setMaximumWidth(220)
+        self.progress_bar.setVisible(False)
+        status.addWidget(self.progress_bar)
+        layout.addLayout(status)
+        self._show_phase(None)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter.setObjectName("multiagent_splitter")
+        splitter.addWidget(self._build_sessions())
+        splitter.addWidget(self._build_feed())
+        splitter.addWidget(self._build_side())
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 4)
+        splitter.setStretchFactor(2, 3)
+        layout.addWidget(splitter, 1)
+
+        self.error_label = QLabel("")
+        self.error_label.setObjectName("multiagent_error")
+        self.error_label.setWordWrap(True)
+        self.error_label.setVisible(False)
+        layout.addWidget(self.error_label)
+        self.health_label = QLabel(self.tr("Opening the session store…"))
+        self.health_label.setObjectName("layer_health")
+        self.health_label.setTextFormat(Qt.TextFormat.RichText)
+        self.health_label.setWordWrap(True)
+        layout.addWidget(self.health_label)
+
+        self.countdown = QTimer(self)
+        self.countdown.setObjectName("ticket_countdown")
+        self.countdown.setInterval(1000)
+
+    def _build_sessions(self) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        title = QLabel(self.tr("<b>Sessions</b>"))
+        row.addWidget(title)
+        row.addStretch(1)
+        self.phase_filter = QComboBox()
+        self.phase_filter.setObjectName("phase_filter")
+        self.phase_filter.addItem(self.tr("All phases"), "")
+        for phase in PHASES:
+            self.phase_filter.addItem(self._phase_name(phase), phase)
+        row.addWidget(self.phase_filter)
+        layout.addLayout(row)
+        self.sessions = QTreeWidget()
+        self.sessions.setObjectName("sessions")
+        self.sessions.setHeaderLabels([self.tr("Started"), self.tr("Phase"), self.tr("Task")])
+        self.sessions.setRootIsDecorated(False)
+        self.sessions.setUniformRowHeights(True)
+        self.sessions.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        header = self.sessions.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        layout.addWidget(self.sessions, 1)
+        return box
+
+    def _build_feed(self) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.feed_title = QLabel(self.tr("<b>Live feed</b>"))
+        self.feed_title.setObjectName("feed_title")
+        layout.addWidget(self.feed_title)
+        self.feed = QListWidget()
+        self.feed.setObjectName("feed")
+        self.feed.setWordWrap(True)
+        self.feed.setAlternatingRowColors(True)
+        self.feed.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        layout.addWidget(self.feed, 1)
+        return box
+
+    def _build_side(self) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(QLabel(self.tr("<b>Tickets</b> (kept only until they expire)")))
+        self.tickets = QTreeWidget()
+        self.tickets.setObjectName("tickets")
+        self.tickets.setHeaderLabels(
+            [self.tr("Step"), self.tr("Held by"), self.tr("Status"), self.tr("Expires in")]
+        )
+        self.tickets.setRootIsDecorated(False)
+        self.tickets.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        header = self.tickets.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2, 3):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        layout.addWidget(self.tickets, 2)
+
+        layout.addWidget(QLabel(self.tr("<b>Semantic memory</b>")))
+        self.memory_search = QLineEdit()
+        self.memory_search.setObjectName("memory_search")
+        self.memory_search.setPlaceholderText(self.tr("Search past results, code, sessions…"))
+        self.memory_search.setClearButtonEnabled(True)
+        layout.addWidget(self.memory_search)
+        self.memory_status = QLabel("")
+        self.memory_status.setObjectName("memory_status")
+        self.memory_status.setWordWrap(True)
+        layout.addWidget(self.memory_status)
+        self.reembed_button = QPushButton(self.tr("Re-embed all"))
+        self.reembed_button.setObjectName("reembed_memory")
+        self.reembed_button.setToolTip(
+            self.tr("Rebuild the semantic memory with the configured embedder")
+        )
+        self.reembed_button.setVisible(False)
+        layout.addWidget(self.reembed_button)
+        self.memory_results = QListWidget()
+        self.memory_results.setObjectName("memory_results")
+        self.memory_results.setWordWrap(True)
+        layout.addWidget(self.memory_results, 3)
+        return box
+
+    def _connect_signals(self) -> None:
+        self.run_button.clicked.connect(self._on_run_clicked)
+        self.task_input.returnPressed.connect(self._on_run_clicked)
+        self.cancel_button.clicked.connect(self._on_cancel_clicked)
+        self.resume_button.clicked.connect(self._on_resume_clicked)
+        self.phase_filter.currentIndexChanged.connect(self._on_phase_filter_changed)
+        self.sessions.currentItemChanged.connect(self._on_session_selected)
+        self.memory_search.returnPressed.connect(self._on_memory_search)
+        self.reembed_button.clicked.connect(self._on_reembed_clicked)
+        self.countdown.timeout.connect(self._on_countdown_timeout)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _service(self) -> MultiAgentService:
+        """Only ever called inside jobs (worker threads)."""
+        return get_service(self.services)
+
+    def _phase_name(self, phase: str) -> str:
+        names = {
+            "planning": self.tr("planning"),
+            "working": self.tr("working"),
+            "reviewing": self.tr("reviewing"),
+            "done": self.tr("done"),
+            "failed": self.tr("failed"),
+            "cancelled": self.tr("cancelled"),
+        }
+        return names.get(phase, phase)
+
+    def _show_phase(self, session: Session | None) -> None:
+        if session is None:
+            self.phase_label.setText(self.tr("Phase: no session selected"))
+            self.phase_label.setProperty("phase", "")
+            return
+        phase = session.phase
+        self.phase_label.setProperty("phase", phase)
+        reached = _STEPS.index(phase) if phase in _STEPS else self._last_step(session)
+        parts = []
+        for index, step in enumerate(_STEPS):
+            name = self._phase_name(step)
+            if step == phase:
+                parts.append(f"<b>● {name}</b>")
+            elif index < reached:
+                parts.append(f"<span style='color:#2e7d32'>✓ {name}</span>")
+            else:
+                parts.append(f"<span style='color:#888'>○ {name}</span>")
+        text = " → ".join(parts)
+        if phase in ("failed", "cancelled"):
+            text += "  <b style='color:#b00020'>" + self._phase_name(phase) + "</b>"
+        self.phase_label.setText(self.tr("Phase: {0}").format(text))
+
+    @staticmethod
+    def _last_step(session: Session) -> int:
+        phases = [e.get("phase") for e in session.events if e.get("kind") == "phase"]
+        last = next((p for p in reversed(phases) if p in _STEPS), "planning")
+        return _STEPS.index(str(last))
+
+    def _show_error(self, message: str) -> None:
+        self.error_label.setText(message)
+        self.error_label.setVisible(bool(message))
+
+    def _show_health(self, health: dict[str, str]) -> None:
+        parts = []
+        problems = []
+        for layer, status in health.items():
+            if status == "ok":
+                parts.append(f"<span style='color:#2e7d32'>✓ {layer}</span>")
+            elif status.startswith("degraded"):
+                parts.append(f"<b style='color:#b00020'>✗ {layer}</b>")
+                problems.append(f"{layer}: {status}")
+            else:
+                parts.append(f"<span style='color:#888'>○ {layer}</span>")
+        self.health_label.setText(self.tr("Layers: {0}").format(" · ".join(parts)))
+        self.health_label.setToolTip(
+            "\n".join(problems) if problems else self.tr("Every layer works.")
+        )
+        self.health_label.setProperty("degraded", bool(problems))
+
+    def _update_buttons(self) -> None:
+        running = self._run is not None
+        self.run_button.setEnabled(self._ready and not running)
+        self.cancel_button.setEnabled(running)
+        current = self.current
+        self.resume_button.setEnabled(
+            self._ready
+            and not running
+            and current is not None
+            and current.resumable
+            and current.session_id not in self._running
+        )
+
+    # -- opening ---------------------------------------------------------------------------
+    def _open(self) -> None:
+        def job(progress: Progress, emit: Emit) -> Any:
+            service = self._service()
+            return service.list_sessions(None, SESSION_LIMIT), service.health()
+
+        handle = self.workers.start("multi-agent: open sessions", job)
+        handle.signals.succeeded.connect(self._on_open_succeeded)
+        handle.signals.failed.connect(self._on_job_failed)
+
+    def _on_open_succeeded(self, result: Any) -> None:
+        sessions, health = result
+        self._ready = True
+        self._fill_sessions(sessions)
+        self._show_health(health)
+        self._update_buttons()
+        self._check_memory()
+
+    def _check_memory(self) -> None:
+        def job(progress: Progress, emit: Emit) -> Any:
+            service = self._service()
+            try:
+                return service.memory_status(), service.health()
+            except StoreUnavailableError as err:
+                service.coordinator.memory_state.fail(err)
+                return str(err), service.health()
+
+        handle = self.workers.start("multi-agent: memory status", job)
+        handle.signals.succeeded.connect(self._on_memory_status)
+        handle.signals.failed.connect(self._on_job_failed)
+
+    def _on_memory_status(self, result: Any) -> None:
+        status, health = result
+        self._show_health(health)
+        if isinstance(status, str):
+            self._set_memory_status(status, problem=True, offer_reembed=False)
+            return
+        statuses: list[CollectionStatus] = list(status)
+        problems = [s.problem for s in statuses if s.problem]
+        if problems:
+            self._set_memory_status(
+                self.tr(
+                    "The embedding model changed: the semantic memory must be re-embedded "
+                    "before it can be searched or used by the experts.\n{0}"
+                ).format(problems[0]),
+                problem=True,
+                offer_reembed=True,
+            )
+        else:
+            points = sum(s.points for s in statuses)
+            first = statuses[0] if statuses else None
+            model = f"{first.embedder}, {first.dimension}-d" if first else ""
+            self._set_memory_status(
+                self.tr("{0} item(s) remembered ({1}).").format(points, model),
+                problem=False,
+                offer_reembed=False,
+            )
+
+    def _set_memory_status(self, text: str, *, problem: bool, offer_reembed: bool) -> None:
+        self.memory_status.setText(text)
+        self.memory_status.setProperty("problem", problem)
+        self.memory_status.style().unpolish(self.memory_status)
+        self.memory_status.style().polish(self.memory_status)
+        self.reembed_button.setVisible(offer_reembed or self._reembed is not None)
+
+    # -- sessions list ---------------------------------------------------------------------
+    def _refresh_sessions(self) -> None:
+        phase = str(self.phase_filter.currentData() or "")
+        self._list_serial += 1
+        serial = self._list_serial
+
+        def job(progress: Progress, emit: Emit) -> Any:
+            service = self._service()
+            sessions = service.list_sessions(phase or None, SESSION_LIMIT)
+            return serial, sessions, service.health(), service.running()
+
+        handle = self.workers.start("multi-agent: list sessions", job)
+        handle.signals.succeeded.connect(self._on_sessions_listed)
+        handle.signals.failed.connect(self._on_job_failed)
+
+    def _on_sessions_listed(self, result: Any) -> None:
+        serial, sessions, health, running = result
+        if serial != self._list_serial:
+            return  # an older listing (another filter) finished late
+        self._running = set(running)
+        self._fill_sessions(sessions)
+        self._show_health(health)
+        self._update_buttons()
+
+    def _fill_sessions(self, sessions: list[Session]) -> None:
+        selected = self.current.session_id if self.current else None
+        self.sessions.blockSignals(True)
+        self.sessions.clear()
+        for session in sessions:
+            started = time.strftime("%Y-%m-%d %H:%M", time.localtime(session.created_at))
+            phase = self._phase_name(session.phase)
+            interrupted = (
+                session.phase in ACTIVE_PHASES
+                and session.session_id not in self._running
+                and session.session_id != self._running_id
+            )
+            if interrupted:
+                phase = self.tr("{0} (interrupted)").format(phase)
+            item = QTreeWidgetItem([started, phase, session.task.replace("\n", " ")])
+            item.setData(0, Qt.ItemDataRole.UserRole, session.session_id)
+            item.setData(1, Qt.ItemDataRole.UserRole, session.phase)
+            item.setToolTip(2, session.task)
+            self.sessions.addTopLevelItem(item)
+            if session.session_id == selected:
+                self.sessions.setCurrentItem(item)
+        self.sessions.blockSignals(False)
+        self.sessions_loaded.emit(len(sessions))
+
+    def _on_phase_filter_changed(self, index: int) -> None:
+        if self._ready:
+            self._refresh_sessions()
+
+    def _on_session_selected(self, item: QTreeWidgetItem | None, previous: Any) -> None:
+        if item is None:
+            return
+        session_id = str(item.data(0, Qt.ItemDataRole.UserRole))
+        if self.current is not None and self.current.session_id == session_id:
+            return
+        self._load_session(session_id)
+
+    def _load_session(self, session_id: str) -> None:
+        def job(progress: Progress, emit: Emit) -> Any:
+            service = self._service()
+            return (
+                service.session(session_id),
+                service.live_tickets(session_id),
+                service.health(),
+                service.running(),
+            )
+
+        handle = self.workers.start("multi-agent: load session", job)
+        handle.signals.succeeded.connect(self._on_session_loaded)
+        handle.signals.failed.connect(self._on_job_failed)
+
+    def _on_session_loaded(self, result: Any) -> None:
+        session, tickets, health, running = result
+        self._running = set(running)
+        self._show_health(health)
+        if session is None:
+            self._show_error(self.tr("That session is not in any reachable store."))
+            return
+        self._show_session(session)
+        self._show_tickets(tickets)
+        self._update_buttons()
+
+    def _show_session(self, session: Session) -> None:
+        """Draw ``session``; the feed is redrawn only when another session is shown."""
+        if self.current is None or self.current.session_id != session.session_id:
+            self.feed.clear()
+            self._seen_seq = 0
+            self.feed_title.setText(self.tr("<b>Live feed</b> — {0}").format(session.task[:80]))
+        self.current = session
+        for event in session.events:
+            self._add_event(event)
+        self._show_phase(session)
+
+    # -- the feed --------------------------------------------------------------------------
+    def _add_event(self, event: dict[str, Any]) -> bool:
+        """Draw ``event`` unless it was drawn already; True when it was new."""
+        seq = int(event.get("seq", 0))
+        if seq <= self._seen_seq:
+            return False  # already drawn (live, then again in the final session)
+        self._seen_seq = seq
+        stamp = time.strftime("%H:%M:%S", time.localtime(float(event.get("ts", 0.0))))
+        expert = str(event.get("expert") or "")
+        kind = str(event.get("kind", ""))
+        labels = {
+            "session_started": self.tr("session started"),
+            "phase": self.tr("phase"),
+            "retrieved": self.tr("memory"),
+            "expert_started": self.tr("working"),
+            "expert_result": self.tr("result"),
+            "ticket": self.tr("ticket"),
+            "warning": self.tr("warning"),
+            SESSION_FINISHED: self.tr("finished"),
+        }
+        who = f" {expert}" if expert else ""
+        text = str(event.get("text", "")).strip()
+        item = QListWidgetItem(f"{stamp}  #{seq}{who} · {labels.get(kind, kind)}: {text}")
+        item.setData(Qt.ItemDataRole.UserRole, event)
+        item.setToolTip(text)
+        if kind == "warning" or (kind == SESSION_FINISHED and event.get("outcome") != "done"):
+            item.setForeground(QBrush(QColor("#b00020")))
+        elif kind in ("phase", SESSION_FINISHED):
+            font = item.font()
+            font.setBold(True)
+            item.setFont(font)
+        self.feed.addItem(item)
+        self.feed.scrollToBottom()
+        return True
+
+    def _start_feed(self, session_id: str, run_after: bool) -> None:
+        """Subscribe to the session's feed; once subscribed, run it when ``run_after``."""
+        if self._feed_job is not None:
+            self._feed_job.cancel()
+        self._pending_run = session_id if run_after else None
+
+        def job(progress: Progress, emit: Emit) -> None:
+            subscription = self._service().subscribe(session_id)
+            try:
+                emit({"kind": _SUBSCRIBED, "session": session_id})
+                while not progress.cancelled:
+                    event = subscription.get(timeout=FEED_POLL_SECONDS)
+                    if event is None:
+                        continue
+                    emit(event)
+                    if event.get("kind") == SESSION_FINISHED:
+                        return
+            finally:
+                subscription.close()
+
+        handle = self.workers.start(f"multi-agent: feed {session_id[:8]}", job)
+        self._feed_job = handle
+        handle.signals.item.connect(self._on_feed_item)
+        handle.signals.failed.connect(self._on_feed_failed)
+        handle.signals.finished.connect(self._on_feed_finished)
+
+    def _on_feed_item(self, event: Any) -> None:
+        if not isinstance(event, dict):
+            return
+        if event.get("kind") == _SUBSCRIBED:
+            if self._pending_run == event.get("session"):
+                self._start_run(str(event["session"]))
+            return
+        self._on_live_event(event)
+
+    def _on_live_event(self, event: dict[str, Any]) -> None:
+        current = self.current
+        if current is None or event.get("session") != current.session_id:
+            return
+        if not self._add_event(event):
+            return
+        current.events.append(event)
+        kind = event.get("kind")
+        if kind == "phase" or kind == SESSION_FINISHED:
+            current.phase = str(event.get("outcome") or event.get("text") or current.phase)
+            self._show_phase(current)
+        if kind == "ticket":
+            self._refresh_tickets()
+
+    def _on_feed_failed(self, message: str, environment: bool) -> None:
+        # The bus is down: the run still goes on, its events come with the run job instead.
+        self._show_error(self.tr("Live feed unavailable: {0}").format(message))
+        pending = self._pending_run
+        self._pending_run = None
+        if pending is not None:
+            self._start_run(pending)
+
+    def _on_feed_finished(self) -> None:
+        if self._feed_job is not None and self.sender() is self._feed_job.signals:
+            self._feed_job = None
+
+    # -- running ---------------------------------------------------------------------------
+    def _on_run_clicked(self) -> None:
+        task = self.task_input.text().strip()
+        if not self._ready or self._run is not None:
+            return
+        if not task:
+            self._show_error(self.tr("Type a task first."))
+            return
+        self._show_error("")
+        self.run_button.setEnabled(False)
+
+        def job(progress: Progress, emit: Emit) -> Any:
+            return self._service().start(task)
+
+        handle = self.workers.start("multi-agent: new session", job)
+        handle.signals.succeeded.connect(self._on_session_started)
+        handle.signals.failed.connect(self._on_start_failed)
+
+    def _on_session_started(self, session: Any) -> None:
+        self.task_input.clear()
+        self._show_session(session)
+        self._show_tickets([])
+        self._start_feed(session.session_id, run_after=True)
+        self._refresh_sessions()
+
+    def _on_start_failed(self, message: str, environment: bool) -> None:
+        self._show_error(message)
+        self._update_buttons()
+
+    def _on_resume_clicked(self) -> None:
+        current = self.current
+        if current is None or self._run is not None or not current.resumable:
+            return
+        self._show_error("")
+        self.resume_button.setEnabled(False)
+        self._start_feed(current.session_id, run_after=True)
+
+    def _start_run(self, session_id: str) -> None:
+        self._pending_run = None
+        self._running_id = session_id
+
+        def job(progress: Progress, emit: Emit) -> Any:
+            service = self._service()
+            feed_state = service.feed.state
+
+            def fallback(event: dict[str, Any]) -> None:
+                if not feed_state.ok:  # the bus failed: deliver through the job instead
+                    emit(event)
+
+            return service.run(session_id, progress, on_event=fallback)
+
+        handle = self.workers.start(f"multi-agent: run {session_id[:8]}", job)
+        self._run = handle
+        handle.signals.item.connect(self._on_run_item)
+        handle.signals.progress.connect(self._on_run_progress)
+        handle.signals.failed.connect(self._on_run_failed)
+        handle.signals.cancelled.connect(self._on_run_cancelled)
+        handle.signals.finished.connect(self._on_run_finished)
+        self.progress_bar.setRange(0, 0)
+        self.progress_bar.setVisible(True)
+        self._update_buttons()
+
+    def _on_run_item(self, event: Any) -> None:
+        if isinstance(event, dict):
+            self._on_live_event(event)
+
+    def _on_run_progress(self, done: int, total: int, message: str) -> None:
+        self.progress_bar.setRange(0, max(total, 1))
+        self.progress_bar.setValue(done)
+
+    def _on_run_failed(self, message: str, environment: bool) -> None:
+        self._show_error(self.tr("The session stopped: {0}").format(message))
+        self._check_memory()  # a changed embedder shows the re-embed button
+
+    def _on_run_cancelled(self) -> None:
+        self._show_error(self.tr("Cancelled. Resume continues where it stopped."))
+
+    def _on_run_finished(self) -> None:
+        session_id = self._running_id
+        self._run = None
+        self._running_id = None
+        self.progress_bar.setVisible(False)
+        if self._feed_job is not None:
+            self._feed_job.cancel()
+        if session_id is None:
+            return
+
+        def job(progress: Progress, emit: Emit) -> Any:
+            service = self._service()
+            return (
+                service.session(session_id),
+                service.live_tickets(session_id),
+                service.health(),
+                service.running(),
+            )
+
+        handle = self.workers.start("multi-agent: final state", job)
+        handle.signals.succeeded.connect(self._on_final_state)
+        handle.signals.failed.connect(self._on_job_failed)
+
+    def _on_final_state(self, result: Any) -> None:
+        session = result[0]
+        self._on_session_loaded(result)
+        self._refresh_sessions()
+        self._check_memory()  # the experts stored their results: new counts
+        if session is not None:
+            self.session_finished.emit(session.session_id, session.phase)
+
+    def _on_cancel_clicked(self) -> None:
+        if self._run is not None:
+            self._run.cancel()
+            self.cancel_button.setEnabled(False)
+
+    # -- tickets ---------------------------------------------------------------------------
+    def _refresh_tickets(self) -> None:
+        if self._tickets_busy:
+            self._tickets_again = True
+            return
+        current = self.current
+        if current is None:
+            return
+        session_id = current.session_id
+        self._tickets_busy = True
+
+        def job(progress: Progress, emit: Emit) -> Any:
+            return session_id, self._service().live_tickets(session_id)
+
+        handle = self.workers.start("multi-agent: tickets", job)
+        handle.signals.succeeded.connect(self._on_tickets_listed)
+        handle.signals.failed.connect(self._on_job_failed)
+        handle.signals.finished.connect(self._on_tickets_finished)
+
+    def _on_tickets_listed(self, result: Any) -> None:
+        session_id, tickets = result
+        if self.current is not None and self.current.session_id == session_id:
+            self._show_tickets(tickets)
+
+    def _on_tickets_finished(self) -> None:
+        self._tickets_busy = False
+        if self._tickets_again:
+            self._tickets_again = False
+            self._refresh_tickets()
+
+    def _show_tickets(self, tickets: list[LiveTicket]) -> None:
+        self._tickets = list(tickets)
+        self.tickets.clear()
+        statuses = {
+            "open": self.tr("open"),
+            "working": self.tr("working"),
+            "review": self.tr("in review"),
+            "closed": self.tr("closed"),
+        }
+        for live in self._tickets:
+            t = live.ticket
+            item = QTreeWidgetItem(
+                [f"{t.step}. {t.title}", t.expert, statuses.get(t.status, t.status), ""]
+            )
+            item.setData(0, Qt.ItemDataRole.UserRole, t.ticket_id)
+            item.setToolTip(
+                0,
+                self.tr("Ticket {0}, handed by {1}").format(t.ticket_id, t.from_expert),
+            )
+            self.tickets.addTopLevelItem(item)
+        self._on_countdown_timeout()
+        if self._tickets and not self.countdown.isActive():
+            self.countdown.start()
+
+    def _on_countdown_timeout(self) -> None:
+        now = time.time()
+        live = 0
+        for index, ticket in enumerate(self._tickets):
+            item = self.tickets.topLevelItem(index)
+            if item is None:
+                continue
+            left = ticket.remaining(now)
+            if left > 0:
+                live += 1
+                minutes, seconds = divmod(int(left), 60)
+                hours, minutes = divmod(minutes, 60)
+                text = (
+                    f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+                )
+                item.setForeground(3, QBrush())
+            else:
+                text = self.tr("expired")
+                item.setForeground(3, QBrush(QColor("#b00020")))
+            item.setText(3, text)
+            item.setData(3, Qt.ItemDataRole.UserRole, left)
+        if not live:
+            self.countdown.stop()
+
+    # -- semantic memory -------------------------------------------------------------------
+    def _on_memory_search(self) -> None:
+        query = self.memory_search.text().strip()
+        if not query:
+            self.memory_results.clear()
+            return
+
+        def job(progress: Progress, emit: Emit) -> Any:
+            return self._service().search_memory(query, limit=8)
+
+        handle = self.workers.start("multi-agent: memory search", job)
+        handle.signals.succeeded.connect(self._on_memory_results)
+        handle.signals.failed.connect(self._on_memory_failed)
+
+    def _on_memory_results(self, hits: Any) -> None:
+        self.memory_results.clear()
+        found: list[Hit] = list(hits)
+        if not found:
+            item = QListWidgetItem(self.tr("Nothing related is remembered yet."))
+            item.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.memory_results.addItem(item)
+        for hit in found:
+            text = hit.text.replace("\n", " ")
+            item = QListWidgetItem(f"{hit.score:.2f} · {hit.collection} · {hit.expert}: {text}")
+            item.setToolTip(hit.text)
+            item.setData(Qt.ItemDataRole.UserRole, hit.id)
+            self.memory_results.addItem(item)
+
+    def _on_memory_failed(self, message: str, environment: bool) -> None:
+        self.memory_results.clear()
+        self._show_error(self.tr("Memory search failed: {0}").format(message))
+        self._check_memory()
+
+    def _on_reembed_clicked(self) -> None:
+        if self._reembed is not None:
+            self._reembed.cancel()
+            return
+
+        def job(progress: Progress, emit: Emit) -> Any:
+            return self._service().reembed(progress)
+
+        handle = self.workers.start("multi-agent: re-embed memory", job)
+        self._reembed = handle
+        handle.signals.progress.connect(self._on_reembed_progress)
+        handle.signals.succeeded.connect(self._on_reembed_succeeded)
+        handle.signals.failed.connect(self._on_job_failed)
+        handle.signals.cancelled.connect(self._on_reembed_cancelled)
+        handle.signals.finished.connect(self._on_reembed_finished)
+        self.reembed_button.setText(self.tr("Cancel re-embedding"))
+        self.progress_bar.setRange(0, 0)
+        self.progress_bar.setVisible(True)
+
+    def _on_reembed_progress(self, done: int, total: int, message: str) -> None:
+        self.progress_bar.setRange(0, max(total, 1))
+        self.progress_bar.setValue(done)
+        self.memory_status.setText(self.tr("Re-embedding: {0} of {1}").format(done, total))
+
+    def _on_reembed_succeeded(self, count: Any) -> None:
+        self._show_error("")
+
+    def _on_reembed_cancelled(self) -> None:
+        self._show_error(self.tr("Re-embedding cancelled; the memory is as it was."))
+
+    def _on_reembed_finished(self) -> None:
+        self._reembed = None
+        self.reembed_button.setText(self.tr("Re-embed all"))
+        if self._run is None:
+            self.progress_bar.setVisible(False)
+        self._check_memory()
+
+    # -- errors and life cycle -------------------------------------------------------------
+    def _on_job_failed(self, message: str, environment: bool) -> None:
+        self._show_error(message)
+
+    def shutdown(self) -> None:
+        """Called by the window on close, after the workers were cancelled and waited for."""
+        self.countdown.stop()
+        self._run = None
+        self._feed_job = None
+        self._reembed = None
+
+
+def create(services: Services, workers: WorkerPool, parent: QWidget) -> QWidget:
+    return MultiAgentTab(services, workers, parent)

@@ -1,0 +1,249 @@
+"""The agent: chat turns, bad files isolated, index reconciliation (CA3), model picker."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from backends.conversations.errors import (
+    ConversationError,
+    CorruptConversationError,
+    WrongKeyError,
+)
+from backends.conversations.files import ConversationFiles
+from backends.conversations.keys import HistoryCipher, generate_key
+from backends.errors import CustodiaEnvironmentError
+from backends.models.chat import RETRIEVAL_ONLY_LABEL, ScriptedChat
+
+from .conftest import MakeAgent, conversation
+
+MARKER = "my neighbour's parrot recites Lorca every Tuesday"
+
+
+def test_a_chat_turn_is_saved_streamed_and_indexed(make_agent: MakeAgent) -> None:
+    agent = make_agent(chat=ScriptedChat(replies=["Parrots mimic sounds they hear often."]))
+    tokens: list[str] = []
+    result = agent.ask("Why does a parrot talk?", on_token=tokens.append)
+    assert "".join(tokens) == result.answer == "Parrots mimic sounds they hear often."
+    assert len(tokens) > 1  # streamed word by word
+    conv = agent.load(result.conversation_id)
+    assert [(m.role, m.content) for m in conv.history] == [
+        ("user", "Why does a parrot talk?"),
+        ("assistant", "Parrots mimic sounds they hear often."),
+    ]
+    assert conv.history[1].model == "scripted:scripted" and conv.provider == "scripted"
+    [row] = agent.conversations()
+    assert (row.id, row.messages, row.provider, row.model) == (conv.id, 2, "scripted", "scripted")
+    # the name is in clear: never derived from the messages
+    assert "parrot" not in row.name.lower()
+    result2 = agent.ask("And crows?", result.conversation_id)
+    assert (result2.user_index, result2.answer_index) == (2, 3)
+    assert agent.vectors().count() == 4
+
+
+def test_context_from_other_conversations_reaches_the_model(make_agent: MakeAgent) -> None:
+    chat = ScriptedChat()
+    agent = make_agent(chat=chat)
+    first = agent.ask("My sister Lucia lives in Granada near the Alhambra")
+    second = agent.ask("Where does my sister Lucia live?")
+    assert second.conversation_id != first.conversation_id
+    assert second.context >= 1 and "context passages: 0" not in second.answer
+    passages = chat.calls[-1].context
+    assert any("Granada" in p for p in passages)
+    # the current conversation is not its own context
+    third = agent.ask("Lucia again", second.conversation_id)
+    assert all(second.conversation_id not in p for p in chat.calls[-1].context)
+    assert third.conversation_id == second.conversation_id
+
+
+def test_stopping_keeps_what_was_said(make_agent: MakeAgent) -> None:
+    agent = make_agent(chat=ScriptedChat(replies=["one two three four five six"]))
+    seen: list[str] = []
+    result = agent.ask("count", on_token=seen.append, should_stop=lambda: len(seen) >= 2)
+    assert result.stopped and result.answer == "one two "
+    assert agent.load(result.conversation_id).history[1].content == "one two "
+
+
+def test_retrieval_only_choice_is_labelled(make_agent: MakeAgent) -> None:
+    agent = make_agent()
+    agent.ask("Quantum tunnelling lets electrons pass barriers")
+    result = agent.ask("tunnelling electrons barriers", model_key="retrieval-only")
+    assert result.retrieval_only and result.provider == "retrieval-only"
+    assert result.answer.startswith(RETRIEVAL_ONLY_LABEL) and "tunnelling" in result.answer
+
+
+def test_model_choices_and_unknown_model(make_agent: MakeAgent) -> None:
+    agent = make_agent()
+    assert [c.key for c in agent.model_choices()] == ["scripted", "retrieval-only"]
+    assert agent.model_choices()[0].label.endswith("configured)")
+    with pytest.raises(CustodiaEnvironmentError, match="unknown model"):
+        agent.ask("hi", model_key="nonsense")
+
+
+class _FakeRuntime(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 (http.server API)
+        body = {
+            "/api/tags": {"models": [{"name": "llama3.2:1b"}, {"name": "qwen2.5:0.5b"}]},
+            "/v1/models": {"data": [{"id": "local-gguf"}]},
+        }.get(self.path)
+        payload = json.dumps(body or {}).encode()
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def runtime_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeRuntime)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def test_local_ollama_and_openai_models_are_discovered(
+    make_agent: MakeAgent, config, runtime_url: str
+) -> None:
+    from dataclasses import replace
+
+    agent = make_agent(cfg=replace(config, ollama_url=runtime_url, openai_url=runtime_url + "/v1"))
+    keys = [c.key for c in agent.discover_models()]
+    assert keys == ["ollama:llama3.2:1b", "ollama:qwen2.5:0.5b", "openai:local-gguf"]
+    # nothing listening: no models, no error
+    closed = make_agent(cfg=replace(config, ollama_url="http://127.0.0.1:9", openai_url=""))
+    assert closed.discover_models() == []
+
+
+def _break_files(agent, key: str) -> dict[str, bytes]:
+    """One good, one corrupt, one under another key, one truncated token: their bytes."""
+    good = agent.ask(MARKER).conversation_id
+    folder = agent.folder
+    other = ConversationFiles(folder, HistoryCipher([generate_key()]))
+    other.write(conversation("written elsewhere", cid="otherkey"), create=True)
+    agent.files.write(conversation("to be cut", cid="corrupt"), create=True)
+    raw = (folder / "corrupt.json").read_bytes()
+    (folder / "corrupt.json").write_bytes(raw[:-40])
+    agent.files.write(conversation("token", cid="truncated"), create=True)
+    data = json.loads((folder / "truncated.json").read_text())
+    data["history"] = data["history"][:30]
+    (folder / "truncated.json").write_text(json.dumps(data))
+    return {"good": (folder / f"{good}.json").read_bytes()} | {
+        name: (folder / f"{name}.json").read_bytes() for name in ("otherkey", "corrupt", "truncated")
+    }
+
+
+def test_a_bad_file_fails_alone_and_is_never_overwritten(make_agent: MakeAgent, key: str) -> None:
+    agent = make_agent(key=key)
+    before = _break_files(agent, key)
+    agent.reconcile()
+    rows = {r.id: r for r in agent.conversations()}
+    assert len(rows) == 4
+    assert rows["otherkey"].error.startswith("wrong key") and rows["otherkey"].messages is None
+    assert rows["corrupt"].error.startswith("corrupt")
+    assert "damaged or truncated" in rows["truncated"].error
+    good = next(r for r in rows.values() if r.readable)
+    assert good.messages == 2
+    with pytest.raises(WrongKeyError):
+        agent.load("otherkey")
+    with pytest.raises(CorruptConversationError):
+        agent.load("truncated")
+    for bad in ("otherkey", "corrupt", "truncated"):
+        with pytest.raises(ConversationError):
+            agent.rename(bad, "new name")
+        with pytest.raises(ConversationError):
+            agent.ask("continue", bad)
+    # the good one, search and new chats keep working
+    agent.sync_vectors()
+    assert {h.conversation_id for h in agent.search("parrot recites Lorca", 3)} == {good.id}
+    agent.ask("another day", good.id)
+    agent.ask("a new conversation")
+    report = agent.rotate_key(generate_key())
+    assert sorted(name for name, _ in report.failed) == [
+        "corrupt.json",
+        "otherkey.json",
+        "truncated.json",
+    ]
+    folder = agent.folder
+    for name in ("otherkey", "corrupt", "truncated"):
+        assert (folder / f"{name}.json").read_bytes() == before[name]
+    assert agent.encryption_status().unreadable == 3
+
+
+def test_reconcile_reads_only_what_changed_and_the_files_win(
+    make_agent: MakeAgent, key: str
+) -> None:
+    agent = make_agent(key=key)
+    ids = [agent.ask(f"message number {i}").conversation_id for i in range(5)]
+    restarted = make_agent(key=key)
+    report = restarted.reconcile()
+    assert (report.files, report.unchanged, report.reread, report.removed) == (5, 5, 0, 0)
+    # another process appends to one file and deletes another: the files win
+    other = ConversationFiles(agent.folder, HistoryCipher([key]))
+    conv, _ = other.read(f"{ids[0]}.json")
+    conv.history.append(conv.history[0])
+    other.write(conv)
+    (agent.folder / f"{ids[1]}.json").unlink()
+    report = restarted.reconcile()
+    assert (report.unchanged, report.reread, report.removed) == (3, 1, 1)
+    rows = {r.id: r for r in restarted.conversations()}
+    assert rows[ids[0]].messages == 3 and ids[1] not in rows
+    # a deleted index is rebuilt from the files
+    restarted.close()
+    agent.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(agent.config.path("conversations.sqlite3")) + suffix).unlink(missing_ok=True)
+    fresh = make_agent(key=key)
+    assert sorted(r.id for r in fresh.conversations()) == sorted([ids[0], *ids[2:]])
+
+
+def test_the_index_holds_no_message_text(make_agent: MakeAgent) -> None:
+    agent = make_agent()  # even without encryption
+    agent.ask(MARKER)
+    agent.close()
+    db = sqlite3.connect(agent.config.path("conversations.sqlite3"))
+    columns = [r[1] for r in db.execute("PRAGMA table_info(conversations)")]
+    db.close()
+    assert columns == [
+        "file", "name", "date", "provider", "model", "path", "messages", "encrypted", "key_id",
+        "error", "ino", "mtime_ns", "size",
+    ]  # fmt: skip
+    for path in agent.config.home.glob("conversations.sqlite3*"):
+        assert b"Lorca" not in path.read_bytes()
+
+
+def test_a_key_appearing_later_makes_files_readable(make_agent: MakeAgent, key: str) -> None:
+    agent = make_agent(key=key)
+    cid = agent.ask("encrypted words").conversation_id
+    keyless = make_agent()
+    [row] = keyless.conversations()
+    assert row.error.startswith("key required") and row.encrypted
+    assert keyless.encryption_status().unreadable == 1
+    again = make_agent(key=key)
+    [row] = again.conversations()
+    assert row.readable and row.messages == 2 and row.id == cid
+
+
+def test_delete_removes_file_row_and_vectors(make_agent: MakeAgent) -> None:
+    agent = make_agent()
+    keep = agent.ask("keep this one").conversation_id
+    gone = agent.ask("delete that one").conversation_id
+    assert agent.vectors().count() == 4
+    agent.delete(gone)
+    assert [r.id for r in agent.conversations()] == [keep]
+    assert not (agent.folder / f"{gone}.json").exists()
+    assert agent.vectors().count() == 2
+    with pytest.raises(ConversationError):
+        agent.delete(gone)

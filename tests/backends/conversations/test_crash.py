@@ -1,0 +1,108 @@
+"""kill -9 during writes and during a key rotation: every file loads, the index matches."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from backends.conversations.files import ROTATION_JOURNAL
+from backends.conversations.keys import generate_key
+
+from .conftest import MakeAgent, conversation
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _child(mode: str, home: Path, **keys: str) -> subprocess.Popen[str]:
+    env = dict(os.environ) | keys
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.backends.conversations.crash_child", mode, str(home)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def _kill_after_ready(
+    proc: subprocess.Popen[str], rng: random.Random, most: float, when: Path | None = None
+) -> None:
+    """SIGKILL the child a random time after it is ready (or as soon as ``when`` exists)."""
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.strip() == "ready", f"child did not start: {line!r}"
+    if when is None:
+        time.sleep(rng.uniform(0.0, most))
+    else:
+        deadline = time.monotonic() + 10
+        while not when.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.0005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    proc.stdout.close()
+
+
+def _assert_files_and_index_agree(agent) -> None:
+    files = agent.files.scan()
+    rows = {r.file: r for r in agent.conversations()}
+    assert set(rows) == set(files)
+    for name, stamp in files.items():
+        conversation, _ = agent.files.read(name)  # every file loads
+        row = rows[name]
+        assert row.readable and row.messages == len(conversation.history)
+        assert row.stamp == stamp and row.name == conversation.name
+    assert not list(agent.folder.glob("*.json.tmp"))
+
+
+def _kill_during_writes(make_agent: MakeAgent, config, iterations: int) -> None:
+    key = generate_key()
+    rng = random.Random(5)
+    for _ in range(iterations):
+        _kill_after_ready(_child("write", config.home, CRASH_KEY=key), rng, 0.15)
+    agent = make_agent(key=key, start=False)
+    report = agent.start()
+    assert report.unreadable == 0
+    _assert_files_and_index_agree(agent)
+    assert len(agent.conversations()) >= 1
+
+
+def test_kill_9_during_writes_10_times(make_agent: MakeAgent, config) -> None:
+    _kill_during_writes(make_agent, config, 10)
+
+
+@pytest.mark.slow
+def test_kill_9_during_writes_50_times(make_agent: MakeAgent, config) -> None:
+    _kill_during_writes(make_agent, config, 50)
+
+
+def test_kill_9_during_key_rotation_then_resume(make_agent: MakeAgent, config) -> None:
+    key = generate_key()
+    seed = make_agent(key=key)
+    for i in range(40):
+        seed.files.write(conversation(f"conversation {i} " + "text " * 50, "reply"), create=True)
+    seed.close()
+    rng = random.Random(11)
+    interrupted = 0
+    journal = config.home / "conversations" / ROTATION_JOURNAL
+    for attempt in range(3):
+        new = generate_key()
+        child = _child("rotate", config.home, CRASH_KEY=key, CRASH_NEW_KEY=new)
+        # the first kill lands as soon as the rotation has begun, the others at random
+        _kill_after_ready(child, rng, 0.2, journal if attempt == 0 else None)
+        interrupted += journal.exists()
+        agent = make_agent(key=key)  # a restart with the old key, the user gives the new one
+        agent.rotate_key(new)
+        key = new
+        fresh = make_agent(key=key)
+        _assert_files_and_index_agree(fresh)
+        assert len(fresh.conversations()) == 40
+        assert all(r.encrypted for r in fresh.conversations())
+    assert interrupted >= 1  # at least one kill landed inside a rotation

@@ -1,0 +1,132 @@
+"""CA1–CA2: one JSON file per conversation, atomic, 0600; only the history encrypted."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from backends.conversations.errors import (
+    ConversationNotFoundError,
+    CorruptConversationError,
+    InvalidKeyError,
+    KeyRequiredError,
+    WrongKeyError,
+)
+from backends.conversations.files import ConversationFiles
+from backends.conversations.keys import HistoryCipher, generate_key, key_id
+
+from .conftest import conversation
+
+MARKER = "the heron counts seven lanterns at midnight"
+
+
+def test_round_trip_without_a_key_is_clear_json(tmp_path: Path) -> None:
+    files = ConversationFiles(tmp_path / "conversations")
+    original = conversation("hello", MARKER, name="Plain")
+    files.write(original, create=True)
+    path = files.path(original.id)
+    data = json.loads(path.read_text())
+    assert data["encrypted"] is False and data["history"][1]["content"] == MARKER
+    assert {"id", "name", "date", "provider", "model", "history"} <= set(data)
+    loaded, _ = files.read(path.name)
+    assert loaded.history == original.history and loaded.name == "Plain" and not loaded.encrypted
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(files.folder.stat().st_mode) == 0o700
+
+
+def test_round_trip_with_a_key_encrypts_only_the_history(tmp_path: Path) -> None:
+    key = generate_key()
+    files = ConversationFiles(tmp_path, HistoryCipher([key]))
+    original = conversation("hello", MARKER, name="Secret plans")
+    files.write(original, create=True)
+    raw = files.path(original.id).read_bytes()
+    assert MARKER.encode() not in raw and b"hello" not in raw
+    data = json.loads(raw)
+    assert data["encrypted"] is True and isinstance(data["history"], str)
+    assert data["key_id"] == key_id(key)
+    # name, date, provider and model stay in clear on purpose (CA2)
+    assert data["name"] == "Secret plans" and data["provider"] == "scripted"
+    assert data["date"] == original.date and data["model"] == "scripted"
+    loaded, _ = files.read(original.file)
+    assert loaded.history == original.history and loaded.encrypted
+
+
+def test_wrong_key_is_a_typed_error_and_the_file_is_untouched(tmp_path: Path) -> None:
+    ConversationFiles(tmp_path, HistoryCipher([generate_key()])).write(conversation(MARKER, cid="a"))
+    before = (tmp_path / "a.json").read_bytes()
+    other = ConversationFiles(tmp_path, HistoryCipher([generate_key()]))
+    with pytest.raises(WrongKeyError, match="another key"):
+        other.read("a.json")
+    with pytest.raises(KeyRequiredError, match="no key"):
+        ConversationFiles(tmp_path).read("a.json")
+    assert (tmp_path / "a.json").read_bytes() == before
+
+
+def test_corrupt_and_truncated_files(tmp_path: Path) -> None:
+    key = generate_key()
+    files = ConversationFiles(tmp_path, HistoryCipher([key]))
+    for cid in ("good", "cut", "token", "garbage", "foreign"):
+        files.write(conversation("a", "b", cid=cid))
+    raw = (tmp_path / "cut.json").read_bytes()
+    (tmp_path / "cut.json").write_bytes(raw[: len(raw) // 2])  # half a file
+    data = json.loads((tmp_path / "token.json").read_text())
+    data["history"] = data["history"][:-20]  # a truncated token, JSON still valid
+    (tmp_path / "token.json").write_text(json.dumps(data))
+    (tmp_path / "garbage.json").write_bytes(b"\x00\xff not json")
+    (tmp_path / "foreign.json").write_text(json.dumps({"format": "something else"}))
+    with pytest.raises(CorruptConversationError, match="not valid JSON"):
+        files.read("cut.json")
+    with pytest.raises(CorruptConversationError, match="damaged or truncated"):
+        files.read("token.json")
+    with pytest.raises(CorruptConversationError):
+        files.read("garbage.json")
+    with pytest.raises(CorruptConversationError, match="not a Custodia conversation"):
+        files.read("foreign.json")
+    assert files.read("good.json")[0].history[1].content == "b"  # the others keep working
+    with pytest.raises(ConversationNotFoundError):
+        files.read("missing.json")
+
+
+def test_create_never_replaces_an_existing_file(tmp_path: Path) -> None:
+    files = ConversationFiles(tmp_path)
+    files.write(conversation("first", cid="same"), create=True)
+    with pytest.raises(FileExistsError):
+        files.write(conversation("second", cid="same"), create=True)
+    assert files.read("same.json")[0].history[0].content == "first"
+    assert [p.name for p in tmp_path.iterdir()] == ["same.json"]  # no temporary left
+
+
+def test_scan_ignores_temporaries_and_removes_stale_ones(tmp_path: Path) -> None:
+    files = ConversationFiles(tmp_path)
+    files.write(conversation("x", cid="real"))
+    fresh = tmp_path / ".real.1234abcd.tmp"
+    stale = tmp_path / ".real.5678abcd.tmp"
+    fresh.write_bytes(b"{")
+    stale.write_bytes(b"{")
+    old = time.time() - 7200
+    os.utime(stale, (old, old))
+    (tmp_path / "notes.txt").write_text("not a conversation")
+    assert list(files.scan()) == ["real.json"]
+    assert files.remove_stale_temporaries() == 1
+    assert fresh.exists() and not stale.exists()
+
+
+def test_replacing_a_file_changes_its_stamp(tmp_path: Path) -> None:
+    files = ConversationFiles(tmp_path)
+    conv = conversation("x", cid="c")
+    first = files.write(conv)
+    conv.history = conv.history * 2
+    second = files.write(conv)
+    assert first != second and files.scan()["c.json"] == second
+
+
+def test_invalid_keys_are_refused() -> None:
+    with pytest.raises(InvalidKeyError, match="not a Fernet key"):
+        HistoryCipher(["not a key"])
+    with pytest.raises(ConversationNotFoundError):
+        ConversationFiles(Path("/tmp")).path("../escape")

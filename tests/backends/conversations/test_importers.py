@@ -1,0 +1,137 @@
+"""Export (JSON, Markdown) and import (our JSON, ChatGPT conversations.json / .zip)."""
+
+from __future__ import annotations
+
+import json
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from backends.conversations import importers
+from backends.conversations.errors import KeyRequiredError
+from backends.conversations.importers import ImportFormatError
+
+from .conftest import FIXTURES, MakeAgent, tree_bytes
+
+CHATGPT = FIXTURES / "chatgpt_conversations.json"
+
+
+def test_chatgpt_import_follows_the_branch_the_user_saw(make_agent: MakeAgent, key: str) -> None:
+    agent = make_agent(key=key)
+    result = importers.import_file(agent, CHATGPT)
+    assert [name for _, name in result.imported] == ["Sourdough starter help", "Trip to Lisbon"]
+    rows = {r.name: r for r in agent.conversations()}
+    bread = agent.load(rows["Sourdough starter help"].id)
+    assert (bread.provider, bread.model) == ("chatgpt", "gpt-4o")
+    assert bread.date == "2024-05-01T11:00:00+00:00"
+    assert [(m.role, m.content[:24]) for m in bread.history] == [
+        ("user", "My sourdough starter sme"),
+        ("assistant", "Not dead: an acetone sme"),
+        ("user", "How much flour per feedi"),
+        ("assistant", "Keep 50 g of starter and"),  # the regenerated answer, not the draft
+    ]
+    assert bread.history[1].model == "chatgpt:gpt-4o"
+    assert bread.history[0].time == "2024-05-01T11:00:01+00:00"
+    trip = agent.load(rows["Trip to Lisbon"].id)
+    assert trip.history[0].content == "[image]\nWhich tram is this, and does it go to Belém?"
+    assert [m.role for m in trip.history] == ["user", "assistant", "assistant"]  # tool skipped
+    assert all(r.encrypted for r in agent.conversations())  # stored under our key
+    agent.sync_vectors()
+    [hit] = agent.search("tram to Belém", 1)
+    assert hit.conversation_id == trip.id
+
+
+def test_imports_never_overwrite(make_agent: MakeAgent) -> None:
+    agent = make_agent()
+    importers.import_file(agent, CHATGPT)
+    before = tree_bytes(agent.folder)
+    importers.import_file(agent, CHATGPT)
+    after = tree_bytes(agent.folder)
+    assert len(after) == 4 and all(after[p] == data for p, data in before.items())
+    # our own export, imported back: same ids are taken, so new ids; contents equal
+    text, problems = importers.export(agent, None, "json")
+    bundle = tmp = agent.config.home / "export.json"
+    importers.write_private(bundle, text)
+    result = importers.import_file(agent, tmp)
+    assert not problems and result.renamed == 4 and len(agent.conversations()) == 8
+    assert all(tree_bytes(agent.folder)[p] == data for p, data in after.items())
+    originals = {i["id"] for i in json.loads(text)["conversations"]}
+    assert not originals & {cid for cid, _ in result.imported}
+
+
+def test_json_export_round_trips_into_an_empty_data_dir(
+    make_agent: MakeAgent, config, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    agent = make_agent()
+    first = agent.ask("Export me, please").conversation_id
+    agent.rename(first, "Kept name")
+    text, _ = importers.export(agent, [first], "json")
+    path = tmp_path / "one.json"
+    importers.write_private(path, text)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    home = tmp_path / "elsewhere"
+    home.mkdir()
+    other = make_agent(cfg=replace(config, home=home))
+    result = importers.import_file(other, path)
+    assert result.imported == [(first, "Kept name")] and result.renamed == 0  # id was free
+    assert other.load(first).history == agent.load(first).history
+
+
+def test_markdown_export(make_agent: MakeAgent) -> None:
+    agent = make_agent()
+    importers.import_file(agent, CHATGPT)
+    text, _ = importers.export(agent, None, "markdown")
+    assert "# Sourdough starter help" in text and "# Trip to Lisbon" in text
+    assert "- Provider: chatgpt" in text and "## User (2024-05-01T11:00:01+00:00)" in text
+    assert "Keep 50 g of starter" in text and "\n---\n" in text
+
+
+def test_our_encrypted_file_imports_with_the_right_key_only(
+    make_agent: MakeAgent, key: str, config, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    agent = make_agent(key=key)
+    cid = agent.ask("A file copied from another machine").conversation_id
+    copied = tmp_path / "copy.json"
+    copied.write_bytes((agent.folder / f"{cid}.json").read_bytes())
+    home = tmp_path / "second"
+    home.mkdir()
+    same_key = make_agent(key=key, cfg=replace(config, home=home))
+    assert importers.import_file(same_key, copied).imported == [(cid, agent.load(cid).name)]
+    home3 = tmp_path / "third"
+    home3.mkdir()
+    no_key = make_agent(cfg=replace(config, home=home3))
+    with pytest.raises(KeyRequiredError, match="no key"):
+        importers.import_file(no_key, copied)
+    assert no_key.conversations() == []
+
+
+def test_zip_export_of_chatgpt_and_bad_inputs(make_agent: MakeAgent, tmp_path: Path) -> None:
+    agent = make_agent()
+    archive = tmp_path / "chatgpt-export.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.write(CHATGPT, "conversations.json")
+        zf.writestr("chat.html", "<html></html>")
+    assert len(importers.import_file(agent, archive).imported) == 2
+    for name, content in {
+        "notjson.json": b"{",
+        "other.json": b'{"hello": 1}',
+        "empty.zip": b"PK\x05\x06" + b"\x00" * 18,
+    }.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(ImportFormatError):
+            importers.import_file(agent, path)
+    assert len(agent.conversations()) == 2
+
+
+def test_chatgpt_without_current_node_follows_the_last_branch() -> None:
+    data = json.loads(CHATGPT.read_text())[0]
+    del data["current_node"]
+    conv = importers.from_chatgpt(data, "x")
+    assert conv.history[-1].content.startswith("Keep 50 g")

@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from backends.config import Config
+from backends.errors import ConfigError, ModelUnavailableError
+from backends.models import files
+from backends.models.chat import (
+    RETRIEVAL_ONLY_LABEL,
+    OllamaChat,
+    OpenAICompatibleChat,
+    Prompt,
+    RetrievalOnlyChat,
+    ScriptedChat,
+)
+from backends.models.registry import create_chat_model
+
+
+def test_scripted_default_reply_shows_context_reached_the_model() -> None:
+    model = ScriptedChat()
+    pieces = list(model.stream(Prompt("What is sepsis?", context=["a", "b"])))
+    assert len(pieces) > 3
+    assert "".join(pieces) == "Scripted answer to: What is sepsis? (context passages: 2)"
+    assert model.calls[0].user == "What is sepsis?"
+
+
+def test_scripted_replies_in_order_then_repeats_last() -> None:
+    model = ScriptedChat(replies=["one", "two"])
+    assert [model.complete(Prompt(q)) for q in "abc"] == ["one", "two", "two"]
+
+
+def test_stream_stops_when_asked() -> None:
+    model = ScriptedChat(replies=["a b c d e f g"])
+    seen: list[str] = []
+    for piece in model.stream(Prompt("q"), should_stop=lambda: len(seen) >= 2):
+        seen.append(piece)
+    assert len(seen) == 2
+
+
+def test_retrieval_only_is_labelled_and_shows_passages() -> None:
+    text = RetrievalOnlyChat().complete(Prompt("q", context=["[kb/asthma.md] Asthma is ..."]))
+    assert text.startswith(RETRIEVAL_ONLY_LABEL)
+    assert "[kb/asthma.md] Asthma is ..." in text
+    assert "Nothing relevant" in RetrievalOnlyChat().complete(Prompt("q"))
+
+
+def test_unavailable_model_falls_back_to_retrieval_only(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(files, "_roots", lambda package: [tmp_path / package])
+    choice = create_chat_model(Config(home=tmp_path, chat_model="smollm2"))
+    assert choice.model.retrieval_only
+    assert "not found" in choice.fallback_reason
+
+
+def test_remote_model_urls_are_refused_before_any_connection() -> None:
+    with pytest.raises(ConfigError, match="loopback"):
+        OllamaChat("llama3", "http://10.1.2.3:11434", 1.0)
+    with pytest.raises(ConfigError, match="loopback"):
+        OpenAICompatibleChat("m", "https://api.example.com/v1", 1.0)
+
+
+def test_ollama_down_is_an_environment_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    model = OllamaChat("llama3", f"http://127.0.0.1:{port}", 1.0)
+    with pytest.raises(ModelUnavailableError, match="not reachable"):
+        model.complete(Prompt("hi"))
+
+
+class _FakeRuntime(BaseHTTPRequestHandler):
+    """A tiny local runtime speaking Ollama's and OpenAI's streaming formats."""
+
+    def do_POST(self) -> None:
+        length = int(self.headers["Content-Length"])
+        self.rfile.read(length)
+        self.send_response(200)
+        self.end_headers()
+        if self.path == "/api/chat":
+            for piece in ("Hel", "lo"):
+                self.wfile.write(b'{"message":{"content":"%s"},"done":false}\n' % piece.encode())
+            self.wfile.write(b'{"message":{"content":""},"done":true}\n')
+        else:
+            for piece in ("Hel", "lo"):
+                self.wfile.write(b'data: {"choices":[{"delta":{"content":"%s"}}]}\n\n' % piece.encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def runtime_url():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeRuntime)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+def test_ollama_and_openai_streams_are_parsed(runtime_url: str) -> None:
+    assert OllamaChat("m", runtime_url, 5.0).complete(Prompt("hi")) == "Hello"
+    assert OpenAICompatibleChat("m", runtime_url + "/v1", 5.0).complete(Prompt("hi")) == "Hello"
+
+
+@pytest.mark.model
+def test_smollm2_generates_offline(tmp_path) -> None:
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        if os.environ.get("CUSTODIA_REQUIRE_LLAMA") == "1":
+            pytest.fail("llama-cpp-python is required here but not installed")
+        pytest.skip("llama-cpp-python not built on this machine (see .venv/llama-build.log)")
+    choice = create_chat_model(Config(home=tmp_path))
+    assert choice.fallback_reason == "" and choice.model.name == "SmolLM2-135M-Instruct"
+    answer = choice.model.complete(Prompt("Say hello.", max_tokens=16))
+    assert answer.strip()

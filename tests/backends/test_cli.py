@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from backends import __version__
+
+
+def _run(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUSTODIA_")}
+    env.update(CUSTODIA_HOME=str(home), CUSTODIA_EMBEDDER="hashing", CUSTODIA_CHAT_MODEL="scripted")
+    return subprocess.run(
+        [sys.executable, "-m", "desktop.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_version(tmp_path: Path) -> None:
+    result = _run("--version", home=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"custodia {__version__}"
+
+
+def test_doctor_is_headless_and_does_not_import_qt(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUSTODIA_")}
+    env.update(CUSTODIA_HOME=str(tmp_path), CUSTODIA_EMBEDDER="hashing", CUSTODIA_CHAT_MODEL="scripted")
+    code = (
+        "import sys; from desktop.cli import main; rc = main(['doctor']); "
+        "assert 'PySide6' not in sys.modules, 'headless command imported Qt'; sys.exit(rc)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert "embedder" in result.stdout and "hashing-384" in result.stdout
+
+
+def test_unknown_command_is_usage_error(tmp_path: Path) -> None:
+    result = _run("frobnicate", home=tmp_path)
+    assert result.returncode == 2
+    assert "invalid choice" in result.stderr

@@ -1,0 +1,237 @@
+"""The multi-agent tab driven like a user would, with the scripted model (pytest-qt).
+
+Each test waits on signals (``session_finished``, ``sessions_loaded``) or on widget state,
+never on sleeps.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QTreeWidget,
+    QWidget,
+)
+
+from backends.config import Config
+from backends.models.chat import Prompt, ScriptedChat, ShouldStop
+from backends.models.embedders import HashingEmbedder
+from backends.multiagent.semantic import MemoryItem, SemanticMemory
+from backends.multiagent.service import SESSIONS_FILE
+from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
+from backends.multiagent.ttl import MemoryTTLStore
+from backends.services import Services
+
+PLAN = "1. Research CSV dialects\n2. Write a python function to parse CSV"
+REPLIES = [PLAN, "Dialects differ in quoting.", "def parse(text): ...", "Good. Final answer."]
+TIMEOUT = 30_000
+
+
+class GatedChat(ScriptedChat):
+    """Scripted; the call number ``gate_at`` waits until the test opens the gate."""
+
+    def __init__(self, replies: list[str], gate_at: int = 0) -> None:
+        super().__init__(replies=replies)
+        self.gate_at = gate_at
+        self.reached = threading.Event()
+        self.gate = threading.Event()
+
+    def stream(self, prompt: Prompt, should_stop: ShouldStop = lambda: False) -> Iterator[str]:
+        if len(self.calls) + 1 == self.gate_at:
+            self.reached.set()
+            self.gate.wait(20)
+        yield from super().stream(prompt, should_stop)
+
+
+@pytest.fixture
+def chat() -> Iterator[GatedChat]:
+    model = GatedChat(list(REPLIES))
+    yield model
+    model.gate.set()  # never leave a worker waiting
+
+
+@pytest.fixture
+def custodia_services(custodia_config: Config, chat: GatedChat) -> Iterator[Services]:
+    services = Services(custodia_config, chat=chat)
+    yield services
+    services.close()
+
+
+@pytest.fixture
+def tab(custodia_window: Any, qtbot: Any) -> QWidget:
+    widget = custodia_window.findChild(QWidget, "multiagent")
+    assert widget is not None
+    run = widget.findChild(QPushButton, "run_task")
+    qtbot.waitUntil(run.isEnabled, timeout=TIMEOUT)
+    return widget
+
+
+def child(tab: QWidget, kind: type, name: str) -> Any:
+    found = tab.findChild(kind, name)
+    assert found is not None, name
+    return found
+
+
+def feed_events(tab: QWidget) -> list[dict[str, Any]]:
+    feed = child(tab, QListWidget, "feed")
+    return [feed.item(i).data(Qt.ItemDataRole.UserRole) for i in range(feed.count())]
+
+
+def run_task(tab: QWidget, qtbot: Any, text: str) -> None:
+    child(tab, QLineEdit, "task_input").setText(text)
+    qtbot.mouseClick(child(tab, QPushButton, "run_task"), Qt.MouseButton.LeftButton)
+
+
+def test_a_task_runs_live_through_the_tab(tab: QWidget, qtbot: Any, chat: GatedChat) -> None:
+    chat.gate_at = 3  # the coder waits: what happened so far must already be on screen
+    phase = child(tab, QLabel, "phase")
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as finished:
+        run_task(tab, qtbot, "Parse CSV files")
+        qtbot.waitUntil(chat.reached.is_set, timeout=TIMEOUT)
+        qtbot.waitUntil(
+            lambda: any(e["kind"] == "expert_result" and e["expert"] == "researcher"
+                        for e in feed_events(tab)),
+            timeout=TIMEOUT,
+        )  # fmt: skip
+        assert "<b>● working</b>" in phase.text()
+        assert child(tab, QPushButton, "cancel_task").isEnabled()
+        assert not child(tab, QPushButton, "run_task").isEnabled()
+        qtbot.waitUntil(lambda: child(tab, QTreeWidget, "tickets").topLevelItemCount() == 2)
+        chat.gate.set()
+    session_id, final_phase = finished.args
+    assert final_phase == "done"
+
+    events = feed_events(tab)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert [e["text"] for e in events if e["kind"] == "phase"] == [
+        "planning",
+        "working",
+        "reviewing",
+    ]
+    assert events[-1]["kind"] == "session_finished"
+    assert "<b>● done</b>" in phase.text()
+
+    sessions = child(tab, QTreeWidget, "sessions")
+    qtbot.waitUntil(lambda: sessions.topLevelItemCount() == 1)
+    assert sessions.topLevelItem(0).data(0, Qt.ItemDataRole.UserRole) == session_id
+
+    tickets = child(tab, QTreeWidget, "tickets")
+    rows = [tickets.topLevelItem(i) for i in range(tickets.topLevelItemCount())]
+    assert [r.text(2) for r in rows] == ["closed", "closed"]
+    assert [r.text(1) for r in rows] == ["reviewer", "reviewer"]
+    left = [r.data(3, Qt.ItemDataRole.UserRole) for r in rows]
+    assert all(0 < s <= 1800 for s in left)
+    assert all(":" in r.text(3) for r in rows)  # a countdown, e.g. 29:59
+
+    health = child(tab, QLabel, "layer_health")
+    assert "✗" not in health.text() and "sessions SQLite" in health.text()
+    assert not child(tab, QPushButton, "cancel_task").isEnabled()
+    assert not child(tab, QPushButton, "resume_task").isEnabled()  # done: nothing to resume
+
+
+def test_memory_search_finds_what_the_experts_stored(tab: QWidget, qtbot: Any) -> None:
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT):
+        run_task(tab, qtbot, "Parse CSV files")
+    search = child(tab, QLineEdit, "memory_search")
+    results = child(tab, QListWidget, "memory_results")
+    search.setText("python function parse")
+    qtbot.keyClick(search, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: results.count() > 0, timeout=TIMEOUT)
+    assert any("def parse(text)" in results.item(i).text() for i in range(results.count()))
+
+
+def test_cancel_then_resume(tab: QWidget, qtbot: Any, chat: GatedChat) -> None:
+    chat.gate_at = 2  # the researcher waits
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as stopped:
+        run_task(tab, qtbot, "Parse CSV files")
+        qtbot.waitUntil(chat.reached.is_set, timeout=TIMEOUT)
+        qtbot.mouseClick(child(tab, QPushButton, "cancel_task"), Qt.MouseButton.LeftButton)
+        chat.gate.set()
+    assert stopped.args[1] == "cancelled"
+    assert feed_events(tab)[-1]["outcome"] == "cancelled"
+    resume = child(tab, QPushButton, "resume_task")
+    assert resume.isEnabled()
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as resumed:
+        qtbot.mouseClick(resume, Qt.MouseButton.LeftButton)
+    assert resumed.args == [stopped.args[0], "done"]
+    events = feed_events(tab)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert any(e.get("resumed") for e in events)
+
+
+def test_phase_filter(tab: QWidget, qtbot: Any) -> None:
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT):
+        run_task(tab, qtbot, "Parse CSV files")
+    sessions = child(tab, QTreeWidget, "sessions")
+    combo = child(tab, QComboBox, "phase_filter")
+    with qtbot.waitSignal(tab.sessions_loaded, timeout=TIMEOUT) as loaded:
+        combo.setCurrentIndex(combo.findData("failed"))
+    assert loaded.args == [0] and sessions.topLevelItemCount() == 0
+    with qtbot.waitSignal(tab.sessions_loaded, timeout=TIMEOUT) as loaded:
+        combo.setCurrentIndex(combo.findData("done"))
+    assert loaded.args == [1]
+
+
+@pytest.fixture
+def interrupted(custodia_config: Config) -> str:
+    """A session a killed process left in phase ``working`` (before the window opens)."""
+    store = SessionStore(
+        MemoryTTLStore(), lambda: SqliteSessionMirror(custodia_config.path(SESSIONS_FILE))
+    )
+    session = Session.new("Parse CSV files (interrupted)")
+    session.phase = "working"
+    store.save(session)
+    store.close()
+    return session.session_id
+
+
+def test_an_interrupted_session_resumes_after_a_restart(
+    interrupted: str, tab: QWidget, qtbot: Any
+) -> None:
+    sessions = child(tab, QTreeWidget, "sessions")
+    qtbot.waitUntil(lambda: sessions.topLevelItemCount() == 1, timeout=TIMEOUT)
+    item = sessions.topLevelItem(0)
+    assert "interrupted" in item.text(1)
+    sessions.setCurrentItem(item)
+    resume = child(tab, QPushButton, "resume_task")
+    qtbot.waitUntil(resume.isEnabled, timeout=TIMEOUT)
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as finished:
+        qtbot.mouseClick(resume, Qt.MouseButton.LeftButton)
+    assert finished.args == [interrupted, "done"]
+
+
+@pytest.fixture
+def old_memory(custodia_config: Config) -> None:
+    """Semantic memory built with another embedder (64-d) before the window opens."""
+    memory = SemanticMemory(HashingEmbedder(64), path=custodia_config.qdrant_path)
+    memory.add("agent_results", MemoryItem("parse csv with the csv module", "old", "coder"))
+    memory.close()
+
+
+def test_a_changed_embedder_offers_reembed_all(
+    old_memory: None, tab: QWidget, qtbot: Any
+) -> None:
+    button = child(tab, QPushButton, "reembed_memory")
+    status = child(tab, QLabel, "memory_status")
+    qtbot.waitUntil(button.isVisible, timeout=TIMEOUT)
+    assert "re-embedded" in status.text()
+    # A run refuses to use a memory it cannot compare with (never an empty result).
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as finished:
+        run_task(tab, qtbot, "Parse CSV files")
+    assert finished.args[1] == "failed"
+    assert "dimension" in child(tab, QLabel, "multiagent_error").text()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not button.isVisible(), timeout=TIMEOUT)
+    assert "1 item(s) remembered (hashing-384, 384-d)" in status.text()
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as finished:
+        qtbot.mouseClick(child(tab, QPushButton, "resume_task"), Qt.MouseButton.LeftButton)
+    assert finished.args[1] == "done"

@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Slot
+
+from backends.errors import StoreUnavailableError
+from backends.progress import Progress
+from desktop.workers import Emit, WorkerPool
+
+
+class Recorder(QObject):
+    """Receives job signals on the GUI thread (bound slots, as the house rule says)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: list[Any] = []
+        self.progress: list[tuple[int, int]] = []
+        self.results: list[Any] = []
+        self.failures: list[tuple[str, bool]] = []
+        self.cancelled = 0
+
+    @Slot(object)
+    def _on_item(self, item: Any) -> None:
+        self.items.append(item)
+
+    @Slot(int, int, str)
+    def _on_progress(self, done: int, total: int, message: str) -> None:
+        self.progress.append((done, total))
+
+    @Slot(object)
+    def _on_succeeded(self, result: Any) -> None:
+        self.results.append(result)
+
+    @Slot(str, bool)
+    def _on_failed(self, message: str, environment: bool) -> None:
+        self.failures.append((message, environment))
+
+    @Slot()
+    def _on_cancelled(self) -> None:
+        self.cancelled += 1
+
+    def watch(self, handle: Any) -> None:
+        handle.signals.item.connect(self._on_item)
+        handle.signals.progress.connect(self._on_progress)
+        handle.signals.succeeded.connect(self._on_succeeded)
+        handle.signals.failed.connect(self._on_failed)
+        handle.signals.cancelled.connect(self._on_cancelled)
+
+
+@pytest.fixture
+def pool(qtbot: Any):
+    pool = WorkerPool()
+    yield pool
+    assert pool.shutdown(10_000)
+
+
+def test_results_items_and_progress_arrive_in_order(qtbot: Any, pool: WorkerPool) -> None:
+    def job(progress: Progress, emit: Emit) -> str:
+        progress.start(3)
+        for i in range(3):
+            emit(i)
+            progress.advance()
+        return "done"
+
+    rec = Recorder()
+    handle = pool.start("count", job)
+    rec.watch(handle)
+    with qtbot.waitSignal(handle.signals.finished, timeout=5000):
+        pass
+    assert rec.items == [0, 1, 2]
+    assert rec.progress[-1] == (3, 3)
+    assert rec.results == ["done"]
+
+
+def test_environment_error_and_bug_are_told_apart(qtbot: Any, pool: WorkerPool) -> None:
+    def env_job(progress: Progress, emit: Emit) -> None:
+        raise StoreUnavailableError("Redis is down")
+
+    def bug_job(progress: Progress, emit: Emit) -> None:
+        raise KeyError("oops")
+
+    rec = Recorder()
+    for job in (env_job, bug_job):
+        handle = pool.start(job.__name__, job)
+        rec.watch(handle)
+        with qtbot.waitSignal(handle.signals.finished, timeout=5000):
+            pass
+    assert rec.failures[0] == ("Redis is down", True)
+    assert rec.failures[1][1] is False and "KeyError" in rec.failures[1][0]
+
+
+def test_cancel_stops_a_long_job(qtbot: Any, pool: WorkerPool) -> None:
+    def job(progress: Progress, emit: Emit) -> None:
+        progress.start(10_000)
+        for _ in range(10_000):
+            time.sleep(0.001)
+            progress.advance()
+
+    rec = Recorder()
+    handle = pool.start("long", job)
+    rec.watch(handle)
+    qtbot.wait(20)
+    handle.cancel()
+    with qtbot.waitSignal(handle.signals.finished, timeout=5000):
+        pass
+    assert rec.cancelled == 1 and not rec.results
+
+
+@pytest.mark.model
+def test_gui_never_stalls_while_embedding_2000_sentences(qtbot: Any, pool: WorkerPool) -> None:
+    """A heartbeat timer proves the event loop never stalls > 50 ms during real embedding."""
+    from backends.models.embedders import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+    sentences = [f"Sentence number {i} about blood pressure and kidneys." for i in range(2000)]
+
+    def job(progress: Progress, emit: Emit) -> int:
+        progress.start(len(sentences))
+        done = 0
+        for start in range(0, len(sentences), 32):
+            batch = sentences[start : start + 32]
+            embedder.embed_batch(batch)
+            done += len(batch)
+            progress.advance(len(batch))
+        return done
+
+    gaps: list[int] = []
+    clock = QElapsedTimer()
+    clock.start()
+    heartbeat = QTimer()
+    heartbeat.setInterval(5)
+
+    def beat() -> None:
+        gaps.append(clock.restart())
+
+    heartbeat.timeout.connect(beat)
+    heartbeat.start()
+    handle = pool.start("embed", job)
+    rec = Recorder()
+    rec.watch(handle)
+    with qtbot.waitSignal(handle.signals.finished, timeout=120_000):
+        pass
+    heartbeat.stop()
+    assert rec.results == [2000]
+    assert len(gaps) > 10
+    assert max(gaps[1:]) < 50, f"event loop stalled {max(gaps[1:])} ms"
