@@ -85,9 +85,9 @@ def bare_topk(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
 def _load_probe(path: str, d: int) -> dict[str, float]:
     """Run in a fresh process: open + load time and resident memory."""
 
-    def rss_mb() -> float:
+    def rss_mb(field: str = "VmRSS") -> float:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
         return float("nan")
 
@@ -97,9 +97,7 @@ def _load_probe(path: str, d: int) -> dict[str, float]:
     store.load()
     seconds = time.perf_counter() - started
     after = rss_mb()
-    import resource
-
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = rss_mb("VmHWM")  # not ru_maxrss: that one inherits the parent's peak on Linux
     rows = store.loaded_rows
     store.close()
     return {
@@ -114,13 +112,15 @@ def _load_probe(path: str, d: int) -> dict[str, float]:
 
 def _probe_in_subprocess(path: Path, d: int) -> dict[str, float]:
     code = (
-        "import json, sys; sys.path.insert(0, %r); from bench.bench_memories import _load_probe; "
-        "print(json.dumps(_load_probe(%r, %d)))" % (str(ROOT), str(path), d)
+        f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); "
+        "from bench.bench_memories import _load_probe; "
+        f"print(json.dumps(_load_probe({str(path)!r}, {d})))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
 
 
 def _blas() -> str:
@@ -163,9 +163,16 @@ def bench_case(n: int, d: int, workdir: Path, rng: np.random.Generator) -> dict[
     gemv_times: list[float] = []
     for _ in range(repeats):  # interleaved, so drift hits both alike
         q = next(counter) % len(queries)
-        ours_times.append(_median_ms(lambda q=q: store.search(queries[q], k=K), 1))
-        bare_times.append(_median_ms(lambda q=q: bare_topk(matrix, normalised_queries[q]), 1))
-        gemv_times.append(_median_ms(lambda q=q: matrix @ normalised_queries[q], 1))
+        t0 = time.perf_counter()
+        store.search(queries[q], k=K)
+        t1 = time.perf_counter()
+        bare_topk(matrix, normalised_queries[q])
+        t2 = time.perf_counter()
+        matrix @ normalised_queries[q]
+        t3 = time.perf_counter()
+        ours_times.append((t1 - t0) * 1000)
+        bare_times.append((t2 - t1) * 1000)
+        gemv_times.append((t3 - t2) * 1000)
     original_ms = _median_ms(
         lambda: original_search(conn, queries[next(counter) % len(queries)], d), original_repeats
     )
@@ -254,7 +261,8 @@ def main(quick: bool = False) -> dict[str, Any]:
                 f"search after another connection wrote {case['search_after_foreign_write_ms']:.1f}"
                 f" ms; start-up load {case['startup_load_s']:.2f} s, "
                 f"RSS {case['startup_rss_after_mb']:.0f} MB "
-                f"(matrix {case['startup_matrix_mb']:.0f} MB, peak {case['startup_rss_peak_mb']:.0f})"
+                f"(matrix {case['startup_matrix_mb']:.0f} MB, "
+                f"peak {case['startup_rss_peak_mb']:.0f})"
             )
     goal = next((c for c in cases if c["n"] == 100_000 and c["dimension"] == 768), None)
     result: dict[str, Any] = {
@@ -266,6 +274,7 @@ def main(quick: bool = False) -> dict[str, Any]:
             "blas": _blas(),
             "sqlite": sqlite3.sqlite_version,
             "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", ""),
+            "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         },
         "k": K,
         "cases": cases,
