@@ -102,21 +102,28 @@ _CODE_WORDS = re.compile(
     r"refactor\w*|test\w*|python|sql|query|compile\w*|debug\w*|regex|algorithm)\b",
     re.IGNORECASE,
 )
-_BULLET = re.compile(
-    r"^\s*(?:(?:[-*•#]+|\(?\d+[.):]|step\s*\d+\s*[:.)-]?)\s*)+", re.IGNORECASE
-)
+_FENCE = re.compile(r"```.*?```", re.DOTALL)
+_BULLET = re.compile(r"^\s*(?:(?:[-*•#]+|\(?\d+[.):]|step\s*\d+\s*[:.)-]?)\s*)+", re.IGNORECASE)
 
 
 def parse_plan(text: str, task: str, max_steps: int = 3) -> list[str]:
-    """The planner's lines as steps (bullets and numbers stripped); the task itself if none."""
-    steps = []
-    for line in text.splitlines():
+    """The planner's steps: its numbered or bulleted lines (else its plain lines), code
+    blocks and "Here is the plan:" lines left out; the task itself when nothing is left.
+
+    Small local models often answer with code instead of a plan: then the task is one step.
+    """
+    prose = _FENCE.sub("\n", text)
+    if "```" in prose:  # an unterminated block (the answer was cut at max_tokens)
+        prose = prose[: prose.index("```")]
+    listed: list[str] = []
+    plain: list[str] = []
+    for line in prose.splitlines():
         step = _BULLET.sub("", line).strip().strip("*").strip()
-        if len(step) >= 3 and not step.endswith(":"):  # "Here is the plan:" is no step
-            steps.append(step[:240])
-        if len(steps) == max_steps:
-            break
-    return steps or [task[:240]]
+        if len(step) < 3 or step.endswith(":"):
+            continue
+        (listed if _BULLET.match(line) else plain).append(step[:240])
+    steps = listed or plain
+    return steps[:max_steps] or [task[:240]]
 
 
 def assign(step: str, index: int) -> str:

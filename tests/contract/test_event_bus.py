@@ -93,9 +93,7 @@ class EventBusContract:
         bus.publish(channel, {"seq": 1})
         assert sub.get(timeout=0.05) is None
 
-    def test_events_from_another_thread_keep_their_order(
-        self, bus: EventBus, channel: str
-    ) -> None:
+    def test_events_from_another_thread_keep_their_order(self, bus: EventBus, channel: str) -> None:
         sub = bus.subscribe(channel)
 
         def publisher() -> None:

@@ -62,9 +62,7 @@ class TTLStoreContract:
         assert store.remaining(prefix + "short") is None
         assert [i.key for i in store.items(prefix)] == [prefix + "long"]
 
-    def test_items_by_prefix_with_values_and_remaining(
-        self, store: TTLStore, prefix: str
-    ) -> None:
+    def test_items_by_prefix_with_values_and_remaining(self, store: TTLStore, prefix: str) -> None:
         store.set(prefix + "t:1", "a", 100)
         store.set(prefix + "t:2", "b", 200)
         store.set(prefix + "other", "c", 100)

@@ -45,6 +45,12 @@ def test_parse_plan_strips_bullets_and_falls_back_to_the_task() -> None:
     text = "Here is the plan:\n1. Read the data\n- Step 2: Write code\n* check it\n\n4) extra"
     assert parse_plan(text, "task", max_steps=3) == ["Read the data", "Write code", "check it"]
     assert parse_plan("", "the task") == ["the task"]
+    assert parse_plan("Plan:\nRead it\nWrite it", "t") == ["Read it", "Write it"]
+    code = "```python\ndef is_prime(n):\n    return False\n```\nThat is all."
+    assert parse_plan(code, "the task") == ["That is all."]
+    assert parse_plan("```python\ndef f():\n    return 1", "the task") == ["the task"]
+    mixed = "Sure, here you go\n1. Find the data\n2. Write the parser"
+    assert parse_plan(mixed, "t") == ["Find the data", "Write the parser"]
     assert parse_plan("  \n-\n", "the task") == ["the task"]
     assert assign("Write a python function", 1) == "coder"
     assert assign("Compare the options", 2) == "researcher"

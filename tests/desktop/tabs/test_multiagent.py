@@ -217,9 +217,7 @@ def old_memory(custodia_config: Config) -> None:
     memory.close()
 
 
-def test_a_changed_embedder_offers_reembed_all(
-    old_memory: None, tab: QWidget, qtbot: Any
-) -> None:
+def test_a_changed_embedder_offers_reembed_all(old_memory: None, tab: QWidget, qtbot: Any) -> None:
     button = child(tab, QPushButton, "reembed_memory")
     status = child(tab, QLabel, "memory_status")
     qtbot.waitUntil(button.isVisible, timeout=TIMEOUT)
