@@ -54,7 +54,7 @@ class Services:
                 self._built[name] = built
                 if close is not None:
                     self._closers.append(lambda: close(built))
-            return self._built[name]  # type: ignore[no-any-return]
+            return self._built[name]
 
     _get = service
 

@@ -45,17 +45,17 @@ class JobSignals(QObject):
         super().__init__(parent)
         self._relay.connect(self._on_relay, Qt.ConnectionType.QueuedConnection)
 
-    def _on_relay(self, kind: str, payload: object) -> None:
+    def _on_relay(self, kind: str, payload: Any) -> None:
         if kind == "progress":
-            done, total, message = payload  # type: ignore[misc]
-            self.progress.emit(done, total, message)
+            done, total, text = payload
+            self.progress.emit(done, total, text)
         elif kind == "item":
             self.item.emit(payload)
         elif kind == "succeeded":
             self.succeeded.emit(payload)
         elif kind == "failed":
-            message, environment = payload  # type: ignore[misc]
-            self.failed.emit(message, environment)
+            reason, environment = payload
+            self.failed.emit(reason, environment)
         elif kind == "cancelled":
             self.cancelled.emit()
         elif kind == "finished":

@@ -150,7 +150,8 @@ class LlamaCppChat(ChatModel):
             for chunk in chunks:
                 if should_stop():
                     return
-                delta: Any = chunk["choices"][0].get("delta", {})  # type: ignore[index]
+                choice: Any = chunk["choices"][0]  # type: ignore[index]
+                delta: Any = choice.get("delta", {})
                 piece = delta.get("content")
                 if piece:
                     yield piece

@@ -7,6 +7,7 @@ a model change is detected, never silently compared (MA11, PA3).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -89,7 +90,7 @@ class HashingEmbedder(Embedder):
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
             words = re.findall(r"\w+", text.lower())
-            features = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+            features = words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
             for feature in features:
                 digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
                 index = int.from_bytes(digest[:4], "little") % self.dimension

@@ -28,7 +28,9 @@ def test_version(tmp_path: Path) -> None:
 
 def test_doctor_is_headless_and_does_not_import_qt(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUSTODIA_")}
-    env.update(CUSTODIA_HOME=str(tmp_path), CUSTODIA_EMBEDDER="hashing", CUSTODIA_CHAT_MODEL="scripted")
+    env.update(
+        CUSTODIA_HOME=str(tmp_path), CUSTODIA_EMBEDDER="hashing", CUSTODIA_CHAT_MODEL="scripted"
+    )
     code = (
         "import sys; from desktop.cli import main; rc = main(['doctor']); "
         "assert 'PySide6' not in sys.modules, 'headless command imported Qt'; sys.exit(rc)"

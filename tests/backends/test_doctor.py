@@ -30,9 +30,14 @@ def test_embedded_report_lists_every_store_and_model(tmp_path: Path) -> None:
     checks = list(doctor.run(cfg))
     roles = [c.role for c in checks]
     assert roles[:2] == ["data dir", "sessions/tickets/feed"]
-    assert {"audit log", "graph", "semantic memory", "vector index", "embedder", "chat model"} <= set(
-        roles
-    )
+    assert {
+        "audit log",
+        "graph",
+        "semantic memory",
+        "vector index",
+        "embedder",
+        "chat model",
+    } <= set(roles)
     assert doctor.healthy(checks)
     embedder = next(c for c in checks if c.role == "embedder")
     assert embedder.details["dimension"] == 384

@@ -39,10 +39,10 @@ def test_ctrl_number_switches_tabs(custodia_window: Any) -> None:
 
 
 def test_problem_in_a_store_is_shown_without_blocking(qtbot: Any, tmp_path: Path) -> None:
+    import socket
+
     from backends.services import Services
     from desktop.main_window import MainWindow
-
-    import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -1,0 +1,41 @@
+"""Run every benchmark module (``bench/bench_*.py``), or those named on the command line."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+
+from bench.common import RESULTS, machine
+
+
+def main(argv: list[str]) -> int:
+    names = argv or sorted(p.stem for p in Path(__file__).parent.glob("bench_*.py"))
+    results = {}
+    failed = []
+    for name in names:
+        module = importlib.import_module(
+            f"bench.{name if name.startswith('bench_') else 'bench_' + name}"
+        )
+        print(f"\n=== {module.__name__}", flush=True)
+        started = time.perf_counter()
+        try:
+            results[module.__name__] = module.main()
+        except Exception as err:  # one broken benchmark must not hide the others
+            print(f"{module.__name__} failed: {type(err).__name__}: {err}", flush=True)
+            failed.append(module.__name__)
+        print(f"({time.perf_counter() - started:.1f} s)", flush=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "latest.json").write_text(
+        json.dumps(
+            {"machine": machine(), "results": results, "failed": failed}, indent=2, default=str
+        ),
+        encoding="utf-8",
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
