@@ -438,8 +438,13 @@ class MemoriesTab(QWidget):
             text = status.limited_recall_message()
             self.memory_status.setProperty("limited", "true")
         else:
-            text = self.tr("{0} memories · recall at similarity ≥ {1:.2f} ({2})").format(
-                stats.total, status.recall_threshold, status.embedder
+            count = (
+                self.tr("1 memory")
+                if stats.total == 1
+                else self.tr("{0} memories").format(stats.total)
+            )
+            text = self.tr("{0} · recall at similarity ≥ {1:.2f} ({2})").format(
+                count, status.recall_threshold, status.embedder
             )
             self.memory_status.setProperty("limited", "false")
         self.memory_status.setText(text)

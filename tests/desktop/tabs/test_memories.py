@@ -211,3 +211,38 @@ def test_limited_recall_is_explained_and_reembed_fixes_it(
     answer = say(qtbot, tab, "What is my dog called?")
     qtbot.waitUntil(lambda: "(context passages: 1)" in bubble_text(answer), timeout=WAIT)
     assert used_rows(tab)[0][1] == "My dog is called Rex"
+
+
+@pytest.mark.model
+def test_the_default_embedder_recalls_a_fact_from_another_session(
+    qtbot: Any, tmp_path: Any
+) -> None:
+    """The issue's "done when": MiniLM (the default), two app sessions on one data dir."""
+    from backends.errors import ModelUnavailableError
+    from backends.models.embedders import MiniLMEmbedder
+    from backends.services import Services
+    from desktop.main_window import MainWindow
+
+    try:
+        MiniLMEmbedder()
+    except ModelUnavailableError as err:
+        pytest.skip(f"MiniLM model files not installed: {err}")
+    config = Config(home=tmp_path, embedder="minilm", chat_model="scripted").validated()
+
+    def session(message: str) -> tuple[QFrame, QWidget, MainWindow]:
+        services = Services(config)
+        window = MainWindow(services)
+        qtbot.addWidget(window, before_close_func=lambda w: w.workers.shutdown())
+        with qtbot.waitSignal(window.checks_ready, timeout=60_000):
+            window.show()
+        memories = child(window, QWidget, "memories")
+        qtbot.waitUntil(child(memories, QPushButton, "send").isEnabled, timeout=60_000)
+        return say(qtbot, memories, message), memories, window
+
+    _, _, first = session("Remember that I am allergic to penicillin")
+    first.close()
+    answer, memories, second = session("Can I take amoxicillin for my sore throat?")
+    qtbot.waitUntil(lambda: "(context passages: 1)" in bubble_text(answer), timeout=WAIT)
+    ((similarity, text),) = used_rows(memories)
+    assert text == "I am allergic to penicillin" and float(similarity) >= 0.30
+    second.close()
