@@ -16,7 +16,6 @@ as SQLite works again.
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import logging
 import sqlite3
@@ -105,7 +104,8 @@ class Session:
         )
 
     def copy(self) -> Session:
-        return copy.deepcopy(self)
+        """A deep copy (a JSON round trip: several times faster than ``copy.deepcopy``)."""
+        return Session.from_json(self.to_json())
 
 
 # --- the durable mirror ------------------------------------------------------------------------
@@ -303,7 +303,8 @@ class SessionStore:
         ttl: int = SESSION_TTL,
         retry_after: float = 5.0,
     ) -> None:
-        self._l1: dict[str, Session] = {}
+        self._l1: dict[str, Session] = {}  # never handed out: callers get copies
+        self._raw: dict[str, str] = {}  # L1 entries as JSON, for cheap copies
         self._l2 = l2
         self._mirror_factory = mirror
         self._mirror: SessionMirror | None = None
@@ -340,7 +341,7 @@ class SessionStore:
         if mirror is not None:
             try:
                 for session in mirror.list():
-                    self._l1[session.session_id] = session
+                    self._cache(session)
             except StoreUnavailableError as err:
                 self.sqlite_state.fail(err)
         if self._l2 is None:
@@ -358,7 +359,7 @@ class SessionStore:
                 continue
             known = self._l1.get(session.session_id)
             if known is None or session.updated_at > known.updated_at:
-                self._l1[session.session_id] = session
+                self._cache(session, item.value)
                 self._dirty.add(session.session_id)  # SQLite missed this write: repair it
         if self._dirty:
             self._flush_dirty()
@@ -369,13 +370,13 @@ class SessionStore:
         with self._lock:
             if touch:
                 session.updated_at = max(time.time(), session.updated_at)
-            stored = session.copy()
-            self._l1[stored.session_id] = stored
+            raw = session.to_json()
+            stored = Session.from_json(raw)
+            self._cache(stored, raw)
             self._dirty.add(stored.session_id)
-            raw = stored.to_json()
         self._write_l2(stored.session_id, raw)
         self._flush_dirty()
-        return stored.copy()
+        return Session.from_json(raw)
 
     def _write_l2(self, session_id: str, raw: str) -> None:
         if self._l2 is None or not self.l2_state.usable():
@@ -414,9 +415,8 @@ class SessionStore:
     def get(self, session_id: str) -> Session | None:
         """L1, else SQLite (then cached in L1). Never L2. None when unknown or unreachable."""
         with self._lock:
-            cached = self._l1.get(session_id)
-            if cached is not None:
-                return cached.copy()
+            if session_id in self._l1:
+                return self._copy(session_id)
             mirror = self._open_mirror() if self.sqlite_state.usable() else self._mirror
             if mirror is None:
                 return None
@@ -427,8 +427,8 @@ class SessionStore:
                 return None
             if found is None:
                 return None
-            self._l1[session_id] = found
-            return found.copy()
+            self._cache(found)
+            return self._copy(session_id)
 
     def list(self, *, phase: str | None = None, limit: int | None = None) -> list[Session]:
         """Newest first: SQLite's rows (other processes' too) merged with L1 (fresher wins)."""
@@ -444,10 +444,27 @@ class SessionStore:
                 except StoreUnavailableError as err:
                     self.sqlite_state.fail(err)
             chosen = [s for s in merged.values() if phase is None or s.phase == phase]
-        chosen.sort(key=lambda s: (-s.created_at, s.session_id))
-        if limit is not None:
-            chosen = chosen[:limit]
-        return [s.copy() for s in chosen]
+            chosen.sort(key=lambda s: (-s.created_at, s.session_id))
+            if limit is not None:
+                chosen = chosen[:limit]
+            # Rows fresh from SQLite are new objects already; L1 entries are copied.
+            return [
+                self._copy(s.session_id) if s is self._l1.get(s.session_id) else s for s in chosen
+            ]
+
+    def _cache(self, session: Session, raw: str | None = None) -> None:
+        """Put ``session`` (owned by the store from now on) into L1."""
+        self._l1[session.session_id] = session
+        if raw is None:
+            self._raw.pop(session.session_id, None)
+        else:
+            self._raw[session.session_id] = raw
+
+    def _copy(self, session_id: str) -> Session:
+        raw = self._raw.get(session_id)
+        if raw is None:
+            raw = self._raw[session_id] = self._l1[session_id].to_json()
+        return Session.from_json(raw)
 
     def cached(self, session_id: str) -> bool:
         """True when ``session_id`` is in L1 (tests of the read path)."""

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -166,6 +167,13 @@ class MultiAgentTab(QWidget):
         title = QLabel(self.tr("<b>Sessions</b>"))
         row.addWidget(title)
         row.addStretch(1)
+        self.refresh_button = QToolButton()
+        self.refresh_button.setObjectName("refresh_sessions")
+        self.refresh_button.setText(self.tr("Refresh"))
+        self.refresh_button.setToolTip(
+            self.tr("Reload the list (sessions run elsewhere, e.g. from a terminal)")
+        )
+        row.addWidget(self.refresh_button)
         self.phase_filter = QComboBox()
         self.phase_filter.setObjectName("phase_filter")
         self.phase_filter.addItem(self.tr("All phases"), "")
@@ -249,6 +257,7 @@ class MultiAgentTab(QWidget):
         self.cancel_button.clicked.connect(self._on_cancel_clicked)
         self.resume_button.clicked.connect(self._on_resume_clicked)
         self.phase_filter.currentIndexChanged.connect(self._on_phase_filter_changed)
+        self.refresh_button.clicked.connect(self._on_phase_filter_changed)
         self.sessions.currentItemChanged.connect(self._on_session_selected)
         self.memory_search.returnPressed.connect(self._on_memory_search)
         self.reembed_button.clicked.connect(self._on_reembed_clicked)
@@ -445,7 +454,7 @@ class MultiAgentTab(QWidget):
         self.sessions.blockSignals(False)
         self.sessions_loaded.emit(len(sessions))
 
-    def _on_phase_filter_changed(self, index: int) -> None:
+    def _on_phase_filter_changed(self, *args: Any) -> None:
         if self._ready:
             self._refresh_sessions()
 

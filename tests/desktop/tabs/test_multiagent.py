@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -60,10 +61,36 @@ def chat() -> Iterator[GatedChat]:
 
 
 @pytest.fixture
-def custodia_services(custodia_config: Config, chat: GatedChat) -> Iterator[Services]:
-    services = Services(custodia_config, chat=chat)
+def profile() -> str:
+    """``embedded``; a test parametrised with ``profile="redis"`` runs on a real Redis."""
+    return "embedded"
+
+
+@pytest.fixture
+def custodia_services(
+    custodia_config: Config, chat: GatedChat, profile: str, request: pytest.FixtureRequest
+) -> Iterator[Services]:
+    config = custodia_config
+    client = None
+    if profile == "redis":
+        import redis
+
+        url = request.getfixturevalue("redis_url")
+        config = replace(custodia_config, profile="server", redis_url=url).validated()
+        client = redis.Redis.from_url(url)
+        clear_custodia_keys(client)  # sessions of earlier tests would show in the list
+    services = Services(config, chat=chat)
     yield services
     services.close()
+    if client is not None:
+        clear_custodia_keys(client)
+        client.close()
+
+
+def clear_custodia_keys(client: Any) -> None:
+    for pattern in ("custodia:session:*", "custodia:ticket:*"):
+        for key in client.scan_iter(pattern):
+            client.delete(key)
 
 
 @pytest.fixture
@@ -91,7 +118,10 @@ def run_task(tab: QWidget, qtbot: Any, text: str) -> None:
     qtbot.mouseClick(child(tab, QPushButton, "run_task"), Qt.MouseButton.LeftButton)
 
 
-def test_a_task_runs_live_through_the_tab(tab: QWidget, qtbot: Any, chat: GatedChat) -> None:
+@pytest.mark.parametrize("profile", ["embedded", pytest.param("redis", marks=pytest.mark.server)])
+def test_a_task_runs_live_through_the_tab(
+    tab: QWidget, qtbot: Any, chat: GatedChat, profile: str
+) -> None:
     chat.gate_at = 3  # the coder waits: what happened so far must already be on screen
     phase = child(tab, QLabel, "phase")
     with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as finished:
@@ -134,6 +164,7 @@ def test_a_task_runs_live_through_the_tab(tab: QWidget, qtbot: Any, chat: GatedC
 
     health = child(tab, QLabel, "layer_health")
     assert "✗" not in health.text() and "sessions SQLite" in health.text()
+    assert ("(redis)" in health.text()) == (profile == "redis")
     assert not child(tab, QPushButton, "cancel_task").isEnabled()
     assert not child(tab, QPushButton, "resume_task").isEnabled()  # done: nothing to resume
 
