@@ -55,8 +55,9 @@ class Filter:
         return not (self.pseudonym or self.event_type or self.since or self.until)
 
 
-#: a batch of the chain as parallel lists: sequence numbers, record texts, hashes
-ChainBatch = tuple[list[int], list[str], list[str]]
+#: a batch of the chain: ``(seq, record, hash)`` rows, record and hash as UTF-8 bytes (exactly
+#: what the chain hash covers: no decoding and re-encoding per record)
+ChainBatch = list[tuple[int, bytes, bytes]]
 
 
 @runtime_checkable
@@ -89,7 +90,7 @@ class AuditLog(Protocol):
         ...
 
     def chain(
-        self, after_seq: int = 0, *, batch: int = 50_000, until_seq: int | None = None
+        self, after_seq: int = 0, *, batch: int = 4096, until_seq: int | None = None
     ) -> Iterator[ChainBatch]:
         """Rows with ``seq > after_seq`` (and ``<= until_seq``) in order, in big batches."""
         ...

@@ -387,23 +387,26 @@ class PostgresAuditLog:
         return int(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def chain(
-        self, after_seq: int = 0, *, batch: int = 50_000, until_seq: int | None = None
+        self, after_seq: int = 0, *, batch: int = 4096, until_seq: int | None = None
     ) -> Iterator[ChainBatch]:
         conn = self._connect(autocommit=False)
         try:
-            query = sql.SQL("SELECT seq, record, hash FROM {} WHERE seq > %s").format(self._t)
+            query = sql.SQL(
+                "SELECT seq, convert_to(record, 'UTF8'), convert_to(hash, 'UTF8') "
+                "FROM {} WHERE seq > %s"
+            ).format(self._t)
             params: list[object] = [after_seq]
             if until_seq is not None:
                 query = query + sql.SQL(" AND seq <= %s")
                 params.append(until_seq)
-            with conn.cursor(name="audit_chain") as cur:
+            with conn.cursor(name="audit_chain", binary=True) as cur:
                 cur.itersize = batch
                 cur.execute(query + sql.SQL(" ORDER BY seq"), params)
                 while True:
                     rows = cur.fetchmany(batch)
                     if not rows:
                         break
-                    yield ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+                    yield rows
         except psycopg.Error as err:
             raise _fail(f"{self.location}: cannot read the audit log", err) from err
         finally:

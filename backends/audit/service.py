@@ -254,9 +254,9 @@ class AuditService:
         """Every record (matching ``flt``) in order, fetched in batches."""
         flt = flt or Filter()
         if flt.empty:
-            for seqs, records, hashes in self.log.chain(0, batch=batch):
-                for seq, record, hash_ in zip(seqs, records, hashes, strict=True):
-                    yield Entry.parse(seq, record, hash_)
+            for rows in self.log.chain(0, batch=batch):
+                for seq, record, hash_ in rows:
+                    yield Entry.parse(seq, record.decode("utf-8"), hash_.decode("ascii"))
             return
         offset = 0
         while True:

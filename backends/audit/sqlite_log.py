@@ -222,10 +222,11 @@ class SQLiteAuditLog:
         return int(value) if value is not None else None  # type: ignore[call-overload]
 
     def chain(
-        self, after_seq: int = 0, *, batch: int = 50_000, until_seq: int | None = None
+        self, after_seq: int = 0, *, batch: int = 4096, until_seq: int | None = None
     ) -> Iterator[ChainBatch]:
         # Its own connection: a long walk must not hold the reader others use.
         conn = self._open()
+        conn.text_factory = bytes  # records as the UTF-8 bytes that were hashed
         try:
             sql = "SELECT seq, record, hash FROM audit_log WHERE seq > ?"
             params: list[object] = [after_seq]
@@ -238,11 +239,7 @@ class SQLiteAuditLog:
                 rows = cursor.fetchmany(batch)
                 if not rows:
                     break
-                yield (
-                    [r[0] for r in rows],
-                    [r[1] for r in rows],
-                    [r[2] for r in rows],
-                )
+                yield rows
         except sqlite3.Error as err:
             raise AuditLogError(f"{self.path}: cannot read the audit log: {err}") from err
         finally:

@@ -40,8 +40,10 @@ CHECKPOINT_MISMATCH = "checkpoint mismatch"
 TRUNCATED = "truncated"
 UNKNOWN_CHECKPOINT = "unknown checkpoint"
 
-BATCH = 50_000
+BATCH = 4096  # rows per fetch: small enough to stay in cache (measured faster than 50k)
 _hexdigest = operator.methodcaller("hexdigest")
+_record = operator.itemgetter(1)
+_hash = operator.itemgetter(2)
 
 
 @dataclass(frozen=True)
@@ -78,19 +80,34 @@ class VerifyResult:
         return f"OK {self.records} records"
 
 
-def _first_difference(a: list[str], b: list[str]) -> int:
+def _first_difference(a: list[bytes], b: list[bytes]) -> int:
     for index, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return index
     return min(len(a), len(b))
 
 
-def _hashes(previous: str, records: list[str], stored: list[str]) -> list[str]:
-    """``chain_hash(prev_i, record_i)`` with ``prev_i`` the stored hash before record i."""
+def _chain_ok(previous: bytes, records: list[bytes], stored: list[bytes]) -> bool:
+    """Does every record hash, chained on the stored hash before it, to its stored hash?
+
+    ``sha256((prev_i + record_i))`` for the whole batch through ``map`` (no Python frame per
+    record), the hex digests joined and compared with the stored hashes joined: one compare.
+    """
     prevs = [previous]
     prevs.extend(islice(stored, len(stored) - 1))
-    joined = map(operator.add, prevs, records)
-    return list(map(_hexdigest, map(sha256, map(str.encode, joined))))
+    computed = "".join(map(_hexdigest, map(sha256, map(operator.add, prevs, records))))
+    return computed.encode("ascii") == b"".join(stored)
+
+
+def _hashes(previous: bytes, records: list[bytes], stored: list[bytes]) -> list[bytes]:
+    """The slow path, to locate a break: each computed hash as bytes."""
+    prevs = [previous]
+    prevs.extend(islice(stored, len(stored) - 1))
+    return [sha256(p + r).hexdigest().encode("ascii") for p, r in zip(prevs, records, strict=True)]
+
+
+def _seq_inside(record: bytes) -> int | None:
+    return record_seq(record.decode("utf-8", errors="replace"))
 
 
 def trusted_checkpoints(
@@ -174,7 +191,9 @@ def verify_chain(
             )
         start, previous = latest.seq, latest.head
     progress.start(max(head.seq - start, 0), "verifying the audit chain")
-    broken, verified = _walk(log, checkpoints, start, previous, progress, batch, head.seq)
+    broken, verified = _walk(
+        log, checkpoints, start, previous.encode("ascii"), progress, batch, head.seq
+    )
     if broken is None and latest is not None and head.seq < latest.seq:
         broken = Break(
             head.seq + 1,
@@ -189,7 +208,7 @@ def _walk(
     log: AuditLog,
     checkpoints: dict[int, Checkpoint],
     start: int,
-    previous: str,
+    previous: bytes,
     progress: Progress,
     batch: int,
     until_seq: int,
@@ -197,12 +216,15 @@ def _walk(
     expected = start + 1
     verified = 0
     marks = sorted(s for s in checkpoints if s > start)
-    for seqs, records, stored in log.chain(start, batch=batch, until_seq=until_seq):
+    for rows in log.chain(start, batch=batch, until_seq=until_seq):
         progress.check()
-        n = len(seqs)
+        n = len(rows)
+        records = list(map(_record, rows))
+        stored = list(map(_hash, rows))
         problems: list[Break] = []
-        # 1. sequence numbers: contiguous from ``expected``
-        if seqs[0] != expected or seqs[-1] != expected + n - 1:
+        # 1. sequence numbers: unique and ordered, so contiguous iff the ends are right
+        if rows[0][0] != expected or rows[-1][0] != expected + n - 1:
+            seqs = [row[0] for row in rows]
             for index, seq in enumerate(seqs):
                 if seq != expected + index:
                     problems.append(
@@ -210,11 +232,10 @@ def _walk(
                     )
                     break
         # 2. hashes
-        computed = _hashes(previous, records, stored)
-        if computed != stored:
-            index = _first_difference(computed, stored)
-            seq = seqs[index]
-            inside = record_seq(records[index])
+        if not _chain_ok(previous, records, stored):
+            index = _first_difference(_hashes(previous, records, stored), stored)
+            seq = rows[index][0]
+            inside = _seq_inside(records[index])
             if inside is not None and inside != seq:
                 problems.append(
                     Break(seq, REORDER, f"the record stored at seq {seq} says it is seq {inside}")
@@ -230,22 +251,19 @@ def _walk(
                 )
         # 3. the sequence numbers written inside the records (ends of each batch)
         for index in {0, n - 1}:
-            inside = record_seq(records[index])
-            if inside != seqs[index]:
+            inside = _seq_inside(records[index])
+            seq = rows[index][0]
+            if inside != seq:
                 problems.append(
-                    Break(
-                        seqs[index],
-                        REORDER,
-                        f"the record stored at seq {seqs[index]} says it is seq {inside}",
-                    )
+                    Break(seq, REORDER, f"the record stored at seq {seq} says it is seq {inside}")
                 )
         # 4. signed checkpoints inside this batch
-        last = seqs[-1]
+        first, last = rows[0][0], rows[-1][0]
         while marks and marks[0] <= last:
             mark = marks.pop(0)
-            index = mark - seqs[0]
-            if 0 <= index < n and seqs[index] == mark:
-                if stored[index] != checkpoints[mark].head:
+            index = mark - first
+            if 0 <= index < n and rows[index][0] == mark:
+                if stored[index] != checkpoints[mark].head.encode("ascii"):
                     problems.append(
                         Break(
                             mark,
@@ -257,8 +275,8 @@ def _walk(
             else:
                 problems.append(Break(mark, GAP, f"the checkpointed seq {mark} is missing"))
         if problems:
-            first = min(problems, key=lambda b: b.seq)
-            return first, verified + max(first.seq - expected, 0)
+            found = min(problems, key=lambda b: b.seq)
+            return found, verified + max(found.seq - expected, 0)
         verified += n
         expected += n
         previous = stored[-1]
