@@ -297,10 +297,9 @@ def bulk_build(path: Path, count: int, batch: int = 100_000) -> SQLiteAuditLog:
     middle += '"pseudonym":"p-0123456789abcdef","sealed":"v1.' + "A" * 88 + '","seq":'
     suffix = ',"time":"2025-01-31T12:00:00.000000Z","v":1}'
     prev = GENESIS
-    seq = 0
-    while seq < count:
+    for start in range(1, count + 1, batch):
         rows = []
-        for seq in range(seq + 1, min(seq + batch, count) + 1):
+        for seq in range(start, min(start + batch, count + 1)):
             record = f"{prefix}{seq}{middle}{seq}{suffix}"
             prev = sha256((prev + record).encode("utf-8")).hexdigest()
             rows.append((seq, record, prev))
