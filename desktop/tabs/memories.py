@@ -375,13 +375,20 @@ class MemoriesTab(QWidget):
         def job(progress: Progress, emit: Emit) -> MemoryStatus:
             return get_service(services).open()
 
-        self._start("memories: open", job, self._on_open_succeeded)
+        handle = self._start("memories: open", job, self._on_open_succeeded)
+        handle.signals.failed.connect(self._on_open_failed)
 
     def _on_open_succeeded(self, status: MemoryStatus) -> None:
         self._ready = True
         self.send.setEnabled(True)
         self._show_status(status)
         self.refresh()
+
+    def _on_open_failed(self, message: str, environment: bool) -> None:
+        self.memory_status.setText(self.tr("The memories cannot be opened: {0}").format(message))
+        self.memory_status.setProperty("limited", "true")
+        self.memory_status.style().unpolish(self.memory_status)
+        self.memory_status.style().polish(self.memory_status)
 
     def refresh(self) -> None:
         """Reload the memory list (and status) for the current search text."""
@@ -497,6 +504,7 @@ class MemoriesTab(QWidget):
         handle.signals.item.connect(self._on_turn_item)
         handle.signals.finished.connect(self._on_turn_finished)
         handle.signals.cancelled.connect(self._on_turn_cancelled)
+        handle.signals.failed.connect(self._on_turn_failed)
         self._turn = handle
         self.send.setEnabled(False)
         self.stop.setVisible(True)
@@ -521,6 +529,10 @@ class MemoriesTab(QWidget):
             self._after_outcome(result.remembered)
         for proposal in result.proposals:
             self._add_proposal(proposal)
+
+    def _on_turn_failed(self, message: str, environment: bool) -> None:
+        if self._answer is not None:
+            self._answer.finish(self.tr("[No answer: {0}]").format(message), ())
 
     def _on_turn_cancelled(self) -> None:
         if self._answer is not None:

@@ -246,3 +246,31 @@ def test_the_default_embedder_recalls_a_fact_from_another_session(
     ((similarity, text),) = used_rows(memories)
     assert text == "I am allergic to penicillin" and float(similarity) >= 0.30
     second.close()
+
+
+def test_an_unreachable_embedder_is_explained_not_crashed(qtbot: Any, tmp_path: Any) -> None:
+    import socket
+
+    from backends.services import Services
+    from desktop.main_window import MainWindow
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = Config(
+        home=tmp_path,
+        embedder="ollama:nomic-embed-text",
+        ollama_url=f"http://127.0.0.1:{port}",
+        chat_model="scripted",
+        network_timeout=1.0,
+    ).validated()
+    window = MainWindow(Services(config))
+    qtbot.addWidget(window, before_close_func=lambda w: w.workers.shutdown())
+    with qtbot.waitSignal(window.checks_ready, timeout=60_000):
+        window.show()
+    memories = child(window, QWidget, "memories")
+    status = child(memories, QLabel, "memory_status")
+    qtbot.waitUntil(lambda: "cannot be opened" in status.text(), timeout=WAIT)
+    assert "not reachable" in status.text()
+    assert not child(memories, QPushButton, "send").isEnabled()
+    window.close()
