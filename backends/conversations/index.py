@@ -121,7 +121,9 @@ class ConversationIndex:
         """Every conversation, newest first."""
         return [
             _row(r)
-            for r in self._execute(f"SELECT {_COLUMNS} FROM conversations ORDER BY date DESC, file")
+            for r in self._execute(
+                f"SELECT {_COLUMNS} FROM conversations ORDER BY date DESC, mtime_ns DESC, file"
+            )
         ]
 
     def get(self, file: str) -> IndexRow | None:

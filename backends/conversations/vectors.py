@@ -25,7 +25,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlparse
 
 import numpy as np
@@ -56,6 +56,7 @@ class VectorHit:
     pointer: dict[str, str | int]
 
 
+@runtime_checkable
 class VectorIndex(Protocol):
     """The "derived vector index" role: vectors plus pointers, rebuildable from the source."""
 

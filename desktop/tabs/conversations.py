@@ -187,6 +187,7 @@ class ConversationsTab(QWidget):
         self._export_all = True
         self._message_count = 0
         self._streamed = ""
+        self._jobs = 0
         self._build()
         self._connect_signals()
         self._set_busy_chat(False)
@@ -352,8 +353,10 @@ class ConversationsTab(QWidget):
     # -- jobs ------------------------------------------------------------------------------
     def _run(self, name: str, job: Any, on_success: Any, *, progress: bool = False) -> JobHandle:
         handle = self.workers.start(name, job)
+        self._jobs += 1
         handle.signals.succeeded.connect(on_success)
         handle.signals.failed.connect(self._on_job_failed)
+        handle.signals.finished.connect(self._on_job_finished)
         if progress:
             handle.signals.progress.connect(self._on_index_progress)
             handle.signals.finished.connect(self._on_index_finished)
@@ -412,6 +415,14 @@ class ConversationsTab(QWidget):
             return _listing(agent, note)
 
         self._run("conversations: list", job, self._on_listing)
+
+    @property
+    def busy(self) -> bool:
+        """True while a job this tab started has not delivered its result yet."""
+        return self._jobs > 0
+
+    def _on_job_finished(self) -> None:
+        self._jobs -= 1
 
     # -- slots: results --------------------------------------------------------------------
     def _on_job_failed(self, message: str, environment: bool) -> None:

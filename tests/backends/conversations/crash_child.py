@@ -27,7 +27,10 @@ def _no_vectors(config: object, embedder: object, fresh: bool) -> object:
 def main() -> None:
     mode, home = sys.argv[1], Path(sys.argv[2])
     config = Config(
-        home=home, embedder="hashing", chat_model="scripted", conversations_key=os.environ["CRASH_KEY"]
+        home=home,
+        embedder="hashing",
+        chat_model="scripted",
+        conversations_key=os.environ["CRASH_KEY"],
     )
     embedder = HashingEmbedder(32)
     chat = ChatChoice(ScriptedChat(replies=["a reply long enough to take a few writes " * 8]))

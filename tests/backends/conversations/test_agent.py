@@ -87,7 +87,7 @@ def test_model_choices_and_unknown_model(make_agent: MakeAgent) -> None:
 
 
 class _FakeRuntime(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (http.server API)
+    def do_GET(self) -> None:
         body = {
             "/api/tags": {"models": [{"name": "llama3.2:1b"}, {"name": "qwen2.5:0.5b"}]},
             "/v1/models": {"data": [{"id": "local-gguf"}]},
@@ -141,7 +141,8 @@ def _break_files(agent, key: str) -> dict[str, bytes]:
     data["history"] = data["history"][:30]
     (folder / "truncated.json").write_text(json.dumps(data))
     return {"good": (folder / f"{good}.json").read_bytes()} | {
-        name: (folder / f"{name}.json").read_bytes() for name in ("otherkey", "corrupt", "truncated")
+        name: (folder / f"{name}.json").read_bytes()
+        for name in ("otherkey", "corrupt", "truncated")
     }
 
 

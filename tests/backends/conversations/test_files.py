@@ -57,7 +57,9 @@ def test_round_trip_with_a_key_encrypts_only_the_history(tmp_path: Path) -> None
 
 
 def test_wrong_key_is_a_typed_error_and_the_file_is_untouched(tmp_path: Path) -> None:
-    ConversationFiles(tmp_path, HistoryCipher([generate_key()])).write(conversation(MARKER, cid="a"))
+    ConversationFiles(tmp_path, HistoryCipher([generate_key()])).write(
+        conversation(MARKER, cid="a")
+    )
     before = (tmp_path / "a.json").read_bytes()
     other = ConversationFiles(tmp_path, HistoryCipher([generate_key()]))
     with pytest.raises(WrongKeyError, match="another key"):

@@ -34,6 +34,9 @@ class MemoryKeyring(KeyringBackend):
     """An OS keyring stand-in that lives in memory (the real one needs a desktop session)."""
 
     priority = 1  # type: ignore[assignment]
+    #: never picked by keyring's own discovery (it registers every subclass): only by
+    #: the fixture below, through ``keyring.set_keyring``
+    viable = False  # type: ignore[assignment]
 
     def __init__(self) -> None:
         super().__init__()
@@ -69,9 +72,7 @@ def no_keyring() -> Iterator[None]:
 
 
 def _key_ids(agent) -> list[str]:
-    return sorted(
-        json.loads(p.read_text()).get("key_id", "") for p in agent.folder.glob("*.json")
-    )
+    return sorted(json.loads(p.read_text()).get("key_id", "") for p in agent.folder.glob("*.json"))
 
 
 def test_setting_a_first_key_encrypts_clear_conversations(

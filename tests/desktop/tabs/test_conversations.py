@@ -1,0 +1,309 @@
+"""The Conversations tab driven as a tester would: object names, clicks, keys (DC6).
+
+Most tests build the tab alone on the deterministic providers (hashing embedder, scripted
+chat); the first two run it inside the main window (``custodia_window``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialogButtonBox,
+    QFileDialog,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QMessageBox,
+    QPushButton,
+    QTabWidget,
+    QTextBrowser,
+    QTreeWidget,
+    QWidget,
+)
+
+from backends.config import Config
+from backends.conversations import get_service
+from backends.conversations.files import Conversation, StoredMessage, now_iso
+from backends.conversations.keys import generate_key
+from backends.models.chat import RETRIEVAL_ONLY_LABEL
+from backends.models.embedders import HashingEmbedder
+from backends.services import Services
+from desktop.tabs.conversations import ConversationsTab
+from desktop.workers import WorkerPool
+from tests.backends.conversations.conftest import FIXTURES
+
+WAIT = 10_000
+
+
+def child(parent: QWidget, kind: type, name: str) -> Any:
+    widget = parent.findChild(kind, name)
+    assert widget is not None, f"no {kind.__name__} named {name!r}"
+    return widget
+
+
+def rows(tab: QWidget) -> list[list[str]]:
+    tree = child(tab, QTreeWidget, "conversation_list")
+    return [
+        [tree.topLevelItem(i).text(c) for c in range(4)] for i in range(tree.topLevelItemCount())
+    ]
+
+
+def idle(qtbot: Any, tab: ConversationsTab) -> None:
+    qtbot.waitUntil(lambda: tab.ready and not tab.busy, timeout=WAIT)
+
+
+def say(qtbot: Any, tab: QWidget, text: str) -> None:
+    chat_input = child(tab, QLineEdit, "chat_input")
+    send = child(tab, QPushButton, "send")
+    qtbot.keyClicks(chat_input, text)
+    qtbot.mouseClick(send, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: send.isEnabled() and not tab.busy, timeout=WAIT)
+
+
+def seed(services: Services, name: str, texts: list[str]) -> str:
+    agent = get_service(services)
+    roles = ("user", "assistant")
+    conversation = Conversation(
+        id=name.lower().replace(" ", "-"),
+        name=name,
+        date=now_iso(),
+        provider="scripted",
+        model="scripted",
+        history=[StoredMessage(roles[i % 2], t, now_iso()) for i, t in enumerate(texts)],
+    )
+    agent.add(conversation)
+    return conversation.id
+
+
+MakeTab = Callable[..., ConversationsTab]
+
+
+@pytest.fixture
+def make_tab(qtbot: Any, custodia_config: Config) -> Iterator[MakeTab]:
+    """The tab alone on its own worker pool; ``prepare(services)`` runs before it is built."""
+    built: list[tuple[ConversationsTab, WorkerPool, Services]] = []
+
+    def factory(
+        config: Config | None = None,
+        prepare: Callable[[Services], None] | None = None,
+        **services_kwargs: Any,
+    ) -> ConversationsTab:
+        services = Services(config or custodia_config, **services_kwargs)
+        if prepare is not None:
+            prepare(services)
+        workers = WorkerPool()
+        tab = ConversationsTab(services, workers)
+        tab.resize(1000, 650)
+        tab.show()
+        built.append((tab, workers, services))
+        idle(qtbot, tab)
+        return tab
+
+    yield factory
+    for tab, workers, services in built:
+        workers.shutdown()
+        tab.close()
+        tab.deleteLater()
+        services.close()
+
+
+# -- inside the main window -------------------------------------------------------------------
+
+
+@pytest.fixture
+def window_tab(qtbot: Any, custodia_window: Any) -> ConversationsTab:
+    tabs = child(custodia_window, QTabWidget, "assistants")
+    tab = child(custodia_window, QWidget, "conversations")
+    tabs.setCurrentWidget(tab)
+    assert isinstance(tab, ConversationsTab)
+    idle(qtbot, tab)
+    return tab
+
+
+def test_a_chat_turn_streams_into_the_transcript_and_is_listed(
+    qtbot: Any, window_tab: ConversationsTab
+) -> None:
+    tab = window_tab
+    transcript = child(tab, QTextBrowser, "transcript")
+    changes: list[int] = []
+    transcript.textChanged.connect(lambda: changes.append(1))
+    say(qtbot, tab, "Tell me about zebras")
+    expected = "Scripted answer to: Tell me about zebras (context passages: 0)"
+    qtbot.waitUntil(lambda: expected in transcript.toPlainText(), timeout=WAIT)
+    assert len(changes) > len(expected.split())  # token by token, then the final render
+    [[name, date, model, count]] = rows(tab)
+    assert (model, count) == ("scripted", "2") and date and name.startswith("Conversation")
+    conversation_id = transcript.property("conversation_id")
+    agent = get_service(tab.services)
+    assert [m.content for m in agent.load(conversation_id).history] == [
+        "Tell me about zebras",
+        expected,
+    ]
+    say(qtbot, tab, "And about their stripes?")
+    qtbot.waitUntil(lambda: rows(tab)[0][3] == "4", timeout=WAIT)
+    assert transcript.property("conversation_id") == conversation_id
+
+
+def test_a_search_hit_opens_the_conversation_at_the_message(
+    qtbot: Any, window_tab: ConversationsTab
+) -> None:
+    tab = window_tab
+    say(qtbot, tab, "Lighthouses guide ships along the coast")
+    child(tab, QPushButton, "new_conversation").click()
+    for text in ("Bread needs flour", "Bread also needs water", "Sourdough bread needs time"):
+        say(qtbot, tab, text)
+    target = child(tab, QTextBrowser, "transcript").property("conversation_id")
+    child(tab, QPushButton, "new_conversation").click()
+    search = child(tab, QLineEdit, "history_search")
+    qtbot.keyClicks(search, "sourdough time")
+    qtbot.keyClick(search, Qt.Key.Key_Return)
+    results = child(tab, QListWidget, "search_results")
+    qtbot.waitUntil(lambda: results.count() > 0, timeout=WAIT)
+    first = results.item(0)
+    assert "Sourdough bread needs time" in first.text()
+    rect = results.visualItemRect(first)
+    qtbot.mouseClick(results.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    transcript = child(tab, QTextBrowser, "transcript")
+    qtbot.waitUntil(lambda: transcript.property("conversation_id") == target, timeout=WAIT)
+    assert transcript.property("highlighted_message") == 4  # user, answer, user, answer, *this*
+    assert "Bread needs flour" in transcript.toPlainText()
+    tree = child(tab, QTreeWidget, "conversation_list")
+    assert tree.currentItem().data(0, Qt.ItemDataRole.UserRole) == target
+
+
+# -- the tab alone ----------------------------------------------------------------------------
+
+
+def test_without_a_key_a_persistent_warning_is_shown(qtbot: Any, make_tab: MakeTab) -> None:
+    tab = make_tab()
+    status = child(tab, QLabel, "encryption_status")
+    assert "clear text" in status.text() and status.property("warning") is True
+    say(qtbot, tab, "still warned after a turn")
+    assert "clear text" in status.text()
+
+
+def test_with_a_key_the_status_says_encrypted(
+    qtbot: Any, make_tab: MakeTab, custodia_config: Config
+) -> None:
+    tab = make_tab(replace(custodia_config, conversations_key=generate_key()))
+    status = child(tab, QLabel, "encryption_status")
+    assert "encrypted" in status.text() and "CONVERSATIONS_KEY" in status.text()
+    assert status.property("warning") is False
+
+
+def test_set_key_encrypts_every_conversation(qtbot: Any, make_tab: MakeTab) -> None:
+    tab = make_tab(prepare=lambda s: seed(s, "Old notes", ["kept in clear", "for now"]))
+    child(tab, QPushButton, "set_key").click()
+    dialog = child(tab, QWidget, "key_dialog")
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    child(dialog, QPushButton, "generate_key").click()
+    assert len(child(dialog, QLineEdit, "key_input").text()) == 44
+    buttons = dialog.findChild(QDialogButtonBox)
+    buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    status = child(tab, QLabel, "encryption_status")
+    qtbot.waitUntil(lambda: "for this session only" in status.text(), timeout=WAIT)
+    idle(qtbot, tab)
+    data = json.loads((tab.services.config.path("conversations") / "old-notes.json").read_text())
+    assert data["encrypted"] is True and "kept in clear" not in json.dumps(data)
+    assert "1 conversation(s) re-encrypted" in child(tab, QLabel, "tab_status").text()
+
+
+def test_rename_in_place_and_delete_with_confirmation(qtbot: Any, make_tab: MakeTab) -> None:
+    tab = make_tab(prepare=lambda s: seed(s, "First name", ["hello", "hi"]))
+    tree = child(tab, QTreeWidget, "conversation_list")
+    item = tree.topLevelItem(0)
+    item.setText(0, "Second name")  # what an in-place edit (F2, double click) does
+    qtbot.waitUntil(lambda: rows(tab) and rows(tab)[0][0] == "Second name", timeout=WAIT)
+    idle(qtbot, tab)
+    path = tab.services.config.path("conversations") / "first-name.json"
+    assert json.loads(path.read_text())["name"] == "Second name"
+    tree.setCurrentItem(tree.topLevelItem(0))
+    child(tab, QPushButton, "delete_conversation").click()
+    confirm = child(tab, QMessageBox, "confirm_delete")
+    qtbot.waitUntil(confirm.isVisible, timeout=WAIT)
+    confirm.button(QMessageBox.StandardButton.No).click()
+    idle(qtbot, tab)
+    assert path.exists() and len(rows(tab)) == 1
+    child(tab, QPushButton, "delete_conversation").click()
+    qtbot.waitUntil(confirm.isVisible, timeout=WAIT)
+    confirm.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(lambda: rows(tab) == [], timeout=WAIT)
+    assert not path.exists()
+
+
+def test_an_unreadable_conversation_is_marked_and_the_others_work(
+    qtbot: Any, make_tab: MakeTab, custodia_config: Config
+) -> None:
+    def prepare(services: Services) -> None:
+        seed(services, "Good one", ["fine", "yes"])
+        seed(services, "Broken one", ["soon", "corrupt"])
+        path = services.config.path("conversations") / "broken-one.json"
+        path.write_bytes(path.read_bytes()[:-30])
+
+    tab = make_tab(prepare=prepare)
+    names = sorted(r[0] for r in rows(tab))
+    assert names == ["Good one", "⚠ broken-one"]
+    tree = child(tab, QTreeWidget, "conversation_list")
+    broken = next(
+        tree.topLevelItem(i) for i in range(2) if tree.topLevelItem(i).text(0).startswith("⚠")
+    )
+    assert "corrupt" in broken.toolTip(0)
+    tree.itemClicked.emit(broken, 0)
+    assert "cannot be read" in child(tab, QLabel, "tab_status").text()
+    good = next(tree.topLevelItem(i) for i in range(2) if tree.topLevelItem(i) is not broken)
+    tree.itemClicked.emit(good, 0)
+    transcript = child(tab, QTextBrowser, "transcript")
+    qtbot.waitUntil(lambda: transcript.property("conversation_id") == "good-one", timeout=WAIT)
+    assert "1 conversation(s) cannot be read" in child(tab, QLabel, "encryption_status").text()
+
+
+def test_model_picker_and_retrieval_only(qtbot: Any, make_tab: MakeTab) -> None:
+    tab = make_tab()
+    picker = child(tab, QComboBox, "model_picker")
+    keys = [picker.itemData(i) for i in range(picker.count())]
+    assert keys[:2] == ["scripted", "retrieval-only"]
+    say(qtbot, tab, "Kestrels hover above motorway verges")
+    child(tab, QPushButton, "new_conversation").click()
+    picker.setCurrentIndex(keys.index("retrieval-only"))
+    say(qtbot, tab, "kestrels hover motorway")
+    transcript = child(tab, QTextBrowser, "transcript")
+    qtbot.waitUntil(lambda: RETRIEVAL_ONLY_LABEL in transcript.toPlainText(), timeout=WAIT)
+    assert "Retrieval-only mode" in child(tab, QLabel, "tab_status").text()
+    assert rows(tab)[0][2] == "retrieval-only"
+
+
+def test_import_then_rebuild_index(qtbot: Any, make_tab: MakeTab) -> None:
+    tab = make_tab()
+    child(tab, QPushButton, "import_conversations").click()
+    dialog = child(tab, QFileDialog, "import_dialog")
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    dialog.fileSelected.emit(str(FIXTURES / "chatgpt_conversations.json"))
+    dialog.close()
+    qtbot.waitUntil(lambda: len(rows(tab)) == 2, timeout=WAIT)
+    idle(qtbot, tab)
+    assert get_service(tab.services).vectors().count() == 7
+    child(tab, QPushButton, "rebuild_index").click()
+    status = child(tab, QLabel, "tab_status")
+    qtbot.waitUntil(lambda: "rebuilt" in status.text(), timeout=WAIT)
+    assert "7 message(s) indexed" in status.text()
+
+
+def test_another_embedder_offers_a_rebuild(
+    qtbot: Any, make_tab: MakeTab, custodia_config: Config
+) -> None:
+    first = make_tab()
+    say(qtbot, first, "indexed with 384 dimensions")
+    first.services.close()
+    tab = make_tab(embedder=HashingEmbedder(64))
+    status = child(tab, QLabel, "tab_status")
+    assert "Rebuild index" in status.text() and "384" in status.text()
+    child(tab, QPushButton, "rebuild_index").click()
+    qtbot.waitUntil(lambda: "rebuilt" in status.text(), timeout=WAIT)
+    assert get_service(tab.services).vectors().dimension == 64
