@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import sqlite3
 import statistics
 import subprocess
@@ -36,8 +35,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from backends.memories.store import SQLiteMemoryStore  # noqa: E402
+from bench.common import RESULTS as RESULTS_DIR  # noqa: E402
+from bench.common import machine  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results" / "memories.json"
+RESULTS = RESULTS_DIR / "memories.json"
 SIZES = (1_000, 10_000, 100_000)
 DIMENSIONS = (384, 768)
 K = 10
@@ -268,8 +269,7 @@ def main(quick: bool = False) -> dict[str, Any]:
     result: dict[str, Any] = {
         "topic": "memories",
         "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
+            **machine(),
             "numpy": np.__version__,
             "blas": _blas(),
             "sqlite": sqlite3.sqlite_version,
