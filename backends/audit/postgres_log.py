@@ -340,13 +340,13 @@ class PostgresAuditLog:
                                 previous,
                             )
                         )
-                    with conn.cursor() as cur:
-                        cur.executemany(
-                            sql.SQL(
-                                "INSERT INTO {} (seq, record, hash) VALUES (%s, %s, %s)"
-                            ).format(self._t),
-                            [(e.seq, e.record, e.hash) for e in entries],
-                        )
+                    # one statement, one round trip, however many rows
+                    values = sql.SQL(", ").join([sql.SQL("(%s, %s, %s)")] * len(entries))
+                    conn.execute(
+                        sql.SQL("INSERT INTO {} (seq, record, hash) VALUES ").format(self._t)
+                        + values,
+                        [v for e in entries for v in (e.seq, e.record, e.hash)],
+                    )
             except psycopg.Error as err:
                 raise _fail(f"{self.location}: append failed", err) from err
         return entries

@@ -81,7 +81,9 @@ class KeyStore:
             self._conn.close()
             raise KeyStoreError(f"{self.path}: not a usable key store: {err}") from err
         self._salt = bytes.fromhex(str(row[0]))
-        self._keys: dict[str, bytes] = {}  # pseudonym -> key, this process only
+        # caches of this process (forget clears them; see docs/AUDIT.md on other processes)
+        self._keys: dict[str, bytes] = {}  # pseudonym -> key
+        self._pseudonyms: dict[str, str] = {}  # person digest -> pseudonym
 
     def _digest(self, person: str) -> str:
         return hmac.new(self._salt, person.encode("utf-8"), hashlib.sha256).hexdigest()
@@ -92,6 +94,9 @@ class KeyStore:
             raise ValueError("a person identifier cannot be empty")
         digest = self._digest(person)
         with self._lock:
+            known = self._pseudonyms.get(digest)
+            if known is not None:
+                return known
             try:
                 row = self._conn.execute(
                     "SELECT pseudonym, key FROM person_key WHERE digest = ?", (digest,)
@@ -110,6 +115,7 @@ class KeyStore:
             if row is None:
                 return None
             self._keys[str(row[0])] = bytes(row[1])
+            self._pseudonyms[digest] = str(row[0])
             return str(row[0])
 
     def _key(self, pseudonym: str) -> bytes | None:
@@ -187,6 +193,7 @@ class KeyStore:
                     conn.execute("ROLLBACK")
                 raise KeyStoreError(f"{self.path}: cannot erase the key: {err}") from err
             self._keys.pop(pseudonym, None)
+            self._pseudonyms.pop(digest, None)
             self._scrub()
         return pseudonym
 
@@ -214,4 +221,5 @@ class KeyStore:
     def close(self) -> None:
         with self._lock:
             self._keys.clear()
+            self._pseudonyms.clear()
             self._conn.close()
