@@ -274,3 +274,19 @@ def test_an_unreachable_embedder_is_explained_not_crashed(qtbot: Any, tmp_path: 
     assert "not reachable" in status.text()
     assert not child(memories, QPushButton, "send").isEnabled()
     window.close()
+
+
+def test_reembedding_can_be_cancelled_and_says_so(
+    qtbot: Any, memories_of_another_embedder: None, tab: QWidget
+) -> None:
+    status = child(tab, QLabel, "memory_status")
+    reembed = child(tab, QPushButton, "reembed_all")
+    cancel = child(tab, QPushButton, "reembed_cancel")
+    qtbot.waitUntil(reembed.isVisible, timeout=WAIT)
+    qtbot.mouseClick(reembed, Qt.MouseButton.LeftButton)
+    assert cancel.isVisible() and child(tab, QProgressBar, "reembed_progress").isVisible()
+    qtbot.mouseClick(cancel, Qt.MouseButton.LeftButton)  # before the worker even starts
+    notice = child(tab, QLabel, "memory_notice")
+    qtbot.waitUntil(lambda: "Re-embedding stopped" in notice.text(), timeout=WAIT)
+    qtbot.waitUntil(lambda: reembed.isVisible() and not cancel.isVisible(), timeout=WAIT)
+    assert "Recall is limited: 3 of 3" in status.text()
