@@ -100,6 +100,8 @@ class AuditTableModel(QAbstractTableModel):
 
     #: emitted when a page arrived (tests wait on it)
     page_loaded = Signal(int)
+    #: a page could not be read: the message
+    page_failed = Signal(str)
 
     def __init__(self, workers: WorkerPool, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -281,8 +283,10 @@ class AuditTableModel(QAbstractTableModel):
         self.page_loaded.emit(page)
 
     def _on_page_failed(self, message: str, environment: bool) -> None:
+        # Pages that failed stay "pending" (shown as "…") until the next reset (Refresh), so
+        # a log that went away is not asked again at every repaint.
         log.warning("audit page failed: %s", message)
-        self._pending.clear()
+        self.page_failed.emit(message)
 
 
 class InspectorPane(QWidget):
@@ -309,6 +313,7 @@ class InspectorPane(QWidget):
         self._select_seq: int | None = None
 
         self.model = AuditTableModel(workers, self)
+        self.model.page_failed.connect(self._on_page_failed)
         self._build()
         self._connect_signals()
         self._set_busy(True)
@@ -504,6 +509,11 @@ class InspectorPane(QWidget):
         self._set_busy(False)
         prefix = self.tr("Audit log unavailable") if environment else self.tr("Unexpected error")
         self.inspector_status.setText(f"{prefix}: {message}")
+
+    def _on_page_failed(self, message: str) -> None:
+        self.inspector_status.setText(
+            self.tr("Some records could not be read: {0} (Refresh to try again)").format(message)
+        )
 
     def _on_apply_filters_clicked(self) -> None:
         self.reload()

@@ -206,3 +206,29 @@ def test_opens_from_the_view_menu(qtbot: Any, custodia_window: Any) -> None:
     assert pane.model.rowCount() == 0  # a fresh data dir has an empty log
     action.trigger()  # again: the same pane
     assert custodia_window.findChildren(QDockWidget, "inspector_dock") == [dock]
+
+
+@pytest.mark.slow
+def test_a_million_rows_page_lazily(qtbot: Any, tmp_path: Path) -> None:
+    """1M records: the count is instant, scrolling anywhere loads only the pages it shows."""
+    from bench.bench_audit import bulk_build
+
+    home = tmp_path / "big"
+    home.mkdir(mode=0o700)
+    bulk_build(home / "audit.sqlite3", 1_000_000).close()
+    workers = WorkerPool()
+    service = AuditService.open(Config(home=home), checkpoint_every=0)
+    widget = InspectorPane(workers, lambda: service)
+    qtbot.addWidget(widget)
+    try:
+        with qtbot.waitSignal(widget.view_ready, timeout=30_000):
+            widget.show()
+        assert widget.model.rowCount() == 1_000_000
+        for target in (500_000, 999_999, 123_456):
+            widget.audit_table.scrollTo(widget.model.index(target, 0))
+            qtbot.waitUntil(lambda t=target: widget.model.row_at(t) is not None, timeout=10_000)
+            assert widget.model.index(target, 0).data() == str(target + 1)
+        assert widget.model.loaded_pages <= 12
+    finally:
+        workers.shutdown()
+        service.close()
