@@ -458,8 +458,9 @@ class InspectorPane(QWidget):
     def _set_busy(self, busy: bool) -> None:
         for widget in (self.apply_filters, self.clear_filters, self.refresh_log):
             widget.setEnabled(not busy)
+        ready = not busy and self.service is not None
         for widget in (self.verify_chain, self.export_csv, self.export_jsonl):
-            widget.setEnabled(not busy and self._verify_handle is None)
+            widget.setEnabled(ready and self._verify_handle is None)
 
     def reload(self) -> None:
         """(Re)open the log and show it with the current filters."""

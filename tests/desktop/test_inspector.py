@@ -232,3 +232,20 @@ def test_a_million_rows_page_lazily(qtbot: Any, tmp_path: Path) -> None:
     finally:
         workers.shutdown()
         service.close()
+
+
+def test_unavailable_log_is_reported(qtbot: Any, tmp_path: Path) -> None:
+    from backends.errors import StoreUnavailableError
+
+    def source() -> AuditService:
+        raise StoreUnavailableError("postgres at 127.0.0.1:1 refused the connection")
+
+    workers = WorkerPool()
+    widget = InspectorPane(workers, source)
+    qtbot.addWidget(widget)
+    try:
+        qtbot.waitUntil(lambda: "unavailable" in widget.inspector_status.text(), timeout=10_000)
+        assert "refused the connection" in widget.inspector_status.text()
+        assert not widget.verify_chain.isEnabled()
+    finally:
+        workers.shutdown()

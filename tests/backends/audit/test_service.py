@@ -103,3 +103,14 @@ def test_reveal_statuses(service: AuditService) -> None:
     assert service.status(sealed) == "sealed"
     service.forget("beto")
     assert service.status(sealed) == "erased"
+
+
+def test_verification_can_be_cancelled(service: AuditService) -> None:
+    from backends.errors import CancelledError
+    from backends.progress import Progress
+
+    service.append("tutor.turn", None, n=1)
+    progress = Progress()
+    progress.cancel()
+    with pytest.raises(CancelledError):
+        service.verify(progress=progress)
