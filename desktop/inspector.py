@@ -373,10 +373,9 @@ class InspectorPane(QWidget):
         vertical.setDefaultSectionSize(self.fontMetrics().height() + 6)
         header = self.audit_table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(False)
-        for column, width in enumerate((70, 200, 120, 150, 70, 380, 140)):
+        header.setStretchLastSection(True)
+        for column, width in enumerate((64, 190, 110, 140, 64, 300, 130)):
             header.resizeSection(column, width)
-        header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
 
         self.audit_detail = QPlainTextEdit()
         self.audit_detail.setObjectName("audit_detail")
@@ -387,7 +386,7 @@ class InspectorPane(QWidget):
         splitter.addWidget(self.audit_table)
         splitter.addWidget(self.audit_detail)
         splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
+        splitter.setStretchFactor(1, 1)
         layout.addWidget(splitter, 1)
 
         actions = QHBoxLayout()
