@@ -117,6 +117,7 @@ class KeyDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("key_dialog")
         self.setWindowTitle(self.tr("Conversations key"))
+        self.setMinimumWidth(480)
         layout = QVBoxLayout(self)
         text = self.tr(
             "Every conversation's history will be re-encrypted with this key (Fernet). "
@@ -234,6 +235,7 @@ class ConversationsTab(QWidget):
             QTreeWidget.EditTrigger.DoubleClicked | QTreeWidget.EditTrigger.EditKeyPressed
         )
         header = self.conversation_list.header()
+        header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in (1, 2, 3):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
@@ -313,6 +315,7 @@ class ConversationsTab(QWidget):
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
+        splitter.setSizes([460, 690])
 
         self.tab_status = QLabel("")
         self.tab_status.setObjectName("tab_status")
@@ -502,16 +505,16 @@ class ConversationsTab(QWidget):
                 "read your conversations. Set a key to encrypt it."
             )
         elif status.source == "environment":
-            text = self.tr("🔒 History encrypted (key from CONVERSATIONS_KEY, id {0}).").format(
+            text = self.tr("✓ History encrypted (key from CONVERSATIONS_KEY, id {0}).").format(
                 status.key_id
             )
         elif status.source == "keyring":
-            text = self.tr("🔒 History encrypted (key in the OS keyring, id {0}).").format(
+            text = self.tr("✓ History encrypted (key in the OS keyring, id {0}).").format(
                 status.key_id
             )
         else:
             text = self.tr(
-                "🔒 History encrypted, but the key is kept <b>for this session only</b> ({0}). "
+                "✓ History encrypted, but the key is kept <b>for this session only</b> ({0}). "
                 "Set CONVERSATIONS_KEY to keep using it."
             ).format(html.escape(status.keyring.reason))
         if status.encrypted and status.clear_files:
