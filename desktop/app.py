@@ -37,13 +37,19 @@ def _setup_logging(home: os.PathLike[str] | str) -> None:
 
 def run(argv: Sequence[str]) -> int:
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    if "--self-test" in argv:  # checks an installation on a temporary data dir, offscreen
+        from desktop import selftest
+
+        return selftest.run()
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     from desktop.main_window import MainWindow
+    from desktop.selftest import app_icon
 
     app = QApplication.instance() or QApplication([sys.argv[0], *argv])
     assert isinstance(app, QApplication)
     app.setApplicationName("Custodia")
+    app.setWindowIcon(app_icon())
     app.setOrganizationName("Custodia")
     from backends import __version__
 

@@ -1,0 +1,543 @@
+"""``custodia --self-test``: prove an installation (above all the packaged bundle) works.
+
+Against a fresh temporary data dir — never the user's — it:
+
+* checks the bundled files (Qt platform plugins, model files with their sha256, resources);
+* loads the real bundled models once: the MiniLM embedder embeds (and ranks a related sentence
+  above an unrelated one), the SmolLM2 GGUF loads and generates a few tokens;
+* opens the main window offscreen with the deterministic providers (hashing embedder,
+  scripted chat), visits every tab and opens the audit inspector;
+* runs one scripted turn in each assistant through its service, in the window's worker pool:
+  a multi-agent task to ``done``, a memory remembered and recalled, a conversation message
+  found again by search, a tutor question answered with citations;
+* verifies the audit chain, closes the window (workers cancelled and waited for).
+
+It prints one line per step and exits 0, or 1 naming the failing steps. An assistant or tab
+that is missing fails its step: nothing is skipped silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from PySide6.QtCore import QObject, Slot
+from PySide6.QtGui import QIcon
+
+from backends.config import Config
+from backends.progress import Progress
+from backends.services import Services
+
+#: Known, harmless Qt messages of the offscreen platform.
+_QUIET_QT_MESSAGES = ("This plugin does not support propagateSizeHints",)
+#: Longest wait for one GUI step (start-up checks, a worker job).
+STEP_TIMEOUT = 120.0
+#: The application icon under resources/icons/ (rendered from packaging/custodia.svg).
+ICON = "custodia.png"
+#: What every tutor answer must carry: at least one citation.
+TUTOR_QUESTION = "What are the first-line treatments of hypertension?"
+
+
+class StepFailed(Exception):
+    """A check did not hold; the message says what was expected and what was found."""
+
+
+@dataclass
+class StepResult:
+    name: str
+    ok: bool
+    seconds: float
+    detail: str
+
+
+class SelfTest:
+    """Runs the steps in order, each isolated: a failing step does not hide the next ones."""
+
+    def __init__(self, out: IO[str] | None = None, home: Path | None = None) -> None:
+        self.out = out or sys.stdout
+        self.results: list[StepResult] = []
+        self._own_home = home is None
+        self.home = home or Path(tempfile.mkdtemp(prefix="custodia-selftest-"))
+        self.app: Any = None
+        self.window: Any = None
+        self.services: Services | None = None
+
+    # -- running ---------------------------------------------------------------------------
+    def step(self, name: str, check: Callable[[], str]) -> bool:
+        started = time.perf_counter()
+        try:
+            detail = check()
+            ok = True
+        except Exception as err:  # any failure of a step is reported, never raised
+            ok = False
+            detail = f"{type(err).__name__}: {err}" if not isinstance(err, StepFailed) else str(err)
+            if not isinstance(err, StepFailed | ImportError):
+                detail += "\n" + "".join(traceback.format_exception(err)).rstrip()
+        seconds = time.perf_counter() - started
+        self.results.append(StepResult(name, ok, seconds, detail))
+        status = "ok  " if ok else "FAIL"
+        print(f"[{status}] {name:<28} {seconds:6.2f} s  {detail}", file=self.out, flush=True)
+        return ok
+
+    def run(self) -> int:
+        started = time.perf_counter()
+        print(f"Custodia self-test — data dir {self.home}", file=self.out, flush=True)
+        from PySide6.QtCore import qInstallMessageHandler
+        from PySide6.QtWidgets import QApplication
+
+        qInstallMessageHandler(_qt_message)
+        self.app = QApplication.instance() or QApplication([sys.argv[0]])
+        try:
+            self.step("bundled files", self.check_files)
+            self.step("embedder (MiniLM)", self.check_embedder)
+            self.step("chat model (SmolLM2)", self.check_chat_model)
+            if self.step("main window", self.open_window):
+                from desktop.tabs import TABS
+
+                for name, _title, _spec, _module in TABS:
+                    self.step(f"tab {name}", functools.partial(self.visit_tab, name))
+                self.step("tab start-up work", self.wait_idle)
+                self.step("audit inspector", self.open_inspector)
+                self.step("multiagent turn", self.multiagent_turn)
+                self.step("memories turn", self.memories_turn)
+                self.step("conversations turn", self.conversations_turn)
+                self.step("tutor turn", self.tutor_turn)
+                self.step("audit chain", self.audit_chain)
+                self.step("close window", self.close_window)
+            else:
+                for name in ("tabs", "assistant turns", "audit chain"):
+                    self.results.append(StepResult(name, False, 0.0, "main window did not open"))
+                    print(f"[FAIL] {name:<28}   0.00 s  not run: no window", file=self.out)
+        finally:
+            self._cleanup()
+        failed = [r.name for r in self.results if not r.ok]
+        total = time.perf_counter() - started
+        if failed:
+            print(
+                f"self-test FAILED ({len(failed)} of {len(self.results)} steps): "
+                f"{', '.join(failed)}",
+                file=self.out,
+                flush=True,
+            )
+            return 1
+        print(
+            f"self-test passed: {len(self.results)} steps in {total:.1f} s",
+            file=self.out,
+            flush=True,
+        )
+        return 0
+
+    # -- steps: files and real models ------------------------------------------------------
+    def check_files(self) -> str:
+        from PySide6.QtCore import QLibraryInfo
+
+        from backends.models.files import MINILM_ONNX, MINILM_TOKENIZER, SMOLLM2_GGUF
+
+        plugins = Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath)) / "platforms"
+        missing = [p for p in ("libqoffscreen.so", "libqxcb.so") if not (plugins / p).is_file()]
+        if missing:
+            raise StepFailed(f"Qt platform plugins missing in {plugins}: {', '.join(missing)}")
+        where = []
+        for model in (MINILM_ONNX, MINILM_TOKENIZER, SMOLLM2_GGUF):
+            path = model.verified()  # size + sha256
+            where.append(path)
+        bundle = getattr(sys, "_MEIPASS", None)
+        origin = "bundle" if bundle and all(str(p).startswith(bundle) for p in where) else "wheels"
+        resources = resources_dir()
+        if resources is None:
+            raise StepFailed("resources/ not found (neither in the bundle nor the source tree)")
+        if app_icon().isNull():
+            raise StepFailed(f"the application icon {ICON} is missing in {resources}/icons")
+        detail = f"models verified (sha256) from the {origin}; resources at {resources}"
+        missing_x11 = missing_system_libraries()
+        if missing_x11:  # a note, not a failure: offscreen and Wayland do not need them
+            detail += "; for X11 install " + ", ".join(missing_x11) + " (see INSTALL.md)"
+        return detail
+
+    def check_embedder(self) -> str:
+        import numpy as np
+
+        from backends.models.embedders import MiniLMEmbedder
+
+        embedder = MiniLMEmbedder(threads=1)
+        vectors = embedder.embed_batch(
+            [
+                "High blood pressure damages the kidneys.",
+                "Hypertension can harm renal function.",
+                "The guitar has six strings.",
+            ]
+        )
+        if vectors.shape != (3, embedder.dimension) or vectors.dtype != np.float32:
+            raise StepFailed(f"unexpected embeddings {vectors.shape} {vectors.dtype}")
+        norms = np.linalg.norm(vectors, axis=1)
+        if not np.allclose(norms, 1.0, atol=1e-3):
+            raise StepFailed(f"embeddings not normalised: {norms}")
+        related, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
+        if not related > unrelated:
+            raise StepFailed(f"related {related:.2f} <= unrelated {unrelated:.2f}")
+        return f"{embedder.name} {embedder.dimension}-d; related {related:.2f} > {unrelated:.2f}"
+
+    def check_chat_model(self) -> str:
+        from backends.models.chat import LlamaCppChat, Prompt
+        from backends.models.files import SMOLLM2_GGUF
+
+        started = time.perf_counter()
+        chat = LlamaCppChat(SMOLLM2_GGUF.verified(), "SmolLM2-135M-Instruct", context_tokens=512)
+        loaded = time.perf_counter() - started
+        answer = chat.complete(Prompt(user="Say hello in one word.", max_tokens=8)).strip()
+        if not answer:
+            raise StepFailed("the GGUF model loaded but generated nothing")
+        del chat
+        return f"{SMOLLM2_GGUF.relpath} loaded in {loaded:.2f} s; said {answer[:40]!r}"
+
+    # -- steps: the window -----------------------------------------------------------------
+    def open_window(self) -> str:
+        from desktop import app as app_module
+        from desktop.main_window import MainWindow
+
+        config = Config(
+            home=self.home,
+            embedder="hashing",
+            chat_model="scripted",
+            conversations_key=_fernet_key(),
+        ).validated()
+        self.services = services = Services(config)
+        _conversations_without_keyring(services)
+        started = time.perf_counter()
+        self.window = window = MainWindow(services)
+        window.show()
+        shown = time.perf_counter() - started
+        checks = self._wait_signal(window.checks_ready, "start-up checks")
+        problems = [c.line() for c in checks if c.required and not c.ok]
+        if problems:
+            raise StepFailed("start-up checks failed: " + "; ".join(problems))
+        since_start = time.perf_counter() - app_module.STARTED
+        return (
+            f"shown in {shown:.2f} s ({since_start:.2f} s after start), "
+            f"{len(checks)} start-up checks ok"
+        )
+
+    def visit_tab(self, name: str) -> str:
+        from PySide6.QtWidgets import QWidget
+
+        from desktop.tabs import TABS, ComingSoonTab
+
+        module = next(m for n, _t, _s, m in TABS if n == name)
+        tabs = self.window.tabs
+        widget = next(
+            (tabs.widget(i) for i in range(tabs.count()) if tabs.widget(i).objectName() == name),
+            None,
+        )
+        if widget is None:
+            raise StepFailed(f"no tab named {name!r} in the window")
+        if module is None or isinstance(widget, ComingSoonTab):
+            raise StepFailed(f"the {name} assistant has not landed: its tab is a placeholder")
+        tabs.setCurrentWidget(widget)
+        self._process_events(0.2)
+        if not widget.isVisible():
+            raise StepFailed(f"tab {name} is not visible after selecting it")
+        image = widget.grab()
+        if image.isNull() or image.width() < 100:
+            raise StepFailed(f"tab {name} did not render")
+        children = len(widget.findChildren(QWidget))
+        return f"{module}: rendered {image.width()}x{image.height()}, {children} widgets"
+
+    def wait_idle(self) -> str:
+        workers = self.window.workers
+        self._wait(lambda: not workers.active, "the tabs' start-up work")
+        return "every tab's start-up job finished"
+
+    def open_inspector(self) -> str:
+        self.window.inspector_action.trigger()
+        self._process_events(0.2)
+        from PySide6.QtWidgets import QDockWidget
+
+        dock = self.window.findChild(QDockWidget, "inspector_dock")
+        if dock is None or not dock.isVisible():
+            raise StepFailed("View ▸ Audit inspector did not show the inspector")
+        self._wait(lambda: not self.window.workers.active, "the inspector's first page")
+        return "docked and shown"
+
+    # -- steps: one turn per assistant -----------------------------------------------------
+    def multiagent_turn(self) -> str:
+        from backends.multiagent import get_service
+
+        task = "Write a Python function that adds two numbers, with a test."
+        session = self._in_worker(
+            "self-test: multiagent", lambda p: get_service(self._services()).ask(task, p)
+        )
+        if session.phase != "done":
+            raise StepFailed(f"session {session.session_id} ended in phase {session.phase!r}")
+        return f"session {session.session_id[:8]} done after {len(session.events)} events"
+
+    def memories_turn(self) -> str:
+        from backends.memories.assistant import get_service
+
+        fact = "My favourite tea is rooibos"
+
+        def job(progress: Progress) -> tuple[Any, Any, Any]:
+            assistant = get_service(self._services())
+            turn = assistant.turn(f"Remember that {fact}.")
+            hits = assistant.search("favourite tea rooibos", k=3)
+            answer = assistant.turn("Which tea is my favourite, rooibos?")
+            return turn, hits, answer
+
+        turn, hits, answer = self._in_worker("self-test: memories", job)
+        if turn.remembered is None or not turn.remembered.stored:
+            raise StepFailed(f"'remember that' did not store the fact: {turn.answer!r}")
+        if not hits or hits[0].text.rstrip(".") != fact:
+            raise StepFailed(f"search did not find the fact first: {[h.text for h in hits]}")
+        if not any(h.text.rstrip(".") == fact for h in answer.used):
+            raise StepFailed(f"the next turn did not recall it (threshold {answer.threshold})")
+        return f"remembered, found (similarity {hits[0].similarity:.2f}) and recalled in a turn"
+
+    def conversations_turn(self) -> str:
+        from backends.conversations.agent import get_service
+
+        message = "How often should a cactus be watered in winter?"
+
+        def job(progress: Progress) -> tuple[Any, Any]:
+            agent = get_service(self._services())
+            result = agent.ask(message)
+            return result, agent.search("cactus watered winter", k=5)
+
+        result, hits = self._in_worker("self-test: conversations", job)
+        if not result.answer.strip():
+            raise StepFailed("the conversation turn produced no answer")
+        if not any(h.conversation_id == result.conversation_id for h in hits):
+            raise StepFailed("search did not find the message just sent")
+        return f"answered and found by search ({len(hits)} hit(s))"
+
+    def tutor_turn(self) -> str:
+        try:
+            tutor = importlib.import_module("backends.tutor")
+        except ImportError as err:
+            raise StepFailed(f"the tutor assistant has not landed: {err}") from err
+        get_service = getattr(tutor, "get_service", None)
+        if get_service is None:
+            raise StepFailed("backends.tutor has no get_service(services)")
+
+        def job(progress: Progress) -> tuple[Any, int, int]:
+            from backends.audit.service import get_service as audit_service
+
+            audit = audit_service(self._services())
+            before = audit.verify().records
+            result = get_service(self._services()).ask(TUTOR_QUESTION, user="selftest")
+            return result, before, audit.verify().records
+
+        result, before, after = self._in_worker("self-test: tutor", job)
+        citations = list(getattr(result, "citations", None) or getattr(result, "sources", []))
+        if not citations:
+            raise StepFailed(f"the tutor answered without citations: {result!r:.200}")
+        if after != before + 1:
+            raise StepFailed(f"the turn left {after - before} audit records, expected exactly 1")
+        return f"answered with {len(citations)} citation(s), one audit record"
+
+    def audit_chain(self) -> str:
+        from backends.audit.service import get_service
+
+        def job(progress: Progress) -> Any:
+            audit = get_service(self._services())
+            audit.append("selftest.finished", steps=len(self.results))
+            return audit.verify(progress=progress)
+
+        result = self._in_worker("self-test: audit verify", job)
+        if not result.ok:
+            raise StepFailed(f"the audit chain does not verify: {result.line()}")
+        if result.records < 1:
+            raise StepFailed("the audit log is empty after appending to it")
+        return result.line()
+
+    def close_window(self) -> str:
+        window, self.window = self.window, None
+        window.close()
+        self._process_events(0.1)
+        if window.isVisible():
+            raise StepFailed("the window refused to close")
+        running = window.workers.active
+        if running:
+            raise StepFailed(f"{len(running)} job(s) still running after close")
+        self.services = None  # closed by the window
+        return "closed; workers finished, stores closed"
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _services(self) -> Services:
+        assert self.services is not None
+        return self.services
+
+    def _process_events(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.app.processEvents()
+            time.sleep(0.005)
+
+    def _wait(self, done: Callable[[], bool], what: str, timeout: float = STEP_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > deadline:
+                raise StepFailed(f"timed out after {timeout:.0f} s waiting for {what}")
+            self.app.processEvents()
+            time.sleep(0.005)
+
+    def _wait_signal(self, signal: Any, what: str) -> Any:
+        box = _Box()
+        signal.connect(box._on_value)
+        try:
+            self._wait(lambda: box.done, what)
+        finally:
+            signal.disconnect(box._on_value)
+        return box.value
+
+    def _in_worker(self, name: str, fn: Callable[[Progress], Any]) -> Any:
+        """Run ``fn`` in the window's worker pool (as the tabs do) and wait for its result."""
+        box = _Box()
+        handle = self.window.workers.start(name, lambda progress, emit: fn(progress))
+        handle.signals.succeeded.connect(box._on_value)
+        handle.signals.failed.connect(box._on_failed)
+        handle.signals.cancelled.connect(box._on_cancelled)
+        self._wait(lambda: box.done, name)
+        if box.error is not None:
+            raise StepFailed(box.error)
+        return box.value
+
+    def _cleanup(self) -> None:
+        if self.window is not None:
+            with contextlib.suppress(Exception):
+                self.window.close()
+            self.window = None
+        if self.services is not None:
+            with contextlib.suppress(Exception):
+                self.services.close()
+        if self._own_home:
+            shutil.rmtree(self.home, ignore_errors=True)
+
+
+class _Box(QObject):
+    """Receives one outcome on the GUI thread (bound slots, as the house rule says)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.done = False
+        self.value: Any = None
+        self.error: str | None = None
+
+    @Slot(object)
+    def _on_value(self, value: Any) -> None:
+        self.value, self.done = value, True
+
+    @Slot(str, bool)
+    def _on_failed(self, message: str, environment: bool) -> None:
+        kind = "environment error" if environment else "bug"
+        self.error, self.done = f"{kind}: {message}", True
+
+    @Slot()
+    def _on_cancelled(self) -> None:
+        self.error, self.done = "cancelled", True
+
+
+def _qt_message(mode: Any, context: Any, message: str) -> None:
+    if not message.startswith(_QUIET_QT_MESSAGES):
+        print(f"qt: {message}", file=sys.stderr, flush=True)
+
+
+def _fernet_key() -> str:
+    from cryptography.fernet import Fernet
+
+    return Fernet.generate_key().decode("ascii")
+
+
+def _conversations_without_keyring(services: Services) -> None:
+    """Build the conversation agent now, without the OS keyring: the self-test must neither
+    read nor write the user's real keyring entries (its key comes from the config)."""
+    from backends.conversations.agent import ConversationAgent
+
+    services.service(
+        "conversations",
+        lambda: ConversationAgent(
+            services.config,
+            embedder=lambda: services.embedder,
+            chat=lambda: services.chat_choice,
+            use_keyring=False,
+        ),
+        ConversationAgent.close,
+    )
+
+
+def resources_dir() -> Path | None:
+    """``resources/`` of the bundle (``sys._MEIPASS``) or of the source tree."""
+    candidates = []
+    bundle = getattr(sys, "_MEIPASS", None)
+    if bundle:
+        candidates.append(Path(bundle) / "resources")
+    candidates.append(Path(__file__).resolve().parents[1] / "resources")
+    return next((c for c in candidates if c.is_dir()), None)
+
+
+#: Libraries Qt's xcb (X11) platform plugin needs that PyInstaller does not bundle, with the
+#: Debian/Ubuntu package shipping each.
+X11_LIBRARIES = {
+    "libxcb-icccm.so.4": "libxcb-icccm4",
+    "libxcb-keysyms.so.1": "libxcb-keysyms1",
+    "libxcb-cursor.so.0": "libxcb-cursor0",
+    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
+}
+
+
+def missing_system_libraries() -> list[str]:
+    """The packages of :data:`X11_LIBRARIES` whose library cannot be loaded here."""
+    import ctypes
+
+    missing = []
+    for library, package in X11_LIBRARIES.items():
+        try:
+            ctypes.CDLL(library)
+        except OSError:
+            missing.append(package)
+    return missing
+
+
+def app_icon() -> QIcon:
+    """The window icon, ``resources/icons/custodia.png`` (null when the file is missing;
+    the self-test checks it is there)."""
+    resources = resources_dir()
+    return QIcon(str(resources / "icons" / ICON)) if resources else QIcon()
+
+
+@contextlib.contextmanager
+def _environment(home: Path) -> Iterator[None]:
+    """Point everything that reads the environment at the temporary data dir."""
+    saved = {
+        k: os.environ.get(k) for k in ("CUSTODIA_HOME", "ANONYMIZED_TELEMETRY", "QT_QPA_PLATFORM")
+    }
+    os.environ["CUSTODIA_HOME"] = str(home)
+    os.environ["ANONYMIZED_TELEMETRY"] = "False"
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def run(out: IO[str] | None = None, home: Path | None = None) -> int:
+    """Run the self-test; 0 when every step passed."""
+    test = SelfTest(out, home)
+    with _environment(test.home):
+        return test.run()
+
+
+__all__ = ["STEP_TIMEOUT", "SelfTest", "StepFailed", "app_icon", "resources_dir", "run"]
