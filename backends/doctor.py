@@ -114,14 +114,22 @@ def _probe_neo4j(config: Config) -> Probe:
 
         auth = (config.neo4j_user, config.neo4j_password) if config.neo4j_password else None
         t = config.network_timeout
-        try:
-            with neo4j.GraphDatabase.driver(
-                config.neo4j_uri, auth=auth, connection_timeout=t, connection_acquisition_timeout=t
-            ) as driver:
-                records, _, _ = driver.execute_query("RETURN 1 AS one")
-                check.details["answer"] = records[0]["one"]
-        except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, OSError) as err:
-            raise CustodiaEnvironmentError(f"Bolt server not reachable: {err}") from err
+        last: Exception | None = None
+        for _attempt in range(2):  # one retry: a Bolt server may drop a first handshake
+            try:
+                with neo4j.GraphDatabase.driver(
+                    config.neo4j_uri,
+                    auth=auth,
+                    connection_timeout=t,
+                    connection_acquisition_timeout=t,
+                    max_transaction_retry_time=0,
+                ) as driver:
+                    records, _, _ = driver.execute_query("RETURN 1 AS one")
+                    check.details["answer"] = records[0]["one"]
+                    return
+            except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, OSError) as err:
+                last = err
+        raise CustodiaEnvironmentError(f"Bolt server not reachable: {last}") from last
 
     return probe
 

