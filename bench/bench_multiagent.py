@@ -190,6 +190,10 @@ def numpy_topk(matrix: np.ndarray, query: np.ndarray, mask: np.ndarray | None) -
     return top if index is None else index[top]
 
 
+def _search(memory: SemanticMemory, filters: dict[str, str], query: np.ndarray) -> object:
+    return memory.search_vector("agent_results", query, limit=K, **filters)
+
+
 def bench_qdrant(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     rng = np.random.default_rng(7)
     matrix = rng.standard_normal((POINTS, DIMENSION), dtype=np.float32)
@@ -230,7 +234,7 @@ def bench_qdrant(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         hits = memory.search_vector("agent_results", queries[0], limit=K, **filters)
         expected = numpy_topk(matrix, queries[0], mask)
         assert [h.ticket for h in hits] == [f"t{i}" for i in expected], label
-        search = partial(memory.search_vector, "agent_results", limit=K, **filters)
+        search = partial(_search, memory, filters)
         qdrant_ms = _median_query_ms(search, queries, QUERIES)
         numpy_ms = _median_query_ms(partial(numpy_topk, matrix, mask=mask), queries, QUERIES * 4)
         rows.append(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -66,9 +67,10 @@ class SemanticMemoryContract:
         client = memory._client
         for name in COLLECTIONS:
             info = client.get_collection(name)
-            assert info.config.params.vectors.distance.name == "COSINE"
-            assert info.config.params.vectors.size == 64
-            assert info.config.metadata["indexes"] == list(INDEXED_FIELDS)
+            vectors: Any = info.config.params.vectors
+            assert vectors.distance.name == "COSINE"
+            assert vectors.size == 64
+            assert (info.config.metadata or {})["indexes"] == list(INDEXED_FIELDS)
 
     def test_add_and_search_keep_text_and_tags(self, memory: SemanticMemory) -> None:
         self.fill(memory)
@@ -228,7 +230,7 @@ class TestQdrantLocal(SemanticMemoryContract):
         )
         client.upsert(
             "agent_results" + STAGING_SUFFIX,
-            [models.PointStruct(id=p.id, vector=p.vector, payload=p.payload) for p in points],
+            [models.PointStruct(id=p.id, vector=p.vector, payload=p.payload) for p in points],  # type: ignore[arg-type]
         )
         client.delete_collection("agent_results")
         client.close()

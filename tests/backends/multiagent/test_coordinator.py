@@ -141,10 +141,16 @@ def test_an_interrupted_session_resumes_after_a_restart(make_service: MakeServic
     # A "crash" during the working phase: the process died, nothing marked it cancelled.
     service = make_service()
     session = service.start("Parse CSV files")
+    progress = Progress()
+
+    def cancel_on_second(call: int) -> None:
+        if call == 2:
+            progress.cancel()
+
     with pytest.raises(CancelledError):
-        progress = Progress()
-        chat_hook = HookedChat(list(REPLIES), lambda call: call == 2 and progress.cancel())
-        make_service(chat=chat_hook).run(session.session_id, progress)
+        make_service(chat=HookedChat(list(REPLIES), cancel_on_second)).run(
+            session.session_id, progress
+        )
     restarted = make_service()
     crashed = restarted.session(session.session_id)
     assert crashed is not None and crashed.resumable

@@ -31,6 +31,7 @@ from backends.multiagent.service import SESSIONS_FILE
 from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
 from backends.multiagent.ttl import MemoryTTLStore
 from backends.services import Services
+from desktop.tabs.multiagent import MultiAgentTab
 
 PLAN = "1. Research CSV dialects\n2. Write a python function to parse CSV"
 REPLIES = [PLAN, "Dialects differ in quoting.", "def parse(text): ...", "Good. Final answer."]
@@ -94,7 +95,7 @@ def clear_custodia_keys(client: Any) -> None:
 
 
 @pytest.fixture
-def tab(custodia_window: Any, qtbot: Any) -> QWidget:
+def tab(custodia_window: Any, qtbot: Any) -> MultiAgentTab:
     widget = custodia_window.findChild(QWidget, "multiagent")
     assert widget is not None
     run = widget.findChild(QPushButton, "run_task")
@@ -120,7 +121,7 @@ def run_task(tab: QWidget, qtbot: Any, text: str) -> None:
 
 @pytest.mark.parametrize("profile", ["embedded", pytest.param("redis", marks=pytest.mark.server)])
 def test_a_task_runs_live_through_the_tab(
-    tab: QWidget, qtbot: Any, chat: GatedChat, profile: str
+    tab: MultiAgentTab, qtbot: Any, chat: GatedChat, profile: str
 ) -> None:
     chat.gate_at = 3  # the coder waits: what happened so far must already be on screen
     phase = child(tab, QLabel, "phase")
@@ -169,7 +170,7 @@ def test_a_task_runs_live_through_the_tab(
     assert not child(tab, QPushButton, "resume_task").isEnabled()  # done: nothing to resume
 
 
-def test_memory_search_finds_what_the_experts_stored(tab: QWidget, qtbot: Any) -> None:
+def test_memory_search_finds_what_the_experts_stored(tab: MultiAgentTab, qtbot: Any) -> None:
     with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT):
         run_task(tab, qtbot, "Parse CSV files")
     search = child(tab, QLineEdit, "memory_search")
@@ -180,7 +181,7 @@ def test_memory_search_finds_what_the_experts_stored(tab: QWidget, qtbot: Any) -
     assert any("def parse(text)" in results.item(i).text() for i in range(results.count()))
 
 
-def test_cancel_then_resume(tab: QWidget, qtbot: Any, chat: GatedChat) -> None:
+def test_cancel_then_resume(tab: MultiAgentTab, qtbot: Any, chat: GatedChat) -> None:
     chat.gate_at = 2  # the researcher waits
     with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as stopped:
         run_task(tab, qtbot, "Parse CSV files")
@@ -199,7 +200,7 @@ def test_cancel_then_resume(tab: QWidget, qtbot: Any, chat: GatedChat) -> None:
     assert any(e.get("resumed") for e in events)
 
 
-def test_phase_filter(tab: QWidget, qtbot: Any) -> None:
+def test_phase_filter(tab: MultiAgentTab, qtbot: Any) -> None:
     with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT):
         run_task(tab, qtbot, "Parse CSV files")
     sessions = child(tab, QTreeWidget, "sessions")
@@ -226,7 +227,7 @@ def interrupted(custodia_config: Config) -> str:
 
 
 def test_an_interrupted_session_resumes_after_a_restart(
-    interrupted: str, tab: QWidget, qtbot: Any
+    interrupted: str, tab: MultiAgentTab, qtbot: Any
 ) -> None:
     sessions = child(tab, QTreeWidget, "sessions")
     qtbot.waitUntil(lambda: sessions.topLevelItemCount() == 1, timeout=TIMEOUT)
@@ -248,7 +249,9 @@ def old_memory(custodia_config: Config) -> None:
     memory.close()
 
 
-def test_a_changed_embedder_offers_reembed_all(old_memory: None, tab: QWidget, qtbot: Any) -> None:
+def test_a_changed_embedder_offers_reembed_all(
+    old_memory: None, tab: MultiAgentTab, qtbot: Any
+) -> None:
     button = child(tab, QPushButton, "reembed_memory")
     status = child(tab, QLabel, "memory_status")
     qtbot.waitUntil(button.isVisible, timeout=TIMEOUT)
