@@ -43,7 +43,7 @@ def ask_subparsers(
 
 def _cmd_doctor(args: argparse.Namespace, services: Services) -> int:
     checks = []
-    for check in doctor.run(services.config):
+    for check in doctor.run(services.config, services):
         checks.append(check)
         if not args.json:
             print(check.line(), flush=True)

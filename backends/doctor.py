@@ -181,6 +181,21 @@ def _probe_chat(config: Config, services: Services | None) -> Probe:
     return probe
 
 
+def _probe_multiagent_layers(services: Services) -> Probe:
+    """MA6: every session/ticket/feed/memory layer touched once; degraded ones named."""
+
+    def probe(check: Check) -> None:
+        from backends.multiagent.service import get_service, healthy
+
+        health = get_service(services).probe()
+        check.details["layers"] = health
+        if not healthy(health):
+            bad = "; ".join(f"{k}: {v}" for k, v in health.items() if v not in ("ok",))
+            raise CustodiaEnvironmentError(f"degraded layers — {bad}")
+
+    return probe
+
+
 def _probe_ollama(config: Config) -> Probe:
     return _probe_http(config.ollama_url, "/api/version", min(1.0, config.network_timeout))
 
@@ -223,6 +238,9 @@ def plan(config: Config, services: Services | None = None) -> list[tuple[Check, 
             (Check("vector index", "chroma-local", where), _probe_local_dir(config.chroma_path))
         )
     checks.append((Check("embedder", config.embedder, "local"), _probe_embedder(config, services)))
+    if services is not None:
+        check = Check("multi-agent layers", "sessions", str(config.path("multiagent.sqlite3")))
+        checks.append((check, _probe_multiagent_layers(services)))
     checks.append((Check("chat model", config.chat_model, "local"), _probe_chat(config, services)))
     ollama_needed = config.embedder.startswith("ollama") or config.chat_model.startswith("ollama")
     checks.append(
