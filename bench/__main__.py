@@ -28,12 +28,13 @@ def main(argv: list[str]) -> int:
             failed.append(module.__name__)
         print(f"({time.perf_counter() - started:.1f} s)", flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
+    payload = {"machine": machine(), "results": results, "failed": failed}
     (RESULTS / "latest.json").write_text(
-        json.dumps(
-            {"machine": machine(), "results": results, "failed": failed}, indent=2, default=str
-        ),
-        encoding="utf-8",
+        json.dumps(payload, indent=2, default=str), encoding="utf-8"
     )
+    from bench.report import write_report  # docs/BENCHMARKS.md table + docs/img plots
+
+    write_report(json.loads(json.dumps(payload, default=str)))
     return 1 if failed else 0
 
 

@@ -64,8 +64,13 @@ class StepResult:
 class SelfTest:
     """Runs the steps in order, each isolated: a failing step does not hide the next ones."""
 
-    def __init__(self, out: IO[str] | None = None, home: Path | None = None) -> None:
+    def __init__(
+        self, out: IO[str] | None = None, home: Path | None = None, *, real_models: bool = True
+    ) -> None:
+        """``home``: the data dir to use (default: a new temporary one, removed at the end);
+        ``real_models=False`` leaves out the two real-model steps (fast tests)."""
         self.out = out or sys.stdout
+        self.real_models = real_models
         self.results: list[StepResult] = []
         self._own_home = home is None
         self.home = home or Path(tempfile.mkdtemp(prefix="custodia-selftest-"))
@@ -96,12 +101,13 @@ class SelfTest:
         from PySide6.QtCore import qInstallMessageHandler
         from PySide6.QtWidgets import QApplication
 
-        qInstallMessageHandler(_qt_message)
+        previous_handler = qInstallMessageHandler(_qt_message)
         self.app = QApplication.instance() or QApplication([sys.argv[0]])
         try:
             self.step("bundled files", self.check_files)
-            self.step("embedder (MiniLM)", self.check_embedder)
-            self.step("chat model (SmolLM2)", self.check_chat_model)
+            if self.real_models:
+                self.step("embedder (MiniLM)", self.check_embedder)
+                self.step("chat model (SmolLM2)", self.check_chat_model)
             if self.step("main window", self.open_window):
                 from desktop.tabs import TABS
 
@@ -121,6 +127,7 @@ class SelfTest:
                     print(f"[FAIL] {name:<28}   0.00 s  not run: no window", file=self.out)
         finally:
             self._cleanup()
+            qInstallMessageHandler(previous_handler)
         failed = [r.name for r in self.results if not r.ok]
         total = time.perf_counter() - started
         if failed:
@@ -368,6 +375,8 @@ class SelfTest:
         running = window.workers.active
         if running:
             raise StepFailed(f"{len(running)} job(s) still running after close")
+        window.deleteLater()
+        self._process_events(0.05)
         self.services = None  # closed by the window
         return "closed; workers finished, stores closed"
 
@@ -533,9 +542,9 @@ def _environment(home: Path) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def run(out: IO[str] | None = None, home: Path | None = None) -> int:
+def run(out: IO[str] | None = None, home: Path | None = None, *, real_models: bool = True) -> int:
     """Run the self-test; 0 when every step passed."""
-    test = SelfTest(out, home)
+    test = SelfTest(out, home, real_models=real_models)
     with _environment(test.home):
         return test.run()
 
