@@ -456,6 +456,11 @@ class SemanticMemory:
         reply = self._call("count", collection, exact=True)
         return int(reply.count)
 
+    def points(self, collection: str) -> Iterator[tuple[str, list[float], dict[str, Any]]]:
+        """Every point of ``collection`` as (id, vector, payload), in pages (copying, export)."""
+        for point in self._scroll(collection, with_vectors=True):
+            yield str(point.id), list(point.vector), dict(point.payload or {})
+
     def _scroll(self, name: str, *, with_vectors: bool = False) -> Iterator[Any]:
         offset = None
         while True:
