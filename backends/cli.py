@@ -24,6 +24,7 @@ COMMAND_MODULES: list[str] = [
     "backends.multiagent.cli",
     "backends.conversations.cli",
     "backends.audit.cli",
+    "backends.migrate_cli",
 ]
 
 Handler = Callable[[argparse.Namespace, Services], int]
@@ -47,6 +48,10 @@ def _cmd_doctor(args: argparse.Namespace, services: Services) -> int:
         checks.append(check)
         if not args.json:
             print(check.line(), flush=True)
+    if args.storage and not args.json:
+        from backends.storage_map import format_table, storage_map
+
+        print("\nStorage map:\n" + format_table(storage_map(services.config, services)) + "\n")
     if args.json:
         print(doctor.report_json(services.config, checks))
     elif doctor.healthy(checks):
@@ -65,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p = sub.add_parser("doctor", help="check every configured store and model")
     p.add_argument("--json", action="store_true", help="machine-readable report")
+    p.add_argument("--storage", action="store_true", help="also print the storage map")
     p.set_defaults(handler=_cmd_doctor)
     for name in COMMAND_MODULES:
         importlib.import_module(name).add_commands(sub)

@@ -1,0 +1,1072 @@
+"""``custodia migrate --to server``: copy the embedded data to the configured servers.
+
+What "server" means differs per datum (DC3 and the seed's rule), so each kind has its own step:
+
+================== ============================================================================
+sessions           the durable mirror **stays SQLite** (MA1 in both profiles); sessions written
+                   in the last 24 h are copied to the Redis L2 with the TTL they have left
+tickets, feed      nothing to copy: 30-minute hand-offs and pub/sub messages live in the memory
+                   of the running process; new ones go to Redis after the switch
+semantic memory    points (vector + payload, same ids) copied to the Qdrant server when
+                   ``qdrant_url`` is set; otherwise it stays in local mode
+memories           **stay SQLite** (PA1: the memory table *is* SQLite; one user's memories gain
+                   nothing from a server, and WAL already lets several processes share it)
+conversations      the JSON files stay (CA1); the SQLite index is reconciled with them (rebuilt
+                   where it differs); the vectors are re-embedded from the files into the Chroma
+                   server when ``chroma_url`` is set (deterministic ids: a rerun never duplicates)
+knowledge base     the chunks stay SQLite; their vectors go to the Chroma server when set; the
+                   graph is rebuilt on the Bolt server from the chunks (per scope, by digest)
+audit log          copied to Postgres **record by record** (the same ``seq, record, hash``),
+                   each batch inside ``pg_advisory_xact_lock``; the chain is verified on both
+                   sides before and after; a non-empty server log is never merged into
+checkpoints        the trust file and the signing key stay local (they must live outside the
+                   database); after the copy a checkpoint of the server log at the copied head
+                   is signed and trusted — the link between the two logs
+pseudonym keys     stay local, never on a server (CT4)
+================== ============================================================================
+
+Nothing embedded is ever deleted or changed. Progress goes through :class:`Progress` (each
+batch checks cancellation); a journal in the data dir (``migration-journal.json``) records
+each finished step and the audit copy's position, so running again after an interruption
+or a cancel finishes the job. A dry run (:func:`plan_migration`) reads and probes, and writes
+nothing anywhere.
+
+The audit schema and roles on Postgres are made by :func:`backends.audit.postgres_log.bootstrap`
+when they are missing, with the *admin DSN* (``--admin-dsn``; by default the configured
+``postgres_dsn``, which must then be a role that may create roles). When the configured DSN
+names the application role, its password is kept, so the configured DSN keeps working.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from backends.config import Config, redact_url
+from backends.errors import CancelledError, CustodiaEnvironmentError, StoreUnavailableError
+from backends.progress import Progress
+from backends.storage_map import (
+    AUDIT_FILE,
+    CHECKPOINTS_FILE,
+    SESSION_PREFIX,
+    SESSIONS_FILE,
+    SIGNING_KEY_FILE,
+    read_only,
+)
+
+if TYPE_CHECKING:
+    from backends.audit.postgres_log import Roles
+    from backends.services import Services
+
+log = logging.getLogger(__name__)
+
+JOURNAL_FILE = "migration-journal.json"
+JOURNAL_VERSION = 1
+#: how long a session lives in the Redis L2 (MA1)
+SESSION_TTL = 86_400
+
+COPY = "copy"
+REBUILD = "rebuild"
+STAYS = "stays"
+NOTHING = "nothing to copy"
+
+
+class MigrationError(CustodiaEnvironmentError):
+    """The migration cannot go on; nothing embedded was touched."""
+
+
+class AuditMergeRefused(MigrationError):
+    """The server's audit log already holds records that are not this log's prefix."""
+
+
+class BrokenChainError(MigrationError):
+    """A chain does not verify (the embedded one before copying, or the copy after)."""
+
+
+# -- plan and report ----------------------------------------------------------------------------
+
+
+@dataclass
+class Step:
+    """One datum kind: what the migration does with it (planned, then done)."""
+
+    name: str
+    action: str  # copy | rebuild | stays | nothing to copy
+    source: str
+    target: str
+    items: int = 0  # planned units of work (records, points, files …)
+    detail: str = ""
+    #: filled by the run
+    done: int = 0
+    state: str = "planned"  # planned | done | done earlier | skipped
+    problem: str = ""  # a dry run found why this step would fail
+
+    @property
+    def works(self) -> bool:
+        return self.action in (COPY, REBUILD)
+
+    def line(self) -> str:
+        head = f"{self.name:<22} {self.action:<15}"
+        where = f"{self.source} -> {self.target}" if self.works else self.source
+        count = f" ({self.items:,})" if self.works else ""
+        text = f"{head} {where}{count}"
+        if self.detail:
+            text += f" — {self.detail}"
+        if self.problem:
+            text += f"  [PROBLEM: {self.problem}]"
+        return text
+
+
+@dataclass
+class MigrationPlan:
+    steps: list[Step]
+    dry_run: bool = True
+    resumed: bool = False  # a journal of an unfinished migration was found
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[str]:
+        return [f"{s.name}: {s.problem}" for s in self.steps if s.problem]
+
+    @property
+    def total(self) -> int:
+        return sum(s.items for s in self.steps if s.works)
+
+    def step(self, name: str) -> Step:
+        for s in self.steps:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def lines(self) -> list[str]:
+        out = [s.line() for s in self.steps]
+        out.extend(self.notes)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "resumed": self.resumed,
+            "problems": self.problems,
+            "notes": self.notes,
+            "steps": [asdict(s) for s in self.steps],
+        }
+
+
+@dataclass(frozen=True)
+class MigrateOptions:
+    """Knobs the CLI and the desktop pass through; defaults fit a real installation."""
+
+    #: bootstrap role for the audit schema when it is missing ("" = the configured DSN)
+    admin_dsn: str = ""
+    #: Postgres role names for the bootstrap (default ``custodia_owner/_app/_maint``)
+    roles: Roles | None = None
+    schema: str = "custodia_audit"
+    #: records per Postgres transaction
+    audit_batch: int = 500
+    #: an existing neo4j driver to reuse (tests: one long-lived driver per session)
+    bolt_driver: Any = None
+
+
+def target_config(config: Config) -> Config:
+    """The configuration after the switch: the same settings with ``profile = server``."""
+    return replace(config, profile="server")
+
+
+# -- the journal -------------------------------------------------------------------------------
+
+
+class Journal:
+    """``migration-journal.json`` in the data dir: finished steps and the audit position.
+
+    Written atomically (temporary file, fsync, rename), 0600.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict[str, Any] = {}
+
+    @classmethod
+    def load(cls, path: Path) -> Journal:
+        journal = cls(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return journal
+        except (OSError, ValueError) as err:
+            raise MigrationError(f"{path}: unreadable migration journal: {err}") from err
+        if isinstance(data, dict) and data.get("version") == JOURNAL_VERSION:
+            journal.data = data
+        return journal
+
+    @property
+    def unfinished(self) -> bool:
+        return bool(self.data) and not self.data.get("finished")
+
+    def target(self) -> dict[str, str]:
+        return dict(self.data.get("target") or {})
+
+    def step(self, name: str) -> dict[str, Any]:
+        steps = self.data.setdefault("steps", {})
+        found: dict[str, Any] = steps.setdefault(name, {})
+        return found
+
+    @property
+    def audit_link(self) -> dict[str, Any]:
+        """Which embedded log was copied into which server log (kept across migrations)."""
+        link: dict[str, Any] = self.data.setdefault("audit_link", {})
+        return link
+
+    def begin(self, target: dict[str, str], resume: bool) -> None:
+        if not resume:
+            link = self.data.get("audit_link") or {}
+            self.data = {"version": JOURNAL_VERSION, "started": time.time(), "steps": {}}
+            self.data["audit_link"] = link
+        self.data["target"] = target
+        self.data["finished"] = None
+        self.save()
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        try:
+            fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(self.data, fh, indent=2, sort_keys=True)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except OSError as err:
+            raise MigrationError(f"{self.path}: cannot write the migration journal: {err}") from err
+
+
+def _target_fingerprint(target: Config) -> dict[str, str]:
+    return {
+        "cache": target.cache,
+        "redis": redact_url(target.redis_url) if target.cache == "redis" else "",
+        "audit": target.audit,
+        "postgres": redact_url(target.postgres_dsn) if target.audit == "postgres" else "",
+        "graph": target.graph,
+        "neo4j": target.neo4j_uri if target.graph == "neo4j" else "",
+        "qdrant": target.qdrant_url,
+        "chroma": target.chroma_url,
+    }
+
+
+# -- progress across steps ---------------------------------------------------------------------
+
+
+class _StepProgress:
+    """A :class:`Progress` for one step's own function, feeding the migration's progress."""
+
+    def __init__(self, parent: Progress, label: str) -> None:
+        self.parent = parent
+        self.label = label
+        self.reported = 0
+        self.progress = Progress(callback=self._on_progress)
+
+    def _on_progress(self, done: int, total: int, message: str) -> None:
+        delta = max(0, done - self.reported)
+        self.reported = max(self.reported, done)
+        self.parent.advance(delta, f"{self.label}: {message}" if message else self.label)
+
+
+# -- the steps ---------------------------------------------------------------------------------
+
+
+StepRun = Callable[["_Run", Step], None]
+
+
+@dataclass
+class _Run:
+    config: Config
+    target: Config
+    services: Services
+    options: MigrateOptions
+    progress: Progress
+    journal: Journal
+    dry_run: bool
+    notes: list[str] = field(default_factory=list)
+
+    def advance(self, step: Step, n: int, message: str = "") -> None:
+        step.done += n
+        self.progress.advance(n, f"{step.name}: {message}" if message else step.name)
+
+
+# --- sessions ---
+
+
+def _recent_sessions(config: Config) -> list[Any]:
+    from backends.multiagent.sessions import SqliteSessionMirror
+
+    path = config.path(SESSIONS_FILE)
+    if not path.exists():
+        return []
+    mirror = SqliteSessionMirror(path, read_only=True)
+    try:
+        sessions = mirror.list()
+    finally:
+        mirror.close()
+    now = time.time()
+    return [s for s in sessions if now - s.updated_at < SESSION_TTL - 1]
+
+
+def _plan_sessions(run: _Run) -> Step:
+    cfg, target = run.config, run.target
+    source = f"SQLite {cfg.path(SESSIONS_FILE)}"
+    if target.cache != "redis":
+        return Step("sessions", STAYS, source, source, detail="no Redis configured (redis_url)")
+    recent = _recent_sessions(cfg)
+    step = Step(
+        "sessions",
+        COPY,
+        source,
+        f"Redis L2 {redact_url(target.redis_url)}",
+        items=len(recent),
+        detail="sessions of the last 24 h (with the TTL they have left); "
+        "the durable mirror stays SQLite",
+    )
+    if run.dry_run:
+        step.problem = _probe(lambda: _redis_store(target).ping())
+    return step
+
+
+def _redis_store(target: Config) -> Any:
+    from backends.multiagent.ttl import RedisTTLStore
+
+    return RedisTTLStore.from_url(target.redis_url, target.network_timeout)
+
+
+def _run_sessions(run: _Run, step: Step) -> None:
+    from backends.multiagent.sessions import Session
+
+    store = _redis_store(run.target)
+    try:
+        now = time.time()
+        for session in _recent_sessions(run.config):
+            run.progress.check()
+            key = SESSION_PREFIX + session.session_id
+            current = store.get(key)
+            fresher = current is not None and Session.from_json(current).updated_at > (
+                session.updated_at
+            )
+            left = SESSION_TTL - (now - session.updated_at)
+            if not fresher and left > 0:
+                store.set(key, session.to_json(), round(left, 3))
+            run.advance(step, 1)
+    finally:
+        store.close()
+
+
+# --- tickets, feed ---
+
+
+def _plan_tickets(run: _Run) -> Step:
+    where = "Redis" if run.target.cache == "redis" else "in-process"
+    return Step(
+        "tickets",
+        NOTHING,
+        f"in-process TTL store -> {where}",
+        where,
+        detail="30-minute hand-offs in the running process; new ones go to the new store",
+    )
+
+
+def _plan_feed(run: _Run) -> Step:
+    where = "Redis pub/sub" if run.target.cache == "redis" else "in-process bus"
+    return Step(
+        "feed",
+        NOTHING,
+        f"in-process bus -> {where}",
+        where,
+        detail="events are not stored by the bus; each session keeps its own",
+    )
+
+
+# --- semantic memory ---
+
+
+def _local_memory(run: _Run) -> Any:
+    """The local-mode semantic memory (the process's own when it is the configured one)."""
+    from backends.multiagent import get_service
+    from backends.multiagent.semantic import SemanticMemory
+
+    if not run.config.qdrant_url:
+        return get_service(run.services).memory(), False
+    memory = SemanticMemory(run.services.embedder, path=run.config.qdrant_path)
+    return memory, True
+
+
+def _plan_semantic(run: _Run) -> Step:
+    cfg, target = run.config, run.target
+    source = f"Qdrant local {cfg.qdrant_path}"
+    if not target.qdrant_url or not cfg.qdrant_path.exists():
+        reason = (
+            "no Qdrant server configured (qdrant_url); no Qdrant server ships for these "
+            "machines, so this path is untested here"
+            if not target.qdrant_url
+            else "nothing stored locally"
+        )
+        return Step("semantic memory", STAYS, source, source, detail=reason)
+    step = Step("semantic memory", COPY, source, f"Qdrant server {target.qdrant_url}")
+    memory, owned = _local_memory(run)
+    try:
+        step.items = sum(s.points for s in memory.status())
+        problems = [s.problem for s in memory.status() if s.problem]
+        if problems:
+            step.problem = problems[0]
+    finally:
+        if owned:
+            memory.close()
+    return step
+
+
+def copy_semantic_memory(source: Any, target: Any, progress: Progress | None = None) -> int:
+    """Copy every point (same id, vector and payload) of ``source`` into ``target``.
+
+    Both are :class:`~backends.multiagent.semantic.SemanticMemory`; upserts are idempotent.
+    """
+    progress = progress or Progress()
+    copied = 0
+    for name in source.collections:
+        source.check(name)  # a collection of another embedder must be re-embedded first
+        batch: list[tuple[str, list[float], dict[str, Any]]] = []
+        for point in source.points(name):
+            batch.append(point)
+            if len(batch) >= 256:
+                copied += _upsert_points(target, name, batch, progress)
+                batch = []
+        copied += _upsert_points(target, name, batch, progress)
+    return copied
+
+
+def _upsert_points(
+    target: Any, name: str, batch: list[tuple[str, list[float], dict[str, Any]]], progress: Progress
+) -> int:
+    import numpy as np
+
+    from backends.multiagent.semantic import MemoryItem
+
+    if not batch:
+        return 0
+    progress.check()
+    tags = ("text", "session", "expert", "ticket")
+    items = [
+        MemoryItem(
+            text=str(p.get("text", "")),
+            session=str(p.get("session", "")),
+            expert=str(p.get("expert", "")),
+            ticket=str(p.get("ticket", "")),
+            extra={k: v for k, v in p.items() if k not in tags},
+        )
+        for _, _, p in batch
+    ]
+    vectors = np.asarray([v for _, v, _ in batch], dtype=np.float32)
+    target.upsert_vectors(name, [i for i, _, _ in batch], vectors, items)
+    progress.advance(len(batch), name)
+    return len(batch)
+
+
+def _run_semantic(run: _Run, step: Step) -> None:
+    from backends.multiagent.semantic import SemanticMemory
+
+    memory, owned = _local_memory(run)
+    try:
+        server = SemanticMemory(
+            run.services.embedder, url=run.target.qdrant_url, timeout=run.target.network_timeout
+        )
+        try:
+            sub = _StepProgress(run.progress, step.name)
+            step.done = copy_semantic_memory(memory, server, sub.progress)
+        finally:
+            server.close()
+    finally:
+        if owned:
+            memory.close()
+
+
+# --- memories, conversations ---
+
+
+def _plan_memories(run: _Run) -> Step:
+    path = run.config.path("memories.sqlite3")
+    return Step(
+        "memories",
+        STAYS,
+        f"SQLite {path}",
+        f"SQLite {path}",
+        detail="the memory table is SQLite in every profile (PA1); WAL shares it between "
+        "processes, and one user's memories gain nothing from a server",
+    )
+
+
+def _plan_conversations(run: _Run) -> Step:
+    folder = run.config.path("conversations")
+    return Step(
+        "conversations",
+        STAYS,
+        f"JSON files {folder}",
+        f"JSON files {folder}",
+        detail="the files are the source of truth in every profile (CA1)",
+    )
+
+
+def _conversations(run: _Run) -> Any:
+    from backends.conversations import get_service
+
+    return get_service(run.services)
+
+
+def _plan_conversation_index(run: _Run) -> Step:
+    path = run.config.path("conversations.sqlite3")
+    folder = run.config.path("conversations")
+    files = sum(1 for _ in folder.glob("*.json")) if folder.exists() else 0
+    return Step(
+        "conversation index",
+        REBUILD if files else NOTHING,
+        f"JSON files {folder}",
+        f"SQLite {path}",
+        items=files,
+        detail="reconciled with the files (rows that differ are rebuilt); stays SQLite (CA3)",
+    )
+
+
+def _run_conversation_index(run: _Run, step: Step) -> None:
+    sub = _StepProgress(run.progress, step.name)
+    report = _conversations(run).reconcile(sub.progress)
+    step.done = step.items
+    step.detail = (
+        f"{report.files} files: {report.unchanged} unchanged, {report.reread} re-read, "
+        f"{report.removed} rows removed, {report.unreadable} unreadable now"
+    )
+
+
+def _indexed_messages(config: Config) -> int:
+    """Messages the conversation index knows (read-only: the dry run writes nothing)."""
+    path = config.path("conversations.sqlite3")
+    if not path.exists():
+        return 0
+    with read_only(path) as conn:
+        row = conn.execute(
+            "SELECT coalesce(sum(messages), 0) FROM conversations WHERE error IS NULL"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _plan_conversation_vectors(run: _Run) -> Step:
+    cfg, target = run.config, run.target
+    source = f"JSON files {cfg.path('conversations')}"
+    if not target.chroma_url:
+        return Step(
+            "conversation vectors",
+            STAYS,
+            f"Chroma local {cfg.chroma_path}",
+            f"Chroma local {cfg.chroma_path}",
+            detail="no Chroma server configured (chroma_url)",
+        )
+    step = Step(
+        "conversation vectors",
+        REBUILD,
+        source,
+        f"Chroma server {target.chroma_url}",
+        items=_indexed_messages(cfg),
+        detail="re-embedded from the files and upserted (ids file:index; a rerun adds only "
+        "what is missing)",
+    )
+    if run.dry_run:
+        step.problem = _probe(lambda: _server_vectors(run).close())
+    return step
+
+
+def _server_vectors(run: _Run) -> Any:
+    from backends.conversations.vectors import ChromaVectorIndex
+
+    embedder = run.services.embedder
+    return ChromaVectorIndex.server(
+        run.target.chroma_url,
+        timeout=run.target.network_timeout,
+        embedder_name=embedder.name,
+        dimension=embedder.dimension,
+    )
+
+
+def _run_conversation_vectors(run: _Run, step: Step) -> None:
+    from backends.conversations.vectors import sync
+
+    agent = _conversations(run)
+    agent.reconcile()
+    server = _server_vectors(run)
+    try:
+        sub = _StepProgress(run.progress, step.name)
+        report = sync(agent.files, agent.index, server, run.services.embedder, sub.progress)
+        step.done = report.added
+        step.detail = (
+            f"{report.added} added, {report.present} already there, {report.dropped} dropped"
+        )
+    finally:
+        server.close()
+
+
+# --- audit ---
+
+
+def _audit_source(config: Config) -> Any:
+    from backends.audit.sqlite_log import SQLiteAuditLog
+
+    return SQLiteAuditLog(config.path(AUDIT_FILE))
+
+
+def _trust(config: Config) -> tuple[Any, Any]:
+    from backends.audit.checkpoints import Signer, TrustStore
+
+    signer = Signer.load_or_create(config.path(SIGNING_KEY_FILE))
+    return signer, TrustStore(config.path(CHECKPOINTS_FILE), signer.public_key)
+
+
+def _existing_trust(config: Config) -> Any:
+    """The trust store when a signing key exists (the dry run creates nothing)."""
+    from backends.audit.checkpoints import Signer, TrustStore
+
+    path = config.path(SIGNING_KEY_FILE)
+    if not path.exists():
+        return None
+    return TrustStore(config.path(CHECKPOINTS_FILE), Signer.load(path).public_key)
+
+
+def _open_target_log(run: _Run, *, bootstrap_if_missing: bool) -> tuple[Any, str]:
+    """The server log (bootstrapped when missing and allowed) and what was done."""
+    from backends.audit.log import AuditLogError
+    from backends.audit.postgres_log import PostgresAuditLog
+
+    dsn = run.target.postgres_dsn
+    timeout = run.target.network_timeout
+    try:
+        return PostgresAuditLog(dsn, schema=run.options.schema, timeout=timeout), ""
+    except AuditLogError as err:
+        if "bootstrap" not in str(err) and "does not exist" not in str(err):
+            raise
+        if not bootstrap_if_missing:
+            return None, f"the audit schema is missing: it will be bootstrapped ({err})"
+    done = _bootstrap(run)
+    return PostgresAuditLog(dsn, schema=run.options.schema, timeout=timeout), done
+
+
+def _bootstrap(run: _Run) -> str:
+    from psycopg.conninfo import conninfo_to_dict
+
+    from backends.audit.postgres_log import Roles, bootstrap
+
+    roles = run.options.roles or Roles()
+    admin = run.options.admin_dsn or run.target.postgres_dsn
+    configured = conninfo_to_dict(run.target.postgres_dsn)
+    keep = configured.get("password") if configured.get("user") == roles.app else None
+    result = bootstrap(
+        admin,
+        roles=roles,
+        schema=run.options.schema,
+        app_password=str(keep) if keep else None,
+        timeout=run.target.network_timeout,
+    )
+    from backends.audit.postgres_log import redact_dsn
+
+    note = (
+        f"bootstrapped the audit schema {result.schema!r} and roles "
+        f"{roles.owner}/{roles.app}/{roles.maintenance} with {redact_dsn(admin)}"
+    )
+    if configured.get("user") != roles.app:
+        note += (
+            f"; the configured DSN is not the application role — set postgres_dsn to "
+            f"{redact_dsn(result.app_dsn)} (its password was generated now: run "
+            "`custodia audit bootstrap --admin-dsn …` again to set a new one you keep)"
+        )
+    run.notes.append(note)
+    return note
+
+
+def _plan_audit(run: _Run) -> Step:
+    cfg, target = run.config, run.target
+    path = cfg.path(AUDIT_FILE)
+    source = f"SQLite {path}"
+    if target.audit != "postgres":
+        return Step("audit log", STAYS, source, source, detail="no Postgres configured")
+    step = Step(
+        "audit log",
+        COPY,
+        source,
+        f"Postgres {redact_url(target.postgres_dsn)}",
+        detail="record by record (seq, record, hash), chain verified on both sides "
+        "before and after",
+    )
+    if not path.exists():
+        step.action, step.detail = NOTHING, "no embedded audit log"
+        return step
+    source_log = _audit_source(cfg)
+    try:
+        head = source_log.head()
+        step.items = head.seq
+        if not run.dry_run:
+            return step
+        from backends.audit.verify import verify_chain
+
+        result = verify_chain(source_log, _existing_trust(cfg))
+        if not result.ok:
+            step.problem = f"the embedded chain is broken: {result.line()}"
+            return step
+        try:
+            target_log, note = _open_target_log(run, bootstrap_if_missing=False)
+        except CustodiaEnvironmentError as err:
+            step.problem = str(err)
+            return step
+        if target_log is None:
+            step.detail += f"; {note}"
+            return step
+        try:
+            resume_from = _resume_point(run, source_log, target_log)
+            if resume_from:
+                step.items = head.seq - resume_from
+                step.detail += f"; resuming after seq {resume_from}"
+        except AuditMergeRefused as err:
+            step.problem = str(err)
+        finally:
+            target_log.close()
+    finally:
+        source_log.close()
+    return step
+
+
+def _resume_point(run: _Run, source_log: Any, target_log: Any) -> int:
+    """Seq already copied (0 for an empty server log); refuses anything but our own prefix."""
+    head = target_log.head()
+    if head.seq == 0:
+        return 0
+    link = run.journal.audit_link
+    ours = (
+        link.get("source_log_id") == source_log.log_id
+        and link.get("target_log_id") == target_log.log_id
+    )
+    mine = source_log.get(head.seq)
+    if not ours or mine is None or mine.hash != head.hash:
+        raise AuditMergeRefused(
+            f"the server audit log ({target_log.location}) already holds {head.seq} records "
+            "that are not a copy started by this migration: refusing to merge two chains. "
+            "Point postgres_dsn at an empty database (or schema)."
+        )
+    return int(head.seq)
+
+
+class _PostgresChainWriter:
+    """Inserts verified ``(seq, record, hash)`` rows as they are, under the append lock."""
+
+    def __init__(self, dsn: str, schema: str, timeout: float) -> None:
+        import psycopg
+        from psycopg import sql
+
+        from backends.audit.postgres_log import STATEMENT_TIMEOUT_MS
+
+        self._table = sql.Identifier(schema, "audit_log")
+        try:
+            self._conn = psycopg.connect(
+                dsn,
+                autocommit=True,
+                connect_timeout=max(1, int(timeout)),
+                options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+            )
+        except psycopg.Error as err:
+            raise StoreUnavailableError(f"Postgres: cannot connect: {err}") from err
+
+    def append(self, rows: Sequence[tuple[int, str, str]], after: tuple[int, str]) -> None:
+        """Insert ``rows`` if the log's head is still ``after`` (seq, hash); else refuse."""
+        import psycopg
+        from psycopg import sql
+
+        from backends.audit.postgres_log import AUDIT_LOCK_KEY
+        from backends.audit.record import GENESIS
+
+        try:
+            with self._conn.transaction():
+                self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK_KEY,))
+                row = self._conn.execute(
+                    sql.SQL("SELECT seq, hash FROM {} ORDER BY seq DESC LIMIT 1").format(
+                        self._table
+                    )
+                ).fetchone()
+                head = (int(row[0]), str(row[1])) if row else (0, GENESIS)
+                if head != after:
+                    raise AuditMergeRefused(
+                        f"the server audit log changed during the copy (head seq {head[0]}, "
+                        f"expected {after[0]}): someone else is appending; stopped"
+                    )
+                values = sql.SQL(", ").join([sql.SQL("(%s, %s, %s)")] * len(rows))
+                self._conn.execute(
+                    sql.SQL("INSERT INTO {} (seq, record, hash) VALUES ").format(self._table)
+                    + values,
+                    [v for r in rows for v in r],
+                )
+        except psycopg.Error as err:
+            raise StoreUnavailableError(f"Postgres: copying audit records failed: {err}") from err
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _verify(log_: Any, trust: Any, where: str) -> Any:
+    from backends.audit.verify import verify_chain
+
+    result = verify_chain(log_, trust)
+    if not result.ok:
+        raise BrokenChainError(f"{where}: {result.line()}")
+    return result
+
+
+def _run_audit(run: _Run, step: Step) -> None:
+    from backends.audit.record import GENESIS, chain_hash
+
+    cfg = run.config
+    signer, trust = _trust(cfg)
+    source_log = _audit_source(cfg)
+    writer: _PostgresChainWriter | None = None
+    target_log = None
+    try:
+        # Before: the embedded chain verifies (with its trusted checkpoints).
+        before = _verify(source_log, trust, "the embedded audit chain is broken; not copying it")
+        target_log, _ = _open_target_log(run, bootstrap_if_missing=True)
+        start = _resume_point(run, source_log, target_log)
+        if start:
+            _verify(target_log, trust, "the server audit chain is broken; not continuing")
+        state = run.journal.step("audit log")
+        run.journal.audit_link.update(
+            source_log_id=source_log.log_id, target_log_id=target_log.log_id
+        )
+        state["copied_seq"] = start
+        run.journal.save()
+        until = before.head.seq
+        previous = source_log.get(start).hash if start else GENESIS
+        writer = _PostgresChainWriter(
+            run.target.postgres_dsn, run.options.schema, run.target.network_timeout
+        )
+        batch: list[tuple[int, str, str]] = []
+        expected = start + 1
+
+        def flush() -> None:
+            nonlocal batch
+            if not batch:
+                return
+            run.progress.check()
+            assert writer is not None
+            first_prev = previous_of_batch
+            writer.append(batch, (batch[0][0] - 1, first_prev))
+            state["copied_seq"] = batch[-1][0]
+            run.journal.save()
+            run.advance(step, len(batch), f"{batch[-1][0]}/{until}")
+            batch = []
+
+        previous_of_batch = previous
+        for rows in source_log.chain(start, batch=run.options.audit_batch, until_seq=until):
+            for seq, record_bytes, hash_bytes in rows:
+                record, stored = record_bytes.decode("utf-8"), hash_bytes.decode("ascii")
+                # Only a verified chain is copied, record by record.
+                if seq != expected or chain_hash(previous, record) != stored:
+                    raise BrokenChainError(
+                        f"the embedded audit chain changed while copying (seq {seq}); stopped"
+                    )
+                if not batch:
+                    previous_of_batch = previous
+                batch.append((seq, record, stored))
+                previous, expected = stored, seq + 1
+                if len(batch) >= run.options.audit_batch:
+                    flush()
+        flush()
+        # After: both chains verify and the copy ends on the same head.
+        copied = _verify(target_log, trust, "the copied audit chain does not verify")
+        again = _verify(source_log, trust, "the embedded audit chain no longer verifies")
+        mine = source_log.get(copied.head.seq) if copied.head.seq else None
+        if copied.head.seq != until or (mine is not None and mine.hash != copied.head.hash):
+            raise BrokenChainError(
+                f"the server log ends at seq {copied.head.seq}, the embedded copy at {until}"
+            )
+        if copied.head.seq:
+            checkpoint = signer.sign(target_log.log_id, copied.head.seq, copied.head.hash)
+            trust.accept(checkpoint)
+            if target_log.stores_checkpoints:
+                target_log.add_checkpoint(checkpoint)
+            state["checkpoint"] = {"seq": checkpoint.seq, "head": checkpoint.head}
+        step.detail = (
+            f"{copied.records} records on the server, both chains verified "
+            f"(embedded: {again.records}); head {copied.head.hash[:12]}… signed as a checkpoint "
+            f"of the server log {target_log.log_id}"
+        )
+    finally:
+        if writer is not None:
+            writer.close()
+        if target_log is not None:
+            target_log.close()
+        source_log.close()
+
+
+def _plan_checkpoints(run: _Run) -> Step:
+    path = run.config.path(CHECKPOINTS_FILE)
+    detail = "the trust file and the signing key stay outside any database"
+    if run.target.audit == "postgres":
+        detail += "; after the copy, a checkpoint of the server log at the copied head is signed"
+    return Step("checkpoints", STAYS, f"local {path}", f"local {path}", detail=detail)
+
+
+def _plan_keys(run: _Run) -> Step:
+    path = run.config.path("audit-keys.sqlite3")
+    return Step(
+        "pseudonym keys",
+        STAYS,
+        f"SQLite {path}",
+        f"SQLite {path}",
+        detail="keys never go to a server: erasure must be able to destroy them (CT4)",
+    )
+
+
+# --- clinical tutor (knowledge base, its vectors, the graph) ---
+
+
+def _tutor_steps(run: _Run) -> list[tuple[Step, StepRun | None]]:
+    cfg = run.config
+    path = cfg.path("tutor.sqlite3")
+    return [
+        (
+            Step(
+                "knowledge base",
+                STAYS,
+                f"SQLite {path}",
+                f"SQLite {path}",
+                detail="the clinical tutor has not landed yet",
+            ),
+            None,
+        )
+    ]
+
+
+# -- planning and running ----------------------------------------------------------------------
+
+
+def _probe(fn: Callable[[], object]) -> str:
+    try:
+        fn()
+    except CustodiaEnvironmentError as err:
+        return str(err)
+    except Exception as err:
+        return f"{type(err).__name__}: {err}"
+    return ""
+
+
+def _steps(run: _Run) -> list[tuple[Step, StepRun | None]]:
+    out: list[tuple[Step, StepRun | None]] = [
+        (_plan_sessions(run), _run_sessions),
+        (_plan_tickets(run), None),
+        (_plan_feed(run), None),
+        (_plan_semantic(run), _run_semantic),
+        (_plan_memories(run), None),
+        (_plan_conversations(run), None),
+        (_plan_conversation_index(run), _run_conversation_index),
+        (_plan_conversation_vectors(run), _run_conversation_vectors),
+    ]
+    out.extend(_tutor_steps(run))
+    out.extend(
+        [
+            (_plan_audit(run), _run_audit),
+            (_plan_checkpoints(run), None),
+            (_plan_keys(run), None),
+        ]
+    )
+    return out
+
+
+def _require_server_target(target: Config) -> None:
+    if (
+        target.cache != "redis"
+        and target.audit != "postgres"
+        and target.graph != "neo4j"
+        and not target.qdrant_url
+        and not target.chroma_url
+    ):
+        raise MigrationError(
+            "no server is configured: set redis_url, postgres_dsn, neo4j_uri, qdrant_url or "
+            "chroma_url (Settings, custodia.toml or CUSTODIA_* variables) first"
+        )
+
+
+def plan_migration(
+    services: Services, options: MigrateOptions | None = None, progress: Progress | None = None
+) -> MigrationPlan:
+    """The dry run: what would be copied, rebuilt or left, with counts and reachability.
+
+    Writes nothing anywhere (no bootstrap, no journal).
+    """
+    options = options or MigrateOptions()
+    config = services.config
+    target = target_config(config)
+    _require_server_target(target)
+    journal = Journal.load(config.path(JOURNAL_FILE))
+    run = _Run(config, target, services, options, progress or Progress(), journal, True)
+    steps = [step for step, _ in _steps(run)]
+    resumed = journal.unfinished and journal.target() == _target_fingerprint(target)
+    return MigrationPlan(steps, dry_run=True, resumed=resumed, notes=run.notes)
+
+
+def migrate(
+    services: Services, options: MigrateOptions | None = None, progress: Progress | None = None
+) -> MigrationPlan:
+    """Copy the embedded data to the configured servers; resumable; returns what was done.
+
+    Raises :class:`~backends.errors.CancelledError` when ``progress`` is cancelled (run again
+    to resume), :class:`AuditMergeRefused` for a non-empty server log, other
+    :class:`MigrationError`/:class:`~backends.errors.StoreUnavailableError` for the rest.
+    """
+    options = options or MigrateOptions()
+    progress = progress or Progress()
+    config = services.config
+    target = target_config(config)
+    _require_server_target(target)
+    journal = Journal.load(config.path(JOURNAL_FILE))
+    fingerprint = _target_fingerprint(target)
+    resume = journal.unfinished and journal.target() == fingerprint
+    run = _Run(config, target, services, options, progress, journal, False)
+    planned = _steps(run)
+    plan = MigrationPlan([s for s, _ in planned], dry_run=False, resumed=resume, notes=run.notes)
+    journal.begin(fingerprint, resume)
+    progress.start(plan.total, "migrating to the servers")
+    for step, runner in planned:
+        progress.check()
+        if runner is None or not step.works:
+            step.state = "skipped"
+            continue
+        state = journal.step(step.name)
+        if resume and state.get("state") == "done" and step.name != "audit log":
+            step.state = "done earlier"
+            progress.advance(step.items, f"{step.name}: done earlier")
+            continue
+        state["state"] = "running"
+        journal.save()
+        before = progress.done
+        try:
+            runner(run, step)
+        except CancelledError:
+            log.info("migration cancelled during %s; run it again to resume", step.name)
+            raise
+        rest = step.items - (progress.done - before)
+        if rest > 0:
+            progress.advance(rest, step.name)
+        step.state = "done"
+        state.update(state="done", finished=time.time(), done=step.done)
+        journal.save()
+    journal.data["finished"] = time.time()
+    journal.save()
+    return plan
+
+
+def iter_lines(plan: MigrationPlan) -> Iterator[str]:
+    yield from plan.lines()
+    for problem in plan.problems:
+        yield f"problem: {problem}"

@@ -1,0 +1,147 @@
+"""Headless commands for the storage map and the migration::
+
+    custodia storage [--json]                                  the storage map
+    custodia migrate --to server [--dry-run] [--admin-dsn DSN] [--switch] [--json]
+
+``migrate`` exits 0 when everything was copied (or, with ``--dry-run``, when nothing would
+stop it), 1 when a store refused or failed (message printed; run it again to resume), 130 when
+interrupted (Ctrl+C stops after the current batch; run it again to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from dataclasses import replace
+from types import FrameType
+
+from backends import config as config_module
+from backends.errors import CancelledError
+from backends.migrate import MigrateOptions, migrate, plan_migration
+from backends.progress import Progress
+from backends.services import Services
+from backends.storage_map import format_table, healthy, storage_map, to_json
+
+ADMIN_DSN_ENV = "CUSTODIA_POSTGRES_ADMIN_DSN"
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "storage", help="the storage map: every datum kind, its engine, count, size, health"
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable map")
+    p.set_defaults(handler=_cmd_storage)
+
+    p = sub.add_parser(
+        "migrate",
+        help="copy the embedded data to the configured servers (resumable)",
+        description=(
+            "Copies the embedded data to the servers configured in custodia.toml or the "
+            "CUSTODIA_* variables (Redis, Postgres, Bolt, Chroma/Qdrant servers). Nothing "
+            "embedded is deleted. Interrupted or cancelled: run it again to resume."
+        ),
+    )
+    p.add_argument("--to", choices=["server"], required=True, help="the target profile")
+    p.add_argument(
+        "--dry-run", action="store_true", help="say what would be copied or rebuilt; write nothing"
+    )
+    p.add_argument(
+        "--admin-dsn",
+        default="",
+        help=(
+            "Postgres role allowed to create the audit schema and roles when they are missing "
+            f"(default: ${ADMIN_DSN_ENV}, else the configured postgres_dsn)"
+        ),
+    )
+    p.add_argument(
+        "--switch",
+        action="store_true",
+        help="after a successful copy, set profile = server in custodia.toml",
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable plan or report")
+    p.set_defaults(handler=_cmd_migrate)
+
+
+def _cmd_storage(args: argparse.Namespace, services: Services) -> int:
+    rows = storage_map(services.config, services)
+    if args.json:
+        print(to_json(services.config, rows))
+    else:
+        print(f"Profile: {services.config.profile} — data dir {services.config.home}")
+        print(format_table(rows))
+        for row in rows:
+            if row.note:
+                print(f"  {row.kind}: {row.note}")
+    return 0 if healthy(rows) else 1
+
+
+def _printer(quiet: bool) -> Progress:
+    last = [-1]
+
+    def show(done: int, total: int, message: str) -> None:
+        percent = int(done * 100 / total) if total else 100
+        if percent != last[0] or not sys.stderr.isatty():
+            last[0] = percent
+            end = "\r" if sys.stderr.isatty() else "\n"
+            print(f"[{percent:3d}%] {message}"[:100].ljust(100), end=end, file=sys.stderr)
+
+    return Progress() if quiet else Progress(callback=show)
+
+
+def switch_profile(services: Services) -> str:
+    """Set ``profile = server`` in custodia.toml (the file's own values; never the env's)."""
+    home = services.config.home
+    on_file = config_module.load(environ={}, home=home)
+    path = config_module.save(replace(on_file, profile="server"))
+    return str(path)
+
+
+def _cmd_migrate(args: argparse.Namespace, services: Services) -> int:
+    options = MigrateOptions(admin_dsn=args.admin_dsn or os.environ.get(ADMIN_DSN_ENV, ""))
+    if args.dry_run:
+        plan = plan_migration(services, options)
+        if args.json:
+            print(json.dumps(plan.to_dict(), indent=2))
+        else:
+            print("Dry run — nothing is written. The migration would:")
+            for line in plan.lines():
+                print(f"  {line}")
+            if plan.resumed:
+                print("An unfinished migration to these servers will be resumed.")
+            for problem in plan.problems:
+                print(f"problem: {problem}")
+        return 1 if plan.problems else 0
+
+    progress = _printer(args.json)
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_interrupt(signum: int, frame: FrameType | None) -> None:
+        print("\nstopping after the current batch…", file=sys.stderr)
+        progress.cancel()
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        report = migrate(services, options, progress)
+    except CancelledError:
+        print("\ncustodia: migration interrupted; run it again to resume", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print("Migration finished:")
+        for step in report.steps:
+            print(f"  [{step.state:>12}] {step.line()}")
+        for note in report.notes:
+            print(f"note: {note}")
+    if args.switch:
+        print(f"profile = server written to {switch_profile(services)}; restart Custodia")
+    elif services.config.profile != "server":
+        print("Set profile = server (Settings, or --switch) and restart to use the servers.")
+    return 0
