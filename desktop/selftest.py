@@ -36,6 +36,7 @@ from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QIcon
 
 from backends.config import Config
+from backends.models.chat import Prompt, ScriptedChat
 from backends.progress import Progress
 from backends.services import Services
 
@@ -45,8 +46,11 @@ _QUIET_QT_MESSAGES = ("This plugin does not support propagateSizeHints",)
 STEP_TIMEOUT = 120.0
 #: The application icon under resources/icons/ (rendered from packaging/custodia.svg).
 ICON = "custodia.png"
-#: What every tutor answer must carry: at least one citation.
+#: What `make package` puts next to the executable (see packaging/custodia.spec).
+BUNDLE_FILES = ("custodia.desktop", "custodia.svg", "custodia.png", "launcher.sh", "INSTALL.md")
+#: The tutor's question, and a word the passages retrieved for it must contain.
 TUTOR_QUESTION = "What are the first-line treatments of hypertension?"
+TUTOR_TOPIC = "hypertension"
 
 
 class StepFailed(Exception):
@@ -166,6 +170,11 @@ class SelfTest:
             raise StepFailed("resources/ not found (neither in the bundle nor the source tree)")
         if app_icon().isNull():
             raise StepFailed(f"the application icon {ICON} is missing in {resources}/icons")
+        if getattr(sys, "frozen", False):  # the bundle: desktop integration files beside it
+            beside = Path(sys.executable).parent
+            absent = [n for n in BUNDLE_FILES if not (beside / n).is_file()]
+            if absent:
+                raise StepFailed(f"missing next to {sys.executable}: {', '.join(absent)}")
         detail = f"models verified (sha256) from the {origin}; resources at {resources}"
         missing_x11 = missing_system_libraries()
         if missing_x11:  # a note, not a failure: offscreen and Wayland do not need them
@@ -219,7 +228,7 @@ class SelfTest:
             chat_model="scripted",
             conversations_key=_fernet_key(),
         ).validated()
-        self.services = services = Services(config)
+        self.services = services = Services(config, chat=CitingScriptedChat())
         _conversations_without_keyring(services)
         started = time.perf_counter()
         self.window = window = MainWindow(services)
@@ -327,29 +336,33 @@ class SelfTest:
         return f"answered and found by search ({len(hits)} hit(s))"
 
     def tutor_turn(self) -> str:
-        try:
-            tutor = importlib.import_module("backends.tutor")
-        except ImportError as err:
-            raise StepFailed(f"the tutor assistant has not landed: {err}") from err
-        get_service = getattr(tutor, "get_service", None)
-        if get_service is None:
-            raise StepFailed("backends.tutor has no get_service(services)")
+        get_service = _tutor_get_service()
 
         def job(progress: Progress) -> tuple[Any, int, int]:
             from backends.audit.service import get_service as audit_service
 
             audit = audit_service(self._services())
             before = audit.verify().records
-            result = get_service(self._services()).ask(TUTOR_QUESTION, user="selftest")
-            return result, before, audit.verify().records
+            turn = get_service(self._services()).ask(TUTOR_QUESTION, user="selftest")
+            return turn, before, audit.verify().records
 
-        result, before, after = self._in_worker("self-test: tutor", job)
-        citations = list(getattr(result, "citations", None) or getattr(result, "sources", []))
-        if not citations:
-            raise StepFailed(f"the tutor answered without citations: {result!r:.200}")
+        turn, before, after = self._in_worker("self-test: tutor", job)
+        passages = list(turn.passages)
+        if not passages:
+            raise StepFailed("the tutor retrieved no passage from the shipped knowledge base")
+        if not any(TUTOR_TOPIC in (p.title + p.text).lower() for p in passages):
+            titles = ", ".join(p.title for p in passages)
+            raise StepFailed(f"no passage about {TUTOR_TOPIC!r} among: {titles}")
+        numbers = {p.number for p in passages}
+        if not turn.cited or not set(turn.cited) <= numbers:
+            raise StepFailed(f"the answer cites {turn.cited}, passages are {sorted(numbers)}")
         if after != before + 1:
             raise StepFailed(f"the turn left {after - before} audit records, expected exactly 1")
-        return f"answered with {len(citations)} citation(s), one audit record"
+        cited = ", ".join(p.title for p in passages if p.number in turn.cited)
+        return (
+            f"{len(passages)} passages, cites [{', '.join(map(str, turn.cited))}] ({cited}); "
+            f"audit record #{turn.audit_seq}"
+        )
 
     def audit_chain(self) -> str:
         from backends.audit.service import get_service
@@ -453,6 +466,31 @@ class _Box(QObject):
     @Slot()
     def _on_cancelled(self) -> None:
         self.error, self.done = "cancelled", True
+
+
+class CitingScriptedChat(ScriptedChat):
+    """The ``scripted`` chat model, citing the first context passage (``[1]``) when it is given
+    some — as the tutor's prompt asks every model to — so a tutor turn has a citation."""
+
+    def stream(
+        self, prompt: Prompt, should_stop: Callable[[], bool] = lambda: False
+    ) -> Iterator[str]:
+        yield from super().stream(prompt, should_stop)
+        if prompt.context and not should_stop():
+            yield " [1]"
+
+
+def _tutor_get_service() -> Callable[[Services], Any]:
+    """The tutor's ``get_service(services)``; :class:`StepFailed` when it has not landed."""
+    for module_name in ("backends.tutor", "backends.tutor.tutor", "backends.tutor.service"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        found = getattr(module, "get_service", None)
+        if callable(found):
+            return found
+    raise StepFailed("the tutor assistant has not landed: no backends.tutor get_service()")
 
 
 def _qt_message(mode: Any, context: Any, message: str) -> None:
