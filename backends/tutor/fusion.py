@@ -1,0 +1,77 @@
+"""Reciprocal rank fusion (CT7): one ranked list from the vector, keyword and graph lists.
+
+``score(chunk) = sum over methods of weight(method) / (K + rank)`` with ranks from 1 and
+``K = 60`` (Cormack, Clarke and Büttcher, 2009). Only ranks matter, so cosine similarities,
+bm25 scores and graph weights never need to be made comparable. Every fused chunk keeps *why*
+it was found: one :class:`Reason` per method that returned it (its rank there, its score there
+and a detail — the similarity, the matched words, or the graph path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+RRF_K = 60
+METHODS = ("vector", "keyword", "graph")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One method's result: a chunk, its score in that method and why it matched."""
+
+    chunk_id: str
+    score: float
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Reason:
+    method: str
+    rank: int
+    score: float
+    detail: str
+
+    def line(self) -> str:
+        text = f"{self.method} #{self.rank}"
+        return f"{text} ({self.detail})" if self.detail else text
+
+
+@dataclass
+class Fused:
+    chunk_id: str
+    score: float = 0.0
+    reasons: list[Reason] = field(default_factory=list)
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        return tuple(r.method for r in self.reasons)
+
+
+def rrf(
+    lists: Mapping[str, Sequence[Hit]],
+    *,
+    k: int = RRF_K,
+    weights: Mapping[str, float] | None = None,
+    limit: int | None = None,
+) -> list[Fused]:
+    """Fuse ranked lists (best first); ties keep the order of first appearance."""
+    fused: dict[str, Fused] = {}
+    order: dict[str, int] = {}
+    for method, hits in lists.items():
+        weight = 1.0 if weights is None else float(weights.get(method, 1.0))
+        seen: set[str] = set()
+        rank = 0
+        for hit in hits:
+            if hit.chunk_id in seen:  # a list may repeat a chunk: its best rank counts
+                continue
+            seen.add(hit.chunk_id)
+            rank += 1
+            entry = fused.get(hit.chunk_id)
+            if entry is None:
+                entry = fused[hit.chunk_id] = Fused(hit.chunk_id)
+                order[hit.chunk_id] = len(order)
+            entry.score += weight / (k + rank)
+            entry.reasons.append(Reason(method, rank, hit.score, hit.detail))
+    ranked = sorted(fused.values(), key=lambda f: (-f.score, order[f.chunk_id]))
+    return ranked if limit is None else ranked[:limit]
