@@ -46,27 +46,38 @@ def connect(
 
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> int:
-    """Apply the migrations not yet applied, each in its own transaction; return the version."""
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    if version > len(migrations):
-        raise StoreUnavailableError(
-            f"database schema version {version} is newer than this Custodia knows "
-            f"({len(migrations)}); upgrade Custodia"
-        )
-    for index, (name, step) in enumerate(migrations[version:], start=version + 1):
+    """Apply the migrations not yet applied, each in its own transaction; return the version.
+
+    The version is read *inside* the write transaction, so two processes opening a new file
+    at once do not both try to apply the same migration.
+    """
+    while True:
         try:
             conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as err:
+            raise StoreUnavailableError(f"cannot lock the database to migrate it: {err}") from err
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > len(migrations):
+            conn.execute("ROLLBACK")
+            raise StoreUnavailableError(
+                f"database schema version {version} is newer than this Custodia knows "
+                f"({len(migrations)}); upgrade Custodia"
+            )
+        if version == len(migrations):
+            conn.execute("COMMIT")
+            return version
+        name, step = migrations[version]
+        try:
             if callable(step):
                 step(conn)
             else:
                 for statement in _statements(step):
                     conn.execute(statement)
-            conn.execute(f"PRAGMA user_version={index}")
+            conn.execute(f"PRAGMA user_version={version + 1}")
             conn.execute("COMMIT")
         except sqlite3.Error as err:
             conn.execute("ROLLBACK")
             raise StoreUnavailableError(f"migration {name!r} failed: {err}") from err
-    return len(migrations)
 
 
 def _statements(script: str) -> list[str]:

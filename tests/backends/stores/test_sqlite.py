@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from backends.errors import StoreUnavailableError
+from backends.stores.sqlite import connect, migrate
+
+MIGRATIONS = [
+    ("create t", "CREATE TABLE t (x INTEGER)"),
+    ("add y", "ALTER TABLE t ADD COLUMN y TEXT;\nCREATE INDEX t_y ON t (y)"),
+]
+
+
+def test_migrations_apply_once_in_order(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "a.sqlite3")
+    assert migrate(conn, MIGRATIONS) == 2
+    assert migrate(conn, MIGRATIONS) == 2  # idempotent
+    assert [r[1] for r in conn.execute("PRAGMA table_info(t)")] == ["x", "y"]
+    assert oct((tmp_path / "a.sqlite3").stat().st_mode & 0o777) == "0o600"
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "a.sqlite3")
+    migrate(conn, MIGRATIONS)
+    with pytest.raises(StoreUnavailableError, match="newer"):
+        migrate(conn, MIGRATIONS[:1])
+
+
+def test_failed_migration_rolls_back(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "a.sqlite3")
+    with pytest.raises(StoreUnavailableError, match="broken"):
+        migrate(conn, [*MIGRATIONS, ("broken", "CREATE TABLE t (x)")])
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def test_corrupt_file_is_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.sqlite3"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreUnavailableError):
+        conn = connect(path)
+        migrate(conn, MIGRATIONS)
+
+
+def test_two_processes_migrating_a_new_file_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "race.sqlite3"
+    code = (
+        "import pathlib; from backends.stores.sqlite import connect, migrate;"
+        "from tests.backends.stores.test_sqlite import MIGRATIONS;"
+        f"p = pathlib.Path({str(path)!r});"
+        "[migrate(connect(p), MIGRATIONS) for _ in range(3)]"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
