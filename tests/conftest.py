@@ -53,7 +53,7 @@ def _no_leftover_qt_work(request: pytest.FixtureRequest) -> Iterator[None]:
     if "gui" not in {m.name for m in request.node.iter_markers()}:
         yield
         return
-    from PySide6.QtCore import QThread, QThreadPool, QTimer
+    from PySide6.QtCore import QThreadPool, QTimer
 
     started: list[Any] = []
     original = QTimer.start

@@ -87,7 +87,9 @@ class _FakeRuntime(BaseHTTPRequestHandler):
             self.wfile.write(b'{"message":{"content":""},"done":true}\n')
         else:
             for piece in ("Hel", "lo"):
-                self.wfile.write(b'data: {"choices":[{"delta":{"content":"%s"}}]}\n\n' % piece.encode())
+                self.wfile.write(
+                    b'data: {"choices":[{"delta":{"content":"%s"}}]}\n\n' % piece.encode()
+                )
             self.wfile.write(b"data: [DONE]\n\n")
 
     def log_message(self, *args: Any) -> None:
