@@ -293,6 +293,17 @@ class _Run:
     journal: Journal
     dry_run: bool
     notes: list[str] = field(default_factory=list)
+    tutor: Any = None
+    tutor_prepared: bool = False
+    cleanup: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        for closer in reversed(self.cleanup):
+            try:
+                closer()
+            except Exception:
+                log.exception("migration: closing a store failed")
+        self.cleanup.clear()
 
     def advance(self, step: Step, n: int, message: str = "") -> None:
         step.done += n
@@ -931,21 +942,160 @@ def _plan_keys(run: _Run) -> Step:
 # --- clinical tutor (knowledge base, its vectors, the graph) ---
 
 
+def _tutor_available() -> bool:
+    try:
+        import backends.tutor.tutor  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _kb_counts(config: Config) -> tuple[int, int]:
+    """(chunks in the knowledge base, relations in the embedded graph), read-only."""
+    from backends.storage_map import GRAPH_FILE, NAMESPACE, TUTOR_FILE
+
+    chunks = relations = 0
+    if config.path(TUTOR_FILE).exists():
+        with read_only(config.path(TUTOR_FILE)) as conn:
+            chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    if config.path(GRAPH_FILE).exists():
+        with read_only(config.path(GRAPH_FILE)) as conn:
+            row = conn.execute("SELECT count(*) FROM relations WHERE ns = ?", (NAMESPACE,))
+            relations = int(row.fetchone()[0])
+    return chunks, relations
+
+
+def _target_tutor(run: _Run) -> Any:
+    """A tutor service on the target stores (same knowledge base file), made once per run."""
+    if run.tutor is None:
+        from backends.tutor.graph import BoltGraph
+        from backends.tutor.tutor import TutorService
+
+        target = run.target
+        graph: Any = None
+        if target.graph == "neo4j" and run.options.bolt_driver is not None:
+            graph = BoltGraph(
+                target.neo4j_uri,
+                timeout=target.network_timeout,
+                driver=run.options.bolt_driver,
+            )
+
+        def no_audit() -> Any:
+            raise MigrationError("the migration never writes tutor turns")
+
+        services = run.services
+        run.tutor = TutorService(
+            target,
+            embedder=lambda: services.embedder,
+            chat=lambda: services.chat,
+            audit=no_audit,
+            graph=graph,
+        )
+        run.cleanup.append(run.tutor.close)
+    return run.tutor
+
+
+def _prepare_tutor(run: _Run, step: Step) -> Any:
+    tutor = _target_tutor(run)
+    if not run.tutor_prepared:
+        sub = _StepProgress(run.progress, step.name)
+        tutor.prepare(sub.progress)
+        run.tutor_prepared = True
+    return tutor.status()
+
+
+def _run_tutor_vectors(run: _Run, step: Step) -> None:
+    status = _prepare_tutor(run, step)
+    if status.vectors != status.chunks:
+        raise MigrationError(
+            f"the Chroma server holds {status.vectors} of the {status.chunks} chunk vectors"
+        )
+    step.done = status.vectors
+    step.detail = f"{status.vectors} vectors for {status.chunks} chunks on the server"
+
+
+def _run_tutor_graph(run: _Run, step: Step) -> None:
+    status = _prepare_tutor(run, step)
+    if not status.graph_ok:
+        raise MigrationError(f"the graph could not be rebuilt: {status.graph_message}")
+    step.done = status.graph_relations
+    step.detail = (
+        f"{status.graph_relations} relations, {status.entities} entities on the Bolt server "
+        "(rebuilt per scope; a scope whose digest matches is skipped on a rerun)"
+    )
+
+
 def _tutor_steps(run: _Run) -> list[tuple[Step, StepRun | None]]:
-    cfg = run.config
-    path = cfg.path("tutor.sqlite3")
-    return [
+    cfg, target = run.config, run.target
+    kb = f"SQLite {cfg.path('tutor.sqlite3')}"
+    if not _tutor_available():
+        return [(Step("knowledge base", STAYS, kb, kb, detail="the tutor is not installed"), None)]
+    chunks, relations = _kb_counts(cfg)
+    out: list[tuple[Step, StepRun | None]] = [
         (
             Step(
                 "knowledge base",
                 STAYS,
-                f"SQLite {path}",
-                f"SQLite {path}",
-                detail="the clinical tutor has not landed yet",
+                kb,
+                kb,
+                detail="chunks and the FTS5 keyword index are SQLite in every profile",
             ),
             None,
         )
     ]
+    local_chroma = f"Chroma local {cfg.chroma_path}"
+    if target.chroma_url:
+        step = Step(
+            "knowledge base vectors",
+            REBUILD if chunks else NOTHING,
+            kb,
+            f"Chroma server {target.chroma_url}",
+            items=chunks,
+            detail="re-embedded from the chunks into the server's tutor_chunks collection",
+        )
+        if run.dry_run and chunks:
+            step.problem = _probe(lambda: _server_vectors(run).close())
+        out.append((step, _run_tutor_vectors))
+    else:
+        out.append(
+            (
+                Step(
+                    "knowledge base vectors",
+                    STAYS,
+                    local_chroma,
+                    local_chroma,
+                    detail="no Chroma server configured (chroma_url)",
+                ),
+                None,
+            )
+        )
+    graph_file = f"SQLite {cfg.path('tutor-graph.sqlite3')}"
+    if target.graph == "neo4j":
+        step = Step(
+            "graph",
+            REBUILD if chunks else NOTHING,
+            kb,
+            f"Bolt {target.neo4j_uri}",
+            items=relations,
+            detail="rebuilt from the knowledge base's co-occurring terms, in batches of ≤ 50",
+        )
+        if run.dry_run and chunks:
+            step.problem = _probe(lambda: _target_tutor(run).graph.probe())
+        out.append((step, _run_tutor_graph))
+    else:
+        out.append(
+            (
+                Step(
+                    "graph",
+                    STAYS,
+                    graph_file,
+                    graph_file,
+                    detail="no Bolt server configured (neo4j_uri)",
+                ),
+                None,
+            )
+        )
+    return out
 
 
 # -- planning and running ----------------------------------------------------------------------
@@ -1010,7 +1160,10 @@ def plan_migration(
     _require_server_target(target)
     journal = Journal.load(config.path(JOURNAL_FILE))
     run = _Run(config, target, services, options, progress or Progress(), journal, True)
-    steps = [step for step, _ in _steps(run)]
+    try:
+        steps = [step for step, _ in _steps(run)]
+    finally:
+        run.close()
     resumed = journal.unfinished and journal.target() == _target_fingerprint(target)
     return MigrationPlan(steps, dry_run=True, resumed=resumed, notes=run.notes)
 
@@ -1033,37 +1186,47 @@ def migrate(
     fingerprint = _target_fingerprint(target)
     resume = journal.unfinished and journal.target() == fingerprint
     run = _Run(config, target, services, options, progress, journal, False)
-    planned = _steps(run)
-    plan = MigrationPlan([s for s, _ in planned], dry_run=False, resumed=resume, notes=run.notes)
-    journal.begin(fingerprint, resume)
-    progress.start(plan.total, "migrating to the servers")
-    for step, runner in planned:
-        progress.check()
-        if runner is None or not step.works:
-            step.state = "skipped"
-            continue
-        state = journal.step(step.name)
-        if resume and state.get("state") == "done" and step.name != "audit log":
-            step.state = "done earlier"
-            progress.advance(step.items, f"{step.name}: done earlier")
-            continue
-        state["state"] = "running"
+    try:
+        planned = _steps(run)
+        plan = MigrationPlan(
+            [s for s, _ in planned], dry_run=False, resumed=resume, notes=run.notes
+        )
+        journal.begin(fingerprint, resume)
+        progress.start(plan.total, "migrating to the servers")
+        for step, runner in planned:
+            progress.check()
+            _run_step(run, step, runner, resume)
+        journal.data["finished"] = time.time()
         journal.save()
-        before = progress.done
-        try:
-            runner(run, step)
-        except CancelledError:
-            log.info("migration cancelled during %s; run it again to resume", step.name)
-            raise
-        rest = step.items - (progress.done - before)
-        if rest > 0:
-            progress.advance(rest, step.name)
-        step.state = "done"
-        state.update(state="done", finished=time.time(), done=step.done)
-        journal.save()
-    journal.data["finished"] = time.time()
-    journal.save()
+    finally:
+        run.close()
     return plan
+
+
+def _run_step(run: _Run, step: Step, runner: StepRun | None, resume: bool) -> None:
+    progress, journal = run.progress, run.journal
+    if runner is None or not step.works:
+        step.state = "unchanged"
+        return
+    state = journal.step(step.name)
+    if resume and state.get("state") == "done" and step.name != "audit log":
+        step.state = "done earlier"
+        progress.advance(step.items, f"{step.name}: done earlier")
+        return
+    state["state"] = "running"
+    journal.save()
+    before = progress.done
+    try:
+        runner(run, step)
+    except CancelledError:
+        log.info("migration cancelled during %s; run it again to resume", step.name)
+        raise
+    rest = step.items - (progress.done - before)
+    if rest > 0:
+        progress.advance(rest, step.name)
+    step.state = "done"
+    state.update(state="done", finished=time.time(), done=step.done)
+    journal.save()
 
 
 def iter_lines(plan: MigrationPlan) -> Iterator[str]:

@@ -500,49 +500,130 @@ def _conversation_vectors(ctx: _Context) -> StorageRow:
 # --- clinical tutor ---
 
 
+TUTOR_FILE = "tutor.sqlite3"
+GRAPH_FILE = "tutor-graph.sqlite3"
+
+
 def _tutor_rows(ctx: _Context) -> list[StorageRow]:
+    try:
+        import backends.tutor.tutor  # noqa: F401
+    except ImportError:
+        available = False
+    else:
+        available = True
+    rows = [_knowledge_base(ctx), _knowledge_base_vectors(ctx), _graph(ctx)]
+    if not available:
+        rows = [replace(r, health=NOT_AVAILABLE, items=None, size_bytes=None) for r in rows]
+    return rows
+
+
+def _knowledge_base(ctx: _Context) -> StorageRow:
+    path = ctx.config.path(TUTOR_FILE)
+    base = StorageRow(
+        "knowledge base",
+        "clinical tutor",
+        "SQLite (chunks + FTS5)",
+        str(path),
+        HISTORY,
+        None,
+        "chunks",
+        None,
+        OK,
+        "the shipped notes are imported again; documents you imported are lost",
+    )
+
+    def measure() -> StorageRow:
+        row = _sqlite_row(base, path, "SELECT count(*) FROM chunks")
+        if row.health == OK:
+            documents = _scalar(path, "SELECT count(*) FROM documents")
+            mine = _scalar(path, "SELECT count(*) FROM documents WHERE scope LIKE 'user:%'")
+            row = replace(row, note=f"{documents} documents, {mine} imported by users")
+        return row
+
+    return _guard(base, measure)
+
+
+def _knowledge_base_vectors(ctx: _Context) -> StorageRow:
     cfg = ctx.config
     engine, where = _chroma_where(cfg)
+    base = StorageRow(
+        "knowledge base vectors",
+        "clinical tutor",
+        engine,
+        where,
+        RECOMPUTABLE,
+        None,
+        "vectors",
+        None,
+        OK,
+        "rebuilt from the knowledge base chunks (automatically, at the tutor's next start)",
+    )
+
+    def measure() -> StorageRow:
+        if not cfg.chroma_url and not cfg.chroma_path.exists():
+            return replace(base, items=0, size_bytes=0, health=NOT_CREATED)
+        if ctx.services is None:
+            raise CustodiaEnvironmentError("needs the running services")
+        from backends.tutor.vector import ChunkVectors
+
+        embedder = ctx.services.embedder
+        if cfg.chroma_url:
+            vectors = ChunkVectors.server(
+                cfg.chroma_url,
+                timeout=cfg.network_timeout,
+                embedder_name=embedder.name,
+                dimension=embedder.dimension,
+            )
+        else:
+            vectors = ChunkVectors.local(
+                cfg.chroma_path, embedder_name=embedder.name, dimension=embedder.dimension
+            )
+        try:
+            count = vectors.count()
+        finally:
+            vectors.close()
+        note = "" if cfg.chroma_url else "size: counted with the conversation vectors"
+        return replace(base, items=count, note=note)
+
+    return _guard(base, measure)
+
+
+def _graph(ctx: _Context) -> StorageRow:
+    cfg = ctx.config
     bolt = cfg.graph == "neo4j"
-    bases = [
-        StorageRow(
-            "knowledge base",
-            "clinical tutor",
-            "SQLite (chunks + FTS5)",
-            str(cfg.path("tutor.sqlite3")),
-            HISTORY,
-            None,
-            "chunks",
-            None,
-            NOT_AVAILABLE,
-            "shipped notes re-imported from resources/kb; your imported documents are lost",
-        ),
-        StorageRow(
-            "knowledge base vectors",
-            "clinical tutor",
-            engine,
-            where,
-            RECOMPUTABLE,
-            None,
-            "vectors",
-            None,
-            NOT_AVAILABLE,
-            "rebuilt from the knowledge base chunks",
-        ),
-        StorageRow(
-            "graph",
-            "clinical tutor",
-            "Bolt server (Neo4j)" if bolt else "SQLite",
-            cfg.neo4j_uri if bolt else str(cfg.path("tutor-graph.sqlite3")),
-            RECOMPUTABLE,
-            None,
-            "relations",
-            None,
-            NOT_AVAILABLE,
-            "rebuilt from the knowledge base (co-occurring terms)",
-        ),
-    ]
-    return bases
+    path = cfg.path(GRAPH_FILE)
+    base = StorageRow(
+        "graph",
+        "clinical tutor",
+        "Bolt server (Neo4j)" if bolt else "SQLite (recursive CTEs)",
+        cfg.neo4j_uri if bolt else str(path),
+        RECOMPUTABLE,
+        None,
+        "relations",
+        None,
+        OK,
+        "rebuilt from the knowledge base (terms that co-occur in a chunk)",
+    )
+
+    def measure() -> StorageRow:
+        if not bolt:
+            row = _sqlite_row(
+                base, path, f"SELECT count(*) FROM relations WHERE ns = '{NAMESPACE}'"
+            )
+            if row.health == OK:
+                entities = _scalar(path, f"SELECT count(*) FROM entities WHERE ns = '{NAMESPACE}'")
+                row = replace(row, note=f"{entities} entities")
+            return row
+        if ctx.services is None:
+            raise CustodiaEnvironmentError("needs the running services")
+        from backends.tutor.tutor import get_service
+
+        counts = get_service(ctx.services).graph.counts()  # the tutor's own driver
+        return replace(
+            base, items=sum(counts.relations.values()), note=f"{counts.entities} entities"
+        )
+
+    return _guard(base, measure)
 
 
 # --- audit ---
