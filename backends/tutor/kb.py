@@ -38,7 +38,7 @@ USER_PREFIX = "user:"
 CHUNK_WORDS = 120
 MIN_WORDS = 40
 OVERLAP_WORDS = 30
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2
 #: at most this many source chunks are kept per relation (its weight still counts them all)
 MAX_EDGE_SOURCES = 40
 SUFFIXES = (".md", ".markdown", ".txt")
@@ -261,11 +261,11 @@ def chunk_paragraphs(
         nonlocal current, fresh
         pieces.append(" ".join(current))
         tail: list[str] = []
-        for sentence in reversed(current):
+        for sentence in reversed(current[1:]):  # a proper suffix: never the whole chunk again
             if words([*tail, sentence]) > overlap_words:
                 break
             tail.insert(0, sentence)
-        current, fresh = (tail if len(tail) < len(current) else []), 0
+        current, fresh = tail, 0
 
     for paragraph in paragraphs:
         for sentence in sentences(paragraph):
@@ -284,8 +284,13 @@ def pretty_stem(path: Path) -> str:
     return path.stem.replace("-", " ").replace("_", " ").strip().capitalize() or path.name
 
 
-def read_document(path: Path, scope: str, *, source: str = "import", doc_id: str = "") -> SourceDoc:
-    """Read one Markdown or text file (UTF-8) as a document of ``scope``."""
+def read_document(
+    path: Path, scope: str, *, source: str = "import", doc_id: str = "", display: str = ""
+) -> SourceDoc:
+    """Read one Markdown or text file (UTF-8) as a document of ``scope``.
+
+    ``display`` is the path shown to people (default: the file's path).
+    """
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -298,7 +303,7 @@ def read_document(path: Path, scope: str, *, source: str = "import", doc_id: str
     title, paragraphs = split_markdown(raw, pretty_stem(path))
     if not doc_id:
         doc_id = "doc-" + _sha(f"{scope}\0{path.resolve()}")[:16]
-    return SourceDoc(doc_id, scope, source, title, str(path), "\n\n".join(paragraphs))
+    return SourceDoc(doc_id, scope, source, title, display or str(path), "\n\n".join(paragraphs))
 
 
 def collect_files(path: Path) -> list[Path]:
@@ -324,7 +329,9 @@ def shipped_documents(kb_dir: Path | None = None) -> list[SourceDoc]:
     """The study notes shipped in ``resources/kb/notes`` (shared scope)."""
     notes = (kb_dir or shipped_kb_dir()) / "notes"
     return [
-        read_document(p, SHARED, source="shipped", doc_id=f"kb/{p.stem}")
+        read_document(
+            p, SHARED, source="shipped", doc_id=f"kb/{p.stem}", display=f"kb/notes/{p.name}"
+        )
         for p in sorted(notes.glob("*.md"))
     ]
 

@@ -1,0 +1,580 @@
+"""The clinical tutor's tab (CT5–CT8): cited answers from the study notes, every turn audited.
+
+Top: who is asking (``scope``: the shared corpus plus that user's own notes), the status of
+the knowledge base (``tutor_status``, ``tutor_progress``), "Import notes…" (``import_notes``)
+and "Open inspector" (``open_inspector``, the audit inspector pane of CT8). A notice
+(``degraded_notice``) says when a retrieval method — the graph server, typically — could not
+run and the answer came from the others.
+
+Left: the answer (``answer``, a QTextBrowser whose ``[n]`` citations are links that select
+source *n*), the question (``question``) and ``ask`` / ``stop``. Right: the sources
+(``sources``: number, note, why it was found), the selected passage (``source_text``) and the
+entities around the question with their relations (``graph_view``).
+
+The knowledge base is indexed the first time the tab is shown, in a worker with progress.
+Every store and model call runs through the worker pool; this module only draws.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from typing import Any
+
+from PySide6.QtCore import QPointF, Qt, QUrl, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QPen, QShowEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QGraphicsScene,
+    QGraphicsView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTextBrowser,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from backends.progress import Progress
+from backends.services import Services
+from backends.tutor.kb import ImportReport
+from backends.tutor.tutor import GraphView, Status, Turn, get_service
+from desktop.workers import Emit, JobHandle, WorkerPool
+
+DEFAULT_USER = "student"
+CITE_SCHEME = "cite"
+
+_STYLE = """
+QLabel#degraded_notice { background: #fff4d6; border: 1px solid #e3c16f; border-radius: 4px;
+                         padding: 4px; color: #6b4a00; }
+QLabel#tutor_notice { color: #666; font-size: 11px; }
+QLabel#tutor_status[error="true"] { color: #b00020; }
+"""
+
+
+class TutorTab(QWidget):
+    """Ask, read the cited answer, see where each passage came from and why."""
+
+    #: the knowledge base is indexed and questions can be asked (the :class:`Status`)
+    ready = Signal(object)
+    #: a turn was answered, shown and audited (the :class:`Turn`)
+    answered = Signal(object)
+    #: an import finished (the :class:`ImportReport`)
+    imported = Signal(object)
+
+    def __init__(self, services: Services, workers: WorkerPool, parent: QWidget | None) -> None:
+        super().__init__(parent)
+        self.setObjectName("tutor")
+        self.services = services
+        self.workers = workers
+        self.status: Status | None = None
+        self.turn: Turn | None = None
+        self._prepare: JobHandle | None = None
+        self._ask: JobHandle | None = None
+        self._importing: JobHandle | None = None
+        self._streamed = ""
+        self._started = False
+        self.setStyleSheet(_STYLE)
+        self._build()
+        self._connect_signals()
+
+    # -- construction ----------------------------------------------------------------------
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+
+        top = QHBoxLayout()
+        who = QLabel(self.tr("User:"))
+        top.addWidget(who)
+        self.scope = QComboBox()
+        self.scope.setObjectName("scope")
+        self.scope.setEditable(True)
+        self.scope.setInsertPolicy(QComboBox.InsertPolicy.InsertAtTop)
+        self.scope.setMinimumContentsLength(14)
+        self.scope.addItem(DEFAULT_USER)
+        self.scope.setToolTip(
+            self.tr("Who is asking: the shared notes and this user's own notes are searched")
+        )
+        who.setBuddy(self.scope)
+        top.addWidget(self.scope)
+        self.tutor_status = QLabel(self.tr("The knowledge base is indexed when first shown."))
+        self.tutor_status.setObjectName("tutor_status")
+        self.tutor_status.setWordWrap(True)
+        top.addWidget(self.tutor_status, 1)
+        self.tutor_progress = QProgressBar()
+        self.tutor_progress.setObjectName("tutor_progress")
+        self.tutor_progress.setMaximumWidth(180)
+        self.tutor_progress.setVisible(False)
+        top.addWidget(self.tutor_progress)
+        self.import_notes = QPushButton(self.tr("Import notes…"))
+        self.import_notes.setObjectName("import_notes")
+        self.import_notes.setToolTip(
+            self.tr("Add your own Markdown or text notes to this user's scope")
+        )
+        self.import_notes.setEnabled(False)
+        top.addWidget(self.import_notes)
+        self.open_inspector = QPushButton(self.tr("Open inspector"))
+        self.open_inspector.setObjectName("open_inspector")
+        self.open_inspector.setToolTip(self.tr("Review the audit log of every turn"))
+        top.addWidget(self.open_inspector)
+        layout.addLayout(top)
+
+        self.degraded_notice = QLabel("")
+        self.degraded_notice.setObjectName("degraded_notice")
+        self.degraded_notice.setWordWrap(True)
+        self.degraded_notice.setVisible(False)
+        layout.addWidget(self.degraded_notice)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter.setObjectName("tutor_splitter")
+        splitter.addWidget(self._build_conversation())
+        splitter.addWidget(self._build_sources())
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout.addWidget(splitter, 1)
+
+        notice = QLabel(self.tr("For study, not for clinical decisions."))
+        notice.setObjectName("tutor_notice")
+        layout.addWidget(notice)
+
+    def _build_conversation(self) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.answer = QTextBrowser()
+        self.answer.setObjectName("answer")
+        self.answer.setOpenLinks(False)
+        self.answer.setOpenExternalLinks(False)
+        self.answer.setPlaceholderText(
+            self.tr(
+                "Ask a study question — conditions, signs, drugs, tests. The answer cites the "
+                "notes it comes from: click a citation to see the passage."
+            )
+        )
+        layout.addWidget(self.answer, 1)
+        row = QHBoxLayout()
+        self.question = QLineEdit()
+        self.question.setObjectName("question")
+        self.question.setPlaceholderText(self.tr("Question (Enter to ask)…"))
+        row.addWidget(self.question, 1)
+        self.ask = QPushButton(self.tr("Ask"))
+        self.ask.setObjectName("ask")
+        self.ask.setEnabled(False)
+        row.addWidget(self.ask)
+        self.stop = QPushButton(self.tr("Stop"))
+        self.stop.setObjectName("stop_answer")
+        self.stop.setVisible(False)
+        row.addWidget(self.stop)
+        layout.addLayout(row)
+        return box
+
+    def _build_sources(self) -> QWidget:
+        box = QSplitter(Qt.Orientation.Vertical)
+        top = QWidget()
+        layout = QVBoxLayout(top)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(QLabel(self.tr("<b>Sources</b>")))
+        self.sources = QTreeWidget()
+        self.sources.setObjectName("sources")
+        self.sources.setHeaderLabels([self.tr("#"), self.tr("Note"), self.tr("Found by")])
+        self.sources.setRootIsDecorated(False)
+        self.sources.setWordWrap(True)
+        header = self.sources.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        layout.addWidget(self.sources, 1)
+        self.source_text = QPlainTextEdit()
+        self.source_text.setObjectName("source_text")
+        self.source_text.setReadOnly(True)
+        self.source_text.setPlaceholderText(self.tr("The selected passage appears here."))
+        self.source_text.setMaximumHeight(150)
+        layout.addWidget(self.source_text)
+        box.addWidget(top)
+
+        graph_box = QWidget()
+        graph_layout = QVBoxLayout(graph_box)
+        graph_layout.setContentsMargins(0, 0, 0, 0)
+        graph_layout.addWidget(QLabel(self.tr("<b>Entities around the question</b>")))
+        self.graph_scene = QGraphicsScene(self)
+        self.graph_view = QGraphicsView(self.graph_scene)
+        self.graph_view.setObjectName("graph_view")
+        self.graph_view.setRenderHints(self.graph_view.renderHints())
+        self.graph_view.setMinimumHeight(160)
+        graph_layout.addWidget(self.graph_view, 1)
+        box.addWidget(graph_box)
+        return box
+
+    def _connect_signals(self) -> None:
+        self.ask.clicked.connect(self._on_ask_clicked)
+        self.question.returnPressed.connect(self._on_ask_clicked)
+        self.stop.clicked.connect(self._on_stop_clicked)
+        self.answer.anchorClicked.connect(self._on_answer_anchor_clicked)
+        self.sources.currentItemChanged.connect(self._on_sources_current_item_changed)
+        self.open_inspector.clicked.connect(self._on_open_inspector_clicked)
+        self.import_notes.clicked.connect(self._on_import_notes_clicked)
+
+    # -- first use: index the knowledge base ------------------------------------------------
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.start()
+
+    def start(self) -> None:
+        """Index the knowledge base (once; called when the tab is first shown)."""
+        if self._started:
+            return
+        self._started = True
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> Status:
+            return get_service(services).prepare(progress)
+
+        self.tutor_status.setText(self.tr("Indexing the study notes…"))
+        self.tutor_progress.setVisible(True)
+        self.tutor_progress.setRange(0, 0)
+        handle = self.workers.start("tutor: prepare", job)
+        handle.signals.progress.connect(self._on_job_progress)
+        handle.signals.succeeded.connect(self._on_prepare_succeeded)
+        handle.signals.failed.connect(self._on_prepare_failed)
+        handle.signals.finished.connect(self._on_prepare_finished)
+        self._prepare = handle
+
+    def _on_job_progress(self, done: int, total: int, message: str) -> None:
+        self.tutor_progress.setVisible(True)
+        self.tutor_progress.setRange(0, max(total, 0))
+        self.tutor_progress.setValue(min(done, total))
+        self.tutor_progress.setFormat(f"{message} %v/%m" if message else "%v/%m")
+
+    def _on_prepare_succeeded(self, status: Status) -> None:
+        self._show_status(status)
+        self.ask.setEnabled(True)
+        self.import_notes.setEnabled(True)
+        self.ready.emit(status)
+
+    def _on_prepare_failed(self, message: str, environment: bool) -> None:
+        self._error(self.tr("The knowledge base could not be opened: {0}").format(message))
+        self._started = False  # showing the tab again retries
+
+    def _on_prepare_finished(self) -> None:
+        self._prepare = None
+        self.tutor_progress.setVisible(False)
+
+    def _show_status(self, status: Status) -> None:
+        self.status = status
+        text = self.tr("{0} notes · {1} passages · {2} entities").format(
+            status.documents, status.chunks, status.entities
+        )
+        if status.graph_ok:
+            text += " · " + self.tr("graph: {0} relations").format(status.graph_relations)
+        else:
+            text += " · " + self.tr("graph unavailable")
+            self._show_degraded(
+                [
+                    self.tr(
+                        "The graph is unavailable ({0}); answers use vector and keyword "
+                        "retrieval only."
+                    ).format(status.graph_message)
+                ]
+            )
+        self.tutor_status.setText(text)
+        self.tutor_status.setProperty("error", "false")
+        self._repolish(self.tutor_status)
+        current = self.current_user()
+        known = [self.scope.itemText(i) for i in range(self.scope.count())]
+        for user in status.users:
+            if user not in known:
+                self.scope.addItem(user)
+        self.scope.setCurrentText(current)
+
+    def _error(self, text: str) -> None:
+        self.tutor_status.setText(text)
+        self.tutor_status.setProperty("error", "true")
+        self._repolish(self.tutor_status)
+
+    @staticmethod
+    def _repolish(widget: QWidget) -> None:
+        widget.style().unpolish(widget)
+        widget.style().polish(widget)
+
+    def current_user(self) -> str:
+        return self.scope.currentText().strip() or DEFAULT_USER
+
+    # -- asking ------------------------------------------------------------------------------
+    def _on_ask_clicked(self) -> None:
+        question = self.question.text().strip()
+        if not question or self._ask is not None or not self.ask.isEnabled():
+            return
+        user = self.current_user()
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> Turn:
+            return get_service(services).ask(
+                question, user, on_token=emit, should_stop=lambda: progress.cancelled
+            )
+
+        self._streamed = ""
+        self.answer.setPlainText("")
+        self.sources.clear()
+        self.source_text.clear()
+        self.degraded_notice.setVisible(False)
+        handle = self.workers.start("tutor: ask", job)
+        handle.signals.item.connect(self._on_ask_item)
+        handle.signals.succeeded.connect(self._on_ask_succeeded)
+        handle.signals.failed.connect(self._on_ask_failed)
+        handle.signals.cancelled.connect(self._on_ask_cancelled)
+        handle.signals.finished.connect(self._on_ask_finished)
+        self._ask = handle
+        self.ask.setEnabled(False)
+        self.stop.setVisible(True)
+
+    def _on_ask_item(self, piece: object) -> None:
+        self._streamed += str(piece)
+        self.answer.setPlainText(self._streamed)
+
+    def _on_ask_succeeded(self, turn: Turn) -> None:
+        self.turn = turn
+        self.answer.setHtml(render_answer(turn, self.tr("Sources")))
+        for passage in turn.passages:
+            item = QTreeWidgetItem([f"[{passage.number}]", passage.title, passage.why()])
+            item.setData(0, Qt.ItemDataRole.UserRole, passage.number)
+            item.setToolTip(1, f"{passage.source}\n{passage.chunk_id}")
+            item.setToolTip(2, passage.why())
+            if passage.number in turn.cited:
+                font = item.font(1)
+                font.setBold(True)
+                item.setFont(1, font)
+            self.sources.addTopLevelItem(item)
+        self.draw_graph(turn.retrieval.graph)
+        self._show_degraded(list(turn.degraded))
+        if turn.stopped:
+            audited = self.tr("Stopped; recorded in the audit log as #{0}.")
+        else:
+            audited = self.tr("Recorded in the audit log as #{0}.")
+        self.tutor_status.setText(audited.format(turn.audit_seq))
+        self.tutor_status.setProperty("error", "false")
+        self._repolish(self.tutor_status)
+        self.answered.emit(turn)
+
+    def _show_degraded(self, lines: list[str]) -> None:
+        if not lines:
+            self.degraded_notice.setVisible(False)
+            return
+        self.degraded_notice.setText(self.tr("Degraded retrieval: {0}").format(" ".join(lines)))
+        self.degraded_notice.setVisible(True)
+
+    def _on_ask_failed(self, message: str, environment: bool) -> None:
+        if environment:
+            self._error(message)
+        else:
+            self._error(self.tr("Something went wrong (see the log): {0}").format(message))
+
+    def _on_ask_cancelled(self) -> None:
+        self.tutor_status.setText(self.tr("Stopped."))
+
+    def _on_ask_finished(self) -> None:
+        self._ask = None
+        self.stop.setVisible(False)
+        self.ask.setEnabled(self.status is not None)
+
+    def _on_stop_clicked(self) -> None:
+        if self._ask is not None:
+            self._ask.cancel()
+
+    # -- citations and sources ---------------------------------------------------------------
+    def _on_answer_anchor_clicked(self, url: QUrl) -> None:
+        if url.scheme() != CITE_SCHEME:
+            return
+        try:
+            number = int(url.path() or url.toString().split(":", 1)[-1])
+        except ValueError:
+            return
+        self.select_source(number)
+
+    def select_source(self, number: int) -> None:
+        for i in range(self.sources.topLevelItemCount()):
+            item = self.sources.topLevelItem(i)
+            if item is not None and item.data(0, Qt.ItemDataRole.UserRole) == number:
+                self.sources.setCurrentItem(item)
+                self.sources.scrollToItem(item)
+                return
+
+    def _on_sources_current_item_changed(self, current: Any, previous: Any) -> None:
+        if current is None or self.turn is None:
+            self.source_text.clear()
+            return
+        number = current.data(0, Qt.ItemDataRole.UserRole)
+        for passage in self.turn.passages:
+            if passage.number == number:
+                self.source_text.setPlainText(
+                    f"[{passage.number}] {passage.title}\n{passage.text}\n\n"
+                    + self.tr("Source: {0}").format(passage.source)
+                    + "\n"
+                    + self.tr("Found by: {0}").format(passage.why())
+                )
+                return
+
+    # -- the graph view ----------------------------------------------------------------------
+    def draw_graph(self, view: GraphView) -> None:
+        """The question's entities in the middle, their related entities around them."""
+        scene = self.graph_scene
+        scene.clear()
+        if not view.seeds:
+            text = scene.addText(self.tr("No known entity in this question."))
+            text.setDefaultTextColor(QColor("#777"))
+            return
+        names = list(view.seeds)
+        for a, b, _ in view.edges:
+            for name in (a, b):
+                if name not in names:
+                    names.append(name)
+        positions: dict[str, QPointF] = {}
+        seeds = list(view.seeds)
+        for i, name in enumerate(seeds):
+            angle = 2 * math.pi * i / max(len(seeds), 1)
+            radius = 0.0 if len(seeds) == 1 else 60.0
+            positions[name] = QPointF(radius * math.cos(angle), radius * math.sin(angle))
+        others = [n for n in names if n not in positions]
+        for i, name in enumerate(others):
+            angle = 2 * math.pi * i / max(len(others), 1) + 0.3
+            positions[name] = QPointF(170 * math.cos(angle), 120 * math.sin(angle))
+        heaviest = max((w for _, _, w in view.edges), default=1) or 1
+        for a, b, weight in view.edges:
+            pen = QPen(QColor("#9aa8bd"))
+            pen.setWidthF(0.8 + 3.0 * weight / heaviest)
+            line = scene.addLine(
+                positions[a].x(), positions[a].y(), positions[b].x(), positions[b].y(), pen
+            )
+            line.setToolTip(self.tr("{0} — {1}: together in {2} passages").format(a, b, weight))
+            line.setZValue(-1)
+        font = QFont()
+        font.setPointSize(8)
+        for name in names:
+            seed = name in view.seeds
+            point = positions[name]
+            r = 9.0 if seed else 6.0
+            node = scene.addEllipse(
+                point.x() - r,
+                point.y() - r,
+                2 * r,
+                2 * r,
+                QPen(QColor("#31527a")),
+                QBrush(QColor("#f0a030") if seed else QColor("#c9d8ec")),
+            )
+            node.setData(0, name)
+            node.setToolTip(name)
+            label = scene.addText(name, font)
+            label.setData(0, name)
+            label.setPos(point.x() + r, point.y() - r - 4)
+            if seed:
+                bold = QFont(font)
+                bold.setBold(True)
+                label.setFont(bold)
+        self.graph_view.fitInView(
+            scene.itemsBoundingRect().adjusted(-10, -10, 10, 10),
+            Qt.AspectRatioMode.KeepAspectRatio,
+        )
+
+    def graph_entities(self) -> list[str]:
+        """Names drawn in the graph view (for testers)."""
+        out: list[str] = []
+        for item in self.graph_scene.items():
+            name = item.data(0)
+            if isinstance(name, str) and name not in out:
+                out.append(name)
+        return sorted(out)
+
+    # -- inspector and import -----------------------------------------------------------------
+    def _on_open_inspector_clicked(self) -> None:
+        from desktop.inspector import open_inspector
+
+        window = self.window()
+        if hasattr(window, "services") and hasattr(window, "workers"):
+            open_inspector(window)  # type: ignore[arg-type]
+
+    def _on_import_notes_clicked(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(
+            self,
+            self.tr("Import notes for {0}").format(self.current_user()),
+            "",
+            self.tr("Notes (*.md *.markdown *.txt)"),
+        )
+        if paths:
+            self.import_paths(paths)
+
+    def import_paths(self, paths: list[str]) -> None:
+        """Import these Markdown/text files into the current user's scope (in a worker)."""
+        if self._importing is not None:
+            return
+        user = self.current_user()
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> ImportReport:
+            from pathlib import Path
+
+            tutor = get_service(services)
+            total = ImportReport()
+            for path in paths:
+                report = tutor.import_path(Path(path), user, progress)
+                total.added += report.added
+                total.updated += report.updated
+                total.unchanged += report.unchanged
+                total.chunks_added += report.chunks_added
+                total.skipped += report.skipped
+            return total
+
+        handle = self.workers.start("tutor: import", job)
+        handle.signals.progress.connect(self._on_job_progress)
+        handle.signals.succeeded.connect(self._on_import_succeeded)
+        handle.signals.failed.connect(self._on_ask_failed)
+        handle.signals.finished.connect(self._on_import_finished)
+        self._importing = handle
+        self.import_notes.setEnabled(False)
+
+    def _on_import_succeeded(self, report: ImportReport) -> None:
+        self.tutor_status.setText(
+            self.tr("Imported for {0}: {1}").format(self.current_user(), report.line())
+        )
+        self.imported.emit(report)
+
+    def _on_import_finished(self) -> None:
+        self._importing = None
+        self.tutor_progress.setVisible(False)
+        self.import_notes.setEnabled(self.status is not None)
+
+
+def render_answer(turn: Turn, sources_title: str = "Sources") -> str:
+    """The answer as HTML: ``[n]`` citations become ``cite:n`` links, then the source list."""
+    numbers = {p.number for p in turn.passages}
+
+    def link(match: re.Match[str]) -> str:
+        n = int(match.group(1))
+        if n not in numbers:
+            return match.group(0)
+        return f'<a href="{CITE_SCHEME}:{n}">[{n}]</a>'
+
+    body = re.sub(r"\[(\d{1,2})\]", link, html.escape(turn.answer, quote=False))
+    body = body.replace("\n", "<br>")
+    items = []
+    for p in turn.passages:
+        weight = "b" if p.number in turn.cited else "span"
+        items.append(
+            f'<{weight}><a href="{CITE_SCHEME}:{p.number}">[{p.number}]</a> '
+            f"{html.escape(p.title)}</{weight}>"
+        )
+    footer = ""
+    if items:
+        footer = f"<p><b>{html.escape(sources_title)}</b><br>" + "<br>".join(items) + "</p>"
+    return f"<p>{body}</p>{footer}"
+
+
+def create(services: Services, workers: WorkerPool, parent: QWidget) -> QWidget:
+    return TutorTab(services, workers, parent)

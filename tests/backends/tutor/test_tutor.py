@@ -1,0 +1,192 @@
+"""Turns: citations, retrieval-only mode, exactly one audit record each, degraded graph."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from backends.audit.log import Filter
+from backends.audit.service import AuditService
+from backends.config import Config
+from backends.models.chat import RETRIEVAL_ONLY_LABEL, RetrievalOnlyChat, ScriptedChat
+from backends.models.embedders import HashingEmbedder
+from backends.progress import Progress
+from backends.tutor.graph import BoltGraph
+from backends.tutor.kb import ScopeError, shipped_documents
+from backends.tutor.tutor import AUDIT_EVENT, TutorService
+from tests.backends.tutor.conftest import TutorFactory
+from tests.harness.servers import free_port
+
+QUESTION = "Which blood test is used to monitor warfarin therapy?"
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def turns(audit: AuditService) -> list:
+    return list(audit.entries(Filter(event_type=AUDIT_EVENT)))
+
+
+def test_an_answer_cites_the_retrieved_passages(make_tutor: TutorFactory) -> None:
+    chat = ScriptedChat(replies=["The INR monitors warfarin [1]; see also [2] and [9]."])
+    tutor = make_tutor(chat)
+    turn = tutor.ask(QUESTION, "ana")
+    assert turn.answer == "The INR monitors warfarin [1]; see also [2] and [9]."
+    assert turn.cited == (1, 2)  # [9] is not a passage
+    assert len(turn.passages) == 5
+    assert {p.doc_id for p in turn.passages[:2]} <= {"kb/inr", "kb/warfarin"}
+    for passage in turn.passages:
+        assert passage.reasons and passage.why()
+    prompt = chat.calls[0]
+    assert prompt.user == QUESTION
+    assert "Cite the passages" in prompt.system and "not for clinical decisions" in prompt.system
+    assert prompt.context[0].startswith("[1] ") and turn.passages[0].text in prompt.context[0]
+
+
+def test_retrieval_only_mode_shows_the_cited_passages(make_tutor: TutorFactory) -> None:
+    tutor = make_tutor(RetrievalOnlyChat("no model in the test"))
+    turn = tutor.ask(QUESTION, "ana")
+    assert turn.retrieval_only and turn.answer.startswith(RETRIEVAL_ONLY_LABEL)
+    assert turn.cited == tuple(range(1, len(turn.passages) + 1))
+    for passage in turn.passages:
+        assert f"[{passage.number}] {passage.title}: {passage.text}" in turn.answer
+
+
+def test_every_turn_leaves_exactly_one_audit_record_and_the_chain_verifies(
+    tutor: TutorService, audit: AuditService
+) -> None:
+    questions = [
+        QUESTION,
+        "What is the first treatment of anaphylaxis?",
+        "Side effects of metformin?",
+    ]
+    done = [tutor.ask(q, "ana") for q in questions]
+    tokens: list[str] = []
+    stopping = tutor.ask(
+        "What is asthma?", "bob", on_token=tokens.append, should_stop=lambda: bool(tokens)
+    )
+    assert stopping.stopped and len(tokens) == 1
+    records = turns(audit)
+    assert len(records) == 4 == len(list(audit.entries()))  # one per turn, nothing else
+    assert [r.seq for r in records] == [t.audit_seq for t in [*done, stopping]]
+    assert audit.verify().ok
+    first, turn = records[0], done[0]
+    data = first.data
+    assert data["question_sha256"] == sha(QUESTION)
+    assert data["answer_sha256"] == sha(turn.answer)
+    assert data["chunks"] == [p.chunk_id for p in turn.passages]
+    assert data["model"] == "scripted" and data["retrieval_only"] is False
+    assert data["degraded"] == [] and data["stopped"] is False
+    assert records[3].data["stopped"] is True
+    # the user is a pseudonym; the question itself is sealed with their key
+    assert first.pseudonym and "ana" not in first.record and QUESTION not in first.record
+    assert records[0].pseudonym == records[1].pseudonym != records[3].pseudonym
+    assert audit.reveal(first).personal == {"question": QUESTION}
+    # erasing the user makes their questions unreadable; the chain still verifies
+    audit.forget("ana")
+    assert audit.reveal(turns(audit)[0]).status == "erased"
+    assert audit.verify().ok
+
+
+def test_a_failed_retrieval_appends_nothing(tutor: TutorService, audit: AuditService) -> None:
+    with pytest.raises(ScopeError):
+        tutor.ask(QUESTION, "   ")
+    with pytest.raises(ValueError):
+        tutor.ask("   ", "ana")
+    assert turns(audit) == []
+
+
+def test_graph_server_down_the_tutor_still_answers_and_says_so(
+    make_tutor: TutorFactory, audit: AuditService
+) -> None:
+    down = BoltGraph(f"bolt://127.0.0.1:{free_port()}", namespace="down", timeout=0.5)
+    tutor = make_tutor(graph=down)
+    started = time.perf_counter()
+    status = tutor.prepare()
+    assert not status.graph_ok and "not reachable" in status.graph_message
+    turn = tutor.ask(QUESTION, "ana")
+    assert time.perf_counter() - started < 30
+    assert turn.answer.startswith("Scripted answer to:") and turn.passages
+    assert any(line.startswith("graph:") and "unavailable" in line for line in turn.degraded)
+    assert turn.retrieval.methods["graph"] == []
+    assert all(set(p.methods) <= {"vector", "keyword"} for p in turn.passages)
+    assert {p.doc_id for p in turn.passages[:2]} & {"kb/inr", "kb/warfarin"}
+    assert turns(audit)[-1].data["degraded"] == ["graph"]
+    assert audit.verify().ok
+
+
+def test_prepare_is_idempotent_and_reports_progress(make_tutor: TutorFactory) -> None:
+    tutor = make_tutor()
+    seen: list[tuple[int, int, str]] = []
+    status = tutor.prepare(Progress(callback=lambda d, t, m: seen.append((d, t, m))))
+    assert status.imported is not None and status.imported.added == status.documents
+    assert status.vectors == status.chunks and status.graph_ok and status.graph_relations > 0
+    assert any(m == "embedding the knowledge base" and d == t for d, t, m in seen)
+    again = tutor.prepare()
+    assert again.imported is not None and again.imported.unchanged == again.documents
+    assert (again.chunks, again.vectors, again.graph_relations) == (
+        status.chunks,
+        status.vectors,
+        status.graph_relations,
+    )
+
+
+def test_the_derived_stores_are_rebuilt_for_a_new_embedder_or_a_lost_graph(
+    make_tutor: TutorFactory, config: Config, small_kb: Path, audit: AuditService
+) -> None:
+    first = make_tutor()
+    chunks = first.prepare().chunks
+    first.close()
+
+    class OtherHashing(HashingEmbedder):  # same dimension, another model: must not be mixed
+        def __init__(self) -> None:
+            super().__init__(384)
+            self.name = "other-hashing-384"
+
+    for embedder in (HashingEmbedder(256), OtherHashing()):
+        tutor = TutorService(
+            config, embedder=embedder, chat=ScriptedChat(), audit=audit, kb_dir=small_kb
+        )
+        try:
+            status = tutor.prepare()
+            assert (status.vectors, status.embedder) == (chunks, embedder.name)
+            assert tutor.retrieve(QUESTION, "ana").passages
+        finally:
+            tutor.close()
+    (config.home / "tutor-graph.sqlite3").unlink()
+    tutor = make_tutor()
+    assert tutor.prepare().graph_relations > 0
+
+
+def test_importing_a_users_folder(tutor: TutorService, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Ward A\n\nApixaban for AF on ward A.\n", encoding="utf-8")
+    (folder / "b.txt").write_text("Gout clinic on Tuesdays.\n", encoding="utf-8")
+    (folder / "bad.md").write_bytes(b"\xff\xfe\x00")
+    report = tutor.import_path(folder, "ana")
+    assert (report.added, len(report.skipped)) == (2, 1) and "not UTF-8" in report.skipped[0]
+    assert tutor.import_path(folder, "ana").unchanged == 2
+    assert tutor.users() == ["ana"]
+    status = tutor.status()
+    assert status.by_scope["user:ana"] == (2, 2) and status.users == ("ana",)
+
+
+def test_the_whole_shipped_corpus_imports_and_answers(config: Config, audit: AuditService) -> None:
+    tutor = TutorService(config, embedder=HashingEmbedder(384), chat=ScriptedChat(), audit=audit)
+    try:
+        status = tutor.prepare()
+        assert status.documents == len(shipped_documents()) >= 40
+        assert status.vectors == status.chunks >= 3 * status.documents
+        assert status.graph_ok and status.entities >= 100
+        turn = tutor.ask("What is the antidote for paracetamol overdose?", "ana")
+        assert turn.passages[0].doc_id == "kb/paracetamol"
+        assert "acetylcysteine" in turn.passages[0].text
+        assert json.dumps(turns(audit)[0].data)
+    finally:
+        tutor.close()
