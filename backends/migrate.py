@@ -172,6 +172,8 @@ class MigrateOptions:
     audit_batch: int = 500
     #: an existing neo4j driver to reuse (tests: one long-lived driver per session)
     bolt_driver: Any = None
+    #: the graph's namespace on the Bolt server (the app's is ``custodia``)
+    graph_namespace: str = "custodia"
 
 
 def target_config(config: Config) -> Config:
@@ -693,11 +695,33 @@ def _bootstrap(run: _Run) -> str:
     if configured.get("user") != roles.app:
         note += (
             f"; the configured DSN is not the application role — set postgres_dsn to "
-            f"{redact_dsn(result.app_dsn)} (its password was generated now: run "
+            f"{redact_url(dsn_url(result.app_dsn))} (its password was generated now: run "
             "`custodia audit bootstrap --admin-dsn …` again to set a new one you keep)"
         )
     run.notes.append(note)
     return note
+
+
+def dsn_url(dsn: str) -> str:
+    """A libpq DSN as the ``postgresql://`` URL the configuration accepts (bootstrap's DSNs
+    are ``key=value`` strings)."""
+    from urllib.parse import quote
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    if "://" in dsn:
+        return dsn
+    p = {k: str(v) for k, v in conninfo_to_dict(dsn).items() if v is not None}
+    auth = quote(p.pop("user", ""), safe="")
+    if "password" in p:
+        auth += ":" + quote(p.pop("password"), safe="")
+    host = p.pop("host", "127.0.0.1")
+    port = p.pop("port", "")
+    database = p.pop("dbname", "")
+    url = f"postgresql://{auth + '@' if auth else ''}{host}{':' + port if port else ''}/{database}"
+    if p:
+        url += "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in sorted(p.items()))
+    return url
 
 
 def _plan_audit(run: _Run) -> Step:
@@ -973,9 +997,12 @@ def _target_tutor(run: _Run) -> Any:
 
         target = run.target
         graph: Any = None
-        if target.graph == "neo4j" and run.options.bolt_driver is not None:
+        if target.graph == "neo4j":
             graph = BoltGraph(
                 target.neo4j_uri,
+                user=target.neo4j_user,
+                password=target.neo4j_password,
+                namespace=run.options.graph_namespace,
                 timeout=target.network_timeout,
                 driver=run.options.bolt_driver,
             )
@@ -990,6 +1017,7 @@ def _target_tutor(run: _Run) -> Any:
             chat=lambda: services.chat,
             audit=no_audit,
             graph=graph,
+            namespace=run.options.graph_namespace,
         )
         run.cleanup.append(run.tutor.close)
     return run.tutor
@@ -1233,3 +1261,95 @@ def iter_lines(plan: MigrationPlan) -> Iterator[str]:
     yield from plan.lines()
     for problem in plan.problems:
         yield f"problem: {problem}"
+
+
+# -- switching stores in the settings --------------------------------------------------------
+
+
+@dataclass
+class SwitchSummary:
+    """What changing the configuration from ``old`` to ``new`` does to the data."""
+
+    #: derived indexes rebuilt from their source (automatically, or by the migration)
+    rebuilt: list[str] = field(default_factory=list)
+    #: data that has to be copied to stay with the user (``custodia migrate``)
+    migrated: list[str] = field(default_factory=list)
+    #: data that stays where it is whatever the switch
+    kept: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.rebuilt or self.migrated)
+
+    def text(self) -> str:
+        parts = []
+        if self.migrated:
+            parts.append(
+                "To migrate (Storage map ▸ Migrate to server…, or `custodia migrate "
+                "--to server`, before restarting):"
+            )
+            parts.extend(f"  • {line}" for line in self.migrated)
+        if self.rebuilt:
+            parts.append("Rebuilt from their source (derived indexes):")
+            parts.extend(f"  • {line}" for line in self.rebuilt)
+        if self.kept:
+            parts.append("Unchanged:")
+            parts.extend(f"  • {line}" for line in self.kept)
+        return "\n".join(parts)
+
+
+def switch_summary(old: Config, new: Config) -> SwitchSummary:
+    """Say, per store whose engine changes, what is rebuilt and what must be migrated."""
+    out = SwitchSummary()
+    if old.cache != new.cache:
+        if new.cache == "redis":
+            out.migrated.append(
+                "sessions of the last 24 h → Redis L2 (optional: the durable copy stays in "
+                "SQLite, and L2 fills itself as sessions are saved)"
+            )
+        else:
+            out.kept.append("sessions: the durable copy is SQLite; nothing is lost")
+        out.kept.append("tickets and the live feed start empty on the new store (hand-offs)")
+    if old.audit != new.audit:
+        if new.audit == "postgres":
+            out.migrated.append(
+                "audit log → Postgres, record by record, chain verified on both sides; the "
+                "server log must be empty (without the copy it starts a separate chain)"
+            )
+        else:
+            out.migrated.append(
+                "audit log: the embedded SQLite log is used again; records written on the "
+                "server stay there (never copied back, so the two chains do not merge)"
+            )
+    if old.graph != new.graph:
+        out.rebuilt.append(
+            f"graph on {'the Bolt server' if new.graph == 'neo4j' else 'SQLite'}: rebuilt from "
+            "the knowledge base at the tutor's next start"
+        )
+    if old.chroma_url != new.chroma_url:
+        where = "the Chroma server" if new.chroma_url else "local Chroma"
+        out.rebuilt.append(
+            f"conversation vectors and knowledge base vectors in {where}: rebuilt from the "
+            "conversation files and the knowledge base at the next start"
+        )
+    if old.qdrant_url != new.qdrant_url:
+        if new.qdrant_url:
+            out.migrated.append(
+                "semantic memory → the Qdrant server (points copied: the texts live only in them)"
+            )
+        else:
+            out.migrated.append(
+                "semantic memory: the local Qdrant folder is used again; points stored on the "
+                "server are not copied back"
+            )
+    if old.embedder != new.embedder:
+        out.rebuilt.append(
+            "every vector, for the new embedder: conversation and knowledge base vectors "
+            "automatically; memories and semantic memory with their Re-embed all buttons"
+        )
+    if not out.empty:
+        out.kept.append(
+            "memories, conversations (JSON files), the knowledge base, pseudonym keys and "
+            "checkpoints stay in the data dir"
+        )
+    return out

@@ -413,3 +413,36 @@ def test_cli_dry_run_and_storage(
     assert main(["storage"]) == 0
     out = capsys.readouterr().out
     assert "audit log" in out and "provable" in out and f"{BULK + 1:,} records" in out
+
+
+@pytest.mark.server
+def test_graph_is_rebuilt_on_the_bolt_server(
+    config: Config, bolt_uri: str, bolt_driver: Any
+) -> None:
+    from backends.tutor.graph import BoltGraph, SqliteGraph
+
+    namespace = f"migrate-{uuid.uuid4().hex[:8]}"
+    options = MigrateOptions(bolt_driver=bolt_driver, graph_namespace=namespace)
+    target = replace(config, neo4j_uri=bolt_uri)
+    embedded = SqliteGraph(config.path("tutor-graph.sqlite3"))
+    try:
+        expected = embedded.counts()
+    finally:
+        embedded.close()
+    assert expected.entities and sum(expected.relations.values())
+    services = Services(target)
+    try:
+        plan = plan_migration(services, options)
+        step = plan.step("graph")
+        assert step.action == "rebuild" and not step.problem
+        assert step.items == sum(expected.relations.values())
+        report = migrate(services, options)
+    finally:
+        services.close()
+    assert report.step("graph").done == sum(expected.relations.values())
+    graph = BoltGraph(bolt_uri, namespace=namespace, driver=bolt_driver, timeout=10.0)
+    try:
+        assert graph.counts() == expected
+    finally:
+        graph.clear()
+        graph.close()
