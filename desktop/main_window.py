@@ -102,6 +102,9 @@ class MainWindow(QMainWindow):
         self.inspector_action.setObjectName("action_inspector")
         self.inspector_action.setShortcut(QKeySequence("Ctrl+I"))
         view_menu.addAction(self.inspector_action)
+        self.storage_map_action = QAction(self.tr("&Storage map"), self)
+        self.storage_map_action.setObjectName("action_storage_map")
+        view_menu.addAction(self.storage_map_action)
 
         tools_menu = menu.addMenu(self.tr("&Tools"))
         self.doctor_action = QAction(self.tr("Check stores and &models…"), self)
@@ -121,6 +124,7 @@ class MainWindow(QMainWindow):
         for action in self.tab_actions:
             action.triggered.connect(self._on_tab_action_triggered)
         self.inspector_action.triggered.connect(self._on_inspector_triggered)
+        self.storage_map_action.triggered.connect(self._on_storage_map_triggered)
         self.workers.active_changed.connect(self._on_workers_active_changed)
         self.checks_ready.connect(self._on_checks_ready)
 
@@ -192,6 +196,11 @@ class MainWindow(QMainWindow):
         from desktop.inspector import open_inspector  # imported on first use: start-up stays light
 
         open_inspector(self)
+
+    def _on_storage_map_triggered(self) -> None:
+        from desktop.storage_map import open_storage_map  # imported on first use
+
+        open_storage_map(self)
 
     def _on_workers_active_changed(self, count: int) -> None:
         self.busy_label.setText(self.tr("{0} task(s) running").format(count) if count else "")
