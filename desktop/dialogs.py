@@ -191,14 +191,16 @@ class SettingsDialog(QDialog):
             return
         self.saved = candidate
         if candidate != self.config:
-            QMessageBox.information(
-                self,
-                self.tr("Settings saved"),
-                self.tr(
-                    "Saved. Restart Custodia to use the new stores and models; "
-                    "nothing stored is lost by switching."
-                ),
+            from backends.migrate import switch_summary  # pure: no store is touched
+
+            summary = switch_summary(self.config, candidate)
+            text = self.tr(
+                "Saved. Restart Custodia to use the new stores and models; "
+                "nothing stored is lost by switching."
             )
+            if not summary.empty:
+                text += "\n\n" + summary.text()
+            QMessageBox.information(self, self.tr("Settings saved"), text)
         self.accept()
 
 

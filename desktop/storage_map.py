@@ -250,7 +250,7 @@ class MigrationDialog(QDialog):
 
     #: the dry run finished (the plan) — tests wait for it
     planned = Signal(object)
-    #: the migration finished, successfully or not (the report, or None)
+    #: the migration ended (done, failed or cancelled): the map is worth measuring again
     migrated = Signal()
 
     def __init__(
@@ -385,9 +385,9 @@ class MigrationDialog(QDialog):
         self.report = report
         lines = [self.tr("Migration finished:"), ""]
         lines += [f"[{s.state}] {s.line()}" for s in report.steps]
-        lines += [""] + list(report.notes)
+        lines += ["", *report.notes]
         self.plan_view.setPlainText("\n".join(lines))
-        self.status.setText(self.tr("Done: every step finished and both audit chains verify."))
+        self.status.setText(self.tr("Done: every step finished (details above)."))
         self.migrated.emit()
 
     # -- plumbing --------------------------------------------------------------------------
@@ -453,9 +453,9 @@ def open_storage_map(window: QMainWindow) -> StorageMapView:
         layout = QVBoxLayout(dialog)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(view)
-    view = dialog.findChild(StorageMapView, "storage_map")
-    assert isinstance(view, StorageMapView)
+    shown = dialog.findChild(StorageMapView, "storage_map")
+    assert isinstance(shown, StorageMapView)
     dialog.show()
     dialog.raise_()
-    view.refresh()
-    return view
+    shown.refresh()
+    return shown
