@@ -25,6 +25,7 @@ COMMAND_MODULES: list[str] = [
     "backends.conversations.cli",
     "backends.audit.cli",
     "backends.migrate_cli",
+    "backends.tutor.cli",
 ]
 
 Handler = Callable[[argparse.Namespace, Services], int]

@@ -38,7 +38,7 @@ USER_PREFIX = "user:"
 CHUNK_WORDS = 120
 MIN_WORDS = 40
 OVERLAP_WORDS = 30
-CHUNKER_VERSION = 2
+CHUNKER_VERSION = 3
 #: at most this many source chunks are kept per relation (its weight still counts them all)
 MAX_EDGE_SOURCES = 40
 SUFFIXES = (".md", ".markdown", ".txt")
@@ -47,7 +47,9 @@ DB_FILE = "tutor.sqlite3"
 
 _USER_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,64}$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
-_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|>\s?|\d+[.)]\s+)")
+_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|>\s?)")
+#: a numbered-list marker; only where a list item can start (see :func:`split_markdown`)
+_NUMBERED = re.compile(r"^\s*\d+[.)]\s+")
 
 
 class KnowledgeBaseError(CustodiaEnvironmentError):
@@ -234,7 +236,12 @@ def split_markdown(raw: str, fallback_title: str) -> tuple[str, list[str]]:
             lines.append(_MARKUP.sub("", stripped))
             flush()
             continue
-        lines.append(_MARKUP.sub("", stripped))
+        text = _MARKUP.sub("", stripped)
+        # "2. item" starts a list item at a paragraph's start or after a finished sentence;
+        # elsewhere it is wrapped prose ("... (range 2 to" / "3) for ...") and stays as is
+        if not lines or lines[-1].rstrip().endswith((".", ":", "!", "?")):
+            text = _NUMBERED.sub("", text)
+        lines.append(text)
     flush()
     return (title or fallback_title), [p for p in paragraphs if p]
 

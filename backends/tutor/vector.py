@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 
 COLLECTION = "tutor_chunks"
 PAGE = 1000
+OPEN_ATTEMPTS = 3
+_OPEN_LOCK = threading.Lock()
 
 
 class EmbedderChangedError(StoreUnavailableError):
@@ -87,13 +90,23 @@ class ChunkVectors:
     def local(
         cls, path: Path, *, embedder_name: str, dimension: int, collection: str = COLLECTION
     ) -> ChunkVectors:
-        try:
-            import chromadb  # heavy: only when the tutor first needs it
+        client = None
+        for attempt in range(OPEN_ATTEMPTS):
+            try:
+                import chromadb  # heavy: only when the tutor first needs it
 
-            path.mkdir(parents=True, exist_ok=True, mode=0o700)
-            client = chromadb.PersistentClient(path=str(path), settings=_settings())
-        except Exception as err:
-            raise StoreUnavailableError(f"Chroma at {path}: cannot open: {err}") from err
+                path.mkdir(parents=True, exist_ok=True, mode=0o700)
+                with _OPEN_LOCK:
+                    client = chromadb.PersistentClient(path=str(path), settings=_settings())
+                break
+            except Exception as err:
+                # chromadb shares one "system" per path and does not guard its creation: a
+                # client opened by another assistant's thread at the same moment can make
+                # ours fail once. It is ready a moment later.
+                if attempt == OPEN_ATTEMPTS - 1:
+                    raise StoreUnavailableError(f"Chroma at {path}: cannot open: {err}") from err
+                log.info("Chroma at %s: open failed (%s); retrying", path, err)
+                time.sleep(0.3 * (attempt + 1))
         return cls(
             client,
             where=f"Chroma at {path}",

@@ -20,7 +20,7 @@ TABS: list[tuple[str, str, str, str | None]] = [
     ("multiagent", "Multi-agent", "MA1–MA11", "desktop.tabs.multiagent"),
     ("memories", "Memories", "PA1–PA5", "desktop.tabs.memories"),
     ("conversations", "Conversations", "CA1–CA6", "desktop.tabs.conversations"),
-    ("tutor", "Clinical tutor", "CT1–CT8", None),
+    ("tutor", "Clinical tutor", "CT1–CT8", "desktop.tabs.tutor"),
 ]
 
 TabFactory = Callable[[Services, WorkerPool, QWidget], QWidget]

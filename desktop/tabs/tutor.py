@@ -83,6 +83,8 @@ class TutorTab(QWidget):
         self._importing: JobHandle | None = None
         self._streamed = ""
         self._started = False
+        self._answered: Turn | None = None
+        self._imported: ImportReport | None = None
         self.setStyleSheet(_STYLE)
         self._build()
         self._connect_signals()
@@ -258,7 +260,6 @@ class TutorTab(QWidget):
         self._show_status(status)
         self.ask.setEnabled(True)
         self.import_notes.setEnabled(True)
-        self.ready.emit(status)
 
     def _on_prepare_failed(self, message: str, environment: bool) -> None:
         self._error(self.tr("The knowledge base could not be opened: {0}").format(message))
@@ -267,6 +268,8 @@ class TutorTab(QWidget):
     def _on_prepare_finished(self) -> None:
         self._prepare = None
         self.tutor_progress.setVisible(False)
+        if self.status is not None and self.ask.isEnabled():
+            self.ready.emit(self.status)
 
     def _show_status(self, status: Status) -> None:
         self.status = status
@@ -342,6 +345,7 @@ class TutorTab(QWidget):
 
     def _on_ask_succeeded(self, turn: Turn) -> None:
         self.turn = turn
+        self._answered = turn
         self.answer.setHtml(render_answer(turn, self.tr("Sources")))
         for passage in turn.passages:
             item = QTreeWidgetItem([f"[{passage.number}]", passage.title, passage.why()])
@@ -362,7 +366,6 @@ class TutorTab(QWidget):
         self.tutor_status.setText(audited.format(turn.audit_seq))
         self.tutor_status.setProperty("error", "false")
         self._repolish(self.tutor_status)
-        self.answered.emit(turn)
 
     def _show_degraded(self, lines: list[str]) -> None:
         if not lines:
@@ -384,6 +387,9 @@ class TutorTab(QWidget):
         self._ask = None
         self.stop.setVisible(False)
         self.ask.setEnabled(self.status is not None)
+        turn, self._answered = self._answered, None
+        if turn is not None:  # last, so a tester waiting on it can ask again at once
+            self.answered.emit(turn)
 
     def _on_stop_clicked(self) -> None:
         if self._ask is not None:
@@ -543,12 +549,15 @@ class TutorTab(QWidget):
         self.tutor_status.setText(
             self.tr("Imported for {0}: {1}").format(self.current_user(), report.line())
         )
-        self.imported.emit(report)
+        self._imported = report
 
     def _on_import_finished(self) -> None:
         self._importing = None
         self.tutor_progress.setVisible(False)
         self.import_notes.setEnabled(self.status is not None)
+        report, self._imported = self._imported, None
+        if report is not None:
+            self.imported.emit(report)
 
 
 def render_answer(turn: Turn, sources_title: str = "Sources") -> str:

@@ -114,6 +114,9 @@ def test_markdown_title_paragraphs_and_headings() -> None:
     assert title == "Gout"
     assert paragraphs == ["First line continues.", "Treatment", "NSAIDs first."]
     assert split_markdown("no heading here", "Fallback")[0] == "Fallback"
+    # a numbered item starts a line after a sentence; wrapped prose keeps its numbers
+    _, items = split_markdown("1. First.\n2. Second.\n\nAn INR of 2.5 (range 2 to\n3) for AF.", "")
+    assert items == ["First. Second.", "An INR of 2.5 (range 2 to 3) for AF."]
 
 
 def test_chunks_pack_sentences_and_overlap_by_a_sentence() -> None:

@@ -1,0 +1,177 @@
+"""The clinical tutor's tab driven as a tester would (DC6): object names, clicks, signals.
+
+The window runs on the hashing embedder and the scripted chat model (``custodia_window``);
+the tutor service is registered with a small knowledge base (a few shipped notes) before the
+tab is first shown, so indexing stays quick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QUrl
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QGraphicsView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QTabWidget,
+    QTextBrowser,
+    QTreeWidget,
+    QWidget,
+)
+
+from backends.audit.log import Filter
+from backends.audit.service import get_service as audit_service
+from backends.models.chat import ScriptedChat
+from backends.models.embedders import HashingEmbedder
+from backends.services import Services
+from backends.tutor.graph import BoltGraph
+from backends.tutor.tutor import AUDIT_EVENT, TutorService
+from tests.backends.tutor.conftest import make_small_kb
+from tests.harness.servers import free_port
+
+WAIT = 30_000
+ANSWER = "Warfarin is monitored with the INR [1], and reversed with vitamin K [2]."
+
+
+def child(parent: QWidget, kind: type, name: str) -> Any:
+    widget = parent.findChild(kind, name)
+    assert widget is not None, f"no {kind.__name__} named {name!r}"
+    return widget
+
+
+def register_tutor(services: Services, kb: Path, **kwargs: Any) -> None:
+    """The tutor the tab will use: a small knowledge base and a citing scripted chat."""
+    services.service(
+        "tutor",
+        lambda: TutorService(
+            services.config,
+            embedder=HashingEmbedder(384),
+            chat=ScriptedChat(replies=[ANSWER]),
+            audit=lambda: audit_service(services),
+            kb_dir=kb,
+            **kwargs,
+        ),
+        TutorService.close,
+    )
+
+
+@pytest.fixture
+def small_kb(tmp_path: Path) -> Path:
+    return make_small_kb(tmp_path)
+
+
+def show_tutor(qtbot: Any, window: Any) -> QWidget:
+    tabs = child(window, QTabWidget, "assistants")
+    tab = child(window, QWidget, "tutor")
+    with qtbot.waitSignal(tab.ready, timeout=WAIT):
+        tabs.setCurrentWidget(tab)
+    return tab
+
+
+@pytest.fixture
+def tab(
+    qtbot: Any, custodia_services: Services, small_kb: Path, custodia_window: Any
+) -> Iterator[QWidget]:
+    register_tutor(custodia_services, small_kb)
+    yield show_tutor(qtbot, custodia_window)
+
+
+def ask(qtbot: Any, tab: QWidget, question: str) -> Any:
+    child(tab, QLineEdit, "question").setText(question)
+    with qtbot.waitSignal(tab.answered, timeout=WAIT) as blocker:
+        child(tab, QPushButton, "ask").click()
+    return blocker.args[0]
+
+
+def test_the_tab_is_registered_with_its_widgets(tab: QWidget) -> None:
+    for kind, name in [
+        (QComboBox, "scope"),
+        (QLineEdit, "question"),
+        (QPushButton, "ask"),
+        (QTextBrowser, "answer"),
+        (QTreeWidget, "sources"),
+        (QGraphicsView, "graph_view"),
+        (QPushButton, "open_inspector"),
+        (QPushButton, "import_notes"),
+        (QLabel, "degraded_notice"),
+        (QLabel, "tutor_status"),
+    ]:
+        child(tab, kind, name)
+    assert child(tab, QPushButton, "ask").isEnabled()
+    assert "notes" in child(tab, QLabel, "tutor_status").text()
+    assert not child(tab, QLabel, "degraded_notice").isVisible()
+
+
+def test_a_question_is_answered_with_clickable_citations(
+    qtbot: Any, tab: QWidget, custodia_services: Services
+) -> None:
+    child(tab, QComboBox, "scope").setCurrentText("ana")
+    turn = ask(qtbot, tab, "Which blood test monitors warfarin?")
+    answer = child(tab, QTextBrowser, "answer")
+    assert "Warfarin is monitored with the INR" in answer.toPlainText()
+    html = answer.toHtml()
+    assert 'href="cite:1"' in html and 'href="cite:2"' in html
+    sources = child(tab, QTreeWidget, "sources")
+    assert sources.topLevelItemCount() == len(turn.passages) == 5
+    assert sources.topLevelItem(0).text(0) == "[1]"
+    assert sources.topLevelItem(0).text(1) == turn.passages[0].title
+    assert "keyword #" in sources.topLevelItem(0).text(2)
+
+    answer.anchorClicked.emit(QUrl("cite:2"))  # what a click on "[2]" emits
+    assert sources.currentItem() is sources.topLevelItem(1)
+    passage = child(tab, QPlainTextEdit, "source_text").toPlainText()
+    assert turn.passages[1].text in passage and "Found by:" in passage
+
+    assert "warfarin" in tab.graph_entities()
+    assert len(tab.graph_entities()) > 1
+    status = child(tab, QLabel, "tutor_status").text()
+    assert f"#{turn.audit_seq}" in status
+    audit = audit_service(custodia_services)
+    assert len(list(audit.entries(Filter(event_type=AUDIT_EVENT)))) == 1
+    assert audit.verify().ok
+
+
+def test_open_inspector_docks_the_audit_inspector(
+    qtbot: Any, tab: QWidget, custodia_window: Any
+) -> None:
+    child(tab, QPushButton, "open_inspector").click()
+    dock = custodia_window.findChild(QDockWidget, "inspector_dock")
+    assert dock is not None
+    qtbot.waitUntil(dock.isVisible, timeout=WAIT)
+
+
+def test_importing_notes_for_the_selected_user(qtbot: Any, tab: QWidget, tmp_path: Path) -> None:
+    note = tmp_path / "mine.md"
+    note.write_text("# Ward rota\n\nZebrafish rota on ward seven.\n", encoding="utf-8")
+    child(tab, QComboBox, "scope").setCurrentText("ana")
+    with qtbot.waitSignal(tab.imported, timeout=WAIT) as blocker:
+        tab.import_paths([str(note)])
+    assert blocker.args[0].added == 1
+    qtbot.waitUntil(lambda: child(tab, QPushButton, "import_notes").isEnabled(), timeout=WAIT)
+    turn = ask(qtbot, tab, "zebrafish rota")
+    assert turn.passages[0].title == "Ward rota" and turn.passages[0].scope == "user:ana"
+    child(tab, QComboBox, "scope").setCurrentText("bob")
+    turn = ask(qtbot, tab, "zebrafish rota")
+    assert all(p.scope == "shared" for p in turn.passages)
+
+
+def test_graph_server_down_the_tab_answers_and_shows_the_notice(
+    qtbot: Any, custodia_services: Services, small_kb: Path, custodia_window: Any
+) -> None:
+    down = BoltGraph(f"bolt://127.0.0.1:{free_port()}", namespace="down", timeout=0.5)
+    register_tutor(custodia_services, small_kb, graph=down)
+    tab = show_tutor(qtbot, custodia_window)
+    notice = child(tab, QLabel, "degraded_notice")
+    assert notice.isVisible() and "graph" in notice.text().lower()
+    turn = ask(qtbot, tab, "Which blood test monitors warfarin?")
+    assert turn.passages and turn.degraded
+    assert notice.isVisible() and "vector and keyword" in notice.text()
+    assert "Warfarin is monitored" in child(tab, QTextBrowser, "answer").toPlainText()
