@@ -100,6 +100,7 @@ def test_cli_routes_self_test_to_the_window_module(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calls: list[bool] = []
+    monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")  # app.run sets it when unset
     monkeypatch.setattr(selftest, "run", lambda: calls.append(True) or 0)
     assert cli_main(["--self-test"]) == 0
     assert calls == [True]
