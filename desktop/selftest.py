@@ -563,13 +563,22 @@ def app_icon() -> QIcon:
 
 @contextlib.contextmanager
 def _environment(home: Path) -> Iterator[None]:
-    """Point everything that reads the environment at the temporary data dir."""
-    saved = {
-        k: os.environ.get(k) for k in ("CUSTODIA_HOME", "ANONYMIZED_TELEMETRY", "QT_QPA_PLATFORM")
+    """Point everything that reads the environment at the temporary dir: the data dir, and a
+    throw-away ``HOME`` (+ XDG dirs), so that no library leaves files in the user's home
+    (onnxruntime, for one, writes ``~/.cache/Microsoft/DeveloperTools/.onnxruntime/``)."""
+    user_home = home / "home"
+    values = {
+        "CUSTODIA_HOME": str(home),
+        "ANONYMIZED_TELEMETRY": "False",
+        "QT_QPA_PLATFORM": "offscreen",
+        "HOME": str(user_home),
+        "XDG_CACHE_HOME": str(user_home / ".cache"),
+        "XDG_CONFIG_HOME": str(user_home / ".config"),
+        "XDG_DATA_HOME": str(user_home / ".local" / "share"),
     }
-    os.environ["CUSTODIA_HOME"] = str(home)
-    os.environ["ANONYMIZED_TELEMETRY"] = "False"
-    os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    saved = {key: os.environ.get(key) for key in values}
+    user_home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.environ.update(values)
     try:
         yield
     finally:

@@ -35,7 +35,12 @@ def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def test_every_assistant_passes_its_turn(qapp: Any, tmp_path: Path, user_home: Path) -> None:
+def test_every_assistant_passes_its_turn(
+    qapp: Any, tmp_path: Path, user_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home_dir = tmp_path / "login-home"  # $HOME: nothing may be written there either
+    home_dir.mkdir()
+    monkeypatch.setenv("HOME", str(home_dir))
     out = io.StringIO()
     code = selftest.run(out, tmp_path / "selftest", real_models=False)
     found = steps(out.getvalue())
@@ -60,6 +65,7 @@ def test_every_assistant_passes_its_turn(qapp: Any, tmp_path: Path, user_home: P
     assert "self-test passed" in out.getvalue()
     assert sorted(p.name for p in user_home.iterdir()) == ["memories.sqlite3"]
     assert (user_home / "memories.sqlite3").read_bytes() == b"precious"
+    assert list(home_dir.iterdir()) == []
 
 
 def test_a_placeholder_tab_fails_loudly(
