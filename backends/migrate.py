@@ -665,7 +665,10 @@ def _open_target_log(run: _Run, *, bootstrap_if_missing: bool) -> tuple[Any, str
         if "bootstrap" not in str(err) and "does not exist" not in str(err):
             raise
         if not bootstrap_if_missing:
-            return None, f"the audit schema is missing: it will be bootstrapped ({err})"
+            return None, (
+                f"the audit schema {run.options.schema!r} and its roles will be created "
+                "(bootstrap) with the admin DSN"
+            )
     done = _bootstrap(run)
     return PostgresAuditLog(dsn, schema=run.options.schema, timeout=timeout), done
 
@@ -1264,6 +1267,15 @@ def iter_lines(plan: MigrationPlan) -> Iterator[str]:
 
 
 # -- switching stores in the settings --------------------------------------------------------
+
+
+def switch_to_server(home: Path) -> Path:
+    """Write ``profile = server`` to the data dir's custodia.toml (the file's own values —
+    never the environment's overrides); return the file. Takes effect at the next start."""
+    from backends import config as config_module
+
+    on_file = config_module.load(environ={}, home=home)
+    return config_module.save(replace(on_file, profile="server"))
 
 
 @dataclass

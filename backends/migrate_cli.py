@@ -15,12 +15,10 @@ import json
 import os
 import signal
 import sys
-from dataclasses import replace
 from types import FrameType
 
-from backends import config as config_module
 from backends.errors import CancelledError
-from backends.migrate import MigrateOptions, migrate, plan_migration
+from backends.migrate import MigrateOptions, migrate, plan_migration, switch_to_server
 from backends.progress import Progress
 from backends.services import Services
 from backends.storage_map import format_table, healthy, storage_map, to_json
@@ -91,14 +89,6 @@ def _printer(quiet: bool) -> Progress:
     return Progress() if quiet else Progress(callback=show)
 
 
-def switch_profile(services: Services) -> str:
-    """Set ``profile = server`` in custodia.toml (the file's own values; never the env's)."""
-    home = services.config.home
-    on_file = config_module.load(environ={}, home=home)
-    path = config_module.save(replace(on_file, profile="server"))
-    return str(path)
-
-
 def _cmd_migrate(args: argparse.Namespace, services: Services) -> int:
     options = MigrateOptions(admin_dsn=args.admin_dsn or os.environ.get(ADMIN_DSN_ENV, ""))
     if args.dry_run:
@@ -141,7 +131,7 @@ def _cmd_migrate(args: argparse.Namespace, services: Services) -> int:
         for note in report.notes:
             print(f"note: {note}")
     if args.switch:
-        print(f"profile = server written to {switch_profile(services)}; restart Custodia")
+        print(f"profile = server written to {switch_to_server(services.config.home)}; restart")
     elif services.config.profile != "server":
         print("Set profile = server (Settings, or --switch) and restart to use the servers.")
     return 0

@@ -107,7 +107,9 @@ class StorageRow:
         return self.health in (OK, NOT_CREATED)
 
     def items_text(self) -> str:
-        return "?" if self.items is None else f"{self.items:,} {self.unit}"
+        if self.items is None:
+            return "?"
+        return f"{self.items:,} {self.unit if self.items != 1 else singular(self.unit)}"
 
     def size_text(self) -> str:
         return "—" if self.size_bytes is None else human_size(self.size_bytes)
@@ -116,6 +118,12 @@ class StorageRow:
         out = asdict(self)
         out["ok"] = self.ok
         return out
+
+
+def singular(unit: str) -> str:
+    if unit.endswith("ies"):
+        return unit[:-3] + "y"
+    return unit[:-1] if unit.endswith("s") else unit
 
 
 def human_size(size: int) -> str:
@@ -276,7 +284,7 @@ def _tickets(ctx: _Context) -> StorageRow:
         RECOMPUTABLE,
         None,
         "tickets",
-        None if redis else 0,
+        None,
         OK,
         "nothing durable: a ticket is a 30-minute hand-off; the session records the work",
     )
@@ -307,7 +315,7 @@ def _feed(ctx: _Context) -> StorageRow:
         RECOMPUTABLE,
         None,
         "events",
-        0,
+        None,
         OK,
         "nothing: every event is also kept in its session",
         "events kept in sessions; the bus itself stores none",
@@ -747,7 +755,7 @@ def _pseudonym_keys(ctx: _Context) -> StorageRow:
         row = _sqlite_row(base, path, "SELECT count(*) FROM person_key")
         if row.health == OK:
             erased = _scalar(path, "SELECT count(*) FROM erased")
-            row = replace(row, note=f"{erased} people erased (keys destroyed)")
+            row = replace(row, note=f"erased: {erased} (their keys destroyed)")
         return row
 
     return _guard(base, measure)

@@ -9,8 +9,9 @@ Cancel (running it again resumes).
 Object names: ``storage_map`` (the view), ``storage_map_window``, ``storage_map_table``,
 ``storage_map_summary``, ``storage_map_refresh``, ``storage_map_migrate``,
 ``storage_map_progress``, ``storage_map_status``; the migration dialog ``migration_dialog``
-with ``migration_plan``, ``migration_admin_dsn``, ``migration_switch``, ``migration_start``,
-``migration_cancel``, ``migration_progress``, ``migration_status``.
+with ``migration_plan`` (a table of steps), ``migration_log``, ``migration_admin_dsn``,
+``migration_switch``, ``migration_start``, ``migration_cancel``, ``migration_progress``,
+``migration_status``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -163,6 +164,7 @@ class StorageMapView(QWidget):
             return storage_map(services.config, services, progress)
 
         self.refresh_button.setEnabled(False)
+        self.progress.setVisible(True)
         self.status.setText(self.tr("Measuring the stores…"))
         self._handle = self.workers.start("storage map", job)
         signals = self._handle.signals
@@ -226,6 +228,7 @@ class StorageMapView(QWidget):
 
     def _on_finished(self) -> None:
         self.refresh_button.setEnabled(True)
+        self.progress.setVisible(False)
 
     # -- migrating -------------------------------------------------------------------------
     def _on_migrate_clicked(self) -> None:
@@ -237,7 +240,7 @@ class StorageMapView(QWidget):
             self.migration = MigrationDialog(self.services, self.workers, self)
             self.migration.migrated.connect(self._on_migrated)
         self.migration.show()
-        self.migration.raise_()
+        _to_front(self.migration)
         self.migration.dry_run()
         return self.migration
 
@@ -259,7 +262,7 @@ class MigrationDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("migration_dialog")
         self.setWindowTitle(self.tr("Migrate to server"))
-        self.resize(980, 520)
+        self.resize(1280, 640)
         self.services = services
         self.workers = workers
         self.plan: MigrationPlan | None = None
@@ -268,16 +271,38 @@ class MigrationDialog(QDialog):
 
         intro = QLabel(
             self.tr(
-                "Copies the embedded data to the servers configured in Settings. Nothing "
-                "embedded is deleted; if the copy is interrupted or cancelled, run it again "
-                "to resume."
-            )
+                "Copies the embedded data in {0} to the servers configured in Settings. "
+                "Nothing embedded is deleted; if the copy is interrupted or cancelled, run it "
+                "again to resume."
+            ).format(services.config.home)
         )
         intro.setWordWrap(True)
-        self.plan_view = QPlainTextEdit()
+        self.plan_columns = [
+            self.tr("Datum"),
+            self.tr("Action"),
+            self.tr("From"),
+            self.tr("To"),
+            self.tr("Items"),
+            self.tr("State"),
+            self.tr("What happens"),
+        ]
+        self.plan_view = QTableWidget(0, len(self.plan_columns), self)
         self.plan_view.setObjectName("migration_plan")
-        self.plan_view.setReadOnly(True)
-        self.plan_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.plan_view.setHorizontalHeaderLabels(self.plan_columns)
+        self.plan_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.plan_view.setWordWrap(True)
+        self.plan_view.verticalHeader().setVisible(False)
+        header = self.plan_view.horizontalHeader()
+        for column in (0, 1, 4, 5):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        for column in (2, 3):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(column, 220)
+        header.setSectionResizeMode(6, QHeaderView.ResizeMode.Stretch)
+        self.log = QPlainTextEdit()
+        self.log.setObjectName("migration_log")
+        self.log.setReadOnly(True)
+        self.log.setMaximumHeight(80)
         form = QFormLayout()
         self.admin_dsn = QLineEdit()
         self.admin_dsn.setObjectName("migration_admin_dsn")
@@ -307,6 +332,7 @@ class MigrationDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addWidget(self.plan_view, 1)
+        layout.addWidget(self.log)
         layout.addLayout(form)
         layout.addWidget(self.switch)
         layout.addWidget(self.progress)
@@ -335,21 +361,49 @@ class MigrationDialog(QDialog):
             return plan_migration(services, options, progress)
 
         self.start_button.setEnabled(False)
-        self.plan_view.setPlainText(self.tr("Dry run: reading the embedded stores…"))
+        self.plan_view.setRowCount(0)
+        self.log.setPlainText(self.tr("Dry run: reading the embedded stores…"))
         self.status.setText("")
         self._start("migration dry run", job, self._on_planned)
         return self._handle
 
+    def _show_steps(self, plan: MigrationPlan) -> None:
+        self.plan_view.setRowCount(len(plan.steps))
+        home = f"{self.services.config.home}/"
+        for index, step in enumerate(plan.steps):
+            state = "" if step.state == "planned" else step.state
+            cells = [
+                step.name,
+                step.action,
+                step.source.replace(home, ""),
+                step.target.replace(home, "") if step.works else "",
+                f"{step.items:,}" if step.works else "",
+                state,
+                step.problem or step.detail,
+            ]
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                if step.problem and column in (0, 6):
+                    item.setForeground(QBrush(PROBLEM_COLOUR))
+                if column == 4:
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                self.plan_view.setItem(index, column, item)
+        self.plan_view.resizeRowsToContents()
+
     def _on_planned(self, plan: Any) -> None:
         self.plan = plan
-        lines = [self.tr("Dry run — nothing has been written. The migration will:"), ""]
-        lines += list(plan.lines())
+        self._show_steps(plan)
+        lines = [self.tr("Dry run — nothing has been written.")]
         if plan.resumed:
-            lines += ["", self.tr("An unfinished migration to these servers will be resumed.")]
+            lines.append(self.tr("An unfinished migration to these servers will be resumed."))
         if plan.problems:
-            lines += ["", self.tr("Problems (fix them, then try again):")]
+            lines.append(self.tr("Problems (fix them, then try again):"))
             lines += [f"  • {p}" for p in plan.problems]
-        self.plan_view.setPlainText("\n".join(lines))
+        lines += list(plan.notes)
+        self.log.setPlainText("\n".join(lines))
         self.start_button.setEnabled(not plan.problems)
         self.status.setText(
             self.tr("{0} item(s) to copy or rebuild.").format(plan.total)
@@ -383,10 +437,8 @@ class MigrationDialog(QDialog):
 
     def _on_done(self, report: Any) -> None:
         self.report = report
-        lines = [self.tr("Migration finished:"), ""]
-        lines += [f"[{s.state}] {s.line()}" for s in report.steps]
-        lines += ["", *report.notes]
-        self.plan_view.setPlainText("\n".join(lines))
+        self._show_steps(report)
+        self.log.setPlainText("\n".join([self.tr("Migration finished."), *report.notes]))
         self.status.setText(self.tr("Done: every step finished (details above)."))
         self.migrated.emit()
 
@@ -439,6 +491,13 @@ class MigrationDialog(QDialog):
         super().reject()
 
 
+def _to_front(window: QWidget) -> None:
+    """Raise an already shown window (the offscreen platform of tests cannot, and says so)."""
+    if QGuiApplication.platformName() != "offscreen":
+        window.raise_()
+        window.activateWindow()
+
+
 def open_storage_map(window: QMainWindow) -> StorageMapView:
     """Show the storage map window of ``window`` (made on first use) and measure again."""
     dialog = window.findChild(QDialog, "storage_map_window")
@@ -456,6 +515,6 @@ def open_storage_map(window: QMainWindow) -> StorageMapView:
     shown = dialog.findChild(StorageMapView, "storage_map")
     assert isinstance(shown, StorageMapView)
     dialog.show()
-    dialog.raise_()
+    _to_front(dialog)
     shown.refresh()
     return shown

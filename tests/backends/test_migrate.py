@@ -227,7 +227,7 @@ def test_dry_run_changes_nothing(servers: Config, options: MigrateOptions) -> No
         services.close()
     assert plan.dry_run and not plan.problems
     audit_step = plan.step("audit log")
-    assert audit_step.items == BULK + 1 and "bootstrapped" in audit_step.detail
+    assert audit_step.items == BULK + 1 and "(bootstrap)" in audit_step.detail
     assert plan.step("sessions").items == 1
     assert _files(servers.home) == before  # no journal, no key, nothing new
     assert not servers.path(JOURNAL_FILE).exists()
