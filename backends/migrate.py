@@ -428,6 +428,8 @@ def _plan_semantic(run: _Run) -> Step:
         )
         return Step("semantic memory", STAYS, source, source, detail=reason)
     step = Step("semantic memory", COPY, source, f"Qdrant server {target.qdrant_url}")
+    if run.dry_run:
+        step.problem = _probe(lambda: _http_probe(target, target.qdrant_url, "/"))
     memory, owned = _local_memory(run)
     try:
         step.items = sum(s.points for s in memory.status())
@@ -593,7 +595,7 @@ def _plan_conversation_vectors(run: _Run) -> Step:
         "what is missing)",
     )
     if run.dry_run:
-        step.problem = _probe(lambda: _server_vectors(run).close())
+        step.problem = _probe(lambda: _http_probe(target, target.chroma_url, "/api/v2/heartbeat"))
     return step
 
 
@@ -1085,7 +1087,9 @@ def _tutor_steps(run: _Run) -> list[tuple[Step, StepRun | None]]:
             detail="re-embedded from the chunks into the server's tutor_chunks collection",
         )
         if run.dry_run and chunks:
-            step.problem = _probe(lambda: _server_vectors(run).close())
+            step.problem = _probe(
+                lambda: _http_probe(target, target.chroma_url, "/api/v2/heartbeat")
+            )
         out.append((step, _run_tutor_vectors))
     else:
         out.append(
@@ -1130,6 +1134,16 @@ def _tutor_steps(run: _Run) -> list[tuple[Step, StepRun | None]]:
 
 
 # -- planning and running ----------------------------------------------------------------------
+
+
+def _http_probe(target: Config, url: str, path: str) -> None:
+    """A read-only GET (the dry run must not even create a collection)."""
+    from backends.net import http_json
+
+    try:
+        http_json(url.rstrip("/") + path, None, target.network_timeout)
+    except CustodiaEnvironmentError as err:
+        raise StoreUnavailableError(f"server not reachable: {err}") from err
 
 
 def _probe(fn: Callable[[], object]) -> str:
@@ -1179,15 +1193,20 @@ def _require_server_target(target: Config) -> None:
 
 
 def plan_migration(
-    services: Services, options: MigrateOptions | None = None, progress: Progress | None = None
+    services: Services,
+    options: MigrateOptions | None = None,
+    progress: Progress | None = None,
+    servers: Config | None = None,
 ) -> MigrationPlan:
     """The dry run: what would be copied, rebuilt or left, with counts and reachability.
 
-    Writes nothing anywhere (no bootstrap, no journal).
+    ``servers``: the configuration naming the servers (default: the services' own; the
+    window passes the one saved in Settings, which takes effect only at restart). Writes
+    nothing anywhere (no bootstrap, no journal, no collection).
     """
     options = options or MigrateOptions()
     config = services.config
-    target = target_config(config)
+    target = target_config(servers or config)
     _require_server_target(target)
     journal = Journal.load(config.path(JOURNAL_FILE))
     run = _Run(config, target, services, options, progress or Progress(), journal, True)
@@ -1200,7 +1219,10 @@ def plan_migration(
 
 
 def migrate(
-    services: Services, options: MigrateOptions | None = None, progress: Progress | None = None
+    services: Services,
+    options: MigrateOptions | None = None,
+    progress: Progress | None = None,
+    servers: Config | None = None,
 ) -> MigrationPlan:
     """Copy the embedded data to the configured servers; resumable; returns what was done.
 
@@ -1211,7 +1233,7 @@ def migrate(
     options = options or MigrateOptions()
     progress = progress or Progress()
     config = services.config
-    target = target_config(config)
+    target = target_config(servers or config)
     _require_server_target(target)
     journal = Journal.load(config.path(JOURNAL_FILE))
     fingerprint = _target_fingerprint(target)

@@ -39,6 +39,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from backends import config as config_module
+from backends.config import Config
 from backends.migrate import MigrateOptions, MigrationPlan, migrate, plan_migration
 from backends.migrate import switch_to_server as write_server_profile
 from backends.progress import Progress
@@ -358,7 +360,7 @@ class MigrationDialog(QDialog):
         services, options = self.services, self._options()
 
         def job(progress: Progress, emit: Emit) -> MigrationPlan:
-            return plan_migration(services, options, progress)
+            return plan_migration(services, options, progress, _saved_config(services))
 
         self.start_button.setEnabled(False)
         self.plan_view.setRowCount(0)
@@ -420,7 +422,7 @@ class MigrationDialog(QDialog):
         switch = self.switch.isChecked()
 
         def job(progress: Progress, emit: Emit) -> MigrationPlan:
-            report = migrate(services, options, progress)
+            report = migrate(services, options, progress, _saved_config(services))
             if switch:
                 path = write_server_profile(services.config.home)
                 report.notes.append(f"profile = server written to {path}; restart Custodia")
@@ -489,6 +491,12 @@ class MigrationDialog(QDialog):
             self._handle.cancel()
             return
         super().reject()
+
+
+def _saved_config(services: Services) -> Config:
+    """The servers as saved in Settings now (the running services keep the start-up ones
+    until a restart); read in the worker."""
+    return config_module.load(home=services.config.home)
 
 
 def _to_front(window: QWidget) -> None:

@@ -412,6 +412,9 @@ def test_cli_dry_run_and_storage(
     assert "Dry run" in out and "audit log" in out and "problem: audit log" in out
     assert main(["storage"]) == 0
     out = capsys.readouterr().out
+    assert main(["doctor", "--storage"]) in (0, 1)  # the unreachable DSN is a failed check
+    doctor_out = capsys.readouterr().out
+    assert "Storage map:" in doctor_out and "pseudonym keys" in doctor_out
     assert "audit log" in out and "provable" in out and f"{BULK + 1:,} records" in out
 
 

@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDialog, QPlainTextEdit, QPushButton, QTableWidget
 
+from backends import config as config_module
 from backends.audit.record import Draft
 from backends.audit.service import get_service as audit_service
 from backends.config import Config
@@ -88,8 +89,10 @@ def test_dry_run_then_migration_with_progress(
     audit_service(services).log.append_many(
         [Draft("test.event", None, {"n": n}, None) for n in range(RECORDS)]
     )
-    # The user has just typed the server's DSN in Settings (profile still embedded).
-    services.config = replace(services.config, postgres_dsn=fresh_postgres_db)
+    # The user has just saved the server's DSN in Settings (it applies at restart; the
+    # migration reads it from the file).
+    config_module.save(replace(services.config, postgres_dsn=fresh_postgres_db))
+    assert services.config.postgres_dsn == ""
     view = _open_map(qtbot, custodia_window)
     dialog = view.open_migration()
     with qtbot.waitSignal(dialog.planned, timeout=30_000) as planned:
