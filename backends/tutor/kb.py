@@ -287,6 +287,11 @@ def chunk_paragraphs(
     return [Piece(i, text) for i, text in enumerate(pieces)]
 
 
+def make_chunk_id(doc_id: str, ordinal: int, title: str, text: str) -> str:
+    """``<doc>#<ordinal>-<hash of its text>``: a changed chunk gets a new id."""
+    return f"{doc_id}#{ordinal}-{_sha(title + text)[:8]}"
+
+
 def pretty_stem(path: Path) -> str:
     return path.stem.replace("-", " ").replace("_", " ").strip().capitalize() or path.name
 
@@ -553,7 +558,7 @@ class KnowledgeBase:
                 )
                 report.added += 1
             for piece in pieces:
-                chunk_id = f"{doc.doc_id}#{piece.ordinal}-{_sha(doc.title + piece.text)[:8]}"
+                chunk_id = make_chunk_id(doc.doc_id, piece.ordinal, doc.title, piece.text)
                 cursor = conn.execute(
                     "INSERT INTO chunks (chunk_id, doc_id, scope, ordinal, text) "
                     "VALUES (?, ?, ?, ?, ?)",

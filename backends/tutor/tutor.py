@@ -29,6 +29,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
+
 from backends.config import Config
 from backends.errors import (
     CustodiaEnvironmentError,
@@ -38,6 +40,7 @@ from backends.errors import (
 from backends.models.chat import ChatModel, Prompt, ShouldStop
 from backends.models.embedders import Embedder
 from backends.progress import Progress
+from backends.tutor import shipped_vectors
 from backends.tutor.fusion import Hit, Reason, rrf
 from backends.tutor.graph import (
     DEFAULT_NAMESPACE,
@@ -97,6 +100,10 @@ SYSTEM_PROMPT = (
 
 class TutorError(CustodiaEnvironmentError):
     """A turn that cannot be completed for a reason outside the code (message for the user)."""
+
+
+class EmptyQuestionError(TutorError, ValueError):
+    """There is no question to answer."""
 
 
 class AuditFailedError(TutorError):
@@ -377,9 +384,22 @@ class TutorService:
         embedder = self.embedder
         progress.start(len(missing), "embedding the knowledge base")
         chunks = self.kb.chunks(missing)
-        for start in range(0, len(missing), EMBED_BATCH):
+        shipped = any(i.startswith("kb/") for i in missing)
+        known = shipped_vectors.load(self.kb_dir, embedder) if shipped else {}
+        ready = [i for i in missing if i in known and i in chunks]
+        for start in range(0, len(ready), 500):
+            batch = [chunks[i] for i in ready[start : start + 500]]
+            vectors.upsert(
+                [c.chunk_id for c in batch],
+                np.vstack([known[c.chunk_id] for c in batch]),
+                [c.scope for c in batch],
+                [c.doc_id for c in batch],
+            )
+            progress.advance(len(batch), "embedding the knowledge base")
+        todo = [i for i in missing if i not in known]
+        for start in range(0, len(todo), EMBED_BATCH):
             progress.check()
-            batch = [chunks[i] for i in missing[start : start + EMBED_BATCH] if i in chunks]
+            batch = [chunks[i] for i in todo[start : start + EMBED_BATCH] if i in chunks]
             matrix = embedder.embed_batch([c.indexed_text for c in batch])
             vectors.upsert(
                 [c.chunk_id for c in batch],
@@ -456,7 +476,7 @@ class TutorService:
         started = time.perf_counter()
         question = question.strip()
         if not question:
-            raise ValueError("an empty question")
+            raise EmptyQuestionError("Type a question first: the question is empty.")
         scopes = scopes_for(user)
         if not self._ready:
             self.prepare()

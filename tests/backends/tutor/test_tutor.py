@@ -190,3 +190,48 @@ def test_the_whole_shipped_corpus_imports_and_answers(config: Config, audit: Aud
         assert json.dumps(turns(audit)[0].data)
     finally:
         tutor.close()
+
+
+class CountingEmbedder(HashingEmbedder):
+    def __init__(self, name: str = "") -> None:
+        super().__init__(384)
+        self.name = name or self.name
+        self.texts = 0
+
+    def embed_batch(self, texts):  # type: ignore[no-untyped-def]
+        self.texts += len(texts)
+        return super().embed_batch(texts)
+
+
+def test_precomputed_vectors_are_used_only_for_the_embedder_that_made_them(
+    config: Config, audit: AuditService, small_kb: Path
+) -> None:
+    from backends.tutor import shipped_vectors
+
+    shipped_vectors.write(small_kb, HashingEmbedder(384))
+    chunks = len(shipped_vectors.load(small_kb, HashingEmbedder(384)))
+    assert chunks > 10
+
+    def prepare(embedder: CountingEmbedder, home: str) -> int:
+        cfg = Config(home=config.home / home, embedder="hashing", chat_model="scripted")
+        tutor = TutorService(
+            cfg, embedder=embedder, chat=ScriptedChat(), audit=audit, kb_dir=small_kb
+        )
+        try:
+            status = tutor.prepare()
+            embedded = embedder.texts
+            assert status.vectors == chunks
+            assert tutor.retrieve(QUESTION, "ana").passages[0].doc_id in {"kb/inr", "kb/warfarin"}
+        finally:
+            tutor.close()
+        return embedded
+
+    assert prepare(CountingEmbedder(), "same") == 1  # only the probe sentence
+    # same name, another model (different vectors): the probe disagrees, everything is embedded
+    impostor = CountingEmbedder()
+    impostor.dimension = 384
+    impostor.embed_batch = lambda texts: -HashingEmbedder(384).embed_batch(texts)  # type: ignore[method-assign]
+    assert shipped_vectors.load(small_kb, impostor) == {}
+    assert prepare(CountingEmbedder("other-model"), "other") == chunks
+    (small_kb / shipped_vectors.FILE).write_bytes(b"not a zip file")
+    assert shipped_vectors.load(small_kb, HashingEmbedder(384)) == {}
