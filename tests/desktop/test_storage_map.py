@@ -150,3 +150,24 @@ def test_settings_say_what_is_rebuilt_and_migrated(
     assert "To migrate" in text and "audit log → Postgres" in text
     assert "Rebuilt from their source" in text and "graph on the Bolt server" in text
     assert "memories, conversations" in text  # what stays
+
+
+@pytest.mark.server
+def test_cancelled_migration_offers_to_resume(
+    qtbot: Any, custodia_window: Any, redis_url: str
+) -> None:
+    services = custodia_window.services
+    config_module.save(replace(services.config, redis_url=redis_url.rsplit("/", 1)[0] + "/5"))
+    view = _open_map(qtbot, custodia_window)
+    dialog = view.open_migration()
+    with qtbot.waitSignal(dialog.planned, timeout=30_000):
+        pass
+    start = dialog.findChild(QPushButton, "migration_start")
+    cancel = dialog.findChild(QPushButton, "migration_cancel")
+    with qtbot.waitSignal(dialog.migrated, timeout=30_000):
+        start.click()
+        assert cancel.text() == "Cancel"
+        cancel.click()  # before the worker even starts: it stops at its first check
+    assert "Cancelled" in dialog.status.text() and dialog.report is None
+    assert start.isEnabled() and start.text() == "Resume"
+    assert cancel.text() == "Close"
