@@ -280,14 +280,7 @@ class TutorTab(QWidget):
             text += " · " + self.tr("graph: {0} relations").format(status.graph_relations)
         else:
             text += " · " + self.tr("graph unavailable")
-            self._show_degraded(
-                [
-                    self.tr(
-                        "The graph is unavailable ({0}); answers use vector and keyword "
-                        "retrieval only."
-                    ).format(status.graph_message)
-                ]
-            )
+            self._show_degraded([f"graph: {status.graph_message}"])
         self.tutor_status.setText(text)
         self.tutor_status.setProperty("error", "false")
         self._repolish(self.tutor_status)
@@ -368,10 +361,23 @@ class TutorTab(QWidget):
         self._repolish(self.tutor_status)
 
     def _show_degraded(self, lines: list[str]) -> None:
+        """Say which retrieval methods could not run; the details in the tooltip."""
         if not lines:
             self.degraded_notice.setVisible(False)
             return
-        self.degraded_notice.setText(self.tr("Degraded retrieval: {0}").format(" ".join(lines)))
+        methods = sorted({line.split(":", 1)[0] for line in lines})
+        if methods == ["graph"]:
+            text = self.tr(
+                "Degraded retrieval: the graph is unavailable, so answers come from vector and "
+                "keyword retrieval only (hover for details)."
+            )
+        else:
+            text = self.tr(
+                "Degraded retrieval: {0} unavailable, so answers come from the other "
+                "retrieval methods only (hover for details)."
+            ).format(", ".join(methods))
+        self.degraded_notice.setText(text)
+        self.degraded_notice.setToolTip("\n".join(lines))
         self.degraded_notice.setVisible(True)
 
     def _on_ask_failed(self, message: str, environment: bool) -> None:
@@ -484,10 +490,18 @@ class TutorTab(QWidget):
                 bold = QFont(font)
                 bold.setBold(True)
                 label.setFont(bold)
-        self.graph_view.fitInView(
-            scene.itemsBoundingRect().adjusted(-10, -10, 10, 10),
-            Qt.AspectRatioMode.KeepAspectRatio,
-        )
+        self._fit_graph()
+
+    def _fit_graph(self) -> None:
+        """Shrink the drawing to the view if needed; never blow a small one up."""
+        rect = self.graph_scene.itemsBoundingRect().adjusted(-10, -10, 10, 10)
+        viewport = self.graph_view.viewport().rect()
+        self.graph_view.resetTransform()
+        if rect.width() > 0 and rect.height() > 0:
+            factor = min(viewport.width() / rect.width(), viewport.height() / rect.height(), 1.0)
+            if factor > 0:
+                self.graph_view.scale(factor, factor)
+        self.graph_view.centerOn(rect.center())
 
     def graph_entities(self) -> list[str]:
         """Names drawn in the graph view (for testers)."""

@@ -174,4 +174,5 @@ def test_graph_server_down_the_tab_answers_and_shows_the_notice(
     turn = ask(qtbot, tab, "Which blood test monitors warfarin?")
     assert turn.passages and turn.degraded
     assert notice.isVisible() and "vector and keyword" in notice.text()
+    assert "not reachable" in notice.toolTip()
     assert "Warfarin is monitored" in child(tab, QTextBrowser, "answer").toPlainText()
