@@ -15,24 +15,21 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import numpy as np
 import numpy.typing as npt
 
 from backends.errors import DimensionMismatchError, StoreUnavailableError
+from backends.stores import chroma
 
 log = logging.getLogger(__name__)
 
 COLLECTION = "tutor_chunks"
 PAGE = 1000
-OPEN_ATTEMPTS = 3
-_OPEN_LOCK = threading.Lock()
 
 
 class EmbedderChangedError(StoreUnavailableError):
@@ -50,17 +47,6 @@ class VectorHit:
 def scope_filter(scopes: Sequence[str]) -> dict[str, Any]:
     """The ``where`` filter of a search restricted to ``scopes`` (CT6)."""
     return {"scope": {"$in": list(scopes)}}
-
-
-def _settings() -> Any:
-    from chromadb.config import Settings
-
-    # must equal the conversations assistant's settings: Chroma shares one system per path
-    return Settings(anonymized_telemetry=False, allow_reset=False)
-
-
-def _not_found(err: Exception) -> bool:
-    return type(err).__name__ == "NotFoundError" or "does not exist" in str(err)
 
 
 class ChunkVectors:
@@ -90,23 +76,7 @@ class ChunkVectors:
     def local(
         cls, path: Path, *, embedder_name: str, dimension: int, collection: str = COLLECTION
     ) -> ChunkVectors:
-        client = None
-        for attempt in range(OPEN_ATTEMPTS):
-            try:
-                import chromadb  # heavy: only when the tutor first needs it
-
-                path.mkdir(parents=True, exist_ok=True, mode=0o700)
-                with _OPEN_LOCK:
-                    client = chromadb.PersistentClient(path=str(path), settings=_settings())
-                break
-            except Exception as err:
-                # chromadb shares one "system" per path and does not guard its creation: a
-                # client opened by another assistant's thread at the same moment can make
-                # ours fail once. It is ready a moment later.
-                if attempt == OPEN_ATTEMPTS - 1:
-                    raise StoreUnavailableError(f"Chroma at {path}: cannot open: {err}") from err
-                log.info("Chroma at %s: open failed (%s); retrying", path, err)
-                time.sleep(0.3 * (attempt + 1))
+        client = chroma.open_local(path)
         return cls(
             client,
             where=f"Chroma at {path}",
@@ -125,23 +95,7 @@ class ChunkVectors:
         dimension: int,
         collection: str = COLLECTION,
     ) -> ChunkVectors:
-        parsed = urlparse(url)
-        ssl = parsed.scheme == "https"
-        try:
-            import chromadb
-            import httpx
-
-            client = chromadb.HttpClient(
-                host=parsed.hostname or "127.0.0.1",
-                port=parsed.port or (443 if ssl else 8000),
-                ssl=ssl,
-                settings=_settings(),
-            )
-            session = getattr(getattr(client, "_server", None), "_session", None)
-            if session is not None:  # chromadb's httpx client has no timeout of its own
-                session.timeout = httpx.Timeout(timeout)
-        except Exception as err:
-            raise StoreUnavailableError(f"Chroma server {url}: not reachable ({err})") from err
+        client = chroma.open_server(url, timeout)
         return cls(
             client,
             where=f"Chroma server {url}",
@@ -178,7 +132,7 @@ class ChunkVectors:
         try:
             return self._client.get_collection(self.collection_name, embedding_function=None)
         except Exception as err:
-            if not _not_found(err):
+            if not chroma.is_not_found(err):
                 raise
         return self._client.get_or_create_collection(
             self.collection_name,
@@ -193,7 +147,7 @@ class ChunkVectors:
             try:
                 self._client.delete_collection(self.collection_name)
             except Exception as err:
-                if not _not_found(err):
+                if not chroma.is_not_found(err):
                     raise StoreUnavailableError(f"{self.where}: cannot reset: {err}") from err
             self._collection = None
             self.open()
