@@ -145,7 +145,11 @@ class LlamaCppChat(ChatModel):
         messages: Any = [{"role": m.role, "content": m.content} for m in prompt.messages()]
         with self._lock:
             chunks = self._llama.create_chat_completion(
-                messages=messages, max_tokens=prompt.max_tokens, stream=True, temperature=0.2
+                messages=messages,
+                max_tokens=prompt.max_tokens,
+                stream=True,
+                temperature=0.2,
+                repeat_penalty=1.15,  # small models loop on one sentence without it
             )
             for chunk in chunks:
                 if should_stop():
