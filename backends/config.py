@@ -29,6 +29,8 @@ GRAPH_BACKENDS = ("sqlite", "neo4j")
 # Names understood by backends.models.registry; "ollama:<model>" and "openai:<model>" too.
 EMBEDDERS = ("minilm", "hashing")
 CHAT_MODELS = ("smollm2", "retrieval-only", "scripted")
+#: the longest network timeout accepted, in seconds
+MAX_TIMEOUT = 3600.0
 
 #: environment variable -> config field
 ENVIRONMENT = {
@@ -144,8 +146,12 @@ class Config:
             raise ConfigError("neo4j_uri", "the Neo4j graph is selected but no URI is set")
         _model_name("embedder", self.embedder, EMBEDDERS)
         _model_name("chat_model", self.chat_model, CHAT_MODELS)
-        if not self.network_timeout > 0:
-            raise ConfigError("network_timeout", "must be a positive number of seconds")
+        if not 0 < self.network_timeout <= MAX_TIMEOUT:  # NaN and inf fail too
+            raise ConfigError(
+                "network_timeout", f"must be a number of seconds above 0, at most {MAX_TIMEOUT}"
+            )
+        if "\x00" in str(self.home):
+            raise ConfigError("home", f"{str(self.home)!r} contains a NUL character")
         return self
 
     def to_toml_dict(self) -> dict[str, Any]:
@@ -188,7 +194,11 @@ def _choice(key: str, value: str, allowed: tuple[str, ...]) -> None:
 def _url(key: str, value: str, schemes: tuple[str, ...]) -> None:
     if not value:
         return
-    parsed = urlparse(value)
+    try:
+        parsed = urlparse(value)
+        parsed.port  # noqa: B018 - raises ValueError for a port that cannot exist
+    except ValueError as err:
+        raise ConfigError(key, f"{value!r} is not a valid URL ({err})") from None
     if parsed.scheme not in schemes:
         raise ConfigError(key, f"{value!r} must start with one of {', '.join(schemes)}://")
     if parsed.scheme != "unix" and not parsed.hostname:
@@ -213,6 +223,8 @@ def _coerce(key: str, value: Any) -> Any:
     if key not in _FIELD_TYPES or key == "home":
         raise ConfigError(key, "unknown setting")
     if key == "network_timeout":
+        if isinstance(value, bool):
+            raise ConfigError(key, f"{value!r} is not a number")
         try:
             return float(value)
         except (TypeError, ValueError):

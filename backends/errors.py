@@ -42,5 +42,9 @@ class DimensionMismatchError(CustodiaEnvironmentError):
         self.where = where
 
 
+class InvalidVectorError(CustodiaEnvironmentError, ValueError):
+    """Not a finite, non-zero vector (NaN, infinity, all zeros, not numbers): never stored."""
+
+
 class CancelledError(CustodiaEnvironmentError):
     """Long work stopped because the user asked it to."""

@@ -187,10 +187,12 @@ class SQLiteAuditLog:
                 )
                 conn.execute("COMMIT")
             except sqlite3.Error as err:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite already rolled back after "disk is full"
+                    conn.execute("ROLLBACK")
                 raise AuditLogError(f"{self.path}: append failed: {err}") from err
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
         return entries
 

@@ -39,7 +39,7 @@ from backends.conversations.vectors import (
     split_pointer_id,
     sync,
 )
-from backends.errors import CustodiaEnvironmentError
+from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.models.chat import ChatModel, Message, Prompt, RetrievalOnlyChat, ShouldStop
 from backends.models.embedders import Embedder
 from backends.models.registry import CHAT_FACTORIES, ChatChoice
@@ -510,9 +510,19 @@ class ConversationAgent:
             return self._vectors
 
     def sync_vectors(self, progress: Progress | None = None) -> SyncReport:
-        """Index missing messages, drop vectors of gone files/messages (start-up worker)."""
+        """Index missing messages, drop vectors of gone files/messages (start-up worker).
+
+        A local index Chroma itself can no longer read (its HNSW files torn by a crash) is
+        derived data: it is rebuilt from the files instead of failing at every start.
+        """
         with self._vector_lock:
-            return sync(self.files, self.index, self.vectors(), self.embedder(), progress)
+            try:
+                return sync(self.files, self.index, self.vectors(), self.embedder(), progress)
+            except StoreUnavailableError as err:
+                if self.config.chroma_url or "hnsw" not in str(err).lower():
+                    raise
+                log.warning("the local search index is damaged (%s); rebuilding it", err)
+            return self.rebuild_vectors(progress)
 
     def rebuild_vectors(self, progress: Progress | None = None) -> SyncReport:
         """Delete the vector index and rebuild it from the files (also after a model change)."""

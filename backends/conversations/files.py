@@ -194,6 +194,8 @@ class ConversationFiles:
             data = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
             raise CorruptConversationError(path, f"not valid JSON ({err})") from None
+        except RecursionError:
+            raise CorruptConversationError(path, "JSON nested too deeply") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise CorruptConversationError(path, "not a Custodia conversation file")
         version = data.get("version")
@@ -271,7 +273,7 @@ class ConversationFiles:
             ) from None
         try:
             return json.loads(plaintext.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise CorruptConversationError(path, "the decrypted history is not JSON") from None
 
     # -- writing ---------------------------------------------------------------------------

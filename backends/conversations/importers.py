@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -142,7 +143,10 @@ def write_private(path: Path, text: str) -> None:
 
 def _iso(value: Any) -> str:
     if isinstance(value, int | float) and value > 0:
-        return datetime.fromtimestamp(float(value), UTC).isoformat(timespec="seconds")
+        try:
+            return datetime.fromtimestamp(float(value), UTC).isoformat(timespec="seconds")
+        except (ValueError, OverflowError, OSError):  # a time no calendar holds
+            return ""
     if isinstance(value, str) and value:
         return value
     return ""
@@ -263,11 +267,13 @@ def parse(path: Path, raw: bytes, files: ConversationFiles) -> list[Conversation
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ImportFormatError(f"{where}: not valid JSON ({err})") from None
+    except RecursionError:
+        raise ImportFormatError(f"{where}: JSON nested too deeply") from None
     if isinstance(data, dict) and data.get("format") == EXPORT_FORMAT:
         items = data.get("conversations")
         if not isinstance(items, list):
             raise ImportFormatError(f"{where}: the export has no conversations list")
-        return [from_bundle_item(item, f"{where}[{i}]") for i, item in enumerate(items)]
+        return [_convert(from_bundle_item, item, f"{where}[{i}]") for i, item in enumerate(items)]
     if isinstance(data, dict) and data.get("format") == FILE_FORMAT:
         try:
             conversation = files.decode(path, raw)
@@ -277,12 +283,20 @@ def parse(path: Path, raw: bytes, files: ConversationFiles) -> list[Conversation
         conversation.id = given if isinstance(given, str) and is_valid_id(given) else new_id()
         return [conversation]
     if isinstance(data, dict) and isinstance(data.get("mapping"), dict):
-        return [from_chatgpt(data, where)]
+        return [_convert(from_chatgpt, data, where)]
     if isinstance(data, list) and all(isinstance(i, dict) and "mapping" in i for i in data):
-        return [from_chatgpt(item, f"{where}[{i}]") for i, item in enumerate(data)]
+        return [_convert(from_chatgpt, item, f"{where}[{i}]") for i, item in enumerate(data)]
     raise ImportFormatError(
         f"{where}: not a Custodia export, a Custodia conversation or a ChatGPT conversations.json"
     )
+
+
+def _convert(convert: Callable[[Any, str], Conversation], item: Any, where: str) -> Conversation:
+    """``convert(item, where)``; a field of an unexpected type is a format error, not a bug."""
+    try:
+        return convert(item, where)
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as err:
+        raise ImportFormatError(f"{where}: malformed conversation ({err!r})") from None
 
 
 def _parse_zip(path: Path, raw: bytes, files: ConversationFiles) -> list[Conversation]:
@@ -294,7 +308,8 @@ def _parse_zip(path: Path, raw: bytes, files: ConversationFiles) -> list[Convers
             if not names:
                 raise ImportFormatError(f"{path.name}: the archive has no conversations.json")
             inner = archive.read(names[0])
-    except zipfile.BadZipFile as err:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError,
+            EOFError, ValueError, zlib.error) as err:  # fmt: skip
         raise ImportFormatError(f"{path.name}: not a valid zip archive ({err})") from None
     return parse(path.with_name("conversations.json"), inner, files)
 

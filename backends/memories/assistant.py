@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backends.memories.store import (
+    EmptyTextError,
     Hit,
     Memory,
     MemoryNotFoundError,
@@ -374,7 +375,7 @@ class MemoryAssistant:
         """
         text = normalise_text(text)
         if not text:
-            raise ValueError("a memory needs some text")
+            raise EmptyTextError("a memory needs some text")
         store = self.store
         vector = self.embedder.embed(text)
         existing = store.get(text)
@@ -395,7 +396,7 @@ class MemoryAssistant:
         edit in the panel). Undoable."""
         new_text = normalise_text(new_text)
         if not new_text:
-            raise ValueError("a memory needs some text")
+            raise EmptyTextError("a memory needs some text")
         previous = self.store.update(existing, new_text, self.embedder.embed(new_text))
         undo = Undo(f"edit “{existing}”", remove=(new_text,), restore=(previous,))
         if new_text == existing:
@@ -465,7 +466,7 @@ class MemoryAssistant:
         instead (no model call)."""
         message = message.strip()
         if not message:
-            raise ValueError("empty message")
+            raise EmptyTextError("the message is empty")
         emit = on_token or (lambda piece: None)
         stop = should_stop or (lambda: False)
         fact = remember_request(message)

@@ -41,6 +41,7 @@ import numpy.typing as npt
 from backends.errors import (
     CustodiaEnvironmentError,
     DimensionMismatchError,
+    InvalidVectorError,
     StoreUnavailableError,
 )
 from backends.progress import Progress
@@ -66,6 +67,10 @@ LOG_PRUNE_EVERY = 1_000
 
 class MemoryStoreError(StoreUnavailableError):
     """The memory database cannot be read or written (corrupt, locked, disk full...)."""
+
+
+class EmptyTextError(CustodiaEnvironmentError, ValueError):
+    """A memory (or a message) with no text in it."""
 
 
 class MemoryExistsError(CustodiaEnvironmentError):
@@ -353,18 +358,30 @@ class SQLiteMemoryStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _check(self, vector: npt.ArrayLike, where: str) -> Vector:
-        array = np.asarray(vector, dtype=np.float32)
+    def _check(self, vector: npt.ArrayLike, where: str, *, zero: bool = False) -> Vector:
+        """The vector, normalised; :class:`InvalidVectorError` for anything that is not one
+        finite vector (an all-zero one too, unless ``zero``: it has no direction)."""
+        try:
+            array = np.asarray(vector, dtype=np.float32)
+        except (TypeError, ValueError) as err:
+            raise InvalidVectorError(f"{where}: not a vector of numbers ({err})") from None
         if array.ndim == 2 and array.shape[0] == 1:
             array = array[0]
         if array.ndim != 1:
-            raise ValueError(f"{where}: expected one vector, got an array of shape {array.shape}")
+            raise InvalidVectorError(
+                f"{where}: expected one vector, got an array of shape {array.shape}"
+            )
         if array.shape[0] != self.dimension:
             raise DimensionMismatchError(self.dimension, int(array.shape[0]), where)
         if not np.isfinite(array).all():
-            raise ValueError(f"{where}: the vector has NaN or infinite values")
-        norm = float(np.linalg.norm(array))
-        return array / norm if norm > 0 else array
+            raise InvalidVectorError(f"{where}: the vector has NaN or infinite values")
+        wide = array.astype(np.float64)  # float32 squares overflow above ~1e19
+        norm = float(np.linalg.norm(wide))
+        if norm == 0 and not zero:
+            raise InvalidVectorError(
+                f"{where}: the vector is all zeros (nothing in the text to compare)"
+            )
+        return (wide / norm).astype(np.float32) if norm > 0 else array
 
     def _in_space(self, dimension: int, blob: bytes | None, embedder: str) -> bool:
         """Right dimension, model and blob length (values may still be non-finite)."""
@@ -690,7 +707,7 @@ class SQLiteMemoryStore:
             vectors = np.asarray(embed(batch), dtype=np.float32)
             if vectors.ndim != 2 or vectors.shape[0] != len(batch):
                 raise ValueError(f"embedder returned {vectors.shape} for {len(batch)} texts")
-            checked = [self._check(v, "memory re-embed") for v in vectors]
+            checked = [self._check(v, "memory re-embed", zero=True) for v in vectors]
             with self._writing("write") as changes:
                 for text, vector in zip(batch, checked, strict=True):
                     cursor = self.conn.execute(
@@ -717,8 +734,8 @@ class SQLiteMemoryStore:
     ) -> list[Hit]:
         """The ``k`` most similar searchable memories (cosine), best first; only those at or
         above ``threshold`` when given. Wrong dimension: :class:`DimensionMismatchError`."""
-        query = self._check(vector, "memory search")
-        if k <= 0:
+        query = self._check(vector, "memory search", zero=True)
+        if k <= 0 or not query.any():  # an all-zero query has no direction: no neighbours
             return []
         with self._lock:
             with self._errors("read"):
@@ -849,5 +866,5 @@ def _grown(matrix: Vector, needed: int) -> Vector:
 def _clean(text: str) -> str:
     cleaned = " ".join(str(text).split())
     if not cleaned:
-        raise ValueError("a memory needs some text")
+        raise EmptyTextError("a memory needs some text")
     return cleaned

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from backends.errors import DimensionMismatchError, StoreUnavailableError
+from backends.errors import DimensionMismatchError, InvalidVectorError, StoreUnavailableError
 from backends.models.embedders import Embedder
 from backends.net import require_loopback
 from backends.progress import Progress
@@ -102,6 +102,17 @@ class CollectionStatus:
     points: int
     #: "" when usable with the configured embedder, else why not
     problem: str = ""
+
+
+def _check_values(vectors: npt.NDArray[Any], where: str, *, zero: bool = False) -> bool:
+    """Raise :class:`InvalidVectorError` for NaN, infinite or (unless ``zero``) all-zero rows;
+    return False when some row is all zeros."""
+    if not np.isfinite(vectors).all():
+        raise InvalidVectorError(f"{where}: a vector has NaN or infinite values")
+    nonzero = bool((np.abs(vectors).sum(axis=1) > 0).all())
+    if not nonzero and not zero:
+        raise InvalidVectorError(f"{where}: a vector is all zeros (it has no direction)")
+    return nonzero
 
 
 def _is_lock_error(err: BaseException) -> bool:
@@ -336,7 +347,15 @@ class SemanticMemory:
         for start in range(0, len(items), _BATCH):
             chunk = items[start : start + _BATCH]
             vectors = self.embedder.embed_batch([i.text for i in chunk])
-            self.upsert_vectors(collection, ids[start : start + len(chunk)], vectors, chunk)
+            keep = [
+                int(i) for i in np.flatnonzero(np.abs(vectors).sum(axis=1) > 0)
+            ]  # 0: no meaning
+            self.upsert_vectors(
+                collection,
+                [ids[start + i] for i in keep],
+                vectors[keep],
+                [chunk[i] for i in keep],
+            )
         return ids
 
     def upsert_vectors(
@@ -353,6 +372,7 @@ class SemanticMemory:
         if vectors.ndim != 2 or vectors.shape[1] != self.embedder.dimension:
             got = int(vectors.shape[-1]) if vectors.ndim else 0
             raise DimensionMismatchError(self.embedder.dimension, got, f"upsert into {collection}")
+        _check_values(vectors, f"upsert into {collection}")
         points = [
             models.PointStruct(id=pid, vector=vec.tolist(), payload=item.payload())
             for pid, vec, item in zip(ids, vectors, items, strict=True)
@@ -400,6 +420,8 @@ class SemanticMemory:
         if vector.shape != (self.embedder.dimension,):
             got = int(vector.shape[-1]) if vector.ndim else 0
             raise DimensionMismatchError(self.embedder.dimension, got, f"search in {collection}")
+        if not _check_values(vector.reshape(1, -1), f"search in {collection}", zero=True):
+            return []  # an all-zero query has no direction: no neighbours
         conditions = [
             models.FieldCondition(key=key, match=models.MatchValue(value=value))
             for key, value in (("session", session), ("expert", expert), ("ticket", ticket))

@@ -76,7 +76,8 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> int:
             conn.execute(f"PRAGMA user_version={version + 1}")
             conn.execute("COMMIT")
         except sqlite3.Error as err:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # "disk is full" has already rolled it back
+                conn.execute("ROLLBACK")
             raise StoreUnavailableError(f"migration {name!r} failed: {err}") from err
 
 

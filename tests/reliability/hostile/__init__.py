@@ -1,0 +1,70 @@
+"""Hostile input, property-based (hypothesis): every bad input gets a typed, clear error.
+
+Each target runs twice: a quick budget always (the whole hostile set stays under a minute),
+and a bigger one under the ``slow`` marker. A property holds for every example: the input
+is either accepted (and means what it says) or refused with a
+:class:`~backends.errors.CustodiaEnvironmentError` subclass whose message is not empty —
+and a refused input changes nothing stored (the data dir's bytes are compared).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from backends.errors import CustodiaEnvironmentError
+from tests.reliability.conftest import tree_bytes
+
+QUICK = "quick"
+MANY = "many"
+BUDGET = [
+    pytest.param(QUICK, id=QUICK),
+    pytest.param(MANY, id=MANY, marks=[pytest.mark.slow, pytest.mark.timeout(600)]),
+]
+
+
+def hostile_settings(budget: str, quick: int, many: int | None = None) -> settings:
+    """Hypothesis settings for one target: ``quick`` examples, or ``many`` (default 10×)."""
+    return settings(
+        max_examples=quick if budget == QUICK else (many or quick * 10),
+        deadline=None,
+        derandomize=budget == QUICK,  # the always-on run is reproducible
+        database=None,
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.large_base_example,
+        ],
+    )
+
+
+def refused_cleanly(
+    action: Callable[[], Any], home: Path, *, allowed: tuple[type[BaseException], ...] = ()
+) -> tuple[bool, Any]:
+    """Run ``action``; ``(True, error)`` when it was refused with a typed, clear error and
+    nothing under ``home`` changed; ``(False, result)`` when it was accepted.
+
+    Anything else escaping — a bug — fails the example with that exception.
+    """
+    before = tree_bytes(home)
+    try:
+        result = action()
+    except CustodiaEnvironmentError as err:
+        assert str(err).strip(), f"{type(err).__name__} without a message"
+        after = tree_bytes(home)
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        assert not [k for k in changed if not _volatile(k)], f"refused but changed {changed}"
+        return True, err
+    except allowed as err:
+        return True, err
+    return False, result
+
+
+def _volatile(name: str) -> bool:
+    """Files SQLite or Chroma may touch on a pure read (shared memory, logs)."""
+    return name.endswith(("-shm", "-wal", ".log")) or "/chroma/" in f"/{name}"
