@@ -9,6 +9,7 @@ have a server URL configured. Every value is validated here; a bad one is a
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -132,7 +133,8 @@ class Config:
         if self.graph_backend:
             _choice("graph_backend", self.graph_backend, GRAPH_BACKENDS)
         _url("redis_url", self.redis_url, ("redis", "rediss", "unix"))
-        _url("postgres_dsn", self.postgres_dsn, ("postgresql", "postgres"))
+        if not _keyword_dsn(self.postgres_dsn):
+            _url("postgres_dsn", self.postgres_dsn, ("postgresql", "postgres"))
         _url("neo4j_uri", self.neo4j_uri, ("bolt", "neo4j", "bolt+s", "neo4j+s"))
         _url("qdrant_url", self.qdrant_url, ("http", "https"))
         _url("chroma_url", self.chroma_url, ("http", "https"))
@@ -175,15 +177,22 @@ class Config:
         return out
 
 
+_URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)([^@\s]*)(@)")
+_KEYWORD_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+
+
 def redact_url(url: str) -> str:
-    """``scheme://user:secret@host`` -> ``scheme://user:***@host``."""
+    """``scheme://user:secret@host`` -> ``scheme://user:***@host``, and ``password=secret``
+    (libpq's keyword form, which ``custodia audit bootstrap`` prints) -> ``password=***``.
+    Works on text that does not even parse as a URL: it goes into error messages too."""
     if not url:
         return url
-    parsed = urlparse(url)
-    if parsed.password:
-        netloc = parsed.netloc.replace(f":{parsed.password}@", ":***@")
-        return parsed._replace(netloc=netloc).geturl()
-    return url
+    return _URL_PASSWORD.sub(r"\1***\3", _KEYWORD_PASSWORD.sub(r"\1***", url))
+
+
+def _keyword_dsn(value: str) -> bool:
+    """libpq's ``host=... user=... password=...`` form (no scheme)."""
+    return "=" in value and "://" not in value
 
 
 def _choice(key: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -194,15 +203,16 @@ def _choice(key: str, value: str, allowed: tuple[str, ...]) -> None:
 def _url(key: str, value: str, schemes: tuple[str, ...]) -> None:
     if not value:
         return
+    shown = redact_url(value)  # never a password in a message
     try:
         parsed = urlparse(value)
         parsed.port  # noqa: B018 - raises ValueError for a port that cannot exist
     except ValueError as err:
-        raise ConfigError(key, f"{value!r} is not a valid URL ({err})") from None
+        raise ConfigError(key, f"{shown!r} is not a valid URL ({err})") from None
     if parsed.scheme not in schemes:
-        raise ConfigError(key, f"{value!r} must start with one of {', '.join(schemes)}://")
+        raise ConfigError(key, f"{shown!r} must start with one of {', '.join(schemes)}://")
     if parsed.scheme != "unix" and not parsed.hostname:
-        raise ConfigError(key, f"{value!r} has no host")
+        raise ConfigError(key, f"{shown!r} has no host")
 
 
 def _model_name(key: str, value: str, builtin: tuple[str, ...]) -> None:

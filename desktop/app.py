@@ -36,6 +36,7 @@ def _setup_logging(home: os.PathLike[str] | str) -> None:
 
 
 def run(argv: Sequence[str]) -> int:
+    os.umask(0o077)  # private files whoever creates them (Chroma, Qdrant: 0644 otherwise)
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     if "--self-test" in argv:  # checks an installation on a temporary data dir, offscreen
         from desktop import selftest

@@ -374,6 +374,11 @@ class PostgresAuditLog:
             try:
                 return conn.execute(query, params).fetchall()
             except psycopg.Error as err:
+                if not conn.broken:
+                    raise _fail(f"{self.location}: cannot read the audit log", err) from err
+            try:  # the server went away since the last read (restarted): reads retry once
+                return self._reading().execute(query, params).fetchall()
+            except psycopg.Error as err:
                 raise _fail(f"{self.location}: cannot read the audit log", err) from err
 
     def head(self) -> Head:
