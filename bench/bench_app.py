@@ -13,6 +13,8 @@
   background), "Rebuild index" in the conversations tab (the same 600 messages re-embedded),
   one chat turn with SmolLM2 in the conversations tab and one in the memories tab. Goal: every
   gap < 50 ms. Baseline: the same heartbeat with the app idle.
+* **why** — chromadb's Rust bindings keep the GIL for a whole ``upsert``: the longest gap of a
+  1 ms loop while another thread upserts 32 / 64 / 256 vectors, against the call's duration.
 * **bundle** — ``du`` of ``dist/custodia``, its size as ``tar.zst`` (zstd default level), and the
   wall time of ``custodia --self-test`` (when ``make package`` was run; otherwise said so).
 
@@ -356,6 +358,61 @@ def _run_child(mode: str) -> dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+# -- why the GUI thread stalls: Chroma's upsert holds the GIL -----------------------------------
+def chroma_gil_hold(sizes: tuple[int, ...] = (32, 64, 256)) -> list[dict[str, Any]]:
+    """Longest gap of a 1 ms loop on this thread while another thread upserts ``n`` vectors
+    into a local Chroma collection, against the upsert's own duration (ratio ≈ 1: the GIL is
+    held for the whole call, so a GUI thread would freeze as long)."""
+    import threading
+
+    import chromadb
+    import numpy as np
+    from chromadb.config import Settings
+
+    rows = []
+    rng = np.random.default_rng(7)
+    with tempfile.TemporaryDirectory(prefix="custodia-bench-chroma-") as path:
+        client = chromadb.PersistentClient(path=path, settings=Settings(anonymized_telemetry=False))
+        collection = client.get_or_create_collection("gil_probe", metadata={"hnsw:space": "cosine"})
+        for n in sizes:
+            gaps, calls = [], []
+            for repeat in range(3):
+                vectors = rng.standard_normal((n, 384)).astype(np.float32)
+                ids = [f"{n}-{repeat}-{i}" for i in range(n)]
+                done = threading.Event()
+                took: list[float] = []
+
+                def upsert(
+                    ids: list[str] = ids,
+                    vectors: Any = vectors,
+                    took: list[float] = took,
+                    done: threading.Event = done,
+                ) -> None:
+                    t0 = time.perf_counter()
+                    collection.upsert(ids=ids, embeddings=vectors)
+                    took.append(time.perf_counter() - t0)
+                    done.set()
+
+                worker = threading.Thread(target=upsert)
+                longest, last = 0.0, time.perf_counter()
+                worker.start()
+                while not done.is_set():
+                    time.sleep(0.001)
+                    now = time.perf_counter()
+                    longest, last = max(longest, now - last), now
+                worker.join()
+                gaps.append(longest * 1000)
+                calls.append(took[0] * 1000)
+            rows.append(
+                {
+                    "vectors": n,
+                    "gap_ms": statistics.median(gaps),
+                    "upsert_ms": statistics.median(calls),
+                }
+            )
+    return rows
+
+
 # -- main --------------------------------------------------------------------------------------
 def main() -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
@@ -413,13 +470,25 @@ def main() -> dict[str, Any]:
                 "baseline is": f"idle heartbeat ({HEARTBEAT_MS} ms timer)",
             }
         )
+    gil = chroma_gil_hold()
+    for probe in gil:
+        rows.append(
+            {
+                "measure": f"thread blocked by one Chroma upsert of {probe['vectors']} (ms)",
+                "value": probe["gap_ms"],
+                "first run": "",
+                "baseline": probe["upsert_ms"],
+                "ratio": probe["gap_ms"] / probe["upsert_ms"],
+                "baseline is": "the upsert's own duration (1 = GIL held throughout)",
+            }
+        )
     print(table(rows))
     if bundle["built"]:
         mb = 1024 * 1024
         print(
-            f"bundle: {bundle['bytes'] / mb:.0f} MB"
+            f"bundle: {bundle['bytes'] / mb:.0f} MiB"
             + (
-                f", tar.zst {bundle['tar_zst_bytes'] / mb:.0f} MB"
+                f", tar.zst {bundle['tar_zst_bytes'] / mb:.0f} MiB"
                 if bundle.get("tar_zst_bytes")
                 else ""
             )
@@ -434,6 +503,7 @@ def main() -> dict[str, Any]:
     payload = {
         "rows": rows,
         "window": window,
+        "chroma_gil": gil,
         "bundle": bundle,
         "goal": {"stall_ms": STALL_GOAL_MS, "met": stalls_ok},
         "machine": machine(),

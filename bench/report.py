@@ -94,7 +94,7 @@ def _rows_app(data: dict[str, Any]) -> list[Row]:
         models = bundle.get("models_bytes")
         rows.append(
             _row(
-                "bundle size, `du` (MB)",
+                "bundle size, `du` (MiB)",
                 bundle["bytes"] / mb,
                 models / mb if models else None,
                 "of which the model files",
@@ -103,7 +103,7 @@ def _rows_app(data: dict[str, Any]) -> list[Row]:
         if bundle.get("tar_zst_bytes"):
             rows.append(
                 _row(
-                    "bundle as tar.zst (MB)",
+                    "bundle as tar.zst (MiB)",
                     bundle["tar_zst_bytes"] / mb,
                     bundle["bytes"] / mb,
                     "the unpacked bundle",
@@ -225,7 +225,11 @@ def _rows_scaling(data: dict[str, Any]) -> list[Row]:
 
 
 def _rows_generic(data: dict[str, Any]) -> list[Row]:
-    """Any other benchmark: its ``rows`` (measure + first number), else its top-level numbers."""
+    """Any other benchmark: ``rows`` of ``measure, value[, baseline, baseline is]``; else
+    each row's first number; else the top-level numbers."""
+    listed = data.get("rows", [])
+    if listed and all(isinstance(r, dict) and "measure" in r and "value" in r for r in listed):
+        return _rows_measure_value(data)
     rows = []
     for r in data.get("rows", []):
         if isinstance(r, dict):
@@ -278,8 +282,6 @@ def _fmt(value: Any) -> str:
         return f"{number:,.0f}"
     if abs(number) >= 10:
         return f"{number:.1f}"
-    if abs(number) >= 0.1:
-        return f"{number:.2f}"
     return f"{number:.3g}"
 
 
