@@ -139,16 +139,25 @@ class Signer:
                 serialization.PrivateFormat.PKCS8,
                 serialization.NoEncryption(),
             )
+            # Complete in a private temporary first, then linked into place (never replacing
+            # one): a crash can leave no empty or half-written key behind.
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.{id(key):x}.tmp")
             try:
-                fd = _private_file(path)
+                fd = _private_file(tmp)
+                try:
+                    if os.write(fd, pem) != len(pem):
+                        raise OSError("short write")
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.link(tmp, path)
             except FileExistsError:
                 return cls.load(path)  # another process made it meanwhile
             except OSError as err:
                 raise CheckpointError(f"{path}: cannot create the signing key: {err}") from err
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(pem)
-                fh.flush()
-                os.fsync(fh.fileno())
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
             return cls(key, path)
         return cls.load(path)
 

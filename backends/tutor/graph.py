@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
-from backends.errors import StoreUnavailableError
+from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
 from backends.stores.sqlite import connect, migrate
 
@@ -54,11 +54,11 @@ MAX_BATCH_BYTES = 2_000
 MAX_PATH_HOPS = 3
 
 
-class GraphQueryRefused(ValueError):
+class GraphQueryRefused(CustodiaEnvironmentError, ValueError):
     """A query text that is not one of the adapter's constants (refused, never sent)."""
 
 
-class GraphParameterError(ValueError):
+class GraphParameterError(CustodiaEnvironmentError, ValueError):
     """A parameter that is unknown, missing or not of its declared type."""
 
 

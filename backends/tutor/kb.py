@@ -56,7 +56,7 @@ class KnowledgeBaseError(CustodiaEnvironmentError):
     """A file to import cannot be read (missing, not text, too large)."""
 
 
-class ScopeError(ValueError):
+class ScopeError(CustodiaEnvironmentError, ValueError):
     """A user name that cannot name a scope (empty, too long, control characters)."""
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.reliability.crash.ledger import Ledger
-from tests.reliability.crash.scenarios import BROKEN, SCENARIOS
+from tests.reliability.crash.scenarios import BROKEN, SCENARIOS, SERVER_SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[3]
 LINE_TIMEOUT = 90.0
@@ -125,16 +125,22 @@ class Zygote:
 
 
 def crash_loop(
-    scenario: str, workdir: Path, kills: int, seed: int = 0, zygote: Zygote | None = None
+    scenario: str,
+    workdir: Path,
+    kills: int,
+    seed: int = 0,
+    zygote: Zygote | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> CrashFigures:
     """Kill ``scenario`` ``kills`` times, then check once more; return the figures.
 
-    ``zygote``: a running one to reuse (its imports are paid once for several loops).
+    ``zygote``: a running one to reuse (its imports are paid once for several loops);
+    ``extra``: more fields for the scenario (server URLs), in every command.
     """
-    spec = SCENARIOS.get(scenario) or BROKEN[scenario]
+    spec = SCENARIOS.get(scenario) or SERVER_SCENARIOS.get(scenario) or BROKEN[scenario]
     home = workdir / "home"
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
-    spec.prepare(home)
+    spec.prepare(home, **(extra or {}))
     ledger_path = workdir / "ledger.json"
     ledger = Ledger()
     ledger.save(ledger_path)
@@ -163,6 +169,7 @@ def crash_loop(
                 "base": (iteration + 1) * 10**9,
                 "kill_after": kill_after,
                 "before_ready": early,
+                **(extra or {}),
             }
             lines = zygote.run(command)
             exited = lines[-1]

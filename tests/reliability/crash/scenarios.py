@@ -25,6 +25,7 @@ import random
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ def preload() -> None:
     import backends.audit.sqlite_log
     import backends.conversations.agent
     import backends.memories.assistant
+    import backends.migrate
     import backends.multiagent.service  # noqa: F401
 
 
@@ -143,7 +145,7 @@ class Scenario:
     #: seconds after ``ready`` the kill lands (uniform in this range)
     kill_window = (0.02, 0.2)
 
-    def prepare(self, home: Path) -> None:
+    def prepare(self, home: Path, **extra: Any) -> None:
         """Parent side, once, before the first child (seed data)."""
 
     def child(self, command: dict[str, Any], channel: Channel) -> None:
@@ -151,6 +153,7 @@ class Scenario:
         ledger = Ledger.load(Path(command["ledger"]))
         rng = random.Random(int(command["seed"]))
         counter = iter(range(int(command["base"]) + 1, 10**15))
+        self.command = command
         self.run(home, ledger, rng, counter, channel)
 
     def run(
@@ -459,7 +462,7 @@ class RotationScenario(Scenario):
             use_keyring=False,
         )
 
-    def prepare(self, home: Path) -> None:
+    def prepare(self, home: Path, **extra: Any) -> None:
         from backends.conversations.files import Conversation, StoredMessage
 
         agent = self.agent(home, rotation_key(0))
@@ -715,6 +718,127 @@ class FirstStartScenario(Scenario):
                 raise Violation(f"first start: acknowledged {what} of {tag} is missing")
 
 
+# -- custodia migrate --to server (issue 8) ----------------------------------------------------
+
+
+class MigrationScenario(Scenario):
+    """``migrate --to server`` killed at random and run again until it finishes, over and over.
+
+    Needs a Postgres database (superuser DSN) and a Redis URL in the command (``extra``).
+    At every start: the journal loads, the embedded audit log is untouched, the server log is
+    a clean prefix of it (never half a batch, never a different record); a finished copy is
+    equal to it and the recent sessions are in Redis. Then a finished migration is undone (the
+    journal removed, then the server schema dropped) and the next one starts.
+    """
+
+    name = "migration"
+    records = 2_000
+    kill_window = (0.02, 0.4)
+
+    def prepare(self, home: Path, **extra: Any) -> None:
+        from backends.audit.record import Draft
+        from backends.audit.service import AuditService
+        from backends.multiagent.sessions import Session, SqliteSessionMirror
+
+        services = services_for(home)
+        audit = AuditService.open(services.config, checkpoint_every=0)
+        try:
+            for start in range(0, self.records, 500):
+                audit.log.append_many(
+                    [Draft("bulk.record", None, {"i": i}) for i in range(start, start + 500)]
+                )
+        finally:
+            audit.close()
+        mirror = SqliteSessionMirror(home / "multiagent.sqlite3")
+        for i in range(20):
+            mirror.save(Session.new(f"migrated session {i}"))
+        mirror.close()
+
+    def _embedded(self, home: Path) -> list[tuple[int, str, str]]:
+        conn = sqlite3.connect(f"{(home / 'audit.sqlite3').as_uri()}?mode=ro", uri=True)
+        try:
+            rows = conn.execute("SELECT seq, record, hash FROM audit_log ORDER BY seq")
+            return [(int(a), str(b), str(c)) for a, b, c in rows]
+        finally:
+            conn.close()
+
+    def _server(self, dsn: str, schema: str) -> list[tuple[int, str, str]] | None:
+        import psycopg
+
+        with psycopg.connect(dsn, connect_timeout=5, autocommit=True) as conn:
+            found = conn.execute(
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = %s "
+                "AND table_name = 'audit_log'",
+                (schema,),
+            ).fetchone()
+            if not found:
+                return None
+            rows = conn.execute(f'SELECT seq, record, hash FROM "{schema}".audit_log ORDER BY seq')
+            return [(int(a), str(b), str(c)) for a, b, c in rows]
+
+    def _drop(self, dsn: str, schema: str) -> None:
+        import psycopg
+
+        with psycopg.connect(dsn, connect_timeout=5, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+    def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
+        import redis
+
+        from backends.audit.postgres_log import Roles
+        from backends.migrate import JOURNAL_FILE, Journal, MigrateOptions, migrate
+
+        dsn, url = self.command["admin_dsn"], self.command["redis_url"]
+        options = MigrateOptions(roles=Roles.with_prefix(self.command["roles"]), audit_batch=100)
+        schema = options.schema
+        journal_path = home / JOURNAL_FILE
+        embedded = self._embedded(home)
+        if len(embedded) != self.records:
+            raise Violation(f"migration: the embedded log changed: {len(embedded)} records")
+        while True:
+            journal = Journal.load(journal_path)  # a torn journal would raise here
+            copied = self._server(dsn, schema)
+            if copied is not None and copied != embedded[: len(copied)]:
+                raise Violation(f"migration: the server log is not a prefix ({len(copied)} rows)")
+            if journal.data.get("finished") and copied != embedded:
+                raise Violation("migration: finished, but the server log differs")
+            if journal.data.get("finished") or (not journal.data and copied is not None):
+                client = redis.Redis.from_url(url, socket_timeout=5)
+                try:
+                    keys = list(client.scan_iter("custodia:session:*"))
+                    if journal.data.get("finished") and len(keys) != 20:
+                        raise Violation(f"migration: {len(keys)} sessions in Redis, not 20")
+                    journal_path.unlink(missing_ok=True)  # undo it: the journal first,
+                    self._drop(dsn, schema)  # then the copy (killed between: no journal, a copy)
+                    client.flushdb()
+                finally:
+                    client.close()
+                continue
+            break
+        channel.ready()
+        while True:
+            v = next(counter)
+            channel.intent("migration", {"v": v})
+            cfg = replace(services_for(home).config, redis_url=url, postgres_dsn=dsn).validated()
+            services = Services(cfg, embedder=HashingEmbedder(DIMENSION), chat=ScriptedChat())
+            try:
+                migrate(services, options)
+            finally:
+                services.close()
+            if self._server(dsn, schema) != embedded:
+                raise Violation("migration: finished, but the server log differs")
+            channel.ack("migration", {"v": v})
+            client = redis.Redis.from_url(url, socket_timeout=5)
+            try:
+                if len(list(client.scan_iter("custodia:session:*"))) != 20:
+                    raise Violation("migration: finished, but the sessions are not in Redis")
+                journal_path.unlink()
+                self._drop(dsn, schema)
+                client.flushdb()
+            finally:
+                client.close()
+
+
 class LyingScenario(MemoriesScenario):
     """A broken writer for the harness's own test: it acknowledges a memory it never wrote."""
 
@@ -738,3 +862,5 @@ SCENARIOS: dict[str, Scenario] = {
 }
 #: scenarios that must fail (the harness's self-test), not part of the crash suite
 BROKEN: dict[str, Scenario] = {LyingScenario.name: LyingScenario()}
+#: scenarios that need servers (their URLs come in ``extra``)
+SERVER_SCENARIOS: dict[str, Scenario] = {MigrationScenario.name: MigrationScenario()}

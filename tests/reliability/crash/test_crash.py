@@ -61,3 +61,44 @@ def test_the_harness_catches_a_lost_acknowledged_write(tmp_path: Path, zygote: Z
     """A writer that acknowledges a memory it never stored is caught at the next start."""
     with pytest.raises(HarnessError, match="m999: an acknowledged write is missing"):
         crash_loop("lying", tmp_path, 2, seed=1, zygote=zygote)
+
+
+@pytest.fixture
+def migration_servers(fresh_postgres_db: str, redis_url: str) -> Iterator[dict[str, str]]:
+    """A fresh Postgres database and a Redis database of the migration's own (emptied)."""
+    import uuid
+
+    import redis
+
+    url = redis_url.rsplit("/", 1)[0] + "/9"
+    client = redis.Redis.from_url(url, socket_timeout=5)
+    client.flushdb()
+    yield {"admin_dsn": fresh_postgres_db, "redis_url": url, "roles": f"k{uuid.uuid4().hex[:8]}"}
+    client.flushdb()
+    client.close()
+
+
+def _migration(
+    tmp_path: Path, kills: int, figures: Figures, zygote: Zygote, servers: dict[str, str]
+) -> None:
+    result = crash_loop("migration", tmp_path, kills, seed=kills, zygote=zygote, extra=servers)
+    assert result.kills == kills
+    assert result.acknowledged_writes > 0  # migrations did finish, resumed across kills
+    section = "crash" if kills >= SLOW_KILLS else "crash-quick"
+    figures.record(section, "migration", **result.summary())
+
+
+@pytest.mark.server
+def test_kill_9_during_migration_quick(
+    tmp_path: Path, figures: Figures, zygote: Zygote, migration_servers: dict[str, str]
+) -> None:
+    _migration(tmp_path, QUICK_KILLS, figures, zygote, migration_servers)
+
+
+@pytest.mark.server
+@pytest.mark.slow
+@pytest.mark.timeout(420)
+def test_kill_9_during_migration_200_times(
+    tmp_path: Path, figures: Figures, zygote: Zygote, migration_servers: dict[str, str]
+) -> None:
+    _migration(tmp_path, SLOW_KILLS, figures, zygote, migration_servers)

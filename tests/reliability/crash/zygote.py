@@ -48,7 +48,11 @@ def _child(command: dict[str, object], proto: int, ready_w: int) -> None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         name = str(command["scenario"])
-        scenario = scenarios.SCENARIOS.get(name) or scenarios.BROKEN[name]
+        scenario = (
+            scenarios.SCENARIOS.get(name)
+            or scenarios.SERVER_SCENARIOS.get(name)
+            or scenarios.BROKEN[name]
+        )
 
         def ready() -> None:
             _write(proto, {"ready": True})
