@@ -70,7 +70,43 @@ def _child(command: dict[str, object], proto: int, ready_w: int) -> None:
     os._exit(code)
 
 
+def _call(command: dict[str, object]) -> dict[str, object]:
+    """Fork a child that runs ``module:function(**kwargs)`` and exits with its result (an
+    int); report how it ended — its exit code, or the signal that killed it (a crash)."""
+    import importlib
+
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            module, _, function = str(command["call"]).partition(":")
+            code = int(getattr(importlib.import_module(module), function)(**command["kwargs"]))
+        except BaseException:
+            traceback.print_exc()
+        os._exit(code)
+    deadline = started + float(command.get("timeout", 60))  # type: ignore[arg-type]
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
+            return {"exited": pid, "hung": True, "code": None, "signal": None}
+        time.sleep(0.01)
+    return {
+        "exited": pid,
+        "hung": False,
+        "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "seconds": round(time.monotonic() - started, 4),
+    }
+
+
 def _run(command: dict[str, object], proto: int) -> dict[str, object]:
+    if "call" in command:
+        return _call(command)
     ready_r, ready_w = os.pipe()
     started = time.monotonic()
     pid = os.fork()

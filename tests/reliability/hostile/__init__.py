@@ -28,9 +28,9 @@ BUDGET = [
 
 
 def hostile_settings(budget: str, quick: int, many: int | None = None) -> settings:
-    """Hypothesis settings for one target: ``quick`` examples, or ``many`` (default 10×)."""
+    """Hypothesis settings for one target: ``quick`` examples, or ``many`` (default 4×)."""
     return settings(
-        max_examples=quick if budget == QUICK else (many or quick * 10),
+        max_examples=quick if budget == QUICK else (many or quick * 4),
         deadline=None,
         derandomize=budget == QUICK,  # the always-on run is reproducible
         database=None,
