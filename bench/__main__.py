@@ -16,16 +16,14 @@ def main(argv: list[str]) -> int:
     results = {}
     failed = []
     for name in names:
-        module = importlib.import_module(
-            f"bench.{name if name.startswith('bench_') else 'bench_' + name}"
-        )
-        print(f"\n=== {module.__name__}", flush=True)
+        qualified = f"bench.{name if name.startswith('bench_') else 'bench_' + name}"
+        print(f"\n=== {qualified}", flush=True)
         started = time.perf_counter()
-        try:
-            results[module.__name__] = module.main()
-        except Exception as err:  # one broken benchmark must not hide the others
-            print(f"{module.__name__} failed: {type(err).__name__}: {err}", flush=True)
-            failed.append(module.__name__)
+        try:  # one broken benchmark (even one that fails to import) must not hide the others
+            results[qualified] = importlib.import_module(qualified).main()
+        except Exception as err:
+            print(f"{qualified} failed: {type(err).__name__}: {err}", flush=True)
+            failed.append(qualified)
         print(f"({time.perf_counter() - started:.1f} s)", flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
     payload = {"machine": machine(), "results": results, "failed": failed}

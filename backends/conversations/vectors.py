@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import urlparse
 
 import numpy as np
 import numpy.typing as npt
@@ -34,9 +33,10 @@ import numpy.typing as npt
 from backends.conversations.errors import ConversationError, EmbedderMismatchError
 from backends.conversations.files import ConversationFiles
 from backends.conversations.index import ConversationIndex
-from backends.errors import DimensionMismatchError, StoreUnavailableError
+from backends.errors import DimensionMismatchError, InvalidVectorError, StoreUnavailableError
 from backends.models.embedders import Embedder
 from backends.progress import Progress
+from backends.stores import chroma
 
 log = logging.getLogger(__name__)
 
@@ -109,16 +109,6 @@ def check_pointer(pointer: Pointer) -> dict[str, str | int]:
     return out
 
 
-def _chroma_settings() -> Any:
-    from chromadb.config import Settings
-
-    return Settings(anonymized_telemetry=False, allow_reset=False)
-
-
-def _is_not_found(err: Exception) -> bool:
-    return type(err).__name__ == "NotFoundError" or "does not exist" in str(err)
-
-
 class ChromaVectorIndex:
     """:class:`VectorIndex` over one Chroma collection (cosine space, our own embeddings)."""
 
@@ -163,13 +153,7 @@ class ChromaVectorIndex:
         fresh: bool = False,
     ) -> ChromaVectorIndex:
         """Persistent local Chroma in ``path`` (created 0700)."""
-        try:
-            import chromadb  # heavy (~0.5 s): only when the index is first used
-
-            path.mkdir(parents=True, exist_ok=True, mode=0o700)
-            client = chromadb.PersistentClient(path=str(path), settings=_chroma_settings())
-        except Exception as err:
-            raise StoreUnavailableError(f"Chroma at {path}: cannot open: {err}") from err
+        client = chroma.open_local(path)
         return cls(
             client,
             kind="chroma-local",
@@ -192,25 +176,7 @@ class ChromaVectorIndex:
         fresh: bool = False,
     ) -> ChromaVectorIndex:
         """A Chroma server (``chroma run``) at ``url``; every request times out."""
-        parsed = urlparse(url)
-        ssl = parsed.scheme == "https"
-        port = parsed.port or (443 if ssl else 8000)
-        try:
-            import chromadb
-            import httpx
-
-            client = chromadb.HttpClient(
-                host=parsed.hostname or "127.0.0.1",
-                port=port,
-                ssl=ssl,
-                settings=_chroma_settings(),
-            )
-            # chromadb builds its httpx client without a timeout: give it ours.
-            session = getattr(getattr(client, "_server", None), "_session", None)
-            if session is not None:
-                session.timeout = httpx.Timeout(timeout)
-        except Exception as err:
-            raise StoreUnavailableError(f"Chroma server {url}: not reachable ({err})") from err
+        client = chroma.open_server(url, timeout)
         return cls(
             client,
             kind="chroma-server",
@@ -237,7 +203,7 @@ class ChromaVectorIndex:
         try:
             return self._client.get_collection(self.collection_name, embedding_function=None)
         except Exception as err:
-            if not _is_not_found(err):
+            if not chroma.is_not_found(err):
                 raise
         return self._client.get_or_create_collection(
             self.collection_name,
@@ -277,11 +243,15 @@ class ChromaVectorIndex:
                     return out
                 offset += PAGE
 
-    def _check_vectors(self, vectors: npt.NDArray[np.float32], rows: int) -> None:
+    def _check_vectors(self, vectors: npt.NDArray[np.float32], rows: int) -> bool:
+        """Raise for a wrong shape or dimension, NaN or infinity; False if a row is all zeros."""
         if vectors.ndim != 2 or vectors.shape[0] != rows:
             raise ValueError(f"expected {rows} vectors, got an array of shape {vectors.shape}")
         if vectors.shape[1] != self.dimension:
             raise DimensionMismatchError(self.dimension, int(vectors.shape[1]), self.where)
+        if not np.isfinite(vectors).all():
+            raise InvalidVectorError(f"{self.where}: a vector has NaN or infinite values")
+        return bool((np.abs(vectors).sum(axis=1) > 0).all())
 
     def upsert(
         self, ids: Sequence[str], vectors: npt.NDArray[np.float32], pointers: Sequence[Pointer]
@@ -289,13 +259,14 @@ class ChromaVectorIndex:
         if not ids:
             return
         vectors = np.asarray(vectors, dtype=np.float32)
-        self._check_vectors(vectors, len(ids))
+        if not self._check_vectors(vectors, len(ids)):
+            raise InvalidVectorError(f"{self.where}: a vector is all zeros (it has no direction)")
         if len(pointers) != len(ids):
             raise ValueError("one pointer per id")
         metadatas = [check_pointer(p) for p in pointers]
         with self._lock:
-            for start in range(0, len(ids), PAGE):
-                end = start + PAGE
+            for start in range(0, len(ids), chroma.WRITE_PAGE):
+                end = start + chroma.WRITE_PAGE
                 self._call(
                     "write vectors",
                     self._collection.upsert,
@@ -315,9 +286,9 @@ class ChromaVectorIndex:
 
     def query(self, vector: npt.NDArray[np.float32], k: int) -> list[VectorHit]:
         vector = np.asarray(vector, dtype=np.float32).reshape(1, -1)
-        self._check_vectors(vector, 1)
+        nonzero = self._check_vectors(vector, 1)
         with self._lock:
-            if k <= 0 or self.count() == 0:
+            if k <= 0 or not nonzero or self.count() == 0:
                 return []
             result = self._call(
                 "search",
@@ -344,7 +315,7 @@ class ChromaVectorIndex:
         try:
             self._client.delete_collection(self.collection_name)
         except Exception as err:
-            if not _is_not_found(err):
+            if not chroma.is_not_found(err):
                 raise StoreUnavailableError(
                     f"{self.where}: cannot delete the index: {err}"
                 ) from err

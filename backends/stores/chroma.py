@@ -20,6 +20,9 @@ from backends.net import require_loopback
 
 _OPEN_LOCK = threading.Lock()
 OPEN_ATTEMPTS = 3
+#: vectors per write call. chromadb holds the GIL for a whole ``upsert`` (measured: 12–42 ms
+#: for 32 vectors, 65–133 ms for 256), so bigger pages would stall the window's thread.
+WRITE_PAGE = 32
 
 
 def settings() -> Any:

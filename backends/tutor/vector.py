@@ -192,8 +192,8 @@ class ChunkVectors:
             raise ValueError(f"expected {len(ids)} vectors, got shape {vectors.shape}")
         metadatas = [{"scope": s, "doc": d} for s, d in zip(scopes, docs, strict=True)]
         with self._lock:
-            for start in range(0, len(ids), PAGE):
-                end = start + PAGE
+            for start in range(0, len(ids), chroma.WRITE_PAGE):
+                end = start + chroma.WRITE_PAGE
                 self._call(
                     "write vectors",
                     self.collection.upsert,
