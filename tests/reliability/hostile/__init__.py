@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from backends.errors import CustodiaEnvironmentError
 from tests.reliability.conftest import tree_bytes
@@ -34,6 +34,9 @@ def hostile_settings(budget: str, quick: int, many: int | None = None) -> settin
         deadline=None,
         derandomize=budget == QUICK,  # the always-on run is reproducible
         database=None,
+        # no shrinking: a failure is reported as found (shrinking big inputs has no bound)
+        phases=(Phase.explicit, Phase.reuse, Phase.generate),
+        report_multiple_bugs=False,
         suppress_health_check=[
             HealthCheck.function_scoped_fixture,
             HealthCheck.too_slow,
