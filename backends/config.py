@@ -133,7 +133,9 @@ class Config:
         if self.graph_backend:
             _choice("graph_backend", self.graph_backend, GRAPH_BACKENDS)
         _url("redis_url", self.redis_url, ("redis", "rediss", "unix"))
-        if not _keyword_dsn(self.postgres_dsn):
+        if _keyword_dsn(self.postgres_dsn):
+            _check_keyword_dsn("postgres_dsn", self.postgres_dsn)
+        else:
             _url("postgres_dsn", self.postgres_dsn, ("postgresql", "postgres"))
         _url("neo4j_uri", self.neo4j_uri, ("bolt", "neo4j", "bolt+s", "neo4j+s"))
         _url("qdrant_url", self.qdrant_url, ("http", "https"))
@@ -193,6 +195,18 @@ def redact_url(url: str) -> str:
 def _keyword_dsn(value: str) -> bool:
     """libpq's ``host=... user=... password=...`` form (no scheme)."""
     return "=" in value and "://" not in value
+
+
+def _check_keyword_dsn(key: str, value: str) -> None:
+    """A keyword DSN must parse (libpq's own rules) and name a host."""
+    from psycopg import conninfo
+
+    try:
+        params = conninfo.conninfo_to_dict(value)
+    except Exception as err:  # psycopg.ProgrammingError; any parse failure is the user's
+        raise ConfigError(key, f"{redact_url(value)!r} is not a valid DSN ({err})") from None
+    if not (params.get("host") or params.get("hostaddr")):
+        raise ConfigError(key, f"{redact_url(value)!r} names no host (add host=127.0.0.1)")
 
 
 def _choice(key: str, value: str, allowed: tuple[str, ...]) -> None:

@@ -16,6 +16,7 @@ import pytest
 import tomli_w
 from hypothesis import example, given
 from hypothesis import strategies as st
+from psycopg import conninfo
 
 from backends import config as config_module
 from backends.config import CONFIG_FILE, ENVIRONMENT, Config
@@ -49,7 +50,10 @@ def _check_accepted(cfg: Config) -> None:
     assert math.isfinite(cfg.network_timeout) and cfg.network_timeout > 0
     for name in URL_FIELDS:
         value = getattr(cfg, name)
-        if value:
+        if value and name == "postgres_dsn" and "://" not in value:
+            params = conninfo.conninfo_to_dict(value)  # libpq's keyword form: must parse
+            assert params.get("host") or params.get("hostaddr")
+        elif value:
             parsed = urlparse(value)
             _ = parsed.port  # raises ValueError for an impossible port
             assert parsed.scheme
