@@ -362,7 +362,8 @@ class SQLiteMemoryStore:
         """The vector, normalised; :class:`InvalidVectorError` for anything that is not one
         finite vector (an all-zero one too, unless ``zero``: it has no direction)."""
         try:
-            array = np.asarray(vector, dtype=np.float32)
+            with np.errstate(over="ignore"):  # too big for float32 becomes inf: refused below
+                array = np.asarray(vector, dtype=np.float32)
         except (TypeError, ValueError) as err:
             raise InvalidVectorError(f"{where}: not a vector of numbers ({err})") from None
         if array.ndim == 2 and array.shape[0] == 1:

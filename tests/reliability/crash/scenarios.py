@@ -53,7 +53,8 @@ def preload() -> None:
     import backends.conversations.agent
     import backends.memories.assistant
     import backends.migrate
-    import backends.multiagent.service  # noqa: F401
+    import backends.multiagent.service
+    import backends.tutor.tutor  # noqa: F401
 
 
 class Channel:
@@ -642,7 +643,7 @@ class FirstStartScenario(Scenario):
     """A fresh data dir per run, killed while every store is created and migrated."""
 
     name = "first-start"
-    kill_window = (0.0, 0.5)
+    kill_window = (0.0, 0.35)
 
     def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
         dirs = sorted(home.glob("d*"))
@@ -718,6 +719,88 @@ class FirstStartScenario(Scenario):
                 raise Violation(f"first start: acknowledged {what} of {tag} is missing")
 
 
+# -- clinical tutor (CT5-CT7 with CT1-CT4) -----------------------------------------------------
+
+
+class TutorScenario(Scenario):
+    """Audited tutor turns and imports of a user's notes (knowledge base, Chroma, graph)."""
+
+    name = "tutor"
+    questions = (
+        "What does an INR measure for a patient on warfarin?",
+        "How is anaphylaxis treated with adrenaline?",
+        "Why is metformin stopped before contrast?",
+        "What triggers an asthma attack?",
+    )
+
+    def prepare(self, home: Path, **extra: Any) -> None:
+        from tests.backends.tutor.conftest import make_small_kb
+
+        make_small_kb(home.parent)
+
+    @staticmethod
+    def note(n: int) -> str:
+        return f"# Note {n}\n\nMy note number {n}: warfarin and INR, {words(f'n{n}', 30)}.\n"
+
+    def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
+        from backends.audit.service import AuditService
+        from backends.tutor.tutor import TutorService
+
+        services = services_for(home)
+        audit = AuditService.open(services.config, checkpoint_every=10)
+        tutor = TutorService(
+            services.config,
+            embedder=services.embedder,
+            chat=ScriptedChat(),
+            audit=audit,
+            kb_dir=home.parent / "kb",
+        )
+        notes = home.parent / "notes"
+        notes.mkdir(exist_ok=True)
+        self.check(tutor, audit, ledger, notes)
+        channel.ready()
+        while True:
+            v = next(counter)
+            if rng.random() < 0.2:
+                name = f"note-{v}"
+                (notes / f"{name}.md").write_text(self.note(v))  # the user's file, then import
+                channel.intent(name, {"v": v})
+                tutor.import_path(notes, "ana")
+                channel.ack(name, {"v": v})
+                continue
+            channel.intent(f"turn {v}", {"v": v})
+            turn = tutor.ask(rng.choice(self.questions), rng.choice(["ana", "bob"]))
+            entry = audit.log.get(turn.audit_seq)
+            assert entry is not None
+            channel.ack(f"turn {v}", {"v": v, "seq": turn.audit_seq, "hash": entry.hash})
+
+    def check(self, tutor: Any, audit: Any, ledger: Ledger, notes: Path) -> None:
+        status = tutor.prepare()  # what the tab does at start: repairs the derived stores
+        if not status.graph_ok or status.vectors != status.chunks:
+            raise Violation(f"tutor: derived stores not repaired after a kill: {status}")
+        integrity(tutor.config.path("tutor.sqlite3"))
+        result = audit.verify()
+        if not result.ok:
+            raise Violation(f"tutor: the audit chain does not verify: {result.line()}")
+        for key, state in ledger.acked.items():
+            if key.startswith("turn "):
+                entry = audit.log.get(state["seq"])
+                if entry is None or entry.hash != state["hash"]:
+                    raise Violation(f"tutor: acknowledged {key} is not in the audit log")
+            elif key.startswith("note-"):
+                path = tutor.config.path("tutor.sqlite3")
+                conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+                try:
+                    found = conn.execute(
+                        "SELECT count(*) FROM chunks WHERE scope = 'user:ana' AND text LIKE ?",
+                        (f"%note number {state['v']}:%",),
+                    ).fetchone()[0]
+                finally:
+                    conn.close()
+                if not found:  # the source of truth; the vectors were counted above
+                    raise Violation(f"tutor: the imported {key} is not in the knowledge base")
+
+
 # -- custodia migrate --to server (issue 8) ----------------------------------------------------
 
 
@@ -733,7 +816,7 @@ class MigrationScenario(Scenario):
 
     name = "migration"
     records = 2_000
-    kill_window = (0.02, 0.4)
+    kill_window = (0.02, 0.3)
 
     def prepare(self, home: Path, **extra: Any) -> None:
         from backends.audit.record import Draft
@@ -858,6 +941,7 @@ SCENARIOS: dict[str, Scenario] = {
         RotationScenario(),
         AuditScenario(),
         FirstStartScenario(),
+        TutorScenario(),
     )
 }
 #: scenarios that must fail (the harness's self-test), not part of the crash suite

@@ -2,13 +2,13 @@
 
 Scenarios (tests/reliability/crash/scenarios.py): memories (add, edit, delete), multi-agent
 sessions (saves and whole coordinator runs with Qdrant memory), encrypted conversations
-(turns indexed in Chroma), key rotation, audit appends with erasures and checkpoints, and a
-first start of every store (schema migrations) killed half-way. After each kill the next
-child checks the data dir against every acknowledged write before writing again; a final
-run only checks.
+(turns indexed in Chroma), key rotation, audit appends with erasures and checkpoints, audited
+tutor turns and imports of a user's notes, a first start of every store (schema migrations)
+killed half-way, and — with a Postgres and a Redis — ``custodia migrate --to server``. After
+each kill the next child checks the data dir against every acknowledged write before writing
+again; a final run only checks.
 
 5 kills per scenario always run; 200 per scenario under ``slow`` (CUSTODIA_SLOW=1, as CI).
-``custodia migrate`` (issue 8) does not exist yet: its scenario is added with it.
 """
 
 from __future__ import annotations
