@@ -9,6 +9,7 @@ and a refused input changes nothing stored (the data dir's bytes are compared).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,20 @@ QUICK = "quick"
 MANY = "many"
 BUDGET = [
     pytest.param(QUICK, id=QUICK),
-    pytest.param(MANY, id=MANY, marks=[pytest.mark.slow, pytest.mark.timeout(600)]),
+    pytest.param(
+        MANY,
+        id=MANY,
+        marks=[
+            pytest.mark.slow,
+            pytest.mark.timeout(600),
+            # The 4x budget takes far longer than CI's time allows on 2 cores (imports of
+            # deeply nested files dominate); run it on purpose, e.g. before a release.
+            pytest.mark.skipif(
+                os.environ.get("CUSTODIA_HOSTILE_MANY") != "1",
+                reason="4x hypothesis budget: set CUSTODIA_HOSTILE_MANY=1 (tens of minutes)",
+            ),
+        ],
+    ),
 ]
 
 
