@@ -19,8 +19,10 @@ Local mode locks its folder: a second process gets a clear
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
+import time
 import uuid
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -173,6 +175,21 @@ class SemanticMemory:
                     "or configure a Qdrant server (qdrant_url) to share it"
                 ) from err
             raise StoreUnavailableError(f"{path}: cannot open Qdrant local storage: {err}") from err
+        except json.JSONDecodeError as err:
+            # A kill while Qdrant wrote its meta.json leaves it empty: the folder can never
+            # open again. Semantic memory is a derived store (the results stay in their
+            # sessions), so move the damaged folder aside — kept, never deleted — and start
+            # a fresh one; the experts recall again as new results arrive.
+            aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+            log.warning("%s: damaged (%s); moved to %s, starting empty", path, err, aside)
+            try:
+                path.rename(aside)
+                path.mkdir(mode=0o700)
+                return QdrantClient(path=str(path))
+            except Exception as again:
+                raise StoreUnavailableError(
+                    f"{path}: cannot open Qdrant local storage: {err}"
+                ) from again
         except (OSError, ValueError) as err:
             raise StoreUnavailableError(f"{path}: cannot open Qdrant local storage: {err}") from err
 

@@ -184,3 +184,19 @@ def test_semantic_memory_locked_by_another_instance(
     warnings = [e["text"] for e in final.events if e["kind"] == "warning"]
     assert warnings and "another Custodia process" in warnings[0]
     assert "another Custodia process" in service.health()["semantic memory (qdrant-local)"]
+
+
+def test_damaged_qdrant_folder_is_moved_aside_and_memory_starts_empty(config: Config) -> None:
+    """A kill while Qdrant wrote meta.json leaves it empty (found by the crash loop)."""
+    first = SemanticMemory(HashingEmbedder(384), path=config.qdrant_path)
+    first.close()
+    meta = config.qdrant_path / "meta.json"
+    assert meta.exists()
+    meta.write_bytes(b"")  # what a SIGKILL mid-write leaves
+    memory = SemanticMemory(HashingEmbedder(384), path=config.qdrant_path)
+    try:
+        memory.check()  # opens and works
+    finally:
+        memory.close()
+    aside = [p for p in config.qdrant_path.parent.iterdir() if ".damaged-" in p.name]
+    assert len(aside) == 1 and (aside[0] / "meta.json").read_bytes() == b""  # kept, not deleted
