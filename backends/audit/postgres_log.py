@@ -31,7 +31,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from backends.audit.log import AuditLogError, AuditPermissionError, ChainBatch, Filter, Head
-from backends.audit.record import GENESIS, Draft, Entry, chain_hash, utc_now
+from backends.audit.record import Draft, Entry, chain_drafts
 from backends.config import redact_url
 
 if TYPE_CHECKING:
@@ -321,25 +321,7 @@ class PostgresAuditLog:
                             self._t
                         )
                     ).fetchone()
-                    seq, previous = (int(row[0]), str(row[1])) if row else (0, GENESIS)
-                    entries: list[Entry] = []
-                    for draft in drafts:
-                        seq += 1
-                        time = utc_now()
-                        record = draft.record(seq, time)
-                        previous = chain_hash(previous, record)
-                        entries.append(
-                            Entry(
-                                seq,
-                                time,
-                                draft.event_type,
-                                draft.pseudonym,
-                                dict(draft.data),
-                                draft.sealed,
-                                record,
-                                previous,
-                            )
-                        )
+                    entries = chain_drafts(drafts, (int(row[0]), str(row[1])) if row else None)
                     # one statement, one round trip, however many rows
                     values = sql.SQL(", ").join([sql.SQL("(%s, %s, %s)")] * len(entries))
                     conn.execute(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from hashlib import sha256
@@ -129,6 +129,34 @@ class Entry:
     def record_seq(self) -> int | None:
         """The sequence number written inside the record (differs from ``seq`` if moved)."""
         return record_seq(self.record)
+
+
+def chain_drafts(drafts: Sequence[Draft], head: tuple[int, str] | None) -> list[Entry]:
+    """Number, time-stamp and hash ``drafts`` after ``head`` (seq, hash; None = genesis).
+
+    The one place where records are chained (CT2); both log implementations call it inside
+    their lock, after reading the head.
+    """
+    seq, previous = head if head is not None else (0, GENESIS)
+    entries: list[Entry] = []
+    for draft in drafts:
+        seq += 1
+        time = utc_now()
+        record = draft.record(seq, time)
+        previous = chain_hash(previous, record)
+        entries.append(
+            Entry(
+                seq,
+                time,
+                draft.event_type,
+                draft.pseudonym,
+                dict(draft.data),
+                draft.sealed,
+                record,
+                previous,
+            )
+        )
+    return entries
 
 
 def record_seq(record: str) -> int | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backends.audit.log import AuditLogError, ChainBatch, Filter, Head
-from backends.audit.record import GENESIS, Draft, Entry, chain_hash, utc_now
+from backends.audit.record import Draft, Entry, chain_drafts
 from backends.stores.sqlite import Migration, connect, migrate
 
 if TYPE_CHECKING:
@@ -162,25 +162,7 @@ class SQLiteAuditLog:
                 row = conn.execute(
                     "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1"
                 ).fetchone()
-                seq, previous = (int(row[0]), str(row[1])) if row else (0, GENESIS)
-                entries: list[Entry] = []
-                for draft in drafts:
-                    seq += 1
-                    time = utc_now()
-                    record = draft.record(seq, time)
-                    previous = chain_hash(previous, record)
-                    entries.append(
-                        Entry(
-                            seq,
-                            time,
-                            draft.event_type,
-                            draft.pseudonym,
-                            dict(draft.data),
-                            draft.sealed,
-                            record,
-                            previous,
-                        )
-                    )
+                entries = chain_drafts(drafts, (int(row[0]), str(row[1])) if row else None)
                 conn.executemany(
                     "INSERT INTO audit_log(seq, record, hash) VALUES (?, ?, ?)",
                     [(e.seq, e.record, e.hash) for e in entries],
