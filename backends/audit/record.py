@@ -89,6 +89,25 @@ class Draft:
             }
         )
 
+    def fragments(self) -> tuple[str, str, str, str]:
+        """The canonical JSON of ``data``, ``event``, ``pseudonym`` and ``sealed``: with
+        :data:`RECORD_TEMPLATE` they give :meth:`record` exactly (a server that only knows
+        ``seq`` and ``time`` under its lock can then build the record itself)."""
+        return (
+            canonical(dict(self.data)),
+            canonical(self.event_type),
+            canonical(self.pseudonym),
+            canonical(self.sealed),
+        )
+
+
+#: the canonical record as text: keys in sorted order, the four fragments, seq and time
+#: (``time`` is digits and ``-:.TZ`` only, so it needs no escaping)
+RECORD_TEMPLATE = (
+    '{{"data":{data},"event":{event},"pseudonym":{pseudonym},"sealed":{sealed},'
+    '"seq":{seq},"time":"{time}","v":' + str(RECORD_VERSION) + "}}"
+)
+
 
 @dataclass(frozen=True)
 class Entry:

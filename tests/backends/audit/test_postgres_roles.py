@@ -134,3 +134,40 @@ def test_server_down_is_an_environment_error(roles: Bootstrapped, postgres_serve
     finally:
         postgres_server.ensure_running()
         log.close()
+
+
+def test_the_server_builds_the_records_python_would(
+    roles: Bootstrapped, app_log: PostgresAuditLog
+) -> None:
+    from backends.audit.record import chain_hash
+
+    drafts = [
+        Draft("tutor.turn", "p-0123456789abcdef", {"q": '¿dosis? "x" \\ 😀', "n": [1, 2.5]}),
+        Draft("tutor.source", None, {}, "v1.c2VhbGVk"),
+    ]
+    entries = app_log.append_many(drafts)
+    stored = app_log.range(entries[0].seq, entries[-1].seq)
+    assert [e.record for e in stored] == [d.record(e.seq, e.time) for d, e in zip(drafts, entries)]
+    previous = app_log.get(entries[0].seq - 1)
+    assert previous is not None
+    assert stored[0].hash == chain_hash(previous.hash, stored[0].record)
+    assert stored[0].time < stored[1].time and stored[0].time.endswith("Z")
+
+
+def test_a_schema_from_before_the_append_function_still_appends(
+    fresh_postgres_db: str, roles: Bootstrapped, app_log: PostgresAuditLog
+) -> None:
+    from backends.audit.verify import verify_chain
+
+    import psycopg
+
+    with psycopg.connect(fresh_postgres_db, autocommit=True, connect_timeout=5) as admin:
+        admin.execute(f"DROP FUNCTION {roles.schema}.append_records")
+    app_log.append_many([Draft("test.write", None, {"n": n}) for n in range(3, 6)])
+    assert app_log.head().seq == 6 and verify_chain(app_log).ok
+    again = bootstrap(fresh_postgres_db, roles=roles.roles, schema=roles.schema)
+    assert _as(
+        again.app_dsn,
+        f"SELECT count(*) FROM {roles.schema}.append_records("
+        + "ARRAY['{}'], ARRAY['\"t.x\"'], ARRAY['null'], ARRAY['null'])",
+    ) == [(1,)]

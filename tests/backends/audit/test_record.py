@@ -5,7 +5,15 @@ import json
 
 import pytest
 
-from backends.audit.record import GENESIS, Draft, Entry, RecordError, canonical, chain_hash
+from backends.audit.record import (
+    RECORD_TEMPLATE,
+    GENESIS,
+    Draft,
+    Entry,
+    RecordError,
+    canonical,
+    chain_hash,
+)
 
 
 def test_chain_hash_is_ct2_exactly() -> None:
@@ -45,3 +53,25 @@ def test_data_must_be_plain_json() -> None:
         Draft("x", data={"nan": float("nan")})
     with pytest.raises(RecordError):
         Draft("x", data={"obj": object()})
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        Draft("tutor.turn"),
+        Draft("tutor.turn", "p-0123456789abcdef", {"q": "¿dosis?", "n": [1, 2.5, None]}, "v1.x"),
+        Draft("a:b-c_d", None, {"z": {"b": 1, "a": '"quoted" \\ \u2028 \U0001f600'}}),
+    ],
+)
+def test_fragments_in_the_template_are_the_record(draft: Draft) -> None:
+    # the Postgres log builds records on the server from these; any drift breaks the chain
+    data, event, pseudonym, sealed = draft.fragments()
+    built = RECORD_TEMPLATE.format(
+        data=data,
+        event=event,
+        pseudonym=pseudonym,
+        sealed=sealed,
+        seq=42,
+        time="2026-11-30T02:19:36.141141Z",
+    )
+    assert built == draft.record(42, "2026-11-30T02:19:36.141141Z")
