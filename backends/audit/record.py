@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from hashlib import sha256
+from json.encoder import encode_basestring
 from typing import Any
 
 #: the "previous hash" of record 1
@@ -46,6 +47,12 @@ def canonical(obj: Any) -> str:
     )
 
 
+def _json_text(value: str | None) -> str:
+    """``canonical(value)`` for a string or None, without the encoder's set-up (what
+    ``json.dumps`` itself calls for a plain string when ``ensure_ascii=False``)."""
+    return "null" if value is None else encode_basestring(value)
+
+
 def chain_hash(previous_hash: str, record: str) -> str:
     """CT2, exactly: ``sha256((previous_hash + record).encode("utf-8")).hexdigest()``."""
     return sha256((previous_hash + record).encode("utf-8")).hexdigest()
@@ -53,7 +60,7 @@ def chain_hash(previous_hash: str, record: str) -> str:
 
 def utc_now() -> str:
     """``YYYY-MM-DDTHH:MM:SS.ffffffZ``: sorts as text in time order."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).isoformat(timespec="microseconds")[:-6] + "Z"  # drop "+00:00"
 
 
 @dataclass(frozen=True)
@@ -72,33 +79,34 @@ class Draft:
                 "starting with a letter, at most 100 characters"
             )
         try:
-            canonical(dict(self.data))
+            data_json = canonical(dict(self.data))
         except (TypeError, ValueError) as err:
             raise RecordError(f"record data is not plain JSON: {err}") from None
+        # serialised once, here; every record() reuses it (appends are hot)
+        object.__setattr__(
+            self,
+            "_fragments",
+            (
+                data_json,
+                _json_text(self.event_type),
+                _json_text(self.pseudonym),
+                _json_text(self.sealed),
+            ),
+        )
 
     def record(self, seq: int, time: str) -> str:
-        return canonical(
-            {
-                "data": dict(self.data),
-                "event": self.event_type,
-                "pseudonym": self.pseudonym,
-                "sealed": self.sealed,
-                "seq": seq,
-                "time": time,
-                "v": RECORD_VERSION,
-            }
+        """The canonical record: what ``canonical({"data": ..., "event": ..., ...})`` gives
+        (tests hold the two equal), built from the fragments serialised once."""
+        data, event, pseudonym, sealed = self.fragments()
+        return RECORD_TEMPLATE.format(
+            data=data, event=event, pseudonym=pseudonym, sealed=sealed, seq=int(seq), time=time
         )
 
     def fragments(self) -> tuple[str, str, str, str]:
         """The canonical JSON of ``data``, ``event``, ``pseudonym`` and ``sealed``: with
         :data:`RECORD_TEMPLATE` they give :meth:`record` exactly (a server that only knows
         ``seq`` and ``time`` under its lock can then build the record itself)."""
-        return (
-            canonical(dict(self.data)),
-            canonical(self.event_type),
-            canonical(self.pseudonym),
-            canonical(self.sealed),
-        )
+        return self._fragments  # type: ignore[attr-defined]
 
 
 #: the canonical record as text: keys in sorted order, the four fragments, seq and time

@@ -147,7 +147,8 @@ def test_the_server_builds_the_records_python_would(
     ]
     entries = app_log.append_many(drafts)
     stored = app_log.range(entries[0].seq, entries[-1].seq)
-    assert [e.record for e in stored] == [d.record(e.seq, e.time) for d, e in zip(drafts, entries)]
+    built_here = [d.record(e.seq, e.time) for d, e in zip(drafts, entries, strict=True)]
+    assert [e.record for e in stored] == built_here
     previous = app_log.get(entries[0].seq - 1)
     assert previous is not None
     assert stored[0].hash == chain_hash(previous.hash, stored[0].record)
@@ -157,9 +158,9 @@ def test_the_server_builds_the_records_python_would(
 def test_a_schema_from_before_the_append_function_still_appends(
     fresh_postgres_db: str, roles: Bootstrapped, app_log: PostgresAuditLog
 ) -> None:
-    from backends.audit.verify import verify_chain
-
     import psycopg
+
+    from backends.audit.verify import verify_chain
 
     with psycopg.connect(fresh_postgres_db, autocommit=True, connect_timeout=5) as admin:
         admin.execute(f"DROP FUNCTION {roles.schema}.append_records")

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import pytest
 
 from backends.audit.record import (
-    RECORD_TEMPLATE,
     GENESIS,
+    RECORD_TEMPLATE,
     Draft,
     Entry,
     RecordError,
@@ -63,15 +64,32 @@ def test_data_must_be_plain_json() -> None:
         Draft("a:b-c_d", None, {"z": {"b": 1, "a": '"quoted" \\ \u2028 \U0001f600'}}),
     ],
 )
-def test_fragments_in_the_template_are_the_record(draft: Draft) -> None:
-    # the Postgres log builds records on the server from these; any drift breaks the chain
+def test_records_are_the_canonical_json_of_their_fields(draft: Draft) -> None:
+    # records are built from fragments (and on the Postgres server from the same template):
+    # they must stay byte-identical to the canonical serialisation CT2 documents
+    time = "2026-11-30T02:19:36.141141Z"
+    expected = canonical(
+        {
+            "data": dict(draft.data),
+            "event": draft.event_type,
+            "pseudonym": draft.pseudonym,
+            "sealed": draft.sealed,
+            "seq": 42,
+            "time": time,
+            "v": 1,
+        }
+    )
+    assert draft.record(42, time) == expected
     data, event, pseudonym, sealed = draft.fragments()
     built = RECORD_TEMPLATE.format(
-        data=data,
-        event=event,
-        pseudonym=pseudonym,
-        sealed=sealed,
-        seq=42,
-        time="2026-11-30T02:19:36.141141Z",
+        data=data, event=event, pseudonym=pseudonym, sealed=sealed, seq=42, time=time
     )
-    assert built == draft.record(42, "2026-11-30T02:19:36.141141Z")
+    assert built == expected
+
+
+def test_time_stamps_are_utc_with_microseconds() -> None:
+    from backends.audit.record import utc_now
+
+    stamps = [utc_now() for _ in range(200)]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", s) for s in stamps)
+    assert stamps == sorted(stamps)
