@@ -211,6 +211,12 @@ def _child_window(home: Path) -> dict[str, Any]:
     key = generate_key()
     messages = _seed_conversations(home, key)
     app = QApplication([])
+    tracer = None
+    if os.environ.get("CUSTODIA_STALL_TRACE"):
+        from bench.stall_trace import StallTracer
+
+        tracer = StallTracer()
+        tracer.start()
 
     class Heartbeat(QObject):
         def __init__(self) -> None:
@@ -229,6 +235,8 @@ def _child_window(home: Path) -> dict[str, Any]:
         @Slot()
         def _on_timeout(self) -> None:
             self.gaps.append(self.clock.restart())
+            if tracer is not None:
+                tracer.beat()
 
         def phase(self) -> list[int]:
             gaps, self.gaps = self.gaps[1:], []
@@ -323,6 +331,8 @@ def _child_window(home: Path) -> dict[str, Any]:
     rss_end = rss_mb()
     window.close()
     app.processEvents()
+    if tracer is not None:
+        tracer.report(STALL_GOAL_MS * 0.6)
     return {
         "shown_s": shown,
         "messages": messages,

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends import doctor
+from backends import doctor, preload
 from backends.progress import Progress
 from backends.services import Services
 from desktop.dialogs import AboutDialog, DoctorDialog, SettingsDialog
@@ -42,6 +42,8 @@ class MainWindow(QMainWindow):
         self.checks: list[doctor.Check] = []
         self.setWindowTitle(self.tr("Custodia"))
         self.resize(1100, 720)
+
+        self._start_preload()  # first job: the tabs' jobs import these libraries too
 
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("assistants")
@@ -128,7 +130,17 @@ class MainWindow(QMainWindow):
         self.workers.active_changed.connect(self._on_workers_active_changed)
         self.checks_ready.connect(self._on_checks_ready)
 
-    # -- start-up checks -------------------------------------------------------------------
+    # -- start-up work ---------------------------------------------------------------------
+    def _start_preload(self) -> None:
+        """Import the heavy native libraries off the GUI thread with the GC paused (why: see
+        backends/preload.py — full collections over their objects froze the window)."""
+        names = preload.heavy_modules(self.services.config)
+
+        def job(progress: Progress, emit: Emit) -> dict[str, float]:
+            return preload.preload(names)
+
+        self.workers.start("loading libraries", job)
+
     def _start_checks(self) -> None:
         services = self.services
 
