@@ -401,7 +401,7 @@ class PostgresAuditLog:
                     try:
                         return self._append_on_server(conn, drafts)
                     except psycopg.errors.UndefinedFunction:
-                        # a schema bootstrapped before migration 2: chain here instead
+                        # a schema bootstrapped before the function existed: chain here
                         self._server_append = False
                 return self._append_here(conn, drafts)
             except psycopg.Error as err:
