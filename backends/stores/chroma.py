@@ -9,6 +9,8 @@ chromadb's own HTTP client has none.
 
 from __future__ import annotations
 
+import logging
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -17,8 +19,13 @@ from urllib.parse import urlparse
 
 from backends.errors import StoreUnavailableError
 from backends.net import require_loopback
+from backends.stores import hnsw_check
+
+log = logging.getLogger(__name__)
 
 _OPEN_LOCK = threading.Lock()
+#: local folders checked by this process (see :func:`_discard_if_damaged`)
+_CHECKED: set[str] = set()
 OPEN_ATTEMPTS = 3
 #: vectors per write call. chromadb holds the GIL for a whole ``upsert`` (measured: 12–42 ms
 #: for 32 vectors, 65–133 ms for 256), so bigger pages would stall the window's thread.
@@ -31,15 +38,39 @@ def settings() -> Any:
     return Settings(anonymized_telemetry=False, allow_reset=False)
 
 
+def _discard_if_damaged(path: Path) -> None:
+    """Delete a local Chroma folder whose HNSW files would crash chromadb's loader.
+
+    Only the first open of a folder in this process checks (later opens share chromadb's
+    live system for it). The folder holds derived data only: its owner rebuilds it from the
+    source, as after any loss of the index.
+    """
+    key = str(path.resolve())
+    if key in _CHECKED:
+        return
+    for segment in hnsw_check.segments(path):
+        why = hnsw_check.problem(segment)
+        if why is not None:
+            log.warning("vector index %s is damaged (%s): discarded, to be rebuilt", path, why)
+            shutil.rmtree(path)
+            break
+    _CHECKED.add(key)
+
+
 def open_local(path: Path) -> Any:
-    """A ``PersistentClient`` on ``path`` (created 0700); typed error when impossible."""
+    """A ``PersistentClient`` on ``path`` (created 0700); typed error when impossible.
+
+    A folder whose HNSW segment is damaged (a kill in the middle of a persist, a bad disk)
+    is discarded first: chromadb's native loader would crash the process on it.
+    """
     last: Exception | None = None
     for attempt in range(OPEN_ATTEMPTS):
         try:
             import chromadb  # heavy (~0.5 s): only when an index is first used
 
-            path.mkdir(parents=True, exist_ok=True, mode=0o700)
             with _OPEN_LOCK:
+                _discard_if_damaged(path)
+                path.mkdir(parents=True, exist_ok=True, mode=0o700)
                 return chromadb.PersistentClient(path=str(path), settings=settings())
         except Exception as err:  # chromadb raises plain exceptions for a bad folder
             last = err
