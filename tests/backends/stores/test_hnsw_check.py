@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from backends.stores import chroma, hnsw_check
+from tests.harness.damage import damage_file
 
 
 def _build(path: Path, count: int, dim: int = 16, deleted: int = 0) -> Path:
@@ -65,16 +66,7 @@ def _copy(healthy: Path, tmp_path: Path) -> Path:
 )
 def test_damage_is_named(healthy: Path, tmp_path: Path, target: str, how: str) -> None:
     segment = _copy(healthy, tmp_path)
-    path = segment / target
-    data = path.read_bytes()
-    if how == "truncate":
-        path.write_bytes(data[: len(data) // 2])
-    elif how == "garbage":
-        path.write_bytes(bytes((i * 37 + 11) % 256 for i in range(len(data))))
-    elif how == "empty":
-        path.write_bytes(b"")
-    else:
-        path.unlink()
+    damage_file(segment / target, how)
     assert hnsw_check.problem(segment) is not None
 
 

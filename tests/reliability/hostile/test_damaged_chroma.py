@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from backends.conversations.keys import generate_key
+from tests.harness.damage import HOW, damage_file
 from tests.reliability.conftest import Figures
 from tests.reliability.crash.harness import Zygote
 from tests.reliability.crash.scenarios import ConversationsScenario
@@ -84,27 +85,15 @@ def indexed(tmp_path_factory: pytest.TempPathFactory, zygote: Zygote) -> Path:
 
 def _damage(home: Path, target: str, how: str) -> None:
     for segment in (home / "chroma").iterdir():
-        if not segment.is_dir():
-            continue
-        path = segment / target
-        if not path.exists():
-            continue
-        data = path.read_bytes()
-        if how == "truncate":
-            path.write_bytes(data[: len(data) // 2])
-        elif how == "empty":
-            path.write_bytes(b"")
-        elif how == "garbage":
-            path.write_bytes(bytes((i * 37 + 11) % 256 for i in range(len(data))))
-        elif how == "delete":
-            path.unlink()
+        if segment.is_dir() and (segment / target).exists():
+            damage_file(segment / target, how)
 
 
 CASES = [
     pytest.param(target, how, id=f"{target}-{how}")
     for target in ("header.bin", "data_level0.bin", "length.bin", "link_lists.bin",
                    "index_metadata.pickle")
-    for how in ("truncate", "empty", "garbage", "delete")
+    for how in HOW
 ]  # fmt: skip
 
 
