@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ import numpy.typing as npt
 from backends.conversations.errors import ConversationError, EmbedderMismatchError
 from backends.conversations.files import ConversationFiles
 from backends.conversations.index import ConversationIndex
-from backends.errors import DimensionMismatchError, InvalidVectorError, StoreUnavailableError
+from backends.errors import DimensionMismatchError, InvalidVectorError
 from backends.models.embedders import Embedder
 from backends.progress import Progress
 from backends.stores import chroma
@@ -44,7 +43,6 @@ COLLECTION = "custodia_conversations"
 #: metadata keys a pointer may carry; values are ints or short identifiers (no spaces)
 POINTER_FIELDS = frozenset({"file", "index"})
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9._:-]{0,200}$")
-PAGE = 1000
 #: Chroma persists its HNSW graph every ``sync_threshold`` additions and replays the rest
 #: from its log at every open (~0.75 ms per entry at 10k vectors here). The default, 1000,
 #: made each start pay up to ~0.7 s; 100 caps that at ~40 ms and also made the initial build
@@ -109,7 +107,7 @@ def check_pointer(pointer: Pointer) -> dict[str, str | int]:
     return out
 
 
-class ChromaVectorIndex:
+class ChromaVectorIndex(chroma.ChromaCollection):
     """:class:`VectorIndex` over one Chroma collection (cosine space, our own embeddings)."""
 
     persistent = True
@@ -125,18 +123,19 @@ class ChromaVectorIndex:
         collection: str = COLLECTION,
         fresh: bool = False,
     ) -> None:
+        super().__init__(
+            client,
+            where=where,
+            embedder_name=embedder_name,
+            dimension=dimension,
+            collection=collection,
+            hnsw=HNSW,
+        )
         self.kind = kind
-        self.where = where
-        self.embedder_name = embedder_name
-        self.dimension = dimension
-        self.collection_name = collection
-        self._client = client
-        self._lock = threading.RLock()
-        self._collection: Any = None
         try:
             if fresh:
                 self._drop()
-            self._collection = self._open()
+            self._open()
         except Exception:
             self.close()
             raise
@@ -187,61 +186,13 @@ class ChromaVectorIndex:
             fresh=fresh,
         )
 
-    def _open(self) -> Any:
-        with self._lock:
-            col = self._call("open the collection", self._get_or_create)
-            meta = col.metadata or {}
-            dim = meta.get("dimension")
-            name = meta.get("embedder")
-            if isinstance(dim, int) and dim != self.dimension:
-                raise DimensionMismatchError(dim, self.dimension, self.where)
-            if isinstance(name, str) and name != self.embedder_name:
-                raise EmbedderMismatchError(name, self.embedder_name, self.where)
-            return col
-
-    def _get_or_create(self) -> Any:
-        try:
-            return self._client.get_collection(self.collection_name, embedding_function=None)
-        except Exception as err:
-            if not chroma.is_not_found(err):
-                raise
-        return self._client.get_or_create_collection(
-            self.collection_name,
-            embedding_function=None,
-            configuration={"hnsw": HNSW},
-            metadata={"embedder": self.embedder_name, "dimension": self.dimension, "format": 1},
-        )
-
-    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (DimensionMismatchError, EmbedderMismatchError):
-            raise
-        except Exception as err:  # chromadb/httpx/sqlite errors: the store, not our code
-            raise StoreUnavailableError(f"{self.where}: cannot {what}: {err}") from err
+    def _other_embedder(self, name: str) -> EmbedderMismatchError:
+        return EmbedderMismatchError(name, self.embedder_name, self.where)
 
     # -- the role --------------------------------------------------------------------------
     @property
     def generation(self) -> str:
-        return str(self._collection.id)
-
-    def count(self) -> int:
-        with self._lock:
-            return int(self._call("count", self._collection.count))
-
-    def ids(self) -> set[str]:
-        out: set[str] = set()
-        with self._lock:
-            offset = 0
-            while True:
-                page = self._call(
-                    "list ids", self._collection.get, include=[], limit=PAGE, offset=offset
-                )
-                ids = page["ids"]
-                out.update(ids)
-                if len(ids) < PAGE:
-                    return out
-                offset += PAGE
+        return str(self.collection.id)
 
     def _check_vectors(self, vectors: npt.NDArray[np.float32], rows: int) -> bool:
         """Raise for a wrong shape or dimension, NaN or infinity; False if a row is all zeros."""
@@ -263,26 +214,7 @@ class ChromaVectorIndex:
             raise InvalidVectorError(f"{self.where}: a vector is all zeros (it has no direction)")
         if len(pointers) != len(ids):
             raise ValueError("one pointer per id")
-        metadatas = [check_pointer(p) for p in pointers]
-        with self._lock:
-            for start in range(0, len(ids), chroma.WRITE_PAGE):
-                end = start + chroma.WRITE_PAGE
-                self._call(
-                    "write vectors",
-                    self._collection.upsert,
-                    ids=list(ids[start:end]),
-                    embeddings=vectors[start:end],
-                    metadatas=metadatas[start:end],
-                )
-
-    def delete(self, ids: Sequence[str]) -> None:
-        if not ids:
-            return
-        with self._lock:
-            for start in range(0, len(ids), PAGE):
-                self._call(
-                    "delete vectors", self._collection.delete, ids=list(ids[start : PAGE + start])
-                )
+        self._write(ids, vectors, [check_pointer(p) for p in pointers])
 
     def query(self, vector: npt.NDArray[np.float32], k: int) -> list[VectorHit]:
         vector = np.asarray(vector, dtype=np.float32).reshape(1, -1)
@@ -290,45 +222,7 @@ class ChromaVectorIndex:
         with self._lock:
             if k <= 0 or not nonzero or self.count() == 0:
                 return []
-            result = self._call(
-                "search",
-                self._collection.query,
-                query_embeddings=vector,
-                n_results=k,
-                include=["metadatas", "distances"],
-            )
-        ids = result["ids"][0]
-        distances = (result.get("distances") or [[]])[0]
-        metadatas = (result.get("metadatas") or [[]])[0]
-        return [
-            VectorHit(i, 1.0 - float(d), dict(m or {}))
-            for i, d, m in zip(ids, distances, metadatas, strict=False)
-        ]
-
-    def reset(self) -> None:
-        """Delete the collection and create it empty (a new generation) for this embedder."""
-        with self._lock:
-            self._drop()
-            self._collection = self._open()
-
-    def _drop(self) -> None:
-        try:
-            self._client.delete_collection(self.collection_name)
-        except Exception as err:
-            if not chroma.is_not_found(err):
-                raise StoreUnavailableError(
-                    f"{self.where}: cannot delete the index: {err}"
-                ) from err
-
-    def close(self) -> None:
-        with self._lock:
-            close = getattr(self._client, "close", None)
-            if callable(close):
-                try:
-                    close()
-                except Exception:  # closing twice, or a server already gone
-                    log.debug("closing Chroma client failed", exc_info=True)
-            self._collection = None
+            return [VectorHit(i, score, meta) for i, score, meta in self._nearest(vector, k)]
 
 
 # -- pointers and synchronisation -------------------------------------------------------------

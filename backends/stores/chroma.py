@@ -13,11 +13,15 @@ import logging
 import shutil
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from backends.errors import StoreUnavailableError
+import numpy as np
+import numpy.typing as npt
+
+from backends.errors import CustodiaEnvironmentError, DimensionMismatchError, StoreUnavailableError
 from backends.net import require_loopback
 from backends.stores import hnsw_check
 
@@ -27,6 +31,8 @@ _OPEN_LOCK = threading.Lock()
 #: local folders checked by this process (see :func:`_discard_if_damaged`)
 _CHECKED: set[str] = set()
 OPEN_ATTEMPTS = 3
+#: ids per read or delete call
+PAGE = 1000
 #: vectors per write call. chromadb holds the GIL for a whole ``upsert`` (measured: 12–42 ms
 #: for 32 vectors, 65–133 ms for 256), so bigger pages would stall the window's thread.
 WRITE_PAGE = 32
@@ -104,3 +110,165 @@ def open_server(url: str, timeout: float) -> Any:
 def is_not_found(err: Exception) -> bool:
     """chromadb's 'collection does not exist', whichever client raised it."""
     return type(err).__name__ == "NotFoundError" or "does not exist" in str(err)
+
+
+class ChromaCollection:
+    """One Chroma collection holding a derived vector index made by our own embedder.
+
+    What every assistant's adapter shares: the collection records the embedder's name and
+    dimension (a different dimension is a :class:`DimensionMismatchError`, a different
+    embedder the error :meth:`_other_embedder` returns), chromadb's untyped exceptions become
+    :class:`StoreUnavailableError`, writes go in pages of :data:`WRITE_PAGE`, and the
+    collection is opened on first use.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        where: str,
+        embedder_name: str,
+        dimension: int,
+        collection: str,
+        hnsw: dict[str, Any],
+    ) -> None:
+        self.where = where
+        self.embedder_name = embedder_name
+        self.dimension = dimension
+        self.collection_name = collection
+        self._client = client
+        self._hnsw = dict(hnsw)
+        self._lock = threading.RLock()
+        self._collection: Any = None
+
+    def _other_embedder(self, name: str) -> CustodiaEnvironmentError:
+        """The error for a collection built by embedder ``name`` (same dimension)."""
+        raise NotImplementedError
+
+    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except CustodiaEnvironmentError:
+            raise
+        except Exception as err:  # chromadb, httpx, sqlite: the store, not our code
+            raise StoreUnavailableError(f"{self.where}: cannot {what}: {err}") from err
+
+    def _open(self) -> Any:
+        """Open (or create, for this embedder) the collection; typed error on a mismatch."""
+        with self._lock:
+            collection = self._call("open the collection", self._get_or_create)
+            meta = collection.metadata or {}
+            dim = meta.get("dimension")
+            name = meta.get("embedder")
+            if isinstance(dim, int) and dim != self.dimension:
+                raise DimensionMismatchError(dim, self.dimension, self.where)
+            if isinstance(name, str) and name != self.embedder_name:
+                raise self._other_embedder(name)
+            self._collection = collection
+            return collection
+
+    def _get_or_create(self) -> Any:
+        try:
+            return self._client.get_collection(self.collection_name, embedding_function=None)
+        except Exception as err:
+            if not is_not_found(err):
+                raise
+        return self._client.get_or_create_collection(
+            self.collection_name,
+            embedding_function=None,
+            configuration={"hnsw": self._hnsw},
+            metadata={"embedder": self.embedder_name, "dimension": self.dimension, "format": 1},
+        )
+
+    @property
+    def collection(self) -> Any:
+        """The open collection (opened now if it is not yet)."""
+        with self._lock:
+            return self._collection if self._collection is not None else self._open()
+
+    def _drop(self) -> None:
+        try:
+            self._client.delete_collection(self.collection_name)
+        except Exception as err:
+            if not is_not_found(err):
+                raise StoreUnavailableError(
+                    f"{self.where}: cannot delete the index: {err}"
+                ) from err
+        self._collection = None
+
+    def reset(self) -> None:
+        """Delete the collection and create it empty (a new generation) for this embedder."""
+        with self._lock:
+            self._drop()
+            self._open()
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._call("count", self.collection.count))
+
+    def ids(self) -> set[str]:
+        out: set[str] = set()
+        with self._lock:
+            offset = 0
+            while True:
+                page = self._call(
+                    "list ids", self.collection.get, include=[], limit=PAGE, offset=offset
+                )
+                out.update(page["ids"])
+                if len(page["ids"]) < PAGE:
+                    return out
+                offset += PAGE
+
+    def _write(
+        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], metadatas: list[Any]
+    ) -> None:
+        with self._lock:
+            for start in range(0, len(ids), WRITE_PAGE):
+                end = start + WRITE_PAGE
+                self._call(
+                    "write vectors",
+                    self.collection.upsert,
+                    ids=list(ids[start:end]),
+                    embeddings=vectors[start:end],
+                    metadatas=metadatas[start:end],
+                )
+
+    def delete(self, ids: Sequence[str]) -> None:
+        with self._lock:
+            for start in range(0, len(ids), PAGE):
+                self._call(
+                    "delete vectors", self.collection.delete, ids=list(ids[start : start + PAGE])
+                )
+
+    def _nearest(
+        self, vector: npt.NDArray[np.float32], k: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[str, float, dict[str, Any]]]:
+        """(id, cosine similarity, metadata) of the ``k`` nearest vectors (``where``: the
+        filter Chroma applies inside the query)."""
+        options: dict[str, Any] = {"where": where} if where is not None else {}
+        with self._lock:
+            result = self._call(
+                "search",
+                self.collection.query,
+                query_embeddings=vector,
+                n_results=k,
+                include=["metadatas", "distances"],
+                **options,
+            )
+        ids = result["ids"][0]
+        distances = (result.get("distances") or [[]])[0]
+        metadatas = (result.get("metadatas") or [[]])[0]
+        return [
+            (i, 1.0 - float(d), dict(m or {}))
+            for i, d, m in zip(ids, distances, metadatas, strict=False)
+        ]
+
+    def close(self) -> None:
+        with self._lock:
+            close = getattr(self._client, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:  # closing twice, or a server already gone
+                    log.debug("closing the Chroma client failed", exc_info=True)
+            self._collection = None
