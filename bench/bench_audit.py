@@ -43,7 +43,7 @@ if str(ROOT) not in sys.path:
 from backends.audit.checkpoints import Signer, TrustStore  # noqa: E402
 from backends.audit.log import AuditLog  # noqa: E402
 from backends.audit.pseudonyms import KeyStore  # noqa: E402
-from backends.audit.record import GENESIS, canonical  # noqa: E402
+from backends.audit.record import GENESIS, Draft, canonical  # noqa: E402
 from backends.audit.service import AuditService  # noqa: E402
 from backends.audit.sqlite_log import SQLiteAuditLog  # noqa: E402
 from backends.audit.verify import verify_chain  # noqa: E402
@@ -99,28 +99,33 @@ def _warm_up(work: Callable[[int, int], None]) -> None:
         work(0, -1 - n)
 
 
-def _plain_sqlite(path: Path, writers: int, per_writer: int) -> tuple[float, int]:
-    setup = sqlite3.connect(path, isolation_level=None)
-    setup.execute("PRAGMA journal_mode=WAL")
-    setup.execute(
+def _plain_sqlite_connect(path: Path, synchronous: str = "FULL") -> sqlite3.Connection:
+    """A connection for the plain chain (creating its bare table)."""
+    conn = sqlite3.connect(path, isolation_level=None, timeout=60, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA synchronous={synchronous}")
+    conn.execute(
         "CREATE TABLE IF NOT EXISTS chain (seq INTEGER PRIMARY KEY, record TEXT, hash TEXT)"
     )
-    setup.close()
-    conns = []
-    for _ in range(writers):
-        conn = sqlite3.connect(path, isolation_level=None, timeout=60, check_same_thread=False)
-        conn.execute("PRAGMA synchronous=FULL")
-        conns.append(conn)
+    return conn
+
+
+def _plain_sqlite_append(conn: sqlite3.Connection, writer: int, n: int) -> None:
+    """The plain chain's append: lock, read head, insert ``sha256(prev + record)``, commit."""
+    conn.execute("BEGIN IMMEDIATE")
+    row = conn.execute("SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1").fetchone()
+    seq, prev = (row[0], row[1]) if row else (0, GENESIS)
+    record = _record(seq + 1, writer, n)
+    digest = sha256((prev + record).encode("utf-8")).hexdigest()
+    conn.execute("INSERT INTO chain VALUES (?, ?, ?)", (seq + 1, record, digest))
+    conn.execute("COMMIT")
+
+
+def _plain_sqlite(path: Path, writers: int, per_writer: int) -> tuple[float, int]:
+    conns = [_plain_sqlite_connect(path) for _ in range(writers)]
 
     def work(writer: int, n: int) -> None:
-        conn = conns[writer]
-        conn.execute("BEGIN IMMEDIATE")
-        row = conn.execute("SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1").fetchone()
-        seq, prev = (row[0], row[1]) if row else (0, GENESIS)
-        record = _record(seq + 1, writer, n)
-        digest = sha256((prev + record).encode("utf-8")).hexdigest()
-        conn.execute("INSERT INTO chain VALUES (?, ?, ?)", (seq + 1, record, digest))
-        conn.execute("COMMIT")
+        _plain_sqlite_append(conns[writer], writer, n)
 
     _warm_up(work)
     rate = _run_threads(writers, per_writer, work)
@@ -166,30 +171,41 @@ def _plain_postgres(dsn: str, writers: int, per_writer: int, table: str) -> tupl
     return rate, broken
 
 
-def _ours(
-    make_log: Callable[[], AuditLog], home: Path, writers: int, per_writer: int
-) -> tuple[float, int]:
-    log = make_log()
+PEOPLE = [f"patient-{i}" for i in range(50)]
+
+
+def _service(log: AuditLog, home: Path) -> AuditService:
+    """Everything on: key store, signing key, trust file, a checkpoint every 1,000 records;
+    the people's keys exist already, as in a running clinic."""
     keys = KeyStore(home / "audit-keys.sqlite3")
     signer = Signer.load_or_create(home / "audit-signing.key")
     trust = TrustStore(home / "audit-checkpoints.jsonl", signer.public_key)
-    service = AuditService(log, keys, signer, trust, checkpoint_every=1000)
-    people = [f"patient-{i}" for i in range(50)]
-    for person in people:  # keys exist already, as in a running clinic
+    for person in PEOPLE:
         keys.pseudonym(person)
+    return AuditService(log, keys, signer, trust, checkpoint_every=1000)
+
+
+def _service_append(service: AuditService, writer: int, n: int) -> None:
+    service.append(
+        "tutor.turn",
+        PEOPLE[(writer * 7 + n) % len(PEOPLE)],
+        personal={"question": "dosis de amoxicilina?", "n": n},
+        writer=writer,
+        n=n,
+    )
+
+
+def _ours(
+    make_log: Callable[[], AuditLog], home: Path, writers: int, per_writer: int
+) -> tuple[float, int]:
+    service = _service(make_log(), home)
 
     def work(writer: int, n: int) -> None:
-        service.append(
-            "tutor.turn",
-            people[(writer * 7 + n) % len(people)],
-            personal={"question": "dosis de amoxicilina?", "n": n},
-            writer=writer,
-            n=n,
-        )
+        _service_append(service, writer, n)
 
     _warm_up(work)
     rate = _run_threads(writers, per_writer, work)
-    result = verify_chain(log, trust)
+    result = verify_chain(service.log, service.trust)
     service.close()
     return rate, 0 if result.ok else 1
 
@@ -211,7 +227,7 @@ def _throughput(
             rate, bad = ours(writers, per_writer, repeat)
             our_rates.append(rate)
             broken += bad
-        row = {
+        row: dict[str, Any] = {
             "backend": name,
             "writers": writers,
             "appends": writers * per_writer,
@@ -241,6 +257,64 @@ def sqlite_throughput(tmp: Path, total: int) -> list[dict[str, Any]]:
         return _ours(lambda: SQLiteAuditLog(home / "audit.sqlite3"), home, writers, per_writer)
 
     return _throughput("sqlite", plain, ours, total)
+
+
+ANATOMY_BLOCK = 100
+
+
+def _anatomy_at(tmp: Path, sync: str, rounds: int) -> dict[str, float]:
+    """µs per append of the three appends, interleaved, at one ``synchronous`` setting."""
+    plain = _plain_sqlite_connect(tmp / f"anatomy-plain-{sync}.sqlite3", sync)
+    log = SQLiteAuditLog(tmp / f"anatomy-log-{sync}.sqlite3")
+    home = tmp / f"anatomy-service-{sync}"
+    home.mkdir(mode=0o700)
+    service = _service(SQLiteAuditLog(home / "audit.sqlite3"), home)
+    # measurement only: OFF shows the CPU cost of the same statements without the fsync
+    for audit_log in (log, service.log):
+        audit_log._conn.execute(f"PRAGMA synchronous={sync}")  # type: ignore[attr-defined]
+    draft = Draft("tutor.turn", "p-0123456789abcdef", {"writer": 0, "n": 1}, "v1." + "A" * 80)
+    works: dict[str, Callable[[int], object]] = {
+        "plain": lambda n: _plain_sqlite_append(plain, 0, n),
+        "log": lambda n: log.append_many([draft]),
+        "service": lambda n: _service_append(service, 0, n),
+    }
+    spent = dict.fromkeys(works, 0.0)
+    for work in works.values():
+        for n in range(WARM_UP):
+            work(-1 - n)
+    for r in range(rounds):
+        for name, work in works.items():
+            started = time.perf_counter()
+            for n in range(r * ANATOMY_BLOCK, (r + 1) * ANATOMY_BLOCK):
+                work(n)
+            spent[name] += time.perf_counter() - started
+    plain.close()
+    log.close()
+    service.close()
+    return {name: t / (rounds * ANATOMY_BLOCK) * 1e6 for name, t in spent.items()}
+
+
+def single_writer_anatomy(tmp: Path, rounds: int) -> dict[str, Any]:
+    """Why one SQLite writer stays below the plain chain: three appends, one thread, on three
+    files, interleaved in blocks of 100 (so disk drift hits all three alike) — the plain
+    chain, our log layer with a prepared draft (no sealing, no checkpoints, no service), and
+    the full service — once at ``synchronous=FULL`` (the product) and once at ``OFF`` (the
+    same work without the ``fdatasync``: its CPU cost alone)."""
+    full = _anatomy_at(tmp, "FULL", rounds)
+    off = _anatomy_at(tmp, "OFF", rounds)
+    out: dict[str, Any] = {"block": ANATOMY_BLOCK, "rounds": rounds, "full": full, "off": off}
+    out["ratio"] = full["plain"] / full["service"]
+    out["extra_full_us"] = full["service"] - full["plain"]
+    out["extra_cpu_us"] = off["service"] - off["plain"]
+    print(
+        "  one writer, interleaved (µs per append; plain / log layer / service):\n"
+        f"    synchronous=FULL  {full['plain']:6.1f} / {full['log']:6.1f} / "
+        f"{full['service']:6.1f}   ratio {out['ratio']:.2f}x\n"
+        f"    synchronous=OFF   {off['plain']:6.1f} / {off['log']:6.1f} / "
+        f"{off['service']:6.1f}   (CPU only)",
+        flush=True,
+    )
+    return out
 
 
 def postgres_throughput(tmp: Path, total: int) -> tuple[list[dict[str, Any]], str]:
@@ -401,6 +475,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         tmp = Path(name)
         print("append throughput (appends/s, median of 3; threads of one process)", flush=True)
         rows = sqlite_throughput(tmp, sqlite_total)
+        anatomy = single_writer_anatomy(tmp, 8 if quick else 30)
         pg_rows, pg_skipped = postgres_throughput(tmp, postgres_total)
         if pg_skipped:
             print(f"  postgres: skipped — {pg_skipped}", flush=True)
@@ -410,6 +485,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "machine": {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version},
         "quick": quick,
         "throughput": rows + pg_rows,
+        "single_writer_anatomy": anatomy,
         "postgres_skipped": pg_skipped,
         "verification": verify,
     }

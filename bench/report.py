@@ -180,6 +180,18 @@ def _rows_audit(data: dict[str, Any]) -> list[Row]:
         )
         for t in data.get("throughput", [])
     ]
+    anatomy = data.get("single_writer_anatomy") or {}
+    for sync in ("full", "off"):
+        figures = anatomy.get(sync) or {}
+        if figures:
+            rows.append(
+                _row(
+                    f"µs per append, sqlite, 1 writer, interleaved, synchronous={sync.upper()}",
+                    figures.get("service"),
+                    figures.get("plain"),
+                    "plain hash chain" + (" (CPU only)" if sync == "off" else ""),
+                )
+            )
     v = data.get("verification") or {}
     if v:
         rows.append(

@@ -84,6 +84,9 @@ class KeyStore:
         # caches of this process (forget clears them; see docs/AUDIT.md on other processes)
         self._keys: dict[str, bytes] = {}  # pseudonym -> key
         self._pseudonyms: dict[str, str] = {}  # person digest -> pseudonym
+        # appends are hot: skip the HMAC and the cipher set-up for people already seen
+        self._by_person: dict[str, str] = {}  # person -> pseudonym
+        self._ciphers: dict[str, AESGCM] = {}  # pseudonym -> AESGCM(key)
 
     def _digest(self, person: str) -> str:
         return hmac.new(self._salt, person.encode("utf-8"), hashlib.sha256).hexdigest()
@@ -92,10 +95,14 @@ class KeyStore:
         """The person's pseudonym (made with a new key on first use unless ``create=False``)."""
         if not person:
             raise ValueError("a person identifier cannot be empty")
+        known = self._by_person.get(person)
+        if known is not None:
+            return known
         digest = self._digest(person)
         with self._lock:
             known = self._pseudonyms.get(digest)
             if known is not None:
+                self._by_person[person] = known
                 return known
             try:
                 row = self._conn.execute(
@@ -116,6 +123,7 @@ class KeyStore:
                 return None
             self._keys[str(row[0])] = bytes(row[1])
             self._pseudonyms[digest] = str(row[0])
+            self._by_person[person] = str(row[0])
             return str(row[0])
 
     def _key(self, pseudonym: str) -> bytes | None:
@@ -135,25 +143,38 @@ class KeyStore:
             self._keys[pseudonym] = key
             return key
 
+    def _cipher(self, pseudonym: str) -> AESGCM | None:
+        cipher = self._ciphers.get(pseudonym)
+        if cipher is None:
+            key = self._key(pseudonym)
+            if key is None:
+                return None
+            cipher = self._ciphers[pseudonym] = AESGCM(key)
+        return cipher
+
     def seal(self, person: str, fields: Mapping[str, Any]) -> tuple[str, str]:
         """(pseudonym, sealed text) for the person's personal ``fields``."""
-        pseudonym = self.pseudonym(person)
-        assert pseudonym is not None
-        key = self._key(pseudonym)
-        assert key is not None
+        for _attempt in range(2):  # a forget() in between: the person gets a new key
+            pseudonym = self.pseudonym(person)
+            assert pseudonym is not None
+            cipher = self._cipher(pseudonym)
+            if cipher is not None:
+                break
+        else:
+            raise KeyStoreError(f"{self.path}: the person's key vanished while sealing")
         nonce = secrets.token_bytes(12)
         body = canonical(dict(fields)).encode("utf-8")
-        blob = AESGCM(key).encrypt(nonce, body, pseudonym.encode("utf-8"))
+        blob = cipher.encrypt(nonce, body, pseudonym.encode("utf-8"))
         return pseudonym, SEAL_PREFIX + base64.b64encode(nonce + blob).decode("ascii")
 
     def open(self, pseudonym: str, sealed: str) -> dict[str, Any] | None:
         """The personal fields, or None when the key is gone (erased) or the blob is not ours."""
-        key = self._key(pseudonym)
-        if key is None or not sealed.startswith(SEAL_PREFIX):
+        cipher = self._cipher(pseudonym)
+        if cipher is None or not sealed.startswith(SEAL_PREFIX):
             return None
         try:
             raw = base64.b64decode(sealed[len(SEAL_PREFIX) :], validate=True)
-            body = AESGCM(key).decrypt(raw[:12], raw[12:], pseudonym.encode("utf-8"))
+            body = cipher.decrypt(raw[:12], raw[12:], pseudonym.encode("utf-8"))
             value = json.loads(body)
         except (ValueError, InvalidTag):
             return None
@@ -173,6 +194,10 @@ class KeyStore:
         """Destroy the person's key for good; return their pseudonym (None if unknown)."""
         digest = self._digest(person)
         with self._lock:
+            # first, so that no seal() starting from now uses the key (the lock-free fast
+            # path reads these caches; a miss waits for this lock)
+            self._by_person.pop(person, None)
+            self._pseudonyms.pop(digest, None)
             conn = self._conn
             try:
                 row = conn.execute(
@@ -181,6 +206,8 @@ class KeyStore:
                 if row is None:
                     return None
                 pseudonym = str(row[0])
+                self._ciphers.pop(pseudonym, None)
+                self._keys.pop(pseudonym, None)
                 conn.execute("BEGIN IMMEDIATE")
                 conn.execute("DELETE FROM person_key WHERE digest = ?", (digest,))
                 conn.execute(
@@ -192,8 +219,6 @@ class KeyStore:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise KeyStoreError(f"{self.path}: cannot erase the key: {err}") from err
-            self._keys.pop(pseudonym, None)
-            self._pseudonyms.pop(digest, None)
             self._scrub()
         return pseudonym
 
@@ -221,5 +246,7 @@ class KeyStore:
     def close(self) -> None:
         with self._lock:
             self._keys.clear()
+            self._ciphers.clear()
             self._pseudonyms.clear()
+            self._by_person.clear()
             self._conn.close()

@@ -40,11 +40,15 @@ class RecordError(ValueError):
     """A draft that cannot become a record (a bug in the caller, not the environment)."""
 
 
+#: built once: ``json.dumps`` with these options would build a new encoder on every call
+_CANONICAL_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
 def canonical(obj: Any) -> str:
     """The one canonical JSON text of ``obj`` (sorted keys, compact, UTF-8, no NaN)."""
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return _CANONICAL_ENCODER.encode(obj)
 
 
 def _json_text(value: str | None) -> str:

@@ -76,6 +76,17 @@ class _GroupCommit:
     _busy: bool = False
 
     def append(self, draft: Draft) -> Entry:
+        with self._cv:
+            alone = not self._busy and not self._queue
+            if alone:
+                self._busy = True
+        if alone:  # nobody to batch with (one writer): no slot, no waiting
+            try:
+                return self.log.append_many([draft])[0]
+            finally:
+                with self._cv:
+                    self._busy = False
+                    self._cv.notify_all()
         slot = _Slot(draft)
         with self._cv:
             self._queue.append(slot)

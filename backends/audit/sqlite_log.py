@@ -78,6 +78,7 @@ MIGRATIONS: list[Migration] = [
 ]
 
 _SELECT = "SELECT seq, record, hash FROM audit_log"
+_INSERT = "INSERT INTO audit_log(seq, record, hash) VALUES (?, ?, ?)"
 
 
 def _where(flt: Filter | None, before_seq: int | None = None) -> tuple[str, list[object]]:
@@ -163,10 +164,11 @@ class SQLiteAuditLog:
                     "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1"
                 ).fetchone()
                 entries = chain_drafts(drafts, (int(row[0]), str(row[1])) if row else None)
-                conn.executemany(
-                    "INSERT INTO audit_log(seq, record, hash) VALUES (?, ?, ?)",
-                    [(e.seq, e.record, e.hash) for e in entries],
-                )
+                if len(entries) == 1:  # the usual case: no list to build
+                    e = entries[0]
+                    conn.execute(_INSERT, (e.seq, e.record, e.hash))
+                else:
+                    conn.executemany(_INSERT, [(e.seq, e.record, e.hash) for e in entries])
                 conn.execute("COMMIT")
             except sqlite3.Error as err:
                 if conn.in_transaction:  # SQLite already rolled back after "disk is full"

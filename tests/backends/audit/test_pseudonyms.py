@@ -75,6 +75,17 @@ def test_forget_destroys_every_copy_of_the_key(store: KeyStore, tmp_path: Path) 
         again.close()
 
 
+def test_a_forgotten_person_who_returns_starts_afresh(store: KeyStore) -> None:
+    old_pseudonym, old_blob = store.seal("ana", {"dx": "asma"})
+    assert store.open(old_pseudonym, old_blob) == {"dx": "asma"}  # key and cipher now cached
+    store.forget("ana")
+    new_pseudonym, new_blob = store.seal("ana", {"dx": "gripe"})
+    assert new_pseudonym != old_pseudonym
+    assert store.open(new_pseudonym, new_blob) == {"dx": "gripe"}
+    assert store.open(old_pseudonym, old_blob) is None  # no cached cipher survives forget
+    assert store.open(new_pseudonym, old_blob) is None
+
+
 def test_empty_person_is_a_bug(store: KeyStore) -> None:
     with pytest.raises(ValueError):
         store.pseudonym("")
