@@ -55,6 +55,21 @@ def http_json(url: str, payload: dict[str, Any] | None, timeout: float) -> Any:
         raise ModelUnavailableError(f"{url}: reply is not JSON ({err})") from err
 
 
+def http_probe(url: str, timeout: float) -> Any:
+    """GET ``url``: its JSON (None when the reply is an HTTP error or not JSON — the server
+    is there all the same); :class:`ModelUnavailableError` only when nothing answers."""
+    require_loopback("url", url)
+    try:
+        with urllib.request.urlopen(_request(url, None), timeout=timeout) as reply:
+            return json.loads(reply.read().decode("utf-8"))
+    except urllib.error.HTTPError:
+        return None
+    except (TimeoutError, urllib.error.URLError, ConnectionError, OSError) as err:
+        raise ModelUnavailableError(f"{url}: not reachable ({_reason(err)})") from err
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
 def http_lines(url: str, payload: dict[str, Any], timeout: float) -> Iterator[bytes]:
     """POST JSON and yield the streamed reply line by line (NDJSON or server-sent events)."""
     require_loopback("url", url)

@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from backends.errors import ModelUnavailableError
-from backends.net import http_lines, require_loopback
+from backends.net import http_lines, http_probe, require_loopback
+
+#: seconds to wait for a runtime's answer to "are you there" (loopback: refused is instant)
+PROBE_TIMEOUT = 2.0
 
 RETRIEVAL_ONLY_LABEL = "[Retrieval-only mode: no chat model is available; showing what was found]"
 
@@ -69,6 +72,10 @@ class ChatModel(ABC):
 
     def complete(self, prompt: Prompt) -> str:
         return "".join(self.stream(prompt))
+
+    def check(self) -> None:
+        """Raise :class:`ModelUnavailableError` when the model cannot answer now (a runtime
+        that is not running): the registry then falls back to retrieval-only mode."""
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "retrieval_only": self.retrieval_only}
@@ -168,8 +175,21 @@ class OllamaChat(ChatModel):
         require_loopback("ollama_url", base_url)
         self.name = f"ollama:{model}"
         self._model = model
-        self._url = base_url.rstrip("/") + "/api/chat"
+        self._base = base_url.rstrip("/")
+        self._url = self._base + "/api/chat"
         self._timeout = timeout
+
+    def check(self) -> None:
+        tags = http_probe(self._base + "/api/tags", min(PROBE_TIMEOUT, self._timeout))
+        if not isinstance(tags, dict) or not isinstance(tags.get("models"), list):
+            return  # an older or different runtime: let the first answer tell
+        names = {str(m.get("name", "")) for m in tags["models"] if isinstance(m, dict)}
+        wanted = self._model if ":" in self._model else self._model + ":latest"
+        if wanted not in names and self._model not in names:
+            raise ModelUnavailableError(
+                f"Ollama at {self._base} has no model {self._model!r} "
+                f"(run `ollama pull {self._model}`)"
+            )
 
     def stream(self, prompt: Prompt, should_stop: ShouldStop = _never) -> Iterator[str]:
         payload = {
@@ -198,8 +218,12 @@ class OpenAICompatibleChat(ChatModel):
         require_loopback("openai_url", base_url)
         self.name = f"openai:{model}"
         self._model = model
-        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._base = base_url.rstrip("/")
+        self._url = self._base + "/chat/completions"
         self._timeout = timeout
+
+    def check(self) -> None:
+        http_probe(self._base + "/models", min(PROBE_TIMEOUT, self._timeout))
 
     def stream(self, prompt: Prompt, should_stop: ShouldStop = _never) -> Iterator[str]:
         payload = {

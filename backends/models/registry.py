@@ -84,7 +84,9 @@ def create_chat_model(config: Config) -> ChatChoice:
     """The configured chat model; retrieval-only (with the reason) when it cannot load."""
     kind, arg = _split("chat_model", config.chat_model, CHAT_FACTORIES)  # type: ignore[arg-type]
     try:
-        return ChatChoice(CHAT_FACTORIES[kind](config, arg))
+        model = CHAT_FACTORIES[kind](config, arg)
+        model.check()
+        return ChatChoice(model)
     except CustodiaEnvironmentError as err:
         log.warning("chat model %s unavailable, using retrieval-only mode: %s", kind, err)
         return ChatChoice(RetrievalOnlyChat(str(err)), str(err))

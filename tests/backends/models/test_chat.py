@@ -92,6 +92,20 @@ class _FakeRuntime(BaseHTTPRequestHandler):
                 )
             self.wfile.write(b"data: [DONE]\n\n")
 
+    def do_GET(self) -> None:
+        if self.path == "/api/tags":
+            body = b'{"models":[{"name":"m:latest"},{"name":"other:7b"}]}'
+        elif self.path == "/v1/models":
+            body = b'{"object":"list","data":[{"id":"m"}]}'
+        else:
+            self.send_response(404)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def log_message(self, *args: Any) -> None:
         pass
 
@@ -124,3 +138,37 @@ def test_smollm2_generates_offline(tmp_path) -> None:
     assert choice.fallback_reason == "" and choice.model.name == "SmolLM2-135M-Instruct"
     answer = choice.model.complete(Prompt("Say hello.", max_tokens=16))
     assert answer.strip()
+
+
+def _closed_port_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("key", ["ollama:llama3", "openai:m"])
+def test_a_runtime_that_is_not_running_means_retrieval_only_with_the_reason(
+    tmp_path, key: str
+) -> None:
+    url = _closed_port_url()
+    config = Config(home=tmp_path, chat_model=key, ollama_url=url, openai_url=url + "/v1")
+    choice = create_chat_model(config)
+    assert choice.model.retrieval_only
+    assert "not reachable" in choice.fallback_reason and url in choice.fallback_reason
+
+
+def test_a_running_runtime_is_used(tmp_path, runtime_url: str) -> None:
+    for key in ("ollama:m", "ollama:m:latest", "openai:m", "openai:anything"):
+        config = Config(
+            home=tmp_path, chat_model=key, ollama_url=runtime_url, openai_url=runtime_url + "/v1"
+        )
+        choice = create_chat_model(config)
+        assert not choice.model.retrieval_only and choice.fallback_reason == "", key
+        assert choice.model.complete(Prompt("hi")) == "Hello"
+
+
+def test_an_ollama_model_that_is_not_pulled_is_named(tmp_path, runtime_url: str) -> None:
+    config = Config(home=tmp_path, chat_model="ollama:llama3", ollama_url=runtime_url)
+    choice = create_chat_model(config)
+    assert choice.model.retrieval_only
+    assert "ollama pull llama3" in choice.fallback_reason
