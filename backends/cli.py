@@ -103,5 +103,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("custodia: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `custodia … | head`: the reader left; stop quietly, as other Unix tools do
+        _silence_stdout()
+        return 141
     finally:
         services.close()
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so Python's exit-time flush does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout already closed or not a real file
+        pass
+    finally:
+        os.close(devnull)

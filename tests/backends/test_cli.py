@@ -46,3 +46,23 @@ def test_unknown_command_is_usage_error(tmp_path: Path) -> None:
     result = _run("frobnicate", home=tmp_path)
     assert result.returncode == 2
     assert "invalid choice" in result.stderr
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path: Path) -> None:
+    """`custodia doctor | head -1`: the pipe closes under the writer; it stops quietly."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUSTODIA_")}
+    env.update(
+        CUSTODIA_HOME=str(tmp_path), CUSTODIA_EMBEDDER="hashing", CUSTODIA_CHAT_MODEL="scripted"
+    )
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "desktop.cli", "doctor", "--storage"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert writer.stdout is not None and writer.stderr is not None
+    writer.stdout.readline()
+    writer.stdout.close()  # the reader leaves after one line
+    stderr = writer.stderr.read().decode()
+    writer.wait(timeout=60)
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
