@@ -2,7 +2,9 @@
 
 A job is a plain function ``fn(progress, emit) -> result`` from the backends' world: it calls
 ``progress.advance`` (and ``progress.check`` to honour cancellation) and ``emit(item)`` for
-streamed items (tokens, feed events). The GUI thread never waits on it; the window cancels
+streamed items (tokens, feed events). Cancelling ends in ``cancelled`` when the job raises
+``CancelledError``; a job that returns anyway (a stopped answer keeps what was said) ends in
+``succeeded`` with what it returned. The GUI thread never waits on it; the window cancels
 and waits for every job when it closes.
 """
 
@@ -107,10 +109,10 @@ class _Runnable(QRunnable):
             log.error("%s failed:\n%s", handle.name, traceback.format_exc())
             signals.send("failed", (f"{type(err).__name__}: {err}", False))
         else:
-            if handle.progress.cancelled:
-                signals.send("cancelled")
-            else:
-                signals.send("succeeded", result)
+            # A job that returns has a result, even when cancelled on the way: a chat turn
+            # stopped by the user returns what was said (and was audited); work that must not
+            # count as done raises CancelledError through ``progress.check()`` instead.
+            signals.send("succeeded", result)
         finally:
             handle.done.set()
             self._on_done(handle)

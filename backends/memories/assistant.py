@@ -91,6 +91,8 @@ _NOT_A_FACT = re.compile(
     r"|^i\s+(?:need|have)\s+(?:to know|a question|you)\b",
     re.IGNORECASE,
 )
+#: what "remember …" leaves when nothing follows (a pronoun, not a fact)
+_NO_FACT = frozenset({"that", "this", "it", "que", "eso", "esto"})
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
@@ -106,6 +108,8 @@ def remember_request(message: str) -> str | None:
     if match is None or message.rstrip().endswith("?"):
         return None
     fact = normalise_text(match.group("fact"))
+    if fact.lower() in _NO_FACT:  # "remember that", "remember this": nothing to store
+        return None
     return fact or None
 
 
@@ -211,6 +215,8 @@ class TurnResult:
     retrieval_only: bool = False
     model: str = ""
     threshold: float = 0.0
+    #: the user stopped the answer: ``answer`` is what was said until then
+    stopped: bool = False
 
 
 @dataclass(frozen=True)
@@ -410,8 +416,13 @@ class MemoryAssistant:
         return self.remember(proposal.text, source=proposal.source, force=keep_both)
 
     def delete(self, text: str) -> Undo:
-        """Delete a memory; the returned :class:`Undo` puts it back exactly as it was."""
+        """Delete a memory; the returned :class:`Undo` puts it back exactly as it was.
+
+        ``text`` as stored, or as typed when it was added ("my dog is Rex." finds the
+        memory stored as "My dog is Rex")."""
         previous = self.store.delete(text)
+        if previous is None and normalise_text(text) != text:
+            previous = self.store.delete(normalise_text(text))
         if previous is None:
             raise MemoryNotFoundError(text)
         return Undo(f"delete “{text}”", restore=(previous,))
@@ -496,6 +507,7 @@ class MemoryAssistant:
         for piece in chat.stream(prompt, stop):
             pieces.append(piece)
             emit(piece)
+        stopped = stop()
         proposals = tuple(self.propose(message))
         return TurnResult(
             message,
@@ -505,6 +517,7 @@ class MemoryAssistant:
             retrieval_only=chat.retrieval_only,
             model=chat.name,
             threshold=self.recall_threshold,
+            stopped=stopped,
         )
 
 

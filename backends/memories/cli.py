@@ -35,7 +35,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     msub = memories.add_subparsers(dest="memories_command", metavar="ACTION", required=True)
 
     p = msub.add_parser("list", help="every memory, most recent first")
-    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--limit", type=_positive_int, default=None, help="at most this many")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_list)
 
@@ -58,7 +58,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
     p = msub.add_parser("search", help="the memories most similar to a query")
     p.add_argument("query")
-    _recall_options(p, default_k=10)
+    _recall_options(
+        p,
+        default_k=10,
+        threshold_help="minimum cosine similarity (default: half the recall threshold tuned "
+        "for the embedder, as the panel's search box)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_search)
 
@@ -66,16 +71,38 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.set_defaults(handler=_cmd_reembed)
 
 
-def _recall_options(parser: argparse.ArgumentParser, default_k: int | None = None) -> None:
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _similarity(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not -1.0 <= value <= 1.0:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"a cosine similarity is between -1 and 1, not {text}")
+    return value
+
+
+def _recall_options(
+    parser: argparse.ArgumentParser,
+    default_k: int | None = None,
+    threshold_help: str = "minimum cosine similarity (default: the value tuned for the embedder)",
+) -> None:
     parser.add_argument(
-        "-k", type=int, default=default_k, help="how many memories at most (default: 5 / 10)"
+        "-k",
+        type=_positive_int,
+        default=default_k,
+        help="how many memories at most (default: 5 / 10)",
     )
-    parser.add_argument(
-        "--threshold",
-        type=float,
-        default=None,
-        help="minimum cosine similarity (default: the value tuned for the embedder)",
-    )
+    parser.add_argument("--threshold", type=_similarity, default=None, help=threshold_help)
 
 
 def _assistant(services: Services, args: argparse.Namespace) -> MemoryAssistant:
@@ -147,7 +174,9 @@ def _cmd_list(args: argparse.Namespace, services: Services) -> int:
             else f"  [not searchable: {memory.dimension}-d, {memory.embedder or 'unknown model'}]"
         )
         print(f"{memory.text}{flag}")
-    print(f"({len(memories)} memories)", file=sys.stderr)
+    total = assistant.store.count()
+    shown = f"{len(memories)} of {total}" if len(memories) < total else f"{total}"
+    print(f"({shown} memories)", file=sys.stderr)
     _warn_limited(assistant)
     return 0
 
@@ -173,7 +202,10 @@ def _cmd_delete(args: argparse.Namespace, services: Services) -> int:
 
 def _cmd_search(args: argparse.Namespace, services: Services) -> int:
     assistant = get_service(services)
-    hits = assistant.search(args.query, k=args.k or 10, threshold=args.threshold)
+    threshold = args.threshold
+    if threshold is None:
+        threshold = assistant.recall_threshold / 2  # what the panel's search box shows
+    hits = assistant.search(args.query, k=args.k or 10, threshold=threshold)
     if args.json:
         print(
             json.dumps(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QSplitter,
+    QStyledItemDelegate,
     QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -65,6 +66,33 @@ QFrame#proposal { background: #fff8e1; border: 1px solid #f0d58c; border-radius:
 QLabel#memory_status[limited="true"] { color: #8a4b00; font-weight: bold; }
 QLabel#memory_notice[error="true"] { color: #b00020; }
 """
+
+
+#: where a memory's own text is kept on its list item (the shown text may add a similarity)
+MEMORY_TEXT_ROLE = Qt.ItemDataRole.UserRole
+
+
+class _MemoryTextDelegate(QStyledItemDelegate):
+    """Edits a memory's own text, never the similarity shown beside a search hit."""
+
+    def setEditorData(self, editor: QWidget, index: QModelIndex | QPersistentModelIndex) -> None:
+        if isinstance(editor, QLineEdit):
+            editor.setText(str(index.data(MEMORY_TEXT_ROLE) or ""))
+        else:
+            super().setEditorData(editor, index)
+
+    def setModelData(
+        self,
+        editor: QWidget,
+        model: QAbstractItemModel,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
+        if not isinstance(editor, QLineEdit):
+            super().setModelData(editor, model, index)
+            return
+        new = editor.text().strip()
+        if new and new != str(index.data(MEMORY_TEXT_ROLE) or ""):
+            model.setData(index, new, Qt.ItemDataRole.EditRole)  # itemChanged: a real edit
 
 
 class MessageBubble(QFrame):
@@ -296,6 +324,7 @@ class MemoriesTab(QWidget):
         layout.addWidget(self.memory_search_box)
 
         self.memory_list = QListWidget()
+        self.memory_list.setItemDelegate(_MemoryTextDelegate(self.memory_list))
         self.memory_list.setObjectName("memory_list")
         self.memory_list.setWordWrap(True)
         self.memory_list.setSpacing(2)
@@ -520,8 +549,12 @@ class MemoriesTab(QWidget):
             note = self.tr("No memory reached similarity {0:.2f}").format(result.threshold)
             if self.status is not None and self.status.recall_limited:
                 note += " — " + self.tr("recall is limited until the memories are re-embedded")
+        answer = result.answer
+        if result.stopped:
+            answer = (answer + " " + self.tr("[stopped]")).strip()
         if bubble is not None:
-            bubble.finish(result.answer, result.used, note)
+            bubble.finish(answer, result.used, note)
+        # a stopped answer stays part of the conversation: the next question may refer to it
         self.history += [Message("user", result.message), Message("assistant", result.answer)]
         if result.remembered is None:  # a "remember that" turn recalls nothing
             self._show_used(result.message, result.used)
@@ -668,16 +701,13 @@ class MemoriesTab(QWidget):
     def _on_memory_edit_clicked(self) -> None:
         item = self.memory_list.currentItem()
         if item is not None:
-            self.memory_list.blockSignals(True)
-            item.setText(str(item.data(Qt.ItemDataRole.UserRole)))  # without the similarity
-            self.memory_list.blockSignals(False)
-            self.memory_list.editItem(item)
+            self.memory_list.editItem(item)  # the delegate edits the text without similarity
 
     def _on_item_changed(self, item: QListWidgetItem) -> None:
-        old = str(item.data(Qt.ItemDataRole.UserRole))
+        """Only a real edit gets here: the list is filled with signals blocked, and the
+        delegate writes back only a changed text."""
+        old = str(item.data(MEMORY_TEXT_ROLE))
         new = item.text().strip()
-        if item.data(Qt.ItemDataRole.UserRole + 1) is not None and new.startswith(old):
-            return  # only the similarity suffix was put back
         if not new or new == old:
             return
         services = self.services

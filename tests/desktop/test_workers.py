@@ -109,6 +109,34 @@ def test_cancel_stops_a_long_job(qtbot: Any, pool: WorkerPool) -> None:
     assert rec.cancelled == 1 and not rec.results
 
 
+def test_a_job_that_returns_after_a_stop_hands_over_what_it_has(
+    qtbot: Any, pool: WorkerPool
+) -> None:
+    """A stopped chat turn returns the words said so far (they were audited and saved): the
+    caller gets them through ``succeeded``, not a bare ``cancelled``."""
+
+    def job(progress: Progress, emit: Emit) -> list[int]:
+        said = []
+        for i in range(10_000):
+            if progress.cancelled:
+                break
+            said.append(i)
+            emit(i)
+            time.sleep(0.001)
+        return said
+
+    rec = Recorder()
+    handle = pool.start("stoppable", job)
+    rec.watch(handle)
+    qtbot.waitUntil(lambda: len(rec.items) >= 3, timeout=5000)
+    handle.cancel()
+    with qtbot.waitSignal(handle.signals.finished, timeout=5000):
+        pass
+    assert rec.cancelled == 0
+    ((said,),) = [rec.results]
+    assert 3 <= len(said) < 10_000 and said == rec.items
+
+
 @pytest.mark.model
 def test_gui_never_stalls_while_embedding_2000_sentences(qtbot: Any, pool: WorkerPool) -> None:
     """A heartbeat timer proves the event loop never stalls > 50 ms during real embedding."""

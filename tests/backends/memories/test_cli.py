@@ -110,3 +110,48 @@ def test_ask_is_headless(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "I play the cello" in result.stdout
+
+
+def test_search_shows_only_similar_memories_and_list_counts(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for fact in ["My dog is called Rex", "I am allergic to penicillin", "I live in Valencia"]:
+        run(capsys, "memories", "add", fact)
+    code, out, _ = run(capsys, "memories", "search", "my dog Rex")
+    assert code == 0 and out.splitlines()[0].endswith("My dog is called Rex")
+    assert "penicillin" not in out  # unrelated memories stay out (no negative similarities)
+    code, out, err = run(capsys, "memories", "list", "--limit", "2")
+    assert code == 0 and len(out.splitlines()) == 2 and "(2 of 3 memories)" in err
+    _, _, err = run(capsys, "memories", "list")
+    assert "(3 memories)" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("memories", "list", "--limit", "0"),
+        ("memories", "search", "dog", "-k", "-1"),
+        ("ask", "memories", "hi", "-k", "0"),
+        ("ask", "memories", "hi", "--threshold", "nan"),
+        ("memories", "search", "dog", "--threshold", "5"),
+    ],
+)
+def test_nonsense_counts_and_thresholds_are_usage_errors(
+    home: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(list(args))
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "must be at least 1" in err or "between -1 and 1" in err, err
+
+
+def test_remember_that_alone_stores_nothing_and_delete_accepts_the_typed_text(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(capsys, "ask", "memories", "Remember that")
+    assert run(capsys, "memories", "list")[1] == ""
+    run(capsys, "memories", "add", "my dog is called Rex.")
+    code, out, _ = run(capsys, "memories", "delete", "my dog is called Rex.")
+    assert code == 0 and "Forgot" in out
+    assert run(capsys, "memories", "list")[1] == ""

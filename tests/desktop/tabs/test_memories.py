@@ -290,3 +290,78 @@ def test_reembedding_can_be_cancelled_and_says_so(
     qtbot.waitUntil(lambda: "Re-embedding stopped" in notice.text(), timeout=WAIT)
     qtbot.waitUntil(lambda: reembed.isVisible() and not cancel.isVisible(), timeout=WAIT)
     assert "Recall is limited: 3 of 3" in status.text()
+
+
+def test_stop_keeps_what_was_said_in_the_conversation(qtbot: Any, tmp_path: Any) -> None:
+    """Stop mid-answer: the words so far stay, marked [stopped], and the next turn's history
+    holds them (the stopped exchange is part of the conversation)."""
+    import threading
+
+    from backends.models import registry
+    from backends.services import Services
+    from desktop.main_window import MainWindow
+
+    started, release = threading.Event(), threading.Event()
+
+    class PausingChat(ScriptedChat):
+        def stream(self, prompt: Any, should_stop: Any = lambda: False) -> Any:
+            for i, piece in enumerate(super().stream(prompt, should_stop)):
+                yield piece
+                if i == 1:  # two words said, then wait for the test's Stop
+                    started.set()
+                    release.wait(10)
+
+    chat = PausingChat(replies=["Rex is a very good dog indeed", "Second answer"])
+    registry.register_chat_model("pausing-test", lambda config, arg: chat)
+    try:
+        config = Config(home=tmp_path, embedder="hashing", chat_model="pausing-test")
+        window = MainWindow(Services(config))
+        qtbot.addWidget(window, before_close_func=lambda w: (release.set(), w.workers.shutdown()))
+        with qtbot.waitSignal(window.checks_ready, timeout=60_000):
+            window.show()
+        memories = child(window, QWidget, "memories")
+        child(window, QTabWidget, "assistants").setCurrentWidget(memories)
+        send = child(memories, QPushButton, "send")
+        qtbot.waitUntil(send.isEnabled, timeout=WAIT)
+        chat_input = child(memories, QLineEdit, "chat_input")
+        qtbot.keyClicks(chat_input, "Tell me about my dog")
+        qtbot.keyClick(chat_input, Qt.Key.Key_Return)
+        qtbot.waitUntil(started.is_set, timeout=WAIT)
+        stop = child(memories, QPushButton, "stop")
+        qtbot.waitUntil(stop.isVisible, timeout=WAIT)
+        qtbot.mouseClick(stop, Qt.MouseButton.LeftButton)
+        release.set()
+        qtbot.waitUntil(send.isEnabled, timeout=WAIT)
+        answer = bubble_text(messages(memories)[-1])
+        assert answer.startswith("Rex is") and "[stopped]" in answer and "indeed" not in answer
+
+        say(qtbot, memories, "And what else?")
+        history = chat.calls[-1].history
+        assert [m.role for m in history[-2:]] == ["user", "assistant"]
+        assert history[-1].content.startswith("Rex is") and "indeed" not in history[-1].content
+    finally:
+        registry.CHAT_FACTORIES.pop("pausing-test", None)
+
+
+def test_editing_a_search_hit_edits_the_memory_not_its_similarity(
+    qtbot: Any, tab: QWidget
+) -> None:
+    new = child(tab, QLineEdit, "memory_new")
+    qtbot.keyClicks(new, "My sister is Ana")
+    qtbot.keyClick(new, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: memory_texts(tab) == ["My sister is Ana"], timeout=WAIT)
+    search = child(tab, QLineEdit, "memory_search_box")
+    qtbot.keyClicks(search, "sister")
+    listing = child(tab, QListWidget, "memory_list")
+    qtbot.waitUntil(lambda: listing.count() == 1 and "(" in listing.item(0).text(), timeout=WAIT)
+
+    listing.setCurrentRow(0)
+    qtbot.mouseClick(child(tab, QPushButton, "memory_edit"), Qt.MouseButton.LeftButton)
+    editor = listing.findChild(QLineEdit)
+    assert editor is not None and editor.text() == "My sister is Ana"  # no "(0.xx)"
+    editor.setText("My sister is Ana and she lives in Porto")  # an edit that extends the text
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    search.clear()
+    qtbot.waitUntil(
+        lambda: memory_texts(tab) == ["My sister is Ana and she lives in Porto"], timeout=WAIT
+    )
