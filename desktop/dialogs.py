@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from dataclasses import replace
 from importlib import metadata
@@ -137,7 +138,7 @@ class SettingsDialog(QDialog):
             self._add(mform, key, label, edit)
         timeout = QDoubleSpinBox()
         timeout.setObjectName("network_timeout")
-        timeout.setRange(0.5, 120.0)
+        timeout.setRange(0.5, config_module.MAX_TIMEOUT)
         timeout.setValue(config.network_timeout)
         self._add(mform, "network_timeout", self.tr("Network timeout (s)"), timeout)
         layout.addWidget(models)
@@ -151,11 +152,27 @@ class SettingsDialog(QDialog):
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
         layout.addWidget(self.buttons)
+        self._mark_environment_overrides()
         self._connect_signals()
 
     def _add(self, form: QFormLayout, key: str, label: str, widget: QWidget) -> None:
         self.fields[key] = widget
         form.addRow(label, widget)
+
+    def _mark_environment_overrides(self) -> None:
+        """A setting the environment overrides is shown, not edited: saving must not copy
+        a variable of this session into the file for good."""
+        self.overridden = {
+            field_: var
+            for var, field_ in config_module.ENVIRONMENT.items()
+            if var in os.environ and field_ in self.fields
+        }
+        for key, var in self.overridden.items():
+            widget = self.fields[key]
+            widget.setEnabled(False)
+            widget.setToolTip(
+                self.tr("Set by {0} in the environment; the file keeps its own value.").format(var)
+            )
 
     def _connect_signals(self) -> None:
         self.buttons.accepted.connect(self._on_accepted)
@@ -176,10 +193,22 @@ class SettingsDialog(QDialog):
         """The edited configuration, validated (raises :class:`ConfigError`)."""
         return replace(self.config, **self.values()).validated()
 
+    def _for_file(self, candidate: Config) -> Config:
+        """``candidate`` with each environment-overridden setting as the file has it."""
+        if not self.overridden:
+            return candidate
+        try:
+            on_file = config_module.load({}, home=candidate.home)
+        except ConfigError:  # an unreadable file is replaced: defaults for those settings
+            on_file = Config(home=candidate.home)
+        return replace(
+            candidate, **{key: getattr(on_file, key) for key in self.overridden}
+        ).validated()
+
     def _on_accepted(self) -> None:
         try:
             candidate = self.candidate()
-            config_module.save(candidate)
+            config_module.save(self._for_file(candidate))
         except ConfigError as err:
             self.error_label.setText(self.tr("Not saved — {0}").format(err))
             widget = self.fields.get(err.key)

@@ -30,6 +30,7 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QBrush, QColor, QFontDatabase
@@ -330,6 +331,11 @@ class InspectorPane(QWidget):
         self.filter_event = QComboBox()
         self.filter_event.setObjectName("filter_event")
         self.filter_event.setEditable(True)
+        # typed text filters; it never becomes a permanent entry of the list
+        self.filter_event.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self._apply_filters_timer = QTimer(self)
+        self._apply_filters_timer.setSingleShot(True)
+        self._apply_filters_timer.setInterval(0)
         self.filter_event.setMinimumWidth(160)
         event_edit = self.filter_event.lineEdit()
         if event_edit is not None:
@@ -433,6 +439,13 @@ class InspectorPane(QWidget):
         self.apply_filters.clicked.connect(self._on_apply_filters_clicked)
         self.clear_filters.clicked.connect(self._on_clear_filters_clicked)
         self.filter_pseudonym.returnPressed.connect(self._on_apply_filters_clicked)
+        # Enter in the event box and a pick from its list both filter; Enter on a listed
+        # type emits both signals, so they go through one coalescing timer
+        self.filter_event.activated.connect(self._on_filter_event_activated)
+        event_edit = self.filter_event.lineEdit()
+        if event_edit is not None:
+            event_edit.returnPressed.connect(self._apply_filters_timer.start)
+        self._apply_filters_timer.timeout.connect(self._on_apply_filters_clicked)
         self.refresh_log.clicked.connect(self._on_apply_filters_clicked)
         self.verify_chain.clicked.connect(self._on_verify_chain_clicked)
         self.cancel_verify.clicked.connect(self._on_cancel_verify_clicked)
@@ -514,6 +527,10 @@ class InspectorPane(QWidget):
         self.inspector_status.setText(
             self.tr("Some records could not be read: {0} (Refresh to try again)").format(message)
         )
+
+    def _on_filter_event_activated(self, index: int) -> None:
+        """An event type picked from the list filters at once."""
+        self._apply_filters_timer.start()
 
     def _on_apply_filters_clicked(self) -> None:
         self.reload()

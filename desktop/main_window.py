@@ -28,6 +28,14 @@ from desktop.workers import Emit, WorkerPool
 log = logging.getLogger(__name__)
 
 
+def _with_platform(documented: str, standard: QKeySequence.StandardKey) -> list[QKeySequence]:
+    """The documented shortcut everywhere, plus the platform's own when it has another (Qt
+    binds some standard keys only on some desktops: Preferences has no key on GNOME)."""
+    keys = [QKeySequence(documented)]
+    keys += [k for k in QKeySequence.keyBindings(standard) if k not in keys and not k.isEmpty()]
+    return keys
+
+
 class MainWindow(QMainWindow):
     """Owns the worker pool; every tab gets the services and the pool injected."""
 
@@ -83,12 +91,14 @@ class MainWindow(QMainWindow):
         file_menu = menu.addMenu(self.tr("&File"))
         self.settings_action = QAction(self.tr("&Settings…"), self)
         self.settings_action.setObjectName("action_settings")
-        self.settings_action.setShortcut(QKeySequence.StandardKey.Preferences)
+        self.settings_action.setShortcuts(
+            _with_platform("Ctrl+,", QKeySequence.StandardKey.Preferences)
+        )
         file_menu.addAction(self.settings_action)
         file_menu.addSeparator()
         self.quit_action = QAction(self.tr("&Quit"), self)
         self.quit_action.setObjectName("action_quit")
-        self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        self.quit_action.setShortcuts(_with_platform("Ctrl+Q", QKeySequence.StandardKey.Quit))
         file_menu.addAction(self.quit_action)
 
         view_menu = menu.addMenu(self.tr("&View"))

@@ -116,6 +116,23 @@ def test_filters_by_pseudonym_event_and_date(qtbot: Any, pane: InspectorPane) ->
     assert pane.model.rowCount() == 0
 
 
+def test_enter_in_the_event_filter_filters_and_adds_no_entry(
+    qtbot: Any, pane: InspectorPane
+) -> None:
+    from PySide6.QtCore import Qt
+
+    _wait_rows(qtbot, pane, 41)
+    known = [pane.filter_event.itemText(i) for i in range(pane.filter_event.count())]
+    edit = pane.filter_event.lineEdit()
+    assert edit is not None
+    for typed, rows in (("person.erased", 1), ("no.such.event", 0)):
+        edit.setText(typed)
+        with qtbot.waitSignal(pane.view_ready, timeout=10_000):
+            qtbot.keyClick(edit, Qt.Key.Key_Return)
+        assert pane.model.rowCount() == rows
+    assert [pane.filter_event.itemText(i) for i in range(pane.filter_event.count())] == known
+
+
 def qtbot_button() -> Any:
     from PySide6.QtCore import Qt
 

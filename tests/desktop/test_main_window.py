@@ -38,6 +38,21 @@ def test_ctrl_number_switches_tabs(custodia_window: Any) -> None:
     assert tabs.currentWidget().objectName() == "conversations"
 
 
+def test_documented_shortcuts_are_bound(custodia_window: Any) -> None:
+    """Ctrl+, and Ctrl+Q as the README and TESTING.md say, on every desktop (Qt's standard
+    Preferences key is empty on some)."""
+    from PySide6.QtGui import QAction
+
+    def keys(name: str) -> list[str]:
+        action = custodia_window.findChild(QAction, name)
+        assert action is not None, name
+        return [k.toString() for k in action.shortcuts()]
+
+    assert "Ctrl+," in keys("action_settings")
+    assert "Ctrl+Q" in keys("action_quit")
+    assert keys("action_inspector") == ["Ctrl+I"]
+
+
 def test_problem_in_a_store_is_shown_without_blocking(qtbot: Any, tmp_path: Path) -> None:
     import socket
 
@@ -89,6 +104,32 @@ def test_settings_dialog_saves_a_valid_config(qtbot: Any, tmp_path: Path, monkey
     dialog._on_accepted()
     assert dialog.saved is not None and dialog.saved.chat_model == "retrieval-only"
     assert 'chat_model = "retrieval-only"' in (tmp_path / "custodia.toml").read_text()
+
+
+def test_settings_never_copy_an_environment_override_into_the_file(
+    qtbot: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from backends import config as config_module
+
+    monkeypatch.setattr(QMessageBox, "information", lambda *a, **k: QMessageBox.StandardButton.Ok)
+    (tmp_path / "custodia.toml").write_text('chat_model = "retrieval-only"\n', encoding="utf-8")
+    environ = {"CUSTODIA_HOME": str(tmp_path), "CUSTODIA_CHAT_MODEL": "scripted"}
+    for var, value in environ.items():
+        monkeypatch.setenv(var, value)
+    effective = config_module.load(environ)
+    assert effective.chat_model == "scripted"
+    dialog = SettingsDialog(effective)
+    qtbot.addWidget(dialog)
+    assert not dialog.fields["chat_model"].isEnabled()
+    assert "CUSTODIA_CHAT_MODEL" in dialog.fields["chat_model"].toolTip()
+    dialog.fields["embedder"].setCurrentText("hashing")  # type: ignore[attr-defined]
+    dialog.fields["network_timeout"].setValue(300.0)  # type: ignore[attr-defined]
+    dialog._on_accepted()
+    on_file = config_module.load({}, home=tmp_path)
+    assert on_file.chat_model == "retrieval-only"  # the session's variable stayed out
+    assert on_file.embedder == "hashing" and on_file.network_timeout == 300.0
 
 
 def test_about_lists_versions(qtbot: Any, custodia_services: Any) -> None:
