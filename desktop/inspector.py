@@ -76,6 +76,11 @@ MISSING = QColor("#fde9c8")
 ERASED = QColor("#e6e6e6")
 
 
+def _records(count: int) -> str:
+    """ "1 record", "41 records" (with thousands separators)."""
+    return f"{count:,} record" if count == 1 else f"{count:,} records"
+
+
 @dataclass(frozen=True)
 class Row:
     """One table row: an entry (None: the sequence number is missing) and its status."""
@@ -205,6 +210,8 @@ class AuditTableModel(QAbstractTableModel):
             if row.status == "erased":
                 return QBrush(ERASED)
         if role == Qt.ItemDataRole.ToolTipRole and row is not None and row.entry is not None:
+            if index.column() == 1:
+                return row.entry.time  # the full stored time, microseconds and all
             return row.entry.hash
         if role == Qt.ItemDataRole.UserRole and row is not None:
             return row.seq
@@ -216,7 +223,7 @@ class AuditTableModel(QAbstractTableModel):
         if column == 0:
             return str(entry.seq)
         if column == 1:
-            return entry.time.replace("T", " ").rstrip("Z")
+            return entry.time[:19].replace("T", " ")  # to the second; UTC (header says)
         if column == 2:
             return entry.event_type
         if column == 3:
@@ -508,9 +515,9 @@ class InspectorPane(QWidget):
         self.audit_detail.clear()
         where = view.service.log.location
         if view.flt.empty:
-            text = self.tr("{0} records in {1}").format(view.total, where)
+            text = self.tr("{0} in {1}").format(_records(view.total), where)
         else:
-            text = self.tr("{0} records match the filters ({1})").format(view.total, where)
+            text = self.tr("{0} match the filters ({1})").format(_records(view.total), where)
         self.inspector_status.setText(text)
         self._set_busy(False)
         if self._select_seq is not None:
@@ -648,11 +655,11 @@ class InspectorPane(QWidget):
         if result.ok:
             if result.start_seq:
                 text = self.tr(
-                    "Chain intact: {0} records ({1} verified since the checkpoint at seq {2})"
-                ).format(result.records, result.verified, result.start_seq)
+                    "Chain intact: {0} ({1} verified since the checkpoint at seq {2})"
+                ).format(_records(result.records), result.verified, result.start_seq)
             else:
-                text = self.tr("Chain intact: {0} records verified in {1:.2f} s").format(
-                    result.records, result.seconds
+                text = self.tr("Chain intact: {0} verified in {1:.2f} s").format(
+                    _records(result.records), result.seconds
                 )
             self.verify_status.setText(text)
             self.verify_status.setStyleSheet("color: #1b5e20")
@@ -725,7 +732,7 @@ class InspectorPane(QWidget):
 
     def _on_export_succeeded(self, count: Any) -> None:
         self.inspector_status.setText(
-            self.tr("Exported {0} records to {1}").format(count, self._export_path)
+            self.tr("Exported {0} to {1}").format(_records(int(count)), self._export_path)
         )
         self.exported.emit(int(count))
 
