@@ -75,7 +75,9 @@ class ChatModel(ABC):
 
     def check(self) -> None:
         """Raise :class:`ModelUnavailableError` when the model cannot answer now (a runtime
-        that is not running): the registry then falls back to retrieval-only mode."""
+        that is not running): the registry then falls back to retrieval-only mode.
+        In-process models are ready once built."""
+        return None
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "retrieval_only": self.retrieval_only}
