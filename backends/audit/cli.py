@@ -1,21 +1,28 @@
 """Headless audit commands::
 
-    custodia audit verify [--from-checkpoint] [--checkpoint FILE]
+    custodia audit verify [--from-checkpoint] [--checkpoint FILE [--trusted-key HEX]]
     custodia audit export --format csv|jsonl [--output FILE] [--pseudonym P] [--event E]
+                          [--since TIME] [--until TIME]
     custodia audit checkpoint [--output FILE]
     custodia audit bootstrap --admin-dsn DSN [--schema S]      (Postgres only)
     custodia forget PERSON
 
 ``verify`` exits 0 and prints ``OK N records``, or exits 1 naming the first broken sequence.
+Bad usage (a malformed time, ``--trusted-key`` without ``--checkpoint``, an output file that
+cannot be written) exits 2 before anything is signed or written.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
+from datetime import datetime
 from pathlib import Path
 
 from backends.audit.checkpoints import (
+    CheckpointError,
     CheckpointRejected,
     export_checkpoint,
     public_key_from_hex,
@@ -25,6 +32,66 @@ from backends.audit.log import Filter
 from backends.audit.service import EXPORT_FORMATS, AuditService, get_service
 from backends.progress import Progress
 from backends.services import Services
+
+#: ``YYYY-MM-DD``, optionally followed by ``T`` or a space and ``HH:MM[:SS[.ffffff]]``, and an
+#: optional ``Z`` (record times are UTC)
+_TIME = re.compile(
+    r"(?P<date>\d{4}-\d{2}-\d{2})"
+    r"(?:[T ](?P<hm>\d{2}:\d{2})(?::(?P<s>\d{2})(?:\.(?P<f>\d{1,6}))?)?Z?)?"
+)
+TIME_FORMS = "YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] or 'YYYY-MM-DD HH:MM[:SS]' (UTC)"
+
+
+def record_time(text: str) -> str:
+    """A ``--since``/``--until`` value in the records' own time format
+    (``YYYY-MM-DDTHH:MM:SS.ffffffZ``, UTC), so that comparing it with record times as text
+    compares instants. Accepts :data:`TIME_FORMS`; anything else is an
+    ``argparse.ArgumentTypeError`` (exit 2).
+
+    (The inspector's date filter builds ``YYYY-MM-DD`` itself; this normaliser could move next
+    to :class:`backends.audit.log.Filter` so every caller shares it.)
+    """
+    value = text.strip()
+    match = _TIME.fullmatch(value)
+    if match is None:
+        hint = ""
+        if re.search(r"[+-]\d{2}:?\d{2}$", value) and len(value) > 10:
+            hint = "; give the time in UTC, without an offset"
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time: use {TIME_FORMS}{hint}")
+    hm = match["hm"] or "00:00"
+    seconds = match["s"] or "00"
+    try:
+        datetime.strptime(f"{match['date']} {hm}:{seconds}", "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: no such date or time") from None
+    fraction = (match["f"] or "").ljust(6, "0")
+    return f"{match['date']}T{hm}:{seconds}.{fraction}Z"
+
+
+def trusted_key(text: str) -> str:
+    """argparse type of ``--trusted-key``: an Ed25519 public key as 64 hex digits."""
+    try:
+        public_key_from_hex(text)
+    except CheckpointError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text.strip()
+
+
+def output_problem(path: Path) -> str:
+    """Why a file cannot be written at ``path`` ("" when it can): checked before the work."""
+    parent = path.parent
+    if path.is_dir():
+        return f"{path} is a folder"
+    if not parent.is_dir():
+        return f"{parent}: no such folder"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{parent}: the folder is not writable"
+    return ""
+
+
+def _usage_error(message: str) -> int:
+    print(f"custodia: {message}", file=sys.stderr)
+    return 2
 
 
 def _progress(quiet: bool) -> Progress:
@@ -38,6 +105,10 @@ def _progress(quiet: bool) -> Progress:
 
 
 def _cmd_verify(args: argparse.Namespace, services: Services) -> int:
+    if args.trusted_key and not args.checkpoint:
+        return _usage_error(
+            "--trusted-key needs --checkpoint FILE: it names the key that file must be signed with"
+        )
     service = get_service(services)
     if args.checkpoint:
         checkpoint = read_exported(Path(args.checkpoint))
@@ -56,6 +127,10 @@ def _cmd_verify(args: argparse.Namespace, services: Services) -> int:
 
 
 def _cmd_export(args: argparse.Namespace, services: Services) -> int:
+    if args.since and args.until and args.since >= args.until:
+        return _usage_error(f"--since ({args.since}) must be before --until ({args.until})")
+    if args.output and (problem := output_problem(Path(args.output))):
+        return _usage_error(f"cannot write the export: {problem}")
     service = get_service(services)
     flt = Filter(
         pseudonym=args.pseudonym or "",
@@ -67,18 +142,45 @@ def _cmd_export(args: argparse.Namespace, services: Services) -> int:
         count = service.export_file(Path(args.output), args.format, flt)
         print(f"exported {count} records to {args.output}", file=sys.stderr)
     else:
-        count = service.export(sys.stdout, args.format, flt)
+        try:
+            count = service.export(sys.stdout, args.format, flt)
+            sys.stdout.flush()  # a reader that left is noticed here, not at exit
+        except BrokenPipeError:  # `custodia audit export … | head`: stop quietly
+            _silence_stdout()
+            return 141
     return 0
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so Python's exit-time flush does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # not a real file (captured) or already closed
+        pass
+    finally:
+        os.close(devnull)
+
+
 def _cmd_checkpoint(args: argparse.Namespace, services: Services) -> int:
+    if args.output and (problem := output_problem(Path(args.output))):
+        return _usage_error(f"cannot write the checkpoint file: {problem}; nothing was signed")
     service: AuditService = get_service(services)
     checkpoint = service.checkpoint()
     print(
         f"checkpoint seq {checkpoint.seq} head {checkpoint.head} signed by key {checkpoint.key_id}"
     )
     if args.output:
-        export_checkpoint(checkpoint, Path(args.output), service.signer.public_key)
+        try:
+            export_checkpoint(checkpoint, Path(args.output), service.signer.public_key)
+        except CheckpointError as err:
+            print(
+                f"custodia: the checkpoint at seq {checkpoint.seq} was made, trusted and stored, "
+                f"but not written to {args.output}: {err}. Run `custodia audit checkpoint "
+                "--output FILE` again to export one.",
+                file=sys.stderr,
+            )
+            return 1
         print(f"exported to {args.output}: keep it somewhere the database is not")
     return 0
 
@@ -97,12 +199,48 @@ def _cmd_bootstrap(args: argparse.Namespace, services: Services) -> int:
 
 
 def _cmd_forget(args: argparse.Namespace, services: Services) -> int:
-    pseudonym = get_service(services).forget(args.person)
+    person = args.person.strip()  # as `ask tutor --user` and `kb import --user` use it
+    if not person:
+        return _usage_error("PERSON is empty")
+    pseudonym = get_service(services).forget(person)
     if pseudonym is None:
-        print(f"no key for {args.person!r}: nothing to forget")
-        return 1
-    print(f"forgot {pseudonym}: its key is destroyed; its records stay in the chain, unreadable")
-    return 0
+        print(f"no key for {person!r}: nothing to forget")
+    else:
+        print(
+            f"forgot {pseudonym}: its key is destroyed; its records stay in the chain, unreadable"
+        )
+    _tell_remaining_notes(services, person)
+    return 1 if pseudonym is None else 0
+
+
+def _tell_remaining_notes(services: Services, person: str) -> None:
+    """The audit log holds only what the key unlocks; the tutor may still hold the person's
+    own imported notes (their name in the scope, their file paths): say so, and how to
+    remove them."""
+    from backends.tutor.kb import DB_FILE, ScopeError, count_documents, user_scope
+
+    try:
+        scope = user_scope(person)
+    except ScopeError:
+        return
+    documents = count_documents(services.config.path(DB_FILE), scope)
+    command = f"custodia kb forget-user {_quoted(person)}"
+    if documents is None:
+        print(
+            f"note: the tutor's knowledge base could not be read; if {person} imported notes "
+            f"of their own, remove them with `{command}`"
+        )
+    elif documents:
+        print(
+            f"note: {person}'s own imported notes remain in the tutor ({documents} documents, "
+            f"scope {scope}, with their file paths); remove them with `{command}`"
+        )
+
+
+def _quoted(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -117,7 +255,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("--checkpoint", metavar="FILE", help="first trust this exported checkpoint")
     p.add_argument(
-        "--trusted-key", metavar="HEX", help="public key the --checkpoint must be signed with"
+        "--trusted-key",
+        metavar="HEX",
+        type=trusted_key,
+        help="public key the --checkpoint must be signed with (needs --checkpoint)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(handler=_cmd_verify)
@@ -127,8 +268,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--output", metavar="FILE", help="file to write (default: stdout)")
     p.add_argument("--pseudonym")
     p.add_argument("--event", help="event type")
-    p.add_argument("--since", help="from this time (inclusive), e.g. 2025-01-31")
-    p.add_argument("--until", help="before this time (exclusive)")
+    p.add_argument(
+        "--since",
+        metavar="TIME",
+        type=record_time,
+        help=f"from this time (inclusive): {TIME_FORMS}",
+    )
+    p.add_argument("--until", metavar="TIME", type=record_time, help="before this time (exclusive)")
     p.set_defaults(handler=_cmd_export)
 
     p = commands.add_parser("checkpoint", help="verify, then sign and store a checkpoint")

@@ -2,27 +2,61 @@
 
     custodia ask tutor "QUESTION" --user NAME [-k 5] [--json]
     custodia kb import PATH [--user NAME]
+    custodia kb forget-user NAME
     custodia kb stats [--json]
 
 ``ask tutor`` streams the answer, then lists the cited sources and why each was found; a
-degraded retrieval (graph server down) is said on stderr. Every turn is audited. ``kb import``
-adds Markdown/text files (a file or a folder) to NAME's own scope, or to the shared corpus
-without ``--user``; re-importing unchanged files changes nothing. Results go to stdout,
-progress to stderr.
+degraded retrieval (graph or vector store down) is said on stderr. Every turn is audited, a
+turn stopped by Ctrl+C too (as stopped; exit 130). ``kb import`` adds Markdown/text files (a
+file or a folder) to NAME's own scope, or to the shared corpus when ``--user`` is left out;
+re-importing unchanged files changes nothing. ``kb forget-user`` deletes NAME's own notes
+from the knowledge base and its derived stores. Results go to stdout, progress to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from backends.progress import Progress
 from backends.services import Services
-from backends.tutor.kb import SHARED, user_scope
-from backends.tutor.tutor import NOTICE, Status, Turn, get_service
+from backends.tutor.kb import SHARED, ScopeError, collect_files, user_scope
+from backends.tutor.tutor import (
+    CONTEXT_PASSAGES,
+    MAX_PASSAGES,
+    NOTICE,
+    Status,
+    Turn,
+    TurnInterrupted,
+    get_service,
+)
+
+
+def passages_count(text: str) -> int:
+    """argparse type of ``-k``: a whole number from 1 to :data:`MAX_PASSAGES`."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= MAX_PASSAGES:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_PASSAGES} passages, not {value}")
+    return value
+
+
+def user_name(text: str) -> str:
+    """argparse type of ``--user`` / NAME: a valid user name, stripped (never blank)."""
+    try:
+        user_scope(text)
+    except ScopeError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text.strip()
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,9 +67,17 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     ask.add_argument("question", help="a clinical study question")
     ask.add_argument(
-        "--user", required=True, help="who asks: their own notes are searched too; audited"
+        "--user",
+        required=True,
+        type=user_name,
+        help="who asks: their own notes are searched too; audited",
     )
-    ask.add_argument("-k", type=int, default=5, help="passages to retrieve and cite (default 5)")
+    ask.add_argument(
+        "-k",
+        type=passages_count,
+        default=CONTEXT_PASSAGES,
+        help=f"passages to retrieve and cite, 1 to {MAX_PASSAGES} (default {CONTEXT_PASSAGES})",
+    )
     ask.add_argument("--json", action="store_true", help="machine-readable output")
     ask.set_defaults(handler=_cmd_ask)
 
@@ -45,10 +87,17 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("path", help="a .md/.markdown/.txt file, or a folder of them")
     p.add_argument(
         "--user",
-        default="",
-        help="import into this user's own scope (default: the shared corpus, seen by everyone)",
+        type=user_name,
+        default=None,
+        help="import into this user's own scope (left out: the shared corpus, seen by everyone)",
     )
     p.set_defaults(handler=_cmd_import)
+    p = ksub.add_parser(
+        "forget-user",
+        help="delete a user's own imported notes (knowledge base, vectors, graph)",
+    )
+    p.add_argument("user", metavar="NAME", type=user_name, help="whose notes to delete")
+    p.set_defaults(handler=_cmd_forget_user)
     p = ksub.add_parser("stats", help="documents, chunks, entities, vectors and graph")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_stats)
@@ -69,12 +118,36 @@ def _end_progress() -> None:
         print("\r\x1b[K", end="", file=sys.stderr, flush=True)
 
 
-def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
+@contextmanager
+def _one_interrupt() -> Iterator[None]:
+    """Ctrl+C raises ``KeyboardInterrupt`` once; a second one while the interrupted turn is
+    being audited is ignored, so the record is written before exiting (only possible in
+    the main thread; elsewhere nothing changes)."""
+    interrupted = False
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        nonlocal interrupted
+        if interrupted:
+            return
+        interrupted = True
+        raise KeyboardInterrupt
+
     try:
-        user_scope(args.user)
-    except ValueError as err:
-        print(f"custodia: {err}", file=sys.stderr)
-        return 2
+        previous: Callable[[int, FrameType | None], Any] | int | None = signal.signal(
+            signal.SIGINT, handler
+        )
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(
+            signal.SIGINT, previous if previous is not None else signal.default_int_handler
+        )
+
+
+def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     tutor = get_service(services)
     if not tutor.ready:
         tutor.prepare(_progress())
@@ -85,7 +158,18 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
         if stream:
             print(piece, end="", flush=True)
 
-    turn = tutor.ask(args.question, args.user, on_token=on_token, k=args.k)
+    try:
+        with _one_interrupt():
+            turn = tutor.ask(args.question, args.user, on_token=on_token, k=args.k)
+    except TurnInterrupted as stopped:
+        if stream:
+            print(flush=True)
+        print(
+            f"custodia: stopped; the turn was recorded in the audit log as "
+            f"#{stopped.turn.audit_seq} (stopped)",
+            file=sys.stderr,
+        )
+        raise
     if args.json:
         print(json.dumps(_turn_json(turn), ensure_ascii=False, indent=2))
     else:
@@ -139,23 +223,59 @@ def _turn_json(turn: Turn) -> dict[str, Any]:
 
 
 def _cmd_import(args: argparse.Namespace, services: Services) -> int:
-    user = args.user.strip()
-    if user:
-        try:
-            user_scope(user)
-        except ValueError as err:
-            print(f"custodia: {err}", file=sys.stderr)
-            return 2
+    user: str | None = args.user  # None: the shared corpus; never "" (refused by user_name)
+    path = Path(args.path).expanduser()
+    if not collect_files(path):
+        print(f"custodia: {path}: no Markdown or text files to import", file=sys.stderr)
+        return 1
     tutor = get_service(services)
-    report = tutor.import_path(Path(args.path).expanduser(), user or None, _progress())
+    report = tutor.import_path(path, user, _progress())
     _end_progress()
-    where = f"{user}'s notes" if user else "the shared corpus (seen by every user)"
-    print(f"Imported into {where}: {report.line()}")
+    where = f"{user}'s notes" if user is not None else "the shared corpus (seen by every user)"
+    for reason in report.unreadable:
+        print(f"  cannot read: {reason}", file=sys.stderr)
     for reason in report.skipped:
         print(f"  skipped: {reason}", file=sys.stderr)
-    status = tutor.status()
-    if not status.graph_ok:
-        print(f"note: the graph was not updated: {status.graph_message}", file=sys.stderr)
+    if report.unreadable and not report.imported and not report.removed:
+        print(f"custodia: nothing was imported into {where}", file=sys.stderr)
+        return 1
+    print(f"Imported into {where}: {report.line()}")
+    if report.changed:
+        status = tutor.status()
+        if not status.vector_ok:
+            print(
+                f"note: the vector store was not updated: {status.vector_message}",
+                file=sys.stderr,
+            )
+        if not status.graph_ok:
+            print(f"note: the graph was not updated: {status.graph_message}", file=sys.stderr)
+    return 0
+
+
+def _cmd_forget_user(args: argparse.Namespace, services: Services) -> int:
+    done = get_service(services).forget_user(args.user, _progress())
+    _end_progress()
+    print(
+        f"Deleted {done.user}'s own notes: {done.documents} documents, {done.chunks} passages "
+        "(knowledge base, keyword index, vectors, graph)"
+    )
+    for line in done.pending:
+        print(
+            f"note: {line} — what it still holds of {done.scope} is removed when it is next "
+            "reachable (run this command again, or any tutor command)",
+            file=sys.stderr,
+        )
+    if done.documents and not services.config.chroma_url:
+        print(
+            f"note: Chroma may keep traces of the deleted vectors in its own files under "
+            f"{services.config.chroma_path} until it compacts them; for a complete removal, "
+            "delete that folder while Custodia is closed (it is rebuilt at the next start)",
+            file=sys.stderr,
+        )
+    print(
+        "The audit log is not changed: `custodia forget NAME` erases the person there.",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -167,6 +287,7 @@ def _status_json(status: Status) -> dict[str, Any]:
         "vectors": status.vectors,
         "users": list(status.users),
         "scopes": {s: {"documents": d, "chunks": c} for s, (d, c) in status.by_scope.items()},
+        "vector": {"ok": status.vector_ok, "message": status.vector_message},
         "graph": {
             "kind": status.graph_kind,
             "ok": status.graph_ok,
@@ -184,9 +305,14 @@ def _cmd_stats(args: argparse.Namespace, services: Services) -> int:
     if args.json:
         print(json.dumps(_status_json(status), indent=2, ensure_ascii=False))
         return 0
+    vectors = (
+        f"{status.vectors} vectors ({status.embedder})"
+        if status.vector_ok
+        else f"vectors unavailable — {status.vector_message}"
+    )
     print(
         f"{status.documents} documents, {status.chunks} chunks, {status.entities} entities, "
-        f"{status.vectors} vectors ({status.embedder})"
+        + vectors
     )
     for scope, (docs, chunks) in sorted(status.by_scope.items()):
         label = "shared corpus" if scope == SHARED else scope

@@ -184,6 +184,7 @@ OPERATIONS: Mapping[str, Operation] = _ops(
     ),
     Operation("delete_scope", "write", {"ns": NAMESPACE, "scope": SCOPE}),
     Operation("set_digest", "write", {"ns": NAMESPACE, "scope": SCOPE, "digest": DIGEST}),
+    Operation("delete_digest", "write", {"ns": NAMESPACE, "scope": SCOPE}),
     Operation("get_digest", "read", {"ns": NAMESPACE, "scope": SCOPE}),
     Operation(
         "neighbours", "read", {"ns": NAMESPACE, "names": NAMES, "scopes": SCOPES, "limit": LIMIT}
@@ -211,6 +212,7 @@ CYPHER: Mapping[str, str] = {
         "MATCH (:Entity {ns: $ns})-[r:RELATED]->(:Entity {ns: $ns}) WHERE r.scope = $scope DELETE r"
     ),
     "set_digest": "MERGE (m:GraphMeta {ns: $ns, scope: $scope}) SET m.digest = $digest",
+    "delete_digest": "MATCH (m:GraphMeta {ns: $ns, scope: $scope}) DELETE m",
     "get_digest": "MATCH (m:GraphMeta {ns: $ns, scope: $scope}) RETURN m.digest AS digest",
     "neighbours": (
         "MATCH (a:Entity {ns: $ns})-[r:RELATED]-(b:Entity {ns: $ns}) "
@@ -282,6 +284,7 @@ SQL: Mapping[str, str] = {
         "ON CONFLICT (ns, scope) DO UPDATE SET digest = excluded.digest"
     ),
     "get_digest": "SELECT digest FROM graph_meta WHERE ns = :ns AND scope = :scope",
+    "delete_digest": "DELETE FROM graph_meta WHERE ns = :ns AND scope = :scope",
     "neighbours": (
         "SELECT x AS source, y AS target, scope, weight, sources FROM ("
         + _SCOPED_EDGES
@@ -398,6 +401,8 @@ class Graph(Protocol):
     ) -> None: ...
 
     def digest(self, scope: str) -> str | None: ...
+
+    def forget_scope(self, scope: str) -> None: ...
 
     def neighbours(
         self, names: Sequence[str], scopes: Sequence[str], limit: int = 100
@@ -516,6 +521,15 @@ class AllowListedGraph(ABC):
 
     def _drop_digest(self, scope: str) -> None:
         self._op("set_digest", scope=scope, digest="0" * 64)
+
+    def forget_scope(self, scope: str) -> None:
+        """Remove ``scope`` entirely: its relations and its digest (a user's notes deleted).
+
+        Entities stay: they are the curated terms, shared by every scope.
+        """
+        self._drop_digest(scope)  # an interrupted removal is seen as out of date
+        self._op("delete_scope", scope=scope)
+        self._op("delete_digest", scope=scope)
 
     def digest(self, scope: str) -> str | None:
         rows = self._op("get_digest", scope=scope)
@@ -642,6 +656,7 @@ class SqliteGraph(AllowListedGraph):
         self._lock = threading.RLock()
         self._writer = connect(path)
         try:
+            self._writer.execute("PRAGMA secure_delete=ON")  # a forgotten scope is overwritten
             migrate(self._writer, GRAPH_MIGRATIONS)
             self._reader = connect(path)
             self._reader.execute("PRAGMA query_only = ON")  # reads cannot write, whatever runs
@@ -675,6 +690,14 @@ class SqliteGraph(AllowListedGraph):
                     raise
         except sqlite3.Error as err:
             raise GraphUnavailableError(f"graph at {self.file}: {operation.name}: {err}") from err
+
+    def forget_scope(self, scope: str) -> None:
+        super().forget_scope(scope)
+        try:  # the WAL still holds the pages from before: copy back and truncate (best effort)
+            with self._lock:
+                self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as err:
+            log.info("graph at %s: WAL not truncated after forgetting a scope: %s", self.file, err)
 
     def close(self) -> None:
         with self._lock:

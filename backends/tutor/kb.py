@@ -88,6 +88,24 @@ def scopes_for(user: str | None) -> tuple[str, ...]:
     return (SHARED, user_scope(user))
 
 
+def count_documents(path: Path, scope: str) -> int | None:
+    """Documents of ``scope`` in the knowledge base file at ``path``, read-only and without
+    creating anything: 0 when there is no such file, None when it cannot be read."""
+    if not path.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+        try:
+            row = conn.execute(
+                "SELECT count(*) FROM documents WHERE scope = ?", (scope,)
+            ).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return int(row[0])
+
+
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -428,11 +446,30 @@ class ImportReport:
     removed: int = 0
     chunks_added: list[str] = field(default_factory=list)
     chunks_removed: list[str] = field(default_factory=list)
+    #: files with nothing to import (empty, or a title only): "<path>: <why>"
     skipped: list[str] = field(default_factory=list)
+    #: files that could not be read (missing, not UTF-8, too large): "<path>: <why>"
+    unreadable: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
         return bool(self.chunks_added or self.chunks_removed)
+
+    @property
+    def imported(self) -> int:
+        """Documents now in the base from this import (added, updated or already there)."""
+        return self.added + self.updated + self.unchanged
+
+    def merge(self, other: ImportReport) -> None:
+        """Add ``other``'s counts and lists to this report (several imports shown as one)."""
+        self.added += other.added
+        self.updated += other.updated
+        self.unchanged += other.unchanged
+        self.removed += other.removed
+        self.chunks_added += other.chunks_added
+        self.chunks_removed += other.chunks_removed
+        self.skipped += other.skipped
+        self.unreadable += other.unreadable
 
     def line(self) -> str:
         text = (
@@ -440,7 +477,9 @@ class ImportReport:
             f"{self.removed} removed; {len(self.chunks_added)} chunks indexed"
         )
         if self.skipped:
-            text += f"; {len(self.skipped)} skipped"
+            text += f"; {len(self.skipped)} skipped (empty)"
+        if self.unreadable:
+            text += f"; {len(self.unreadable)} unreadable"
         return text
 
 
@@ -462,6 +501,9 @@ class KnowledgeBase:
         self.conn = connect(path)
         self.conn.row_factory = sqlite3.Row
         try:
+            # deleted notes (a user's, see :meth:`delete_scope`) are overwritten, not left in
+            # free pages
+            self.conn.execute("PRAGMA secure_delete=ON")
             migrate(self.conn, MIGRATIONS)
         except Exception:
             self.conn.close()
@@ -542,6 +584,14 @@ class KnowledgeBase:
             return
         pieces = chunk_paragraphs(doc.text.split("\n\n"))
         with self._transaction() as conn:
+            # Read again under the write lock: another process (``kb stats`` while
+            # ``ask tutor`` seeds a fresh data dir) may have imported it since the read above.
+            row = list(
+                conn.execute("SELECT content_hash FROM documents WHERE doc_id = ?", (doc.doc_id,))
+            )
+            if row and row[0]["content_hash"] == digest:
+                report.unchanged += 1
+                return
             if row:
                 report.chunks_removed += self._delete_chunks(conn, doc.doc_id)
                 conn.execute(
@@ -600,6 +650,33 @@ class KnowledgeBase:
         except sqlite3.Error as err:
             raise StoreUnavailableError(f"{self.path}: cannot remove documents: {err}") from err
         return removed
+
+    def has_document(self, doc_id: str) -> bool:
+        return bool(self._query("SELECT 1 FROM documents WHERE doc_id = ?", (doc_id,)))
+
+    def delete_scope(self, scope: str) -> tuple[int, list[str]]:
+        """Remove every document of ``scope`` (a user's own notes) with its chunks, entity
+        mentions and keyword index entries; ``(documents removed, chunk ids removed)``.
+
+        Nothing of them is left readable in the file: ``secure_delete`` overwrites the freed
+        content, the FTS5 index is merged (``optimize``: the deleted words leave its
+        segments) and the WAL, which holds page images from before, is checkpointed and
+        truncated when no other connection is reading (else at the next checkpoint).
+        """
+        docs = [r[0] for r in self._query("SELECT doc_id FROM documents WHERE scope = ?", (scope,))]
+        removed = self.remove_documents(docs)
+        if docs:
+            try:
+                with self._transaction() as conn:
+                    conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
+                with self.lock:
+                    self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as err:
+                raise StoreUnavailableError(
+                    f"{self.path}: the notes were removed but the index could not be compacted: "
+                    f"{err}"
+                ) from err
+        return len(docs), removed
 
     # -- reading ---------------------------------------------------------------------------
     def chunk_ids(self) -> set[str]:

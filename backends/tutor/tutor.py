@@ -8,24 +8,28 @@ retrieval-only mode the passages themselves are the answer); and one audit recor
 the user's pseudonym, the question's and the answer's SHA-256, the retrieved and cited chunk
 ids, the model, and — sealed with the user's key, so erasing the user erases it — the question.
 
-If the graph cannot be reached the turn goes on with the other two methods and says so
-(:attr:`Turn.degraded`); the vector index is rebuilt from the knowledge base when the
-embedder changed. The shipped corpus is imported on first use (:meth:`TutorService.prepare`),
-idempotently, with progress.
+If the graph or the vector store cannot be reached the turn goes on with the other methods
+and says so (:attr:`Turn.degraded`); the vector index is rebuilt from the knowledge base when
+the embedder changed. The shipped corpus is imported on first use
+(:meth:`TutorService.prepare`), idempotently, with progress; one process at a time writes the
+knowledge base and its derived stores (a lock file in the data dir).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import itertools
 import json
 import logging
+import os
 import re
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,6 +39,7 @@ from backends.config import Config
 from backends.errors import (
     CustodiaEnvironmentError,
     DimensionMismatchError,
+    ModelUnavailableError,
     StoreUnavailableError,
 )
 from backends.models.chat import ChatModel, Prompt, ShouldStop
@@ -55,6 +60,7 @@ from backends.tutor.kb import (
     SHARED,
     ImportReport,
     KnowledgeBase,
+    KnowledgeBaseError,
     collect_files,
     load_terms,
     read_document,
@@ -75,9 +81,18 @@ T = TypeVar("T")
 Provider = Callable[[], T]
 
 GRAPH_FILE = "tutor-graph.sqlite3"
+#: held (``flock``) by the process writing the knowledge base or its derived stores
+LOCK_FILE = "tutor.lock"
+#: how long to wait for another process's indexing before giving up
+LOCK_WAIT_SECONDS = 600.0
+#: a vector store or graph that just failed is not tried again before this many seconds
+#: (``ask tutor`` prepares, then retrieves: one attempt, one message, per command)
+RETRY_SECONDS = 2.0
 AUDIT_EVENT = "tutor.turn"
 #: candidates each method contributes to the fusion
 CANDIDATES = 20
+#: the most passages a turn may cite (each method contributes at most ``CANDIDATES``)
+MAX_PASSAGES = CANDIDATES
 #: passages given to the chat model (and cited)
 CONTEXT_PASSAGES = 5
 #: chunks per embedding call: MiniLM pads a batch to its longest text, so small batches of
@@ -108,6 +123,15 @@ class EmptyQuestionError(TutorError, ValueError):
 
 class AuditFailedError(TutorError):
     """The answer was produced but could not be recorded in the audit log."""
+
+
+class TurnInterrupted(KeyboardInterrupt):
+    """Ctrl+C while the answer was streaming. The turn was still audited, as stopped
+    (:attr:`turn`, with the part of the answer streamed so far); then the interrupt goes on."""
+
+    def __init__(self, turn: Turn) -> None:
+        super().__init__(f"interrupted; recorded in the audit log as #{turn.audit_seq}")
+        self.turn = turn
 
 
 def sha256(text: str) -> str:
@@ -205,6 +229,21 @@ class Status:
     embedder: str
     imported: ImportReport | None = None
     seconds: float = 0.0
+    #: False when the vector store could not be reached or brought up to date
+    vector_ok: bool = True
+    vector_message: str = ""
+
+
+@dataclass(frozen=True)
+class NotesForgotten:
+    """What :meth:`TutorService.forget_user` removed, and what it could not reach yet."""
+
+    user: str
+    scope: str
+    documents: int
+    chunks: int
+    #: a sentence per derived store that could not be reached (cleaned at its next sync)
+    pending: tuple[str, ...] = field(default=())
 
 
 # -- the service --------------------------------------------------------------------------------
@@ -259,6 +298,12 @@ class TutorService:
         self._graph: Graph | None = None
         self._graph_synced = False
         self._graph_message = ""
+        self._vectors_synced = False
+        self._vector_message = ""
+        #: ``time.monotonic()`` before which a failed store is not tried again
+        self._retry_at = {"vector": 0.0, "graph": 0.0}
+        #: the descriptor holding :data:`LOCK_FILE` while this process indexes (else None)
+        self._lock_fd: int | None = None
         self._ready = False
 
     @classmethod
@@ -273,11 +318,19 @@ class TutorService:
         )
 
     # -- parts, built on first use ----------------------------------------------------------
+    def _ensure_home(self) -> None:
+        try:
+            self.config.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as err:
+            raise StoreUnavailableError(
+                f"{self.config.home}: cannot create the data folder: {err.strerror or err}"
+            ) from err
+
     @property
     def kb(self) -> KnowledgeBase:
         with self._lock:
             if self._kb is None:
-                self.config.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+                self._ensure_home()
                 self._kb = KnowledgeBase(self.config.path(DB_FILE), load_terms(self.kb_dir))
                 self._keyword = KeywordIndex(self._kb)
             return self._kb
@@ -334,15 +387,66 @@ class TutorService:
     def ready(self) -> bool:
         return self._ready
 
+    @contextlib.contextmanager
+    def _indexing(self, progress: Progress | None = None) -> Iterator[None]:
+        """Hold the data dir's indexing lock: one process at a time writes the knowledge
+        base, the vectors and the graph (``ask tutor`` and ``kb stats`` started together on
+        a fresh data dir would otherwise both seed it). Re-entrant within this service;
+        waiting for another process is cancellable through ``progress``."""
+        progress = progress or Progress()
+        with self._lock:
+            if self._lock_fd is not None:
+                yield
+                return
+            self._ensure_home()
+            path = self.config.path(LOCK_FILE)
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+            except OSError as err:
+                raise StoreUnavailableError(
+                    f"{path}: cannot open the tutor's lock file: {err.strerror or err}"
+                ) from err
+            try:
+                deadline = time.monotonic() + LOCK_WAIT_SECONDS
+                told = False
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if not told:
+                            log.info("tutor: waiting for another process to finish indexing")
+                            progress.start(0, "waiting for another Custodia process (indexing)")
+                            told = True
+                        if time.monotonic() > deadline:
+                            raise StoreUnavailableError(
+                                f"{path}: another Custodia process has been indexing the "
+                                f"tutor's knowledge base for {LOCK_WAIT_SECONDS:.0f} s; "
+                                "try again when it is done"
+                            ) from None
+                        progress.check()
+                        time.sleep(0.05)
+                self._lock_fd = fd
+                try:
+                    yield
+                finally:
+                    self._lock_fd = None
+            finally:
+                os.close(fd)  # releases the lock
+
     def prepare(self, progress: Progress | None = None) -> Status:
-        """Import the shipped corpus (idempotent), bring vectors and graph up to date."""
+        """Import the shipped corpus (idempotent), bring vectors and graph up to date.
+
+        A vector store or graph that cannot be reached does not stop it: the status says so
+        and retrieval runs degraded (each later turn tries them again).
+        """
         progress = progress or Progress()
         started = time.perf_counter()
-        with self._lock:
+        with self._lock, self._indexing(progress):
             report = self.kb.import_documents(
                 shipped_documents(self.kb_dir), progress, scope=SHARED, prune_source="shipped"
             )
-            self._sync_vectors(progress)
+            self._try_sync_vectors(progress)
             self._try_sync_graph(progress)
             self._ready = True
             status = self.status()
@@ -351,25 +455,80 @@ class TutorService:
     def import_path(
         self, path: Path, user: str | None = None, progress: Progress | None = None
     ) -> ImportReport:
-        """Import a Markdown/text file or folder into ``user``'s scope (shared without one)."""
+        """Import a Markdown/text file or folder into ``user``'s scope (shared when None).
+
+        An empty ``user`` is a :class:`~backends.tutor.kb.ScopeError`, never the shared
+        corpus. Files that cannot be read are listed in ``unreadable``, files with nothing
+        to import (empty, a title only) in ``skipped``; the rest is imported. A file
+        imported before and now empty has its passages removed.
+        """
         progress = progress or Progress()
-        scope = user_scope(user) if user else SHARED
+        scope = SHARED if user is None else user_scope(user)
         report = ImportReport(scope=scope)
         docs = []
+        emptied: list[str] = []
         for file in collect_files(Path(path)):
             try:
-                docs.append(read_document(file, scope))
-            except CustodiaEnvironmentError as err:
-                report.skipped.append(str(err))
-        with self._lock:
+                doc = read_document(file, scope)
+            except KnowledgeBaseError as err:
+                report.unreadable.append(str(err))
+                continue
+            if not doc.text.strip():
+                report.skipped.append(f"{file}: empty, nothing to import")
+                emptied.append(doc.doc_id)
+                continue
+            docs.append(doc)
+        with self._lock, self._indexing(progress):
             if not self._ready:
                 self.prepare(progress)
             done = self.kb.import_documents(docs, progress, scope=scope)
-            done.skipped = report.skipped
+            gone = [doc_id for doc_id in emptied if self.kb.has_document(doc_id)]
+            done.chunks_removed += self.kb.remove_documents(gone)
+            done.removed += len(gone)
+            done.skipped, done.unreadable = report.skipped, report.unreadable
             if done.changed:
-                self._sync_vectors(progress)
+                self._try_sync_vectors(progress)
                 self._try_sync_graph(progress, scopes=[scope])
         return done
+
+    def forget_user(self, user: str, progress: Progress | None = None) -> NotesForgotten:
+        """Delete ``user``'s own notes from the knowledge base, the vectors and the graph.
+
+        The audit log is not touched (``custodia forget`` erases the person there). A
+        derived store that cannot be reached now is listed in ``pending``: it is cleaned
+        when it is next brought up to date. Running it again is harmless.
+        """
+        scope = user_scope(user)
+        pending: list[str] = []
+        with self._lock, self._indexing(progress):
+            documents, chunk_ids = self.kb.delete_scope(scope)
+            try:
+                self.vectors.delete_scope(scope)
+            except (StoreUnavailableError, ModelUnavailableError) as err:
+                self._vectors_synced = False
+                self._vector_message = str(err)
+                pending.append(f"vector store: {err}")
+            try:
+                self.graph.forget_scope(scope)
+            except GraphUnavailableError as err:
+                self._graph_synced = False
+                self._graph_message = str(err)
+                pending.append(f"graph: {err}")
+        return NotesForgotten(user.strip(), scope, documents, len(chunk_ids), tuple(pending))
+
+    def _try_sync_vectors(self, progress: Progress) -> bool:
+        """:meth:`_sync_vectors`; False (and the reason kept) when the store is unusable."""
+        try:
+            self._sync_vectors(progress)
+        except (StoreUnavailableError, ModelUnavailableError) as err:
+            log.info("tutor: vector store unavailable: %s", err)
+            self._vectors_synced = False
+            self._vector_message = str(err)
+            self._retry_at["vector"] = time.monotonic() + RETRY_SECONDS
+            return False
+        self._vectors_synced = True
+        self._vector_message = ""
+        return True
 
     def _sync_vectors(self, progress: Progress) -> None:
         vectors = self.vectors
@@ -413,9 +572,10 @@ class TutorService:
         try:
             self._sync_graph(progress, scopes)
         except GraphUnavailableError as err:
-            log.warning("tutor: graph unavailable: %s", err)
+            log.info("tutor: graph unavailable: %s", err)
             self._graph_synced = False
             self._graph_message = str(err)
+            self._retry_at["graph"] = time.monotonic() + RETRY_SECONDS
             return False
         self._graph_synced = True
         self._graph_message = ""
@@ -426,7 +586,8 @@ class TutorService:
         kb = self.kb
         wanted = list(scopes) if scopes is not None else kb.scopes()
         if scopes is None:  # scopes the graph still has but the knowledge base lost
-            wanted += [s for s in graph.counts().relations if s not in wanted]
+            for lost in [s for s in graph.counts().relations if s not in wanted]:
+                graph.forget_scope(lost)
         for scope in wanted:
             relations = [
                 Relation(e.a, e.b, e.scope, e.weight, e.sources) for e in kb.co_occurrences(scope)
@@ -447,11 +608,19 @@ class TutorService:
                 relations = sum(self.graph.counts().relations.values())
             except GraphUnavailableError as err:
                 graph_ok, message = False, str(err)
+        vectors = 0
+        vector_ok = self._vectors_synced
+        vector_message = self._vector_message
+        if vector_ok and self._vectors is not None:
+            try:
+                vectors = self._vectors.count()
+            except StoreUnavailableError as err:
+                vector_ok, vector_message = False, str(err)
         return Status(
             documents=stats.documents,
             chunks=stats.chunks,
             entities=stats.entities,
-            vectors=self.vectors.count() if self._vectors is not None else 0,
+            vectors=vectors,
             users=tuple(sorted(kb.users())),
             by_scope=stats.by_scope,
             graph_kind=self.graph.kind,
@@ -459,6 +628,8 @@ class TutorService:
             graph_message=message,
             graph_relations=relations,
             embedder=self.embedder.name,
+            vector_ok=vector_ok,
+            vector_message=vector_message,
         )
 
     def users(self) -> list[str]:
@@ -472,27 +643,48 @@ class TutorService:
         k: int = CONTEXT_PASSAGES,
         candidates: int = CANDIDATES,
     ) -> Retrieval:
-        """The ``k`` best passages for ``question`` among ``user``'s scopes, fused (CT7)."""
+        """The ``k`` best passages for ``question`` among ``user``'s scopes, fused (CT7).
+
+        A vector store or graph that cannot be reached (or brought up to date) leaves its
+        method out: the retrieval is *degraded* (:attr:`Retrieval.degraded` says which and
+        why) and the other methods answer.
+        """
         started = time.perf_counter()
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_PASSAGES:
+            raise ValueError(f"k must be a whole number from 1 to {MAX_PASSAGES}, not {k!r}")
         question = question.strip()
         if not question:
             raise EmptyQuestionError("Type a question first: the question is empty.")
         scopes = scopes_for(user)
         if not self._ready:
             self.prepare()
-        degraded: list[str] = []
+        #: method -> why it could not run
+        down: dict[str, str] = {}
         lists: dict[str, list[Hit]] = {}
         trace: dict[str, Any] = {}
 
-        try:
-            vector_hits = self.vectors.search(self.embedder.embed(question), scopes, candidates)
-            lists["vector"] = [
-                Hit(h.chunk_id, h.score, f"similarity {h.score:.2f}") for h in vector_hits
-            ]
-        except StoreUnavailableError as err:
-            degraded.append(f"vector: vector search is unavailable ({err})")
+        vector_error = ""
+        if not self._vectors_synced:  # it missed an import, or was down: try again
+            if time.monotonic() < self._retry_at["vector"]:
+                vector_error = self._vector_message
+            else:
+                with self._indexing():
+                    if not self._try_sync_vectors(Progress()):
+                        vector_error = self._vector_message
+        if not vector_error:
+            try:
+                query = self.embedder.embed(question)
+                vector_hits = self.vectors.search(query, scopes, candidates)
+                lists["vector"] = [
+                    Hit(h.chunk_id, h.score, f"similarity {h.score:.2f}") for h in vector_hits
+                ]
+            except (StoreUnavailableError, ModelUnavailableError) as err:
+                self._vectors_synced = False
+                self._vector_message = vector_error = str(err)
+        if vector_error:
+            down["vector"] = f"vector search is unavailable ({vector_error})"
             lists["vector"] = []
-        trace["vector"] = {"where": self.vectors.last_where if self._vectors else {}}
+        trace["vector"] = {"where": self._vectors.last_where if self._vectors else {}}
 
         keyword_hits = self.keyword.search(question, scopes, candidates)
         lists["keyword"] = [Hit(h.chunk_id, h.score, f"bm25 {h.score:.2f}") for h in keyword_hits]
@@ -505,17 +697,20 @@ class TutorService:
         seeds = self.kb.terms.find(question, nested=True)[:MAX_SEEDS]
         view = GraphView(tuple(seeds), ())
         try:
-            if not self._graph_synced and not self._try_sync_graph(Progress()):
-                raise GraphUnavailableError(self._graph_message)
+            if not self._graph_synced:
+                if time.monotonic() < self._retry_at["graph"]:
+                    raise GraphUnavailableError(self._graph_message)
+                with self._indexing():
+                    if not self._try_sync_graph(Progress()):
+                        raise GraphUnavailableError(self._graph_message)
             lists["graph"], view = self._graph_search(seeds, scopes, candidates)
         except GraphUnavailableError as err:
             self._graph_synced = False
             self._graph_message = str(err)
-            degraded.append(
-                f"graph: the graph is unavailable ({err}); answered from vector and keyword "
-                "retrieval only"
-            )
+            down["graph"] = f"the graph is unavailable ({err})"
             lists["graph"] = []
+        ran = " and ".join(m for m in lists if m not in down)
+        degraded = [f"{m}: {why}; answered from {ran} retrieval only" for m, why in down.items()]
         trace["graph"] = {"seeds": list(seeds), "scopes": list(scopes), "kind": self.graph.kind}
         for method, hits in lists.items():
             trace[method]["ids"] = [h.chunk_id for h in hits]
@@ -631,7 +826,15 @@ class TutorService:
         should_stop: ShouldStop | None = None,
         k: int = CONTEXT_PASSAGES,
     ) -> Turn:
-        """Retrieve, answer with citations, append exactly one audit record."""
+        """Retrieve, answer with citations, append exactly one audit record.
+
+        A turn stopped by ``should_stop`` is audited with ``stopped`` set. So is one
+        interrupted by Ctrl+C (``KeyboardInterrupt``) while the answer streams: the part
+        streamed so far is recorded, then :class:`TurnInterrupted` (a ``KeyboardInterrupt``
+        carrying the turn) is raised; a ``BrokenPipeError`` from ``on_token`` (the reader of
+        a pipe left) is recorded the same way and raised again. Before the model is asked
+        (retrieval), an interrupt or a failure writes nothing.
+        """
         user_scope(user)  # a valid user name, or ScopeError before anything runs
         retrieval = self.retrieve(question, user, k)
         chat = self.chat
@@ -643,12 +846,25 @@ class TutorService:
         )
         stop = should_stop or (lambda: False)
         pieces: list[str] = []
-        for piece in chat.stream(prompt, stop):
-            pieces.append(piece)
-            if on_token is not None:
-                on_token(piece)
+        interrupted: BaseException | None = None
+        stream = chat.stream(prompt, stop)
+        try:
+            for piece in stream:
+                pieces.append(piece)
+                if on_token is not None:
+                    try:
+                        on_token(piece)
+                    except BrokenPipeError as err:  # the reader left (`ask tutor | head`)
+                        interrupted = err
+                        break
+        except KeyboardInterrupt as err:  # Ctrl+C mid-answer: still one record, as stopped
+            interrupted = err
+        finally:  # a generator left early releases what it holds (a model's lock) now
+            close = getattr(stream, "close", None)
+            if callable(close):
+                close()
         answer = "".join(pieces)
-        stopped = stop()
+        stopped = interrupted is not None or stop()
         numbers = range(1, len(retrieval.passages) + 1)
         if chat.retrieval_only:
             cited = tuple(numbers)
@@ -674,7 +890,7 @@ class TutorService:
             raise AuditFailedError(
                 f"The answer could not be recorded in the audit log: {err}"
             ) from err
-        return Turn(
+        turn = Turn(
             question=retrieval.question,
             answer=answer,
             passages=retrieval.passages,
@@ -686,6 +902,11 @@ class TutorService:
             retrieval=retrieval,
             stopped=stopped,
         )
+        if isinstance(interrupted, KeyboardInterrupt):
+            raise TurnInterrupted(turn) from interrupted
+        if interrupted is not None:
+            raise interrupted
+        return turn
 
     def close(self) -> None:
         with self._lock:

@@ -128,6 +128,12 @@ class ChunkVectors(chroma.ChromaCollection):
         metadatas = [{"scope": s, "doc": d} for s, d in zip(scopes, docs, strict=True)]
         self._write(ids, vectors, metadatas)
 
+    def delete_scope(self, scope: str) -> None:
+        """Delete every vector of ``scope`` (a user's notes), whatever the ids: the filter is
+        part of the delete, as it is of a search."""
+        with self._lock:
+            self._call("delete vectors", self.collection.delete, where=scope_filter([scope]))
+
     def search(
         self, vector: npt.NDArray[np.float32], scopes: Sequence[str], k: int
     ) -> list[VectorHit]:

@@ -276,11 +276,17 @@ class TutorTab(QWidget):
         text = self.tr("{0} notes · {1} passages · {2} entities").format(
             status.documents, status.chunks, status.entities
         )
+        unavailable: list[str] = []
+        if not status.vector_ok:
+            text += " · " + self.tr("vectors unavailable")
+            unavailable.append(f"vector: {status.vector_message}")
         if status.graph_ok:
             text += " · " + self.tr("graph: {0} relations").format(status.graph_relations)
         else:
             text += " · " + self.tr("graph unavailable")
-            self._show_degraded([f"graph: {status.graph_message}"])
+            unavailable.append(f"graph: {status.graph_message}")
+        if unavailable:
+            self._show_degraded(unavailable)
         self.tutor_status.setText(text)
         self.tutor_status.setProperty("error", "false")
         self._repolish(self.tutor_status)
@@ -318,6 +324,7 @@ class TutorTab(QWidget):
             )
 
         self._streamed = ""
+        self.tutor_status.setToolTip("")
         self.answer.setPlainText("")
         self.sources.clear()
         self.source_text.clear()
@@ -543,12 +550,7 @@ class TutorTab(QWidget):
             tutor = get_service(services)
             total = ImportReport()
             for path in paths:
-                report = tutor.import_path(Path(path), user, progress)
-                total.added += report.added
-                total.updated += report.updated
-                total.unchanged += report.unchanged
-                total.chunks_added += report.chunks_added
-                total.skipped += report.skipped
+                total.merge(tutor.import_path(Path(path), user, progress))
             return total
 
         handle = self.workers.start("tutor: import", job)
@@ -560,9 +562,23 @@ class TutorTab(QWidget):
         self.import_notes.setEnabled(False)
 
     def _on_import_succeeded(self, report: ImportReport) -> None:
-        self.tutor_status.setText(
-            self.tr("Imported for {0}: {1}").format(self.current_user(), report.line())
-        )
+        problems = [
+            *(self.tr("cannot read {0}").format(r) for r in report.unreadable),
+            *(self.tr("skipped {0}").format(r) for r in report.skipped),
+        ]
+        if report.unreadable and not report.imported and not report.removed:
+            self._error(
+                self.tr("Nothing was imported for {0}: {1}").format(
+                    self.current_user(), "; ".join(report.unreadable)
+                )
+            )
+        else:
+            self.tutor_status.setText(
+                self.tr("Imported for {0}: {1}").format(self.current_user(), report.line())
+            )
+            self.tutor_status.setProperty("error", "false")
+            self._repolish(self.tutor_status)
+        self.tutor_status.setToolTip("\n".join(problems))
         self._imported = report
 
     def _on_import_finished(self) -> None:

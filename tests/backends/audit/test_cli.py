@@ -1,11 +1,16 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from backends.audit.cli import record_time
+from backends.audit.record import Draft
 from backends.audit.service import AuditService
 from backends.cli import main
 from backends.config import Config
@@ -84,3 +89,164 @@ def test_forget(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip().endswith("OK 7 records")
     assert main(["audit", "export", "--format", "jsonl", "--event", "person.erased"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 1
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(args))
+    except SystemExit as exit_:  # argparse refusing the arguments
+        code = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def exported_seqs(out: str) -> list[int]:
+    return [json.loads(line)["seq"] for line in out.splitlines()]
+
+
+@pytest.mark.parametrize(
+    ("text", "normalised"),
+    [
+        ("2026-11-30", "2026-11-30T00:00:00.000000Z"),
+        ("2026-11-30T04:30", "2026-11-30T04:30:00.000000Z"),
+        ("2026-11-30T04:30:50", "2026-11-30T04:30:50.000000Z"),
+        ("2026-11-30 04:30:50", "2026-11-30T04:30:50.000000Z"),
+        (" 2026-11-30 04:30 ", "2026-11-30T04:30:00.000000Z"),
+        ("2026-11-30T04:30:50.25Z", "2026-11-30T04:30:50.250000Z"),
+        ("2026-11-30T04:30:50.123456Z", "2026-11-30T04:30:50.123456Z"),
+    ],
+)
+def test_times_are_normalised_to_the_record_format(text: str, normalised: str) -> None:
+    assert record_time(text) == normalised
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "garbage",
+        "",
+        "2026-13-01",
+        "2026-02-30",
+        "2026-11-30T25:00",
+        "2026-11-30T04:30+02:00",
+        "30/11/2026",
+        "2026-11-30T4:30",
+        "2026-11-30Z",
+        "1733000000",
+    ],
+)
+def test_export_rejects_a_time_it_cannot_read(
+    home: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    code, out, err = run(capsys, "audit", "export", "--format", "jsonl", "--since", text)
+    assert code == 2 and out == "" and "argument --since" in err
+    code, out, err = run(capsys, "audit", "export", "--format", "jsonl", "--until", text)
+    assert code == 2 and out == "" and "argument --until" in err
+
+
+def test_since_and_until_select_by_time_whatever_the_form(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "audit", "export", "--format", "jsonl")
+    times = {json.loads(line)["seq"]: json.loads(line)["time"] for line in out.splitlines()}
+    third = times[3]  # e.g. 2026-11-30T04:30:50.123456Z
+    # the same instant written with a space, and to the second: the records from the third on
+    # (appended within the same second as the third, at most, share its second)
+    to_second = third[:19]
+    spaced = to_second.replace("T", " ")
+    code, out, _ = run(capsys, "audit", "export", "--format", "jsonl", "--since", spaced)
+    with_space = exported_seqs(out)
+    code, out, _ = run(capsys, "audit", "export", "--format", "jsonl", "--since", to_second)
+    assert code == 0 and with_space == exported_seqs(out)
+    expected = [s for s, t in sorted(times.items()) if t >= to_second + ".000000Z"]
+    assert with_space == expected and 3 in with_space
+    code, out, _ = run(capsys, "audit", "export", "--format", "jsonl", "--until", spaced)
+    assert exported_seqs(out) == [s for s in sorted(times) if s not in expected]
+    day = third[:10]
+    code, out, _ = run(capsys, "audit", "export", "--format", "jsonl", "--since", day)
+    assert exported_seqs(out) == sorted(s for s, t in times.items() if t[:10] >= day)
+    code, _, err = run(
+        capsys, "audit", "export", "--format", "jsonl", "--since", day, "--until", day
+    )
+    assert code == 2 and "must be before --until" in err
+
+
+def test_checkpoint_to_an_unwritable_place_signs_nothing(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for target in (tmp_path / "nodir" / "cp.json", tmp_path):
+        code, out, err = run(capsys, "audit", "checkpoint", "--output", str(target))
+        assert code == 2 and out == "" and "nothing was signed" in err
+    assert not (home / "audit-checkpoints.jsonl").exists()
+    service = AuditService.open(Config(home=home), checkpoint_every=0)
+    try:
+        assert service.trust.latest() is None and service.log.checkpoints() == []
+    finally:
+        service.close()
+
+
+def test_checkpoint_made_but_not_written_says_so(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "cp.json"
+    (tmp_path / "cp.json.tmp").mkdir()  # the folder is writable, but the write will fail
+    code, out, err = run(capsys, "audit", "checkpoint", "--output", str(target))
+    assert code == 1 and "checkpoint seq 6" in out
+    assert "was made, trusted and stored, but not written to" in err and "Traceback" not in err
+    assert not target.exists()
+    assert run(capsys, "audit", "verify", "--from-checkpoint")[1].strip() == (
+        "OK 6 records (0 verified since the checkpoint at seq 6)"
+    )
+
+
+def test_trusted_key_needs_a_checkpoint_and_must_be_a_key(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "audit", "verify", "--trusted-key", "ab" * 32)
+    assert code == 2 and out == "" and "--trusted-key needs --checkpoint" in err
+    exported = tmp_path / "cp.json"
+    assert run(capsys, "audit", "checkpoint", "--output", str(exported))[0] == 0
+    code, _, err = run(
+        capsys, "audit", "verify", "--checkpoint", str(exported), "--trusted-key", "abcd"
+    )
+    assert code == 2 and "argument --trusted-key" in err
+    key = json.loads(exported.read_text())["public_key"]
+    code, out, _ = run(
+        capsys, "audit", "verify", "--checkpoint", str(exported), "--trusted-key", key
+    )
+    assert code == 0 and out.strip() == "OK 6 records"
+
+
+def test_export_to_a_reader_that_leaves_early_stops_quietly(home: Path) -> None:
+    """`custodia audit export --format jsonl | head -1`, with far more than a pipe holds."""
+    service = AuditService.open(Config(home=home), checkpoint_every=0)
+    try:
+        service.log.append_many([Draft("tutor.turn", None, {"n": n}, None) for n in range(3000)])
+    finally:
+        service.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUSTODIA_")}
+    env["CUSTODIA_HOME"] = str(home)
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "desktop.cli", "audit", "export", "--format", "jsonl"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    assert writer.stdout is not None and writer.stderr is not None
+    assert json.loads(writer.stdout.readline())["seq"] == 1
+    writer.stdout.close()  # the reader leaves after one line
+    stderr = writer.stderr.read().decode()
+    writer.wait(timeout=60)
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+    assert writer.returncode in (0, 141)
+
+
+def test_forget_strips_the_name_as_ask_and_import_do(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "forget", " ana ")
+    assert code == 0 and out.startswith("forgot p-")
+    assert run(capsys, "forget", "ana")[0] == 1  # the same person: already forgotten
+    code, _, err = run(capsys, "forget", "   ")
+    assert code == 2 and "empty" in err

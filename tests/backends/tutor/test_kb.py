@@ -218,3 +218,65 @@ def test_entities_and_their_co_occurrences_per_scope(tmp_path: Path, small_kb: P
         assert stats.documents == len(shipped_documents(small_kb)) + 1
     finally:
         kb.close()
+
+
+def test_an_import_racing_another_process_decides_under_the_write_lock(
+    tmp_path: Path, small_kb: Path
+) -> None:
+    """Two processes seeding a fresh base: the second one's first read saw no document, the
+    other imported it meanwhile; the second must then skip it, not fail on the unique id."""
+    path = tmp_path / "tutor.sqlite3"
+    terms = load_terms(small_kb)
+    other = KnowledgeBase(path, terms)
+    docs = shipped_documents(small_kb)
+
+    class Overtaken(KnowledgeBase):
+        """A real knowledge base that the other one overtakes right after each first read."""
+
+        def _query(self, sql: str, params: object = ()) -> list:  # type: ignore[override]
+            rows = super()._query(sql, params)  # type: ignore[arg-type]
+            if sql.startswith("SELECT content_hash FROM documents"):
+                other.import_documents([d for d in docs if d.doc_id == params[0]])  # type: ignore[index]
+            return rows
+
+    slow = Overtaken(path, terms)
+    try:
+        report = slow.import_documents(docs)
+        assert (report.added, report.unchanged) == (0, len(docs))
+        assert slow.stats().documents == len(docs)
+        assert len(slow.chunk_ids()) == len(other.chunk_ids()) > 0
+    finally:
+        slow.close()
+        other.close()
+
+
+def test_deleting_a_users_notes_leaves_nothing_of_them_in_the_file(
+    tmp_path: Path, small_kb: Path
+) -> None:
+    path = tmp_path / "tutor.sqlite3"
+    kb = KnowledgeBase(path, load_terms(small_kb))
+    try:
+        kb.import_documents(shipped_documents(small_kb))
+        folder = tmp_path / "Quetzalcoatl-private"
+        mine = [
+            read_document(
+                write_note(folder, f"n{i}.md", f"Xylophonist rota {i}", "Zanzibarian clinic."),
+                "user:quetzalcoatl",
+            )
+            for i in range(3)
+        ]
+        kb.import_documents(mine, scope="user:quetzalcoatl")
+        shared_ids = {c for c in kb.chunk_ids() if c.startswith("kb/")}
+        assert kb.stats().by_scope["user:quetzalcoatl"] == (3, 3)
+
+        documents, chunks = kb.delete_scope("user:quetzalcoatl")
+        assert (documents, len(chunks)) == (3, 3)
+        assert kb.users() == [] and kb.chunk_ids() == shared_ids
+        assert kb.delete_scope("user:quetzalcoatl") == (0, [])  # again: nothing, no error
+        raw = b"".join(
+            p.read_bytes() for p in tmp_path.glob("tutor.sqlite3*") if p.is_file()
+        ).lower()
+        for secret in (b"quetzalcoatl", b"xylophonist", b"zanzibarian"):
+            assert secret not in raw, secret
+    finally:
+        kb.close()

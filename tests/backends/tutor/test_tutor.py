@@ -12,12 +12,13 @@ import pytest
 from backends.audit.log import Filter
 from backends.audit.service import AuditService
 from backends.config import Config
+from backends.errors import StoreUnavailableError
 from backends.models.chat import RETRIEVAL_ONLY_LABEL, RetrievalOnlyChat, ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.progress import Progress
 from backends.tutor.graph import BoltGraph
 from backends.tutor.kb import ScopeError, shipped_documents
-from backends.tutor.tutor import AUDIT_EVENT, TutorService
+from backends.tutor.tutor import AUDIT_EVENT, TurnInterrupted, TutorService
 from tests.backends.tutor.conftest import TutorFactory
 from tests.harness.servers import free_port
 
@@ -170,7 +171,8 @@ def test_importing_a_users_folder(tutor: TutorService, tmp_path: Path) -> None:
     (folder / "b.txt").write_text("Gout clinic on Tuesdays.\n", encoding="utf-8")
     (folder / "bad.md").write_bytes(b"\xff\xfe\x00")
     report = tutor.import_path(folder, "ana")
-    assert (report.added, len(report.skipped)) == (2, 1) and "not UTF-8" in report.skipped[0]
+    assert (report.added, len(report.unreadable)) == (2, 1) and "not UTF-8" in report.unreadable[0]
+    assert report.skipped == []
     assert tutor.import_path(folder, "ana").unchanged == 2
     assert tutor.users() == ["ana"]
     status = tutor.status()
@@ -235,3 +237,251 @@ def test_precomputed_vectors_are_used_only_for_the_embedder_that_made_them(
     assert prepare(CountingEmbedder("other-model"), "other") == chunks
     (small_kb / shipped_vectors.FILE).write_bytes(b"not a zip file")
     assert shipped_vectors.load(small_kb, HashingEmbedder(384)) == {}
+
+
+# -- interrupted turns, degraded vectors, bad input, a user's notes deleted --------------------
+
+
+class InterruptedChat(ScriptedChat):
+    """Streams a few words, then the user presses Ctrl+C (what SIGINT raises mid-stream)."""
+
+    def stream(self, prompt, should_stop=lambda: False):  # type: ignore[no-untyped-def]
+        yield "Warfarin is "
+        yield "monitored "
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_the_answer_streams_is_audited_as_a_stopped_turn(
+    make_tutor: TutorFactory, audit: AuditService
+) -> None:
+    tutor = make_tutor(InterruptedChat())
+    tokens: list[str] = []
+    with pytest.raises(TurnInterrupted) as raised:
+        tutor.ask(QUESTION, "ana", on_token=tokens.append)
+    assert isinstance(raised.value, KeyboardInterrupt)  # still ends the program as Ctrl+C does
+    turn = raised.value.turn
+    assert turn.stopped and turn.answer == "Warfarin is monitored " == "".join(tokens)
+    (record,) = turns(audit)
+    assert record.seq == turn.audit_seq
+    assert record.data["stopped"] is True
+    assert record.data["answer_sha256"] == sha("Warfarin is monitored ")
+    assert record.data["chunks"] == [p.chunk_id for p in turn.passages]
+    assert audit.reveal(record).personal == {"question": QUESTION}
+    assert audit.verify().ok
+
+
+def test_a_reader_that_leaves_the_pipe_stops_the_turn_and_it_is_audited(
+    make_tutor: TutorFactory, audit: AuditService
+) -> None:
+    tutor = make_tutor(ScriptedChat(replies=["one two three four"]))
+    seen: list[str] = []
+
+    def on_token(piece: str) -> None:  # `ask tutor | head -c 5`: the second write fails
+        if seen:
+            raise BrokenPipeError(32, "Broken pipe")
+        seen.append(piece)
+
+    with pytest.raises(BrokenPipeError):
+        tutor.ask(QUESTION, "ana", on_token=on_token)
+    (record,) = turns(audit)
+    assert record.data["stopped"] is True and record.data["answer_sha256"] == sha("one two ")
+
+
+def test_an_interrupt_before_the_model_is_asked_writes_nothing(
+    make_tutor: TutorFactory, audit: AuditService
+) -> None:
+    class Interrupting(HashingEmbedder):
+        def embed(self, text):  # type: ignore[no-untyped-def]
+            raise KeyboardInterrupt
+
+    tutor = make_tutor()
+    tutor.prepare()
+    tutor._embedder = lambda: Interrupting(384)  # the question's embedding is interrupted
+    with pytest.raises(KeyboardInterrupt) as raised:
+        tutor.ask(QUESTION, "ana")
+    assert not isinstance(raised.value, TurnInterrupted)
+    assert turns(audit) == []
+
+
+def test_vector_store_down_the_tutor_still_answers_and_says_so(
+    tmp_path: Path, audit: AuditService, small_kb: Path
+) -> None:
+    """A Chroma server on a closed loopback port (connection refused, short timeouts)."""
+    config = Config(
+        home=tmp_path / "down",
+        embedder="hashing",
+        chat_model="scripted",
+        chroma_url=f"http://127.0.0.1:{free_port()}",
+        network_timeout=0.5,
+    ).validated()
+    tutor = TutorService(
+        config, embedder=HashingEmbedder(384), chat=ScriptedChat(), audit=audit, kb_dir=small_kb
+    )
+    try:
+        started = time.perf_counter()
+        status = tutor.prepare()
+        assert not status.vector_ok and "not reachable" in status.vector_message
+        assert status.vectors == 0 and status.chunks > 0 and status.graph_ok
+        turn = tutor.ask(QUESTION, "ana")
+        assert time.perf_counter() - started < 30
+        assert turn.passages and turn.retrieval.methods["vector"] == []
+        (line,) = turn.degraded
+        assert line.startswith("vector: vector search is unavailable")
+        assert "answered from keyword and graph retrieval only" in line
+        assert all(set(p.methods) <= {"keyword", "graph"} for p in turn.passages)
+        assert {p.doc_id for p in turn.passages[:2]} & {"kb/inr", "kb/warfarin"}
+        assert turns(audit)[-1].data["degraded"] == ["vector"]
+
+        # the graph down as well: keyword retrieval alone still answers
+        down = BoltGraph(f"bolt://127.0.0.1:{free_port()}", namespace="down", timeout=0.5)
+        tutor._graph = down
+        tutor._graph_synced = False
+        tutor._retry_at["graph"] = 0.0
+        turn = tutor.ask(QUESTION, "ana")
+        assert sorted(turn.retrieval.degraded_methods) == ["graph", "vector"]
+        assert all(line.endswith("answered from keyword retrieval only") for line in turn.degraded)
+        assert turn.passages and turns(audit)[-1].data["degraded"] == ["vector", "graph"]
+        # an import goes on: the knowledge base is the source of truth, vectors follow later
+        note = tmp_path / "mine.md"
+        note.write_text("# Mine\n\nZebrafish rota.\n", encoding="utf-8")
+        assert tutor.import_path(note, "ana").added == 1
+        assert tutor.retrieve("zebrafish", "ana").passages[0].title == "Mine"
+        assert audit.verify().ok
+    finally:
+        tutor.close()
+
+
+def test_the_vector_store_is_tried_again_on_a_later_turn(
+    make_tutor: TutorFactory, config: Config, audit: AuditService
+) -> None:
+    """Local Chroma made unusable (its folder is a file), then usable again: the next turn
+    after the retry delay resynchronises it and vector search comes back."""
+    config.chroma_path.write_text("not a folder", encoding="utf-8")
+    tutor = make_tutor()
+    status = tutor.prepare()
+    assert not status.vector_ok and status.vector_message
+    assert tutor.ask(QUESTION, "ana").retrieval.degraded_methods == ("vector",)
+    config.chroma_path.unlink()
+    tutor._retry_at["vector"] = 0.0  # instead of waiting RETRY_SECONDS
+    turn = tutor.ask(QUESTION, "ana")
+    assert turn.degraded == () and turn.retrieval.methods["vector"]
+    assert tutor.status().vector_ok and tutor.status().vectors == status.chunks
+
+
+@pytest.mark.parametrize("k", [0, -1, -3, 21, True, 2.0])
+def test_k_must_be_a_positive_whole_number(
+    tutor: TutorService, audit: AuditService, k: object
+) -> None:
+    with pytest.raises(ValueError, match="k must be a whole number"):
+        tutor.ask(QUESTION, "ana", k=k)  # type: ignore[arg-type]
+    assert turns(audit) == []
+    assert len(tutor.ask(QUESTION, "ana", k=1).passages) == 1
+
+
+def test_a_data_dir_that_cannot_be_created_is_an_environment_error(
+    tmp_path: Path, audit: AuditService, small_kb: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    config = Config(home=blocker / "custodia", embedder="hashing", chat_model="scripted")
+    tutor = TutorService(
+        config, embedder=HashingEmbedder(384), chat=ScriptedChat(), audit=audit, kb_dir=small_kb
+    )
+    try:
+        with pytest.raises(StoreUnavailableError, match="cannot create the data folder"):
+            tutor.prepare()
+        with pytest.raises(StoreUnavailableError, match="cannot create the data folder"):
+            tutor.ask(QUESTION, "ana")
+    finally:
+        tutor.close()
+    assert turns(audit) == []
+
+
+def test_importing_unreadable_empty_and_emptied_files(tutor: TutorService, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "bad.md").write_bytes(b"\xff\xfe\x00")
+    (folder / "empty.md").write_text("", encoding="utf-8")
+    (folder / "title-only.md").write_text("# Just a title\n\n", encoding="utf-8")
+    report = tutor.import_path(folder / "bad.md", "ana")
+    assert report.imported == 0 and len(report.unreadable) == 1
+    assert "not UTF-8" in report.unreadable[0] and "1 unreadable" in report.line()
+    report = tutor.import_path(folder, "ana")
+    assert (report.added, report.imported) == (0, 0)
+    assert sorted(Path(s.split(":")[0]).name for s in report.skipped) == [
+        "empty.md",
+        "title-only.md",
+    ]
+    assert "2 skipped (empty)" in report.line() and tutor.users() == []
+    # a note imported, then emptied: its passages go
+    note = folder / "later.md"
+    note.write_text("# Later\n\nZebrafish rota on Mondays.\n", encoding="utf-8")
+    assert tutor.import_path(note, "ana").added == 1
+    note.write_text("", encoding="utf-8")
+    report = tutor.import_path(note, "ana")
+    assert report.removed == 1 and report.chunks_removed and tutor.users() == []
+    assert not tutor.retrieve("zebrafish rota", "ana").methods["keyword"]
+
+
+def test_an_empty_user_never_means_the_shared_corpus(tutor: TutorService, tmp_path: Path) -> None:
+    note = tmp_path / "n.md"
+    note.write_text("# Mine\n\nZebrafish rota.\n", encoding="utf-8")
+    for blank in ("", "   "):
+        with pytest.raises(ScopeError):
+            tutor.import_path(note, blank)
+    before = tutor.status().by_scope
+    assert tutor.import_path(note, " ana ").scope == "user:ana"  # stripped, as `ask` does
+    assert tutor.import_path(note, None).scope == "shared"  # None (no --user): shared
+    assert tutor.status().by_scope["shared"][0] == before["shared"][0] + 1
+
+
+def test_forgetting_a_users_notes_removes_them_from_every_store(
+    tutor: TutorService, tmp_path: Path
+) -> None:
+    for user in ("ana", "bob"):
+        note = tmp_path / user / "rota.md"
+        note.parent.mkdir()
+        note.write_text(
+            f"# {user} rota\n\nZebrafish rota: warfarin and gout clinic on Mondays.\n",
+            encoding="utf-8",
+        )
+        tutor.import_path(note, user)
+    vectors = tutor.vectors.count()
+    assert tutor.graph.counts().relations.get("user:ana")
+    assert tutor.graph.digest("user:ana")
+
+    done = tutor.forget_user(" ana ")
+    assert (done.user, done.scope, done.documents, done.chunks) == ("ana", "user:ana", 1, 1)
+    assert done.pending == ()
+    assert tutor.users() == ["bob"]
+    assert tutor.vectors.count() == vectors - 1
+    assert not tutor.vectors.collection.get(where={"scope": "user:ana"})["ids"]
+    assert "user:ana" not in tutor.graph.counts().relations
+    assert tutor.graph.digest("user:ana") is None
+    assert tutor.retrieve("zebrafish rota", "ana").passages[0].scope == "shared"
+    assert tutor.retrieve("zebrafish rota", "bob").passages[0].scope == "user:bob"
+    assert tutor.forget_user("ana").documents == 0  # again: nothing left, no error
+    with pytest.raises(ScopeError):
+        tutor.forget_user("  ")
+
+
+def test_forgetting_a_users_notes_with_the_graph_down_finishes_at_the_next_sync(
+    make_tutor: TutorFactory, config: Config, tmp_path: Path
+) -> None:
+    tutor = make_tutor()
+    tutor.prepare()
+    note = tmp_path / "rota.md"
+    note.write_text("# Rota\n\nWarfarin and gout clinic.\n", encoding="utf-8")
+    tutor.import_path(note, "ana")
+    tutor.close()
+    down = BoltGraph(f"bolt://127.0.0.1:{free_port()}", namespace="down", timeout=0.5)
+    offline = make_tutor(graph=down)
+    done = offline.forget_user("ana")
+    assert done.documents == 1 and len(done.pending) == 1
+    assert done.pending[0].startswith("graph:")
+    offline.close()
+    again = make_tutor()  # the embedded graph again: it still holds ana's relations
+    assert again.graph.counts().relations.get("user:ana")
+    again.prepare()
+    assert "user:ana" not in again.graph.counts().relations
+    assert again.graph.digest("user:ana") is None

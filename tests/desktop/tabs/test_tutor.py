@@ -8,6 +8,7 @@ tab is first shown, so indexing stays quick.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +177,58 @@ def test_graph_server_down_the_tab_answers_and_shows_the_notice(
     assert notice.isVisible() and "vector and keyword" in notice.text()
     assert "not reachable" in notice.toolTip()
     assert "Warfarin is monitored" in child(tab, QTextBrowser, "answer").toPlainText()
+
+
+def test_vector_store_down_the_tab_answers_and_shows_the_notice(
+    qtbot: Any, custodia_services: Services, small_kb: Path, custodia_window: Any
+) -> None:
+    config = replace(
+        custodia_services.config, chroma_url=f"http://127.0.0.1:{free_port()}", network_timeout=0.5
+    )
+    custodia_services.service(
+        "tutor",
+        lambda: TutorService(
+            config,
+            embedder=HashingEmbedder(384),
+            chat=ScriptedChat(replies=[ANSWER]),
+            audit=lambda: audit_service(custodia_services),
+            kb_dir=small_kb,
+        ),
+        TutorService.close,
+    )
+    tab = show_tutor(qtbot, custodia_window)
+    notice = child(tab, QLabel, "degraded_notice")
+    assert notice.isVisible() and "vector" in notice.text()
+    assert "vectors unavailable" in child(tab, QLabel, "tutor_status").text()
+    assert "not reachable" in notice.toolTip()
+    turn = ask(qtbot, tab, "Which blood test monitors warfarin?")
+    assert turn.passages and turn.retrieval.degraded_methods == ("vector",)
+    assert notice.isVisible() and "vector unavailable" in notice.text()
+    assert "Warfarin is monitored" in child(tab, QTextBrowser, "answer").toPlainText()
+    audit = audit_service(custodia_services)
+    (record,) = audit.entries(Filter(event_type=AUDIT_EVENT))
+    assert record.data["degraded"] == ["vector"]
+
+
+def test_importing_an_unreadable_note_is_an_error_and_an_empty_one_is_skipped(
+    qtbot: Any, tab: QWidget, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"\xff\xfe\x00")
+    status = child(tab, QLabel, "tutor_status")
+    with qtbot.waitSignal(tab.imported, timeout=WAIT) as blocker:
+        tab.import_paths([str(bad)])
+    assert blocker.args[0].unreadable and blocker.args[0].imported == 0
+    assert "Nothing was imported" in status.text() and "not UTF-8" in status.text()
+    assert status.property("error") == "true"
+    empty = tmp_path / "empty.md"
+    empty.write_text("", encoding="utf-8")
+    good = tmp_path / "good.md"
+    good.write_text("# Ward rota\n\nZebrafish rota on ward seven.\n", encoding="utf-8")
+    qtbot.waitUntil(lambda: child(tab, QPushButton, "import_notes").isEnabled(), timeout=WAIT)
+    with qtbot.waitSignal(tab.imported, timeout=WAIT) as blocker:
+        tab.import_paths([str(empty), str(good)])
+    report = blocker.args[0]
+    assert (report.added, len(report.skipped)) == (1, 1)
+    assert "1 added" in status.text() and "1 skipped (empty)" in status.text()
+    assert status.property("error") == "false" and "empty.md" in status.toolTip()
