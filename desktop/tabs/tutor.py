@@ -114,7 +114,8 @@ class TutorTab(QWidget):
         top.addWidget(self.tutor_status, 1)
         self.tutor_progress = QProgressBar()
         self.tutor_progress.setObjectName("tutor_progress")
-        self.tutor_progress.setMaximumWidth(180)
+        self.tutor_progress.setMinimumWidth(140)
+        self.tutor_progress.setMaximumWidth(220)
         self.tutor_progress.setVisible(False)
         top.addWidget(self.tutor_progress)
         self.import_notes = QPushButton(self.tr("Import notes…"))
@@ -157,10 +158,7 @@ class TutorTab(QWidget):
         self.answer.setOpenLinks(False)
         self.answer.setOpenExternalLinks(False)
         self.answer.setPlaceholderText(
-            self.tr(
-                "Ask a study question — conditions, signs, drugs, tests. The answer cites the "
-                "notes it comes from: click a citation to see the passage."
-            )
+            self.tr("Ask a study question. Answers cite their notes: click a citation to read it.")
         )
         layout.addWidget(self.answer, 1)
         row = QHBoxLayout()
@@ -254,7 +252,8 @@ class TutorTab(QWidget):
         self.tutor_progress.setVisible(True)
         self.tutor_progress.setRange(0, max(total, 0))
         self.tutor_progress.setValue(min(done, total))
-        self.tutor_progress.setFormat(f"{message} %v/%m" if message else "%v/%m")
+        self.tutor_progress.setFormat("%v/%m")  # the words go in the tooltip: the bar is narrow
+        self.tutor_progress.setToolTip(message)
 
     def _on_prepare_succeeded(self, status: Status) -> None:
         self._show_status(status)
@@ -328,6 +327,7 @@ class TutorTab(QWidget):
         self.answer.setPlainText("")
         self.sources.clear()
         self.source_text.clear()
+        self.graph_scene.clear()  # the last question's entities are not this one's
         self.degraded_notice.setVisible(False)
         handle = self.workers.start("tutor: ask", job)
         handle.signals.item.connect(self._on_ask_item)
