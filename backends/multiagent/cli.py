@@ -1,24 +1,39 @@
 """Headless multi-agent commands.
 
 * ``custodia ask multiagent "TASK"`` — runs a session to its end, printing each feed event as
-  a line and the session id (``--resume ID`` continues an unfinished session);
-* ``custodia sessions [--phase P]`` — lists sessions, newest first (``--health`` adds the
-  state of every layer).
+  a line and the session id (``--resume ID`` continues an unfinished session; a session
+  another live process is running is refused, exit 1). The first Ctrl-C cancels cleanly
+  (the session is saved ``cancelled``, resumable), a second one stops at once;
+* ``custodia sessions [--phase P] [--limit N]`` — lists sessions, newest first, marking
+  those running in another process and those a dead process left ``(interrupted)``
+  (``--health`` adds the state of every layer); an unreadable sessions database is an
+  error (exit 1), never an empty list;
+* ``custodia reindex multiagent`` — re-embeds the semantic memory with the configured
+  embedder (after a model change), with progress; Ctrl-C leaves it as it was.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
 import time
-from typing import Any
+from collections.abc import Iterator
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from backends.errors import CancelledError
+from backends.multiagent.coordinator import RunState
 from backends.multiagent.service import get_service, healthy
-from backends.multiagent.sessions import PHASES
+from backends.multiagent.sessions import PHASES, Session
 from backends.progress import Progress
 from backends.services import Services
+
+if TYPE_CHECKING:
+    SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def format_event(event: dict[str, Any]) -> str:
@@ -28,6 +43,38 @@ def format_event(event: dict[str, Any]) -> str:
     text = " ⏎ ".join(line for line in str(event.get("text", "")).splitlines() if line.strip())
     seq, phase, kind = event.get("seq", 0), event.get("phase", ""), event.get("kind", "")
     return f"{stamp} #{seq:<3} [{phase}]{who} {kind}: {text}"
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer ≥ 1 (a count of 0 or less is a usage error, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {value}")
+    return value
+
+
+@contextlib.contextmanager
+def _sigint_cancels(progress: Progress, what: str) -> Iterator[None]:
+    """While inside: the first Ctrl-C cancels ``progress`` (the work stops at its next check
+    and records it itself), a second one raises KeyboardInterrupt at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if progress.cancelled:
+            raise KeyboardInterrupt
+        progress.cancel()
+        print(f"custodia: cancelling {what}… (Ctrl-C again to stop at once)", file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
@@ -43,24 +90,25 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
             print("custodia: give a task, or --resume SESSION_ID", file=sys.stderr)
             return 2
         session = service.start(task)
-    print(f"session: {session.session_id}", flush=True)
+    session_id = session.session_id
+    print(f"session: {session_id}", flush=True)
     progress = Progress()
 
     def show(event: dict[str, Any]) -> None:
         print(format_event(event), flush=True)
 
     try:
-        final = service.run(session.session_id, progress, on_event=show)
-    except KeyboardInterrupt:
-        # Ctrl-C while the model streams: record the cancel so the session can be resumed.
-        progress.cancel()
-        stopped = service.session(session.session_id)
-        if stopped is not None and stopped.phase not in ("done", "failed", "cancelled"):
-            stopped.phase = "cancelled"
-            service.sessions.save(stopped)
-        print(f"session: {session.session_id} cancelled (resume with --resume)", file=sys.stderr)
-        return 130
+        # A session another live process runs raises SessionRunningError here, before the
+        # session is touched; backends.cli prints it and exits 1.
+        with _sigint_cancels(progress, "the session"):
+            final = service.run(session_id, progress, on_event=show)
     except CancelledError:
+        # Saved as "cancelled" by the run itself, under its run lock.
+        print(f"session: {session_id} cancelled (resume with --resume)", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        # Stopped at once: left in its phase, listed as interrupted, resumable.
+        print(f"session: {session_id} interrupted (resume with --resume)", file=sys.stderr)
         return 130
     finally:
         _warn_degraded(service.health())
@@ -74,31 +122,46 @@ def _warn_degraded(health: dict[str, str]) -> None:
             print(f"custodia: warning: {layer} {status}", file=sys.stderr)
 
 
+def _phase_text(session: Session, states: dict[str, RunState]) -> str:
+    """The phase, with what the tab shows too: "(interrupted)", "(running in another …)"."""
+    state = states.get(session.session_id)
+    return f"{session.phase} ({state.label})" if state is not None else session.phase
+
+
 def _cmd_sessions(args: argparse.Namespace, services: Services) -> int:
     service = get_service(services)
-    sessions = service.list_sessions(phase=args.phase, limit=args.limit)
+    # durable: an unreadable database raises (exit 1) instead of looking like no history.
+    sessions = service.list_sessions(phase=args.phase, limit=args.limit, durable=True)
+    states = service.run_states(sessions)
     if args.json:
-        rows = [
-            {
-                "session_id": s.session_id,
-                "created_at": s.created_at,
-                "updated_at": s.updated_at,
-                "phase": s.phase,
-                "model": s.model,
-                "task": s.task,
-            }
-            for s in sessions
-        ]
+        rows = []
+        for s in sessions:
+            state = states.get(s.session_id)
+            rows.append(
+                {
+                    "session_id": s.session_id,
+                    "created_at": s.created_at,
+                    "updated_at": s.updated_at,
+                    "phase": s.phase,
+                    "state": state.kind if state is not None else None,
+                    "pid": state.pid if state is not None else None,
+                    "model": s.model,
+                    "task": s.task,
+                }
+            )
         out: dict[str, Any] = {"sessions": rows}
         if args.health:
             out["health"] = service.probe()
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
+        phases = {s.session_id: _phase_text(s, states) for s in sessions}
+        width = max([9, *(len(p) for p in phases.values())])
         for s in sessions:
             created = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.created_at))
             task = s.task.replace("\n", " ")
             task = task if len(task) <= 60 else task[:59] + "…"
-            print(f"{s.session_id}  {created}  {s.phase:<9}  {s.model or '-':<22}  {task}")
+            phase = phases[s.session_id]
+            print(f"{s.session_id}  {created}  {phase:<{width}}  {s.model or '-':<22}  {task}")
         if not sessions:
             print("no sessions" + (f" in phase {args.phase}" if args.phase else ""))
         if args.health:
@@ -109,21 +172,77 @@ def _cmd_sessions(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
+    service = get_service(services)
+    before = service.memory_status()  # opens the memory: a locked folder fails here (exit 1)
+    embedder = service.memory().embedder
+    points = sum(s.points for s in before)
+    stale = [s for s in before if s.problem]
+    now = f"{embedder.name} ({embedder.dimension}-d)"
+    if stale:
+        was = f"{stale[0].embedder} ({stale[0].dimension}-d)"
+        print(f"re-embedding {points} item(s) of semantic memory: {was} → {now}", file=sys.stderr)
+    else:
+        print(f"re-embedding {points} item(s) of semantic memory with {now}", file=sys.stderr)
+    end = "\r" if sys.stderr.isatty() else "\n"
+
+    def report(done: int, total: int, message: str) -> None:
+        print(f"{done}/{total} {message}", end=end, file=sys.stderr, flush=True)
+
+    progress = Progress(callback=report)
+    try:
+        with _sigint_cancels(progress, "the re-embedding"):
+            count = service.reembed(progress)
+    except (CancelledError, KeyboardInterrupt):
+        print(file=sys.stderr)
+        print("custodia: re-embedding cancelled; the semantic memory is as it was", file=sys.stderr)
+        return 130
+    if end == "\r":
+        print(file=sys.stderr)
+    print(f"Re-embedded {count} item(s) of semantic memory with {now}.")
+    return 0
+
+
+def _reindex_subparsers(sub: SubParsers) -> SubParsers:
+    """``custodia reindex <assistant>``: one group shared by the assistants, created by
+    whichever adds its command first (the same shape as backends.conversations.cli's)."""
+    existing = sub.choices.get("reindex") if hasattr(sub, "choices") else None
+    if existing is not None:
+        for action in existing._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return action
+    parser = sub.add_parser("reindex", help="rebuild an assistant's derived search index")
+    return parser.add_subparsers(dest="index", metavar="ASSISTANT", required=True)
+
+
+def add_commands(sub: SubParsers) -> None:
     from backends.cli import ask_subparsers
 
     p = ask_subparsers(sub).add_parser(
         "multiagent", help="run a task through the multi-agent team, printing the live feed"
     )
     p.add_argument("task", nargs="*", help="what the team should do")
-    p.add_argument("--resume", metavar="SESSION_ID", help="continue an unfinished session")
+    p.add_argument(
+        "--resume",
+        metavar="SESSION_ID",
+        help="continue an unfinished session (refused while another process runs it)",
+    )
     p.set_defaults(handler=_cmd_ask)
 
     p = sub.add_parser("sessions", help="list multi-agent sessions, newest first")
     p.add_argument("--phase", choices=PHASES, help="only sessions in this phase")
-    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument(
+        "--limit", type=positive_int, default=50, help="at most this many, ≥ 1 (default 50)"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument(
         "--health", action="store_true", help="also check every layer (exit 1 when degraded)"
     )
     p.set_defaults(handler=_cmd_sessions)
+
+    p = _reindex_subparsers(sub).add_parser(
+        "multiagent",
+        help="re-embed the multi-agent semantic memory with the configured embedder "
+        "(after a model change)",
+    )
+    p.set_defaults(handler=_cmd_reindex)

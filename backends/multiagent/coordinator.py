@@ -15,12 +15,13 @@ so a cancelled, failed or interrupted session resumes where it stopped.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from backends.errors import (
     CancelledError,
@@ -31,8 +32,10 @@ from backends.errors import (
 from backends.models.chat import ChatModel, Prompt
 from backends.multiagent.events import Feed
 from backends.multiagent.health import LayerState
+from backends.multiagent.runlock import RunLock, RunLocks, SessionBusyError
+from backends.multiagent.runlock import SessionRunningError as SessionRunningError  # re-exported
 from backends.multiagent.semantic import Hit, MemoryItem, SemanticMemory
-from backends.multiagent.sessions import Session, SessionStore
+from backends.multiagent.sessions import ACTIVE_PHASES, Session, SessionStore
 from backends.multiagent.tickets import Ticket, TicketBoard
 from backends.progress import Progress
 
@@ -52,8 +55,24 @@ WARNING = "warning"
 SESSION_FINISHED = "session_finished"  # last event of a run, whatever the outcome
 
 
-class SessionBusyError(CustodiaEnvironmentError):
-    """The session is already running in this process."""
+@dataclass(frozen=True)
+class RunState:
+    """What is happening to an unfinished session right now.
+
+    ``running``: this process runs it; ``running elsewhere``: another live process holds its
+    run lock (``pid``); ``interrupted``: it stopped in an active phase and nobody runs it
+    (a killed process, a crash) — resumable. The CLI and the tab both show this.
+    """
+
+    kind: Literal["running", "running elsewhere", "interrupted"]
+    pid: int | None = None
+
+    @property
+    def label(self) -> str:
+        if self.kind == "running elsewhere":
+            who = f"pid {self.pid}" if self.pid is not None else "pid unknown"
+            return f"running in another process, {who}"
+        return self.kind
 
 
 @dataclass(frozen=True)
@@ -144,8 +163,11 @@ class Coordinator:
         max_steps: int = 3,
         memory_limit: int = 3,
         min_score: float = 0.15,
+        run_locks: RunLocks | None = None,
     ) -> None:
         self.sessions = sessions
+        #: one run per session across processes; None: this process only (tests, tools)
+        self.run_locks = run_locks
         self.tickets = tickets
         self.feed = feed
         self._chat = chat
@@ -169,8 +191,36 @@ class Coordinator:
         return session
 
     def running(self) -> set[str]:
+        """The sessions this process is running now."""
         with self._lock:
             return set(self._running)
+
+    def run_states(self, sessions: Iterable[Session]) -> dict[str, RunState]:
+        """The :class:`RunState` of each of ``sessions`` that is running or interrupted.
+
+        Sessions missing from the answer are idle: done, or failed/cancelled and not being
+        resumed. With run locks, "running elsewhere" and "interrupted" are exact: the lock
+        of a process that died is free.
+        """
+        here = self.running()
+        own = os.getpid()
+        out: dict[str, RunState] = {}
+        for session in sessions:
+            sid = session.session_id
+            if sid in here:
+                out[sid] = RunState("running")
+                continue
+            if session.phase == "done":
+                continue
+            holder = self.run_locks.holder(sid) if self.run_locks is not None else None
+            if holder is not None:
+                if holder.pid == own:  # started between running() and the probe
+                    out[sid] = RunState("running")
+                else:
+                    out[sid] = RunState("running elsewhere", holder.pid)
+            elif session.phase in ACTIVE_PHASES:
+                out[sid] = RunState("interrupted")
+        return out
 
     def run(
         self,
@@ -183,23 +233,57 @@ class Coordinator:
         Raises :class:`CancelledError` when ``progress`` is cancelled (the session is saved as
         ``cancelled``, resumable), and environment errors (model, dimension mismatch) after
         saving the session as ``failed`` — also resumable.
+
+        Only one run of a session at a time: :class:`SessionBusyError` when this process
+        runs it already, :class:`SessionRunningError` when another live process does (its
+        run lock); both before anything of the session is read or written. Once the lock is
+        held the session is re-read from the durable layers (another process may have
+        advanced it since this one cached it).
         """
         progress = progress or Progress()
-        session = self.sessions.get(session_id)
-        if session is None:
-            raise StoreUnavailableError(f"session {session_id} is not in any reachable store")
         with self._lock:
             if session_id in self._running:
-                raise SessionBusyError(f"session {session_id} is already running")
+                raise SessionBusyError(f"session {session_id} is already running in this process")
             self._running.add(session_id)
         try:
-            return self._run(session, progress, on_event)
+            lock, notes = self._claim(session_id)
+            try:
+                session = self.sessions.reload(session_id)
+                if session is None:
+                    raise StoreUnavailableError(
+                        f"session {session_id} is not in any reachable store"
+                    )
+                return self._run(session, progress, on_event, notes)
+            finally:
+                if lock is not None:
+                    lock.release()
         finally:
             with self._lock:
                 self._running.discard(session_id)
 
+    def _claim(self, session_id: str) -> tuple[RunLock | None, list[str]]:
+        """The run lock (raises :class:`SessionRunningError`); when the lock itself cannot be
+        made (an unusable data dir) the run goes on with a warning, like any failing layer
+        (MA6) — there is then no durable copy another process could resume either."""
+        if self.run_locks is None:
+            return None, []
+        try:
+            return self.run_locks.acquire(session_id), []
+        except StoreUnavailableError as err:
+            log.warning("multi-agent: running %s without its run lock: %s", session_id, err)
+            return None, [
+                f"Could not take the run lock ({err}); make sure no other Custodia process "
+                "runs this session at the same time."
+            ]
+
     # -- the phases ------------------------------------------------------------------------
-    def _run(self, session: Session, progress: Progress, on_event: EventCallback | None) -> Session:
+    def _run(
+        self,
+        session: Session,
+        progress: Progress,
+        on_event: EventCallback | None,
+        notes: Iterable[str] = (),
+    ) -> Session:
         ctx = _Run(self, session, progress, on_event)
         if session.finished:
             return session
@@ -208,6 +292,8 @@ class Coordinator:
             ctx.event(SESSION_STARTED, f"Resuming: {session.task}", resumed=True)
         else:
             ctx.event(SESSION_STARTED, session.task)
+        for note in notes:
+            ctx.event(WARNING, note)
         try:
             memory = self._open_memory(ctx)
             ctx.memory = memory

@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 COLLECTIONS = ("agent_results", "code_patterns", "session_memory")
 INDEXED_FIELDS = ("session", "expert", "ticket")
 STAGING_SUFFIX = "__reembed"
+#: how to re-embed, added to every mismatch error of the collections
+REEMBED_HINT = "Run `custodia reindex multiagent` (or Re-embed all in the Multi-agent tab)."
 _ID_NAMESPACE = uuid.UUID("6f0c1a52-3b59-4c38-9d7e-2f7f3f0e8b11")
 _BATCH = 256
 
@@ -319,12 +321,16 @@ class SemanticMemory:
             raise KeyError(f"unknown collection {name!r}; known: {', '.join(self.collections)}")
         where = f"semantic memory collection {name!r}"
         dimension = int(meta.get("dimension", 0))
+        error: DimensionMismatchError
         if dimension != self.embedder.dimension:
-            return DimensionMismatchError(dimension, self.embedder.dimension, where)
-        recorded = str(meta.get("embedder", ""))
-        if recorded != self.embedder.name:
-            return EmbedderMismatchError(recorded, self.embedder.name, dimension, where)
-        return None
+            error = DimensionMismatchError(dimension, self.embedder.dimension, where)
+        else:
+            recorded = str(meta.get("embedder", ""))
+            if recorded == self.embedder.name:
+                return None
+            error = EmbedderMismatchError(recorded, self.embedder.name, dimension, where)
+        error.args = (f"{error} {REEMBED_HINT}",)
+        return error
 
     def check(self, name: str | None = None) -> None:
         """Raise the first mismatch (of ``name``, or of any collection)."""

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from backends.config import Config
 from backends.errors import StoreUnavailableError
 from backends.models.chat import ChatModel
 from backends.models.embedders import Embedder
-from backends.multiagent.coordinator import Coordinator, EventCallback
+from backends.multiagent.coordinator import Coordinator, EventCallback, RunState
 from backends.multiagent.events import (
     EventBus,
     Feed,
@@ -26,6 +26,7 @@ from backends.multiagent.events import (
     Subscription,
 )
 from backends.multiagent.health import OK
+from backends.multiagent.runlock import LOCKS_FOLDER, RunLocks
 from backends.multiagent.semantic import CollectionStatus, Hit, SemanticMemory
 from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
 from backends.multiagent.tickets import TICKET_TTL, LiveTicket, TicketBoard
@@ -78,8 +79,15 @@ class MultiAgentService:
         self.feed = Feed(bus, namespace=namespace)
         self._memory: SemanticMemory | None = None
         self._memory_lock = threading.Lock()
+        self.run_locks = RunLocks(config.path(LOCKS_FOLDER))
         self.coordinator = Coordinator(
-            self.sessions, self.tickets, self.feed, chat, self.memory, max_tokens=max_tokens
+            self.sessions,
+            self.tickets,
+            self.feed,
+            chat,
+            self.memory,
+            max_tokens=max_tokens,
+            run_locks=self.run_locks,
         )
 
     @classmethod
@@ -115,6 +123,9 @@ class MultiAgentService:
         return memory.search_all(query, limit=limit)
 
     def reembed(self, progress: Progress | None = None) -> int:
+        """Rebuild the semantic memory with the configured embedder (MA11); the points done.
+
+        The tab's "Re-embed all" and ``custodia reindex multiagent``."""
         count = self.memory().reembed(progress)
         self.coordinator.memory_state.recover()
         return count
@@ -141,11 +152,29 @@ class MultiAgentService:
     def session(self, session_id: str) -> Session | None:
         return self.sessions.get(session_id)
 
-    def list_sessions(self, phase: str | None = None, limit: int | None = None) -> list[Session]:
-        return self.sessions.list(phase=phase, limit=limit)
+    def list_sessions(
+        self, phase: str | None = None, limit: int | None = None, *, durable: bool = False
+    ) -> list[Session]:
+        """Newest first. ``durable``: raise :class:`StoreUnavailableError` (naming the file)
+        when the sessions database cannot be read, instead of listing only what this
+        process holds in memory — for a listing presented as the whole history."""
+        if not durable:
+            return self.sessions.list(phase=phase, limit=limit)
+        try:
+            return self.sessions.list_durable(phase=phase, limit=limit)
+        except StoreUnavailableError as err:
+            detail = str(err).removeprefix(f"{self.sessions_path}: ")
+            raise StoreUnavailableError(
+                f"cannot read the multi-agent sessions database {self.sessions_path}: {detail}"
+            ) from err
 
     def running(self) -> set[str]:
+        """The sessions this process is running now."""
         return self.coordinator.running()
+
+    def run_states(self, sessions: Iterable[Session]) -> dict[str, RunState]:
+        """Which of ``sessions`` run here, run in another process, or were interrupted."""
+        return self.coordinator.run_states(sessions)
 
     def live_tickets(self, session_id: str | None = None) -> list[LiveTicket]:
         return self.tickets.list(session_id)

@@ -242,6 +242,7 @@ class SqliteSessionMirror:
         task_contains: str | None = None,
         limit: int | None = None,
     ) -> list[Session]:
+        _check_limit(limit)
         where, params = [], []
         if phase:
             where.append("phase = ?")
@@ -264,6 +265,11 @@ class SqliteSessionMirror:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be a positive integer or None, not {limit!r}")
 
 
 def _from_row(row: Sequence[Any]) -> Session:
@@ -320,17 +326,23 @@ class SessionStore:
         self._warm_up()
 
     # -- start-up (MA4) --------------------------------------------------------------------
-    def _open_mirror(self) -> SessionMirror | None:
+    def _open_mirror(self, *, strict: bool = False) -> SessionMirror | None:
+        """The mirror, opened now if needed; None when it cannot be (``strict``: raise the
+        :class:`StoreUnavailableError` instead)."""
         if self._mirror is not None:
             return self._mirror
         try:
             self._mirror = self._mirror_factory()
         except StoreUnavailableError as err:
             self.sqlite_state.fail(err)
+            if strict:
+                raise
             return None
         except Exception as err:  # a bug in a factory must not stop the sessions either
             log.exception("sessions: opening the SQLite mirror failed")
             self.sqlite_state.fail(err)
+            if strict:
+                raise
             return None
         self.sqlite_state.recover()
         return self._mirror
@@ -430,27 +442,108 @@ class SessionStore:
             self._cache(found)
             return self._copy(session_id)
 
-    def list(self, *, phase: str | None = None, limit: int | None = None) -> list[Session]:
-        """Newest first: SQLite's rows (other processes' too) merged with L1 (fresher wins)."""
+    def reload(self, session_id: str) -> Session | None:
+        """The freshest copy of one session in any layer, cached in L1. Never raises (MA6).
+
+        For a run that has just taken the session's run lock: another process may have
+        written the session since this one read it (the window was opened before a terminal
+        ran it), so L1 alone could be stale and a resume from it would redo work and then
+        overwrite the other process' results. SQLite's row, then the L2 copy, replace L1's
+        when fresher — the start-up rule (MA4) applied to one session; an L2 copy fresher
+        than SQLite is written back to SQLite. An unreachable layer is skipped.
+        """
         with self._lock:
-            merged = {sid: s for sid, s in self._l1.items()}
+            best = self._l1.get(session_id)
+            mirror = self._open_mirror() if self.sqlite_state.usable() else self._mirror
+            if mirror is not None:
+                try:
+                    row = mirror.load(session_id)
+                except StoreUnavailableError as err:
+                    self.sqlite_state.fail(err)
+                else:
+                    if row is not None and (best is None or row.updated_at > best.updated_at):
+                        self._cache(row)
+                        best = row
+            raw = self._read_l2(session_id)
+            if raw is not None:
+                try:
+                    copy = Session.from_json(raw)
+                except (ValueError, KeyError, TypeError) as err:
+                    log.warning("sessions: ignoring unreadable L2 entry of %s: %s", session_id, err)
+                else:
+                    if best is None or copy.updated_at > best.updated_at:
+                        self._cache(copy, raw)
+                        self._dirty.add(session_id)  # SQLite missed this write: repair it
+                        best = copy
+            if best is None:
+                return None
+        self._flush_dirty()
+        with self._lock:
+            return self._copy(session_id)
+
+    def _read_l2(self, session_id: str) -> str | None:
+        if self._l2 is None or not self.l2_state.usable():
+            return None
+        try:
+            raw = self._l2.get(self._prefix + session_id)
+        except StoreUnavailableError as err:
+            self.l2_state.fail(err)
+            return None
+        except Exception as err:
+            log.exception("sessions: unexpected L2 error")
+            self.l2_state.fail(err)
+            return None
+        self.l2_state.recover()
+        return raw
+
+    def list_durable(self, *, phase: str | None = None, limit: int | None = None) -> list[Session]:
+        """Like :meth:`list`, but raises :class:`StoreUnavailableError` when SQLite cannot be
+        opened or read.
+
+        For callers that present the list as the whole history (``custodia sessions``): there
+        an unreadable file must be an error, not an empty — deleted-looking — history.
+        """
+        _check_limit(limit)
+        with self._lock:
+            mirror = self._open_mirror(strict=True)
+            assert mirror is not None
+            try:
+                rows = mirror.list(phase=phase)
+            except StoreUnavailableError as err:
+                self.sqlite_state.fail(err)
+                raise
+            return self._merge(rows, phase, limit)
+
+    def _merge(
+        self, rows: Sequence[Session], phase: str | None, limit: int | None
+    ) -> list[Session]:
+        merged = {sid: s for sid, s in self._l1.items()}
+        for row in rows:
+            known = merged.get(row.session_id)
+            if known is None or row.updated_at > known.updated_at:
+                merged[row.session_id] = row
+        chosen = [s for s in merged.values() if phase is None or s.phase == phase]
+        chosen.sort(key=lambda s: (-s.created_at, s.session_id))
+        if limit is not None:
+            chosen = chosen[:limit]
+        # Rows fresh from SQLite are new objects already; L1 entries are copied.
+        return [self._copy(s.session_id) if s is self._l1.get(s.session_id) else s for s in chosen]
+
+    def list(self, *, phase: str | None = None, limit: int | None = None) -> list[Session]:
+        """Newest first: SQLite's rows (other processes' too) merged with L1 (fresher wins).
+
+        Never raises because SQLite failed (MA6): then only the sessions of L1 are listed.
+        """
+        _check_limit(limit)
+        with self._lock:
+            rows: Sequence[Session] = ()
             mirror = self._mirror
             if mirror is not None:
                 try:
-                    for row in mirror.list(phase=phase):
-                        known = merged.get(row.session_id)
-                        if known is None or row.updated_at > known.updated_at:
-                            merged[row.session_id] = row
+                    rows = mirror.list(phase=phase)
                 except StoreUnavailableError as err:
                     self.sqlite_state.fail(err)
-            chosen = [s for s in merged.values() if phase is None or s.phase == phase]
-            chosen.sort(key=lambda s: (-s.created_at, s.session_id))
-            if limit is not None:
-                chosen = chosen[:limit]
-            # Rows fresh from SQLite are new objects already; L1 entries are copied.
-            return [
-                self._copy(s.session_id) if s is self._l1.get(s.session_id) else s for s in chosen
-            ]
+            return self._merge(rows, phase, limit)
 
     def _cache(self, session: Session, raw: str | None = None) -> None:
         """Put ``session`` (owned by the store from now on) into L1."""

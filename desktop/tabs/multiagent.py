@@ -11,6 +11,12 @@ Every store and model call runs through the worker pool. A run is two jobs: one 
 to the session's feed and renders each event as it arrives; once it is subscribed, the other
 runs the coordinator. Events carry a sequence number, so whatever reaches the tab twice
 (the feed, then the final session) is drawn once and in order.
+
+A session another Custodia process is running (its run lock, see
+``backends/multiagent/runlock.py``) is listed as such and cannot be resumed here; if the
+other process takes it between the listing and a click, the run is refused untouched and
+``run_refused`` says why. Sessions a dead process left behind are listed "(interrupted)";
+the backend decides which is which (``MultiAgentService.run_states``), for the CLI too.
 """
 
 from __future__ import annotations
@@ -40,10 +46,10 @@ from PySide6.QtWidgets import (
 )
 
 from backends.errors import StoreUnavailableError
-from backends.multiagent.coordinator import SESSION_FINISHED
+from backends.multiagent.coordinator import SESSION_FINISHED, RunState, SessionBusyError
 from backends.multiagent.semantic import CollectionStatus, Hit
 from backends.multiagent.service import MultiAgentService, get_service
-from backends.multiagent.sessions import ACTIVE_PHASES, PHASES, Session
+from backends.multiagent.sessions import PHASES, Session
 from backends.multiagent.tickets import LiveTicket
 from backends.progress import Progress
 from backends.services import Services
@@ -62,6 +68,13 @@ QLabel#memory_status[problem="true"] { color: #8a4b00; font-weight: bold; }
 """
 
 
+class _Refused:
+    """A run job's answer when the session was already running (here or elsewhere)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
 class MultiAgentTab(QWidget):
     """Sessions, live feed, tickets and memory of the multi-agent assistant."""
 
@@ -69,6 +82,8 @@ class MultiAgentTab(QWidget):
     session_finished = Signal(str, str)
     #: the session list was (re)loaded: number of rows
     sessions_loaded = Signal(int)
+    #: a run was refused, nothing touched (another process runs it): session id, message
+    run_refused = Signal(str, str)
 
     def __init__(self, services: Services, workers: WorkerPool, parent: QWidget | None) -> None:
         super().__init__(parent)
@@ -85,7 +100,9 @@ class MultiAgentTab(QWidget):
         self._tickets: list[LiveTicket] = []
         self._tickets_busy = False
         self._tickets_again = False
-        self._running: set[str] = set()
+        #: sessions running here or elsewhere, or interrupted (from the backend)
+        self._states: dict[str, RunState] = {}
+        self._refused = False
         self._list_serial = 0
         self._ready = False
         self.setStyleSheet(_STYLE)
@@ -333,26 +350,29 @@ class MultiAgentTab(QWidget):
         self.run_button.setEnabled(self._ready and not running)
         self.cancel_button.setEnabled(running)
         current = self.current
+        state = self._states.get(current.session_id) if current is not None else None
         self.resume_button.setEnabled(
             self._ready
             and not running
             and current is not None
             and current.resumable
-            and current.session_id not in self._running
+            and (state is None or state.kind == "interrupted")
         )
 
     # -- opening ---------------------------------------------------------------------------
     def _open(self) -> None:
         def job(progress: Progress, emit: Emit) -> Any:
             service = self._service()
-            return service.list_sessions(None, SESSION_LIMIT), service.health()
+            sessions = service.list_sessions(None, SESSION_LIMIT)
+            return sessions, service.health(), service.run_states(sessions)
 
         handle = self.workers.start("multi-agent: open sessions", job)
         handle.signals.succeeded.connect(self._on_open_succeeded)
         handle.signals.failed.connect(self._on_job_failed)
 
     def _on_open_succeeded(self, result: Any) -> None:
-        sessions, health = result
+        sessions, health, states = result
+        self._states = dict(states)
         self._ready = True
         self._fill_sessions(sessions)
         self._show_health(health)
@@ -415,17 +435,17 @@ class MultiAgentTab(QWidget):
         def job(progress: Progress, emit: Emit) -> Any:
             service = self._service()
             sessions = service.list_sessions(phase or None, SESSION_LIMIT)
-            return serial, sessions, service.health(), service.running()
+            return serial, sessions, service.health(), service.run_states(sessions)
 
         handle = self.workers.start("multi-agent: list sessions", job)
         handle.signals.succeeded.connect(self._on_sessions_listed)
         handle.signals.failed.connect(self._on_job_failed)
 
     def _on_sessions_listed(self, result: Any) -> None:
-        serial, sessions, health, running = result
+        serial, sessions, health, states = result
         if serial != self._list_serial:
             return  # an older listing (another filter) finished late
-        self._running = set(running)
+        self._states = dict(states)
         self._fill_sessions(sessions)
         self._show_health(health)
         self._update_buttons()
@@ -437,13 +457,14 @@ class MultiAgentTab(QWidget):
         for session in sessions:
             started = time.strftime("%Y-%m-%d %H:%M", time.localtime(session.created_at))
             phase = self._phase_name(session.phase)
-            interrupted = (
-                session.phase in ACTIVE_PHASES
-                and session.session_id not in self._running
-                and session.session_id != self._running_id
-            )
-            if interrupted:
+            state = self._states.get(session.session_id)
+            if session.session_id == self._running_id:
+                state = None  # our run job is starting: not interrupted
+            if state is not None and state.kind == "interrupted":
                 phase = self.tr("{0} (interrupted)").format(phase)
+            elif state is not None and state.kind == "running elsewhere":
+                pid = str(state.pid) if state.pid is not None else "?"
+                phase = self.tr("{0} (running in another process, pid {1})").format(phase, pid)
             item = QTreeWidgetItem([started, phase, session.task.replace("\n", " ")])
             item.setData(0, Qt.ItemDataRole.UserRole, session.session_id)
             item.setData(1, Qt.ItemDataRole.UserRole, session.phase)
@@ -469,11 +490,12 @@ class MultiAgentTab(QWidget):
     def _load_session(self, session_id: str) -> None:
         def job(progress: Progress, emit: Emit) -> Any:
             service = self._service()
+            session = service.session(session_id)
             return (
-                service.session(session_id),
+                session,
                 service.live_tickets(session_id),
                 service.health(),
-                service.running(),
+                service.run_states([session] if session is not None else []),
             )
 
         handle = self.workers.start("multi-agent: load session", job)
@@ -481,8 +503,10 @@ class MultiAgentTab(QWidget):
         handle.signals.failed.connect(self._on_job_failed)
 
     def _on_session_loaded(self, result: Any) -> None:
-        session, tickets, health, running = result
-        self._running = set(running)
+        session, tickets, health, states = result
+        if session is not None:
+            self._states.pop(session.session_id, None)
+            self._states.update(states)
         self._show_health(health)
         if session is None:
             self._show_error(self.tr("That session is not in any reachable store."))
@@ -631,6 +655,9 @@ class MultiAgentTab(QWidget):
         current = self.current
         if current is None or self._run is not None or not current.resumable:
             return
+        state = self._states.get(current.session_id)
+        if state is not None and state.kind != "interrupted":
+            return  # running (the button is disabled; a late click does nothing)
         self._show_error("")
         self.resume_button.setEnabled(False)
         self._start_feed(current.session_id, run_after=True)
@@ -647,10 +674,15 @@ class MultiAgentTab(QWidget):
                 if not feed_state.ok:  # the bus failed: deliver through the job instead
                     emit(event)
 
-            return service.run(session_id, progress, on_event=fallback)
+            try:
+                return service.run(session_id, progress, on_event=fallback)
+            except SessionBusyError as err:  # another process (or run) has it: untouched
+                return _Refused(str(err))
 
         handle = self.workers.start(f"multi-agent: run {session_id[:8]}", job)
         self._run = handle
+        self._refused = False
+        handle.signals.succeeded.connect(self._on_run_succeeded)
         handle.signals.item.connect(self._on_run_item)
         handle.signals.progress.connect(self._on_run_progress)
         handle.signals.failed.connect(self._on_run_failed)
@@ -659,6 +691,13 @@ class MultiAgentTab(QWidget):
         self.progress_bar.setRange(0, 0)
         self.progress_bar.setVisible(True)
         self._update_buttons()
+
+    def _on_run_succeeded(self, result: Any) -> None:
+        if isinstance(result, _Refused):
+            self._refused = True
+            self._show_error(result.message)
+            if self._running_id is not None:
+                self.run_refused.emit(self._running_id, result.message)
 
     def _on_run_item(self, event: Any) -> None:
         if isinstance(event, dict):
@@ -684,14 +723,21 @@ class MultiAgentTab(QWidget):
             self._feed_job.cancel()
         if session_id is None:
             return
+        if self._refused:
+            # Not run: show the session as it is now (running elsewhere), no final state.
+            self._refused = False
+            self._load_session(session_id)
+            self._refresh_sessions()
+            return
 
         def job(progress: Progress, emit: Emit) -> Any:
             service = self._service()
+            session = service.session(session_id)
             return (
-                service.session(session_id),
+                session,
                 service.live_tickets(session_id),
                 service.health(),
-                service.running(),
+                service.run_states([session] if session is not None else []),
             )
 
         handle = self.workers.start("multi-agent: final state", job)

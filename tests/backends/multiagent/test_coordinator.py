@@ -12,10 +12,13 @@ from backends.config import Config
 from backends.errors import CancelledError, DimensionMismatchError, ModelUnavailableError
 from backends.models.chat import ChatModel, Prompt, ScriptedChat, ShouldStop
 from backends.models.embedders import HashingEmbedder
-from backends.multiagent.coordinator import assign, parse_plan
-from backends.multiagent.sessions import Session, SqliteSessionMirror
+from backends.multiagent.coordinator import EXPERTS, RunState, assign, parse_plan
+from backends.multiagent.runlock import LOCKS_FOLDER
+from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
+from backends.multiagent.ttl import MemoryTTLStore
 from backends.progress import Progress
 from tests.backends.multiagent.conftest import PLAN, REPLIES, MakeService
+from tests.backends.multiagent.test_runlock import hold_in_child
 
 
 class FailingChat(ChatModel):
@@ -214,6 +217,100 @@ def test_one_session_cannot_run_twice_at_once(make_service: MakeService) -> None
         release.set()
         worker.join(10)
     assert service.session(session.session_id).phase == "done"  # type: ignore[union-attr]
+
+
+def test_a_resume_starts_from_what_another_process_saved_not_from_a_stale_cache(
+    make_service: MakeService,
+) -> None:
+    """The window cached a session; a terminal then advanced it. Resuming in the window
+    must continue from the terminal's work — not redo it and overwrite it."""
+    chat = ScriptedChat(replies=["Reviewed."])
+    window = make_service(chat=chat)
+    session = window.start("Parse CSV files")  # cached in the window's L1, phase planning
+    assert window.sessions.cached(session.session_id)
+
+    terminal = SessionStore(MemoryTTLStore(), lambda: SqliteSessionMirror(window.sessions_path))
+    advanced = terminal.get(session.session_id)
+    assert advanced is not None
+    advanced.phase = "reviewing"
+    advanced.data.update(
+        plan="1. do it",
+        steps=[
+            {"index": 1, "title": "do it", "expert": "researcher", "ticket": "t1",
+             "result": "done by the terminal"},
+        ],
+    )  # fmt: skip
+    advanced.events.extend(
+        {"session": session.session_id, "seq": n, "ts": 0.0, "kind": "phase", "phase": "x",
+         "expert": "", "text": f"terminal event {n}"}
+        for n in (1, 2, 3)
+    )  # fmt: skip
+    terminal.save(advanced)
+    terminal.close()
+
+    final = window.run(session.session_id)
+    assert final.phase == "done"
+    assert final.data["steps"][0]["result"] == "done by the terminal"
+    assert [c.system for c in chat.calls] == [EXPERTS["reviewer"].system]  # nothing redone
+    assert [e["text"] for e in final.events[:3]] == [f"terminal event {n}" for n in (1, 2, 3)]
+    assert [e["seq"] for e in final.events] == list(range(1, len(final.events) + 1))
+
+
+def test_a_run_goes_on_with_a_warning_when_its_lock_cannot_be_made(
+    make_service: MakeService, config: Config
+) -> None:
+    config.path(LOCKS_FOLDER).write_text("a file where the lock folder should be")
+    service = make_service()
+    final = service.ask("Parse CSV files")
+    assert final.phase == "done"
+    warnings = [e["text"] for e in final.events if e["kind"] == "warning"]
+    assert len(warnings) == 1 and warnings[0].startswith("Could not take the run lock")
+    assert "run-lock folder" in warnings[0]
+
+
+def test_run_states_tell_running_here_from_elsewhere_from_interrupted(
+    make_service: MakeService,
+) -> None:
+    gate, release = threading.Event(), threading.Event()
+
+    def block_first(call: int) -> None:
+        if call == 1:
+            gate.set()
+            release.wait(10)
+
+    service = make_service(chat=HookedChat(list(REPLIES), block_first))
+    here = service.start("runs here")
+    elsewhere = service.start("held by another run lock")
+    crashed = service.start("left in reviewing")
+    crashed.phase = "reviewing"
+    service.sessions.save(crashed)
+    failed = service.start("failed, idle")
+    failed.phase = "failed"
+    service.sessions.save(failed)
+    worker = threading.Thread(target=service.run, args=(here.session_id,))
+    worker.start()
+    other = hold_in_child(service.run_locks.folder, elsewhere.session_id)
+    try:
+        assert gate.wait(10)
+        states = service.run_states(service.list_sessions())
+        assert states == {
+            here.session_id: RunState("running"),
+            elsewhere.session_id: RunState("running elsewhere", other.pid),
+            crashed.session_id: RunState("interrupted"),
+        }
+        assert states[elsewhere.session_id].label == (
+            f"running in another process, pid {other.pid}"
+        )
+    finally:
+        other.kill()
+        other.wait()
+        release.set()
+        worker.join(10)
+    states = service.run_states(service.list_sessions())
+    assert states == {
+        elsewhere.session_id: RunState("interrupted"),
+        crashed.session_id: RunState("interrupted"),
+    }
 
 
 def feed_follows_the_session(service: Any) -> None:

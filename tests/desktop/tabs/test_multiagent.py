@@ -6,6 +6,8 @@ never on sleeps.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -32,6 +34,7 @@ from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMir
 from backends.multiagent.ttl import MemoryTTLStore
 from backends.services import Services
 from desktop.tabs.multiagent import MultiAgentTab
+from tests.backends.multiagent.elsewhere import CHILD_REPLIES, RunningElsewhere
 
 PLAN = "1. Research CSV dialects\n2. Write a python function to parse CSV"
 REPLIES = [PLAN, "Dialects differ in quoting.", "def parse(text): ...", "Good. Final answer."]
@@ -267,3 +270,67 @@ def test_a_changed_embedder_offers_reembed_all(
     with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as finished:
         qtbot.mouseClick(child(tab, QPushButton, "resume_task"), Qt.MouseButton.LeftButton)
     assert finished.args[1] == "done"
+
+
+def stored(config: Config, session_id: str) -> tuple[float, str, str]:
+    """The session's SQLite row as another program reads it: (updated_at, phase, data)."""
+    uri = f"{config.path(SESSIONS_FILE).resolve().as_uri()}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        row = conn.execute(
+            "SELECT updated_at, phase, data FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+    finally:
+        conn.close()
+    return float(row[0]), str(row[1]), str(row[2])
+
+
+def test_a_session_another_process_runs_is_refused_here_until_that_process_dies(
+    interrupted: str, custodia_config: Config, tab: MultiAgentTab, qtbot: Any
+) -> None:
+    sessions = child(tab, QTreeWidget, "sessions")
+    resume = child(tab, QPushButton, "resume_task")
+    qtbot.waitUntil(lambda: sessions.topLevelItemCount() == 1, timeout=TIMEOUT)
+    sessions.setCurrentItem(sessions.topLevelItem(0))
+    qtbot.waitUntil(resume.isEnabled, timeout=TIMEOUT)  # listed as interrupted
+
+    env = {
+        "CUSTODIA_HOME": str(custodia_config.home),
+        "CUSTODIA_EMBEDDER": "hashing",
+        "CUSTODIA_CHAT_MODEL": "scripted",
+        "CUSTODIA_PROFILE": "embedded",
+    }
+    # A terminal resumes it meanwhile (the planner answers, the researcher is held).
+    with RunningElsewhere(env, resume=interrupted, block_at=2) as other:
+        before = stored(custodia_config, interrupted)
+        with qtbot.waitSignal(tab.run_refused, timeout=TIMEOUT) as refused:
+            qtbot.mouseClick(resume, Qt.MouseButton.LeftButton)  # the list is not fresh yet
+        message = (
+            f"session {interrupted} is running in another Custodia process (pid {other.pid}); "
+            "wait for it or stop it"
+        )
+        assert refused.args == [interrupted, message]
+        assert child(tab, QLabel, "multiagent_error").text() == message
+        assert stored(custodia_config, interrupted) == before  # untouched
+        qtbot.waitUntil(
+            lambda: (
+                f"(running in another process, pid {other.pid})" in sessions.topLevelItem(0).text(1)
+            ),
+            timeout=TIMEOUT,
+        )
+        assert not resume.isEnabled()
+        other.kill()  # kill -9
+
+    with qtbot.waitSignal(tab.sessions_loaded, timeout=TIMEOUT):
+        qtbot.mouseClick(child(tab, QWidget, "refresh_sessions"), Qt.MouseButton.LeftButton)
+    assert "(interrupted)" in sessions.topLevelItem(0).text(1)
+    qtbot.waitUntil(resume.isEnabled, timeout=TIMEOUT)
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as finished:
+        qtbot.mouseClick(resume, Qt.MouseButton.LeftButton)
+    assert finished.args == [interrupted, "done"]
+    # The other process' work was kept and continued, not redone over it.
+    kept = json.loads(before[2])
+    final = json.loads(stored(custodia_config, interrupted)[2])
+    assert final["plan"] == CHILD_REPLIES[0]
+    assert final["events"][: len(kept["events"])] == kept["events"]
+    assert [e["seq"] for e in final["events"]] == list(range(1, len(final["events"]) + 1))
