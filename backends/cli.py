@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import TypeAlias
 
 from backends import __version__, config, doctor
 from backends.errors import CustodiaEnvironmentError
@@ -31,17 +32,32 @@ COMMAND_MODULES: list[str] = [
 
 Handler = Callable[[argparse.Namespace, Services], int]
 
-_ASK: dict[int, argparse._SubParsersAction[argparse.ArgumentParser]] = {}
+SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
-def ask_subparsers(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+def shared_subparsers(sub: SubParsers, name: str, help: str, dest: str) -> SubParsers:
+    """``custodia <name> <assistant> ...``, a command group each assistant adds to: created
+    by the first that asks, found in ``sub`` itself by the others (no registry kept aside, so
+    a new parser never sees an old one's group)."""
+    existing = sub.choices.get(name)
+    if existing is not None:
+        for action in existing._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return action
+    parser = sub.add_parser(name, help=help)
+    return parser.add_subparsers(dest=dest, metavar="ASSISTANT", required=True)
+
+
+def ask_subparsers(sub: SubParsers) -> SubParsers:
     """The shared ``custodia ask <assistant> ...`` command: each assistant adds its parser."""
-    if id(sub) not in _ASK:
-        ask = sub.add_parser("ask", help="one turn with an assistant, printed to the terminal")
-        _ASK[id(sub)] = ask.add_subparsers(dest="assistant", metavar="ASSISTANT", required=True)
-    return _ASK[id(sub)]
+    return shared_subparsers(
+        sub, "ask", "one turn with an assistant, printed to the terminal", "assistant"
+    )
+
+
+def reindex_subparsers(sub: SubParsers) -> SubParsers:
+    """The shared ``custodia reindex <assistant>`` command."""
+    return shared_subparsers(sub, "reindex", "rebuild an assistant's derived search index", "index")
 
 
 def _cmd_doctor(args: argparse.Namespace, services: Services) -> int:

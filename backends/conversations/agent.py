@@ -15,21 +15,38 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import TypeVar
 
 from backends.config import Config
 from backends.conversations import files as files_module
-from backends.conversations.errors import ConversationError, ConversationNotFoundError
+from backends.conversations.errors import (
+    ConversationError,
+    ConversationNotFoundError,
+    HistoryKeyError,
+    HistoryKeyRequiredError,
+    HistoryWrongKeyError,
+    TurnFailedError,
+)
 from backends.conversations.files import (
     Conversation,
     ConversationFiles,
     FileStamp,
     RotationReport,
     StoredMessage,
+    check_name,
+    fit_name,
     new_id,
     now_iso,
     pending_rotation,
+    tidy_name,
 )
-from backends.conversations.index import ConversationIndex, IndexRow, ReconcileReport, reconcile
+from backends.conversations.index import (
+    ConversationIndex,
+    IndexDamagedError,
+    IndexRow,
+    ReconcileReport,
+    reconcile,
+)
 from backends.conversations.keys import HistoryCipher, KeyringStatus, KeyStore, key_id, validate_key
 from backends.conversations.vectors import (
     ChromaVectorIndex,
@@ -68,6 +85,15 @@ PROVIDERS = {
     "ollama": "ollama",
     "openai": "openai",
 }
+
+#: how each key source is named in messages
+_KEY_SOURCES = {
+    "environment": "CONVERSATIONS_KEY",
+    "keyring": "the key in the OS keyring",
+    "session": "the key set in the app",
+}
+
+T = TypeVar("T")
 
 #: ``(config, embedder, fresh)``: with ``fresh`` the collection is dropped and made anew
 VectorFactory = Callable[[Config, Embedder, bool], VectorIndex]
@@ -142,10 +168,17 @@ class EncryptionStatus:
     clear_files: int  # conversations still stored in clear
     unreadable: int
     rotation_pending: str  # new key id of an unfinished rotation, or ""
+    #: why new conversations are refused now (the history is under a key not set here)
+    key_problem: str = ""
 
     @property
     def warning(self) -> bool:
-        return not self.encrypted or self.clear_files > 0 or bool(self.rotation_pending)
+        return (
+            not self.encrypted
+            or self.clear_files > 0
+            or bool(self.rotation_pending)
+            or bool(self.key_problem)
+        )
 
 
 @dataclass
@@ -181,7 +214,9 @@ class ConversationAgent:
         self.files = ConversationFiles(self.folder)
         self.files.ensure()
         self._apply_key()
-        self.index = ConversationIndex(config.path("conversations.sqlite3"))
+        self.index = ConversationIndex(config.path("conversations.sqlite3"), self.folder)
+        if self.index.recovered is not None:
+            self.reconcile()  # the damaged index was moved aside: rebuild it from the files
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self, progress: Progress | None = None) -> ReconcileReport:
@@ -191,7 +226,19 @@ class ConversationAgent:
 
     def reconcile(self, progress: Progress | None = None) -> ReconcileReport:
         with self._lock:
-            return reconcile(self.files, self.index, progress)
+            return self._recovering(lambda: reconcile(self.files, self.index, progress))
+
+    def _recovering(self, action: Callable[[], T]) -> T:
+        """``action()``; when the index turns out damaged, it is moved aside, rebuilt from
+        the files (it is derived data) and ``action`` runs again."""
+        try:
+            return action()
+        except IndexDamagedError as err:
+            log.warning("the conversation index is damaged (%s); rebuilding it", err)
+            with self._lock:
+                self.index.reset()
+                reconcile(self.files, self.index)
+            return action()
 
     def close(self) -> None:
         with self._vector_lock:
@@ -218,8 +265,9 @@ class ConversationAgent:
 
     def encryption_status(self) -> EncryptionStatus:
         key, source = self.keys.current()
-        rows = self.index.rows()
+        rows = self._recovering(self.index.rows)
         cipher = self.files.cipher
+        problem = self.key_problem()
         return EncryptionStatus(
             encrypted=bool(key),
             source=source,
@@ -228,7 +276,56 @@ class ConversationAgent:
             clear_files=sum(1 for r in rows if r.readable and not r.encrypted),
             unreadable=sum(1 for r in rows if not r.readable),
             rotation_pending=pending_rotation(self.folder),
+            key_problem=str(problem) if problem else "",
         )
+
+    def key_problem(self) -> HistoryKeyError | None:
+        """Why writing a conversation now would split the history across keys, or None.
+
+        When encrypted conversations exist, a new message is only written if the key set here
+        is (one of) theirs: with no key it would be stored in clear next to them, with a
+        wrong (mistyped) key under a key nothing else uses — a lost conversation at the next
+        start. Decided from the index (key ids are in clear), without reading any file.
+        """
+        groups = self._recovering(self.index.encrypted_key_ids)
+        if not groups:
+            return None
+        files = sum(total for total, _ in groups.values())
+        ids = tuple(sorted(kid or "(none)" for kid in groups))
+        shown = ", ".join(ids)
+        cipher = self.files.cipher
+        if cipher is None:
+            return HistoryKeyRequiredError(
+                f"conversation history is encrypted ({files} conversation(s), key id {shown}); "
+                "set CONVERSATIONS_KEY to its key (or give it in “Set key…” in the app). "
+                "Nothing was written: a new conversation would be stored in clear next to it.",
+                ids,
+                files,
+            )
+        if any(readable for _, readable in groups.values()):
+            return None
+        if any(kid and cipher.knows(kid) for kid in groups):
+            return None  # our key id, damaged tokens: the key is right
+        _, source = self.keys.current()
+        where = _KEY_SOURCES.get(source, "the key set here")
+        return HistoryWrongKeyError(
+            f"{where} (key id {cipher.primary_id}) opens none of the {files} encrypted "
+            f"conversation(s) here (key id {shown}): a wrong or mistyped key? Set the key they "
+            "are encrypted with. Nothing was written: a new conversation would be stored "
+            "under a key nothing else uses.",
+            ids,
+            files,
+        )
+
+    def check_writable(self) -> None:
+        """Raise :meth:`key_problem` when there is one (before anything is written)."""
+        problem = self.key_problem()
+        if problem is not None:
+            raise problem
+
+    def unreadable_reasons(self) -> dict[str, int]:
+        """``reason -> count`` of the conversations that cannot be read now (so not searched)."""
+        return self._recovering(self.index.unreadable_reasons)
 
     def rotate_key(self, new_key: str, progress: Progress | None = None) -> RotationReport:
         """Re-encrypt every conversation under ``new_key``, crash-safely and resumably.
@@ -240,6 +337,8 @@ class ConversationAgent:
         new_key = validate_key(new_key)
         old_key, _ = self.keys.current()
         old_keys = [k for k in (old_key, self.keys.pending()) if k and k != new_key]
+        # encrypted files and none under a key set here: refuse before anything changes
+        files_module.check_history_keys(self.folder, new_key, old_keys)
         self.keys.set_pending(new_key)  # lets the app resume after a crash (keyring only)
         with self._lock:
             self.files.cipher = HistoryCipher([new_key, *old_keys])
@@ -257,7 +356,7 @@ class ConversationAgent:
 
     # -- conversations ---------------------------------------------------------------------
     def conversations(self) -> list[IndexRow]:
-        return self.index.rows()
+        return self._recovering(self.index.rows)
 
     def load(self, conversation_id: str) -> Conversation:
         """The conversation (decrypted), or a typed error for this conversation only."""
@@ -300,28 +399,33 @@ class ConversationAgent:
             error=None,
             stamp=stamp,
         )
-        self.index.apply([row])
+        self._recovering(lambda: self.index.apply([row]))
 
     def create(self, name: str = "", choice: ModelChoice | None = None) -> Conversation:
         """A new, empty conversation. The default name is the date: names stay in clear (CA2),
         so they are never derived from the (encrypted) messages."""
-        choice = choice or self.model_choices()[0]
-        when = now_iso()
-        conversation = Conversation(
-            id=new_id(),
-            name=name.strip() or _default_name(when),
-            date=when,
-            provider=choice.provider,
-            model=choice.model,
-        )
+        conversation = self._new(choice, name)
+        self.check_writable()
         with self._lock:
             self._save(conversation, create=True)
         return conversation
 
+    def _new(self, choice: ModelChoice | None, name: str = "") -> Conversation:
+        """A new conversation, not saved yet (the name tidied and checked)."""
+        choice = choice or self.model_choices()[0]
+        when = now_iso()
+        return Conversation(
+            id=new_id(),
+            name=check_name(name) if tidy_name(name) else _default_name(when),
+            date=when,
+            provider=choice.provider,
+            model=choice.model,
+        )
+
     def rename(self, conversation_id: str, name: str) -> Conversation:
-        name = name.strip()
-        if not name:
-            raise ConversationError(conversation_id, "a conversation needs a name")
+        """Rename; the name is put on one line (whitespace tidied), at most ``MAX_NAME``
+        characters, else :class:`InvalidNameError` and nothing changes."""
+        name = check_name(name)
         with self._lock:
             conversation = self.load(conversation_id)  # refuses unreadable files
             conversation.name = name
@@ -331,18 +435,20 @@ class ConversationAgent:
     def delete(self, conversation_id: str) -> None:
         with self._lock:
             file = self.files.path(conversation_id).name
-            row = self.index.get(file)
+            row = self._recovering(lambda: self.index.get(file))
             self.files.delete(conversation_id)
-            self.index.apply([], [file])
+            self._recovering(lambda: self.index.apply([], [file]))
         self._drop_vectors(file, row.messages or 0 if row else 0)
 
     def add(self, conversation: Conversation) -> tuple[str, bool]:
         """Store an imported conversation under its id, or a new one on a clash (never
         overwriting). Returns ``(id, renamed)``."""
         renamed = False
+        conversation = replace(conversation, name=fit_name(conversation.name))
         if not files_module.is_valid_id(conversation.id):
             conversation = replace(conversation, id=new_id())
             renamed = True
+        self.check_writable()
         with self._lock:
             for _ in range(100):
                 try:
@@ -439,54 +545,97 @@ class ConversationAgent:
         model_key: str | None = None,
         on_token: Callable[[str], None] | None = None,
         should_stop: ShouldStop = _never,
+        on_saved: Callable[[str], None] | None = None,
     ) -> TurnResult:
-        """One turn: save the user's message, stream the answer, save it, index both."""
+        """One turn: save the user's message, stream the answer, save it, index both.
+
+        ``on_saved(conversation_id)`` is called as soon as the user's message is on disk (a
+        new conversation has its id from then on). What was said is kept whatever ends the
+        answer early, marked ``stopped`` in the file:
+
+        - ``should_stop()`` turning true (the tab's Stop): the turn returns normally;
+        - an exception while streaming — ``KeyboardInterrupt`` (Ctrl+C), a closed output, a
+          bug — is re-raised once the partial answer is saved;
+        - the chat model failing (unreachable, stream broken) raises
+          :class:`TurnFailedError` naming the conversation, so the user can continue it.
+
+        Refused before anything is written when the history is encrypted under a key that
+        is not set here (:meth:`key_problem`).
+        """
         message = message.strip()
         if not message:
             raise CustodiaEnvironmentError("the message is empty")
+        self.check_writable()
         model, choice = self.chat_model(model_key or self.config.chat_model)
-        conversation = self.load(conversation_id) if conversation_id else self.create(choice=choice)
+        existing = self.load(conversation_id) if conversation_id else None
         context: list[str] = []
         context_error = ""
         try:
-            hits = self.search(message, CONTEXT_PASSAGES, exclude=conversation.id)
+            hits = self.search(message, CONTEXT_PASSAGES, exclude=existing.id if existing else None)
             context = [_passage(h) for h in hits if h.score >= MIN_CONTEXT_SCORE]
         except CustodiaEnvironmentError as err:
             context_error = str(err)
             log.warning("no context from past conversations: %s", err)
         history = [
             Message(m.role, m.content)
-            for m in conversation.history[-HISTORY_MESSAGES:]
+            for m in (existing.history if existing else [])[-HISTORY_MESSAGES:]
             if m.role in ("system", "user", "assistant")
         ]
         with self._lock:
-            conversation = self.load(conversation.id)  # newest version on disk
+            if existing is None:  # a new conversation is created with its first message
+                conversation = self._new(choice)
+                create = True
+            else:
+                conversation = self.load(existing.id)  # newest version on disk
+                create = False
             conversation.history.append(StoredMessage("user", message, now_iso()))
             user_index = len(conversation.history) - 1
-            self._save(conversation)
+            self._save(conversation, create=create)
+        cid = conversation.id
+        if on_saved is not None:
+            on_saved(cid)
         prompt = Prompt(user=message, system=SYSTEM_PROMPT, history=history, context=context)
         pieces: list[str] = []
         stopped = False
-        for piece in model.stream(prompt, should_stop):
-            pieces.append(piece)
-            if on_token is not None:
-                on_token(piece)
-            if should_stop():
-                stopped = True
-                break
-        stopped = stopped or should_stop()
+        failure: CustodiaEnvironmentError | None = None
+        stream = model.stream(prompt, should_stop)
+        try:
+            for piece in stream:
+                pieces.append(piece)
+                if on_token is not None:
+                    on_token(piece)
+                if should_stop():
+                    stopped = True
+                    break
+        except CustodiaEnvironmentError as err:  # the model failed mid-way
+            failure = err
+        except BaseException:
+            # Ctrl+C, a closed output, a bug: keep what was said, then let it go on
+            self._save_answer(cid, "".join(pieces), choice, stopped=True)
+            raise
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
         answer = "".join(pieces)
-        with self._lock:
-            conversation = self.load(conversation.id)
-            conversation.history.append(
-                StoredMessage("assistant", answer, now_iso(), f"{choice.provider}:{choice.model}")
-            )
-            conversation.provider, conversation.model = choice.provider, choice.model
-            answer_index = len(conversation.history) - 1
-            self._save(conversation)
+        if failure is not None:
+            if answer:
+                conversation, answer_index = self._save_answer(cid, answer, choice, stopped=True)
+                self._index_messages(conversation, [user_index, answer_index])
+                kept = "your message and the partial answer (marked stopped) are saved"
+            else:
+                self._index_messages(conversation, [user_index])
+                kept = "your message is saved"
+            raise TurnFailedError(
+                f"{failure} — {kept} in conversation {cid}; continue it once the model "
+                "answers again",
+                cid,
+            ) from failure
+        stopped = stopped or should_stop()
+        conversation, answer_index = self._save_answer(cid, answer, choice, stopped=stopped)
         self._index_messages(conversation, [user_index, answer_index])
         return TurnResult(
-            conversation_id=conversation.id,
+            conversation_id=cid,
             answer=answer,
             provider=choice.provider,
             model=choice.model,
@@ -497,6 +646,25 @@ class ConversationAgent:
             retrieval_only=model.retrieval_only,
             context_error=context_error,
         )
+
+    def _save_answer(
+        self, conversation_id: str, answer: str, choice: ModelChoice, *, stopped: bool
+    ) -> tuple[Conversation, int]:
+        """Append the answer (re-reading the newest file first); return it and its index."""
+        with self._lock:
+            conversation = self.load(conversation_id)
+            conversation.history.append(
+                StoredMessage(
+                    "assistant",
+                    answer,
+                    now_iso(),
+                    f"{choice.provider}:{choice.model}",
+                    stopped=stopped,
+                )
+            )
+            conversation.provider, conversation.model = choice.provider, choice.model
+            self._save(conversation)
+            return conversation, len(conversation.history) - 1
 
     # -- vectors ---------------------------------------------------------------------------
     def embedder(self) -> Embedder:

@@ -8,16 +8,20 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import getpass
+import io
 import json
 import os
 import sys
 from pathlib import Path
 
-from backends.cli import ask_subparsers
+from backends.cli import Handler, ask_subparsers, reindex_subparsers
 from backends.conversations import importers
 from backends.conversations.agent import ConversationAgent, get_service
-from backends.conversations.keys import generate_key
+from backends.conversations.errors import HistoryWrongKeyError, TurnFailedError
+from backends.conversations.files import fit_name, tidy_name
+from backends.conversations.keys import generate_key, validate_key
 from backends.errors import CustodiaEnvironmentError
 from backends.progress import Progress
 from backends.services import Services
@@ -27,6 +31,44 @@ from backends.services import Services
 NEW_KEY_ENV = "CUSTODIA_NEW_CONVERSATIONS_KEY"
 
 SubParsers = argparse._SubParsersAction
+
+
+class _StdoutClosed(Exception):
+    """Whoever read our output went away (``custodia conversations show ID | head``)."""
+
+
+def _emit(text: str, end: str = "\n") -> None:
+    """Write a result to stdout; :class:`_StdoutClosed` when its reader has gone."""
+    try:
+        sys.stdout.write(text + end)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise _StdoutClosed from None
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so Python's last flush at exit does not fail again (the
+    standard way to handle ``EPIPE``, as the Python docs describe it)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):  # no real file behind stdout
+        pass
+
+
+def _quiet_when_stdout_closes(handler: Handler) -> Handler:
+    """A closed stdout ends the command quietly with status 1 (no traceback)."""
+
+    @functools.wraps(handler)
+    def run(args: argparse.Namespace, services: Services) -> int:
+        try:
+            return handler(args, services)
+        except _StdoutClosed:
+            _silence_stdout()
+            return 1
+
+    return run
 
 
 def _progress() -> Progress:
@@ -57,35 +99,86 @@ def _sync(agent: ConversationAgent) -> None:
         )
 
 
+def _warn(message: str) -> None:
+    print(f"custodia: {message}", file=sys.stderr)
+
+
+def _continue_hint(conversation_id: str) -> str:
+    return (
+        f"conversation {conversation_id} · continue it with: "
+        f'custodia ask conversations --conversation {conversation_id} "..."'
+    )
+
+
 # -- handlers ---------------------------------------------------------------------------------
 
 
 def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     agent = _agent(services)
+    agent.check_writable()  # before the search index is touched: the key is wrong anyway
     try:
         _sync(agent)
     except CustodiaEnvironmentError as err:  # search context is optional: the turn goes on
-        print(f"custodia: past conversations not searchable: {err}", file=sys.stderr)
+        _warn(f"past conversations not searchable: {err}")
+    saved: list[str] = []
+    closed: list[bool] = []
 
     def token(piece: str) -> None:
-        sys.stdout.write(piece)
-        sys.stdout.flush()
+        if closed:
+            return  # the answer is still saved whole; only the copy on stdout stops
+        try:
+            _emit(piece, end="")
+        except _StdoutClosed:
+            closed.append(True)
+            _silence_stdout()
 
-    result = agent.ask(args.message, args.conversation, args.model, on_token=token)
-    print()
+    try:
+        result = agent.ask(
+            args.message, args.conversation, args.model, on_token=token, on_saved=saved.append
+        )
+    except KeyboardInterrupt:
+        _end_line(closed)
+        if not saved:
+            _warn("interrupted; nothing was saved")
+            return 130
+        _warn("interrupted — what was said is kept (a cut-short answer is marked stopped)")
+        print(_continue_hint(saved[0]), file=sys.stderr)
+        return 130
+    except TurnFailedError as err:
+        _end_line(closed)
+        _warn(str(err))
+        print(_continue_hint(err.conversation_id), file=sys.stderr)
+        return 1
+    except BaseException:
+        if saved:  # the message is on disk whatever went wrong: say where
+            _end_line(closed)
+            print(_continue_hint(saved[0]), file=sys.stderr)
+        raise
+    _end_line(closed)
     label = " (retrieval-only mode)" if result.retrieval_only else ""
     print(
         f"conversation {result.conversation_id} · {result.provider}:{result.model}{label}",
         file=sys.stderr,
     )
-    return 0
+    return 1 if closed else 0
+
+
+def _end_line(closed: list[bool]) -> None:
+    """End the streamed answer's line (unless stdout is gone)."""
+    if closed:
+        return
+    try:
+        _emit("")
+    except _StdoutClosed:
+        closed.append(True)
+        _silence_stdout()
 
 
 def _cmd_list(args: argparse.Namespace, services: Services) -> int:
     agent = _agent(services)
     rows = agent.conversations()
     if args.json:
-        print(
+        _emit(
             json.dumps(
                 [
                     {
@@ -109,10 +202,12 @@ def _cmd_list(args: argparse.Namespace, services: Services) -> int:
     for r in rows:
         count = "?" if r.messages is None else str(r.messages)
         lock = "encrypted" if r.encrypted else "clear"
-        line = f"{r.id}  {r.date[:16]:16}  {r.provider}:{r.model}  {count:>4} msg  {lock}  {r.name}"
+        # one line per conversation, whatever a hand-edited file holds
+        name = fit_name(r.name)
+        line = f"{r.id}  {r.date[:16]:16}  {r.provider}:{r.model}  {count:>4} msg  {lock}  {name}"
         if r.error:
-            line += f"  [cannot read: {r.error}]"
-        print(line)
+            line += f"  [cannot read: {tidy_name(r.error)}]"
+        _emit(line)
     if not rows:
         print("No conversations yet.", file=sys.stderr)
     return 0
@@ -121,20 +216,23 @@ def _cmd_list(args: argparse.Namespace, services: Services) -> int:
 def _cmd_show(args: argparse.Namespace, services: Services) -> int:
     agent = _agent(services)
     text, _ = importers.export(agent, [args.id], args.format)
-    print(text)
+    _emit(text)
     return 0
 
 
 def _cmd_export(args: argparse.Namespace, services: Services) -> int:
+    target = None if args.output in (None, "-") else Path(args.output)
+    if target is not None:
+        importers.check_target(target)  # before any work: a folder, a missing folder
     agent = _agent(services)
     text, problems = importers.export(agent, args.ids or None, args.format, _progress())
     for problem in problems:
-        print(f"custodia: not exported: {problem}", file=sys.stderr)
-    if args.output in (None, "-"):
-        sys.stdout.write(text)
+        _warn(f"not exported: {problem}")
+    if target is None:
+        _emit(text, end="")
     else:
-        importers.write_private(Path(args.output), text)
-        print(f"exported to {args.output} (plaintext, mode 0600)", file=sys.stderr)
+        importers.write_private(target, text)
+        print(f"exported to {target} (plaintext, mode 0600)", file=sys.stderr)
     return 1 if problems else 0
 
 
@@ -142,9 +240,9 @@ def _cmd_import(args: argparse.Namespace, services: Services) -> int:
     agent = _agent(services)
     result = importers.import_file(agent, Path(args.path), _progress())
     for conversation_id, name in result.imported:
-        print(f"{conversation_id}  {name}")
+        _emit(f"{conversation_id}  {name}")
     for skipped in result.skipped:
-        print(f"custodia: skipped {skipped}", file=sys.stderr)
+        _warn(f"skipped {skipped}")
     print(
         f"imported {len(result.imported)} conversation(s)"
         + (f", {result.renamed} under a new id (theirs was taken)" if result.renamed else ""),
@@ -153,12 +251,36 @@ def _cmd_import(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
+def _unsearched_note(agent: ConversationAgent) -> str:
+    """How many conversations could not be read (so were not searched), why, and what to do;
+    "" when every one was searched."""
+    reasons = agent.unreadable_reasons()
+    if not reasons:
+        return ""
+    total = sum(reasons.values())
+    why = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+    hints: list[str] = []
+    if "key required" in reasons:
+        hints.append("set CONVERSATIONS_KEY to their key to search them")
+    if "wrong key" in reasons:
+        problem = agent.key_problem()
+        hint = "they are encrypted under another key than the one set here"
+        if isinstance(problem, HistoryWrongKeyError):
+            hint += f" (theirs: key id {', '.join(problem.key_ids)}; a mistyped key?)"
+        hints.append(hint)
+    if set(reasons) - {"key required", "wrong key"}:
+        hints.append("`custodia conversations list` says why for each")
+    return f"{total} conversation(s) could not be read and were not searched ({why}): " + (
+        "; ".join(hints)
+    )
+
+
 def _cmd_search(args: argparse.Namespace, services: Services) -> int:
     agent = _agent(services)
     _sync(agent)
     hits = agent.search(args.query, args.k)
     if args.json:
-        print(
+        _emit(
             json.dumps(
                 [
                     {
@@ -176,12 +298,18 @@ def _cmd_search(args: argparse.Namespace, services: Services) -> int:
                 ensure_ascii=False,
             )
         )
-        return 0
-    for h in hits:
-        text = " ".join(h.text.split())
-        print(f"{h.score:.3f}  {h.conversation_id}:{h.index}  {h.name} · {h.role}: {text[:160]}")
-    if not hits:
-        print("Nothing found.", file=sys.stderr)
+    else:
+        for h in hits:
+            text = " ".join(h.text.split())
+            _emit(
+                f"{h.score:.3f}  {h.conversation_id}:{h.index}  {fit_name(h.name)} · "
+                f"{h.role}: {text[:160]}"
+            )
+        if not hits:
+            print("Nothing found.", file=sys.stderr)
+    note = _unsearched_note(agent)
+    if note:
+        _warn(note)
     return 0
 
 
@@ -192,7 +320,7 @@ def _cmd_rename(args: argparse.Namespace, services: Services) -> int:
 
 def _cmd_delete(args: argparse.Namespace, services: Services) -> int:
     if not args.yes:
-        print("custodia: deleting cannot be undone; add --yes to confirm", file=sys.stderr)
+        _warn("deleting cannot be undone; add --yes to confirm")
         return 2
     _agent(services).delete(args.id)
     return 0
@@ -201,7 +329,7 @@ def _cmd_delete(args: argparse.Namespace, services: Services) -> int:
 def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
     agent = _agent(services)
     report = agent.rebuild_vectors(_progress())
-    print(
+    _emit(
         f"search index rebuilt: {report.added} message(s) indexed"
         + (f", {report.skipped_files} conversation(s) unreadable" if report.skipped_files else "")
     )
@@ -210,22 +338,30 @@ def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
 
 def _cmd_rotate_key(args: argparse.Namespace, services: Services) -> int:
     new_key = os.environ.get(NEW_KEY_ENV, "").strip()
+    if new_key:  # checked first, and named: it is not "the conversations key"
+        new_key = validate_key(
+            new_key,
+            NEW_KEY_ENV,
+            "fix it, or unset it and use `custodia rotate-key --generate` to have one made",
+        )
     generated = False
     if not new_key and args.generate:
         new_key, generated = generate_key(), True
     if not new_key:
         if not sys.stdin.isatty():
-            print(
-                f"custodia: give the new key in {NEW_KEY_ENV}, or use --generate",
-                file=sys.stderr,
-            )
+            _warn(f"give the new key in {NEW_KEY_ENV}, or use --generate")
             return 2
-        new_key = getpass.getpass("New conversations key (Fernet): ").strip()
-    agent = _agent(services)
+        new_key = validate_key(
+            getpass.getpass("New conversations key (Fernet): "),
+            "the new key typed",
+            "type it again, or use --generate to have one made",
+        )
+    agent = _agent(services)  # a malformed CONVERSATIONS_KEY is reported here, by name
     before = agent.encryption_status()
+    # refused, before anything changes, when the history is under a key not set here
     report = agent.rotate_key(new_key, _progress())
     if generated:
-        print(new_key)
+        _emit(new_key)
         print(
             "(the new key; keep it safe — without it the history cannot be read)", file=sys.stderr
         )
@@ -236,28 +372,17 @@ def _cmd_rotate_key(args: argparse.Namespace, services: Services) -> int:
         file=sys.stderr,
     )
     for name, reason in report.failed:
-        print(f"custodia: left untouched (unreadable): {name}: {reason}", file=sys.stderr)
+        _warn(f"left untouched (unreadable): {name}: {reason}")
     after = agent.encryption_status()
     if after.source != "keyring":
         where = "set CONVERSATIONS_KEY to the new key before the next start"
         if before.source == "keyring" or not after.keyring.usable:
             where += f" ({after.keyring.reason})"
-        print(f"custodia: {where}", file=sys.stderr)
+        _warn(where)
     return 1 if report.failed else 0
 
 
 # -- wiring -----------------------------------------------------------------------------------
-
-
-def _reindex_subparsers(sub: SubParsers) -> SubParsers:
-    """``custodia reindex <assistant>``: shared with other assistants, created once."""
-    existing = sub.choices.get("reindex") if hasattr(sub, "choices") else None
-    if existing is not None:
-        for action in existing._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                return action
-    parser = sub.add_parser("reindex", help="rebuild an assistant's derived search index")
-    return parser.add_subparsers(dest="index", metavar="ASSISTANT", required=True)
 
 
 def add_commands(sub: SubParsers) -> None:
@@ -272,32 +397,32 @@ def add_commands(sub: SubParsers) -> None:
         help="chat model: the configured one (default), retrieval-only, scripted, "
         "ollama:<model>, openai:<model>",
     )
-    p.set_defaults(handler=_cmd_ask)
+    p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_ask))
 
     conv = sub.add_parser("conversations", help="list, export, import and search conversations")
     csub = conv.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = csub.add_parser("list", help="every conversation (from the index)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_cmd_list)
+    p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_list))
     p = csub.add_parser("show", help="print one conversation")
     p.add_argument("id")
     p.add_argument("--format", choices=importers.FORMATS, default="markdown")
-    p.set_defaults(handler=_cmd_show)
+    p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_show))
     p = csub.add_parser("export", help="export conversations (all without ids) as plaintext")
     p.add_argument("ids", nargs="*", metavar="ID")
     p.add_argument("--format", choices=importers.FORMATS, default="json")
     p.add_argument("--output", "-o", metavar="FILE", help="write here (0600) instead of stdout")
-    p.set_defaults(handler=_cmd_export)
+    p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_export))
     p = csub.add_parser(
         "import", help="import a Custodia export or file, or a ChatGPT conversations.json/.zip"
     )
     p.add_argument("path")
-    p.set_defaults(handler=_cmd_import)
+    p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_import))
     p = csub.add_parser("search", help="search past messages (decrypted locally)")
     p.add_argument("query")
     p.add_argument("-k", type=int, default=10, help="how many hits (default 10)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_cmd_search)
+    p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_search))
     p = csub.add_parser("rename", help="rename a conversation")
     p.add_argument("id")
     p.add_argument("name")
@@ -307,10 +432,10 @@ def add_commands(sub: SubParsers) -> None:
     p.add_argument("--yes", action="store_true", help="confirm")
     p.set_defaults(handler=_cmd_delete)
 
-    p = _reindex_subparsers(sub).add_parser(
+    p = reindex_subparsers(sub).add_parser(
         "conversations", help="delete and rebuild the conversations' search index from the files"
     )
-    p.set_defaults(handler=_cmd_reindex)
+    p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_reindex))
 
     p = sub.add_parser(
         "rotate-key",
@@ -318,4 +443,4 @@ def add_commands(sub: SubParsers) -> None:
         "or --generate); resumable",
     )
     p.add_argument("--generate", action="store_true", help="generate the new key and print it")
-    p.set_defaults(handler=_cmd_rotate_key)
+    p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_rotate_key))

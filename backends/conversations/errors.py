@@ -65,3 +65,39 @@ class EmbedderMismatchError(CustodiaEnvironmentError):
         self.expected = expected
         self.got = got
         self.where = where
+
+
+class InvalidNameError(CustodiaEnvironmentError):
+    """A conversation name that is empty or longer than the limit (after tidying)."""
+
+
+class HistoryKeyError(CustodiaEnvironmentError):
+    """The encrypted history here is under a key that is not set: writing (or rotating) now
+    would put conversations under another key than the rest. Nothing was written.
+
+    ``key_ids`` are the key ids of the encrypted files that the keys set here do not open,
+    ``files`` how many such files there are.
+    """
+
+    def __init__(self, message: str, key_ids: tuple[str, ...] = (), files: int = 0) -> None:
+        super().__init__(message)
+        self.key_ids = key_ids
+        self.files = files
+
+
+class HistoryKeyRequiredError(HistoryKeyError):
+    """The history is encrypted and no key is set: a new message would be written in clear."""
+
+
+class HistoryWrongKeyError(HistoryKeyError):
+    """A key is set, but it opens none of the encrypted conversations (a wrong or mistyped
+    key): a new message would be written under a key nothing else uses."""
+
+
+class TurnFailedError(CustodiaEnvironmentError):
+    """The chat model failed during a turn. The user's message — and whatever the model had
+    said, marked stopped — is saved in ``conversation_id``, so the turn can be continued."""
+
+    def __init__(self, message: str, conversation_id: str) -> None:
+        super().__init__(message)
+        self.conversation_id = conversation_id

@@ -26,8 +26,9 @@ import json
 import os
 import re
 import time
+import unicodedata
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,6 +39,9 @@ from cryptography.fernet import InvalidToken
 from backends.conversations.errors import (
     ConversationNotFoundError,
     CorruptConversationError,
+    HistoryKeyRequiredError,
+    HistoryWrongKeyError,
+    InvalidNameError,
     KeyRequiredError,
     RotationInProgressError,
     WrongKeyError,
@@ -66,6 +70,37 @@ def is_valid_id(value: str) -> bool:
     return bool(_ID.match(value))
 
 
+# -- names ------------------------------------------------------------------------------------
+
+#: the longest conversation name, in characters (after tidying)
+MAX_NAME = 200
+
+
+def tidy_name(name: str) -> str:
+    """``name`` on one line: whitespace runs (newlines, tabs) become one space, control
+    characters (a terminal escape, a NUL) are dropped, the ends are stripped."""
+    cleaned = "".join(c for c in name if c.isspace() or unicodedata.category(c) != "Cc")
+    return " ".join(cleaned.split())
+
+
+def check_name(name: str) -> str:
+    """The tidied name, or :class:`InvalidNameError` when it is empty or too long."""
+    tidied = tidy_name(name)
+    if not tidied:
+        raise InvalidNameError("a conversation needs a name (it is empty)")
+    if len(tidied) > MAX_NAME:
+        raise InvalidNameError(
+            f"a conversation name is at most {MAX_NAME} characters (this one has {len(tidied)})"
+        )
+    return tidied
+
+
+def fit_name(name: str, default: str = "Conversation") -> str:
+    """The tidied name cut to :data:`MAX_NAME` with "…" (imports, listings: never refused)."""
+    tidied = tidy_name(name) or default
+    return tidied if len(tidied) <= MAX_NAME else tidied[: MAX_NAME - 1] + "…"
+
+
 @dataclass
 class StoredMessage:
     role: str
@@ -73,11 +108,15 @@ class StoredMessage:
     time: str = ""
     #: the model that wrote an assistant message ("provider:model"), "" otherwise
     model: str = ""
+    #: an answer cut short (Stop, Ctrl+C, the model failing mid-way): what was said is kept
+    stopped: bool = False
 
-    def to_json(self) -> dict[str, str]:
-        out = {"role": self.role, "content": self.content, "time": self.time}
+    def to_json(self) -> dict[str, str | bool]:
+        out: dict[str, str | bool] = {"role": self.role, "content": self.content, "time": self.time}
         if self.model:
             out["model"] = self.model
+        if self.stopped:
+            out["stopped"] = True
         return out
 
     @classmethod
@@ -89,7 +128,13 @@ class StoredMessage:
             raise ValueError("a message lacks a text role or content")
         when = data.get("time", "")
         model = data.get("model", "")
-        return cls(role, content, when if isinstance(when, str) else "", str(model or ""))
+        return cls(
+            role,
+            content,
+            when if isinstance(when, str) else "",
+            str(model or ""),
+            data.get("stopped") is True,
+        )
 
 
 @dataclass
@@ -215,8 +260,10 @@ class ConversationFiles:
             data = self.parse(path, path.read_bytes())
         except (OSError, CorruptConversationError):
             return None
+        kid = data.get("key_id")
         return {k: data[k] for k in ("name", "date", "provider", "model")} | {
-            "encrypted": bool(data.get("encrypted"))
+            "encrypted": bool(data.get("encrypted")),
+            "key_id": kid if isinstance(kid, str) else "",
         }
 
     def decode(self, path: Path, raw: bytes) -> Conversation:
@@ -426,6 +473,70 @@ def pending_rotation(folder: Path) -> str:
     return state[0] if state else ""
 
 
+def _key_list(key_ids: Iterable[str]) -> str:
+    return ", ".join(sorted(key_ids)) or "none recorded"
+
+
+def check_history_keys(folder: Path, new_key: str, old_keys: Sequence[str]) -> None:
+    """Refuse a rotation that would split the history across keys.
+
+    When encrypted conversations exist and **none** of them is under the new key or one of
+    ``old_keys`` (the current and pending keys), the key they are under is not set here:
+    re-encrypting the rest under a new key would leave the folder needing two keys (and
+    switching to the new one would lock those files out). :class:`HistoryKeyError`, before
+    anything is changed. A stray file under another key while the rest is under a key set
+    here is not refused: rotation reports it and leaves it untouched, as before.
+
+    Cheap: files are read (their clear JSON, no decryption) only until the first one under
+    a key given here — usually the first encrypted file.
+    """
+    cipher = HistoryCipher([new_key, *old_keys])
+    files = ConversationFiles(folder, cipher)
+    foreign: dict[str, int] = {}
+    for name in sorted(files.scan()):
+        path = folder / name
+        try:
+            data = files.parse(path, path.read_bytes())
+        except (OSError, CorruptConversationError):
+            continue  # not a key question: rotation reports it and leaves it alone
+        if not data.get("encrypted"):
+            continue
+        kid = data.get("key_id") if isinstance(data.get("key_id"), str) else None
+        if kid is not None and cipher.knows(kid):
+            return
+        token = data.get("history")
+        if kid is None and isinstance(token, str):
+            try:
+                cipher.decrypt(token, None)
+                return
+            except (InvalidToken, UnicodeEncodeError):
+                pass
+        foreign[kid or "(none)"] = foreign.get(kid or "(none)", 0) + 1
+    if not foreign:
+        return
+    count = sum(foreign.values())
+    ids = _key_list(foreign)
+    todo = (
+        f"Set CONVERSATIONS_KEY to their key first (or give that key in “Set key…” in the app); "
+        f"if it is lost for good, move those files out of {folder} first. Nothing was changed."
+    )
+    if not old_keys:
+        raise HistoryKeyRequiredError(
+            f"{count} conversation(s) are already encrypted (key id {ids}) and no current key "
+            "is set here: a new key now would encrypt the rest under another key and split "
+            f"the history across two keys. {todo}",
+            tuple(sorted(foreign)),
+            count,
+        )
+    raise HistoryWrongKeyError(
+        f"the current key (key id {_key_list(key_id(k) for k in old_keys)}) opens none of "
+        f"the {count} encrypted conversation(s) (key id {ids}): a wrong or mistyped key? A new "
+        f"key now would split the history across keys. {todo}",
+        tuple(sorted(foreign)),
+        count,
+    )
+
+
 def rotate(
     folder: Path, new_key: str, old_keys: list[str], progress: Progress | None = None
 ) -> RotationReport:
@@ -433,7 +544,8 @@ def rotate(
 
     Resumable: run it again with the same new key after a crash or a cancel. A different new
     key while a rotation is unfinished is refused (:class:`RotationInProgressError`).
-    Unreadable files are reported and never rewritten.
+    Unreadable files are reported and never rewritten. When encrypted files exist and none
+    is under one of the keys given, nothing is changed (:func:`check_history_keys`).
     """
     progress = progress or Progress()
     new_kid = key_id(new_key)
@@ -445,6 +557,7 @@ def rotate(
             f"a key rotation to key id {state[0]} is unfinished; run it again with that key to "
             f"resume it (this key has id {new_kid})"
         )
+    check_history_keys(folder, new_key, old_keys)
     done: set[str] = set()
     if state is None:
         journal.begin(new_kid)

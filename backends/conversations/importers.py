@@ -15,11 +15,14 @@ overwrites an existing conversation: a clashing id gets a new one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import uuid
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,7 @@ from backends.conversations.files import (
     Conversation,
     ConversationFiles,
     StoredMessage,
+    fit_name,
     is_valid_id,
     new_id,
 )
@@ -70,6 +74,9 @@ def export_json(conversations: Sequence[Conversation]) -> str:
     return json.dumps(bundle, ensure_ascii=False, indent=1) + "\n"
 
 
+#: how an answer cut short is marked in Markdown exports and ``conversations show``
+STOPPED_LABEL = "stopped"
+
 _ROLE_TITLES = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}
 
 
@@ -77,7 +84,7 @@ def export_markdown(conversations: Sequence[Conversation]) -> str:
     parts: list[str] = []
     for conversation in conversations:
         lines = [
-            f"# {conversation.name}",
+            f"# {fit_name(conversation.name)}",
             "",
             f"- Date: {conversation.date}",
             f"- Provider: {conversation.provider}",
@@ -88,7 +95,8 @@ def export_markdown(conversations: Sequence[Conversation]) -> str:
         ]
         for message in conversation.history:
             title = _ROLE_TITLES.get(message.role, message.role.title())
-            meta = ", ".join(x for x in (message.time, message.model) if x)
+            stopped = STOPPED_LABEL if message.stopped else ""
+            meta = ", ".join(x for x in (message.time, message.model, stopped) if x)
             lines.append(f"## {title}" + (f" ({meta})" if meta else ""))
             lines.append("")
             lines.append(message.content)
@@ -128,14 +136,51 @@ def export(
     return text, problems
 
 
+class ExportError(CustodiaEnvironmentError):
+    """The export cannot be written where it was asked to go."""
+
+
+def check_target(path: Path) -> None:
+    """Refuse, before any work, an export path that cannot be a file: a folder, or a file in
+    a folder that does not exist (:class:`ExportError`)."""
+    if path.is_dir():
+        raise ExportError(
+            f"{path} is a folder: give a file name, e.g. {path / 'conversations.json'}"
+        )
+    folder = path.parent
+    if not folder.exists():
+        raise ExportError(f"{path}: the folder {folder} does not exist")
+    if not folder.is_dir():
+        raise ExportError(f"{path}: {folder} is not a folder")
+
+
 def write_private(path: Path, text: str) -> None:
-    """Write an export 0600 (it holds plaintext history)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    """Write an export 0600 (it holds plaintext history).
+
+    The text goes to a new private file (``O_EXCL``, 0600) in the same folder, which is then
+    renamed over ``path``: an existing file, whatever its mode, is replaced by a 0600 one (an
+    ``O_TRUNC`` rewrite would keep its old mode), a symlink is replaced rather than written
+    through, and a failed write leaves the old file as it was. :class:`ExportError` with the
+    reason when it cannot be written.
+    """
+    check_target(path)
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex[:8]}.tmp"
     try:
-        os.write(fd, text.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # whatever the umask allowed, never more than the owner
+            view = memoryview(text.encode("utf-8"))
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        reason = err.strerror or str(err)
+        raise ExportError(f"{path}: cannot write the export: {reason}") from err
 
 
 # -- import -----------------------------------------------------------------------------------
@@ -323,10 +368,13 @@ def import_file(
     except OSError as err:
         raise CustodiaEnvironmentError(f"{path}: cannot read: {err}") from err
     conversations = parse(path, raw, agent.files)
+    agent.check_writable()  # encrypted history under a key not set here: import nothing
     result = ImportResult()
     if progress is not None:
         progress.start(len(conversations), "importing")
     for conversation in conversations:
+        # names are kept in clear on one line, at most MAX_NAME characters (cut with "…")
+        conversation = replace(conversation, name=fit_name(conversation.name))
         if not conversation.history:
             result.skipped.append(f"{conversation.name}: no messages")
         else:

@@ -13,10 +13,14 @@ and is rebuilt at the next start.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import logging
+import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +29,8 @@ from backends.conversations.files import SUFFIX, ConversationFiles, FileStamp
 from backends.errors import StoreUnavailableError
 from backends.progress import Progress
 from backends.stores.sqlite import Migration, connect, migrate
+
+log = logging.getLogger(__name__)
 
 MIGRATIONS: list[Migration] = [
     (
@@ -97,25 +103,180 @@ def _row(values: tuple[object, ...]) -> IndexRow:
     )
 
 
-class ConversationIndex:
-    """The SQLite file (WAL) holding :class:`IndexRow` s; thread-safe."""
+#: SQLite result codes (primary) meaning the file is not, or no longer, a usable database
+_DAMAGED = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+#: ... and meaning another connection holds a lock the busy handler did not wait for
+#: (switching a new file to WAL, two processes migrating it at once)
+_BUSY = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+#: SQLite's own busy timeout (it waits this long for a lock when it can)
+BUSY_TIMEOUT = 10.0
+#: for this long after a first attempt, a busy open or statement is retried: SQLite gives up
+#: at once where waiting could deadlock (a new file switched to WAL by two processes), so
+#: those are retried; a lock held longer than the busy timeout is reported, not retried
+RETRY_SECONDS = 5.0
+#: how long to wait for another process to finish opening or repairing the index
+LOCK_TIMEOUT = 30.0
 
-    def __init__(self, path: Path) -> None:
+
+class IndexDamagedError(StoreUnavailableError):
+    """The SQLite file is damaged (not a database, a malformed page). It is derived data:
+    :meth:`ConversationIndex.reset` moves it aside and the next reconcile rebuilds it."""
+
+
+def _sqlite_code(err: BaseException | None) -> int | None:
+    """The primary SQLite result code of ``err`` or of what caused it."""
+    seen = 0
+    while err is not None and seen < 5:
+        if isinstance(err, sqlite3.Error):
+            code = getattr(err, "sqlite_errorcode", None)
+            return None if code is None else int(code) & 0xFF
+        err = err.__cause__
+        seen += 1
+    return None
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """An exclusive ``flock`` on ``folder`` itself (no lock file): held while the index is
+    opened, migrated or repaired, so two processes starting at once do not race to switch a
+    new file to WAL (SQLite answers one of them "database is locked" without waiting)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError as err:
+        raise StoreUnavailableError(f"{folder}: cannot open the folder: {err}") from err
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise StoreUnavailableError(
+                        f"{folder}: another Custodia process has held the conversation index "
+                        f"lock for {timeout:.0f} s; close it and try again"
+                    ) from None
+                time.sleep(0.01)
+            except OSError as err:  # a file system without flock: go on unlocked
+                log.debug("%s: no flock (%s)", folder, err)
+                break
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+class ConversationIndex:
+    """The SQLite file (WAL) holding :class:`IndexRow` s; thread-safe and shared safely with
+    other processes (opened under a folder lock, busy statements retried).
+
+    The file is derived data: when it is damaged it is moved aside (``.damaged-<time>``,
+    kept, never deleted) with a warning and an empty one takes its place; the caller then
+    reconciles, which rebuilds every row from the files (:attr:`recovered` says where the
+    damaged one went).
+    """
+
+    def __init__(self, path: Path, lock_folder: Path | None = None) -> None:
         self.path = path
-        self._conn = connect(path)
+        self._lock_folder = lock_folder or path.parent
         self._lock = threading.RLock()
-        migrate(self._conn, MIGRATIONS)
+        #: where the last damaged file was moved (None when none was)
+        self.recovered: Path | None = None
+        self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        with _folder_lock(self._lock_folder):
+            deadline = time.monotonic() + RETRY_SECONDS
+            attempt = 0
+            while True:
+                attempt += 1
+                conn: sqlite3.Connection | None = None
+                try:
+                    conn = connect(self.path, timeout=BUSY_TIMEOUT)
+                    migrate(conn, MIGRATIONS)
+                    # reads every page of the (small) file: a damaged one is found now
+                    check = conn.execute("PRAGMA quick_check(1)").fetchone()
+                    if check is None or str(check[0]) != "ok":
+                        raise IndexDamagedError(f"{self.path}: integrity check: {check}")
+                    return conn
+                except (StoreUnavailableError, sqlite3.Error) as err:
+                    if conn is not None:
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.close()
+                    code = _sqlite_code(err)
+                    damaged = isinstance(err, IndexDamagedError) or code in _DAMAGED
+                    if damaged and self.recovered is None:
+                        self._move_aside(err)
+                        continue
+                    if code in _BUSY and time.monotonic() < deadline:
+                        time.sleep(min(0.02 * attempt, 0.2))
+                        continue
+                    if isinstance(err, StoreUnavailableError):
+                        raise
+                    raise StoreUnavailableError(f"{self.path}: {err}") from err
+
+    def _move_aside(self, why: BaseException) -> None:
+        """Move the damaged file (and its -wal/-shm) aside; kept for inspection."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside = self.path.with_name(f"{self.path.name}.damaged-{stamp}")
+        n = 1
+        while aside.exists():
+            n += 1
+            aside = self.path.with_name(f"{self.path.name}.damaged-{stamp}-{n}")
+        try:
+            for suffix in ("-wal", "-shm"):
+                side = Path(str(self.path) + suffix)
+                if side.exists():
+                    side.rename(Path(str(aside) + suffix))
+            if self.path.exists():
+                self.path.rename(aside)
+        except OSError as err:
+            raise StoreUnavailableError(
+                f"{self.path} is damaged ({why}) and cannot be moved aside: {err}"
+            ) from err
+        self.recovered = aside
+        log.warning(
+            "%s is damaged (%s): moved to %s; it is rebuilt from the conversation files",
+            self.path,
+            why,
+            aside.name,
+        )
+
+    def reset(self) -> Path | None:
+        """Replace a damaged file by an empty one (moving it aside); reconcile afterwards."""
+        with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            self.recovered = None
+            with _folder_lock(self._lock_folder):
+                self._move_aside(IndexDamagedError("found damaged while in use"))
+            recovered = self.recovered
+            self._conn = self._open()
+            self.recovered = recovered
+            return recovered
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
 
+    def _error(self, err: sqlite3.Error) -> StoreUnavailableError:
+        if _sqlite_code(err) in _DAMAGED:
+            return IndexDamagedError(f"{self.path}: {err}")
+        return StoreUnavailableError(f"{self.path}: {err}")
+
     def _execute(self, sql: str, params: Iterable[object] = ()) -> list[tuple[object, ...]]:
         with self._lock:
-            try:
-                return self._conn.execute(sql, tuple(params)).fetchall()
-            except sqlite3.Error as err:
-                raise StoreUnavailableError(f"{self.path}: {err}") from err
+            deadline = time.monotonic() + RETRY_SECONDS
+            attempt = 0
+            while True:
+                attempt += 1
+                try:
+                    return self._conn.execute(sql, tuple(params)).fetchall()
+                except sqlite3.Error as err:
+                    if _sqlite_code(err) in _BUSY and time.monotonic() < deadline:
+                        time.sleep(min(0.02 * attempt, 0.2))
+                        continue
+                    raise self._error(err) from err
 
     def rows(self) -> list[IndexRow]:
         """Every conversation, newest first."""
@@ -154,41 +315,70 @@ class ConversationIndex:
             str(f) for (f,) in self._execute("SELECT file FROM conversations WHERE error NOT NULL")
         }
 
+    def unreadable_reasons(self) -> dict[str, int]:
+        """``reason -> how many`` conversations cannot be read ("wrong key", "corrupt", ...)."""
+        out: dict[str, int] = {}
+        for (error,) in self._execute("SELECT error FROM conversations WHERE error NOT NULL"):
+            reason = str(error).split(":", 1)[0]
+            out[reason] = out.get(reason, 0) + 1
+        return out
+
+    def encrypted_key_ids(self) -> dict[str, tuple[int, int]]:
+        """``key id -> (files, readable files)`` over the encrypted conversations ("" for
+        files that record no key id). One small grouped query: no file is read."""
+        return {
+            str(kid): (int(str(total)), int(str(readable or 0)))
+            for kid, total, readable in self._execute(
+                "SELECT key_id, COUNT(*), SUM(error IS NULL) FROM conversations "
+                "WHERE encrypted GROUP BY key_id"
+            )
+        }
+
     def apply(self, upserts: Iterable[IndexRow], deletes: Iterable[str] = ()) -> None:
-        """Upsert and delete rows in one transaction."""
+        """Upsert and delete rows in one transaction (retried when another process holds
+        the lock longer than SQLite's busy timeout)."""
+        values = [
+            (
+                r.file,
+                r.name,
+                r.date,
+                r.provider,
+                r.model,
+                r.path,
+                r.messages,
+                int(r.encrypted),
+                r.key_id,
+                r.error,
+                r.stamp.ino,
+                r.stamp.mtime_ns,
+                r.stamp.size,
+            )
+            for r in upserts
+        ]
+        gone = [(f,) for f in deletes]
         with self._lock:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-                self._conn.executemany(
-                    f"INSERT OR REPLACE INTO conversations ({_COLUMNS}) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            r.file,
-                            r.name,
-                            r.date,
-                            r.provider,
-                            r.model,
-                            r.path,
-                            r.messages,
-                            int(r.encrypted),
-                            r.key_id,
-                            r.error,
-                            r.stamp.ino,
-                            r.stamp.mtime_ns,
-                            r.stamp.size,
-                        )
-                        for r in upserts
-                    ],
-                )
-                self._conn.executemany(
-                    "DELETE FROM conversations WHERE file = ?", [(f,) for f in deletes]
-                )
-                self._conn.execute("COMMIT")
-            except sqlite3.Error as err:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise StoreUnavailableError(f"{self.path}: {err}") from err
+            deadline = time.monotonic() + RETRY_SECONDS
+            attempt = 0
+            while True:
+                attempt += 1
+                try:
+                    self._conn.execute("BEGIN IMMEDIATE")
+                    self._conn.executemany(
+                        f"INSERT OR REPLACE INTO conversations ({_COLUMNS}) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        values,
+                    )
+                    self._conn.executemany("DELETE FROM conversations WHERE file = ?", gone)
+                    self._conn.execute("COMMIT")
+                    return
+                except sqlite3.Error as err:
+                    if self._conn.in_transaction:
+                        with contextlib.suppress(sqlite3.Error):
+                            self._conn.execute("ROLLBACK")
+                    if _sqlite_code(err) in _BUSY and time.monotonic() < deadline:
+                        time.sleep(min(0.02 * attempt, 0.2))
+                        continue
+                    raise self._error(err) from err
 
 
 @dataclass
@@ -226,7 +416,8 @@ def row_for(files: ConversationFiles, file: str) -> IndexRow | None:
             path=str(path),
             messages=None,
             encrypted=bool(header.get("encrypted", False)),
-            key_id="",
+            # in clear in the file: which key it needs (a wrong key tells from a missing one)
+            key_id=str(header.get("key_id", "")),
             error=f"{err.reason}: {err.detail}",
             stamp=stamp,
         )

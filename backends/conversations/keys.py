@@ -32,25 +32,41 @@ KEYRING_PENDING_ENTRY = "conversations_key_rotation"
 
 _KEY_ID_LABEL = b"custodia conversations key id"
 
+#: what to do about a malformed current key (generating a new one would not help: the
+#: history stays under the old key)
+ENVIRONMENT_HINT = (
+    "check it for a typo or a cut-off end. It must be the key your conversations are "
+    "encrypted with; unset it only if you have no key yet"
+)
+KEYRING_WHAT = (
+    f"the conversations key in the OS keyring (service {KEYRING_SERVICE!r}, "
+    f"entry {KEYRING_ENTRY!r})"
+)
+KEYRING_HINT = "set CONVERSATIONS_KEY to the right key, which takes precedence"
+
 
 def generate_key() -> str:
     """A fresh Fernet key (url-safe base64 text)."""
     return Fernet.generate_key().decode("ascii")
 
 
-def _fernet(key: str) -> Fernet:
+#: what a Fernet key looks like, for error messages
+FERNET_SHAPE = "44 characters of url-safe base64 that encode 32 bytes, usually ending in '='"
+
+
+def _fernet(key: str, what: str = "the conversations key", hint: str = "") -> Fernet:
     try:
         return Fernet(key.strip().encode("ascii"))
     except (ValueError, UnicodeEncodeError):
         raise InvalidKeyError(
-            "the conversations key is not a Fernet key (32 url-safe base64-encoded bytes; "
-            "generate one with `custodia rotate-key --generate`)"
+            f"{what} is not a Fernet key ({FERNET_SHAPE})" + (f"; {hint}" if hint else "")
         ) from None
 
 
-def validate_key(key: str) -> str:
-    """The key, stripped, or :class:`InvalidKeyError`."""
-    _fernet(key)
+def validate_key(key: str, what: str = "the new key", hint: str = "") -> str:
+    """The key, stripped, or :class:`InvalidKeyError` naming ``what`` (where the key came
+    from: ``CONVERSATIONS_KEY``, the keyring, a new key...) and what to do (``hint``)."""
+    _fernet(key, what, hint)
     return key.strip()
 
 
@@ -151,10 +167,11 @@ class KeyStore:
         if self._session_key:
             return self._session_key, "session"
         if self._environment_key:
-            return validate_key(self._environment_key), "environment"
+            key = validate_key(self._environment_key, "CONVERSATIONS_KEY", ENVIRONMENT_HINT)
+            return key, "environment"
         stored = self._keyring_get(KEYRING_ENTRY)
         if stored:
-            return validate_key(stored), "keyring"
+            return validate_key(stored, KEYRING_WHAT, KEYRING_HINT), "keyring"
         return "", "none"
 
     @property

@@ -245,7 +245,8 @@ class SyncReport:
     present: int = 0
     added: int = 0
     dropped: int = 0
-    #: vectors of files that exist but cannot be read now (e.g. no key): kept, not re-made
+    #: vectors of files that exist but cannot be read now (e.g. no key), or that another
+    #: process wrote after the index was read: kept, not re-made
     kept: int = 0
     #: files that could not be read while indexing (skipped)
     skipped_files: int = 0
@@ -279,12 +280,30 @@ def sync(
         if parsed is not None:
             missing.setdefault(parsed[0], []).append(parsed[1])
     extra: list[str] = []
+    stale: list[tuple[str, str, int]] = []
     for value in present - expected:
         parsed = split_pointer_id(value)
         if parsed is not None and parsed[0] in unreadable:
             report.kept += 1
-        else:
+        elif parsed is None:
             extra.append(value)
+        else:
+            stale.append((value, *parsed))
+    if stale:
+        # Another process may have written since ``expected`` was read (a CLI turn next to
+        # this start-up): look again before dropping anything. An id is only dropped when
+        # the index, read now, does not expect it and its file did not change since the
+        # index last saw it (or is gone).
+        counts_now = index.message_counts()
+        on_disk = files.scan()
+        seen = {file: entry[0] for file, entry in index.stamps().items()}
+        for value, file, position in stale:
+            if position < counts_now.get(file, 0):
+                report.kept += 1  # expected after all: written meanwhile
+            elif file in on_disk and seen.get(file) != on_disk[file]:
+                report.kept += 1  # changed since the index saw it: the next sync decides
+            else:
+                extra.append(value)
     total = sum(len(v) for v in missing.values())
     progress.start(total, "indexing past messages")
     if extra:

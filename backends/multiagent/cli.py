@@ -203,20 +203,8 @@ def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _reindex_subparsers(sub: SubParsers) -> SubParsers:
-    """``custodia reindex <assistant>``: one group shared by the assistants, created by
-    whichever adds its command first (the same shape as backends.conversations.cli's)."""
-    existing = sub.choices.get("reindex") if hasattr(sub, "choices") else None
-    if existing is not None:
-        for action in existing._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                return action
-    parser = sub.add_parser("reindex", help="rebuild an assistant's derived search index")
-    return parser.add_subparsers(dest="index", metavar="ASSISTANT", required=True)
-
-
 def add_commands(sub: SubParsers) -> None:
-    from backends.cli import ask_subparsers
+    from backends.cli import ask_subparsers, reindex_subparsers
 
     p = ask_subparsers(sub).add_parser(
         "multiagent", help="run a task through the multi-agent team, printing the live feed"
@@ -240,7 +228,7 @@ def add_commands(sub: SubParsers) -> None:
     )
     p.set_defaults(handler=_cmd_sessions)
 
-    p = _reindex_subparsers(sub).add_parser(
+    p = reindex_subparsers(sub).add_parser(
         "multiagent",
         help="re-embed the multi-agent semantic memory with the configured embedder "
         "(after a model change)",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,8 @@ class _Listing:
     rows: list[IndexRow]
     status: EncryptionStatus
     note: str = ""
+    #: the current conversation's name after a rename (tidied by the agent)
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,15 @@ class _Opened:
 class _Found:
     serial: int
     hits: list[SearchHit]
+    #: "3 wrong key"...: conversations that could not be read, so were not searched
+    unsearched: str = ""
+
+
+@dataclass(frozen=True)
+class _Saved:
+    """Streamed by a chat job once the user's message is on disk (its conversation id)."""
+
+    conversation_id: str
 
 
 @dataclass(frozen=True)
@@ -106,8 +118,8 @@ class _Indexed:
     mismatch: str = ""
 
 
-def _listing(agent: ConversationAgent, note: str = "") -> _Listing:
-    return _Listing(agent.conversations(), agent.encryption_status(), note)
+def _listing(agent: ConversationAgent, note: str = "", title: str = "") -> _Listing:
+    return _Listing(agent.conversations(), agent.encryption_status(), note, title)
 
 
 class KeyDialog(QDialog):
@@ -183,6 +195,10 @@ class ConversationsTab(QWidget):
         self._open_serial = 0
         self._search_serial = 0
         self._chat: JobHandle | None = None
+        #: set by Stop: the answer ends, what was said is saved (marked stopped)
+        self._stop_chat = threading.Event()
+        #: the message being sent until it is on disk (given back if the turn fails before)
+        self._unsaved = ""
         self._populating = False
         self._pending_delete: str | None = None
         self._export_all = True
@@ -464,6 +480,8 @@ class ConversationsTab(QWidget):
         self._show_listing(listing)
         if listing.note:
             self.tab_status.setText(listing.note)
+        if listing.title:
+            self.title.setText(listing.title)
 
     def _set_choices(self, choices: list[ModelChoice]) -> None:
         self.model_picker.clear()
@@ -530,6 +548,9 @@ class ConversationsTab(QWidget):
             text += " " + self.tr("{0} conversation(s) cannot be read (marked ⚠).").format(
                 status.unreadable
             )
+        if status.key_problem:
+            text += "<br>⚠ <b>" + self.tr("New messages are refused:") + "</b> "
+            text += html.escape(status.key_problem)
         self.encryption_status.setText(text)
         warn = status.warning or status.source == "session"
         self.encryption_status.setStyleSheet(WARNING_STYLE if warn else OK_STYLE)
@@ -548,6 +569,8 @@ class ConversationsTab(QWidget):
         services = self.services
         conversation_id = self.current_id
         model_key = self.model_picker.currentData()
+        stop = self._stop_chat
+        stop.clear()
 
         def job(progress: Progress, emit: Emit) -> TurnResult:
             agent = get_service(services)
@@ -556,15 +579,19 @@ class ConversationsTab(QWidget):
                 conversation_id,
                 model_key,
                 on_token=emit,
-                should_stop=lambda: progress.cancelled,
+                # Stop ends the answer and keeps it; closing the window cancels the job
+                should_stop=lambda: stop.is_set() or progress.cancelled,
+                on_saved=lambda saved_id: emit(_Saved(saved_id)),
             )
 
         self.chat_input.clear()
+        self._unsaved = text
         self._append_message(self._message_count, "user", text, "")
         self._append_header("assistant", self.model_picker.currentText())
         self._streamed = ""
         handle = self._run("conversations: chat", job, self._on_chat_succeeded)
         handle.signals.item.connect(self._on_chat_item)
+        handle.signals.failed.connect(self._on_chat_failed)
         handle.signals.finished.connect(self._on_chat_finished)
         self._chat = handle
         self._set_busy_chat(True)
@@ -572,9 +599,14 @@ class ConversationsTab(QWidget):
 
     def _on_stop_chat_clicked(self) -> None:
         if self._chat is not None:
-            self._chat.cancel()
+            self._stop_chat.set()  # the turn ends normally: what was said is saved
 
     def _on_chat_item(self, piece: Any) -> None:
+        if isinstance(piece, _Saved):  # the message is on disk: a new conversation has its id
+            self._unsaved = ""
+            self.current_id = piece.conversation_id
+            self.transcript.setProperty("conversation_id", piece.conversation_id)
+            return
         cursor = self.transcript.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertText(str(piece))
@@ -587,6 +619,8 @@ class ConversationsTab(QWidget):
         self.current_id = result.conversation_id
         self.transcript.setProperty("conversation_id", result.conversation_id)
         note = self.tr("Answered by {0}:{1}").format(result.provider, result.model)
+        if result.stopped:
+            note = self.tr("Stopped: what was said is kept (marked stopped).")
         if result.retrieval_only:
             note = self.tr("Retrieval-only mode: showing what was found, no generated text.")
         if result.context:
@@ -598,8 +632,23 @@ class ConversationsTab(QWidget):
         self._refresh(note)
         self._open(result.conversation_id, None)
 
+    def _on_chat_failed(self, message: str, environment: bool) -> None:
+        """The status says why (``_on_job_failed``). A message that never reached the disk
+        goes back into the input, nothing lost; the transcript shows what is stored."""
+        if self._unsaved:
+            if not self.chat_input.text():
+                self.chat_input.setText(self._unsaved)
+            self._unsaved = ""
+        if self.current_id is not None:
+            self._refresh(self.tab_status.text())
+            self._open(self.current_id, None)
+        else:
+            self.transcript.clear()
+            self._message_count = 0
+
     def _on_chat_finished(self) -> None:
         self._chat = None
+        self._stop_chat.clear()
         self._set_busy_chat(False)
         self.chat_input.setFocus()
 
@@ -641,12 +690,17 @@ class ConversationsTab(QWidget):
         conversation = opened.conversation
         self.current_id = conversation.id
         self.title.setText(conversation.name)
+        stopped = self.tr("stopped")
         parts = [
             _message_html(
                 i,
                 m.role,
                 m.content,
-                " · ".join(x for x in (m.time[:16].replace("T", " "), m.model) if x),
+                " · ".join(
+                    x
+                    for x in (m.time[:16].replace("T", " "), m.model, stopped if m.stopped else "")
+                    if x
+                ),
                 i == opened.highlight,
                 self._who(m.role),
             )
@@ -720,15 +774,19 @@ class ConversationsTab(QWidget):
         if row is None or not name or name == row.name:
             return
         services = self.services
+        is_current = conversation_id == self.current_id
 
         def job(progress: Progress, emit: Emit) -> _Listing:
             agent = get_service(services)
-            agent.rename(conversation_id, name)
-            return _listing(agent, "")
+            renamed = agent.rename(conversation_id, name)  # tidied, or InvalidNameError
+            return _listing(agent, "", title=renamed.name if is_current else "")
 
-        self._run("conversations: rename", job, self._on_listing)
-        if conversation_id == self.current_id:
-            self.title.setText(name)
+        handle = self._run("conversations: rename", job, self._on_listing)
+        handle.signals.failed.connect(self._on_rename_failed)
+
+    def _on_rename_failed(self, message: str, environment: bool) -> None:
+        """The edited name was refused (the status says why): show the stored names again."""
+        self._refresh(self.tab_status.text())
 
     def _on_delete_conversation_clicked(self) -> None:
         conversation_id = self._selected_id()
@@ -772,7 +830,11 @@ class ConversationsTab(QWidget):
         serial = self._search_serial
 
         def job(progress: Progress, emit: Emit) -> _Found:
-            return _Found(serial, get_service(services).search(query, 20))
+            agent = get_service(services)
+            hits = agent.search(query, 20)
+            reasons = agent.unreadable_reasons()
+            unsearched = ", ".join(f"{n} {why}" for why, n in sorted(reasons.items()))
+            return _Found(serial, hits, unsearched)
 
         self._run("conversations: search", job, self._on_search_succeeded)
 
@@ -791,9 +853,14 @@ class ConversationsTab(QWidget):
             item.setData(INDEX_ROLE, hit.index)
             self.search_results.addItem(item)
         if not found.hits:
-            self.tab_status.setText(self.tr("Nothing found."))
+            text = self.tr("Nothing found.")
         else:
-            self.tab_status.setText(self.tr("{0} message(s) found").format(len(found.hits)))
+            text = self.tr("{0} message(s) found").format(len(found.hits))
+        if found.unsearched:
+            text += " " + self.tr(
+                "Not searched: conversations that cannot be read ({0}; marked ⚠)."
+            ).format(found.unsearched)
+        self.tab_status.setText(text)
 
     def _on_search_results_item_clicked(self, item: QListWidgetItem) -> None:
         conversation_id = item.data(ID_ROLE)

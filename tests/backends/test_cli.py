@@ -66,3 +66,19 @@ def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path: Path) -> None:
     stderr = writer.stderr.read().decode()
     writer.wait(timeout=60)
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+def test_parsers_built_again_and_again_stay_whole() -> None:
+    """Each build has its own shared ``ask`` and ``reindex`` groups (an id() registry once
+    handed a new parser a collected one's group: "conflicting subparser")."""
+    import gc
+
+    from backends import cli
+
+    for _ in range(200):
+        parser = cli.build_parser()
+        args = parser.parse_args(["ask", "memories", "hi"])
+        assert args.assistant == "memories"
+        assert parser.parse_args(["reindex", "multiagent"]).index == "multiagent"
+        del parser
+        gc.collect()

@@ -6,22 +6,35 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from backends.config import Config
+from backends.conversations.agent import ConversationAgent
 from backends.conversations.errors import (
     ConversationError,
     CorruptConversationError,
+    HistoryKeyRequiredError,
+    HistoryWrongKeyError,
+    InvalidNameError,
+    TurnFailedError,
     WrongKeyError,
 )
-from backends.conversations.files import ConversationFiles
-from backends.conversations.keys import HistoryCipher, generate_key
-from backends.errors import CustodiaEnvironmentError
-from backends.models.chat import RETRIEVAL_ONLY_LABEL, ScriptedChat
+from backends.conversations.files import MAX_NAME, ConversationFiles
+from backends.conversations.keys import HistoryCipher, generate_key, key_id
+from backends.errors import CustodiaEnvironmentError, ModelUnavailableError
+from backends.models.chat import (
+    RETRIEVAL_ONLY_LABEL,
+    ChatModel,
+    Prompt,
+    ScriptedChat,
+    ShouldStop,
+)
 
-from .conftest import MakeAgent, conversation
+from .conftest import MakeAgent, conversation, tree_bytes
 
 MARKER = "my neighbour's parrot recites Lorca every Tuesday"
 
@@ -67,7 +80,132 @@ def test_stopping_keeps_what_was_said(make_agent: MakeAgent) -> None:
     seen: list[str] = []
     result = agent.ask("count", on_token=seen.append, should_stop=lambda: len(seen) >= 2)
     assert result.stopped and result.answer == "one two "
-    assert agent.load(result.conversation_id).history[1].content == "one two "
+    answer = agent.load(result.conversation_id).history[1]
+    assert answer.content == "one two " and answer.stopped
+    finished = agent.ask("again", result.conversation_id)
+    assert not finished.stopped and not agent.load(finished.conversation_id).history[3].stopped
+
+
+@dataclass
+class _BreaksAfter(ChatModel):
+    """Says two words, then ``error`` is raised from inside the stream (a model dying, or
+    Ctrl+C arriving while it waits for the next token)."""
+
+    error: BaseException
+    words: int = 2
+    name: str = "breaks"
+
+    def stream(self, prompt: Prompt, should_stop: ShouldStop = lambda: False) -> Iterator[str]:
+        yield from ["one ", "two ", "three "][: self.words]
+        raise self.error
+
+
+def test_ctrl_c_while_streaming_keeps_the_partial_answer(make_agent: MakeAgent) -> None:
+    agent = make_agent(chat=_BreaksAfter(KeyboardInterrupt()))
+    saved: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        agent.ask("count slowly", on_saved=saved.append)
+    [cid] = saved
+    history = agent.load(cid).history
+    assert [(m.role, m.content, m.stopped) for m in history] == [
+        ("user", "count slowly", False),
+        ("assistant", "one two ", True),
+    ]
+    assert history[1].model == "scripted:scripted"
+    [row] = agent.conversations()
+    assert row.id == cid and row.messages == 2
+
+
+def test_a_model_failing_mid_way_names_the_saved_conversation(make_agent: MakeAgent) -> None:
+    failing = ModelUnavailableError("http://127.0.0.1:11434/api/chat: stream broken")
+    agent = make_agent(chat=_BreaksAfter(failing))
+    with pytest.raises(TurnFailedError, match="partial answer") as caught:
+        agent.ask("tell me a story")
+    cid = caught.value.conversation_id
+    assert cid in str(caught.value) and "stream broken" in str(caught.value)
+    assert [(m.content, m.stopped) for m in agent.load(cid).history] == [
+        ("tell me a story", False),
+        ("one two ", True),
+    ]
+    silent = make_agent(chat=_BreaksAfter(failing, words=0))
+    with pytest.raises(TurnFailedError, match="your message is saved") as caught:
+        silent.ask("anyone there?", cid)  # continuing the same conversation
+    assert caught.value.conversation_id == cid
+    assert [m.content for m in silent.load(cid).history][2:] == ["anyone there?"]
+
+
+def test_no_key_next_to_encrypted_history_writes_nothing(make_agent: MakeAgent, key: str) -> None:
+    """CA2: never a conversation in clear next to an encrypted history."""
+    make_agent(key=key).ask("encrypted already")
+    keyless = make_agent()
+    folder_before = tree_bytes(keyless.folder)
+    with pytest.raises(HistoryKeyRequiredError, match="set CONVERSATIONS_KEY") as caught:
+        keyless.ask("this would be stored in clear")
+    assert caught.value.key_ids == (key_id(key),)
+    with pytest.raises(HistoryKeyRequiredError):
+        keyless.create("empty")
+    with pytest.raises(HistoryKeyRequiredError):
+        keyless.add(conversation("imported"))
+    assert tree_bytes(keyless.folder) == folder_before
+    assert "encrypted" in keyless.encryption_status().key_problem
+    assert keyless.encryption_status().warning
+    # with the key, writing works again
+    assert make_agent(key=key).ask("with the key").answer
+
+
+def test_a_wrong_key_writes_nothing(make_agent: MakeAgent, key: str) -> None:
+    """A typo'd key would start a conversation under a key nothing else uses: refused."""
+    first = make_agent(key=key)
+    first.ask("under the right key")
+    wrong = make_agent(key=generate_key())
+    folder_before = tree_bytes(wrong.folder)
+    with pytest.raises(HistoryWrongKeyError, match=r"CONVERSATIONS_KEY .* opens none"):
+        wrong.ask("lost under a typo")
+    assert tree_bytes(wrong.folder) == folder_before
+    # only clear conversations: a first key is fine (they get encrypted by "Set key…")
+    home_clear = make_agent(cfg=_other_home(first, "clear"))
+    home_clear.ask("in clear")
+    keyed = make_agent(cfg=home_clear.config, key=key)
+    assert keyed.ask("encrypted next to clear ones").answer
+    assert keyed.encryption_status().key_problem == ""
+
+
+def test_a_stray_file_under_another_key_does_not_block_writing(
+    make_agent: MakeAgent, key: str
+) -> None:
+    agent = make_agent(key=key)
+    agent.ask("mine")
+    ConversationFiles(agent.folder, HistoryCipher([generate_key()])).write(
+        conversation("someone else's", cid="stray")
+    )
+    agent.reconcile()
+    assert agent.key_problem() is None
+    assert agent.ask("still writing").answer
+
+
+def test_names_are_tidied_and_limited(make_agent: MakeAgent) -> None:
+    agent = make_agent()
+    cid = agent.ask("name me").conversation_id
+    assert agent.rename(cid, "  Trip\nto\r\nLisbon\t ").name == "Trip to Lisbon"
+    path = agent.folder / f"{cid}.json"
+    before = path.read_bytes()
+    with pytest.raises(InvalidNameError, match=f"at most {MAX_NAME}"):
+        agent.rename(cid, "x" * 5000)
+    with pytest.raises(InvalidNameError, match="needs a name"):
+        agent.rename(cid, "\n \t")
+    assert path.read_bytes() == before
+    [row] = agent.conversations()
+    assert row.name == "Trip to Lisbon"
+    added, _ = agent.add(conversation("imported", name="long\n" + "y" * 5000))
+    assert len(agent.load(added).name) == MAX_NAME and "\n" not in agent.load(added).name
+    with pytest.raises(InvalidNameError):
+        agent.create("z" * (MAX_NAME + 1))
+
+
+def _other_home(agent: ConversationAgent, name: str) -> Config:
+    home = agent.config.home.parent / name
+    home.mkdir()
+    return replace(agent.config, home=home)
 
 
 def test_retrieval_only_choice_is_labelled(make_agent: MakeAgent) -> None:

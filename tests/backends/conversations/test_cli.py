@@ -5,16 +5,29 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import select
+import signal
+import socket
 import stat
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from backends import cli
 from backends.conversations.cli import NEW_KEY_ENV
+from backends.conversations.files import ConversationFiles
 from backends.conversations.keys import generate_key, key_id
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, conversation, tree_bytes
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -124,3 +137,316 @@ def test_rotate_key(
     monkeypatch.setenv(NEW_KEY_ENV, "not a key")
     code, _, err = run(capsys, "rotate-key")
     assert code == 1 and "not a Fernet key" in err
+
+
+# -- key safety -------------------------------------------------------------------------------
+
+
+def _encrypted_home(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, dict[Path, bytes]]:
+    """One conversation encrypted by `rotate-key --generate`; CONVERSATIONS_KEY left unset."""
+    run(capsys, "ask", "conversations", "kept under the generated key")
+    code, out, _ = run(capsys, "rotate-key", "--generate")
+    assert code == 0
+    monkeypatch.delenv("CONVERSATIONS_KEY", raising=False)
+    return out.strip(), tree_bytes(home / "conversations")
+
+
+def test_rotate_key_generate_without_the_current_key_changes_nothing(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key, before = _encrypted_home(home, capsys, monkeypatch)
+    code, out, err = run(capsys, "rotate-key", "--generate")
+    assert code == 1 and out == ""  # no new key printed: none is in use
+    assert "no current key" in err and "Set CONVERSATIONS_KEY to their key first" in err
+    assert key_id(key) in err and "Nothing was changed" in err
+    assert tree_bytes(home / "conversations") == before
+    monkeypatch.setenv("CONVERSATIONS_KEY", key)  # with it, the same command works
+    code, out, _ = run(capsys, "rotate-key", "--generate")
+    assert code == 0 and len(out.strip()) == 44
+
+
+def test_ask_refuses_to_write_without_the_key_or_with_a_wrong_one(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key, before = _encrypted_home(home, capsys, monkeypatch)
+    code, out, err = run(capsys, "ask", "conversations", "would be written in clear")
+    assert code == 1 and out == ""
+    assert "conversation history is encrypted" in err and "set CONVERSATIONS_KEY" in err
+    monkeypatch.setenv("CONVERSATIONS_KEY", generate_key())  # a typo'd key
+    code, out, err = run(capsys, "ask", "conversations", "would be lost under a typo")
+    assert code == 1 and out == "" and "opens none of the 1 encrypted" in err
+    assert tree_bytes(home / "conversations") == before
+    monkeypatch.setenv("CONVERSATIONS_KEY", key)
+    code, out, _ = run(capsys, "ask", "conversations", "with the right key")
+    assert code == 0 and "with the right key" in out
+
+
+def test_search_says_what_could_not_be_read(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _encrypted_home(home, capsys, monkeypatch)
+    monkeypatch.setenv("CONVERSATIONS_KEY", generate_key())
+    code, out, err = run(capsys, "conversations", "search", "generated key")
+    assert code == 0 and out == "" and "Nothing found." in err
+    assert "1 conversation(s) could not be read and were not searched (1 wrong key)" in err
+    assert "a mistyped key?" in err
+    monkeypatch.delenv("CONVERSATIONS_KEY")
+    _, _, err = run(capsys, "conversations", "search", "generated key", "--json")
+    assert "(1 key required): set CONVERSATIONS_KEY" in err
+
+
+def test_malformed_keys_are_named_and_the_advice_works(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVERSATIONS_KEY", "not-a-key")
+    code, _, err = run(capsys, "rotate-key", "--generate")
+    assert code == 1 and err.startswith("custodia: CONVERSATIONS_KEY is not a Fernet key")
+    assert "--generate" not in err  # it would fail the same way
+    monkeypatch.delenv("CONVERSATIONS_KEY")
+    monkeypatch.setenv(NEW_KEY_ENV, "not-a-key-either")
+    code, out, err = run(capsys, "rotate-key")
+    assert code == 1 and out == ""
+    assert err.startswith(f"custodia: {NEW_KEY_ENV} is not a Fernet key") and "--generate" in err
+    monkeypatch.delenv(NEW_KEY_ENV)
+    assert run(capsys, "rotate-key", "--generate")[0] == 0  # the advice given works
+
+
+# -- output files and pipes -------------------------------------------------------------------
+
+
+def test_export_output_errors_are_one_line_and_files_become_private(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(capsys, "ask", "conversations", "export me")
+    existing = tmp_path / "old.json"
+    existing.write_text("older export")
+    existing.chmod(0o644)
+    code, _, err = run(capsys, "conversations", "export", "-o", str(existing))
+    assert code == 0 and "mode 0600" in err
+    assert stat.S_IMODE(existing.stat().st_mode) == 0o600
+    assert json.loads(existing.read_text())["conversations"][0]["history"][0]["content"] == (
+        "export me"
+    )
+    for target, reason in (
+        (tmp_path / "nodir" / "x.json", "does not exist"),
+        (tmp_path, "is a folder"),
+    ):
+        code, out, err = run(capsys, "conversations", "export", "-o", str(target))
+        assert code == 1 and out == "" and reason in err
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_names_are_one_line_and_limited(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, _, err = run(capsys, "ask", "conversations", "name me")
+    cid = err.split("conversation ")[1].split()[0]
+    assert run(capsys, "conversations", "rename", cid, "Trip\nto\n\nLisbon")[0] == 0
+    code, out, _ = run(capsys, "conversations", "list")
+    assert out.count("\n") == 1 and out.rstrip().endswith("Trip to Lisbon")
+    code, _, err = run(capsys, "conversations", "rename", cid, "x" * 5000)
+    assert code == 1 and "at most 200 characters (this one has 5000)" in err
+    assert json.loads(run(capsys, "conversations", "list", "--json")[1])[0]["name"] == (
+        "Trip to Lisbon"
+    )
+
+
+def test_a_damaged_index_is_rebuilt_with_a_warning(
+    home: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    _, _, err = run(capsys, "ask", "conversations", "survives a damaged index")
+    cid = err.split("conversation ")[1].split()[0]
+    for suffix in ("-wal", "-shm"):
+        Path(f"{home / 'conversations.sqlite3'}{suffix}").unlink(missing_ok=True)
+    (home / "conversations.sqlite3").write_bytes(b"garbage" * 500)
+    code, out, _ = run(capsys, "conversations", "list")
+    assert code == 0 and cid in out
+    assert any("moved to conversations.sqlite3.damaged-" in r.getMessage() for r in caplog.records)
+
+
+# -- real processes: pipes, Ctrl+C, a model dying, two at once ---------------------------------
+
+CLI = "import sys; from backends import cli; sys.exit(cli.main(sys.argv[1:]))"
+
+
+def _cli(home: Path, *args: str, **env: str) -> subprocess.Popen[bytes]:
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("CUSTODIA_") and k != "CONVERSATIONS_KEY"
+    }
+    base |= {
+        "CUSTODIA_HOME": str(home),
+        "CUSTODIA_EMBEDDER": "hashing",
+        "CUSTODIA_CHAT_MODEL": "scripted",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", CLI, *args],
+        cwd=ROOT,
+        env=base | env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _read_until(proc: subprocess.Popen[bytes], marker: bytes, timeout: float = 30) -> bytes:
+    """What the child printed on stdout up to ``marker`` (fails after ``timeout`` s)."""
+    assert proc.stdout is not None
+    got = b""
+    deadline = time.monotonic() + timeout
+    while marker not in got:
+        left = deadline - time.monotonic()
+        assert left > 0, f"the child never printed {marker!r}; got {got!r}"
+        ready, _, _ = select.select([proc.stdout], [], [], left)
+        if ready:
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            assert chunk, f"the child closed stdout early; got {got!r}"
+            got += chunk
+    return got
+
+
+def _conversation_id(err: str) -> str:
+    found = re.search(r"conversation ([0-9a-f]{32})", err)
+    assert found, err
+    return found.group(1)
+
+
+class FakeOllama:
+    """A local Ollama stand-in on a real socket: lists one model, streams four words of an
+    answer, then hangs (``mode = "hang"``) or resets the connection (``"reset"``)."""
+
+    WORDS = ("Once ", "upon ", "a ", "time ")
+
+    def __init__(self) -> None:
+        self.mode = "hang"
+        self.stop = threading.Event()
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._serve, name="fake-ollama")
+        self.thread.start()
+
+    def _serve(self) -> None:
+        self.server.settimeout(0.1)
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                self._answer(conn)
+
+    def _answer(self, conn: socket.socket) -> None:
+        conn.settimeout(10)
+        request = b""
+        while b"\r\n\r\n" not in request:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return
+            request += chunk
+        head, _, body = request.partition(b"\r\n\r\n")
+        length = re.search(rb"(?i)content-length: *(\d+)", head)
+        while length and len(body) < int(length.group(1)):
+            body += conn.recv(65536)
+        if head.startswith(b"GET /api/tags"):
+            payload = json.dumps({"models": [{"name": "tiny:latest"}]}).encode()
+            conn.sendall(
+                b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(payload)}\r\n\r\n".encode()
+                + payload
+            )
+            return
+        conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: application/x-ndjson\r\n\r\n")
+        for word in self.WORDS:
+            conn.sendall(json.dumps({"message": {"content": word}, "done": False}).encode() + b"\n")
+            time.sleep(0.02)
+        if self.mode == "reset":
+            time.sleep(0.5)  # the words are read and printed first
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            return
+        self.stop.wait(30)  # hang, as a model thinking for a long time
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.server.close()
+
+
+@pytest.fixture
+def ollama() -> Iterator[FakeOllama]:
+    server = FakeOllama()
+    yield server
+    server.close()
+
+
+def test_ctrl_c_while_streaming_keeps_the_partial_answer(home: Path, ollama: FakeOllama) -> None:
+    proc = _cli(
+        home,
+        "ask",
+        "conversations",
+        "tell me a long story",
+        CUSTODIA_CHAT_MODEL="ollama:tiny",
+        CUSTODIA_OLLAMA_URL=ollama.url,
+    )
+    printed = _read_until(proc, b"time ")
+    proc.send_signal(signal.SIGINT)
+    out, err_bytes = proc.communicate(timeout=30)
+    err = err_bytes.decode()
+    assert proc.returncode == 130, err
+    assert (printed + out).decode().startswith("Once upon a time")
+    cid = _conversation_id(err)
+    assert f"--conversation {cid}" in err and "Traceback" not in err
+    history = json.loads((home / "conversations" / f"{cid}.json").read_text())["history"]
+    assert [(m["role"], m["content"], m.get("stopped", False)) for m in history] == [
+        ("user", "tell me a long story", False),
+        ("assistant", "Once upon a time ", True),
+    ]
+
+
+def test_a_model_dying_mid_answer_names_the_conversation(home: Path, ollama: FakeOllama) -> None:
+    ollama.mode = "reset"
+    proc = _cli(
+        home,
+        "ask",
+        "conversations",
+        "tell me a story",
+        CUSTODIA_CHAT_MODEL="ollama:tiny",
+        CUSTODIA_OLLAMA_URL=ollama.url,
+    )
+    out, err_bytes = proc.communicate(timeout=60)
+    err = err_bytes.decode()
+    assert proc.returncode == 1, err
+    assert out.decode().startswith("Once upon a time") and "Traceback" not in err
+    assert "stream broken" in err and "partial answer (marked stopped) are saved" in err
+    cid = _conversation_id(err)
+    assert f"--conversation {cid}" in err
+    history = json.loads((home / "conversations" / f"{cid}.json").read_text())["history"]
+    assert [m["content"] for m in history] == ["tell me a story", "Once upon a time "]
+    assert history[1]["stopped"] is True
+
+
+def test_a_closed_stdout_ends_quietly(home: Path) -> None:
+    folder = home / "conversations"
+    ConversationFiles(folder).write(conversation("x" * 300_000, "y" * 300_000, cid="big"))
+    for args in (("conversations", "show", "big"), ("ask", "conversations", "z" * 100_000)):
+        proc = _cli(home, *args)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # `| head` that has read enough
+        err = proc.stderr.read().decode()
+        proc.wait(timeout=60)
+        assert proc.returncode == 1 and "Traceback" not in err and "Broken pipe" not in err
+    assert "Traceback" not in err and _conversation_id(err)  # the turn was still saved
+    assert len(list(folder.glob("*.json"))) == 2
+
+
+def test_two_asks_at_once_on_a_fresh_data_dir_both_land(home: Path) -> None:
+    procs = [_cli(home, "ask", "conversations", f"message number {i}") for i in range(2)]
+    results = [p.communicate(timeout=120) for p in procs]
+    for proc, (_, err) in zip(procs, results, strict=True):
+        assert proc.returncode == 0, err.decode()
+    files = sorted((home / "conversations").glob("*.json"))
+    assert len(files) == 2
+    firsts = {json.loads(f.read_text())["history"][0]["content"] for f in files}
+    assert firsts == {"message number 0", "message number 1"}
+    listing = _cli(home, "conversations", "list", "--json")
+    out, _ = listing.communicate(timeout=60)
+    assert sorted(r["messages"] for r in json.loads(out)) == [2, 2]

@@ -13,11 +13,24 @@ import pytest
 from backends.conversations.errors import (
     ConversationNotFoundError,
     CorruptConversationError,
+    HistoryKeyRequiredError,
+    HistoryWrongKeyError,
     InvalidKeyError,
+    InvalidNameError,
     KeyRequiredError,
     WrongKeyError,
 )
-from backends.conversations.files import ConversationFiles
+from backends.conversations.files import (
+    MAX_NAME,
+    ROTATION_JOURNAL,
+    ConversationFiles,
+    StoredMessage,
+    check_history_keys,
+    check_name,
+    fit_name,
+    rotate,
+    tidy_name,
+)
 from backends.conversations.keys import HistoryCipher, generate_key, key_id
 
 from .conftest import conversation
@@ -132,3 +145,57 @@ def test_invalid_keys_are_refused() -> None:
         HistoryCipher(["not a key"])
     with pytest.raises(ConversationNotFoundError):
         ConversationFiles(Path("/tmp")).path("../escape")
+
+
+def test_names_are_one_tidy_line_of_limited_length() -> None:
+    assert tidy_name("  Trip\nto\tLisbon \r\n 2025 ") == "Trip to Lisbon 2025"
+    assert tidy_name("bell\x07 and \x1b[31mred\x1b[0m") == "bell and [31mred[0m"
+    assert check_name("Trip\nplanning") == "Trip planning"
+    assert check_name("é" * MAX_NAME) == "é" * MAX_NAME
+    with pytest.raises(InvalidNameError, match=f"at most {MAX_NAME} characters .* 5000"):
+        check_name("x" * 5000)
+    with pytest.raises(InvalidNameError, match="needs a name"):
+        check_name(" \n\t\x00 ")
+    cut = fit_name("y" * 5000)
+    assert len(cut) == MAX_NAME and cut.endswith("…")
+    assert fit_name("\n") == "Conversation"
+
+
+def test_a_stopped_answer_is_marked_in_the_file(tmp_path: Path) -> None:
+    files = ConversationFiles(tmp_path)
+    conv = conversation("count to ten")
+    conv.history.append(StoredMessage("assistant", "one two", "t", "scripted:scripted", True))
+    files.write(conv, create=True)
+    data = json.loads(files.path(conv.id).read_text())
+    assert data["history"][1]["stopped"] is True and "stopped" not in data["history"][0]
+    loaded, _ = files.read(conv.file)
+    assert [m.stopped for m in loaded.history] == [False, True]
+
+
+def test_rotation_refuses_a_history_under_a_key_not_given(tmp_path: Path) -> None:
+    """Encrypted files and none under a key given: nothing changes (no journal, no file)."""
+    old, other, new = generate_key(), generate_key(), generate_key()
+    ConversationFiles(tmp_path, HistoryCipher([old])).write(conversation("secret", cid="enc"))
+    ConversationFiles(tmp_path).write(conversation("in clear", cid="clear"))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    with pytest.raises(HistoryKeyRequiredError, match="no current key") as no_key:
+        rotate(tmp_path, new, [])
+    assert no_key.value.key_ids == (key_id(old),) and no_key.value.files == 1
+    with pytest.raises(HistoryWrongKeyError, match=key_id(other)):
+        rotate(tmp_path, new, [other])
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    assert not (tmp_path / ROTATION_JOURNAL).exists()
+    check_history_keys(tmp_path, old, [])  # the existing key given as the new one: fine
+    report = rotate(tmp_path, new, [old])
+    assert report.rotated == 2 and not report.failed
+
+
+def test_a_stray_file_under_another_key_does_not_block_rotation(tmp_path: Path) -> None:
+    """The rest is under the current key: the stray one is reported and left untouched."""
+    current, stray, new = generate_key(), generate_key(), generate_key()
+    ConversationFiles(tmp_path, HistoryCipher([current])).write(conversation("mine", cid="a"))
+    ConversationFiles(tmp_path, HistoryCipher([stray])).write(conversation("foreign", cid="b"))
+    stray_bytes = (tmp_path / "b.json").read_bytes()
+    report = rotate(tmp_path, new, [current])
+    assert report.rotated == 1 and [name for name, _ in report.failed] == ["b.json"]
+    assert (tmp_path / "b.json").read_bytes() == stray_bytes

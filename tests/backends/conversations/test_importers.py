@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from backends.conversations import importers
-from backends.conversations.errors import KeyRequiredError
-from backends.conversations.importers import ImportFormatError
+from backends.conversations.errors import HistoryKeyRequiredError, KeyRequiredError
+from backends.conversations.files import MAX_NAME
+from backends.conversations.importers import ExportError, ImportFormatError
 
 from .conftest import FIXTURES, MakeAgent, tree_bytes
 
@@ -135,3 +136,45 @@ def test_chatgpt_without_current_node_follows_the_last_branch() -> None:
     del data["current_node"]
     conv = importers.from_chatgpt(data, "x")
     assert conv.history[-1].content.startswith("Keep 50 g")
+
+
+def test_an_export_replaces_an_existing_file_with_a_private_one(tmp_path: Path) -> None:
+    target = tmp_path / "old-export.json"
+    target.write_text("an older, world-readable export")
+    target.chmod(0o644)
+    importers.write_private(target, "plaintext history")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert target.read_text() == "plaintext history"
+    assert [p.name for p in tmp_path.iterdir()] == ["old-export.json"]  # no temporary left
+
+
+def test_an_export_to_a_folder_or_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ExportError, match="is a folder: give a file name"):
+        importers.write_private(tmp_path, "x")
+    with pytest.raises(ExportError, match="does not exist"):
+        importers.write_private(tmp_path / "nodir" / "x.json", "x")
+    assert [p.name for p in tmp_path.iterdir()] == []  # nothing written
+
+
+def test_import_next_to_an_encrypted_history_needs_its_key(make_agent: MakeAgent, key: str) -> None:
+    make_agent(key=key).ask("encrypted")
+    keyless = make_agent()
+    before = tree_bytes(keyless.folder)
+    with pytest.raises(HistoryKeyRequiredError):
+        importers.import_file(keyless, CHATGPT)
+    assert tree_bytes(keyless.folder) == before
+    assert len(importers.import_file(make_agent(key=key), CHATGPT).imported) == 2
+
+
+def test_imported_names_are_one_line_of_limited_length(
+    make_agent: MakeAgent, tmp_path: Path
+) -> None:
+    data = json.loads(CHATGPT.read_text())
+    data[0]["title"] = "Line one\nline two\t" + "z" * 5000
+    source = tmp_path / "conversations.json"
+    source.write_text(json.dumps(data))
+    agent = make_agent()
+    result = importers.import_file(agent, source)
+    name = next(n for _, n in result.imported if n.startswith("Line one"))
+    assert name.startswith("Line one line two z") and len(name) == MAX_NAME
+    assert name in {r.name for r in agent.conversations()}

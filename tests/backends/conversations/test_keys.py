@@ -12,6 +12,8 @@ from keyring.backends import fail
 from keyring.errors import PasswordDeleteError
 
 from backends.conversations.errors import (
+    HistoryKeyRequiredError,
+    HistoryWrongKeyError,
     InvalidKeyError,
     RotationInProgressError,
     WrongKeyError,
@@ -23,11 +25,12 @@ from backends.conversations.keys import (
     KeyStore,
     generate_key,
     key_id,
+    validate_key,
 )
 from backends.errors import CancelledError
 from backends.progress import Progress
 
-from .conftest import MakeAgent
+from .conftest import MakeAgent, conversation, tree_bytes
 
 
 class MemoryKeyring(KeyringBackend):
@@ -178,3 +181,40 @@ def test_environment_key_wins_and_bad_keys_are_refused(
     with pytest.raises(InvalidKeyError):
         agent.rotate_key("short")
     assert not pending_rotation(agent.folder)
+
+
+def test_rotation_without_the_current_key_changes_nothing(
+    make_agent: MakeAgent, key: str, memory_keyring: MemoryKeyring
+) -> None:
+    """`rotate-key --generate` with CONVERSATIONS_KEY unset used to encrypt the clear files
+    under the new key and leave the encrypted ones under the old one: a split history."""
+    encrypted = make_agent(key=key)
+    encrypted.ask("under the first key")
+    keyless = make_agent(use_keyring=True)  # the keyring is empty too
+    keyless.files.write(conversation("in clear", cid="clear"))
+    keyless.reconcile()
+    before = tree_bytes(keyless.folder)
+    with pytest.raises(HistoryKeyRequiredError, match="no current key") as caught:
+        keyless.rotate_key(generate_key())
+    assert "Nothing was changed" in str(caught.value) and key_id(key) in str(caught.value)
+    assert tree_bytes(keyless.folder) == before and memory_keyring.data == {}
+    with pytest.raises(HistoryWrongKeyError, match="mistyped"):
+        make_agent(key=generate_key()).rotate_key(generate_key())
+    assert tree_bytes(keyless.folder) == before
+    # giving the existing key unlocks: the clear file joins it, nothing is split
+    report = keyless.rotate_key(key)
+    assert (report.rotated, report.already, report.failed) == (1, 1, [])
+    assert set(_key_ids(keyless)) == {key_id(key)}
+
+
+def test_malformed_keys_say_which_key_and_what_to_do(memory_keyring: MemoryKeyring) -> None:
+    with pytest.raises(InvalidKeyError) as env:
+        KeyStore("not-a-fernet-key").current()
+    message = str(env.value)
+    assert message.startswith("CONVERSATIONS_KEY is not a Fernet key (44 characters")
+    assert "typo" in message and "--generate" not in message  # a new key would not help
+    memory_keyring.set_password(KEYRING_SERVICE, KEYRING_ENTRY, "damaged")
+    with pytest.raises(InvalidKeyError, match="in the OS keyring"):
+        KeyStore("").current()
+    with pytest.raises(InvalidKeyError, match=r"^the new key is not a Fernet key"):
+        validate_key("short")

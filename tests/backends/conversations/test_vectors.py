@@ -61,6 +61,37 @@ def test_sync_drops_entries_whose_file_or_message_is_gone(make_agent: MakeAgent)
     assert agent.vectors().ids() == {f"{ids[1]}.json:0"} | {f"{ids[2]}.json:{i}" for i in range(4)}
 
 
+def test_sync_keeps_what_another_process_is_writing(make_agent: MakeAgent) -> None:
+    """Two CLI turns at once: one process's start-up sync must not drop the vectors the
+    other one has just written while the index does not list them yet."""
+    mine = make_agent()
+    known = mine.ask("written before the other process started").conversation_id
+    mine.sync_vectors()
+    # the other process: a new file and a new turn, their vectors upserted, index rows not
+    # written yet (it writes them next)
+    other = ConversationFiles(mine.folder)
+    new = conversation("from the other process", "its answer")
+    other.write(new, create=True)
+    turn, _ = other.read(f"{known}.json")
+    turn.history.append(turn.history[0])
+    other.write(turn)
+    ids = [f"{new.id}.json:0", f"{new.id}.json:1", f"{known}.json:2"]
+    pointers = [{"file": i.split(":")[0], "index": int(i.split(":")[1])} for i in ids]
+    mine.vectors().upsert(ids, mine.embedder().embed_batch(["a", "b", "c"]), pointers)
+    report = mine.sync_vectors()
+    assert report.dropped == 0 and report.kept == 3
+    assert mine.vectors().ids() >= set(ids)
+    # once the index has seen the files, the same ids are expected: nothing to do
+    mine.reconcile()
+    again = mine.sync_vectors()
+    assert (again.added, again.dropped, mine.vectors().count()) == (0, 0, 5)
+    # a message really gone (the index current) is still dropped
+    turn.history.pop()
+    other.write(turn)
+    mine.reconcile()
+    assert mine.sync_vectors().dropped == 1
+
+
 def test_deleting_the_chroma_folder_then_restarting_rebuilds_the_same_count(
     make_agent: MakeAgent, key: str
 ) -> None:

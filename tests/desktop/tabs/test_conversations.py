@@ -7,8 +7,9 @@ chat); the first two run it inside the main window (``custodia_window``).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -30,9 +31,9 @@ from PySide6.QtWidgets import (
 
 from backends.config import Config
 from backends.conversations import get_service
-from backends.conversations.files import Conversation, StoredMessage, now_iso
-from backends.conversations.keys import generate_key
-from backends.models.chat import RETRIEVAL_ONLY_LABEL
+from backends.conversations.files import Conversation, ConversationFiles, StoredMessage, now_iso
+from backends.conversations.keys import HistoryCipher, generate_key
+from backends.models.chat import RETRIEVAL_ONLY_LABEL, ChatModel, Prompt, ShouldStop
 from backends.models.embedders import HashingEmbedder
 from backends.services import Services
 from desktop.tabs.conversations import ConversationsTab
@@ -307,3 +308,93 @@ def test_another_embedder_offers_a_rebuild(
     child(tab, QPushButton, "rebuild_index").click()
     qtbot.waitUntil(lambda: "rebuilt" in status.text(), timeout=WAIT)
     assert get_service(tab.services).vectors().dimension == 64
+
+
+def test_without_the_key_of_an_encrypted_history_nothing_is_written(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    def prepare(services: Services) -> None:
+        folder = services.config.path("conversations")
+        encrypted = Conversation(
+            "secret", "Secret", now_iso(), "scripted", "scripted", [StoredMessage("user", "x")]
+        )
+        ConversationFiles(folder, HistoryCipher([generate_key()])).write(encrypted, create=True)
+
+    tab = make_tab(prepare=prepare)
+    status = child(tab, QLabel, "encryption_status")
+    assert "New messages are refused" in status.text() and status.property("warning") is True
+    folder = tab.services.config.path("conversations")
+    before = sorted(p.name for p in folder.iterdir())
+    say(qtbot, tab, "this would be stored in clear")
+    tab_status = child(tab, QLabel, "tab_status")
+    qtbot.waitUntil(lambda: "history is encrypted" in tab_status.text(), timeout=WAIT)
+    assert "set CONVERSATIONS_KEY" in tab_status.text()
+    # nothing lost, nothing written, nothing shown that is not stored
+    assert child(tab, QLineEdit, "chat_input").text() == "this would be stored in clear"
+    assert "stored in clear" not in child(tab, QTextBrowser, "transcript").toPlainText()
+    assert sorted(p.name for p in folder.iterdir()) == before
+    search = child(tab, QLineEdit, "history_search")  # search says what it could not read
+    qtbot.keyClicks(search, "anything")
+    qtbot.keyClick(search, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "Not searched" in tab_status.text(), timeout=WAIT)
+    assert "1 key required" in tab_status.text()
+
+
+@dataclass
+class _SlowChat(ChatModel):
+    """Streams numbered words until stopped (a long answer the user stops)."""
+
+    name: str = "slow"
+
+    def stream(self, prompt: Prompt, should_stop: ShouldStop = lambda: False) -> Iterator[str]:
+        for i in range(2000):
+            if should_stop():
+                return
+            time.sleep(0.01)
+            yield f"word{i} "
+
+
+def _say_then_stop(qtbot: Any, tab: ConversationsTab, text: str, after: str) -> None:
+    transcript = child(tab, QTextBrowser, "transcript")
+    shown = transcript.toPlainText().count(after)
+    qtbot.keyClicks(child(tab, QLineEdit, "chat_input"), text)
+    child(tab, QPushButton, "send").click()
+    qtbot.waitUntil(lambda: transcript.toPlainText().count(after) > shown, timeout=WAIT)
+    child(tab, QPushButton, "stop_chat").click()
+    idle(qtbot, tab)
+
+
+def test_stop_keeps_what_was_said_marked_stopped(qtbot: Any, make_tab: MakeTab) -> None:
+    tab = make_tab(chat=_SlowChat())
+    transcript = child(tab, QTextBrowser, "transcript")
+    _say_then_stop(qtbot, tab, "talk for a long time", "word5 ")
+    status = child(tab, QLabel, "tab_status")
+    qtbot.waitUntil(lambda: "Stopped" in status.text(), timeout=WAIT)
+    cid = transcript.property("conversation_id")
+    answer = get_service(tab.services).load(cid).history[1]
+    assert answer.stopped and answer.content.startswith("word0 word1 word2 word3 word4 word5 ")
+    assert "word1999" not in answer.content
+    qtbot.waitUntil(lambda: "stopped" in transcript.toPlainText(), timeout=WAIT)
+    assert rows(tab)[0][3] == "2"
+    _say_then_stop(qtbot, tab, "and again", "word2 ")  # the same conversation goes on
+    assert transcript.property("conversation_id") == cid
+    qtbot.waitUntil(lambda: rows(tab)[0][3] == "4", timeout=WAIT)
+
+
+def test_a_name_too_long_is_refused_and_the_list_shows_the_stored_one(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    tab = make_tab(prepare=lambda s: seed(s, "Short name", ["hello", "hi"]))
+    path = tab.services.config.path("conversations") / "short-name.json"
+    before = path.read_bytes()
+    tree = child(tab, QTreeWidget, "conversation_list")
+    tree.topLevelItem(0).setText(0, "x" * 5000)
+    status = child(tab, QLabel, "tab_status")
+    qtbot.waitUntil(lambda: "at most 200 characters" in status.text(), timeout=WAIT)
+    qtbot.waitUntil(lambda: rows(tab)[0][0] == "Short name", timeout=WAIT)
+    idle(qtbot, tab)
+    assert path.read_bytes() == before
+    tree.topLevelItem(0).setText(0, "Two\nlines")  # what a paste could bring
+    qtbot.waitUntil(lambda: rows(tab)[0][0] == "Two lines", timeout=WAIT)
+    idle(qtbot, tab)
+    assert json.loads(path.read_text())["name"] == "Two lines"
