@@ -343,9 +343,7 @@ def test_stop_keeps_what_was_said_in_the_conversation(qtbot: Any, tmp_path: Any)
         registry.CHAT_FACTORIES.pop("pausing-test", None)
 
 
-def test_editing_a_search_hit_edits_the_memory_not_its_similarity(
-    qtbot: Any, tab: QWidget
-) -> None:
+def test_editing_a_search_hit_edits_the_memory_not_its_similarity(qtbot: Any, tab: QWidget) -> None:
     new = child(tab, QLineEdit, "memory_new")
     qtbot.keyClicks(new, "My sister is Ana")
     qtbot.keyClick(new, Qt.Key.Key_Return)
