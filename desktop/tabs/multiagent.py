@@ -17,11 +17,18 @@ A session another Custodia process is running (its run lock, see
 other process takes it between the listing and a click, the run is refused untouched and
 ``run_refused`` says why. Sessions a dead process left behind are listed "(interrupted)";
 the backend decides which is which (``MultiAgentService.run_states``), for the CLI too.
+
+One run at a time: from the first Enter (or click) until the run ends, another start is
+refused. The buttons act on the session shown: ``cancel_task`` is enabled only while the
+session shown is the one running. When a run ends while another session is shown, the view
+stays where the user put it; the list row shows the final phase and ``multiagent_notice``
+says which session ended (its link shows it).
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -58,6 +65,8 @@ from desktop.workers import Emit, JobHandle, WorkerPool
 #: how long the feed worker waits per poll: it notices cancellation within this time
 FEED_POLL_SECONDS = 0.2
 SESSION_LIMIT = 200
+#: memory hits fetched per search (those under the recall threshold are then hidden)
+MEMORY_SEARCH_LIMIT = 8
 _SUBSCRIBED = "_subscribed"
 _STEPS = ("planning", "working", "reviewing", "done")
 
@@ -73,6 +82,20 @@ class _Refused:
 
     def __init__(self, message: str) -> None:
         self.message = message
+
+
+@dataclass(frozen=True)
+class _FinalState:
+    """What the tab needs once a run ended: the session, and the list as it is now."""
+
+    session: Session | None
+    tickets: list[LiveTicket]
+    health: dict[str, str]
+    #: the list, read after the run ended, with the filter it was read with
+    serial: int
+    phase_filter: str
+    sessions: list[Session]
+    states: dict[str, RunState]
 
 
 class MultiAgentTab(QWidget):
@@ -93,7 +116,17 @@ class MultiAgentTab(QWidget):
         self.current: Session | None = None
         self._seen_seq = 0
         self._running_id: str | None = None
+        #: the task of the session running (or about to run), for the Cancel tooltip
+        self._running_task = ""
+        #: a new session is being created (Run or Enter pressed, no session yet)
+        self._starting = False
         self._pending_run: str | None = None
+        #: live events of the running session by seq, also while another session is shown
+        self._live: dict[int, dict[str, Any]] = {}
+        #: the session ``multiagent_notice`` talks about
+        self._notice_session = ""
+        #: the session the user asked to see last (shown, or being loaded)
+        self._wanted = ""
         self._run: JobHandle | None = None
         self._feed_job: JobHandle | None = None
         self._reembed: JobHandle | None = None
@@ -166,6 +199,12 @@ class MultiAgentTab(QWidget):
         self.error_label.setWordWrap(True)
         self.error_label.setVisible(False)
         layout.addWidget(self.error_label)
+        self.notice_label = QLabel("")
+        self.notice_label.setObjectName("multiagent_notice")
+        self.notice_label.setTextFormat(Qt.TextFormat.RichText)
+        self.notice_label.setWordWrap(True)
+        self.notice_label.setVisible(False)
+        layout.addWidget(self.notice_label)
         self.health_label = QLabel(self.tr("Opening the session store…"))
         self.health_label.setObjectName("layer_health")
         self.health_label.setTextFormat(Qt.TextFormat.RichText)
@@ -272,6 +311,7 @@ class MultiAgentTab(QWidget):
         self.run_button.clicked.connect(self._on_run_clicked)
         self.task_input.returnPressed.connect(self._on_run_clicked)
         self.cancel_button.clicked.connect(self._on_cancel_clicked)
+        self.notice_label.linkActivated.connect(self._on_notice_link_activated)
         self.resume_button.clicked.connect(self._on_resume_clicked)
         self.phase_filter.currentIndexChanged.connect(self._on_phase_filter_changed)
         self.refresh_button.clicked.connect(self._on_phase_filter_changed)
@@ -300,23 +340,32 @@ class MultiAgentTab(QWidget):
         if session is None:
             self.phase_label.setText(self.tr("Phase: no session selected"))
             self.phase_label.setProperty("phase", "")
+            self.phase_label.setProperty("stopped_at", "")
             return
         phase = session.phase
         self.phase_label.setProperty("phase", phase)
         reached = _STEPS.index(phase) if phase in _STEPS else self._last_step(session)
+        # Where it stopped, and why: cancelled / failed, or a dead process left it (interrupted).
+        stopped = ""
+        if phase in ("failed", "cancelled"):
+            stopped = self._phase_name(phase)
+        elif phase in _STEPS[:-1] and not self._is_ours(session.session_id):
+            state = self._states.get(session.session_id)
+            if state is not None and state.kind == "interrupted":
+                stopped = self.tr("interrupted")
+        self.phase_label.setProperty("stopped_at", _STEPS[reached] if stopped else "")
         parts = []
         for index, step in enumerate(_STEPS):
             name = self._phase_name(step)
-            if step == phase:
+            if stopped and index == reached:
+                parts.append(f"<b style='color:#b00020'>✕ {name} ({stopped})</b>")
+            elif step == phase:
                 parts.append(f"<b>● {name}</b>")
             elif index < reached:
                 parts.append(f"<span style='color:#2e7d32'>✓ {name}</span>")
             else:
                 parts.append(f"<span style='color:#888'>○ {name}</span>")
-        text = " → ".join(parts)
-        if phase in ("failed", "cancelled"):
-            text += "  <b style='color:#b00020'>" + self._phase_name(phase) + "</b>"
-        self.phase_label.setText(self.tr("Phase: {0}").format(text))
+        self.phase_label.setText(self.tr("Phase: {0}").format(" → ".join(parts)))
 
     @staticmethod
     def _last_step(session: Session) -> int:
@@ -327,6 +376,42 @@ class MultiAgentTab(QWidget):
     def _show_error(self, message: str) -> None:
         self.error_label.setText(message)
         self.error_label.setVisible(bool(message))
+
+    def _show_notice(self, session_id: str, text: str) -> None:
+        """A non-modal note about a session that is not shown; its link shows it."""
+        self._notice_session = session_id
+        self.notice_label.setProperty("session", session_id)
+        self.notice_label.setText(
+            f"{text} <a href='show'>{self.tr('Show it')}</a>" if session_id else text
+        )
+        self.notice_label.setVisible(bool(text))
+
+    def _on_notice_link_activated(self, link: str) -> None:
+        session_id = self._notice_session
+        if not session_id:
+            return
+        for index in range(self.sessions.topLevelItemCount()):
+            item = self.sessions.topLevelItem(index)
+            if item is not None and item.data(0, Qt.ItemDataRole.UserRole) == session_id:
+                self.sessions.setCurrentItem(item)  # loads it (_on_session_selected)
+                return
+        self._load_session(session_id)  # filtered out of the list: show it anyway
+
+    def _busy(self) -> bool:
+        """A run is being started (session created, feed subscribing) or running."""
+        return self._starting or self._pending_run is not None or self._run is not None
+
+    def _is_ours(self, session_id: str) -> bool:
+        """This tab runs ``session_id`` or is about to."""
+        return session_id in (self._running_id, self._pending_run)
+
+    def _run_is_shown(self) -> bool:
+        return self.current is not None and self.current.session_id == self._running_id
+
+    @staticmethod
+    def _short(task: str) -> str:
+        task = " ".join(task.split())
+        return task if len(task) <= 60 else task[:59] + "…"
 
     def _show_health(self, health: dict[str, str]) -> None:
         parts = []
@@ -346,14 +431,34 @@ class MultiAgentTab(QWidget):
         self.health_label.setProperty("degraded", bool(problems))
 
     def _update_buttons(self) -> None:
-        running = self._run is not None
-        self.run_button.setEnabled(self._ready and not running)
-        self.cancel_button.setEnabled(running)
+        busy = self._busy()
+        self.run_button.setEnabled(self._ready and not busy)
+        # The text is being turned into a session: it must not change (or be lost) meanwhile.
+        self.task_input.setReadOnly(self._starting)
+        running = self._run is not None and not self._run.progress.cancelled
+        # Cancel acts on the session shown, like every button here: a run going on behind
+        # another session is cancelled by showing it first (the tooltip says which it is).
+        self.cancel_button.setEnabled(running and self._run_is_shown())
+        if not running:
+            self.cancel_button.setToolTip(self.tr("Cancel the running session"))
+        elif self._run_is_shown():
+            self.cancel_button.setToolTip(
+                self.tr("Cancel this session: {0}").format(self._short(self._running_task))
+            )
+        else:
+            self.cancel_button.setToolTip(
+                self.tr(
+                    "Another session is running: {0}. Select it in the list to cancel it."
+                ).format(self._short(self._running_task))
+            )
+        self.run_button.setToolTip(
+            self.tr("A session is running: one at a time") if busy else self.tr("Run the task")
+        )
         current = self.current
         state = self._states.get(current.session_id) if current is not None else None
         self.resume_button.setEnabled(
             self._ready
-            and not running
+            and not busy
             and current is not None
             and current.resumable
             and (state is None or state.kind == "interrupted")
@@ -448,18 +553,20 @@ class MultiAgentTab(QWidget):
         self._states = dict(states)
         self._fill_sessions(sessions)
         self._show_health(health)
+        if self.current is not None:
+            self._show_phase(self.current)  # e.g. its run state is now "interrupted"
         self._update_buttons()
 
     def _fill_sessions(self, sessions: list[Session]) -> None:
-        selected = self.current.session_id if self.current else None
+        selected = self._wanted or (self.current.session_id if self.current else None)
         self.sessions.blockSignals(True)
         self.sessions.clear()
         for session in sessions:
             started = time.strftime("%Y-%m-%d %H:%M", time.localtime(session.created_at))
             phase = self._phase_name(session.phase)
             state = self._states.get(session.session_id)
-            if session.session_id == self._running_id:
-                state = None  # our run job is starting: not interrupted
+            if self._is_ours(session.session_id):
+                state = None  # our run job is starting or running: not interrupted
             if state is not None and state.kind == "interrupted":
                 phase = self.tr("{0} (interrupted)").format(phase)
             elif state is not None and state.kind == "running elsewhere":
@@ -484,10 +591,13 @@ class MultiAgentTab(QWidget):
             return
         session_id = str(item.data(0, Qt.ItemDataRole.UserRole))
         if self.current is not None and self.current.session_id == session_id:
+            self._wanted = session_id  # back to the one shown: a load still on its way is stale
             return
         self._load_session(session_id)
 
     def _load_session(self, session_id: str) -> None:
+        self._wanted = session_id
+
         def job(progress: Progress, emit: Emit) -> Any:
             service = self._service()
             session = service.session(session_id)
@@ -511,6 +621,8 @@ class MultiAgentTab(QWidget):
         if session is None:
             self._show_error(self.tr("That session is not in any reachable store."))
             return
+        if session.session_id != self._wanted:
+            return  # the user moved on to another session meanwhile
         self._show_session(session)
         self._show_tickets(tickets)
         self._update_buttons()
@@ -522,8 +634,15 @@ class MultiAgentTab(QWidget):
             self._seen_seq = 0
             self.feed_title.setText(self.tr("<b>Live feed</b> — {0}").format(session.task[:80]))
         self.current = session
+        self._wanted = session.session_id
         for event in session.events:
             self._add_event(event)
+        if session.session_id == self._running_id:
+            # Back to the running session: what arrived live after it was read, in order.
+            for seq in sorted(self._live):
+                self._apply_event(session, self._live[seq])
+        if self._notice_session == session.session_id:
+            self._show_notice("", "")
         self._show_phase(session)
 
     # -- the feed --------------------------------------------------------------------------
@@ -597,16 +716,23 @@ class MultiAgentTab(QWidget):
         self._on_live_event(event)
 
     def _on_live_event(self, event: dict[str, Any]) -> None:
+        seq = int(event.get("seq", 0))
+        if seq and event.get("session") == self._running_id:
+            self._live[seq] = event  # kept while another session is shown
         current = self.current
         if current is None or event.get("session") != current.session_id:
             return
+        self._apply_event(current, event)
+
+    def _apply_event(self, session: Session, event: dict[str, Any]) -> None:
+        """Draw a live event of the session shown and follow its phase."""
         if not self._add_event(event):
             return
-        current.events.append(event)
+        session.events.append(event)
         kind = event.get("kind")
         if kind == "phase" or kind == SESSION_FINISHED:
-            current.phase = str(event.get("outcome") or event.get("text") or current.phase)
-            self._show_phase(current)
+            session.phase = str(event.get("outcome") or event.get("text") or session.phase)
+            self._show_phase(session)
         if kind == "ticket":
             self._refresh_tickets()
 
@@ -621,17 +747,26 @@ class MultiAgentTab(QWidget):
     def _on_feed_finished(self) -> None:
         if self._feed_job is not None and self.sender() is self._feed_job.signals:
             self._feed_job = None
+            if self._pending_run is not None:
+                # Ended (cancelled) before it subscribed: the run never started.
+                self._pending_run = None
+                self._update_buttons()
 
     # -- running ---------------------------------------------------------------------------
     def _on_run_clicked(self) -> None:
-        task = self.task_input.text().strip()
-        if not self._ready or self._run is not None:
+        # The Run button and Enter in the task field: one start at a time, from the first
+        # press until the run ends (the session is created, then the feed subscribes).
+        if not self._ready or self._busy():
             return
+        task = self.task_input.text().strip()
         if not task:
             self._show_error(self.tr("Type a task first."))
             return
         self._show_error("")
-        self.run_button.setEnabled(False)
+        self._show_notice("", "")
+        self._starting = True
+        self._running_task = task
+        self._update_buttons()
 
         def job(progress: Progress, emit: Emit) -> Any:
             return self._service().start(task)
@@ -641,30 +776,37 @@ class MultiAgentTab(QWidget):
         handle.signals.failed.connect(self._on_start_failed)
 
     def _on_session_started(self, session: Any) -> None:
+        self._starting = False
         self.task_input.clear()
         self._show_session(session)
         self._show_tickets([])
+        self._running_task = session.task
         self._start_feed(session.session_id, run_after=True)
+        self._update_buttons()
         self._refresh_sessions()
 
     def _on_start_failed(self, message: str, environment: bool) -> None:
+        self._starting = False
         self._show_error(message)
         self._update_buttons()
 
     def _on_resume_clicked(self) -> None:
         current = self.current
-        if current is None or self._run is not None or not current.resumable:
+        if current is None or self._busy() or not current.resumable:
             return
         state = self._states.get(current.session_id)
         if state is not None and state.kind != "interrupted":
             return  # running (the button is disabled; a late click does nothing)
         self._show_error("")
-        self.resume_button.setEnabled(False)
+        self._show_notice("", "")
+        self._running_task = current.task
         self._start_feed(current.session_id, run_after=True)
+        self._update_buttons()
 
     def _start_run(self, session_id: str) -> None:
         self._pending_run = None
         self._running_id = session_id
+        self._live = {}
 
         def job(progress: Progress, emit: Emit) -> Any:
             service = self._service()
@@ -690,6 +832,11 @@ class MultiAgentTab(QWidget):
         handle.signals.finished.connect(self._on_run_finished)
         self.progress_bar.setRange(0, 0)
         self.progress_bar.setVisible(True)
+        self.progress_bar.setToolTip(
+            self.tr("Running: {0}").format(self._short(self._running_task))
+        )
+        if self._run_is_shown() and self.current is not None:
+            self._show_phase(self.current)  # running now, no longer "interrupted"
         self._update_buttons()
 
     def _on_run_succeeded(self, result: Any) -> None:
@@ -707,37 +854,70 @@ class MultiAgentTab(QWidget):
         self.progress_bar.setRange(0, max(total, 1))
         self.progress_bar.setValue(done)
 
+    def _run_name(self) -> str:
+        """How messages name the run: "" when it is the session shown."""
+        if self._run_is_shown():
+            return ""
+        return self.tr("“{0}”").format(self._short(self._running_task))
+
     def _on_run_failed(self, message: str, environment: bool) -> None:
-        self._show_error(self.tr("The session stopped: {0}").format(message))
+        name = self._run_name()
+        if name:
+            self._show_error(self.tr("The session {0} stopped: {1}").format(name, message))
+        else:
+            self._show_error(self.tr("The session stopped: {0}").format(message))
         self._check_memory()  # a changed embedder shows the re-embed button
 
     def _on_run_cancelled(self) -> None:
-        self._show_error(self.tr("Cancelled. Resume continues where it stopped."))
+        name = self._run_name()
+        if name:
+            self._show_error(
+                self.tr("The session {0} was cancelled. Resume continues where it stopped.").format(
+                    name
+                )
+            )
+        else:
+            self._show_error(self.tr("Cancelled. Resume continues where it stopped."))
 
     def _on_run_finished(self) -> None:
         session_id = self._running_id
         self._run = None
         self._running_id = None
-        self.progress_bar.setVisible(False)
+        self._live = {}
+        self.progress_bar.setVisible(self._reembed is not None)
         if self._feed_job is not None:
             self._feed_job.cancel()
+        self._update_buttons()
         if session_id is None:
             return
         if self._refused:
             # Not run: show the session as it is now (running elsewhere), no final state.
             self._refused = False
-            self._load_session(session_id)
+            if self._wanted == session_id:
+                self._load_session(session_id)
             self._refresh_sessions()
             return
+
+        # The list is read with the session, so it shows the final phase by the time
+        # ``session_finished`` is emitted; listings started earlier are stale from now on.
+        self._list_serial += 1
+        serial = self._list_serial
+        phase = str(self.phase_filter.currentData() or "")
 
         def job(progress: Progress, emit: Emit) -> Any:
             service = self._service()
             session = service.session(session_id)
-            return (
-                session,
-                service.live_tickets(session_id),
-                service.health(),
-                service.run_states([session] if session is not None else []),
+            sessions = service.list_sessions(phase or None, SESSION_LIMIT)
+            listed = {s.session_id for s in sessions}
+            extra = [session] if session is not None and session_id not in listed else []
+            return _FinalState(
+                session=session,
+                tickets=service.live_tickets(session_id),
+                health=service.health(),
+                serial=serial,
+                phase_filter=phase,
+                sessions=sessions,
+                states=service.run_states(sessions + extra),
             )
 
         handle = self.workers.start("multi-agent: final state", job)
@@ -745,15 +925,39 @@ class MultiAgentTab(QWidget):
         handle.signals.failed.connect(self._on_job_failed)
 
     def _on_final_state(self, result: Any) -> None:
-        session = result[0]
-        self._on_session_loaded(result)
-        self._refresh_sessions()
+        final: _FinalState = result
+        session = final.session
+        self._show_health(final.health)
+        current_filter = str(self.phase_filter.currentData() or "")
+        if final.serial == self._list_serial or final.phase_filter == current_filter:
+            self._states = dict(final.states)
+            self._fill_sessions(final.sessions)
+        elif session is not None:  # the filter changed meanwhile: its own listing is coming
+            self._states.pop(session.session_id, None)
+            if session.session_id in final.states:
+                self._states[session.session_id] = final.states[session.session_id]
+        if session is None:
+            self._show_error(self.tr("That session is not in any reachable store."))
+            self._update_buttons()
+            return
+        if self._wanted == session.session_id:
+            self._show_session(session)
+            self._show_tickets(final.tickets)
+        else:
+            # The user is looking at another session: leave the view alone, say it ended.
+            self._show_notice(
+                session.session_id,
+                self.tr("The session “{0}” ended: {1}.").format(
+                    self._short(session.task), self._phase_name(session.phase)
+                ),
+            )
+        self._update_buttons()
         self._check_memory()  # the experts stored their results: new counts
-        if session is not None:
-            self.session_finished.emit(session.session_id, session.phase)
+        self.session_finished.emit(session.session_id, session.phase)
 
     def _on_cancel_clicked(self) -> None:
-        if self._run is not None:
+        # Only the session shown (the button is disabled otherwise; a late click does nothing).
+        if self._run is not None and self._run_is_shown():
             self._run.cancel()
             self.cancel_button.setEnabled(False)
 
@@ -843,25 +1047,43 @@ class MultiAgentTab(QWidget):
             return
 
         def job(progress: Progress, emit: Emit) -> Any:
-            return self._service().search_memory(query, limit=8)
+            service = self._service()
+            # The experts' own recall threshold: what they would not use is not shown either.
+            floor = service.coordinator.min_score
+            return floor, service.search_memory(query, limit=MEMORY_SEARCH_LIMIT)
 
         handle = self.workers.start("multi-agent: memory search", job)
         handle.signals.succeeded.connect(self._on_memory_results)
         handle.signals.failed.connect(self._on_memory_failed)
 
-    def _on_memory_results(self, hits: Any) -> None:
+    def _on_memory_results(self, result: Any) -> None:
+        floor, hits = result
         self.memory_results.clear()
         found: list[Hit] = list(hits)
-        if not found:
-            item = QListWidgetItem(self.tr("Nothing related is remembered yet."))
-            item.setFlags(Qt.ItemFlag.NoItemFlags)
-            self.memory_results.addItem(item)
-        for hit in found:
+        shown = [hit for hit in found if hit.score >= floor]
+        hidden = len(found) - len(shown)
+        for hit in shown:
             text = hit.text.replace("\n", " ")
             item = QListWidgetItem(f"{hit.score:.2f} · {hit.collection} · {hit.expert}: {text}")
             item.setToolTip(hit.text)
             item.setData(Qt.ItemDataRole.UserRole, hit.id)
             self.memory_results.addItem(item)
+        if not found:
+            note = self.tr("Nothing related is remembered yet.")
+        elif not shown:
+            note = self.tr(
+                "Nothing similar (similarity ≥ {0:.2f}); {1} weaker match(es) hidden."
+            ).format(floor, hidden)
+        elif hidden:
+            note = self.tr("{0} weaker match(es) below similarity {1:.2f} hidden.").format(
+                hidden, floor
+            )
+        else:
+            return
+        item = QListWidgetItem(note)
+        item.setFlags(Qt.ItemFlag.NoItemFlags)
+        item.setData(Qt.ItemDataRole.UserRole, None)
+        self.memory_results.addItem(item)
 
     def _on_memory_failed(self, message: str, environment: bool) -> None:
         self.memory_results.clear()

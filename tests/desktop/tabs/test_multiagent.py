@@ -216,6 +216,63 @@ def test_phase_filter(tab: MultiAgentTab, qtbot: Any) -> None:
     assert loaded.args == [1]
 
 
+def test_enter_twice_starts_one_session(tab: MultiAgentTab, qtbot: Any) -> None:
+    task = child(tab, QLineEdit, "task_input")
+    run = child(tab, QPushButton, "run_task")
+    task.setText("Parse CSV files")
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT):
+        qtbot.keyClick(task, Qt.Key.Key_Return)
+        # Before the session exists: the button and the field already say "not now".
+        read_only, run_enabled = task.isReadOnly(), run.isEnabled()
+        qtbot.keyClick(task, Qt.Key.Key_Return)
+    with qtbot.waitSignal(tab.sessions_loaded, timeout=TIMEOUT) as loaded:
+        qtbot.mouseClick(child(tab, QWidget, "refresh_sessions"), Qt.MouseButton.LeftButton)
+    assert loaded.args == [1]
+    assert read_only and not run_enabled
+    assert run.isEnabled() and not task.isReadOnly()
+
+
+def row_phases(tab: QWidget) -> dict[str, str]:
+    """The sessions list as shown: session id → phase column."""
+    sessions = child(tab, QTreeWidget, "sessions")
+    rows = [sessions.topLevelItem(i) for i in range(sessions.topLevelItemCount())]
+    return {r.data(0, Qt.ItemDataRole.UserRole): r.text(1) for r in rows}
+
+
+def test_session_finished_fires_once_the_list_shows_the_final_phase(
+    tab: MultiAgentTab, qtbot: Any
+) -> None:
+    at_signal: list[dict[str, str]] = []
+
+    def snapshot(session_id: str, phase: str) -> bool:
+        at_signal.append(row_phases(tab))  # the list at the moment the signal is emitted
+        return True
+
+    with qtbot.waitSignal(
+        tab.session_finished, timeout=TIMEOUT, check_params_cb=snapshot
+    ) as finished:
+        run_task(tab, qtbot, "Parse CSV files")
+    assert at_signal == [{finished.args[0]: "done"}]
+
+
+def test_cancelled_in_planning_marks_the_phase_it_stopped_in(
+    tab: MultiAgentTab, qtbot: Any, chat: GatedChat
+) -> None:
+    chat.gate_at = 1  # the planner waits
+    phase = child(tab, QLabel, "phase")
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as stopped:
+        run_task(tab, qtbot, "Parse CSV files")
+        qtbot.waitUntil(chat.reached.is_set, timeout=TIMEOUT)
+        cancel = child(tab, QPushButton, "cancel_task")
+        qtbot.waitUntil(cancel.isEnabled, timeout=TIMEOUT)
+        qtbot.mouseClick(cancel, Qt.MouseButton.LeftButton)
+        chat.gate.set()
+    assert stopped.args[1] == "cancelled"
+    assert "✕ planning (cancelled)</b>" in phase.text()
+    assert "○ working" in phase.text()
+    assert phase.property("stopped_at") == "planning"
+
+
 @pytest.fixture
 def interrupted(custodia_config: Config) -> str:
     """A session a killed process left in phase ``working`` (before the window opens)."""
@@ -334,3 +391,104 @@ def test_a_session_another_process_runs_is_refused_here_until_that_process_dies(
     assert final["plan"] == CHILD_REPLIES[0]
     assert final["events"][: len(kept["events"])] == kept["events"]
     assert [e["seq"] for e in final["events"]] == list(range(1, len(final["events"]) + 1))
+
+
+def show_session(tab: MultiAgentTab, qtbot: Any, session_id: str) -> None:
+    """Select ``session_id`` in the list and wait until its feed is shown."""
+    sessions = child(tab, QTreeWidget, "sessions")
+    qtbot.waitUntil(lambda: session_id in row_phases(tab), timeout=TIMEOUT)
+    rows = [sessions.topLevelItem(i) for i in range(sessions.topLevelItemCount())]
+    sessions.setCurrentItem(
+        next(r for r in rows if r.data(0, Qt.ItemDataRole.UserRole) == session_id)
+    )
+    qtbot.waitUntil(
+        lambda: tab.current is not None and tab.current.session_id == session_id,
+        timeout=TIMEOUT,
+    )
+
+
+def test_cancel_applies_only_to_the_session_shown(
+    interrupted: str, tab: MultiAgentTab, qtbot: Any, chat: GatedChat
+) -> None:
+    chat.gate_at = 3  # the coder waits
+    cancel = child(tab, QPushButton, "cancel_task")
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as finished:
+        run_task(tab, qtbot, "Parse CSV files")
+        qtbot.waitUntil(chat.reached.is_set, timeout=TIMEOUT)
+        qtbot.waitUntil(cancel.isEnabled, timeout=TIMEOUT)
+        running = tab.current.session_id
+        own_tip = cancel.toolTip()
+
+        show_session(tab, qtbot, interrupted)  # another session, the run goes on
+        enabled_elsewhere, tip_elsewhere = cancel.isEnabled(), cancel.toolTip()
+        qtbot.mouseClick(cancel, Qt.MouseButton.LeftButton)  # nothing to cancel here
+        assert not child(tab, QPushButton, "resume_task").isEnabled()  # one run at a time
+
+        show_session(tab, qtbot, running)  # back: Cancel is for this one again
+        enabled_back = cancel.isEnabled()
+        chat.gate.set()
+    assert finished.args == [running, "done"]  # the click elsewhere cancelled nothing
+    assert not enabled_elsewhere and enabled_back
+    assert "Parse CSV files" in own_tip
+    assert "Parse CSV files" in tip_elsewhere and "Select it" in tip_elsewhere
+
+
+def test_a_run_ending_does_not_steal_the_view(
+    interrupted: str, tab: MultiAgentTab, qtbot: Any, chat: GatedChat
+) -> None:
+    chat.gate_at = 3  # the coder waits
+    title = child(tab, QLabel, "feed_title")
+    at_signal: list[tuple[str, dict[str, str]]] = []
+
+    def snapshot(session_id: str, phase: str) -> bool:
+        assert tab.current is not None
+        at_signal.append((tab.current.session_id, row_phases(tab)))
+        return True
+
+    with qtbot.waitSignal(
+        tab.session_finished, timeout=TIMEOUT, check_params_cb=snapshot
+    ) as finished:
+        run_task(tab, qtbot, "Parse CSV files")
+        qtbot.waitUntil(chat.reached.is_set, timeout=TIMEOUT)
+        show_session(tab, qtbot, interrupted)
+        chat.gate.set()
+    running = finished.args[0]
+    # The view stayed on the session the user chose; the list row shows the end.
+    [(shown, rows)] = at_signal
+    assert shown == interrupted and "(interrupted)" in title.text()
+    assert rows[running] == "done"
+    notice = child(tab, QLabel, "multiagent_notice")
+    assert notice.isVisible() and notice.property("session") == running
+    assert "Parse CSV files" in notice.text() and "done" in notice.text()
+
+    notice.linkActivated.emit("show")  # "Show it"
+    qtbot.waitUntil(lambda: tab.current.session_id == running, timeout=TIMEOUT)
+    assert feed_events(tab)[-1]["outcome"] == "done"
+    assert not notice.isVisible()
+
+
+def test_memory_search_hides_hits_below_the_recall_threshold(
+    tab: MultiAgentTab, qtbot: Any
+) -> None:
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT):
+        run_task(tab, qtbot, "Parse CSV files")
+    search = child(tab, QLineEdit, "memory_search")
+    results = child(tab, QListWidget, "memory_results")
+
+    def listed(query: str) -> list[str]:
+        results.clear()
+        search.setText(query)
+        qtbot.keyClick(search, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: results.count() > 0, timeout=TIMEOUT)
+        return [results.item(i).text() for i in range(results.count())]
+
+    # Nothing stored is about the weather: every hit scores 0.00 with the hashing embedder.
+    [only] = listed("weather tomorrow")
+    assert only.startswith("Nothing similar (similarity ≥ 0.15)") and "hidden" in only
+
+    rows = listed("python function parse")
+    hits = [results.item(i) for i in range(results.count())]
+    scores = [float(r.text().split(" · ")[0]) for r in hits if r.data(Qt.ItemDataRole.UserRole)]
+    assert scores and all(score >= 0.15 for score in scores)
+    assert any("def parse(text)" in row for row in rows)
+    assert rows[-1].endswith("weaker match(es) below similarity 0.15 hidden.")
