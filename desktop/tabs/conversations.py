@@ -7,6 +7,10 @@ Object names (docs/TESTING.md): ``conversations`` (the tab), ``conversation_list
 ``key_dialog``), ``import_conversations``, ``export_conversations``, ``rebuild_index``,
 ``index_progress``, ``tab_status``.
 
+Deleting the conversation being answered stops the answer first (after the usual
+confirmation), then deletes it; deleting the open conversation always leaves a new one.
+Dialogs made per use (key, file) delete themselves when closed.
+
 Every backend call runs in the worker pool; results come back to ``_on_<signal>`` slots.
 """
 
@@ -19,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -55,10 +59,14 @@ from backends.conversations.agent import (
     TurnResult,
     get_service,
 )
-from backends.conversations.errors import EmbedderMismatchError
+from backends.conversations.errors import (
+    ConversationNotFoundError,
+    EmbedderMismatchError,
+    InvalidKeyError,
+)
 from backends.conversations.files import Conversation
 from backends.conversations.index import IndexRow
-from backends.conversations.keys import generate_key
+from backends.conversations.keys import FERNET_SHAPE, generate_key, key_id, validate_key
 from backends.errors import DimensionMismatchError
 from backends.progress import Progress
 from backends.services import Services
@@ -70,6 +78,7 @@ ID_ROLE = Qt.ItemDataRole.UserRole
 INDEX_ROLE = Qt.ItemDataRole.UserRole + 1
 WARNING_STYLE = "background:#fff3cd;color:#664d03;border:1px solid #ffe69c;padding:4px;"
 OK_STYLE = "background:#d1e7dd;color:#0f5132;border:1px solid #a3cfbb;padding:4px;"
+ERROR_STYLE = "color:#b02a37;"
 HIGHLIGHT = "#fff3a0"
 
 
@@ -92,8 +101,10 @@ class _Listing:
 @dataclass(frozen=True)
 class _Opened:
     serial: int
-    conversation: Conversation
+    #: None when the file is gone (deleted outside this tab): ``conversation_id`` says which
+    conversation: Conversation | None
     highlight: int | None
+    conversation_id: str
 
 
 @dataclass(frozen=True)
@@ -123,13 +134,23 @@ def _listing(agent: ConversationAgent, note: str = "", title: str = "") -> _List
 
 
 class KeyDialog(QDialog):
-    """Asks for the conversations key (or generates one); re-encrypts every conversation."""
+    """Asks for the conversations key (or generates one); re-encrypts every conversation.
+
+    The key is checked before the dialog accepts: a key that is not a Fernet key, or not
+    the key an unfinished key change waits for, is explained inside the dialog, which stays
+    open with the focus back in the field. ``key_chosen(key)`` is emitted for a key that
+    passed. The dialog deletes itself when closed, accepted or not.
+    """
+
+    key_chosen = Signal(str)
 
     def __init__(self, status: EncryptionStatus | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("key_dialog")
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setWindowTitle(self.tr("Conversations key"))
         self.setMinimumWidth(480)
+        self._status = status
         layout = QVBoxLayout(self)
         text = self.tr(
             "Every conversation's history will be re-encrypted with this key (Fernet). "
@@ -155,6 +176,13 @@ class KeyDialog(QDialog):
         self.generate.setObjectName("generate_key")
         row.addWidget(self.generate)
         layout.addLayout(row)
+        self.key_error = QLabel("")
+        self.key_error.setObjectName("key_error")
+        self.key_error.setWordWrap(True)
+        self.key_error.setStyleSheet(ERROR_STYLE)
+        self.key_error.setProperty("error", False)
+        self.key_error.setVisible(False)
+        layout.addWidget(self.key_error)
         self.show_key = QCheckBox(self.tr("Show the key"))
         self.show_key.setObjectName("show_key")
         layout.addWidget(self.show_key)
@@ -167,19 +195,76 @@ class KeyDialog(QDialog):
     def _connect_signals(self) -> None:
         self.generate.clicked.connect(self._on_generate_clicked)
         self.show_key.toggled.connect(self._on_show_key_toggled)
+        self.key_input.textEdited.connect(self._on_key_input_text_edited)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
 
     def _on_generate_clicked(self) -> None:
         self.key_input.setText(generate_key())
         self.show_key.setChecked(True)
+        self._show_error("")
 
     def _on_show_key_toggled(self, shown: bool) -> None:
         mode = QLineEdit.EchoMode.Normal if shown else QLineEdit.EchoMode.Password
         self.key_input.setEchoMode(mode)
 
+    def _on_key_input_text_edited(self, text: str) -> None:
+        self._show_error("")  # the user is fixing it
+
     def key(self) -> str:
         return self.key_input.text().strip()
+
+    def problem(self) -> str:
+        """Why the key in the field cannot be used, or ``""``. Cheap (no file is read)."""
+        key = self.key()
+        status = self._status
+        pending = status.rotation_pending if status is not None else ""
+        locked = bool(status is not None and status.key_problem)
+        if pending:
+            advice = self.tr(
+                "check it for a typo: an unfinished key change waits for its key (key id {0})"
+            ).format(pending)
+        elif locked:
+            advice = self.tr(
+                "check it for a typo: it must be the key your conversations are encrypted "
+                "with (a new key from Generate would not open them)"
+            )
+        else:
+            advice = self.tr("check it for a typo, or press Generate to make a new one")
+        if not key and pending:
+            return self.tr("Enter the key of the unfinished key change (key id {0}).").format(
+                pending
+            )
+        if not key and locked:
+            return self.tr("Enter the key your conversations are encrypted with.")
+        if not key:
+            return self.tr("Enter a key, or press Generate to make a new one.")
+        try:
+            key = validate_key(key)
+        except InvalidKeyError:
+            return self.tr("This is not a Fernet key ({0}): {1}.").format(FERNET_SHAPE, advice)
+        if pending and key_id(key) != pending:
+            return self.tr(
+                "A key change to key id {0} is unfinished: give that key to resume it "
+                "(this key has id {1}). Another key can be set once it is done."
+            ).format(pending, key_id(key))
+        return ""
+
+    def accept(self) -> None:
+        """Accept only a usable key; otherwise say why here and stay open."""
+        problem = self.problem()
+        if problem:
+            self._show_error(problem)
+            self.key_input.setFocus(Qt.FocusReason.OtherFocusReason)
+            self.key_input.selectAll()
+            return
+        self.key_chosen.emit(self.key())
+        super().accept()
+
+    def _show_error(self, text: str) -> None:
+        self.key_error.setText(text)
+        self.key_error.setVisible(bool(text))
+        self.key_error.setProperty("error", bool(text))
 
 
 class ConversationsTab(QWidget):
@@ -195,6 +280,10 @@ class ConversationsTab(QWidget):
         self._open_serial = 0
         self._search_serial = 0
         self._chat: JobHandle | None = None
+        #: the conversation being answered (None until a new one's first message is saved)
+        self._answering: str | None = None
+        #: confirmed for deletion while its answer streamed: deleted once the answer stopped
+        self._delete_after_chat: str | None = None
         #: set by Stop: the answer ends, what was said is saved (marked stopped)
         self._stop_chat = threading.Event()
         #: the message being sent until it is on disk (given back if the turn fails before)
@@ -571,6 +660,7 @@ class ConversationsTab(QWidget):
         model_key = self.model_picker.currentData()
         stop = self._stop_chat
         stop.clear()
+        self._answering = conversation_id
 
         def job(progress: Progress, emit: Emit) -> TurnResult:
             agent = get_service(services)
@@ -604,6 +694,7 @@ class ConversationsTab(QWidget):
     def _on_chat_item(self, piece: Any) -> None:
         if isinstance(piece, _Saved):  # the message is on disk: a new conversation has its id
             self._unsaved = ""
+            self._answering = piece.conversation_id
             self.current_id = piece.conversation_id
             self.transcript.setProperty("conversation_id", piece.conversation_id)
             return
@@ -616,6 +707,8 @@ class ConversationsTab(QWidget):
 
     def _on_chat_succeeded(self, result: Any) -> None:
         assert isinstance(result, TurnResult)
+        if result.conversation_id == self._delete_after_chat:
+            return  # stopped to be deleted: ``_on_chat_finished`` deletes it
         self.current_id = result.conversation_id
         self.transcript.setProperty("conversation_id", result.conversation_id)
         note = self.tr("Answered by {0}:{1}").format(result.provider, result.model)
@@ -639,18 +732,24 @@ class ConversationsTab(QWidget):
             if not self.chat_input.text():
                 self.chat_input.setText(self._unsaved)
             self._unsaved = ""
+        if self.current_id is not None and self.current_id == self._delete_after_chat:
+            return  # it is deleted next (``_on_chat_finished``)
         if self.current_id is not None:
-            self._refresh(self.tab_status.text())
-            self._open(self.current_id, None)
+            self._refresh()  # the status keeps saying why
+            self._open(self.current_id, None)  # gone (deleted elsewhere)? a new one then
         else:
             self.transcript.clear()
             self._message_count = 0
 
     def _on_chat_finished(self) -> None:
         self._chat = None
+        self._answering = None
         self._stop_chat.clear()
         self._set_busy_chat(False)
         self.chat_input.setFocus()
+        doomed, self._delete_after_chat = self._delete_after_chat, None
+        if doomed is not None:
+            self._delete(doomed)
 
     def _append_header(self, role: str, meta: str) -> None:
         who = self.tr("You") if role == "user" else self.tr("Assistant")
@@ -679,7 +778,11 @@ class ConversationsTab(QWidget):
         serial = self._open_serial
 
         def job(progress: Progress, emit: Emit) -> _Opened:
-            return _Opened(serial, get_service(services).load(conversation_id), highlight)
+            try:
+                conversation = get_service(services).load(conversation_id)
+            except ConversationNotFoundError:  # deleted elsewhere (the CLI, another window)
+                return _Opened(serial, None, highlight, conversation_id)
+            return _Opened(serial, conversation, highlight, conversation_id)
 
         self._run("conversations: open", job, self._on_opened)
 
@@ -688,6 +791,9 @@ class ConversationsTab(QWidget):
         if opened.serial != self._open_serial:
             return  # the user opened another one meanwhile
         conversation = opened.conversation
+        if conversation is None:
+            self._on_conversation_gone(opened.conversation_id)
+            return
         self.current_id = conversation.id
         self.title.setText(conversation.name)
         stopped = self.tr("stopped")
@@ -741,18 +847,35 @@ class ConversationsTab(QWidget):
         ):
             self._open(conversation_id, None)
 
+    def _on_conversation_gone(self, conversation_id: str) -> None:
+        """The file of a conversation being opened no longer exists (deleted elsewhere)."""
+        current = conversation_id == self.current_id
+        name = self.title.text() if current else self._name(conversation_id)
+        text = self.tr("“{0}” no longer exists (deleted outside this tab?).").format(name)
+        if current and self._chat is None:
+            self._show_new_conversation()
+            text += " " + self.tr("Your next message starts a new conversation.")
+        self.tab_status.setText(text)
+        self._refresh()  # drop it from the list
+
     def _on_new_conversation_clicked(self) -> None:
         if self._chat is not None:
             return
+        self._show_new_conversation()
+        self.chat_input.setFocus()
+
+    def _show_new_conversation(self) -> None:
+        """A clean new conversation: no current id, empty transcript, nothing selected."""
         self.current_id = None
-        self._open_serial += 1
+        self._open_serial += 1  # an open still on its way is not shown
         self._message_count = 0
+        self._streamed = ""
         self.transcript.clear()
         self.transcript.setProperty("conversation_id", "")
         self.transcript.setProperty("highlighted_message", -1)
         self.title.setText(self.tr("New conversation"))
         self.conversation_list.clearSelection()
-        self.chat_input.setFocus()
+        self.conversation_list.setCurrentIndex(QModelIndex())  # Delete acts on nothing now
 
     # -- rename and delete -----------------------------------------------------------------
     def _selected_id(self) -> str | None:
@@ -793,12 +916,20 @@ class ConversationsTab(QWidget):
         if conversation_id is None:
             self.tab_status.setText(self.tr("Select a conversation to delete."))
             return
-        row = self._rows.get(conversation_id)
-        name = row.name if row else conversation_id
+        if conversation_id == self._delete_after_chat:  # already confirmed
+            self.tab_status.setText(
+                self.tr("“{0}” is deleted as soon as its answer has stopped.").format(
+                    self._name(conversation_id)
+                )
+            )
+            return
         self._pending_delete = conversation_id
-        self.confirm_delete.setText(
-            self.tr("Delete “{0}”? Its file is removed; this cannot be undone.").format(name)
+        text = self.tr("Delete “{0}”? Its file is removed; this cannot be undone.").format(
+            self._name(conversation_id)
         )
+        if self._is_answering(conversation_id):
+            text += "\n\n" + self.tr("Its answer is still being written: it is stopped first.")
+        self.confirm_delete.setText(text)
         self.confirm_delete.open()
 
     def _on_confirm_delete_finished(self, result: int) -> None:
@@ -808,16 +939,43 @@ class ConversationsTab(QWidget):
             QMessageBox.StandardButton.Yes
         ):
             return
+        if self._is_answering(conversation_id):
+            # deleting the file under a streaming answer broke the turn and left the tab on
+            # a conversation that no longer exists: stop (Stop's path), delete when it ended
+            self._delete_after_chat = conversation_id
+            self._stop_chat.set()
+            self.tab_status.setText(
+                self.tr("Stopping the answer, then deleting “{0}”…").format(
+                    self._name(conversation_id)
+                )
+            )
+            return
+        self._delete(conversation_id)
+
+    def _is_answering(self, conversation_id: str) -> bool:
+        return self._chat is not None and conversation_id in (self._answering, self.current_id)
+
+    def _name(self, conversation_id: str) -> str:
+        row = self._rows.get(conversation_id)
+        return row.name if row is not None else conversation_id
+
+    def _delete(self, conversation_id: str) -> None:
         services = self.services
+        note = self.tr("Deleted “{0}”.").format(self._name(conversation_id))
 
         def job(progress: Progress, emit: Emit) -> _Listing:
             agent = get_service(services)
             agent.delete(conversation_id)
-            return _listing(agent, "")
+            return _listing(agent, note)
 
         if conversation_id == self.current_id:
-            self._on_new_conversation_clicked()
-        self._run("conversations: delete", job, self._on_listing)
+            self._show_new_conversation()
+        handle = self._run("conversations: delete", job, self._on_listing)
+        handle.signals.failed.connect(self._on_delete_failed)
+
+    def _on_delete_failed(self, message: str, environment: bool) -> None:
+        """The status says why; the list shows what is really there (gone already?)."""
+        self._refresh(self.tab_status.text())
 
     # -- search ----------------------------------------------------------------------------
     def _on_history_search_return_pressed(self) -> None:
@@ -889,19 +1047,20 @@ class ConversationsTab(QWidget):
         self.rebuild_index.setEnabled(True)
 
     def _on_set_key_clicked(self) -> None:
-        self.key_dialog = KeyDialog(self._status, self)
-        self.key_dialog.accepted.connect(self._on_key_dialog_accepted)
-        self.key_dialog.open()
+        if self.key_dialog is not None:  # already open: bring it back
+            self.key_dialog.raise_()
+            self.key_dialog.activateWindow()
+            return
+        dialog = KeyDialog(self._status, self)  # deletes itself when closed
+        dialog.key_chosen.connect(self._on_key_dialog_key_chosen)
+        dialog.finished.connect(self._on_key_dialog_finished)
+        self.key_dialog = dialog
+        dialog.open()
 
-    def _on_key_dialog_accepted(self) -> None:
-        dialog = self.key_dialog
-        if dialog is None:
-            return
-        key = dialog.key()
-        dialog.deleteLater()
+    def _on_key_dialog_finished(self, result: int) -> None:
         self.key_dialog = None
-        if not key:
-            return
+
+    def _on_key_dialog_key_chosen(self, key: str) -> None:
         services = self.services
 
         def job(progress: Progress, emit: Emit) -> _Listing:
@@ -917,6 +1076,7 @@ class ConversationsTab(QWidget):
     def _choose_file(self, name: str, save: bool, filters: list[str], slot: Any) -> None:
         dialog = QFileDialog(self)
         dialog.setObjectName(name)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
         dialog.setAcceptMode(
             QFileDialog.AcceptMode.AcceptSave if save else QFileDialog.AcceptMode.AcceptOpen
@@ -925,9 +1085,13 @@ class ConversationsTab(QWidget):
             QFileDialog.FileMode.AnyFile if save else QFileDialog.FileMode.ExistingFile
         )
         dialog.setNameFilters(filters)
-        dialog.fileSelected.connect(slot)
+        dialog.fileSelected.connect(slot)  # emitted before finished: the dialog is still there
+        dialog.finished.connect(self._on_file_dialog_finished)
         self.file_dialog = dialog
         dialog.open()
+
+    def _on_file_dialog_finished(self, result: int) -> None:
+        self.file_dialog = None
 
     def _on_import_clicked(self) -> None:
         self._choose_file(
@@ -995,6 +1159,7 @@ class ConversationsTab(QWidget):
     def shutdown(self) -> None:
         """Called after the window cancelled and waited for every job."""
         self._chat = None
+        self._delete_after_chat = None  # no new job while the window closes
 
 
 def _message_html(index: int, role: str, content: str, meta: str, highlight: bool, who: str) -> str:

@@ -16,6 +16,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
+    QDialog,
     QDialogButtonBox,
     QFileDialog,
     QLabel,
@@ -31,8 +32,14 @@ from PySide6.QtWidgets import (
 
 from backends.config import Config
 from backends.conversations import get_service
-from backends.conversations.files import Conversation, ConversationFiles, StoredMessage, now_iso
-from backends.conversations.keys import HistoryCipher, generate_key
+from backends.conversations.files import (
+    Conversation,
+    ConversationFiles,
+    RotationJournal,
+    StoredMessage,
+    now_iso,
+)
+from backends.conversations.keys import HistoryCipher, generate_key, key_id
 from backends.models.chat import RETRIEVAL_ONLY_LABEL, ChatModel, Prompt, ShouldStop
 from backends.models.embedders import HashingEmbedder
 from backends.services import Services
@@ -398,3 +405,202 @@ def test_a_name_too_long_is_refused_and_the_list_shows_the_stored_one(
     qtbot.waitUntil(lambda: rows(tab)[0][0] == "Two lines", timeout=WAIT)
     idle(qtbot, tab)
     assert json.loads(path.read_text())["name"] == "Two lines"
+
+
+def _open_in_list(qtbot: Any, tab: ConversationsTab, conversation_id: str) -> None:
+    tree = child(tab, QTreeWidget, "conversation_list")
+    item = next(
+        tree.topLevelItem(i)
+        for i in range(tree.topLevelItemCount())
+        if tree.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole) == conversation_id
+    )
+    rect = tree.visualItemRect(item)
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    transcript = child(tab, QTextBrowser, "transcript")
+    qtbot.waitUntil(lambda: transcript.property("conversation_id") == conversation_id, timeout=WAIT)
+    idle(qtbot, tab)
+
+
+def _is_new_conversation(tab: ConversationsTab) -> bool:
+    transcript = child(tab, QTextBrowser, "transcript")
+    return (
+        tab.current_id is None
+        and transcript.property("conversation_id") == ""
+        and not transcript.toPlainText().strip()
+        and child(tab, QLabel, "conversation_title").text() == "New conversation"
+        and child(tab, QTreeWidget, "conversation_list").currentItem() is None
+    )
+
+
+def test_deleting_the_conversation_being_answered_stops_it_then_starts_afresh(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    """Delete… while its answer streams: confirmed, the answer stops, the file goes (not
+    written again by the stopped answer), and the tab is a new conversation again."""
+    tab = make_tab(chat=_SlowChat(), prepare=lambda s: seed(s, "Long talk", ["hello", "hi"]))
+    path = tab.services.config.path("conversations") / "long-talk.json"
+    _open_in_list(qtbot, tab, "long-talk")
+    transcript = child(tab, QTextBrowser, "transcript")
+    qtbot.keyClicks(child(tab, QLineEdit, "chat_input"), "talk for a long time")
+    child(tab, QPushButton, "send").click()
+    qtbot.waitUntil(lambda: "word5 " in transcript.toPlainText(), timeout=WAIT)
+    stop = child(tab, QPushButton, "stop_chat")
+    assert stop.isVisible()
+    delete = child(tab, QPushButton, "delete_conversation")
+    assert delete.isEnabled()
+    qtbot.mouseClick(delete, Qt.MouseButton.LeftButton)
+    confirm = child(tab, QMessageBox, "confirm_delete")
+    qtbot.waitUntil(confirm.isVisible, timeout=WAIT)
+    assert "stopped first" in confirm.text()
+    confirm.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(lambda: rows(tab) == [] and not stop.isVisible(), timeout=WAIT)
+    idle(qtbot, tab)
+    assert not path.exists()
+    assert _is_new_conversation(tab)
+    status = child(tab, QLabel, "tab_status")
+    assert "Deleted “Long talk”" in status.text()
+    _say_then_stop(qtbot, tab, "a fresh start", "word2 ")  # not "no such conversation"
+    qtbot.waitUntil(lambda: len(rows(tab)) == 1, timeout=WAIT)
+    assert "no such conversation" not in status.text()
+    new_id = transcript.property("conversation_id")
+    assert new_id and new_id != "long-talk" and tab.current_id == new_id
+    assert get_service(tab.services).load(new_id).history[0].content == "a fresh start"
+
+
+def test_after_new_delete_acts_on_nothing_and_deleting_the_open_one_starts_afresh(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    tab = make_tab(prepare=lambda s: seed(s, "Short talk", ["hello", "hi"]))
+    _open_in_list(qtbot, tab, "short-talk")
+    child(tab, QPushButton, "new_conversation").click()
+    assert _is_new_conversation(tab)  # nothing left current in the list either
+    delete = child(tab, QPushButton, "delete_conversation")
+    delete.click()  # used to offer deleting the conversation just left
+    confirm = child(tab, QMessageBox, "confirm_delete")
+    assert not confirm.isVisible()
+    assert "Select a conversation" in child(tab, QLabel, "tab_status").text()
+    _open_in_list(qtbot, tab, "short-talk")
+    delete.click()
+    qtbot.waitUntil(confirm.isVisible, timeout=WAIT)
+    assert "stopped first" not in confirm.text()  # no answer is being written
+    confirm.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(lambda: rows(tab) == [], timeout=WAIT)
+    idle(qtbot, tab)
+    assert _is_new_conversation(tab)
+    assert "Deleted “Short talk”" in child(tab, QLabel, "tab_status").text()
+
+
+def test_a_conversation_deleted_elsewhere_gives_way_to_a_new_one(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    tab = make_tab(prepare=lambda s: seed(s, "Elsewhere", ["hello", "hi"]))
+    _open_in_list(qtbot, tab, "elsewhere")
+    get_service(tab.services).delete("elsewhere")  # the CLI, another window
+    chat_input = child(tab, QLineEdit, "chat_input")
+    qtbot.keyClicks(chat_input, "are you still there?")
+    child(tab, QPushButton, "send").click()
+    status = child(tab, QLabel, "tab_status")
+    qtbot.waitUntil(lambda: "no longer exists" in status.text(), timeout=WAIT)
+    idle(qtbot, tab)
+    assert "“Elsewhere”" in status.text() and "new conversation" in status.text()
+    assert chat_input.text() == "are you still there?"  # nothing lost
+    assert _is_new_conversation(tab) and rows(tab) == []
+    child(tab, QPushButton, "send").click()
+    qtbot.waitUntil(lambda: len(rows(tab)) == 1 and not tab.busy, timeout=WAIT)
+    assert tab.current_id and tab.current_id != "elsewhere"
+
+
+def _key_dialog(qtbot: Any, tab: ConversationsTab) -> Any:
+    child(tab, QPushButton, "set_key").click()
+    dialog = child(tab, QDialog, "key_dialog")
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    return dialog
+
+
+def _ok(dialog: QDialog) -> None:
+    dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
+
+
+def test_an_invalid_key_is_explained_in_the_dialog_which_stays_open(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    tab = make_tab(prepare=lambda s: seed(s, "Old notes", ["kept in clear", "for now"]))
+    path = tab.services.config.path("conversations") / "old-notes.json"
+    before = path.read_bytes()
+    dialog = _key_dialog(qtbot, tab)
+    key_input = child(dialog, QLineEdit, "key_input")
+    error = child(dialog, QLabel, "key_error")
+    assert not error.isVisible()
+    _ok(dialog)  # empty
+    assert dialog.isVisible() and error.isVisible() and "Generate" in error.text()
+    qtbot.keyClicks(key_input, "not-a-fernet-key")
+    assert not error.isVisible()  # fixing it clears the complaint
+    qtbot.keyClick(key_input, Qt.Key.Key_Return)  # Enter is OK too
+    assert dialog.isVisible() and error.isVisible()
+    assert error.property("error") is True
+    assert "not a Fernet key" in error.text() and "press Generate" in error.text()
+    assert "rotate-key" not in error.text() and "custodia" not in error.text()
+    assert dialog.focusWidget() is key_input and key_input.selectedText() == "not-a-fernet-key"
+    assert not tab.busy and path.read_bytes() == before  # nothing started, nothing written
+    child(dialog, QPushButton, "generate_key").click()
+    assert not error.isVisible()
+    with qtbot.waitSignal(dialog.destroyed, timeout=WAIT):  # accepted: deleted
+        _ok(dialog)
+    status = child(tab, QLabel, "tab_status")
+    qtbot.waitUntil(lambda: "1 conversation(s) re-encrypted" in status.text(), timeout=WAIT)
+    idle(qtbot, tab)
+    assert json.loads(path.read_text())["encrypted"] is True
+    assert tab.findChild(QDialog, "key_dialog") is None
+
+
+def test_the_key_dialog_wants_the_key_of_an_unfinished_change(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    pending = generate_key()
+
+    def prepare(services: Services) -> None:
+        seed(services, "Old notes", ["kept in clear", "for now"])
+        RotationJournal(services.config.path("conversations")).begin(key_id(pending))
+
+    tab = make_tab(prepare=prepare)
+    dialog = _key_dialog(qtbot, tab)
+    key_input = child(dialog, QLineEdit, "key_input")
+    error = child(dialog, QLabel, "key_error")
+    child(dialog, QPushButton, "generate_key").click()  # another key: refused here
+    _ok(dialog)
+    assert dialog.isVisible() and "unfinished" in error.text()
+    assert key_id(pending) in error.text() and dialog.focusWidget() is key_input
+    key_input.clear()
+    qtbot.keyClicks(key_input, pending[:-2])  # cut off: Generate would not help here
+    _ok(dialog)
+    assert "not a Fernet key" in error.text() and key_id(pending) in error.text()
+    assert "press Generate" not in error.text()
+    key_input.setText(pending)
+    with qtbot.waitSignal(dialog.destroyed, timeout=WAIT):
+        _ok(dialog)
+    status = child(tab, QLabel, "tab_status")
+    qtbot.waitUntil(lambda: "re-encrypted" in status.text(), timeout=WAIT)
+    idle(qtbot, tab)
+    assert "unfinished" not in child(tab, QLabel, "encryption_status").text()
+
+
+def test_dialogs_are_deleted_when_cancelled(qtbot: Any, make_tab: MakeTab) -> None:
+    tab = make_tab()
+    for _ in range(2):
+        dialog = _key_dialog(qtbot, tab)
+        with qtbot.waitSignal(dialog.destroyed, timeout=WAIT):
+            dialog.findChild(QDialogButtonBox).button(
+                QDialogButtonBox.StandardButton.Cancel
+            ).click()
+        assert tab.findChildren(QDialog, "key_dialog") == []
+    for name, opener in (("import_dialog", "import_conversations"), ("export_dialog", None)):
+        if opener:
+            child(tab, QPushButton, opener).click()
+        else:
+            tab.export_all.trigger()
+        file_dialog = child(tab, QFileDialog, name)
+        qtbot.waitUntil(file_dialog.isVisible, timeout=WAIT)
+        with qtbot.waitSignal(file_dialog.destroyed, timeout=WAIT):
+            file_dialog.reject()
+        assert tab.findChildren(QFileDialog) == []
+    assert not tab.busy
