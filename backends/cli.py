@@ -35,6 +35,17 @@ Handler = Callable[[argparse.Namespace, Services], int]
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number ≥ 1 (a count of 0 or less is a usage error, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {value}")
+    return value
+
+
 def shared_subparsers(sub: SubParsers, name: str, help: str, dest: str) -> SubParsers:
     """``custodia <name> <assistant> ...``, a command group each assistant adds to: created
     by the first that asks, found in ``sub`` itself by the others (no registry kept aside, so

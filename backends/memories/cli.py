@@ -13,14 +13,13 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from backends.cli import ask_subparsers, positive_int
 from backends.memories.assistant import AssistantSettings, MemoryAssistant, get_service
 from backends.progress import Progress
 from backends.services import Services
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from backends.cli import ask_subparsers
-
     ask = ask_subparsers(sub).add_parser(
         "memories", help="one turn with the personal memory assistant"
     )
@@ -35,7 +34,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     msub = memories.add_subparsers(dest="memories_command", metavar="ACTION", required=True)
 
     p = msub.add_parser("list", help="every memory, most recent first")
-    p.add_argument("--limit", type=_positive_int, default=None, help="at most this many")
+    p.add_argument("--limit", type=positive_int, default=None, help="at most this many")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_cmd_list)
 
@@ -71,16 +70,6 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.set_defaults(handler=_cmd_reembed)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
 def _similarity(text: str) -> float:
     try:
         value = float(text)
@@ -98,7 +87,7 @@ def _recall_options(
 ) -> None:
     parser.add_argument(
         "-k",
-        type=_positive_int,
+        type=positive_int,
         default=default_k,
         help="how many memories at most (default: 5 / 10)",
     )

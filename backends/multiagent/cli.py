@@ -45,17 +45,6 @@ def format_event(event: dict[str, Any]) -> str:
     return f"{stamp} #{seq:<3} [{phase}]{who} {kind}: {text}"
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer ≥ 1 (a count of 0 or less is a usage error, exit 2)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {value}")
-    return value
-
-
 @contextlib.contextmanager
 def _sigint_cancels(progress: Progress, what: str) -> Iterator[None]:
     """While inside: the first Ctrl-C cancels ``progress`` (the work stops at its next check
@@ -204,7 +193,7 @@ def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
 
 
 def add_commands(sub: SubParsers) -> None:
-    from backends.cli import ask_subparsers, reindex_subparsers
+    from backends.cli import ask_subparsers, positive_int, reindex_subparsers
 
     p = ask_subparsers(sub).add_parser(
         "multiagent", help="run a task through the multi-agent team, printing the live feed"

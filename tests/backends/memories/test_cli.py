@@ -143,7 +143,7 @@ def test_nonsense_counts_and_thresholds_are_usage_errors(
         cli.main(list(args))
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert "must be at least 1" in err or "between -1 and 1" in err, err
+    assert "must be a positive integer" in err or "between -1 and 1" in err, err
 
 
 def test_remember_that_alone_stores_nothing_and_delete_accepts_the_typed_text(
