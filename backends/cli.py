@@ -35,6 +35,10 @@ Handler = Callable[[argparse.Namespace, Services], int]
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
+#: the largest count an option takes (SQLite's LIMIT is a 64-bit integer; nobody lists more)
+MAX_COUNT = 1_000_000_000
+
+
 def positive_int(text: str) -> int:
     """argparse type: a whole number ≥ 1 (a count of 0 or less is a usage error, exit 2)."""
     try:
@@ -43,6 +47,8 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, not {value}")
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_COUNT:,}, not {value}")
     return value
 
 
@@ -110,7 +116,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Private files whoever creates them (Chroma and Qdrant make theirs 0644/0755 otherwise).
     os.umask(0o077)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    parser = build_parser()
+    try:  # Ctrl+C while the commands' modules are still being imported
+        parser = build_parser()
+    except KeyboardInterrupt:
+        print("custodia: interrupted", file=sys.stderr)
+        return 130
     args = parser.parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:

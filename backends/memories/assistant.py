@@ -92,7 +92,7 @@ _NOT_A_FACT = re.compile(
     re.IGNORECASE,
 )
 #: what "remember …" leaves when nothing follows (a pronoun, not a fact)
-_NO_FACT = frozenset({"that", "this", "it", "que", "eso", "esto"})
+_NO_FACT = frozenset({"", "that", "this", "it", "que", "eso", "esto"})
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
@@ -108,7 +108,8 @@ def remember_request(message: str) -> str | None:
     if match is None or message.rstrip().endswith("?"):
         return None
     fact = normalise_text(match.group("fact"))
-    if fact.lower() in _NO_FACT:  # "remember that", "remember this": nothing to store
+    # "remember that", "remember that:", "remember this 😀": a pronoun or no word at all
+    if fact.strip(" \t:;,.!-—–").lower() in _NO_FACT or not re.search(r"\w\w", fact):
         return None
     return fact or None
 

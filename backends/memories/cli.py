@@ -164,8 +164,9 @@ def _cmd_list(args: argparse.Namespace, services: Services) -> int:
         )
         print(f"{memory.text}{flag}")
     total = assistant.store.count()
+    noun = "memory" if total == 1 else "memories"
     shown = f"{len(memories)} of {total}" if len(memories) < total else f"{total}"
-    print(f"({shown} memories)", file=sys.stderr)
+    print(f"({shown} {noun})", file=sys.stderr)
     _warn_limited(assistant)
     return 0
 
@@ -184,8 +185,9 @@ def _cmd_add(args: argparse.Namespace, services: Services) -> int:
 
 def _cmd_delete(args: argparse.Namespace, services: Services) -> int:
     assistant = get_service(services)
-    assistant.delete(args.text)  # MemoryNotFoundError: printed, exit 1
-    print(f"Forgot: “{args.text}”.")
+    undo = assistant.delete(args.text)  # MemoryNotFoundError: printed, exit 1
+    forgotten = undo.restore[0].memory.text if undo.restore else args.text
+    print(f"Forgot “{forgotten}”.")
     return 0
 
 

@@ -211,6 +211,8 @@ class OllamaChat(ChatModel):
                 yield piece
             if data.get("done"):
                 return
+        # the runtime closed the stream before saying done: the answer is cut, not finished
+        raise ModelUnavailableError(f"{self._url}: the answer was cut off (stream ended early)")
 
 
 class OpenAICompatibleChat(ChatModel):
@@ -234,6 +236,7 @@ class OpenAICompatibleChat(ChatModel):
             "max_tokens": prompt.max_tokens,
             "messages": [{"role": m.role, "content": m.content} for m in prompt.messages()],
         }
+        finished = False
         for line in http_lines(self._url, payload, self._timeout):
             if should_stop():
                 return
@@ -246,3 +249,7 @@ class OpenAICompatibleChat(ChatModel):
             piece = choices[0].get("delta", {}).get("content")
             if piece:
                 yield piece
+            if choices[0].get("finish_reason"):
+                finished = True
+        if not finished:  # closed before [DONE] or a finish reason: the answer is cut
+            raise ModelUnavailableError(f"{self._url}: the answer was cut off (stream ended early)")

@@ -67,6 +67,9 @@ def _sigint_cancels(progress: Progress, what: str) -> Iterator[None]:
 
 
 def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
+    if args.resume and " ".join(args.task).strip():
+        print("custodia: give a task or --resume SESSION_ID, not both", file=sys.stderr)
+        return 2
     service = get_service(services)
     if args.resume:
         session = service.session(args.resume)

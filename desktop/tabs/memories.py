@@ -104,6 +104,7 @@ class MessageBubble(QFrame):
         self.setProperty("role", role)
         self.role = role
         self.hits: tuple[Hit, ...] = ()
+        self._message: str | None = None  # set by finish(); until then the streamed text
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
         header = QHBoxLayout()
@@ -133,13 +134,16 @@ class MessageBubble(QFrame):
 
     @property
     def text(self) -> str:
-        return str(self.text_label.text())
+        """The message itself (what "Remember" stores), without display marks."""
+        return self._message if self._message is not None else str(self.text_label.text())
 
     def append(self, piece: str) -> None:
         self.text_label.setText(self.text_label.text() + piece)
 
-    def finish(self, text: str, hits: tuple[Hit, ...], note: str = "") -> None:
-        self.text_label.setText(text)
+    def finish(self, text: str, hits: tuple[Hit, ...], note: str = "", marker: str = "") -> None:
+        """Show the final ``text``; ``marker`` (e.g. "[stopped]") is shown after it only."""
+        self._message = text
+        self.text_label.setText(f"{text} {marker}".strip() if marker else text)
         self.hits = hits
         self.remember_button.setEnabled(bool(text.strip()))
         if hits:
@@ -549,11 +553,9 @@ class MemoriesTab(QWidget):
             note = self.tr("No memory reached similarity {0:.2f}").format(result.threshold)
             if self.status is not None and self.status.recall_limited:
                 note += " — " + self.tr("recall is limited until the memories are re-embedded")
-        answer = result.answer
-        if result.stopped:
-            answer = (answer + " " + self.tr("[stopped]")).strip()
+        marker = self.tr("[stopped]") if result.stopped else ""
         if bubble is not None:
-            bubble.finish(answer, result.used, note)
+            bubble.finish(result.answer, result.used, note, marker)
         # a stopped answer stays part of the conversation: the next question may refer to it
         self.history += [Message("user", result.message), Message("assistant", result.answer)]
         if result.remembered is None:  # a "remember that" turn recalls nothing
@@ -569,7 +571,7 @@ class MemoriesTab(QWidget):
 
     def _on_turn_cancelled(self) -> None:
         if self._answer is not None:
-            self._answer.finish(self._answer.text + " " + self.tr("[stopped]"), ())
+            self._answer.finish(self._answer.text, (), marker=self.tr("[stopped]"))
 
     def _on_turn_finished(self) -> None:
         self._turn = None

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from backends import __version__
 
@@ -82,3 +83,14 @@ def test_parsers_built_again_and_again_stay_whole() -> None:
         assert parser.parse_args(["reindex", "multiagent"]).index == "multiagent"
         del parser
         gc.collect()
+
+
+def test_ctrl_c_while_the_commands_load_is_a_clean_interrupt(monkeypatch: Any, capsys: Any) -> None:
+    from backends import cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["doctor"]) == 130
+    assert capsys.readouterr().err.strip() == "custodia: interrupted"

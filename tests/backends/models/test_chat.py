@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
@@ -74,23 +75,26 @@ def test_ollama_down_is_an_environment_error() -> None:
 
 
 class _FakeRuntime(BaseHTTPRequestHandler):
-    """A tiny local runtime speaking Ollama's and OpenAI's streaming formats."""
+    """A tiny local runtime speaking Ollama's and OpenAI's streaming formats (a model named
+    ``cut`` stops sending before saying it is done, as a runtime that crashed would)."""
 
     def do_POST(self) -> None:
         length = int(self.headers["Content-Length"])
-        self.rfile.read(length)
+        cut = json.loads(self.rfile.read(length)).get("model") == "cut"
         self.send_response(200)
         self.end_headers()
         if self.path == "/api/chat":
             for piece in ("Hel", "lo"):
                 self.wfile.write(b'{"message":{"content":"%s"},"done":false}\n' % piece.encode())
-            self.wfile.write(b'{"message":{"content":""},"done":true}\n')
+            if not cut:
+                self.wfile.write(b'{"message":{"content":""},"done":true}\n')
         else:
             for piece in ("Hel", "lo"):
                 self.wfile.write(
                     b'data: {"choices":[{"delta":{"content":"%s"}}]}\n\n' % piece.encode()
                 )
-            self.wfile.write(b"data: [DONE]\n\n")
+            if not cut:
+                self.wfile.write(b"data: [DONE]\n\n")
 
     def do_GET(self) -> None:
         if self.path == "/api/tags":
@@ -172,3 +176,17 @@ def test_an_ollama_model_that_is_not_pulled_is_named(tmp_path, runtime_url: str)
     choice = create_chat_model(config)
     assert choice.model.retrieval_only
     assert "ollama pull llama3" in choice.fallback_reason
+
+
+def test_an_answer_cut_off_by_the_runtime_is_an_error_not_a_finished_answer(
+    runtime_url: str,
+) -> None:
+    for model in (
+        OllamaChat("cut", runtime_url, 5.0),
+        OpenAICompatibleChat("cut", runtime_url + "/v1", 5.0),
+    ):
+        pieces: list[str] = []
+        with pytest.raises(ModelUnavailableError, match="cut off"):
+            for piece in model.stream(Prompt("hi")):
+                pieces.append(piece)
+        assert pieces == ["Hel", "lo"]  # what came is still delivered before the error

@@ -71,6 +71,8 @@ def test_sessions_lists_newest_first_and_filters_by_phase(
 def test_resume_and_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ask", "multiagent"]) == 2
     assert main(["ask", "multiagent", "--resume", "nope"]) == 1
+    assert main(["ask", "multiagent", "--resume", "nope", "and a new task"]) == 2
+    assert "not both" in capsys.readouterr().err
     main(["ask", "multiagent", "a task"])
     session_id = capsys.readouterr().out.splitlines()[0].split()[1]
     # A finished session resumes to "done" at once, without new events.

@@ -332,8 +332,14 @@ def test_stop_keeps_what_was_said_in_the_conversation(qtbot: Any, tmp_path: Any)
         qtbot.mouseClick(stop, Qt.MouseButton.LeftButton)
         release.set()
         qtbot.waitUntil(send.isEnabled, timeout=WAIT)
-        answer = bubble_text(messages(memories)[-1])
+        stopped = messages(memories)[-1]
+        answer = bubble_text(stopped)
         assert answer.startswith("Rex is") and "[stopped]" in answer and "indeed" not in answer
+        # "Remember" stores what was said, not the display mark
+        qtbot.mouseClick(child(stopped, QToolButton, "remember_message"), Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: len(memory_texts(memories)) == 1, timeout=WAIT)
+        assert "stopped" not in memory_texts(memories)[0]
+        assert memory_texts(memories)[0].startswith("Rex is")
 
         say(qtbot, memories, "And what else?")
         history = chat.calls[-1].history
