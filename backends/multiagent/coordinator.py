@@ -27,6 +27,7 @@ from backends.errors import (
     CancelledError,
     CustodiaEnvironmentError,
     DimensionMismatchError,
+    ModelUnavailableError,
     StoreUnavailableError,
 )
 from backends.models.chat import ChatModel, Prompt
@@ -295,6 +296,7 @@ class Coordinator:
         for note in notes:
             ctx.event(WARNING, note)
         try:
+            self._need_a_model()
             memory = self._open_memory(ctx)
             ctx.memory = memory
             steps = self._plan(ctx)
@@ -314,6 +316,19 @@ class Coordinator:
             raise
         ctx.finish("done", "Done: the reviewer's answer above is the result.")
         return session.copy()
+
+    def _need_a_model(self) -> None:
+        """The team plans, works and reviews by generating text: in retrieval-only mode its
+        "plan" would be the mode's label and its results placeholders stored in memory, so
+        the session fails (resumable) with the reason instead."""
+        model = self._chat()
+        if model.retrieval_only:
+            reason = getattr(model, "reason", "") or "retrieval-only mode is selected"
+            raise ModelUnavailableError(
+                f"the multi-agent team needs a chat model to plan and write, and none is "
+                f"available ({reason}); choose one in Settings (or CUSTODIA_CHAT_MODEL), "
+                "then resume"
+            )
 
     def _open_memory(self, ctx: _Run) -> SemanticMemory | None:
         if self._memory is None:

@@ -179,6 +179,25 @@ def test_a_model_failure_fails_the_session_and_it_can_be_resumed(
     assert make_service().run(session.session_id).phase == "done"
 
 
+def test_without_a_chat_model_the_team_fails_with_the_reason_and_stores_nothing(
+    make_service: MakeService,
+) -> None:
+    from backends.models.chat import RetrievalOnlyChat
+
+    service = make_service(chat=RetrievalOnlyChat("nothing listens on 127.0.0.1:11434"))
+    session = service.start("Write a Python function that reverses a string")
+    with pytest.raises(ModelUnavailableError, match="needs a chat model"):
+        service.run(session.session_id)
+    failed = service.session(session.session_id)
+    assert failed is not None and failed.phase == "failed" and "steps" not in failed.data
+    assert "nothing listens" in failed.data["error"]
+    memory = service.memory()
+    for collection in ("agent_results", "session_memory", "code_patterns"):
+        assert not memory.search(collection, "string", limit=5, session=session.session_id)
+    # with a model again, the same session runs to the end
+    assert make_service().run(session.session_id).phase == "done"
+
+
 def test_a_dimension_mismatch_stops_the_run_until_reembedded(
     make_service: MakeService,
 ) -> None:
