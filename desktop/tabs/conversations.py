@@ -606,7 +606,13 @@ class ConversationsTab(QWidget):
             self._populating = False
 
     def _show_status(self, status: EncryptionStatus) -> None:
-        if not status.encrypted:
+        if not status.encrypted and status.key_problem:
+            # encrypted history, no key here: the headline is the lock, not "clear text"
+            text = self.tr(
+                "🔒 <b>History is encrypted and locked.</b> Give its key in “Set key…” (or "
+                "CONVERSATIONS_KEY) to read it and add to it."
+            )
+        elif not status.encrypted:
             text = self.tr(
                 "⚠ <b>History is stored in clear text.</b> Anyone who can read your files can "
                 "read your conversations. Set a key to encrypt it."

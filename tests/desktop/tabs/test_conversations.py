@@ -330,6 +330,7 @@ def test_without_the_key_of_an_encrypted_history_nothing_is_written(
     tab = make_tab(prepare=prepare)
     status = child(tab, QLabel, "encryption_status")
     assert "New messages are refused" in status.text() and status.property("warning") is True
+    assert "encrypted and locked" in status.text() and "clear text" not in status.text()
     folder = tab.services.config.path("conversations")
     before = sorted(p.name for p in folder.iterdir())
     say(qtbot, tab, "this would be stored in clear")
