@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import logging
 import os
 import sys
@@ -34,6 +35,9 @@ Handler = Callable[[argparse.Namespace, Services], int]
 
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
+
+#: exit status when the reader of stdout left (``… | head``): 128 + SIGPIPE, as shells report
+PIPE_CLOSED = 141
 
 #: the largest count an option takes (SQLite's LIMIT is a 64-bit integer; nobody lists more)
 MAX_COUNT = 1_000_000_000
@@ -142,18 +146,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # `custodia … | head`: the reader left; stop quietly, as other Unix tools do
-        _silence_stdout()
-        return 141
+        silence_stdout()
+        return PIPE_CLOSED
     finally:
         services.close()
 
 
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so Python's exit-time flush does not fail again."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
+def silence_stdout() -> None:
+    """Point stdout at /dev/null so Python's exit-time flush does not fail again (the
+    standard way to handle ``EPIPE``, as the Python docs describe it)."""
     try:
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # stdout already closed or not a real file
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):  # no real file behind stdout
         pass
-    finally:
-        os.close(devnull)

@@ -30,6 +30,7 @@ from backends.audit.checkpoints import (
 )
 from backends.audit.log import Filter
 from backends.audit.service import EXPORT_FORMATS, AuditService, get_service
+from backends.cli import PIPE_CLOSED, silence_stdout
 from backends.progress import Progress
 from backends.services import Services
 
@@ -146,20 +147,9 @@ def _cmd_export(args: argparse.Namespace, services: Services) -> int:
             count = service.export(sys.stdout, args.format, flt)
             sys.stdout.flush()  # a reader that left is noticed here, not at exit
         except BrokenPipeError:  # `custodia audit export … | head`: stop quietly
-            _silence_stdout()
-            return 141
+            silence_stdout()
+            return PIPE_CLOSED
     return 0
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so Python's exit-time flush does not fail again."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # not a real file (captured) or already closed
-        pass
-    finally:
-        os.close(devnull)
 
 
 def _cmd_checkpoint(args: argparse.Namespace, services: Services) -> int:

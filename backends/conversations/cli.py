@@ -10,13 +10,18 @@ from __future__ import annotations
 import argparse
 import functools
 import getpass
-import io
 import json
 import os
 import sys
 from pathlib import Path
 
-from backends.cli import Handler, ask_subparsers, reindex_subparsers
+from backends.cli import (
+    PIPE_CLOSED,
+    Handler,
+    ask_subparsers,
+    reindex_subparsers,
+    silence_stdout,
+)
 from backends.conversations import importers
 from backends.conversations.agent import ConversationAgent, get_service
 from backends.conversations.errors import HistoryWrongKeyError, TurnFailedError
@@ -46,27 +51,16 @@ def _emit(text: str, end: str = "\n") -> None:
         raise _StdoutClosed from None
 
 
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null, so Python's last flush at exit does not fail again (the
-    standard way to handle ``EPIPE``, as the Python docs describe it)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, io.UnsupportedOperation):  # no real file behind stdout
-        pass
-
-
 def _quiet_when_stdout_closes(handler: Handler) -> Handler:
-    """A closed stdout ends the command quietly with status 1 (no traceback)."""
+    """A closed stdout ends the command quietly with status 141 (no traceback)."""
 
     @functools.wraps(handler)
     def run(args: argparse.Namespace, services: Services) -> int:
         try:
             return handler(args, services)
         except _StdoutClosed:
-            _silence_stdout()
-            return 1
+            silence_stdout()
+            return PIPE_CLOSED
 
     return run
 
@@ -130,7 +124,7 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
             _emit(piece, end="")
         except _StdoutClosed:
             closed.append(True)
-            _silence_stdout()
+            silence_stdout()
 
     try:
         result = agent.ask(
@@ -160,7 +154,7 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
         f"conversation {result.conversation_id} · {result.provider}:{result.model}{label}",
         file=sys.stderr,
     )
-    return 1 if closed else 0
+    return PIPE_CLOSED if closed else 0
 
 
 def _end_line(closed: list[bool]) -> None:
@@ -171,7 +165,7 @@ def _end_line(closed: list[bool]) -> None:
         _emit("")
     except _StdoutClosed:
         closed.append(True)
-        _silence_stdout()
+        silence_stdout()
 
 
 def _cmd_list(args: argparse.Namespace, services: Services) -> int:
