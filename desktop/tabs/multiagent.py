@@ -365,7 +365,12 @@ class MultiAgentTab(QWidget):
                 parts.append(f"<span style='color:#2e7d32'>✓ {name}</span>")
             else:
                 parts.append(f"<span style='color:#888'>○ {name}</span>")
-        self.phase_label.setText(self.tr("Phase: {0}").format(" → ".join(parts)))
+        text = self.tr("Phase: {0}").format(" → ".join(parts))
+        state = self._states.get(session.session_id)
+        if state is not None and state.kind == "running elsewhere" and not session.finished:
+            who = self.tr("pid {0}").format(state.pid) if state.pid is not None else ""
+            text += " " + self.tr("<i>(running in another Custodia process {0})</i>").format(who)
+        self.phase_label.setText(text)
 
     @staticmethod
     def _last_step(session: Session) -> int:
@@ -463,6 +468,15 @@ class MultiAgentTab(QWidget):
             and current.resumable
             and (state is None or state.kind == "interrupted")
         )
+        if state is not None and state.kind == "running elsewhere":
+            self.resume_button.setToolTip(
+                self.tr(
+                    "Another Custodia process is running this session ({0}); wait for it "
+                    "to finish, or stop it, then Refresh"
+                ).format(self.tr("pid {0}").format(state.pid) if state.pid else "")
+            )
+        else:
+            self.resume_button.setToolTip(self.tr("Continue the selected unfinished session"))
 
     # -- opening ---------------------------------------------------------------------------
     def _open(self) -> None:

@@ -376,6 +376,15 @@ def test_a_session_another_process_runs_is_refused_here_until_that_process_dies(
             timeout=TIMEOUT,
         )
         assert not resume.isEnabled()
+        assert f"pid {other.pid}" in resume.toolTip()  # why Resume is off, and who runs it
+        sessions.setCurrentItem(sessions.topLevelItem(0))
+        qtbot.waitUntil(
+            lambda: (
+                f"running in another Custodia process pid {other.pid}"
+                in child(tab, QLabel, "phase").text()
+            ),
+            timeout=TIMEOUT,
+        )
         other.kill()  # kill -9
 
     with qtbot.waitSignal(tab.sessions_loaded, timeout=TIMEOUT):
