@@ -49,6 +49,11 @@ def http_json(url: str, payload: dict[str, Any] | None, timeout: float) -> Any:
     try:
         with urllib.request.urlopen(_request(url, payload), timeout=timeout) as reply:
             return json.loads(reply.read().decode("utf-8"))
+    except urllib.error.HTTPError as err:  # something answered: not the service expected
+        raise ModelUnavailableError(
+            f"{url}: answered HTTP {err.code} ({err.reason}); is this the right address "
+            "for that service?"
+        ) from err
     except (TimeoutError, urllib.error.URLError, ConnectionError, OSError) as err:
         raise ModelUnavailableError(f"{url}: not reachable ({_reason(err)})") from err
     except json.JSONDecodeError as err:

@@ -77,7 +77,9 @@ def user_scope(user: str) -> str:
     """``"user:<name>"`` for a valid user name."""
     name = user.strip()
     if not name or not _USER_RE.match(name):
-        raise ScopeError(f"{user!r} cannot name a user: 1 to 64 printable characters")
+        raise ScopeError(
+            f"{user!r} cannot name a user: a name is not blank and has 1 to 64 printable characters"
+        )
     return USER_PREFIX + name
 
 

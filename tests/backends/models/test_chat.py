@@ -190,3 +190,11 @@ def test_an_answer_cut_off_by_the_runtime_is_an_error_not_a_finished_answer(
             for piece in model.stream(Prompt("hi")):
                 pieces.append(piece)
         assert pieces == ["Hel", "lo"]  # what came is still delivered before the error
+
+
+def test_a_server_that_answers_with_an_error_is_not_called_unreachable(runtime_url: str) -> None:
+    from backends.net import http_json
+
+    with pytest.raises(ModelUnavailableError, match="answered HTTP 404") as err:
+        http_json(runtime_url + "/api/version", None, 2.0)
+    assert "not reachable" not in str(err.value)
