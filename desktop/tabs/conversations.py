@@ -609,7 +609,7 @@ class ConversationsTab(QWidget):
         if not status.encrypted and status.key_problem:
             # encrypted history, no key here: the headline is the lock, not "clear text"
             text = self.tr(
-                "🔒 <b>History is encrypted and locked.</b> Give its key in “Set key…” (or "
+                "⚠ <b>History is encrypted and locked.</b> Give its key in “Set key…” (or "
                 "CONVERSATIONS_KEY) to read it and add to it."
             )
         elif not status.encrypted:
