@@ -278,6 +278,8 @@ class DoctorDialog(QDialog):
         self.progress_bar.setValue(done)
 
     def _on_succeeded(self, ok: Any) -> None:
+        if self.handle.progress.cancelled:  # closed meanwhile: nobody reads the verdict
+            return
         self.report.appendPlainText(
             self.tr("\nEverything this configuration needs is usable.")
             if ok
