@@ -125,6 +125,10 @@ class AuditFailedError(TutorError):
     """The answer was produced but could not be recorded in the audit log."""
 
 
+class IndexingElsewhereError(StoreUnavailableError):
+    """Another process holds the indexing lock and this caller would not wait."""
+
+
 class TurnInterrupted(KeyboardInterrupt):
     """Ctrl+C while the answer was streaming. The turn was still audited, as stopped
     (:attr:`turn`, with the part of the answer streamed so far); then the interrupt goes on."""
@@ -388,7 +392,7 @@ class TutorService:
         return self._ready
 
     @contextlib.contextmanager
-    def _indexing(self, progress: Progress | None = None) -> Iterator[None]:
+    def _indexing(self, progress: Progress | None = None, wait: bool = True) -> Iterator[None]:
         """Hold the data dir's indexing lock: one process at a time writes the knowledge
         base, the vectors and the graph (``ask tutor`` and ``kb stats`` started together on
         a fresh data dir would otherwise both seed it). Re-entrant within this service;
@@ -414,6 +418,10 @@ class TutorService:
                         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                         break
                     except BlockingIOError:
+                        if not wait:  # a question does not queue behind an indexing run
+                            raise IndexingElsewhereError(
+                                "another Custodia process is indexing the knowledge base"
+                            ) from None
                         if not told:
                             log.info("tutor: waiting for another process to finish indexing")
                             progress.start(0, "waiting for another Custodia process (indexing)")
@@ -577,8 +585,9 @@ class TutorService:
             self._graph_message = str(err)
             self._retry_at["graph"] = time.monotonic() + RETRY_SECONDS
             return False
-        self._graph_synced = True
-        self._graph_message = ""
+        if scopes is None:  # a one-scope sync leaves the rest as it was (e.g. a pending forget)
+            self._graph_synced = True
+            self._graph_message = ""
         return True
 
     def _sync_graph(self, progress: Progress, scopes: Sequence[str] | None = None) -> None:
@@ -668,9 +677,12 @@ class TutorService:
             if time.monotonic() < self._retry_at["vector"]:
                 vector_error = self._vector_message
             else:
-                with self._indexing():
-                    if not self._try_sync_vectors(Progress()):
-                        vector_error = self._vector_message
+                try:
+                    with self._indexing(wait=False):
+                        if not self._try_sync_vectors(Progress()):
+                            vector_error = self._vector_message
+                except IndexingElsewhereError as err:
+                    vector_error = str(err)
         if not vector_error:
             try:
                 query = self.embedder.embed(question)
@@ -700,9 +712,12 @@ class TutorService:
             if not self._graph_synced:
                 if time.monotonic() < self._retry_at["graph"]:
                     raise GraphUnavailableError(self._graph_message)
-                with self._indexing():
-                    if not self._try_sync_graph(Progress()):
-                        raise GraphUnavailableError(self._graph_message)
+                try:
+                    with self._indexing(wait=False):
+                        if not self._try_sync_graph(Progress()):
+                            raise GraphUnavailableError(self._graph_message)
+                except IndexingElsewhereError as err:
+                    raise GraphUnavailableError(str(err)) from None
             lists["graph"], view = self._graph_search(seeds, scopes, candidates)
         except GraphUnavailableError as err:
             self._graph_synced = False

@@ -368,6 +368,33 @@ def test_the_vector_store_is_tried_again_on_a_later_turn(
     assert tutor.status().vector_ok and tutor.status().vectors == status.chunks
 
 
+def test_a_question_does_not_wait_for_another_process_indexing(
+    make_tutor: TutorFactory, config: Config, audit: AuditService
+) -> None:
+    """While another process holds the indexing lock, a turn that would resync the vectors
+    answers at once from the other methods (and says why) instead of queueing behind it."""
+    import fcntl
+    import os
+
+    from backends.tutor.tutor import LOCK_FILE
+
+    config.chroma_path.write_text("not a folder", encoding="utf-8")
+    tutor = make_tutor()
+    tutor.prepare()
+    config.chroma_path.unlink()
+    tutor._retry_at["vector"] = 0.0
+    fd = os.open(config.path(LOCK_FILE), os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # "another process" (another open file description)
+        turn = tutor.ask(QUESTION, "ana")  # waiting (600 s) would trip pytest-timeout
+        assert turn.retrieval.degraded_methods == ("vector",)
+        assert "another Custodia process is indexing" in " ".join(turn.degraded)
+    finally:
+        os.close(fd)
+    tutor._retry_at["vector"] = 0.0
+    assert tutor.ask(QUESTION, "ana").degraded == ()  # lock released: resynced
+
+
 @pytest.mark.parametrize("k", [0, -1, -3, 21, True, 2.0])
 def test_k_must_be_a_positive_whole_number(
     tutor: TutorService, audit: AuditService, k: object
