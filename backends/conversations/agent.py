@@ -610,8 +610,18 @@ class ConversationAgent:
         except CustodiaEnvironmentError as err:  # the model failed mid-way
             failure = err
         except BaseException:
-            # Ctrl+C, a closed output, a bug: keep what was said, then let it go on
-            self._save_answer(cid, "".join(pieces), choice, stopped=True)
+            # Ctrl+C, a closed output, a bug: keep what was said, then let it go on (a
+            # failure while saving is logged, never put in place of the original)
+            try:
+                indexes = [user_index]
+                if pieces:
+                    conversation, answer_index = self._save_answer(
+                        cid, "".join(pieces), choice, stopped=True
+                    )
+                    indexes.append(answer_index)
+                self._index_messages(conversation, indexes)
+            except Exception:
+                log.exception("conversation %s: could not save the interrupted answer", cid)
             raise
         finally:
             close = getattr(stream, "close", None)
