@@ -49,11 +49,8 @@ def http_json(url: str, payload: dict[str, Any] | None, timeout: float) -> Any:
     try:
         with urllib.request.urlopen(_request(url, payload), timeout=timeout) as reply:
             return json.loads(reply.read().decode("utf-8"))
-    except urllib.error.HTTPError as err:  # something answered: not the service expected
-        raise ModelUnavailableError(
-            f"{url}: answered HTTP {err.code} ({err.reason}); is this the right address "
-            "for that service?"
-        ) from err
+    except urllib.error.HTTPError as err:
+        raise _answered(url, err) from err
     except (TimeoutError, urllib.error.URLError, ConnectionError, OSError) as err:
         raise ModelUnavailableError(f"{url}: not reachable ({_reason(err)})") from err
     except json.JSONDecodeError as err:
@@ -80,6 +77,8 @@ def http_lines(url: str, payload: dict[str, Any], timeout: float) -> Iterator[by
     require_loopback("url", url)
     try:
         reply = urllib.request.urlopen(_request(url, payload), timeout=timeout)
+    except urllib.error.HTTPError as err:
+        raise _answered(url, err) from err
     except (TimeoutError, urllib.error.URLError, ConnectionError, OSError) as err:
         raise ModelUnavailableError(f"{url}: not reachable ({_reason(err)})") from err
     with reply:
@@ -90,6 +89,21 @@ def http_lines(url: str, payload: dict[str, Any], timeout: float) -> Iterator[by
                     yield line
         except (TimeoutError, ConnectionError, OSError) as err:
             raise ModelUnavailableError(f"{url}: stream broken ({_reason(err)})") from err
+
+
+def _answered(url: str, err: urllib.error.HTTPError) -> ModelUnavailableError:
+    """Something answered, with an HTTP error: reachable, but not what was asked for."""
+    detail = ""
+    try:
+        body = json.loads(err.read().decode("utf-8"))
+        if isinstance(body, dict) and isinstance(body.get("error"), str | dict):
+            detail = f": {body['error']}"
+    except (ValueError, OSError, UnicodeDecodeError):
+        pass
+    return ModelUnavailableError(
+        f"{url}: answered HTTP {err.code} ({err.reason}){detail}; is this the right address "
+        "and model?"
+    )
 
 
 def _reason(err: BaseException) -> str:

@@ -81,6 +81,10 @@ class _FakeRuntime(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers["Content-Length"])
         cut = json.loads(self.rfile.read(length)).get("model") == "cut"
+        if self.path not in ("/api/chat", "/v1/chat/completions"):
+            self.send_response(404)
+            self.end_headers()
+            return
         self.send_response(200)
         self.end_headers()
         if self.path == "/api/chat":
@@ -197,4 +201,13 @@ def test_a_server_that_answers_with_an_error_is_not_called_unreachable(runtime_u
 
     with pytest.raises(ModelUnavailableError, match="answered HTTP 404") as err:
         http_json(runtime_url + "/api/version", None, 2.0)
+    assert "not reachable" not in str(err.value)
+
+
+def test_a_chat_endpoint_that_answers_404_is_named_not_called_unreachable(
+    runtime_url: str,
+) -> None:
+    model = OpenAICompatibleChat("m", runtime_url + "/wrong", 5.0)
+    with pytest.raises(ModelUnavailableError, match="answered HTTP 404") as err:
+        model.complete(Prompt("hi"))
     assert "not reachable" not in str(err.value)
