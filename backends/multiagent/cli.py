@@ -185,9 +185,17 @@ def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
     try:
         with _sigint_cancels(progress, "the re-embedding"):
             count = service.reembed(progress)
-    except (CancelledError, KeyboardInterrupt):
+    except CancelledError:
         print(file=sys.stderr)
         print("custodia: re-embedding cancelled; the semantic memory is as it was", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # a second Ctrl-C: stopped wherever it was
+        print(file=sys.stderr)
+        print(
+            "custodia: re-embedding interrupted; the next open of the semantic memory "
+            "finishes or undoes it",
+            file=sys.stderr,
+        )
         return 130
     if end == "\r":
         print(file=sys.stderr)

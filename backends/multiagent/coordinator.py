@@ -326,8 +326,8 @@ class Coordinator:
             reason = getattr(model, "reason", "") or "retrieval-only mode is selected"
             raise ModelUnavailableError(
                 f"the multi-agent team needs a chat model to plan and write, and none is "
-                f"available ({reason}); choose one in Settings (or CUSTODIA_CHAT_MODEL), "
-                "then resume"
+                f"available ({reason}); start its server or choose another model in "
+                "Settings (or CUSTODIA_CHAT_MODEL), restart Custodia, then resume"
             )
 
     def _open_memory(self, ctx: _Run) -> SemanticMemory | None:
