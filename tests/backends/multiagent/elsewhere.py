@@ -141,3 +141,21 @@ class RunningElsewhere:
         trace: TracebackType | None,
     ) -> None:
         self.kill()
+
+
+def stored_row(home: Path, session_id: str) -> tuple[float, str, str]:
+    """The session's SQLite row as another program reads it (read-only):
+    (updated_at, phase, data as JSON text)."""
+    import sqlite3
+
+    from backends.multiagent.service import SESSIONS_FILE
+
+    conn = sqlite3.connect(f"{(home / SESSIONS_FILE).resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        row = conn.execute(
+            "SELECT updated_at, phase, data FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+    finally:
+        conn.close()
+    assert row is not None, session_id
+    return float(row[0]), str(row[1]), str(row[2])

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMir
 from backends.multiagent.ttl import MemoryTTLStore
 from backends.services import Services
 from tests.backends.multiagent.conftest import REPLIES
-from tests.backends.multiagent.elsewhere import CHILD_REPLIES, RunningElsewhere
+from tests.backends.multiagent.elsewhere import CHILD_REPLIES, RunningElsewhere, stored_row
 from tests.backends.multiagent.test_coordinator import HookedChat
 
 
@@ -90,15 +89,8 @@ def test_resume_and_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
 
 def stored(home: Path, session_id: str) -> tuple[float, str, dict[str, Any]]:
     """The session's row as another program would read it: (updated_at, phase, data)."""
-    conn = sqlite3.connect(f"{(home / SESSIONS_FILE).resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        row = conn.execute(
-            "SELECT updated_at, phase, data FROM sessions WHERE session_id = ?", (session_id,)
-        ).fetchone()
-    finally:
-        conn.close()
-    assert row is not None, session_id
-    return float(row[0]), str(row[1]), json.loads(row[2])
+    updated_at, phase, data = stored_row(home, session_id)
+    return updated_at, phase, json.loads(data)
 
 
 def session_line(out: str, session_id: str) -> str:

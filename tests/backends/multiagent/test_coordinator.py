@@ -40,6 +40,18 @@ class HookedChat(ScriptedChat):
         yield from super().stream(prompt, should_stop)
 
 
+def blocked_at_the_first_call() -> tuple[threading.Event, threading.Event, HookedChat]:
+    """A scripted model whose first call sets ``gate`` and waits for ``release``."""
+    gate, release = threading.Event(), threading.Event()
+
+    def block_first(call: int) -> None:
+        if call == 1:
+            gate.set()
+            release.wait(10)
+
+    return gate, release, HookedChat(list(REPLIES), block_first)
+
+
 def kinds(session: Session) -> list[tuple[str, str]]:
     return [(e["kind"], e["phase"]) for e in session.events]
 
@@ -216,14 +228,8 @@ def test_a_dimension_mismatch_stops_the_run_until_reembedded(
 def test_one_session_cannot_run_twice_at_once(make_service: MakeService) -> None:
     from backends.multiagent.coordinator import SessionBusyError
 
-    gate, release = threading.Event(), threading.Event()
-
-    def block_first(call: int) -> None:
-        if call == 1:
-            gate.set()
-            release.wait(10)
-
-    service = make_service(chat=HookedChat(list(REPLIES), block_first))
+    gate, release, chat = blocked_at_the_first_call()
+    service = make_service(chat=chat)
     session = service.start("Parse CSV files")
     worker = threading.Thread(target=service.run, args=(session.session_id,))
     worker.start()
@@ -290,14 +296,8 @@ def test_a_run_goes_on_with_a_warning_when_its_lock_cannot_be_made(
 def test_run_states_tell_running_here_from_elsewhere_from_interrupted(
     make_service: MakeService,
 ) -> None:
-    gate, release = threading.Event(), threading.Event()
-
-    def block_first(call: int) -> None:
-        if call == 1:
-            gate.set()
-            release.wait(10)
-
-    service = make_service(chat=HookedChat(list(REPLIES), block_first))
+    gate, release, chat = blocked_at_the_first_call()
+    service = make_service(chat=chat)
     here = service.start("runs here")
     elsewhere = service.start("held by another run lock")
     crashed = service.start("left in reviewing")

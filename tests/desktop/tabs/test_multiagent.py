@@ -7,7 +7,6 @@ never on sleeps.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -34,7 +33,7 @@ from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMir
 from backends.multiagent.ttl import MemoryTTLStore
 from backends.services import Services
 from desktop.tabs.multiagent import MultiAgentTab
-from tests.backends.multiagent.elsewhere import CHILD_REPLIES, RunningElsewhere
+from tests.backends.multiagent.elsewhere import CHILD_REPLIES, RunningElsewhere, stored_row
 
 PLAN = "1. Research CSV dialects\n2. Write a python function to parse CSV"
 REPLIES = [PLAN, "Dialects differ in quoting.", "def parse(text): ...", "Good. Final answer."]
@@ -331,15 +330,7 @@ def test_a_changed_embedder_offers_reembed_all(
 
 def stored(config: Config, session_id: str) -> tuple[float, str, str]:
     """The session's SQLite row as another program reads it: (updated_at, phase, data)."""
-    uri = f"{config.path(SESSIONS_FILE).resolve().as_uri()}?mode=ro"
-    conn = sqlite3.connect(uri, uri=True)
-    try:
-        row = conn.execute(
-            "SELECT updated_at, phase, data FROM sessions WHERE session_id = ?", (session_id,)
-        ).fetchone()
-    finally:
-        conn.close()
-    return float(row[0]), str(row[1]), str(row[2])
+    return stored_row(config.home, session_id)
 
 
 def test_a_session_another_process_runs_is_refused_here_until_that_process_dies(
