@@ -40,6 +40,10 @@ class Prompt:
     #: retrieved passages, each already labelled with its source by the caller
     context: Sequence[str] = ()
     max_tokens: int = 256
+    #: sampling temperature; None leaves the model's own default (the tutor asks for a low one)
+    temperature: float | None = None
+    #: generation ends before any of these strings (a small model's runaway new turn)
+    stop: Sequence[str] = ()
 
     def messages(self) -> list[Message]:
         system = self.system
@@ -157,8 +161,9 @@ class LlamaCppChat(ChatModel):
                 messages=messages,
                 max_tokens=prompt.max_tokens,
                 stream=True,
-                temperature=0.2,
+                temperature=0.2 if prompt.temperature is None else prompt.temperature,
                 repeat_penalty=1.15,  # small models loop on one sentence without it
+                stop=list(prompt.stop) or None,
             )
             for chunk in chunks:
                 if should_stop():
@@ -168,6 +173,15 @@ class LlamaCppChat(ChatModel):
                 piece = delta.get("content")
                 if piece:
                     yield piece
+
+
+def _ollama_options(prompt: Prompt) -> dict[str, Any]:
+    options: dict[str, Any] = {"num_predict": prompt.max_tokens}
+    if prompt.temperature is not None:
+        options["temperature"] = prompt.temperature
+    if prompt.stop:
+        options["stop"] = list(prompt.stop)
+    return options
 
 
 class OllamaChat(ChatModel):
@@ -198,7 +212,7 @@ class OllamaChat(ChatModel):
             "model": self._model,
             "stream": True,
             "messages": [{"role": m.role, "content": m.content} for m in prompt.messages()],
-            "options": {"num_predict": prompt.max_tokens},
+            "options": _ollama_options(prompt),
         }
         for line in http_lines(self._url, payload, self._timeout):
             if should_stop():
@@ -236,6 +250,10 @@ class OpenAICompatibleChat(ChatModel):
             "max_tokens": prompt.max_tokens,
             "messages": [{"role": m.role, "content": m.content} for m in prompt.messages()],
         }
+        if prompt.temperature is not None:
+            payload["temperature"] = prompt.temperature
+        if prompt.stop:
+            payload["stop"] = list(prompt.stop)
         finished = False
         for line in http_lines(self._url, payload, self._timeout):
             if should_stop():
