@@ -4,7 +4,9 @@ Each person gets a random pseudonym (``p-`` + 16 hex digits) and a random 256-bi
 records name the pseudonym only; the person's personal fields are sealed with AES-256-GCM
 under their key (the pseudonym is the associated data, so a sealed blob cannot be moved to
 another person). :meth:`KeyStore.forget` deletes the key: the records stay, still verify, and
-can never be read again.
+can never be read again. Erasure is recoverable: the key row is deleted and the erasure marked
+pending in one transaction; the mark is cleared only once the scrub below (and, in the audit
+service, the ``person.erased`` record) is done, so a retry or the next start finishes it.
 
 The key store is its own SQLite file (never the log's database, whichever log backend is in
 use — a Postgres log's WAL, replicas and backups would keep a deleted key for ever). Deleting
@@ -35,6 +37,7 @@ from backends.audit.record import canonical, utc_now
 from backends.audit.sqlite_log import migrate_locked
 from backends.errors import StoreUnavailableError
 from backends.stores.sqlite import Migration, connect
+from backends.text import checked_text
 
 SEAL_PREFIX = "v1."
 
@@ -63,7 +66,16 @@ def _create(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE erased (pseudonym TEXT PRIMARY KEY, time TEXT NOT NULL)")
 
 
-MIGRATIONS: list[Migration] = [("person keys", _create)]
+def _pending(conn: sqlite3.Connection) -> None:
+    # an erasure whose key row is deleted but whose record or scrub is not done yet
+    conn.execute(
+        "CREATE TABLE erasure_pending (pseudonym TEXT PRIMARY KEY, digest TEXT NOT NULL, "
+        "time TEXT NOT NULL)"
+    )
+    conn.execute("CREATE INDEX erasure_pending_digest ON erasure_pending(digest)")
+
+
+MIGRATIONS: list[Migration] = [("person keys", _create), ("pending erasures", _pending)]
 
 
 class KeyStore:
@@ -87,8 +99,11 @@ class KeyStore:
         # appends are hot: skip the HMAC and the cipher set-up for people already seen
         self._by_person: dict[str, str] = {}  # person -> pseudonym
         self._ciphers: dict[str, AESGCM] = {}  # pseudonym -> AESGCM(key)
+        self._finished: dict[str, str] = {}  # person digest -> pseudonym, erasures finished
 
     def _digest(self, person: str) -> str:
+        # a name from a command line with undecodable bytes: a clear error, not a traceback
+        person = checked_text(person, "the person's name")
         return hmac.new(self._salt, person.encode("utf-8"), hashlib.sha256).hexdigest()
 
     def pseudonym(self, person: str, *, create: bool = True) -> str | None:
@@ -191,7 +206,23 @@ class KeyStore:
         return row is not None
 
     def forget(self, person: str) -> str | None:
-        """Destroy the person's key for good; return their pseudonym (None if unknown)."""
+        """Destroy the person's key for good; return their pseudonym (None if unknown).
+
+        :meth:`begin_forget` then :meth:`finish_forget`. The audit service does the two
+        itself, chaining the ``person.erased`` record in between.
+        """
+        pending = self.begin_forget(person)
+        for pseudonym in pending:
+            self.finish_forget(pseudonym)
+        return pending[-1] if pending else None
+
+    def begin_forget(self, person: str) -> list[str]:
+        """Delete the person's key and mark its erasure pending, in one transaction.
+
+        Returns every pseudonym of the person whose erasure is pending, oldest first: the one
+        just erased and any an earlier attempt left unfinished (a failed scrub, a failed
+        record, a crash), so that a retry finishes them. Nothing changes when it fails.
+        """
         digest = self._digest(person)
         with self._lock:
             # first, so that no seal() starting from now uses the key (the lock-free fast
@@ -200,27 +231,81 @@ class KeyStore:
             self._pseudonyms.pop(digest, None)
             conn = self._conn
             try:
+                conn.execute("BEGIN IMMEDIATE")
                 row = conn.execute(
                     "SELECT pseudonym FROM person_key WHERE digest = ?", (digest,)
                 ).fetchone()
-                if row is None:
-                    return None
-                pseudonym = str(row[0])
-                self._ciphers.pop(pseudonym, None)
-                self._keys.pop(pseudonym, None)
-                conn.execute("BEGIN IMMEDIATE")
-                conn.execute("DELETE FROM person_key WHERE digest = ?", (digest,))
-                conn.execute(
-                    "INSERT OR REPLACE INTO erased(pseudonym, time) VALUES (?, ?)",
-                    (pseudonym, utc_now()),
-                )
+                if row is not None:
+                    pseudonym = str(row[0])
+                    self._ciphers.pop(pseudonym, None)
+                    self._keys.pop(pseudonym, None)
+                    now = utc_now()
+                    conn.execute("DELETE FROM person_key WHERE digest = ?", (digest,))
+                    conn.execute(
+                        "INSERT OR REPLACE INTO erased(pseudonym, time) VALUES (?, ?)",
+                        (pseudonym, now),
+                    )
+                    conn.execute(
+                        "INSERT OR REPLACE INTO erasure_pending(pseudonym, digest, time) "
+                        "VALUES (?, ?, ?)",
+                        (pseudonym, digest, now),
+                    )
+                pending = [
+                    str(r[0])
+                    for r in conn.execute(
+                        "SELECT pseudonym FROM erasure_pending WHERE digest = ? "
+                        "ORDER BY time, pseudonym",
+                        (digest,),
+                    )
+                ]
                 conn.execute("COMMIT")
             except sqlite3.Error as err:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
-                raise KeyStoreError(f"{self.path}: cannot erase the key: {err}") from err
+                raise KeyStoreError(
+                    f"{self.path}: cannot erase the key ({err}); nothing was erased: close other "
+                    "Custodia windows and run `custodia forget` again"
+                ) from err
+        return pending
+
+    def finished_erasure(self, person: str) -> str | None:
+        """The pseudonym of the person's erasure, left pending by a failed ``forget``, that
+        this process finished on its own (at start), so that the retry can say it is done;
+        kept in memory only (the store keeps no trace of an erased name)."""
+        with self._lock:
+            return self._finished.pop(self._digest(person), None)
+
+    def pending_erasures(self) -> list[str]:
+        """Pseudonyms whose key is deleted but whose erasure is not finished, oldest first."""
+        with self._lock:
+            try:
+                rows = self._conn.execute(
+                    "SELECT pseudonym FROM erasure_pending ORDER BY time, pseudonym"
+                ).fetchall()
+            except sqlite3.Error as err:
+                raise KeyStoreError(f"{self.path}: {err}") from err
+        return [str(r[0]) for r in rows]
+
+    def finish_forget(self, pseudonym: str, *, remember: bool = False) -> None:
+        """Scrub every old copy of the deleted key, then clear the pending mark.
+
+        Raises :class:`ErasureError` when the scrub cannot finish; the mark then stays, so
+        that a retry (or the next start of the audit service) finishes it.
+        """
+        with self._lock:
             self._scrub()
-        return pseudonym
+            try:
+                row = self._conn.execute(
+                    "SELECT digest FROM erasure_pending WHERE pseudonym = ?", (pseudonym,)
+                ).fetchone()
+                self._conn.execute("DELETE FROM erasure_pending WHERE pseudonym = ?", (pseudonym,))
+                if row is not None and remember:  # see finished_erasure()
+                    self._finished[str(row[0])] = pseudonym
+            except sqlite3.Error as err:
+                raise ErasureError(
+                    f"{self.path}: the key is destroyed but the erasure could not be marked "
+                    f"finished ({err}); run `custodia forget` again"
+                ) from err
 
     def _scrub(self) -> None:
         """Leave no copy of deleted rows in free pages or the WAL."""
@@ -232,7 +317,8 @@ class KeyStore:
         except sqlite3.Error as err:
             raise ErasureError(
                 f"{self.path}: the key was deleted but old copies could not be scrubbed "
-                f"yet ({err}); close other Custodia windows and run `custodia forget` again"
+                f"yet ({err}); the erasure stays pending: close other Custodia windows and run "
+                "`custodia forget` again (or it is finished at the next start)"
             ) from err
 
     def _checkpoint(self) -> None:

@@ -32,7 +32,7 @@ from backends.audit.checkpoints import (
     TrustStore,
 )
 from backends.audit.log import AuditLog, Filter
-from backends.audit.pseudonyms import KeyStore
+from backends.audit.pseudonyms import ErasureError, KeyStore
 from backends.audit.record import Draft, Entry
 from backends.audit.verify import VerifyResult, verify_chain
 from backends.config import Config
@@ -166,7 +166,12 @@ class AuditService:
             audit_log.close()
             raise
         trust = TrustStore(config.path(CHECKPOINTS_FILE), signer.public_key)
-        return cls(audit_log, keys, signer, trust, **kwargs)
+        service = cls(audit_log, keys, signer, trust, **kwargs)
+        try:
+            service.finish_erasures()
+        except CustodiaEnvironmentError as err:  # the next start or `forget` tries again
+            log.warning("an interrupted erasure is still pending: %s", err)
+        return service
 
     def close(self) -> None:
         self.log.close()
@@ -229,11 +234,38 @@ class AuditService:
         return checkpoint
 
     def forget(self, person: str) -> str | None:
-        """Crypto-shred ``person``: destroy their key, record the erasure; their pseudonym."""
-        pseudonym = self.keys.forget(person)
-        if pseudonym is not None:
-            self._commit.append(Draft(ERASED_EVENT, pseudonym, {}, None))
-        return pseudonym
+        """Crypto-shred ``person``: destroy their key, record the erasure; their pseudonym.
+
+        One recoverable operation: the key row is deleted and the erasure marked pending in
+        one key-store transaction; then the ``person.erased`` record is chained (unless an
+        earlier attempt did), old copies of the key are scrubbed and the mark cleared. A
+        failure after the first step leaves the mark, and running it again (or the next start,
+        :meth:`finish_erasures`) finishes it — never "nothing to forget" with no record.
+        """
+        pending = self.keys.begin_forget(person)
+        for pseudonym in pending:
+            self._finish_erasure(pseudonym)
+        return pending[-1] if pending else self.keys.finished_erasure(person)
+
+    def finish_erasures(self) -> list[str]:
+        """Finish the erasures an interrupted :meth:`forget` left pending; their pseudonyms."""
+        pending = self.keys.pending_erasures()
+        for pseudonym in pending:
+            self._finish_erasure(pseudonym, remember=True)
+        return pending
+
+    def _finish_erasure(self, pseudonym: str, *, remember: bool = False) -> None:
+        try:
+            recorded = self.log.page(Filter(pseudonym=pseudonym, event_type=ERASED_EVENT), 0, 1)
+            if not recorded:
+                self._commit.append(Draft(ERASED_EVENT, pseudonym, {}, None))
+        except CustodiaEnvironmentError as err:
+            raise ErasureError(
+                f"the key of {pseudonym} is destroyed but the erasure record could not be "
+                f"written yet ({err}); the erasure stays pending: run `custodia forget` again "
+                "(or it is finished at the next start)"
+            ) from err
+        self.keys.finish_forget(pseudonym, remember=remember)
 
     # -- reading ---------------------------------------------------------------------------
     def verify(
