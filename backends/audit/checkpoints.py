@@ -7,9 +7,11 @@ it leaves a log shorter than a checkpoint.
 
 The :class:`TrustStore` is the verifier's memory: an append-only JSON-lines file of accepted
 checkpoints (also outside the database). It only accepts checkpoints signed by the trusted key
-and never one older than the latest it holds (an older checkpoint offered later is a replay:
-it would hide everything appended since). Checkpoints can also be exported to a file to keep
-elsewhere (another disk, a printout, an e-mail to the data protection officer).
+and never one older than the latest it holds as its latest (an older checkpoint offered later
+would hide everything appended since); an older one is instead held against the log — its
+seq and head must still be in the chain (:class:`OlderCheckpoint`, ``verify --checkpoint``).
+Checkpoints can also be exported to a file to keep elsewhere (another disk, a printout, an
+e-mail to the data protection officer).
 """
 
 from __future__ import annotations
@@ -42,6 +44,19 @@ class CheckpointError(CustodiaEnvironmentError):
 
 class CheckpointRejected(CheckpointError):
     """A checkpoint that must not be trusted: bad signature, unknown key, replay, fork."""
+
+
+class OlderCheckpoint(CheckpointRejected):
+    """A validly signed checkpoint older than the latest trusted one.
+
+    It must not become the latest (that would hide what was appended since), but it can still
+    be held against the log: its seq and head must still be in the chain
+    (``verify_chain(pinned=...)``). Automatic checkpoints make every exported one older soon.
+    """
+
+    def __init__(self, message: str, latest: Checkpoint) -> None:
+        super().__init__(message)
+        self.latest = latest
 
 
 def key_id(public_key: Ed25519PublicKey) -> str:
@@ -242,12 +257,22 @@ class TrustStore:
         """
         checkpoint.check(self.public_key)
         with self._locked() as fd:
-            latest = self.latest(checkpoint.log_id)
+            trusted = self.all(checkpoint.log_id)
+            latest = trusted[-1] if trusted else None
             if latest is not None:
                 if checkpoint.seq < latest.seq:
-                    raise CheckpointRejected(
+                    for known in trusted:
+                        if known.seq == checkpoint.seq:
+                            if known.head != checkpoint.head:
+                                raise CheckpointRejected(
+                                    f"checkpoint at seq {checkpoint.seq} names another head "
+                                    "than the trusted one: the log was forked or rewritten"
+                                )
+                            return False  # already trusted
+                    raise OlderCheckpoint(
                         f"checkpoint at seq {checkpoint.seq} is older than the latest trusted "
-                        f"checkpoint (seq {latest.seq}): refusing a replayed checkpoint"
+                        f"checkpoint (seq {latest.seq}): refusing a replayed checkpoint",
+                        latest,
                     )
                 if checkpoint.seq == latest.seq:
                     if checkpoint.head != latest.head:

@@ -24,12 +24,14 @@ from pathlib import Path
 from backends.audit.checkpoints import (
     CheckpointError,
     CheckpointRejected,
+    OlderCheckpoint,
     export_checkpoint,
     public_key_from_hex,
     read_exported,
 )
 from backends.audit.log import Filter
 from backends.audit.service import EXPORT_FORMATS, AuditService, get_service
+from backends.audit.verify import verify_chain
 from backends.cli import PIPE_CLOSED, silence_stdout
 from backends.progress import Progress
 from backends.services import Services
@@ -111,16 +113,32 @@ def _cmd_verify(args: argparse.Namespace, services: Services) -> int:
             "--trusted-key needs --checkpoint FILE: it names the key that file must be signed with"
         )
     service = get_service(services)
+    pinned = None
     if args.checkpoint:
         checkpoint = read_exported(Path(args.checkpoint))
         if args.trusted_key:
             checkpoint.check(public_key_from_hex(args.trusted_key), service.log.log_id)
         try:
             service.trust.accept(checkpoint)
+        except OlderCheckpoint as err:
+            # not made the latest (that would hide what came after), but held to the chain:
+            # later checkpoints may have been re-signed over a rewrite with the data dir's key
+            print(
+                f"checkpoint {args.checkpoint} (seq {checkpoint.seq}) is older than the latest "
+                f"trusted one (seq {err.latest.seq}): checking that the chain still holds it",
+                file=sys.stderr,
+            )
         except CheckpointRejected as err:
             print(f"REJECTED checkpoint {args.checkpoint}: {err}")
             return 1
-    result = service.verify(from_checkpoint=args.from_checkpoint, progress=_progress(args.quiet))
+        pinned = checkpoint
+    result = verify_chain(
+        service.log,
+        service.trust,
+        from_checkpoint=args.from_checkpoint,
+        progress=_progress(args.quiet),
+        pinned=pinned,
+    )
     if not args.quiet and sys.stderr.isatty():
         print(file=sys.stderr)
     print(result.line())

@@ -154,11 +154,31 @@ def verify_chain(
     from_checkpoint: bool = False,
     progress: Progress | None = None,
     batch: int = BATCH,
+    pinned: Checkpoint | None = None,
 ) -> VerifyResult:
+    """Walk the chain (from genesis, or from the latest checkpoint with ``from_checkpoint``).
+
+    ``pinned`` is a checkpoint the verifier holds itself (an exported one, its signature
+    already checked), possibly older than the latest trusted one: the chain must still hold
+    its head at its seq. It is walked over even with ``from_checkpoint`` (the walk then
+    starts at it), since the later checkpoints may be re-signed over a rewrite by whoever
+    holds the data dir's key.
+    """
     started = time.perf_counter()
     progress = progress or Progress()
     checkpoints, checkpoint_problem = trusted_checkpoints(log, trust)
+    if pinned is not None:
+        known = checkpoints.get(pinned.seq)
+        if known is not None and known.head != pinned.head and checkpoint_problem is None:
+            checkpoint_problem = Break(
+                pinned.seq,
+                CHECKPOINT_MISMATCH,
+                f"the checkpoint given names another head at seq {pinned.seq} than the one "
+                "stored with the log (the log was forked or rewritten)",
+            )
+        checkpoints[pinned.seq] = pinned
     latest = checkpoints[max(checkpoints)] if checkpoints else None
+    anchor = pinned if pinned is not None else latest
     head = log.head()
 
     def result(broken: Break | None, verified: int, start: int) -> VerifyResult:
@@ -178,24 +198,24 @@ def verify_chain(
         )
 
     start, previous = 0, GENESIS
-    if from_checkpoint and latest is not None and latest.seq <= head.seq:
-        anchor = log.get(latest.seq)
-        if anchor is None:
-            return result(Break(latest.seq, GAP, "the checkpointed record is missing"), 0, 0)
-        before = log.get(latest.seq - 1) if latest.seq > 1 else None
+    if from_checkpoint and anchor is not None and anchor.seq <= head.seq:
+        record = log.get(anchor.seq)
+        if record is None:
+            return result(Break(anchor.seq, GAP, "the checkpointed record is missing"), 0, 0)
+        before = log.get(anchor.seq - 1) if anchor.seq > 1 else None
         before_hash = before.hash if before is not None else GENESIS
-        if anchor.hash != latest.head or chain_hash(before_hash, anchor.record) != anchor.hash:
+        if record.hash != anchor.head or chain_hash(before_hash, record.record) != record.hash:
             return result(
                 Break(
-                    latest.seq,
+                    anchor.seq,
                     CHECKPOINT_MISMATCH,
-                    f"the record at seq {latest.seq} no longer matches the checkpoint signed "
-                    f"at {latest.time}",
+                    f"the record at seq {anchor.seq} no longer matches the checkpoint signed "
+                    f"at {anchor.time}",
                 ),
                 0,
-                latest.seq,
+                anchor.seq,
             )
-        start, previous = latest.seq, latest.head
+        start, previous = anchor.seq, anchor.head
     progress.start(max(head.seq - start, 0), "verifying the audit chain")
     broken, verified = _walk(
         log, checkpoints, start, previous.encode("ascii"), progress, batch, head.seq

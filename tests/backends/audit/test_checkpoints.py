@@ -11,6 +11,7 @@ import pytest
 from backends.audit.checkpoints import (
     CheckpointError,
     CheckpointRejected,
+    OlderCheckpoint,
     Signer,
     TrustStore,
     export_checkpoint,
@@ -95,8 +96,13 @@ def test_older_checkpoint_replayed_is_rejected(signer: Signer, trust: TrustStore
     new = signer.sign("log", 20, "b" * 64)
     trust.accept(old)
     trust.accept(new)
-    with pytest.raises(CheckpointRejected, match="older than the latest trusted"):
-        trust.accept(old)
+    assert trust.accept(old) is False  # already trusted: nothing to add
+    with pytest.raises(OlderCheckpoint, match="older than the latest trusted") as caught:
+        trust.accept(signer.sign("log", 15, "c" * 64))  # never becomes the latest
+    assert caught.value.latest == new  # the caller holds it against the log instead
+    assert trust.latest("log") == new
+    with pytest.raises(CheckpointRejected, match="another head"):
+        trust.accept(signer.sign("log", 10, "d" * 64))  # older, and a fork of a trusted one
 
 
 def test_fork_at_the_same_seq_is_rejected(signer: Signer, trust: TrustStore) -> None:

@@ -58,9 +58,11 @@ def test_checkpoint_then_incremental(
     assert main(["audit", "verify", "--checkpoint", str(exported)]) == 0
 
 
-def test_replayed_exported_checkpoint_is_rejected(
+def test_an_older_exported_checkpoint_is_held_to_the_chain_not_refused(
     home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Issue 14 item 4, honest log: an exported checkpoint with newer ones since still verifies
+    (it was refused as a "replayed checkpoint"), and is not made the latest."""
     old = tmp_path / "old.json"
     assert main(["audit", "checkpoint", "--output", str(old)]) == 0
     service = AuditService.open(Config(home=home), checkpoint_every=0)
@@ -68,8 +70,109 @@ def test_replayed_exported_checkpoint_is_rejected(
     service.close()
     assert main(["audit", "checkpoint"]) == 0
     capsys.readouterr()
-    assert main(["audit", "verify", "--checkpoint", str(old)]) == 1
-    assert "older than the latest trusted" in capsys.readouterr().out
+    for extra in ([], ["--from-checkpoint"]):
+        assert main(["audit", "verify", "--checkpoint", str(old), *extra]) == 0
+        assert capsys.readouterr().out.startswith("OK 7 records")
+    service = AuditService.open(Config(home=home), checkpoint_every=0)
+    try:
+        latest = service.trust.latest(service.log.log_id)
+        assert latest is not None and latest.seq == 7
+    finally:
+        service.close()
+
+
+def _rewrite_from(home: Path, seq: int) -> None:
+    """What an attacker with the files does: change record ``seq``, recompute every later hash
+    (a consistent forged chain), wipe the stored checkpoints, re-sign the new head with the
+    data dir's own key."""
+    from backends.audit.checkpoints import Signer, TrustStore
+    from backends.audit.record import GENESIS, chain_hash
+
+    conn = sqlite3.connect(home / "audit.sqlite3", isolation_level=None)
+    for table in ("audit_log", "audit_checkpoint"):
+        for verb in ("update", "delete"):
+            conn.execute(f"DROP TRIGGER {table}_no_{verb}")
+    rows = conn.execute("SELECT seq, record, hash FROM audit_log ORDER BY seq").fetchall()
+    previous = GENESIS
+    for s, record, hash_ in rows:
+        if s < seq:
+            previous = hash_
+            continue
+        if s == seq:
+            obj = json.loads(record)
+            obj["data"]["forged"] = True
+            record = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        previous = chain_hash(previous, record)
+        conn.execute(
+            "UPDATE audit_log SET record = ?, hash = ? WHERE seq = ?", (record, previous, s)
+        )
+    conn.execute("DELETE FROM audit_checkpoint")
+    log_id = conn.execute("SELECT value FROM audit_meta WHERE key = 'log_id'").fetchone()[0]
+    conn.close()
+    (home / "audit-checkpoints.jsonl").unlink()
+    signer = Signer.load(home / "audit-signing.key")
+    TrustStore(home / "audit-checkpoints.jsonl", signer.public_key).accept(
+        signer.sign(log_id, len(rows), previous)
+    )
+
+
+def test_an_exported_checkpoint_exposes_a_rewrite_after_newer_checkpoints(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 14 item 4: checkpoint exported; more turns; a later checkpoint; rewrite from seq 3
+    with recomputed hashes and re-signed: the exported checkpoint must expose it (it printed
+    the same "refusing a replayed checkpoint" as for an honest log)."""
+    cp1 = tmp_path / "cp1.json"
+    assert main(["audit", "checkpoint", "--output", str(cp1)]) == 0  # seq 6
+    service = AuditService.open(Config(home=home), checkpoint_every=0)
+    for n in range(4):
+        service.append("tutor.turn", "ana", personal={"n": n}, n=n)
+    service.close()
+    assert main(["audit", "checkpoint"]) == 0  # seq 10
+    _rewrite_from(home, 3)
+    capsys.readouterr()
+    assert main(["audit", "verify"]) == 0  # the forged chain is consistent with its own key
+    capsys.readouterr()
+    for extra in ([], ["--from-checkpoint"]):
+        assert main(["audit", "verify", "--checkpoint", str(cp1), *extra]) == 1
+        out = capsys.readouterr().out
+        assert out.startswith("BROKEN") and "seq 6" in out and "checkpoint" in out, out
+    # a checkpoint re-signed at the very seq of the exported one is a fork, refused outright
+    service = AuditService.open(Config(home=home), checkpoint_every=0)
+    try:
+        row = service.log.get(6)
+        assert row is not None
+        forged = service.signer.sign(service.log.log_id, 6, row.hash)
+        with (home / "audit-checkpoints.jsonl").open("a") as fh:  # the attacker writes it in
+            fh.write(forged.to_json() + "\n")
+    finally:
+        service.close()
+    assert main(["audit", "verify", "--checkpoint", str(cp1)]) == 1
+    assert "forked or rewritten" in capsys.readouterr().out
+
+
+def test_automatic_checkpoints_never_make_an_exported_one_unusable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 14 item 4 without an attacker: an automatic checkpoint every N records makes any
+    exported checkpoint older than the latest at once."""
+    home = tmp_path / "auto"
+    monkeypatch.setenv("CUSTODIA_HOME", str(home))
+    service = AuditService.open(Config(home=home), checkpoint_every=5)
+    try:
+        for n in range(3):
+            service.append("tutor.turn", None, n=n)
+        exported = tmp_path / "cp.json"
+        assert main(["audit", "checkpoint", "--output", str(exported)]) == 0  # seq 3
+        for n in range(12):
+            service.append("tutor.turn", None, n=n)
+        latest = service.trust.latest(service.log.log_id)
+        assert latest is not None and latest.seq > 3  # automatic ones came after
+    finally:
+        service.close()
+    capsys.readouterr()
+    assert main(["audit", "verify", "--checkpoint", str(exported)]) == 0
+    assert capsys.readouterr().out.startswith("OK 15 records")
 
 
 def test_export_formats(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
