@@ -45,9 +45,12 @@ class CrashFigures:
     writes_in_flight_at_kill: int = 0
     seconds: float = 0.0
     iteration_seconds: list[float] = field(default_factory=list)
+    #: per iteration, the ``info`` values its child reported (merged), for the tests to read
+    infos: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         out = asdict(self)
+        out.pop("infos")
         times = sorted(out.pop("iteration_seconds"))
         out["median_iteration_seconds"] = round(times[len(times) // 2], 3) if times else 0.0
         out["seconds"] = round(self.seconds, 1)
@@ -189,6 +192,10 @@ def crash_loop(
                     ledger.intent(line["intent"], line["state"])
                 elif "ack" in line:
                     ledger.ack(line["ack"], line["state"])
+            info: dict[str, Any] = {"early": early, "last": last}
+            for line in lines:
+                info.update(line.get("info") or {})
+            figures.infos.append(info)
             ready = any(line.get("ready") for line in lines)
             if ready:
                 figures.checks_passed += 1

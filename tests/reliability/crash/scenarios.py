@@ -817,6 +817,11 @@ class MigrationScenario(Scenario):
     name = "migration"
     records = 2_000
     kill_window = (0.02, 0.3)
+    # Not timing-bound (issue 14 #10): a child says ``ready`` — which starts the kill's
+    # clock — only once its run has made durable progress (a journalled step or batch, or a
+    # whole migration), however slow the box. Each run reports ``info`` with its progress at
+    # start, after undoing a finished copy, and at ready; the test asserts every run made
+    # some and that it survived the kill into the next run.
 
     def prepare(self, home: Path, **extra: Any) -> None:
         from backends.audit.record import Draft
@@ -865,11 +870,39 @@ class MigrationScenario(Scenario):
         with psycopg.connect(dsn, connect_timeout=5, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
+    @staticmethod
+    def progress(home: Path) -> list[int]:
+        """[finished migrations undone, journalled work of the current one]: only grows
+        (lexicographically) while work survives. The audit step is re-entered on resume (so
+        its state is not counted), but its ``copied_seq`` only grows."""
+        from backends.migrate import JOURNAL_FILE, Journal
+
+        journal = Journal.load(home / JOURNAL_FILE)
+        steps = journal.data.get("steps") or {}
+        done = sum(
+            1 for name, st in steps.items() if name != "audit log" and st.get("state") == "done"
+        )
+        copied = int((steps.get("audit log") or {}).get("copied_seq") or 0)
+        finished = 1 if journal.data.get("finished") else 0
+        undone = home / "migrations-undone"
+        count = int(undone.read_text()) if undone.exists() else 0
+        return [count, done + copied + finished]
+
+    @staticmethod
+    def count_undone(home: Path) -> None:
+        """Before a finished journal is removed (so the count never lags the journal)."""
+        undone = home / "migrations-undone"
+        count = int(undone.read_text()) if undone.exists() else 0
+        tmp = undone.with_name(undone.name + ".tmp")
+        tmp.write_text(str(count + 1))
+        os.replace(tmp, undone)
+
     def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
         import redis
 
         from backends.audit.postgres_log import Roles
         from backends.migrate import JOURNAL_FILE, Journal, MigrateOptions, migrate
+        from backends.progress import Progress
 
         dsn, url = self.command["admin_dsn"], self.command["redis_url"]
         options = MigrateOptions(roles=Roles.with_prefix(self.command["roles"]), audit_batch=100)
@@ -878,6 +911,7 @@ class MigrationScenario(Scenario):
         embedded = self._embedded(home)
         if len(embedded) != self.records:
             raise Violation(f"migration: the embedded log changed: {len(embedded)} records")
+        channel.info(at_start=self.progress(home))
         while True:
             journal = Journal.load(journal_path)  # a torn journal would raise here
             copied = self._server(dsn, schema)
@@ -891,6 +925,8 @@ class MigrationScenario(Scenario):
                     keys = list(client.scan_iter("custodia:session:*"))
                     if journal.data.get("finished") and len(keys) != 20:
                         raise Violation(f"migration: {len(keys)} sessions in Redis, not 20")
+                    if journal.data.get("finished"):
+                        self.count_undone(home)
                     journal_path.unlink(missing_ok=True)  # undo it: the journal first,
                     self._drop(dsn, schema)  # then the copy (killed between: no journal, a copy)
                     client.flushdb()
@@ -898,16 +934,30 @@ class MigrationScenario(Scenario):
                     client.close()
                 continue
             break
-        channel.ready()
+        before = self.progress(home)
+        channel.info(before=before)
+        ready = False
+
+        def progressed(*_: object) -> None:
+            nonlocal ready
+            if ready:
+                return
+            now = self.progress(home)
+            if now > before:  # durable: the journal on disk says so
+                ready = True
+                channel.info(after=now)
+                channel.ready()
+
         while True:
             v = next(counter)
             channel.intent("migration", {"v": v})
             cfg = replace(services_for(home).config, redis_url=url, postgres_dsn=dsn).validated()
             services = Services(cfg, embedder=HashingEmbedder(DIMENSION), chat=ScriptedChat())
             try:
-                migrate(services, options)
+                migrate(services, options, Progress(callback=progressed))
             finally:
                 services.close()
+            progressed()  # a last step with no progress call after it (then: finished)
             if self._server(dsn, schema) != embedded:
                 raise Violation("migration: finished, but the server log differs")
             channel.ack("migration", {"v": v})
@@ -915,11 +965,20 @@ class MigrationScenario(Scenario):
             try:
                 if len(list(client.scan_iter("custodia:session:*"))) != 20:
                     raise Violation("migration: finished, but the sessions are not in Redis")
+                self.count_undone(home)
                 journal_path.unlink()
                 self._drop(dsn, schema)
                 client.flushdb()
             finally:
                 client.close()
+
+
+class LoadedMigrationScenario(MigrationScenario):
+    """The migration on a box so loaded that one step takes far longer than the kill window
+    (issue 14 #10: 0 of 200 migrations finished): each kill lands within 2 ms of ready."""
+
+    name = "migration-loaded"
+    kill_window = (0.0, 0.002)
 
 
 class LyingScenario(MemoriesScenario):
@@ -947,4 +1006,6 @@ SCENARIOS: dict[str, Scenario] = {
 #: scenarios that must fail (the harness's self-test), not part of the crash suite
 BROKEN: dict[str, Scenario] = {LyingScenario.name: LyingScenario()}
 #: scenarios that need servers (their URLs come in ``extra``)
-SERVER_SCENARIOS: dict[str, Scenario] = {MigrationScenario.name: MigrationScenario()}
+SERVER_SCENARIOS: dict[str, Scenario] = {
+    s.name: s for s in (MigrationScenario(), LoadedMigrationScenario())
+}
