@@ -21,15 +21,20 @@ import platformdirs
 import tomli_w
 
 from backends.errors import ConfigError
+from backends.models import settings as generation_settings
+from backends.models.settings import ASSISTANTS, GenerationSettings
 
 CONFIG_FILE = "custodia.toml"
 PROFILES = ("embedded", "server")
 CACHE_BACKENDS = ("memory", "redis")
 AUDIT_BACKENDS = ("sqlite", "postgres")
 GRAPH_BACKENDS = ("sqlite", "neo4j")
-# Names understood by backends.models.registry; "ollama:<model>" and "openai:<model>" too.
+# Names understood by backends.models.registry; "ollama:<model>" and "openai:<model>" too,
+# and "gguf:<path or name>" for a GGUF file of the user's.
 EMBEDDERS = ("minilm", "hashing")
 CHAT_MODELS = ("smollm2", "retrieval-only", "scripted")
+#: chat models for testers only: accepted from the file and the environment, never offered
+TEST_CHAT_MODELS = ("scripted",)
 #: the longest network timeout accepted, in seconds
 MAX_TIMEOUT = 3600.0
 
@@ -49,6 +54,8 @@ ENVIRONMENT = {
     "CUSTODIA_OPENAI_URL": "openai_url",
     "CONVERSATIONS_KEY": "conversations_key",
 }
+#: environment variable -> the assistant whose model it sets (``[models]`` in the file)
+ASSISTANT_ENVIRONMENT = {f"CUSTODIA_{name.upper()}_MODEL": name for name in ASSISTANTS}
 #: fields never written back to custodia.toml (secrets stay in the environment or keyring)
 SECRET_FIELDS = frozenset({"neo4j_password", "conversations_key"})
 
@@ -80,7 +87,13 @@ class Config:
     chroma_url: str = ""  # empty: persistent local Chroma under home
     # Models.
     embedder: str = "minilm"
-    chat_model: str = "smollm2"
+    chat_model: str = "smollm2"  # every assistant's, unless ``models`` names another
+    #: folders searched for ``.gguf`` files besides ``<home>/models``
+    model_folders: tuple[str, ...] = ()
+    #: ``[models]``: assistant -> chat model (one not named uses ``chat_model``)
+    models: dict[str, str] = field(default_factory=dict)
+    #: ``[generation.<assistant>]`` and ``[generation."<model>"]``: generation settings
+    generation: dict[str, dict[str, Any]] = field(default_factory=dict)
     ollama_url: str = "http://127.0.0.1:11434"
     openai_url: str = ""
     # Secrets.
@@ -122,6 +135,16 @@ class Config:
         """A file or folder inside the data dir."""
         return self.home / name
 
+    def model_for(self, assistant: str) -> str:
+        """The chat model ``assistant`` uses: its ``[models]`` entry, else ``chat_model``."""
+        return self.models.get(assistant) or self.chat_model
+
+    def generation_for(self, assistant: str, model: str | None = None) -> GenerationSettings:
+        """The settings ``assistant`` generates with (see backends/models/settings.py)."""
+        return generation_settings.resolve(
+            assistant, model or self.model_for(assistant), self.generation
+        )
+
     # -- validation ------------------------------------------------------------------------
     def validated(self) -> Config:
         """Return self, or raise :class:`ConfigError` naming the first bad key."""
@@ -150,6 +173,30 @@ class Config:
             raise ConfigError("neo4j_uri", "the Neo4j graph is selected but no URI is set")
         _model_name("embedder", self.embedder, EMBEDDERS)
         _model_name("chat_model", self.chat_model, CHAT_MODELS)
+        for index, folder in enumerate(self.model_folders):
+            if not folder.strip() or "\x00" in folder:
+                raise ConfigError(f"model_folders[{index}]", f"{folder!r} is not a folder path")
+        for assistant, model in self.models.items():
+            if assistant not in ASSISTANTS:
+                raise ConfigError(
+                    f"models.{assistant}", f"unknown assistant; known: {', '.join(ASSISTANTS)}"
+                )
+            if model:
+                _model_name(f"models.{assistant}", model, CHAT_MODELS)
+        for name, table in self.generation.items():
+            if name not in ASSISTANTS:
+                try:
+                    _model_name(f"generation.{_toml_key(name)}", name, CHAT_MODELS)
+                except ConfigError:
+                    raise ConfigError(
+                        f"generation.{_toml_key(name)}",
+                        f"names neither an assistant ({', '.join(ASSISTANTS)}) nor a chat model",
+                    ) from None
+            try:
+                generation_settings.parse(table)
+            except generation_settings.SettingError as err:
+                key = f"generation.{_toml_key(name)}" + (f".{err.name}" if err.name else "")
+                raise ConfigError(key, str(err)) from None
         if not 0 < self.network_timeout <= MAX_TIMEOUT:  # NaN and inf fail too
             raise ConfigError(
                 "network_timeout", f"must be a number of seconds above 0, at most {MAX_TIMEOUT}"
@@ -164,7 +211,14 @@ class Config:
         for f in fields(self):
             if f.name == "home" or f.name in SECRET_FIELDS:
                 continue
-            out[f.name] = getattr(self, f.name)
+            value = getattr(self, f.name)
+            if f.name in _TABLES:
+                value = {k: v for k, v in value.items() if v not in ("", {}, None)}
+                if not value:
+                    continue  # no empty tables in the file
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[f.name] = value
         return out
 
     def redacted(self) -> dict[str, Any]:
@@ -233,11 +287,22 @@ def _model_name(key: str, value: str, builtin: tuple[str, ...]) -> None:
     if value in builtin:
         return
     kind, _, model = value.partition(":")
-    if kind in ("ollama", "openai", "hashing") and model:
+    if kind in ("ollama", "openai", "hashing", "gguf") and model.strip():
         return
     raise ConfigError(
-        key, f"{value!r} is not one of {', '.join(builtin)}, ollama:<model> or openai:<model>"
+        key,
+        f"{value!r} is not one of {', '.join(builtin)}, gguf:<path or name>, ollama:<model> "
+        "or openai:<model>",
     )
+
+
+def _toml_key(name: str) -> str:
+    """A table name as it is written in TOML (quoted when it is not a bare key)."""
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else f'"{name}"'
+
+
+#: fields that are TOML tables
+_TABLES = ("models", "generation")
 
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Config)}
@@ -246,6 +311,26 @@ _FIELD_TYPES = {f.name: f.type for f in fields(Config)}
 def _coerce(key: str, value: Any) -> Any:
     if key not in _FIELD_TYPES or key == "home":
         raise ConfigError(key, "unknown setting")
+    if key == "model_folders":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(key, f"{value!r} must be a list of folder paths")
+        return tuple(v.strip() for v in value)
+    if key == "models":
+        if not isinstance(value, dict):
+            raise ConfigError(key, 'must be a table: [models] then tutor = "gguf:…"')
+        for name, model in value.items():
+            if not isinstance(model, str):
+                raise ConfigError(f"models.{name}", f"{model!r} must be text")
+        return {name: model.strip() for name, model in value.items()}
+    if key == "generation":
+        if not isinstance(value, dict):
+            raise ConfigError(key, "must hold tables: [generation.tutor] then temperature = 0.1")
+        for name, table in value.items():
+            if not isinstance(table, dict):
+                raise ConfigError(f"generation.{_toml_key(name)}", "must be a table of settings")
+        return {name: dict(table) for name, table in value.items()}
     if key == "network_timeout":
         if isinstance(value, bool):
             raise ConfigError(key, f"{value!r} is not a number")
@@ -274,6 +359,9 @@ def load(environ: Mapping[str, str] | None = None, home: Path | None = None) -> 
     overrides = {
         field_: _coerce(field_, env[var]) for var, field_ in ENVIRONMENT.items() if var in env
     }
+    models = {a: env[var].strip() for var, a in ASSISTANT_ENVIRONMENT.items() if var in env}
+    if models:
+        overrides["models"] = {**config.models, **models}
     if overrides:
         config = replace(config, **overrides)
     return config.validated()

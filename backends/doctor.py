@@ -166,11 +166,16 @@ def _probe_embedder(config: Config, services: Services | None) -> Probe:
     return probe
 
 
-def _probe_chat(config: Config, services: Services | None) -> Probe:
+def _probe_chat(config: Config, services: Services | None, assistant: str = "") -> Probe:
     def probe(check: Check) -> None:
         from backends.models.registry import create_chat_model
 
-        choice = services.chat_choice if services is not None else create_chat_model(config)
+        if services is None:
+            choice = create_chat_model(config, assistant)
+        elif assistant:
+            choice = services.chat_choice_for(assistant)
+        else:
+            choice = services.chat_choice
         check.kind = choice.model.name
         check.details.update(choice.model.describe())
         if choice.fallback_reason:
@@ -192,6 +197,27 @@ def _probe_multiagent_layers(services: Services) -> Probe:
         if not healthy(health):
             bad = "; ".join(f"{k}: {v}" for k, v in health.items() if v not in ("ok",))
             raise CustodiaEnvironmentError(f"degraded layers — {bad}")
+
+    return probe
+
+
+def _probe_model_files(config: Config) -> Probe:
+    """The GGUF files the models folders hold; an unreadable one is named (never fatal)."""
+
+    def probe(check: Check) -> None:
+        from backends.models import local
+        from backends.models.registry import model_folders
+
+        found = local.list_models(model_folders(config))
+        check.details["files"] = [
+            {"key": m.key, "path": str(m.path), **(m.info.describe() if m.info else {})}
+            | ({"error": str(m.error)} if m.error else {})
+            for m in found
+        ]
+        bad = [m for m in found if m.info is None]
+        check.kind = f"{len(found)} GGUF file(s)"
+        if bad:
+            check.reason = "unreadable: " + "; ".join(str(m.error) for m in bad)
 
     return probe
 
@@ -242,7 +268,20 @@ def plan(config: Config, services: Services | None = None) -> list[tuple[Check, 
         check = Check("multi-agent layers", "sessions", str(config.path("multiagent.sqlite3")))
         checks.append((check, _probe_multiagent_layers(services)))
     checks.append((Check("chat model", config.chat_model, "local"), _probe_chat(config, services)))
-    ollama_needed = config.embedder.startswith("ollama") or config.chat_model.startswith("ollama")
+    from backends.models.settings import ASSISTANTS
+
+    for assistant in ASSISTANTS:  # a row for each assistant that runs a model of its own
+        key = config.model_for(assistant)
+        if key != config.chat_model:
+            check = Check(f"chat model ({assistant})", key, "local")
+            checks.append((check, _probe_chat(config, services, assistant)))
+    folders = ", ".join(str(f) for f in [config.path("models"), *config.model_folders])
+    check = Check("model files", "gguf", folders, required=False)
+    checks.append((check, _probe_model_files(config)))
+    chat_models = [config.chat_model, *config.models.values()]
+    ollama_needed = config.embedder.startswith("ollama") or any(
+        m.startswith("ollama") for m in chat_models
+    )
     checks.append(
         (
             Check("ollama", "ollama", config.ollama_url, required=ollama_needed),

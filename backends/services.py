@@ -10,12 +10,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from backends.config import Config
+from backends.models import local
 from backends.models.chat import ChatModel
 from backends.models.embedders import Embedder
-from backends.models.registry import ChatChoice, create_chat_model, create_embedder
+from backends.models.registry import ChatChoice, LoadedModels, create_chat_model, create_embedder
+from backends.models.settings import ASSISTANTS
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -30,10 +33,16 @@ class Services:
         *,
         embedder: Embedder | None = None,
         chat: ChatModel | None = None,
+        memory: local.MemorySource = local.machine_memory,
     ) -> None:
         self.config = config
         self._lock = threading.RLock()
         self._built: dict[str, Any] = {}
+        #: a chat model given here serves every assistant (tests and testers)
+        self._injected_chat = chat
+        #: this machine's memory figures (tests inject a small budget)
+        self.memory = memory
+        self._loaded = LoadedModels()
         if embedder is not None:
             self._built["embedder"] = embedder
         if chat is not None:
@@ -71,11 +80,42 @@ class Services:
 
     @property
     def chat_choice(self) -> ChatChoice:
-        return self._get("chat", lambda: create_chat_model(self.config))
+        return self._get(
+            "chat",
+            lambda: create_chat_model(self.config, memory=self.memory, loaded=self._loaded),
+        )
 
     @property
     def chat(self) -> ChatModel:
         return self.chat_choice.model
+
+    def chat_choice_for(self, assistant: str) -> ChatChoice:
+        """``assistant``'s model (``[models]`` or ``chat_model``) with its generation settings,
+        loaded on first use; one loaded file serves every assistant that uses it."""
+        if assistant not in ASSISTANTS:
+            raise ValueError(f"unknown assistant {assistant!r}")
+        if self._injected_chat is not None:
+            return self.chat_choice
+        with self._lock:
+            config = self.config
+        return self._get(
+            f"chat:{assistant}",
+            lambda: create_chat_model(config, assistant, memory=self.memory, loaded=self._loaded),
+        )
+
+    def chat_for(self, assistant: str) -> ChatModel:
+        return self.chat_choice_for(assistant).model
+
+    def use_model(self, assistant: str, key: str) -> Config:
+        """From now on ``assistant`` answers with ``key`` (its next answer loads it); the
+        caller saves the returned configuration when the choice is to last."""
+        if assistant not in ASSISTANTS:
+            raise ValueError(f"unknown assistant {assistant!r}")
+        with self._lock:
+            models = {**self.config.models, assistant: key}
+            self.config = replace(self.config, models=models).validated()
+            self._built.pop(f"chat:{assistant}", None)
+            return self.config
 
     def close(self) -> None:
         """Close what was opened, newest first; a failing closer is logged, not raised."""

@@ -461,16 +461,14 @@ class ConversationAgent:
 
     # -- models ----------------------------------------------------------------------------
     def model_choices(self) -> list[ModelChoice]:
-        """The configured model first, then retrieval-only and scripted."""
+        """The configured model first, then retrieval-only (``scripted`` is for testers: it
+        is listed only when it is the configured model)."""
         configured = self.config.chat_model
         kind, _, arg = configured.partition(":")
         provider = PROVIDERS.get(kind, kind)
         model = arg or {"smollm2": "SmolLM2-135M-Instruct"}.get(kind, kind)
         out = [ModelChoice(configured, provider, model, f"{model} ({provider}, configured)")]
-        for key, label in (
-            ("retrieval-only", "Retrieval-only (no generation)"),
-            ("scripted", "Scripted (deterministic test replies)"),
-        ):
+        for key, label in (("retrieval-only", "Retrieval-only (no generation)"),):
             if key != configured:
                 out.append(ModelChoice(key, key, key, label))
         return out
@@ -789,9 +787,9 @@ def get_service(services: Services) -> ConversationAgent:
     return services.service(
         "conversations",
         lambda: ConversationAgent(
-            services.config,
+            replace(services.config, chat_model=services.config.model_for("conversations")),
             embedder=lambda: services.embedder,
-            chat=lambda: services.chat_choice,
+            chat=lambda: services.chat_choice_for("conversations"),
         ),
         ConversationAgent.close,
     )

@@ -532,7 +532,7 @@ def get_service(services: Services, settings: AssistantSettings | None = None) -
         lambda: MemoryAssistant(
             services.config.path(STORE_FILE),
             lambda: services.embedder,
-            lambda: services.chat,
+            lambda: services.chat_for("memories"),
             settings,
         ),
         MemoryAssistant.close,

@@ -6,16 +6,19 @@ retrieval-only mode (DC4) can show the passages themselves when no model is avai
 
 from __future__ import annotations
 
+import ctypes
 import json
 import re
 import threading
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from backends.errors import ModelUnavailableError
+from backends.models.settings import RUNTIME_DEFAULTS, GenerationSettings
 from backends.net import http_lines, http_probe, require_loopback
 
 #: seconds to wait for a runtime's answer to "are you there" (loopback: refused is instant)
@@ -44,6 +47,9 @@ class Prompt:
     temperature: float | None = None
     #: generation ends before any of these strings (a small model's runaway new turn)
     stop: Sequence[str] = ()
+    #: nucleus sampling and repetition penalty; None leaves them to the model's settings
+    top_p: float | None = None
+    repeat_penalty: float | None = None
 
     def messages(self) -> list[Message]:
         system = self.system
@@ -135,24 +141,139 @@ class ScriptedChat(ChatModel):
             yield piece
 
 
-class LlamaCppChat(ChatModel):
-    """A GGUF model run in-process by llama.cpp (default: SmolLM2-135M-Instruct)."""
+class TunedChat(ChatModel):
+    """A chat model with the generation settings of one assistant applied to every prompt.
 
-    def __init__(self, model_path: Path, name: str, context_tokens: int = 2048) -> None:
+    A value the assistant set in its :class:`Prompt` (temperature, stop) is kept; the
+    settings fill what it left open; ``max_tokens`` from the settings is a ceiling; the
+    settings' system prompt follows the assistant's own instructions. Anything else (a
+    scripted model's ``calls``) is the wrapped model's.
+    """
+
+    def __init__(self, model: ChatModel, settings: GenerationSettings) -> None:
+        self.model = model
+        self.settings = settings
+        self.name = model.name
+        self.retrieval_only = model.retrieval_only
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["model"], name)
+
+    def tune(self, prompt: Prompt) -> Prompt:
+        s = self.settings
+        system = prompt.system
+        if s.system_prompt and s.system_prompt.strip():
+            system = f"{system}\n\n{s.system_prompt.strip()}".strip()
+        max_tokens = prompt.max_tokens
+        if s.max_tokens is not None:
+            max_tokens = min(max_tokens, s.max_tokens)
+        return replace(
+            prompt,
+            system=system,
+            max_tokens=max_tokens,
+            temperature=s.temperature if prompt.temperature is None else prompt.temperature,
+            top_p=s.top_p if prompt.top_p is None else prompt.top_p,
+            repeat_penalty=s.repeat_penalty
+            if prompt.repeat_penalty is None
+            else prompt.repeat_penalty,
+        )
+
+    def stream(self, prompt: Prompt, should_stop: ShouldStop = _never) -> Iterator[str]:
+        return self.model.stream(self.tune(prompt), should_stop)
+
+    def check(self) -> None:
+        self.model.check()
+
+    def describe(self) -> dict[str, Any]:
+        out = self.model.describe()
+        out["settings"] = {k: v for k, v in vars(self.settings).items() if v is not None}
+        return out
+
+
+#: the last lines llama.cpp logged, numbered (what it says about a file it refuses)
+_LLAMA_LOG: deque[tuple[int, int, str]] = deque(maxlen=200)
+_LLAMA_LOG_LOCK = threading.Lock()
+_llama_log_callback: Any = None
+_llama_log_count = 0
+#: ggml_log_level: 1 debug, 2 info, 3 warn, 4 error, 5 continues the previous line
+_GGML_WARN, _GGML_ERROR, _GGML_CONT = 3, 4, 5
+
+
+def _capture_llama_log(llama_cpp: Any) -> None:
+    """Keep llama.cpp's warnings and errors (verbose=False sends them nowhere) so a file
+    it refuses is refused with its words."""
+    global _llama_log_callback
+    with _LLAMA_LOG_LOCK:
+        if _llama_log_callback is not None:
+            return
+
+        @llama_cpp.llama_log_callback
+        def callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+            global _llama_log_count
+            if level > 1:  # not debug chatter
+                _llama_log_count += 1
+                line = text.decode("utf-8", errors="replace").strip()
+                _LLAMA_LOG.append((_llama_log_count, level, line))
+
+        _llama_log_callback = callback  # referenced for ever: llama.cpp keeps the pointer
+        llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+
+
+def _llama_said(since: int) -> str:
+    """What llama.cpp warned or erred about after line ``since`` (its last two such lines)."""
+    lines = [(lv, t) for n, lv, t in list(_LLAMA_LOG) if n > since and t]
+    bad = [t for lv, t in lines if lv in (_GGML_WARN, _GGML_ERROR) or "error" in t.lower()]
+    return "; ".join(dict.fromkeys(bad[-2:]))
+
+
+class LlamaCppChat(ChatModel):
+    """A GGUF model run in-process by llama.cpp (default: SmolLM2-135M-Instruct).
+
+    ``context_tokens`` and ``threads`` are fixed when the file loads (``threads=0``: as many as
+    llama.cpp chooses); sampling settings come with each :class:`Prompt`.
+    """
+
+    def __init__(
+        self,
+        model_path: Path,
+        name: str,
+        context_tokens: int = 2048,
+        threads: int = 0,
+        details: dict[str, Any] | None = None,
+    ) -> None:
         try:
+            import llama_cpp
             from llama_cpp import Llama
         except ImportError as err:
             raise ModelUnavailableError(
                 "llama-cpp-python is not installed (make run builds it once)"
             ) from err
         self.name = name
+        self.path = Path(model_path)
+        self.context_tokens = context_tokens
+        self.details = dict(details or {})
+        _capture_llama_log(llama_cpp)
+        since = _llama_log_count
         try:
             self._llama = Llama(
-                model_path=str(model_path), n_ctx=context_tokens, verbose=False, seed=7
+                model_path=str(model_path),
+                n_ctx=context_tokens,
+                n_threads=threads or None,
+                verbose=False,
+                seed=7,
             )
         except Exception as err:  # llama.cpp raises ValueError/RuntimeError on bad files
-            raise ModelUnavailableError(f"{model_path}: cannot load GGUF model: {err}") from err
+            said = _llama_said(since)
+            why = f"llama.cpp says: {said}" if said else str(err)
+            raise ModelUnavailableError(f"{model_path}: cannot load GGUF model: {why}") from err
         self._lock = threading.Lock()  # one llama context cannot serve two streams at once
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        out.update(self.details)
+        out["path"] = str(self.path)
+        out["context_tokens"] = self.context_tokens
+        return out
 
     def stream(self, prompt: Prompt, should_stop: ShouldStop = _never) -> Iterator[str]:
         messages: Any = [{"role": m.role, "content": m.content} for m in prompt.messages()]
@@ -161,8 +282,9 @@ class LlamaCppChat(ChatModel):
                 messages=messages,
                 max_tokens=prompt.max_tokens,
                 stream=True,
-                temperature=0.2 if prompt.temperature is None else prompt.temperature,
-                repeat_penalty=1.15,  # small models loop on one sentence without it
+                temperature=_or(prompt.temperature, RUNTIME_DEFAULTS.temperature),
+                top_p=_or(prompt.top_p, RUNTIME_DEFAULTS.top_p),
+                repeat_penalty=_or(prompt.repeat_penalty, RUNTIME_DEFAULTS.repeat_penalty),
                 stop=list(prompt.stop) or None,
             )
             for chunk in chunks:
@@ -175,10 +297,20 @@ class LlamaCppChat(ChatModel):
                     yield piece
 
 
+def _or(value: float | None, default: float | None) -> float:
+    chosen = value if value is not None else default
+    assert chosen is not None  # RUNTIME_DEFAULTS sets every sampling field
+    return float(chosen)
+
+
 def _ollama_options(prompt: Prompt) -> dict[str, Any]:
     options: dict[str, Any] = {"num_predict": prompt.max_tokens}
     if prompt.temperature is not None:
         options["temperature"] = prompt.temperature
+    if prompt.top_p is not None:
+        options["top_p"] = prompt.top_p
+    if prompt.repeat_penalty is not None:
+        options["repeat_penalty"] = prompt.repeat_penalty
     if prompt.stop:
         options["stop"] = list(prompt.stop)
     return options
@@ -252,6 +384,8 @@ class OpenAICompatibleChat(ChatModel):
         }
         if prompt.temperature is not None:
             payload["temperature"] = prompt.temperature
+        if prompt.top_p is not None:
+            payload["top_p"] = prompt.top_p
         if prompt.stop:
             payload["stop"] = list(prompt.stop)
         finished = False

@@ -4,16 +4,24 @@ Fakes are ordinary entries of the same registry (the simonw/llm way), so a teste
 ``hashing`` and ``scripted`` through configuration exactly as a user selects a real model.
 When the configured chat model cannot load, the registry falls back to the clearly labelled
 retrieval-only mode (DC4) and says why.
+
+Each assistant may have its own model (``[models]`` in ``custodia.toml``) and generation
+settings; a GGUF file (``gguf:<path or name>``) is read and measured against the machine's
+memory before llama.cpp is asked to load it, so a file that cannot work is refused with the
+reason instead of failing half-way.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from backends.config import Config
 from backends.errors import ConfigError, CustodiaEnvironmentError
+from backends.models import local
 from backends.models.chat import (
     ChatModel,
     LlamaCppChat,
@@ -21,9 +29,11 @@ from backends.models.chat import (
     OpenAICompatibleChat,
     RetrievalOnlyChat,
     ScriptedChat,
+    TunedChat,
 )
 from backends.models.embedders import Embedder, HashingEmbedder, MiniLMEmbedder, OllamaEmbedder
 from backends.models.files import SMOLLM2_GGUF
+from backends.models.settings import RUNTIME_DEFAULTS, GenerationSettings
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +48,36 @@ EMBEDDER_FACTORIES: dict[str, EmbedderFactory] = {
     ),
 }
 
+SMOLLM2_NAME = "SmolLM2-135M-Instruct"
+
+
+def model_folders(config: Config) -> list[Path]:
+    """Where ``.gguf`` files are looked for: ``<home>/models`` and ``model_folders``."""
+    return local.model_folders(config.home, config.model_folders)
+
+
+def load_gguf(
+    path: Path,
+    settings: GenerationSettings = RUNTIME_DEFAULTS,
+    memory: local.MemorySource = local.machine_memory,
+    name: str = "",
+) -> LlamaCppChat:
+    """Load a GGUF file for chat, after checking what can be checked without loading it:
+    a GGUF header, an architecture llama.cpp knows, a chat template, memory enough."""
+    info = local.read_gguf(path)
+    local.check_usable(info)
+    context = settings.context_size or RUNTIME_DEFAULTS.context_size or 2048
+    if info.context_length:
+        context = min(context, info.context_length)
+    needed = local.check_fits(info, context, memory())
+    details = {**info.describe(), "memory_needed": needed}
+    # the file's name (what the user copied and picks) names the answers, not general.name
+    return LlamaCppChat(path, name or path.stem, context, settings.threads or 0, details)
+
+
 CHAT_FACTORIES: dict[str, ChatFactory] = {
-    "smollm2": lambda config, arg: LlamaCppChat(SMOLLM2_GGUF.verified(), "SmolLM2-135M-Instruct"),
+    "smollm2": lambda config, arg: load_gguf(SMOLLM2_GGUF.verified(), name=SMOLLM2_NAME),
+    "gguf": lambda config, arg: load_gguf(local.resolve(arg, model_folders(config))),
     "scripted": lambda config, arg: ScriptedChat(),
     "retrieval-only": lambda config, arg: RetrievalOnlyChat("selected in settings"),
     "ollama": lambda config, arg: OllamaChat(arg, config.ollama_url, config.network_timeout),
@@ -80,13 +118,74 @@ class ChatChoice:
     fallback_reason: str = ""
 
 
-def create_chat_model(config: Config) -> ChatChoice:
-    """The configured chat model; retrieval-only (with the reason) when it cannot load."""
-    kind, arg = _split("chat_model", config.chat_model, CHAT_FACTORIES)  # type: ignore[arg-type]
+def build_chat_model(
+    config: Config,
+    key: str,
+    settings: GenerationSettings = RUNTIME_DEFAULTS,
+    memory: local.MemorySource = local.machine_memory,
+) -> ChatModel:
+    """The model ``key`` names, loaded with ``settings``' context size and threads (raises
+    :class:`CustodiaEnvironmentError` saying why it cannot be used)."""
+    kind, arg = _split("chat_model", key, CHAT_FACTORIES)  # type: ignore[arg-type]
+    if kind == "smollm2":
+        return load_gguf(SMOLLM2_GGUF.verified(), settings, memory, SMOLLM2_NAME)
+    if kind == "gguf":
+        return load_gguf(local.resolve(arg, model_folders(config)), settings, memory)
+    return CHAT_FACTORIES[kind](config, arg)
+
+
+def load_key(key: str, settings: GenerationSettings) -> tuple[str, int | None, int | None]:
+    """What makes two loads the same loaded model (sampling settings do not)."""
+    return (key, settings.context_size, settings.threads)
+
+
+class LoadedModels:
+    """Loaded models shared by the assistants that use the same file with the same context
+    size (a llama.cpp context serves one stream at a time; its lock takes turns)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._models: dict[tuple[str, int | None, int | None], ChatModel] = {}
+        self._loading: dict[tuple[str, int | None, int | None], threading.Lock] = {}
+
+    def get(
+        self, key: tuple[str, int | None, int | None], build: Callable[[], ChatModel]
+    ) -> ChatModel:
+        with self._lock:
+            if key in self._models:
+                return self._models[key]
+            gate = self._loading.setdefault(key, threading.Lock())
+        with gate:  # one load per key, however many assistants ask at once
+            with self._lock:
+                if key in self._models:
+                    return self._models[key]
+            model = build()
+            with self._lock:
+                self._models[key] = model
+            return model
+
+
+def create_chat_model(
+    config: Config,
+    assistant: str = "",
+    *,
+    memory: local.MemorySource = local.machine_memory,
+    loaded: LoadedModels | None = None,
+) -> ChatChoice:
+    """``assistant``'s chat model (``chat_model`` without one) with its generation settings;
+    retrieval-only (with the reason) when it cannot load."""
+    key = config.model_for(assistant) if assistant else config.chat_model
+    settings = config.generation_for(assistant, key)
+    kind = key.partition(":")[0]
     try:
-        model = CHAT_FACTORIES[kind](config, arg)
+        if loaded is None:
+            model = build_chat_model(config, key, settings, memory)
+        else:
+            model = loaded.get(
+                load_key(key, settings), lambda: build_chat_model(config, key, settings, memory)
+            )
         model.check()
-        return ChatChoice(model)
+        return ChatChoice(TunedChat(model, settings))
     except CustodiaEnvironmentError as err:
         log.warning("chat model %s unavailable, using retrieval-only mode: %s", kind, err)
         return ChatChoice(RetrievalOnlyChat(str(err)), str(err))

@@ -95,7 +95,7 @@ class MultiAgentService:
         return cls(
             services.config,
             embedder=lambda: services.embedder,
-            chat=lambda: services.chat,
+            chat=lambda: services.chat_for("multiagent"),
             **kwargs,  # type: ignore[arg-type]
         )
 

@@ -317,7 +317,7 @@ class TutorService:
         return cls(
             services.config,
             embedder=lambda: services.embedder,
-            chat=lambda: services.chat,
+            chat=lambda: services.chat_for("tutor"),
             audit=lambda: audit_service(services),
         )
 

@@ -100,3 +100,85 @@ def test_save_refuses_an_invalid_config_and_keeps_the_old_file(tmp_path: Path) -
     with pytest.raises(ConfigError):
         config.save(Config(home=tmp_path, profile="nonsense"))
     assert (tmp_path / "custodia.toml").read_text() == before
+
+
+MODELS_TOML = """
+chat_model = "smollm2"
+model_folders = ["~/llms", "/mnt/models"]
+
+[models]
+tutor = "gguf:qwen2.5-1.5b-instruct-q4_k_m"
+memories = "retrieval-only"
+
+[generation.tutor]
+temperature = 0.05
+max_tokens = 300
+
+[generation."gguf:qwen2.5-1.5b-instruct-q4_k_m"]
+context_size = 4096
+threads = 2
+system_prompt = "Answer in British English."
+"""
+
+
+def test_a_model_and_generation_settings_per_assistant(tmp_path: Path) -> None:
+    (tmp_path / "custodia.toml").write_text(MODELS_TOML)
+    cfg = config.load(environ={}, home=tmp_path)
+    assert cfg.model_folders == ("~/llms", "/mnt/models")
+    assert cfg.model_for("tutor") == "gguf:qwen2.5-1.5b-instruct-q4_k_m"
+    assert cfg.model_for("memories") == "retrieval-only"
+    assert cfg.model_for("conversations") == "smollm2"  # not named: chat_model
+    tutor = cfg.generation_for("tutor")
+    assert (tutor.temperature, tutor.max_tokens, tutor.context_size) == (0.05, 300, 4096)
+    assert tutor.system_prompt == "Answer in British English."
+    assert cfg.generation_for("multiagent").temperature == 0.3  # its default
+    config.save(cfg)  # written back as the same tables
+    again = config.load(environ={}, home=tmp_path)
+    assert again == cfg
+    assert (
+        '[generation."gguf:qwen2.5-1.5b-instruct-q4_k_m"]'
+        in (tmp_path / "custodia.toml").read_text()
+    )
+
+
+def test_environment_picks_an_assistant_model(tmp_path: Path) -> None:
+    (tmp_path / "custodia.toml").write_text(MODELS_TOML)
+    env = {"CUSTODIA_TUTOR_MODEL": "scripted", "CUSTODIA_CONVERSATIONS_MODEL": "gguf:/m/x.gguf"}
+    cfg = config.load(environ=env, home=tmp_path)
+    assert cfg.model_for("tutor") == "scripted"
+    assert cfg.model_for("conversations") == "gguf:/m/x.gguf"
+    assert cfg.model_for("memories") == "retrieval-only"  # the file's, kept
+
+
+@pytest.mark.parametrize(
+    ("toml", "key", "words"),
+    [
+        ('[models]\ntutr = "smollm2"\n', "models.tutr", "unknown assistant"),
+        ('[models]\ntutor = "gpt-9"\n', "models.tutor", "gguf:<path or name>"),
+        ("[models]\ntutor = 3\n", "models.tutor", "must be text"),
+        ('chat_model = "gguf:"\n', "chat_model", "gguf:<path or name>"),
+        ("[generation.tutor]\ntemperature = 5\n", "generation.tutor.temperature", "between 0"),
+        ("[generation.tutor]\ntop_k = 5\n", "generation.tutor.top_k", "unknown setting"),
+        (
+            '[generation."gguf:x"]\ncontext_size = 10\n',
+            'generation."gguf:x".context_size',
+            "between 256",
+        ),
+        ("[generation.tutr]\ntemperature = 0.1\n", "generation.tutr", "neither an assistant"),
+        ("generation = 3\n", "generation", "must hold tables"),
+        ("model_folders = 3\n", "model_folders", "list of folder paths"),
+    ],
+)
+def test_bad_model_settings_name_the_key(tmp_path: Path, toml: str, key: str, words: str) -> None:
+    (tmp_path / "custodia.toml").write_text(toml)
+    with pytest.raises(ConfigError, match=words) as info:
+        config.load(environ={}, home=tmp_path)
+    assert info.value.key == key
+
+
+def test_gguf_keys_are_accepted_everywhere_a_model_is(tmp_path: Path) -> None:
+    cfg = Config(
+        home=tmp_path, chat_model="gguf:/models/a.gguf", models={"tutor": "gguf:phi-3.5-mini"}
+    ).validated()
+    assert cfg.model_for("tutor") == "gguf:phi-3.5-mini"
+    assert "models" not in Config(home=tmp_path).to_toml_dict()  # no empty tables
