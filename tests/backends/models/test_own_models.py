@@ -246,7 +246,6 @@ def test_the_tutor_answers_with_a_user_picked_gguf(
         assert turn.model == "picked" and not turn.retrieval_only
         assert asked and asked[0].temperature is not None and asked[0].temperature <= 0.2
         assert "".join(answered).strip()  # the picked model was asked, and answered
-        print("GENERATED", turn.generated, turn.grounding)
         assert services.chat_for("memories").name == "scripted"
         records = list(audit_service(services).entries())
         assert records[-1].data["model"] == "picked"
