@@ -46,12 +46,20 @@ from backends.conversations.index import (
     IndexRow,
     ReconcileReport,
     reconcile,
+    row_for,
 )
-from backends.conversations.keys import HistoryCipher, KeyringStatus, KeyStore, key_id, validate_key
+from backends.conversations.keys import (
+    PENDING_KEY_FILE,
+    HistoryCipher,
+    KeyringStatus,
+    KeyStore,
+    validate_key,
+)
 from backends.conversations.vectors import (
     ChromaVectorIndex,
     SyncReport,
     VectorIndex,
+    embeddable,
     pointer_id,
     split_pointer_id,
     sync,
@@ -157,6 +165,8 @@ class TurnResult:
     retrieval_only: bool
     #: why past conversations could not be searched for context ("" when they were)
     context_error: str = ""
+    #: what was repaired in the message before it was saved ("" when nothing was)
+    notice: str = ""
 
 
 @dataclass(frozen=True)
@@ -185,7 +195,11 @@ class EncryptionStatus:
 class ImportResult:
     imported: list[tuple[str, str]] = field(default_factory=list)  # (id, name)
     renamed: int = 0  # ids that clashed and got a new one
-    skipped: list[str] = field(default_factory=list)  # what could not be imported, and why
+    skipped: list[str] = field(default_factory=list)  # nothing to import there (no messages)
+    #: what could not be imported, and why (the import is not complete: exit status 1)
+    failed: list[str] = field(default_factory=list)
+    #: what was imported changed (text repaired), one line each
+    notices: list[str] = field(default_factory=list)
 
 
 class ConversationAgent:
@@ -210,7 +224,11 @@ class ConversationAgent:
         self._vectors: VectorIndex | None = None
         self._models: dict[str, ChatModel] = {}
         self._cache: OrderedDict[tuple[str, FileStamp], Conversation] = OrderedDict()
-        self.keys = KeyStore(config.conversations_key, use_keyring=use_keyring)
+        self.keys = KeyStore(
+            config.conversations_key,
+            use_keyring=use_keyring,
+            pending_file=self.folder / PENDING_KEY_FILE,
+        )
         self.files = ConversationFiles(self.folder)
         self.files.ensure()
         self._apply_key()
@@ -255,8 +273,8 @@ class ConversationAgent:
         keys = [key] if key else []
         pending = pending_rotation(self.folder)
         if pending:
-            candidate = self.keys.pending()
-            if candidate and key_id(candidate) == pending and candidate not in keys:
+            candidate, _ = self.keys.pending_for(pending)
+            if candidate and candidate not in keys:
                 keys.insert(0, candidate)  # rotation underway: write new, read both
         keys.extend(k for k in extra_old if k and k not in keys)
         with self._lock:
@@ -327,19 +345,40 @@ class ConversationAgent:
         """``reason -> count`` of the conversations that cannot be read now (so not searched)."""
         return self._recovering(self.index.unreadable_reasons)
 
-    def rotate_key(self, new_key: str, progress: Progress | None = None) -> RotationReport:
+    def rotate_key(
+        self,
+        new_key: str,
+        progress: Progress | None = None,
+        *,
+        generated: bool = False,
+        on_key_saved: Callable[[str], None] | None = None,
+    ) -> RotationReport:
         """Re-encrypt every conversation under ``new_key``, crash-safely and resumably.
 
         With no key set before, this encrypts the clear conversations. The new key is
         remembered (keyring when usable, else this session) once every file is done; while
         it runs, and after an interruption, both keys are tried on read.
+
+        Before the first file is rewritten the new key is kept as the pending key: in the
+        OS keyring, and — ``generated`` (the user has no copy of it yet) without a keyring
+        — in ``conversations/.rotation.key`` (0600), or nothing is done at all; then
+        ``on_key_saved(where)`` runs (the CLI prints the key there). A kill at any point
+        leaves every file under a key the user has: the old one, or the new one printed
+        and saved. The saved key is removed once the rotation is finished.
         """
         new_key = validate_key(new_key)
         old_key, _ = self.keys.current()
-        old_keys = [k for k in (old_key, self.keys.pending()) if k and k != new_key]
+        unfinished = pending_rotation(self.folder)
+        resumed = self.keys.pending_for(unfinished)[0] if unfinished else ""
+        old_keys = [
+            k for k in dict.fromkeys((old_key, resumed, self.keys.pending())) if k and k != new_key
+        ]
         # encrypted files and none under a key set here: refuse before anything changes
         files_module.check_history_keys(self.folder, new_key, old_keys)
-        self.keys.set_pending(new_key)  # lets the app resume after a crash (keyring only)
+        # durable before any file is under it (a failure here changes nothing)
+        where = self.keys.set_pending(new_key, durable=generated)
+        if on_key_saved is not None:
+            on_key_saved(where)
         with self._lock:
             self.files.cipher = HistoryCipher([new_key, *old_keys])
             self._cache.clear()
@@ -353,6 +392,13 @@ class ConversationAgent:
         self._apply_key()
         self.reconcile()
         return report
+
+    def saved_pending_key(self) -> tuple[str, str]:
+        """``(key, where)``: the saved new key of the unfinished rotation, when one is
+        unfinished and its key is kept here (keyring or the saved key file); else ``("", "")``.
+        """
+        pending = pending_rotation(self.folder)
+        return self.keys.pending_for(pending) if pending else ("", "")
 
     # -- conversations ---------------------------------------------------------------------
     def conversations(self) -> list[IndexRow]:
@@ -560,7 +606,10 @@ class ConversationAgent:
         Refused before anything is written when the history is encrypted under a key that
         is not set here (:meth:`key_problem`).
         """
-        message = message.strip()
+        # text UTF-8 cannot hold (undecodable bytes, lone surrogates) would crash the file,
+        # the index and the cipher: repaired here, and the turn says so
+        message, repaired = files_module.repair_text(message.strip())
+        notice = files_module.repaired_notice(repaired, "your message")
         if not message:
             raise CustodiaEnvironmentError("the message is empty")
         self.check_writable()
@@ -653,6 +702,7 @@ class ConversationAgent:
             stopped=stopped,
             retrieval_only=model.retrieval_only,
             context_error=context_error,
+            notice=notice,
         )
 
     def _save_answer(
@@ -673,6 +723,15 @@ class ConversationAgent:
             conversation.provider, conversation.model = choice.provider, choice.model
             self._save(conversation)
             return conversation, len(conversation.history) - 1
+
+    def _note_unreadable(self, file: str) -> None:
+        """Record in the index why ``file`` cannot be read now (logged when that fails)."""
+        try:
+            row = row_for(self.files, file)
+            if row is not None:
+                self._recovering(lambda: self.index.apply([row]))
+        except CustodiaEnvironmentError as err:
+            log.warning("%s: cannot record that it is unreadable: %s", file, err)
 
     # -- vectors ---------------------------------------------------------------------------
     def embedder(self) -> Embedder:
@@ -717,7 +776,7 @@ class ConversationAgent:
         try:
             with self._vector_lock:
                 vectors = self.vectors()
-                texts = [conversation.history[i].content or " " for i in positions]
+                texts = [embeddable(conversation.history[i].content) for i in positions]
                 matrix = self.embedder().embed_batch(texts)
                 vectors.upsert(
                     [pointer_id(conversation.file, i) for i in positions],
@@ -741,12 +800,12 @@ class ConversationAgent:
     ) -> list[SearchHit]:
         """Past messages most similar to ``query``: pointers from the index, text from the
         files (decrypted here). Unreadable or vanished targets are skipped."""
-        query = query.strip()
+        query = files_module.clean_text(query).strip()
         if not query or k <= 0:
             return []
         embedder = self.embedder()
         vectors = self.vectors()
-        vector = embedder.embed(query)
+        vector = embedder.embed(embeddable(query))
         exclude_file = f"{exclude}{files_module.SUFFIX}" if exclude else None
         want = k + (HISTORY_MESSAGES if exclude_file else 0)
         hits = vectors.query(vector, want)
@@ -758,7 +817,12 @@ class ConversationAgent:
             file, position = parsed
             try:
                 conversation = self._read(file)
+            except ConversationNotFoundError:
+                continue
             except ConversationError:
+                # e.g. chmod 000 since the index saw it (a mode change leaves its stamp as
+                # it was): the index learns why, so the search names it as not searched
+                self._note_unreadable(file)
                 continue
             if position >= len(conversation.history):
                 continue

@@ -25,8 +25,8 @@ from backends.cli import (
 from backends.conversations import importers
 from backends.conversations.agent import ConversationAgent, get_service
 from backends.conversations.errors import HistoryWrongKeyError, TurnFailedError
-from backends.conversations.files import fit_name, tidy_name
-from backends.conversations.keys import generate_key, validate_key
+from backends.conversations.files import fit_name, repair_text, repaired_notice, tidy_name
+from backends.conversations.keys import generate_key, key_id, validate_key
 from backends.errors import CustodiaEnvironmentError
 from backends.progress import Progress
 from backends.services import Services
@@ -149,6 +149,8 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
             print(_continue_hint(saved[0]), file=sys.stderr)
         raise
     _end_line(closed)
+    if result.notice:
+        _warn(result.notice)
     label = " (retrieval-only mode)" if result.retrieval_only else ""
     print(
         f"conversation {result.conversation_id} · {result.provider}:{result.model}{label}",
@@ -237,12 +239,17 @@ def _cmd_import(args: argparse.Namespace, services: Services) -> int:
         _emit(f"{conversation_id}  {name}")
     for skipped in result.skipped:
         _warn(f"skipped {skipped}")
+    for notice in result.notices:
+        _warn(notice)
+    for failed in result.failed:
+        _warn(f"not imported: {failed}")
     print(
         f"imported {len(result.imported)} conversation(s)"
-        + (f", {result.renamed} under a new id (theirs was taken)" if result.renamed else ""),
+        + (f", {result.renamed} under a new id (theirs was taken)" if result.renamed else "")
+        + (f"; {len(result.failed)} not imported (above)" if result.failed else ""),
         file=sys.stderr,
     )
-    return 0
+    return 1 if result.failed else 0
 
 
 def _unsearched_note(agent: ConversationAgent) -> str:
@@ -264,14 +271,21 @@ def _unsearched_note(agent: ConversationAgent) -> str:
         hints.append(hint)
     if set(reasons) - {"key required", "wrong key"}:
         hints.append("`custodia conversations list` says why for each")
-    return f"{total} conversation(s) could not be read and were not searched ({why}): " + (
-        "; ".join(hints)
+    names = sorted(r.file for r in agent.conversations() if not r.readable)
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return (
+        f"{total} conversation(s) could not be read and were not searched ({why}): "
+        + "; ".join(hints)
+        + (f" — not searched: {shown}" if shown else "")
     )
 
 
 def _cmd_search(args: argparse.Namespace, services: Services) -> int:
     agent = _agent(services)
     _sync(agent)
+    notice = repaired_notice(repair_text(args.query)[1], "the query")
+    if notice:
+        _warn(notice)
     hits = agent.search(args.query, args.k)
     if args.json:
         _emit(
@@ -323,10 +337,13 @@ def _cmd_delete(args: argparse.Namespace, services: Services) -> int:
 def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
     agent = _agent(services)
     report = agent.rebuild_vectors(_progress())
+    unreadable = sorted(r.file for r in agent.conversations() if not r.readable)
     _emit(
         f"search index rebuilt: {report.added} message(s) indexed"
-        + (f", {report.skipped_files} conversation(s) unreadable" if report.skipped_files else "")
+        + (f", {len(unreadable)} conversation(s) unreadable" if unreadable else "")
     )
+    if unreadable:  # named, like a search names what it could not search
+        _warn("not indexed (unreadable): " + ", ".join(unreadable))
     return 0
 
 
@@ -338,7 +355,17 @@ def _cmd_rotate_key(args: argparse.Namespace, services: Services) -> int:
             NEW_KEY_ENV,
             "fix it, or unset it and use `custodia rotate-key --generate` to have one made",
         )
+    agent = _agent(services)  # a malformed CONVERSATIONS_KEY is reported here, by name
     generated = False
+    # an unfinished rotation whose new key is kept here: finish it with that key
+    resume, kept_in = ("", "") if new_key else agent.saved_pending_key()
+    if resume:
+        new_key = resume
+        print(
+            f"finishing the unfinished key rotation with its new key (key id "
+            f"{key_id(resume)}), kept in {kept_in}",
+            file=sys.stderr,
+        )
     if not new_key and args.generate:
         new_key, generated = generate_key(), True
     if not new_key:
@@ -350,15 +377,21 @@ def _cmd_rotate_key(args: argparse.Namespace, services: Services) -> int:
             "the new key typed",
             "type it again, or use --generate to have one made",
         )
-    agent = _agent(services)  # a malformed CONVERSATIONS_KEY is reported here, by name
     before = agent.encryption_status()
-    # refused, before anything changes, when the history is under a key not set here
-    report = agent.rotate_key(new_key, _progress())
-    if generated:
+
+    def show(where: str) -> None:
+        """The generated key, shown once it is saved and before any file is under it."""
+        if not generated:
+            return
         _emit(new_key)
+        kept = f"; until the rotation is finished it is also kept in {where}" if where else ""
         print(
-            "(the new key; keep it safe — without it the history cannot be read)", file=sys.stderr
+            "(the new key; keep it safe — without it the history cannot be read" + kept + ")",
+            file=sys.stderr,
         )
+
+    # refused, before anything changes, when the history is under a key not set here
+    report = agent.rotate_key(new_key, _progress(), generated=generated, on_key_saved=show)
     print(
         f"re-encrypted {report.rotated} conversation(s)"
         + (f", {report.already} already done" if report.already else "")

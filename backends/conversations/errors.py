@@ -34,6 +34,20 @@ class CorruptConversationError(ConversationError):
     reason = "corrupt"
 
 
+class UnreadableFileError(ConversationError):
+    """The file cannot be opened or read (no permission, an I/O error on that file): like a
+    corrupt one, it fails alone and is never rewritten."""
+
+    reason = "unreadable"
+
+
+class ConversationTooLargeError(ConversationError):
+    """The file is over the size or message limit: reading (and indexing) it would cost
+    minutes, so it is left alone, untouched, and named (``files.MAX_FILE_BYTES``)."""
+
+    reason = "too large"
+
+
 class KeyRequiredError(ConversationError):
     """The history is encrypted and no key is configured."""
 

@@ -22,7 +22,9 @@ and Custodia never writes over it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import logging
 import os
 import re
 import time
@@ -37,13 +39,16 @@ from typing import Any
 from cryptography.fernet import InvalidToken
 
 from backends.conversations.errors import (
+    ConversationError,
     ConversationNotFoundError,
+    ConversationTooLargeError,
     CorruptConversationError,
     HistoryKeyRequiredError,
     HistoryWrongKeyError,
     InvalidNameError,
     KeyRequiredError,
     RotationInProgressError,
+    UnreadableFileError,
     WrongKeyError,
 )
 from backends.conversations.keys import HistoryCipher, key_id
@@ -56,6 +61,88 @@ SUFFIX = ".json"
 ROTATION_JOURNAL = ".rotation.journal"
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 ROLES = ("system", "user", "assistant", "tool")
+
+log = logging.getLogger(__name__)
+
+#: the largest conversation file read, written or imported, and the most messages in one:
+#: a hostile file dropped into the folder costs one ``stat`` instead of minutes of parsing
+#: and embedding at the next start (read at call time, so a test can lower them)
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_MESSAGES = 20_000
+
+#: errors of opening or reading one file that say nothing about the folder: that file fails
+#: alone, like a corrupt one (a full table of descriptors or no memory is the environment)
+_FILE_ERRNOS = frozenset(
+    {
+        errno.EACCES,
+        errno.EPERM,
+        errno.EISDIR,
+        errno.ELOOP,
+        errno.EIO,
+        errno.ENXIO,
+        errno.ENODEV,
+        errno.EINVAL,
+        errno.EFBIG,
+        errno.EOVERFLOW,
+        errno.ENAMETOOLONG,
+    }
+)
+
+
+def is_file_error(err: OSError) -> bool:
+    """Whether ``err`` is about one file (skip it) rather than the whole folder."""
+    return err.errno in _FILE_ERRNOS
+
+
+def file_unreadable(path: Path, err: OSError) -> UnreadableFileError:
+    return UnreadableFileError(
+        path, f"cannot read the file ({err.strerror or err}); it is left untouched"
+    )
+
+
+def too_large(path: Path, size: int) -> ConversationTooLargeError:
+    return ConversationTooLargeError(
+        path,
+        f"the file is {size / 2**20:.1f} MiB, over the {MAX_FILE_BYTES / 2**20:.0f} MiB a "
+        "conversation may hold; it is not read, indexed or searched (move it out of the "
+        "folder); the file is left untouched",
+    )
+
+
+# -- text that UTF-8 cannot hold ----------------------------------------------------------------
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: what replaces a character UTF-8 cannot encode (a lone surrogate)
+REPLACEMENT = "\ufffd"
+
+
+def repair_text(text: str) -> tuple[str, int]:
+    """``text`` with every lone surrogate replaced by U+FFFD, and how many were replaced.
+
+    Lone surrogates come from bytes that are not UTF-8 (``$'caf\\xe9'`` on a command line
+    arrives as ``'caf\\udce9'``) or from a JSON escape such as ``"\\udfff"``; UTF-8 cannot
+    encode them, so left in they crash the file, the index and the cipher. A valid pair is
+    joined into its character.
+    """
+    if _SURROGATE.search(text) is None:
+        return text, 0
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return fixed, fixed.count(REPLACEMENT) - text.count(REPLACEMENT)
+
+
+def clean_text(text: str) -> str:
+    """:func:`repair_text` without the count (writing and reading: never crash)."""
+    return repair_text(text)[0]
+
+
+def repaired_notice(count: int, what: str) -> str:
+    """The notice shown when ``count`` characters of ``what`` were repaired ("" when none)."""
+    if not count:
+        return ""
+    return (
+        f"{what}: {count} character(s) that are not valid text (invalid UTF-8 or a lone "
+        f"surrogate) replaced by {REPLACEMENT}"
+    )
 
 
 def now_iso() -> str:
@@ -79,7 +166,7 @@ MAX_NAME = 200
 def tidy_name(name: str) -> str:
     """``name`` on one line: whitespace runs (newlines, tabs) become one space, control
     characters (a terminal escape, a NUL) are dropped, the ends are stripped."""
-    cleaned = "".join(c for c in name if c.isspace() or unicodedata.category(c) != "Cc")
+    cleaned = "".join(c for c in clean_text(name) if c.isspace() or unicodedata.category(c) != "Cc")
     return " ".join(cleaned.split())
 
 
@@ -112,9 +199,13 @@ class StoredMessage:
     stopped: bool = False
 
     def to_json(self) -> dict[str, str | bool]:
-        out: dict[str, str | bool] = {"role": self.role, "content": self.content, "time": self.time}
+        out: dict[str, str | bool] = {
+            "role": clean_text(self.role),
+            "content": clean_text(self.content),
+            "time": clean_text(self.time),
+        }
         if self.model:
-            out["model"] = self.model
+            out["model"] = clean_text(self.model)
         if self.stopped:
             out["stopped"] = True
         return out
@@ -129,10 +220,10 @@ class StoredMessage:
         when = data.get("time", "")
         model = data.get("model", "")
         return cls(
-            role,
-            content,
-            when if isinstance(when, str) else "",
-            str(model or ""),
+            clean_text(role),
+            clean_text(content),
+            clean_text(when) if isinstance(when, str) else "",
+            clean_text(str(model or "")),
             data.get("stopped") is True,
         )
 
@@ -167,6 +258,17 @@ class FileStamp:
         return cls(st.st_ino, st.st_mtime_ns, st.st_size)
 
 
+def check_size(path: Path, conversation: Conversation) -> None:
+    """:class:`ConversationTooLargeError` when ``conversation`` holds more messages than a
+    file may (it would be written, then never read again)."""
+    if len(conversation.history) > MAX_MESSAGES:
+        raise ConversationTooLargeError(
+            path,
+            f"{len(conversation.history)} messages, over the {MAX_MESSAGES} a conversation "
+            "may hold: not saved (start a new conversation)",
+        )
+
+
 def _fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
@@ -194,6 +296,24 @@ class ConversationFiles:
         return self.folder / (conversation_id + SUFFIX)
 
     # -- listing ---------------------------------------------------------------------------
+    def strays(self) -> list[str]:
+        """Names that look like conversation files but are not regular files (a folder
+        named ``x.json``, a symlink, a FIFO): never read or written, reported by rotation."""
+        out: list[str] = []
+        try:
+            entries = os.scandir(self.folder)
+        except OSError:
+            return out
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if not name.endswith(SUFFIX) or not is_valid_id(name[: -len(SUFFIX)]):
+                    continue
+                with contextlib.suppress(OSError):
+                    if not entry.is_file(follow_symlinks=False):
+                        out.append(name)
+        return sorted(out)
+
     def scan(self) -> dict[str, FileStamp]:
         """``{file name: stamp}`` for every conversation file (temporaries excluded)."""
         out: dict[str, FileStamp] = {}
@@ -222,10 +342,16 @@ class ConversationFiles:
         try:
             with open(path, "rb") as fh:
                 stamp = FileStamp.of(os.fstat(fh.fileno()))
-                raw = fh.read()
+                if stamp.size > MAX_FILE_BYTES:
+                    raise too_large(path, stamp.size)
+                raw = fh.read(MAX_FILE_BYTES + 1)  # it may grow after the fstat
+                if len(raw) > MAX_FILE_BYTES:
+                    raise too_large(path, len(raw))
         except FileNotFoundError:
             raise ConversationNotFoundError(path, "no such conversation") from None
         except OSError as err:
+            if is_file_error(err):  # this file only: it fails alone, like a corrupt one
+                raise file_unreadable(path, err) from None
             raise StoreUnavailableError(f"{path}: cannot read: {err}") from err
         return self.decode(path, raw), stamp
 
@@ -251,12 +377,17 @@ class ConversationFiles:
         for key in ("name", "date", "provider", "model"):
             if not isinstance(data.get(key), str):
                 raise CorruptConversationError(path, f"field {key!r} is missing or not text")
+            data[key] = clean_text(data[key])  # a "\\udfff" escape: never into the index
+        if isinstance(data.get("key_id"), str):
+            data["key_id"] = clean_text(data["key_id"])
         return data
 
     def header(self, file: str) -> dict[str, Any] | None:
         """The clear fields of a file, or None when even those cannot be read."""
         path = self.folder / file
         try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                return None  # not worth reading for a listing: its row says why
             data = self.parse(path, path.read_bytes())
         except (OSError, CorruptConversationError):
             return None
@@ -279,6 +410,12 @@ class ConversationFiles:
             history_raw = history_field
         if not isinstance(history_raw, list):
             raise CorruptConversationError(path, "the history is not a list of messages")
+        if len(history_raw) > MAX_MESSAGES:
+            raise ConversationTooLargeError(
+                path,
+                f"{len(history_raw)} messages, over the {MAX_MESSAGES} a conversation may "
+                "hold; it is not indexed or searched; the file is left untouched",
+            )
         try:
             history = [StoredMessage.from_json(m) for m in history_raw]
         except ValueError as err:
@@ -330,10 +467,10 @@ class ConversationFiles:
             "format": FORMAT,
             "version": VERSION,
             "id": conversation.id,
-            "name": conversation.name,
-            "date": conversation.date,
-            "provider": conversation.provider,
-            "model": conversation.model,
+            "name": clean_text(conversation.name),
+            "date": clean_text(conversation.date),
+            "provider": clean_text(conversation.provider),
+            "model": clean_text(conversation.model),
             "encrypted": False,
         }
         if self.cipher is not None:
@@ -352,7 +489,15 @@ class ConversationFiles:
         """
         self.ensure()
         final = self.path(conversation.id)
+        check_size(final, conversation)
         payload = self.encode(conversation)
+        if len(payload) > MAX_FILE_BYTES:
+            raise ConversationTooLargeError(
+                final,
+                f"it would be {len(payload) / 2**20:.1f} MiB, over the "
+                f"{MAX_FILE_BYTES / 2**20:.0f} MiB a conversation may hold: not saved "
+                "(start a new conversation)",
+            )
         tmp = self.folder / f".{conversation.id}.{uuid.uuid4().hex[:8]}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -493,8 +638,10 @@ def check_history_keys(folder: Path, new_key: str, old_keys: Sequence[str]) -> N
     cipher = HistoryCipher([new_key, *old_keys])
     files = ConversationFiles(folder, cipher)
     foreign: dict[str, int] = {}
-    for name in sorted(files.scan()):
+    for name, stamp in sorted(files.scan().items()):
         path = folder / name
+        if stamp.size > MAX_FILE_BYTES:
+            continue  # not read at all: rotation reports it and leaves it alone
         try:
             data = files.parse(path, path.read_bytes())
         except (OSError, CorruptConversationError):
@@ -555,7 +702,8 @@ def rotate(
     if state is not None and state[0] != new_kid:
         raise RotationInProgressError(
             f"a key rotation to key id {state[0]} is unfinished; run it again with that key to "
-            f"resume it (this key has id {new_kid})"
+            f"resume it (this key has id {new_kid}); a generated key was saved: `custodia "
+            "rotate-key` without a new key finishes it with the saved one"
         )
     check_history_keys(folder, new_key, old_keys)
     done: set[str] = set()
@@ -566,6 +714,8 @@ def rotate(
         done = state[1]
     files = ConversationFiles(folder, HistoryCipher([new_key, *old_keys]))
     names = sorted(files.scan())
+    for stray in files.strays():  # a folder named x.json: not a conversation, never touched
+        report.failed.append((stray, "not a regular file; left untouched"))
     progress.start(len(names), "re-encrypting conversations")
     for name in names:
         progress.check()
@@ -575,17 +725,22 @@ def rotate(
             continue
         try:
             conversation, _ = files.read(name)
-        except (CorruptConversationError, KeyRequiredError, WrongKeyError) as err:
-            report.failed.append((name, err.detail))
+        except ConversationNotFoundError:
             progress.advance(1, name)
             continue
-        except ConversationNotFoundError:
+        except ConversationError as err:  # wrong key, corrupt, no permission, too large
+            report.failed.append((name, err.detail))
             progress.advance(1, name)
             continue
         if conversation.encrypted and conversation.key_id == new_kid:
             report.already += 1
         else:
-            files.write(conversation)
+            try:
+                files.write(conversation)
+            except ConversationError as err:  # too large once encrypted: left as it was
+                report.failed.append((name, err.detail))
+                progress.advance(1, name)
+                continue
             report.rotated += 1
         journal.mark(name)
         progress.advance(1, name)
@@ -598,7 +753,5 @@ def iter_conversations(files: ConversationFiles) -> Iterator[Conversation]:
     for name in sorted(files.scan()):
         try:
             yield files.read(name)[0]
-        except (CorruptConversationError, KeyRequiredError, WrongKeyError):
-            continue
-        except ConversationNotFoundError:
+        except ConversationError:  # unreadable, corrupt, wrong key, too large, gone
             continue

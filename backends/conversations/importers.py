@@ -37,8 +37,10 @@ from backends.conversations.files import (
     fit_name,
     is_valid_id,
     new_id,
+    repair_text,
+    repaired_notice,
 )
-from backends.errors import CustodiaEnvironmentError
+from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
 
 EXPORT_FORMAT = "custodia.conversations.export"
@@ -241,16 +243,33 @@ def _chatgpt_text(content: Any) -> str:
 
 
 def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
-    """The nodes of the branch the user last saw: from ``current_node`` up to the root."""
+    """The nodes of the branch the user last saw: from ``current_node`` up to the root.
+
+    Every walk is bounded: a node is visited once (a cycle — a node its own child, two
+    nodes each other's parent — ends the walk), so the walk takes at most one step per node
+    of the mapping, whatever the file says.
+    """
     if not isinstance(current, str) or current not in mapping:
         # No current node: follow the last child from the root.
         roots = [n for n in mapping.values() if isinstance(n, dict) and not n.get("parent")]
         if not roots:
             return []
-        node = roots[0]
-        while isinstance(node, dict) and node.get("children"):
-            node = mapping.get(node["children"][-1], {})
+        node: Any = roots[0]
+        walked: set[int] = set()
+        while isinstance(node, dict) and id(node) not in walked:
+            walked.add(id(node))
+            children = node.get("children")
+            if not isinstance(children, list) or not children:
+                break
+            last = children[-1]
+            following = mapping.get(last) if isinstance(last, str) else None
+            if not isinstance(following, dict) or id(following) in walked:
+                break  # a missing child or a cycle: the branch ends here
+            node = following
         current = node.get("id") if isinstance(node, dict) else None
+        if not isinstance(current, str) or mapping.get(current) is not node:
+            # the node's own "id" may be missing or name another node: find its key
+            current = next((k for k, v in mapping.items() if v is node), None)
     chain: list[dict[str, Any]] = []
     seen: set[str] = set()
     while isinstance(current, str) and current in mapping and current not in seen:
@@ -372,15 +391,41 @@ def import_file(
     result = ImportResult()
     if progress is not None:
         progress.start(len(conversations), "importing")
-    for conversation in conversations:
+    for position, conversation in enumerate(conversations):
+        conversation, repaired = _repaired(conversation)
         # names are kept in clear on one line, at most MAX_NAME characters (cut with "…")
         conversation = replace(conversation, name=fit_name(conversation.name))
         if not conversation.history:
             result.skipped.append(f"{conversation.name}: no messages")
         else:
-            conversation_id, renamed = agent.add(conversation)
-            result.imported.append((conversation_id, conversation.name))
-            result.renamed += renamed
+            try:
+                conversation_id, renamed = agent.add(conversation)
+            except StoreUnavailableError as err:  # the folder itself: the rest cannot land
+                result.failed.append(f"{conversation.name}: {err}")
+                result.failed.extend(
+                    f"{fit_name(c.name)}: not imported (the import stopped at the error above)"
+                    for c in conversations[position + 1 :]
+                )
+                break
+            except CustodiaEnvironmentError as err:  # this conversation only (too large...)
+                result.failed.append(f"{conversation.name}: {err}")
+            else:
+                result.imported.append((conversation_id, conversation.name))
+                result.renamed += renamed
+                if repaired:
+                    result.notices.append(repaired_notice(repaired, conversation.name))
         if progress is not None:
             progress.advance(1, conversation.name)
     return result
+
+
+def _repaired(conversation: Conversation) -> tuple[Conversation, int]:
+    """``conversation`` with its text repaired (lone surrogates, from a JSON escape such as
+    ``"\\udfff"``, become U+FFFD) and how many characters were replaced."""
+    name, count = repair_text(conversation.name)
+    history: list[StoredMessage] = []
+    for message in conversation.history:
+        content, n = repair_text(message.content)
+        count += n
+        history.append(replace(message, content=content) if n else message)
+    return replace(conversation, name=name, history=history), count

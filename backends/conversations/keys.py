@@ -12,23 +12,33 @@ verify), and which files an interrupted rotation has already re-encrypted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import logging
+import os
 import threading
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 
 from backends.conversations.errors import InvalidKeyError
+from backends.errors import StoreUnavailableError
 
 log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "custodia"
 KEYRING_ENTRY = "conversations_key"
-#: the new key of an unfinished rotation, so the app can resume it (keyring only)
+#: the new key of an unfinished rotation, so the app can resume it
 KEYRING_PENDING_ENTRY = "conversations_key_rotation"
+#: a *generated* rotation key when no keyring holds it, next to the rotation journal (0600),
+#: from before the first file is rewritten until the rotation is finished: the only copy
+#: besides what was printed, so an interrupted rotation never leaves files under a key
+#: nobody has
+PENDING_KEY_FILE = ".rotation.key"
 
 _KEY_ID_LABEL = b"custodia conversations key id"
 
@@ -141,8 +151,12 @@ def keyring_status() -> KeyringStatus:
 class KeyStore:
     """Finds the key and remembers a key set in the app (keyring, else this session only)."""
 
-    def __init__(self, environment_key: str = "", use_keyring: bool = True) -> None:
+    def __init__(
+        self, environment_key: str = "", use_keyring: bool = True, pending_file: Path | None = None
+    ) -> None:
         self._environment_key = environment_key.strip()
+        #: where a generated rotation key is kept when no keyring holds it (0600)
+        self.pending_file = pending_file
         self._use_keyring = use_keyring
         self._session_key = ""
         self._lock = threading.Lock()
@@ -191,14 +205,54 @@ class KeyStore:
         self._session_key = key
         return "session"
 
-    # pending rotation key (only with a keyring; otherwise the user gives it again)
+    # -- the pending key of an unfinished rotation ------------------------------------------
     def pending(self) -> str:
-        return self._keyring_get(KEYRING_PENDING_ENTRY)
+        """The new key of an unfinished rotation: from the keyring, else the saved key file
+        (a generated key without a keyring); "" when neither holds a valid key."""
+        stored = self._keyring_get(KEYRING_PENDING_ENTRY)
+        if stored:
+            return stored.strip()
+        return self._file_get()
 
-    def set_pending(self, key: str) -> bool:
-        return self._keyring_set(KEYRING_PENDING_ENTRY, key)
+    def pending_for(self, kid: str) -> tuple[str, str]:
+        """``(key, where)``: the saved pending key whose key id is ``kid`` (the one the
+        rotation journal names), from the keyring or the saved key file; ``("", "")``."""
+        stored = self._keyring_get(KEYRING_PENDING_ENTRY).strip()
+        if stored and key_id(stored) == kid:
+            return stored, "the OS keyring"
+        saved = self._file_get()
+        if saved and key_id(saved) == kid and self.pending_file is not None:
+            return saved, str(self.pending_file)
+        return "", ""
+
+    def set_pending(self, key: str, *, durable: bool = False) -> str:
+        """Keep ``key`` as the pending rotation key; return where (a sentence), or "".
+
+        The keyring is tried first (read back, so a keyring that drops it is not trusted).
+        With ``durable`` (a generated key: the user has no other copy yet) and no keyring
+        holding it, it goes to :attr:`pending_file` (0600, fsync'd); when that fails too,
+        :class:`~backends.errors.StoreUnavailableError` — before anything was rewritten.
+        """
+        key = validate_key(key)
+        if self._keyring_set(KEYRING_PENDING_ENTRY, key) and (
+            self._keyring_get(KEYRING_PENDING_ENTRY).strip() == key
+        ):
+            return f"the OS keyring (service {KEYRING_SERVICE!r}, entry {KEYRING_PENDING_ENTRY!r})"
+        if not durable:
+            return ""
+        if self.pending_file is None:
+            raise StoreUnavailableError(
+                "no OS keyring and no data dir to keep the generated key in: nothing was "
+                "changed; give a key of your own in CUSTODIA_NEW_CONVERSATIONS_KEY instead"
+            )
+        _write_private(self.pending_file, key + "\n")
+        return str(self.pending_file)
 
     def clear_pending(self) -> None:
+        """Forget the pending key (the rotation finished and the key is remembered)."""
+        if self.pending_file is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.pending_file.unlink()
         if not self.keyring().usable:
             return
         try:
@@ -207,6 +261,22 @@ class KeyStore:
             keyring.delete_password(KEYRING_SERVICE, KEYRING_PENDING_ENTRY)
         except Exception:  # not there, or the keyring went away: nothing to clear
             log.debug("no pending rotation key to clear", exc_info=True)
+
+    def _file_get(self) -> str:
+        if self.pending_file is None:
+            return ""
+        try:
+            text = self.pending_file.read_text(encoding="ascii").strip()
+        except FileNotFoundError:
+            return ""
+        except (OSError, UnicodeDecodeError) as err:
+            log.warning("cannot read the saved rotation key %s: %s", self.pending_file, err)
+            return ""
+        try:
+            return validate_key(text)
+        except InvalidKeyError:
+            log.warning("%s does not hold a Fernet key; ignored", self.pending_file)
+            return ""
 
     def _keyring_get(self, entry: str) -> str:
         if not self.keyring().usable:
@@ -230,3 +300,32 @@ class KeyStore:
             log.warning("cannot write the OS keyring, keeping the key for this session: %s", err)
             return False
         return True
+
+
+def _write_private(path: Path, text: str) -> None:
+    """``text`` into ``path`` atomically, 0600, fsync'd with its folder (a key must survive a
+    power cut before anything is encrypted under it)."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.fchmod(fd, 0o600)
+            view = memoryview(text.encode("ascii"))
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise StoreUnavailableError(
+            f"{path}: cannot save the generated key ({err.strerror or err}); nothing was changed"
+        ) from err

@@ -31,13 +31,23 @@ import numpy.typing as npt
 
 from backends.conversations.errors import ConversationError, EmbedderMismatchError
 from backends.conversations.files import ConversationFiles
-from backends.conversations.index import ConversationIndex
+from backends.conversations.index import ConversationIndex, row_for
 from backends.errors import DimensionMismatchError, InvalidVectorError
 from backends.models.embedders import Embedder
 from backends.progress import Progress
 from backends.stores import chroma
 
 log = logging.getLogger(__name__)
+
+#: the most characters of one message that are embedded: every embedder truncates far below
+#: this (MiniLM at 256 tokens), so a longer message costs no more than this to index
+EMBED_CHARS = 16_000
+
+
+def embeddable(text: str) -> str:
+    """What of a message is embedded: its first :data:`EMBED_CHARS` characters (never "")."""
+    return text[:EMBED_CHARS] or " "
+
 
 COLLECTION = "custodia_conversations"
 #: metadata keys a pointer may carry; values are ints or short identifiers (no spaces)
@@ -328,10 +338,13 @@ def sync(
         except ConversationError as err:
             log.info("not indexing %s: %s", file, err)
             report.skipped_files += 1
+            row = row_for(files, file)  # the index learns why (a chmod keeps the stamp)
+            if row is not None and row.error is not None:
+                index.apply([row])
             continue
         for i in sorted(positions):
             if i < len(conversation.history):
-                text = conversation.history[i].content or " "
+                text = embeddable(conversation.history[i].content)
                 pending.append((pointer_id(file, i), text, {"file": file, "index": i}))
         if len(pending) >= batch:
             flush()

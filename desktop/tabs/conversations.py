@@ -1116,6 +1116,13 @@ class ConversationsTab(QWidget):
             note = f"Imported {len(result.imported)} conversation(s)"
             if result.renamed:
                 note += f" ({result.renamed} under a new id)"
+            # what was not imported, and what was repaired, is said (never a silent part)
+            if result.failed:
+                note += f"; {len(result.failed)} not imported: " + "; ".join(result.failed[:3])
+                if len(result.failed) > 3:
+                    note += f"; and {len(result.failed) - 3} more"
+            if result.notices:
+                note += "; " + "; ".join(result.notices[:3])
             return _listing(agent, note)
 
         handle = self._run("conversations: import", job, self._on_listing, progress=True)

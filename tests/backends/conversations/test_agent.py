@@ -386,3 +386,18 @@ def test_delete_removes_file_row_and_vectors(make_agent: MakeAgent) -> None:
     assert agent.vectors().count() == 2
     with pytest.raises(ConversationError):
         agent.delete(gone)
+
+
+def test_text_utf8_cannot_hold_is_repaired_and_said(make_agent: MakeAgent, key: str) -> None:
+    """Lone surrogates (undecodable bytes, a JSON escape) never crash the file, the index or
+    the cipher: the window and the command line alike get repaired text and a notice."""
+    agent = make_agent(key=key)
+    result = agent.ask("caf\udce9 au lait")
+    assert "1 character(s)" in result.notice and "\ufffd" in result.notice
+    stored = agent.load(result.conversation_id)
+    assert stored.history[0].content == "caf\ufffd au lait"
+    assert agent.ask("plain words").notice == ""
+    assert agent.search("caf\udce9 lait", 3)[0].conversation_id == result.conversation_id
+    renamed = agent.rename(result.conversation_id, "name \udfff here")
+    assert renamed.name == "name \ufffd here"
+    assert [r.name for r in make_agent(key=key).conversations()].count("name \ufffd here") == 1

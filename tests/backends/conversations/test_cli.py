@@ -7,6 +7,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import socket
 import stat
@@ -450,3 +451,167 @@ def test_two_asks_at_once_on_a_fresh_data_dir_both_land(home: Path) -> None:
     listing = _cli(home, "conversations", "list", "--json")
     out, _ = listing.communicate(timeout=60)
     assert sorted(r["messages"] for r in json.loads(out)) == [2, 2]
+
+
+# -- one bad file fails alone, everywhere (issue 14: 1, 6, 8) ---------------------------------
+
+
+def _no_dac() -> list[str]:
+    """A command prefix under which ``chmod 000`` stops the child even when we are root (the
+    sandbox and CI run as root): ``setpriv`` drops the capabilities that override it."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: chmod 000 stops nobody")
+    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+
+
+def _run_child(home: Path, *args: str, **env: str) -> tuple[int, str, str]:
+    """One CLI command in its own process (without root's override of file modes)."""
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("CUSTODIA_") and k != "CONVERSATIONS_KEY"
+    }
+    base |= {
+        "CUSTODIA_HOME": str(home),
+        "CUSTODIA_EMBEDDER": "hashing",
+        "CUSTODIA_CHAT_MODEL": "scripted",
+    }
+    done = subprocess.run(
+        [*_no_dac(), sys.executable, "-c", CLI, *args],
+        cwd=ROOT,
+        env=base | env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_an_unreadable_file_is_skipped_with_its_name_everywhere(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = generate_key()
+    monkeypatch.setenv("CONVERSATIONS_KEY", key)
+    for text in ("alpha one", "alpha two", "alpha locked"):
+        assert run(capsys, "ask", "conversations", text)[0] == 0
+    folder = home / "conversations"
+    locked = next(  # names are dates: find it by its content
+        p
+        for p in folder.glob("*.json")
+        if "alpha locked" in export_text(home, capsys, p.name[: -len(".json")])
+    )
+    locked_bytes = locked.read_bytes()
+    locked.chmod(0o000)
+    try:
+        env = {"CONVERSATIONS_KEY": key}
+        code, out, err = _run_child(home, "conversations", "search", "alpha", **env)
+        assert code == 0 and "alpha one" in out and "alpha two" in out
+        assert "1 unreadable" in err and f"not searched: {locked.name}" in err
+        code, out, err = _run_child(home, "conversations", "list", **env)
+        assert code == 0 and out.count("\n") == 3 and "[cannot read: unreadable" in out
+        code, out, err = _run_child(home, "reindex", "conversations", **env)
+        assert code == 0 and "1 conversation(s) unreadable" in out
+        code, out, err = _run_child(home, "conversations", "export", **env)
+        assert code == 1 and len(json.loads(out)["conversations"]) == 2
+        assert f"not exported: {locked.name}: cannot read the file" in err
+        code, out, err = _run_child(home, "ask", "conversations", "alpha three", **env)
+        assert code == 0 and "alpha three" in out
+        # a folder named like a conversation and a file that is not one, next to it
+        (folder / f"{'d' * 32}.json").mkdir()
+        (folder / f"{'e' * 32}.json").write_bytes(b"\xff not json")
+        code, out, err = _run_child(home, "rotate-key", "--generate", **env)
+        new = out.strip()
+        assert code == 1 and len(new) == 44  # the key is shown although files failed
+        for name in (locked.name, f"{'d' * 32}.json", f"{'e' * 32}.json"):
+            assert f"left untouched (unreadable): {name}" in err
+        assert "re-encrypted 3 conversation(s)" in err
+    finally:
+        locked.chmod(0o600)
+    assert locked.read_bytes() == locked_bytes  # never rewritten
+    kids = {p.name: json.loads(p.read_text()).get("key_id") for p in folder.glob("*.json")
+            if p.is_file() and p.name != f"{'e' * 32}.json"}  # fmt: skip
+    assert kids.pop(locked.name) == key_id(key)
+    assert set(kids.values()) == {key_id(new)}
+    monkeypatch.setenv(NEW_KEY_ENV, new)  # readable again: the old key and the new finish it
+    code, _, err = run(capsys, "rotate-key")
+    assert code == 1 and "re-encrypted 1 conversation(s), 3 already done" in err
+    assert f"left untouched (unreadable): {'e' * 32}.json" in err  # still not a conversation
+
+
+def export_text(home: Path, capsys: pytest.CaptureFixture[str], cid: str) -> str:
+    code, out, _ = run(capsys, "conversations", "show", cid)
+    assert code == 0
+    return out
+
+
+def test_an_interrupted_generated_rotation_is_finished_by_the_next_rotate_key(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from backends.config import Config
+    from backends.conversations.agent import ConversationAgent
+    from backends.conversations.keys import PENDING_KEY_FILE
+    from backends.errors import CancelledError
+    from backends.models.chat import ScriptedChat
+    from backends.models.embedders import HashingEmbedder
+    from backends.models.registry import ChatChoice
+    from backends.progress import Progress
+
+    key = generate_key()
+    monkeypatch.setenv("CONVERSATIONS_KEY", key)
+    for i in range(4):
+        run(capsys, "ask", "conversations", f"rotated later {i}")
+    agent = ConversationAgent(
+        Config(home=home, embedder="hashing", chat_model="scripted", conversations_key=key),
+        embedder=lambda: HashingEmbedder(32),
+        chat=lambda: ChatChoice(ScriptedChat()),
+        use_keyring=False,
+    )
+    new = generate_key()
+    progress = Progress()
+    progress.callback = lambda done, total, message: progress.cancel() if done == 2 else None
+    with pytest.raises(CancelledError):
+        agent.rotate_key(new, progress, generated=True)
+    agent.close()
+    saved = home / "conversations" / PENDING_KEY_FILE
+    assert saved.read_text().strip() == new and stat.S_IMODE(saved.stat().st_mode) == 0o600
+    # every conversation still opens: with the old key or the saved new one
+    code, out, _ = run(capsys, "conversations", "list")
+    assert code == 0 and "cannot read" not in out and out.count("\n") == 4
+    # --generate again (or no key at all) finishes the unfinished one with the saved key
+    code, out, err = run(capsys, "rotate-key", "--generate")
+    assert code == 0 and out == "" and "finishing the unfinished key rotation" in err
+    assert str(saved) in err and "re-encrypted 2 conversation(s), 2 already done" in err
+    assert not saved.exists()
+    kids = {json.loads(p.read_text())["key_id"] for p in (home / "conversations").glob("*.json")}
+    assert kids == {key_id(new)}
+
+
+def test_text_that_is_not_utf8_never_gives_a_traceback(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = "caf\udce9"  # $'caf\xe9' as Python hands it over (surrogateescape)
+    code, out, err = run(capsys, "ask", "conversations", bad)
+    assert "Traceback" not in err
+    if code == 0:  # repaired with a notice (or refused by the command line, clearly)
+        assert "replaced by \ufffd" in err and "caf\ufffd" in out
+    else:
+        assert "not valid" in err  # the command line refuses it, clearly
+    run(capsys, "ask", "conversations", "plain café")
+    code, out, err = run(capsys, "conversations", "search", bad)
+    assert "Traceback" not in err and (code == 0 or "not valid" in err)
+    # a file in the folder holding a lone surrogate (a JSON escape) lists, shows and searches
+    hostile = home / "conversations" / f"{'f' * 32}.json"
+    hostile.write_text(
+        '{"format": "custodia.conversation", "version": 1, "name": "x \\udfff y", '
+        '"date": "2025-01-01T00:00:00+00:00", "provider": "p", "model": "m", '
+        '"encrypted": false, "history": [{"role": "user", "content": "x \\udfff y"}]}'
+    )
+    code, out, _ = run(capsys, "conversations", "list")
+    assert code == 0 and "x \ufffd y" in out
+    assert run(capsys, "conversations", "show", "f" * 32)[0] == 0
+    code, out, _ = run(capsys, "conversations", "search", "x y", "--json")
+    assert code == 0 and "cannot" not in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from backends.config import Config
 from backends.conversations.files import ROTATION_JOURNAL
 from backends.conversations.keys import generate_key
 
@@ -106,3 +108,80 @@ def test_kill_9_during_key_rotation_then_resume(make_agent: MakeAgent, config) -
         assert len(fresh.conversations()) == 40
         assert all(r.encrypted for r in fresh.conversations())
     assert interrupted >= 1  # at least one kill landed inside a rotation
+
+
+CLI = "import sys; from backends import cli; sys.exit(cli.main(sys.argv[1:]))"
+
+
+def _cli(home: Path, *args: str, **env: str) -> subprocess.Popen[str]:
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("CUSTODIA_") and k != "CONVERSATIONS_KEY"
+    }
+    base |= {
+        "CUSTODIA_HOME": str(home),
+        "CUSTODIA_EMBEDDER": "hashing",
+        "CUSTODIA_CHAT_MODEL": "scripted",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", CLI, *args],
+        cwd=ROOT,
+        env=base | env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _rotated(journal: Path) -> int:
+    """Files the rotation journal records as done (0 when there is no journal)."""
+    try:
+        return max(0, len(journal.read_text().splitlines()) - 1)
+    except FileNotFoundError:
+        return 0
+
+
+def test_kill_9_during_rotate_key_generate_loses_nothing(
+    make_agent: MakeAgent, config: Config
+) -> None:
+    """``rotate-key --generate`` killed mid-way: the printed (and saved) key opens what was
+    re-encrypted, the old key the rest, and ``rotate-key`` finishes with the saved key."""
+    from backends.conversations.files import ConversationFiles
+    from backends.conversations.keys import PENDING_KEY_FILE, HistoryCipher, key_id
+
+    key = generate_key()
+    seed = make_agent(key=key)
+    for i in range(300):
+        seed.files.write(conversation(f"generated {i} " + "text " * 200, "reply"), create=True)
+    seed.close()
+    folder = config.home / "conversations"
+    journal = folder / ROTATION_JOURNAL
+    child = _cli(config.home, "rotate-key", "--generate", CONVERSATIONS_KEY=key)
+    deadline = time.monotonic() + 60
+    while _rotated(journal) < 1 and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.0005)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+    printed, errors = child.communicate()
+    assert journal.exists(), f"the kill came after the rotation ended: {errors}"
+    new = printed.strip()
+    assert len(new) == 44, f"no key was shown before files were rewritten: {printed!r}"
+    assert (folder / PENDING_KEY_FILE).read_text().strip() == new
+    kids = {json.loads(p.read_text())["key_id"] for p in folder.glob("*.json")}
+    assert key_id(new) in kids  # the kill landed after files were re-encrypted
+    both = ConversationFiles(folder, HistoryCipher([new, key]))
+    for name in both.scan():
+        assert both.read(name)[0].history  # every conversation opens with a key the user has
+    # the app restarted with the old key reads everything (the saved key is found)
+    restarted = make_agent(key=key)
+    assert all(r.readable for r in restarted.conversations())
+    restarted.close()
+    resumed = _cli(config.home, "rotate-key", CONVERSATIONS_KEY=key)
+    out, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, err
+    assert "finishing the unfinished key rotation" in err and out == ""
+    assert {json.loads(p.read_text())["key_id"] for p in folder.glob("*.json")} == {key_id(new)}
+    assert not journal.exists() and not (folder / PENDING_KEY_FILE).exists()
+    assert len(make_agent(key=new).conversations()) == 300

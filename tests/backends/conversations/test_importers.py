@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import stat
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,74 @@ def test_imported_names_are_one_line_of_limited_length(
     name = next(n for _, n in result.imported if n.startswith("Line one"))
     assert name.startswith("Line one line two z") and len(name) == MAX_NAME
     assert name in {r.name for r in agent.conversations()}
+
+
+# -- bounded walks, text that is not UTF-8, partial imports (issue 14: 2, 6) --------------------
+
+
+def _chatgpt(tmp_path: Path, mapping: Mapping[str, object], **extra: object) -> Path:
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([{"title": "c", "mapping": mapping, **extra}]))
+    return path
+
+
+def _node(nid: str, parent: str | None, children: list[str], text: str = "hi") -> dict[str, object]:
+    message = {"author": {"role": "user"}, "content": {"parts": [text]}}
+    return {"id": nid, "parent": parent, "children": children, "message": message}
+
+
+@pytest.mark.timeout(30)
+def test_chatgpt_cycles_end_the_walk(make_agent: MakeAgent, tmp_path: Path) -> None:
+    agent = make_agent()
+    cycles = [
+        {"a": _node("a", None, ["a"])},  # the issue's reproduction: a node its own child
+        {"r": _node("r", None, ["a"]), "a": _node("a", "r", ["b"]), "b": _node("b", "a", ["a"])},
+        {"r": _node("r", None, ["x"]), "x": _node("r", "r", ["r"])},  # an "id" naming another
+    ]
+    for mapping in cycles:
+        result = importers.import_file(agent, _chatgpt(tmp_path, mapping))
+        assert len(result.imported) == 1 and not result.failed
+    # a parent cycle from the current node (no root at all)
+    looped = {"a": _node("a", "b", ["b"]), "b": _node("b", "a", ["a"], "there")}
+    result = importers.import_file(agent, _chatgpt(tmp_path, looped, current_node="a"))
+    [(cid, _)] = result.imported
+    assert [m.content for m in agent.load(cid).history] == ["there", "hi"]
+
+
+def test_a_lone_surrogate_in_an_import_is_repaired_with_a_notice(
+    make_agent: MakeAgent, key: str, tmp_path: Path
+) -> None:
+    agent = make_agent(key=key)
+    path = tmp_path / "conversations.json"
+    first = {"title": "fine", "mapping": {"a": _node("a", None, [], "all good")}}
+    second = {"title": "bad \\udfff", "mapping": {"a": _node("a", None, [], "x")}}
+    text = json.dumps([first, second]).replace('"x"', '"x \\udfff y"')
+    path.write_text(text.replace("bad \\\\udfff", "bad \\udfff"))
+    result = importers.import_file(agent, path)
+    assert [name for _, name in result.imported] == ["fine", "bad \ufffd"]
+    assert not result.failed and len(result.notices) == 1
+    assert "2 character(s)" in result.notices[0] and "\ufffd" in result.notices[0]
+    cid = result.imported[1][0]
+    assert agent.load(cid).history[0].content == "x \ufffd y"
+    agent.sync_vectors()
+    assert agent.search("x y", 5)
+
+
+def test_an_import_says_what_was_not_imported(
+    make_agent: MakeAgent, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from backends.conversations import files as files_module
+
+    monkeypatch.setattr(files_module, "MAX_MESSAGES", 3)
+    agent = make_agent()
+    small = {"title": "small", "mapping": {"a": _node("a", None, [], "one")}}
+    nodes = {f"n{i}": _node(f"n{i}", f"n{i - 1}" if i else None, [f"n{i + 1}"], f"m{i}")
+             for i in range(5)}  # fmt: skip
+    big = {"title": "big", "mapping": nodes, "current_node": "n4"}
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([small, big, small]))
+    result = importers.import_file(agent, path)
+    assert [name for _, name in result.imported] == ["small", "small"]
+    [failed] = result.failed
+    assert failed.startswith("big: ") and "5 messages, over the 3" in failed
+    assert len(agent.conversations()) == 2

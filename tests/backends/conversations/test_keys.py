@@ -218,3 +218,74 @@ def test_malformed_keys_say_which_key_and_what_to_do(memory_keyring: MemoryKeyri
         KeyStore("").current()
     with pytest.raises(InvalidKeyError, match=r"^the new key is not a Fernet key"):
         validate_key("short")
+
+
+# -- a generated key is saved before any file is under it (issue 14: 1) -------------------------
+
+
+def test_a_generated_key_is_saved_before_the_first_file_is_rewritten(
+    make_agent: MakeAgent, key: str, no_keyring: None
+) -> None:
+    import stat
+
+    from backends.conversations.keys import PENDING_KEY_FILE
+
+    agent = make_agent(key=key)
+    ids = [agent.ask(f"generated {i}").conversation_id for i in range(4)]
+    saved = agent.folder / PENDING_KEY_FILE
+    new = generate_key()
+    seen: dict[str, object] = {}
+
+    def on_saved(where: str) -> None:  # the CLI prints the key here
+        seen.update(where=where, kids=_key_ids(agent), key=saved.read_text().strip())
+        seen["mode"] = stat.S_IMODE(saved.stat().st_mode)
+
+    progress = Progress()
+    progress.callback = lambda done, total, message: progress.cancel() if done == 2 else None
+    with pytest.raises(CancelledError):
+        agent.rotate_key(new, progress, generated=True, on_key_saved=on_saved)
+    assert seen == {"where": str(saved), "kids": [key_id(key)] * 4, "key": new, "mode": 0o600}
+    # a restart with the old key alone reads everything: the saved key is found
+    restarted = make_agent(key=key)
+    assert [r.error for r in restarted.conversations()] == [None] * 4
+    assert all(restarted.load(i).history for i in ids)
+    assert restarted.saved_pending_key() == (new, str(saved))
+    report = restarted.rotate_key(new)
+    assert report.resumed and report.already == 2 and report.rotated == 2
+    assert not saved.exists() and set(_key_ids(agent)) == {key_id(new)}
+
+
+def test_a_generated_key_goes_to_the_keyring_when_there_is_one(
+    make_agent: MakeAgent, key: str, memory_keyring: MemoryKeyring
+) -> None:
+    from backends.conversations.keys import KEYRING_PENDING_ENTRY, PENDING_KEY_FILE
+
+    agent = make_agent(key=key, use_keyring=True)
+    agent.ask("kept")
+    new = generate_key()
+    where: list[str] = []
+
+    def on_saved(place: str) -> None:
+        where.append(place)
+        assert memory_keyring.data[(KEYRING_SERVICE, KEYRING_PENDING_ENTRY)] == new
+
+    agent.rotate_key(new, generated=True, on_key_saved=on_saved)
+    assert "OS keyring" in where[0] and not (agent.folder / PENDING_KEY_FILE).exists()
+    assert (KEYRING_SERVICE, KEYRING_PENDING_ENTRY) not in memory_keyring.data  # finished
+
+
+def test_no_place_to_keep_a_generated_key_changes_nothing(
+    make_agent: MakeAgent, key: str, no_keyring: None
+) -> None:
+    from backends.conversations.keys import PENDING_KEY_FILE
+    from backends.errors import StoreUnavailableError
+
+    agent = make_agent(key=key)
+    agent.ask("kept")
+    (agent.folder / PENDING_KEY_FILE).mkdir()  # the key file cannot be written (even as root)
+    before = tree_bytes(agent.folder)
+    shown: list[str] = []
+    with pytest.raises(StoreUnavailableError, match="cannot save the generated key"):
+        agent.rotate_key(generate_key(), generated=True, on_key_saved=shown.append)
+    assert not shown and tree_bytes(agent.folder) == before  # no journal, nothing rewritten
+    assert not (agent.folder / ROTATION_JOURNAL).exists()

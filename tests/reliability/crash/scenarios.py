@@ -549,6 +549,66 @@ class RotationScenario(Scenario):
             old, target = target, target + 1
 
 
+class GeneratedRotationScenario(RotationScenario):
+    """``rotate-key --generate`` killed at random: the key is shown (acknowledged) and saved
+    before a file is under it, so every conversation opens with a key the user has, and the
+    next rotation finishes the unfinished one with the saved key."""
+
+    name = "rotation-generate"
+
+    def user_keys(self, ledger: Ledger) -> list[str]:
+        """The first key and every key shown to the user (acknowledged: printed by the CLI
+        before any file was under it); a key only in flight was never shown."""
+        shown = [state["key"] for name, state in ledger.acked.items() if name.startswith("key ")]
+        return [rotation_key(0), *shown]
+
+    def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
+        from backends.conversations.files import ConversationFiles, pending_rotation
+        from backends.conversations.keys import HistoryCipher, generate_key, key_id
+
+        folder = home / "conversations"
+        keys = self.user_keys(ledger)
+        by_id = {key_id(k): k for k in keys}
+        files = ConversationFiles(folder, HistoryCipher(keys))
+        kids: set[str] = set()
+        for c in range(self.files):
+            conversation, _ = files.read(f"rot{c:03d}.json")  # opens with a key the user has
+            if [m.content for m in conversation.history] != [self.message(c, i) for i in range(6)]:
+                raise Violation(f"rotation-generate: rot{c:03d} does not hold its messages")
+            kids.add(conversation.key_id)
+        pending = pending_rotation(folder)
+        if pending:  # unfinished: the app, started with the old key, finds the saved one
+            old = [by_id[k] for k in kids if k != pending]
+            current = old[0] if old else by_id[pending]
+        elif len(kids) != 1:
+            raise Violation(f"rotation-generate: no rotation underway, files under {kids}")
+        else:  # finished: the user sets CONVERSATIONS_KEY to the key that was printed
+            current = by_id[kids.pop()]
+        agent = self.agent(home, current)
+        agent.start()
+        unreadable = [r.file for r in agent.conversations() if not r.readable]
+        if unreadable:
+            raise Violation(f"rotation-generate: the app cannot read {unreadable}")
+        resume, _ = agent.saved_pending_key()
+        if pending and not resume:
+            raise Violation("rotation-generate: an unfinished rotation without its saved key")
+        agent.close()
+        channel.ready()
+        while True:
+            agent = self.agent(home, current)
+            resume, _ = agent.saved_pending_key()
+            new = resume or generate_key()
+            v = next(counter)
+
+            def shown(where: str, new: str = new, v: int = v) -> None:
+                channel.ack(f"key {key_id(new)}", {"v": v, "key": new})  # printed: the user has it
+
+            channel.intent(f"key {key_id(new)}", {"v": v, "key": new})
+            agent.rotate_key(new, generated=not resume, on_key_saved=shown)
+            agent.close()
+            current = new
+
+
 def replace_cipher(old: int, new: int) -> Any:
     from backends.conversations.keys import HistoryCipher
 
@@ -998,6 +1058,7 @@ SCENARIOS: dict[str, Scenario] = {
         SessionsScenario(),
         ConversationsScenario(),
         RotationScenario(),
+        GeneratedRotationScenario(),
         AuditScenario(),
         FirstStartScenario(),
         TutorScenario(),

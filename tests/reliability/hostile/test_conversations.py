@@ -410,3 +410,112 @@ def test_parse_never_raises_anything_untyped_on_a_huge_file(agent: ConversationA
     raw = dumps({"format": EXPORT_FORMAT, "conversations": [{"history": "x" * 20_000_000}]})
     with pytest.raises(CustodiaEnvironmentError):
         parse(Path("big.json"), raw, agent.files)
+
+
+# -- a hostile huge file in the folder (issue 14: 9) --------------------------------------------
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The hashing embedder, counting the characters it was given: the work done."""
+
+    def __init__(self, dimension: int) -> None:
+        super().__init__(dimension)
+        self.chars = 0
+        self.longest = 0
+
+    def embed_batch(self, texts: Any) -> Any:
+        self.chars += sum(len(t) for t in texts)
+        self.longest = max([self.longest, *(len(t) for t in texts)])
+        return super().embed_batch(texts)
+
+
+def _clear_file(history: list[dict[str, str]]) -> bytes:
+    return dumps(
+        {
+            "format": FORMAT,
+            "version": 1,
+            "name": "dropped",
+            "date": now_iso(),
+            "provider": "p",
+            "model": "m",
+            "encrypted": False,
+            "history": history,
+        }
+    )
+
+
+def _agent_with(config: Config, embedder: HashingEmbedder) -> ConversationAgent:
+    from backends.conversations.agent import default_vectors
+
+    chat = ChatChoice(ScriptedChat())
+    return ConversationAgent(
+        replace(config, conversations_key=KEY),
+        embedder=lambda: embedder,
+        chat=lambda: chat,
+        vectors=default_vectors,  # a real local Chroma: the work is the real one
+        use_keyring=False,
+    )
+
+
+def test_a_file_over_the_size_limit_costs_one_stat(config: Config) -> None:
+    """A 62 MB file dropped into the folder kept the next ``ask`` busy for minutes: one just
+    over the limit is named as too large and never parsed, embedded or searched."""
+    from backends.conversations import files as files_module
+
+    embedder = CountingEmbedder(32)
+    agent = _agent_with(config, embedder)
+    try:
+        _seed(agent)
+        limit = files_module.MAX_FILE_BYTES
+        words = ("hostile words " * (limit // 14 + 1))[: limit + 1]
+        big = agent.folder / f"{'c' * 32}.json"
+        big.write_bytes(_clear_file([{"role": "user", "content": words}]))
+        before = big.read_bytes()
+        agent.start()
+        agent.sync_vectors()
+        row = {r.file: r for r in agent.conversations()}[big.name]
+        assert row.error is not None and row.error.startswith("too large: the file is 16.0 MiB")
+        assert "move it out of the folder" in row.error
+        assert embedder.chars < 1000  # the seeded conversation only
+        assert agent.search("patient secret sentence", 3)[0].conversation_id == "a" * 32
+        result = agent.ask("another conversation")  # the next turn is not held up
+        assert result.answer
+        assert big.read_bytes() == before
+    finally:
+        agent.close()
+
+
+def test_one_file_costs_a_bounded_amount_of_indexing(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under the size limit, a file still cannot cost more than its message limit and the
+    first ``EMBED_CHARS`` characters of each message."""
+    from backends.conversations import files as files_module
+    from backends.conversations.vectors import EMBED_CHARS
+
+    monkeypatch.setattr(files_module, "MAX_MESSAGES", 100)
+    embedder = CountingEmbedder(32)
+    agent = _agent_with(config, embedder)
+    try:
+        many = agent.folder / f"{'d' * 32}.json"
+        many.write_bytes(_clear_file([{"role": "user", "content": f"m{i}"} for i in range(101)]))
+        long = agent.folder / f"{'e' * 32}.json"
+        long.write_bytes(_clear_file([{"role": "user", "content": "long " * 400_000}]))
+        agent.start()
+        agent.sync_vectors()
+        rows = {r.file: r for r in agent.conversations()}
+        assert (rows[many.name].error or "").startswith("too large: 101 messages, over the 100")
+        assert rows[long.name].readable and embedder.longest == EMBED_CHARS
+        with pytest.raises(ConversationError, match="over the 100"):
+            agent.files.write(
+                Conversation(
+                    id="f" * 32,
+                    name="n",
+                    date=now_iso(),
+                    provider="p",
+                    model="m",
+                    history=[StoredMessage("user", "x")] * 101,
+                )
+            )
+    finally:
+        agent.close()
