@@ -9,17 +9,20 @@ failed for an environment reason (message printed), 2 bad usage.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import io
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TypeAlias
 
 from backends import __version__, config, doctor
 from backends.errors import CustodiaEnvironmentError
 from backends.services import Services
+from backends.text import bad_character, printable
 
 #: packages that add subcommands (each has ``add_commands``); appended as assistants land
 COMMAND_MODULES: list[str] = [
@@ -125,7 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("custodia: interrupted", file=sys.stderr)
         return 130
+    _never_fail_on_undecodable_output()
     args = parser.parse_args(argv)
+    if problem := undecodable_argument(parser, args):
+        print(f"custodia: {problem}", file=sys.stderr)
+        return 2
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -150,6 +157,62 @@ def main(argv: Sequence[str] | None = None) -> int:
         return PIPE_CLOSED
     finally:
         services.close()
+
+
+#: arguments that name files: a name with bytes that are not UTF-8 is still a name (Linux
+#: allows any bytes), so these are taken as they are and shown with escapes
+PATH_DESTS = frozenset({"path", "output", "checkpoint"})
+PATH_METAVARS = frozenset({"FILE", "FOLDER", "PATH", "DIR"})
+
+
+def _chosen_actions(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> Iterator[argparse.Action]:
+    """The arguments of ``parser`` and of the subcommands ``args`` chose."""
+    for action in parser._actions:
+        yield action
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                yield from _chosen_actions(chosen, args)
+
+
+def undecodable_argument(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """A usage message for the first text argument that is not valid UTF-8 ("" if none).
+
+    Python hands undecodable bytes of ``argv`` over as lone surrogates; caught here, once for
+    every command, before a handler hashes, stores or prints them (issue 14: tracebacks).
+    """
+    names: dict[str, str] = {}
+    paths: set[str] = set(PATH_DESTS)
+    for action in _chosen_actions(parser, args):
+        name = action.option_strings[0] if action.option_strings else None
+        if name is None:
+            metavar = action.metavar if isinstance(action.metavar, str) else None
+            name = metavar or action.dest.upper()
+        names.setdefault(action.dest, name)
+        if action.metavar in PATH_METAVARS or action.type is Path:
+            paths.add(action.dest)
+    for dest, value in sorted(vars(args).items()):
+        if dest in paths:
+            continue
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(item, str) and (problem := bad_character(item)):
+                return (
+                    f"argument {names.get(dest, dest)}: {printable(item)!r} is not valid UTF-8 "
+                    f"text ({problem}); give it in UTF-8"
+                )
+    return ""
+
+
+def _never_fail_on_undecodable_output() -> None:
+    """Print a file name with undecodable bytes with escapes (``caf\\xe9.md``), never
+    fail on it: names of files may hold any bytes."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, io.UnsupportedOperation):
+                reconfigure(errors="backslashreplace")
 
 
 def silence_stdout() -> None:

@@ -31,6 +31,7 @@ from backends.memories.store import (
 from backends.models.chat import ChatModel, Message, Prompt
 from backends.models.embedders import Embedder
 from backends.progress import Progress
+from backends.text import checked_text
 
 if TYPE_CHECKING:
     from backends.services import Services
@@ -326,7 +327,7 @@ class MemoryAssistant:
         self, message: str, k: int | None = None, threshold: float | None = None
     ) -> list[Hit]:
         """The memories relevant to ``message``: top ``k`` at or above the threshold."""
-        vector = self.embedder.embed(message)
+        vector = self.embedder.embed(checked_text(message, "the message"))
         return self.store.search(
             vector,
             k=self.settings.recall_k if k is None else k,
@@ -335,7 +336,8 @@ class MemoryAssistant:
 
     def search(self, query: str, k: int = 10, threshold: float | None = None) -> list[Hit]:
         """Semantic search over the memories (no threshold unless given)."""
-        return self.store.search(self.embedder.embed(query), k=k, threshold=threshold)
+        vector = self.embedder.embed(checked_text(query, "the search"))
+        return self.store.search(vector, k=k, threshold=threshold)
 
     def find(self, query: str, limit: int = 200) -> list[FoundMemory]:
         """The panel's search box: similar memories first (with similarity), then text
@@ -380,7 +382,7 @@ class MemoryAssistant:
         threshold): not stored, returned as ``near_duplicate`` so the user can choose to
         :meth:`update` the old memory or keep both (``force=True``).
         """
-        text = normalise_text(text)
+        text = normalise_text(checked_text(text, "the memory"))
         if not text:
             raise EmptyTextError("a memory needs some text")
         store = self.store
@@ -401,7 +403,7 @@ class MemoryAssistant:
     def update(self, existing: str, new_text: str, source: str = "user") -> RememberOutcome:
         """Replace ``existing`` by ``new_text`` (an accepted near-duplicate proposal, or an
         edit in the panel). Undoable."""
-        new_text = normalise_text(new_text)
+        new_text = normalise_text(checked_text(new_text, "the memory"))
         if not new_text:
             raise EmptyTextError("a memory needs some text")
         previous = self.store.update(existing, new_text, self.embedder.embed(new_text))
@@ -421,7 +423,7 @@ class MemoryAssistant:
 
         ``text`` as stored, or as typed when it was added ("my dog is Rex." finds the
         memory stored as "My dog is Rex")."""
-        previous = self.store.delete(text)
+        previous = self.store.delete(checked_text(text, "the memory"))
         if previous is None and normalise_text(text) != text:
             previous = self.store.delete(normalise_text(text))
         if previous is None:
@@ -476,7 +478,7 @@ class MemoryAssistant:
         """Answer ``message``: recall, prompt the chat model, stream its tokens to
         ``on_token``; propose the facts it states. "Remember that …" stores the fact
         instead (no model call)."""
-        message = message.strip()
+        message = checked_text(message, "the message").strip()
         if not message:
             raise EmptyTextError("the message is empty")
         emit = on_token or (lambda piece: None)

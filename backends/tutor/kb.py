@@ -32,6 +32,7 @@ from pathlib import Path
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
 from backends.stores.sqlite import connect, migrate
+from backends.text import bad_character, printable
 
 SHARED = "shared"
 USER_PREFIX = "user:"
@@ -57,7 +58,8 @@ class KnowledgeBaseError(CustodiaEnvironmentError):
 
 
 class ScopeError(CustodiaEnvironmentError, ValueError):
-    """A user name that cannot name a scope (empty, too long, control characters)."""
+    """A user name that cannot name a scope (empty, too long, control characters, bytes
+    that are not UTF-8)."""
 
 
 def resources_dir() -> Path:
@@ -76,6 +78,10 @@ def shipped_kb_dir() -> Path:
 def user_scope(user: str) -> str:
     """``"user:<name>"`` for a valid user name."""
     name = user.strip()
+    if problem := bad_character(name):  # undecodable bytes from a command line
+        raise ScopeError(
+            f"{printable(name)!r} cannot name a user: it holds {problem}; type it in UTF-8"
+        )
     if not name or not _USER_RE.match(name):
         raise ScopeError(
             f"{user!r} cannot name a user: a name is not blank and has 1 to 64 printable characters"
@@ -321,8 +327,16 @@ def read_document(
 ) -> SourceDoc:
     """Read one Markdown or text file (UTF-8) as a document of ``scope``.
 
-    ``display`` is the path shown to people (default: the file's path).
+    ``display`` is the path shown to people (default: the file's path). A path that is not
+    valid UTF-8 (a name with other bytes, which Linux allows) cannot be hashed into an id,
+    stored or shown: it is a :class:`KnowledgeBaseError` naming the file with escapes, so
+    that a folder import reports it and imports the rest.
     """
+    if problem := bad_character(str(path)):
+        raise KnowledgeBaseError(
+            f"{printable(str(path))}: the file name is not valid UTF-8 ({problem}); "
+            "rename the file to import it"
+        )
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -343,11 +357,12 @@ def collect_files(path: Path) -> list[Path]:
     if path.is_file():
         if path.suffix.lower() not in SUFFIXES:
             raise KnowledgeBaseError(
-                f"{path}: only Markdown and text files ({', '.join(SUFFIXES)}) can be imported"
+                f"{printable(str(path))}: only Markdown and text files "
+                f"({', '.join(SUFFIXES)}) can be imported"
             )
         return [path]
     if not path.is_dir():
-        raise KnowledgeBaseError(f"{path}: no such file or folder")
+        raise KnowledgeBaseError(f"{printable(str(path))}: no such file or folder")
     return sorted(
         p
         for p in path.rglob("*")

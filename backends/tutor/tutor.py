@@ -45,6 +45,7 @@ from backends.errors import (
 from backends.models.chat import ChatModel, Prompt, ShouldStop
 from backends.models.embedders import Embedder
 from backends.progress import Progress
+from backends.text import checked_text
 from backends.tutor import shipped_vectors
 from backends.tutor.fusion import Hit, Reason, rrf
 from backends.tutor.graph import (
@@ -661,7 +662,7 @@ class TutorService:
         started = time.perf_counter()
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_PASSAGES:
             raise ValueError(f"k must be a whole number from 1 to {MAX_PASSAGES}, not {k!r}")
-        question = question.strip()
+        question = checked_text(question, "the question").strip()
         if not question:
             raise EmptyQuestionError("Type a question first: the question is empty.")
         scopes = scopes_for(user)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from backends.tutor.kb import (
     split_markdown,
     user_scope,
 )
+from backends.tutor.tutor import TutorService
 from tests.backends.tutor.conftest import write_note
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -280,3 +282,58 @@ def test_deleting_a_users_notes_leaves_nothing_of_them_in_the_file(
             assert secret not in raw, secret
     finally:
         kb.close()
+
+
+# -- names that are not UTF-8 (issue 14 item 7) ---------------------------------------------------
+
+
+def _bad_name(folder: Path, raw: bytes, text: str) -> Path:
+    """A file whose name holds bytes that are not UTF-8 (Linux allows any), as Python sees it."""
+    path = Path(os.fsdecode(os.path.join(os.fsencode(folder), raw)))
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_and_the_rest_imported(
+    tutor: TutorService, tmp_path: Path
+) -> None:
+    """One ``caf\\xe9.md`` in a folder: it imported nothing, with a traceback in the hashing
+    of names; now the others are imported and the bad one is reported by name, escaped."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write_note(folder, "a.md", "Ward A", "Apixaban for AF on ward A.")
+    bad = _bad_name(folder, b"caf\xe9.md", "# Cafe\n\nCaffeine and sleep.\n")
+    assert bad in collect_files(folder)
+    with pytest.raises(KnowledgeBaseError, match=r"caf\\xe9\.md: the file name is not valid UTF-8"):
+        read_document(bad, "user:ana")
+    report = tutor.import_path(folder, "ana")
+    assert report.added == 1 and len(report.unreadable) == 1
+    assert "caf\\xe9.md" in report.unreadable[0] and "0xE9" in report.unreadable[0]
+    report.unreadable[0].encode("utf-8")  # printable and storable as it is
+    # a folder whose own name is not UTF-8: each file is reported, nothing crashes
+    odd = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"d\xffr")))
+    odd.mkdir()
+    write_note(odd, "b.md", "Ward B", "Gout clinic on Tuesdays.")
+    report = tutor.import_path(odd, "ana")
+    assert report.added == 0 and len(report.unreadable) == 1
+    with pytest.raises(KnowledgeBaseError, match=r"d\\xffr"):
+        collect_files(odd / "missing.md")
+
+
+def test_a_user_name_that_is_not_utf8_cannot_name_a_scope() -> None:
+    with pytest.raises(ScopeError, match="0xE9"):
+        user_scope("caf\udce9")
+    with pytest.raises(ScopeError, match="U\\+D800"):
+        scopes_for("\ud800")
+
+
+def test_a_question_or_user_that_is_not_unicode_is_a_clear_error(tutor: TutorService) -> None:
+    """Issue 14 item 6: the window passes text too; nothing is asked nor audited."""
+    from backends.text import InvalidTextError
+
+    with pytest.raises(InvalidTextError, match="the question is not valid text"):
+        tutor.ask("What is gout \udce9?", "ana")
+    with pytest.raises(ScopeError, match="0xE9"):
+        tutor.ask("What is gout?", "caf\udce9")
+    with pytest.raises(ScopeError, match="0xE9"):
+        tutor.retrieve("What is gout?", "caf\udce9")
