@@ -5,7 +5,9 @@
     custodia kb forget-user NAME
     custodia kb stats [--json]
 
-``ask tutor`` streams the answer, then lists the cited sources and why each was found; a
+``ask tutor`` prints the checked answer (CT9: how it was made, the answer shown as fact, the
+model's own answer with each unsupported sentence marked when it is not the one shown), then
+lists the cited sources and why each was found; a
 degraded retrieval (graph or vector store down) is said on stderr. Every turn is audited, a
 turn stopped by Ctrl+C too (as stopped; exit 130). ``kb import`` adds Markdown/text files (a
 file or a folder) to NAME's own scope, or to the shared corpus when ``--user`` is left out;
@@ -30,6 +32,7 @@ from backends.services import Services
 from backends.tutor.kb import SHARED, ScopeError, collect_files, user_scope
 from backends.tutor.tutor import (
     CONTEXT_PASSAGES,
+    GENERATED,
     MAX_PASSAGES,
     NOTICE,
     Status,
@@ -152,33 +155,65 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     if not tutor.ready:
         tutor.prepare(_progress())
         _end_progress()
-    stream = not args.json
+    # the model's draft is not an answer: it is checked before anything is shown (CT9), so
+    # the terminal shows only that the model is writing, on stderr
+    drafted = [0]
+    show_draft = sys.stderr.isatty()
 
     def on_token(piece: str) -> None:
-        if stream:
-            print(piece, end="", flush=True)
+        drafted[0] += len(piece.split())
+        if show_draft:
+            print(
+                f"\r\x1b[Kthe model is drafting an answer ({drafted[0]} words; it is checked "
+                "against the notes before it is shown)",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
 
     try:
         with _one_interrupt():
             turn = tutor.ask(args.question, args.user, on_token=on_token, k=args.k)
     except TurnInterrupted as stopped:
-        if stream:
-            print(flush=True)
+        _end_progress()
+        if not args.json:
+            _print_answer(stopped.turn)
         print(
             f"custodia: stopped; the turn was recorded in the audit log as "
             f"#{stopped.turn.audit_seq} (stopped)",
             file=sys.stderr,
         )
         raise
+    _end_progress()
     if args.json:
         print(json.dumps(_turn_json(turn), ensure_ascii=False, indent=2))
     else:
-        print()
+        _print_answer(turn)
         _print_sources(turn)
     for line in turn.degraded:
         print(f"note: degraded retrieval — {line}", file=sys.stderr)
     print(f"({NOTICE} Audit record #{turn.audit_seq}.)", file=sys.stderr)
     return 0
+
+
+def _print_answer(turn: Turn) -> None:
+    """The heading (how the answer was made), the answer shown as fact, then the model's own
+    answer when it is not the one shown, each unsupported sentence marked."""
+    g = turn.grounding
+    if g is None:
+        print(turn.answer)
+        return
+    print(g.heading)
+    print(turn.answer)
+    if g.mode == GENERATED or not g.sentences:
+        return
+    print(f"\nThe model's answer, not shown as fact ({g.reason}):")
+    for sentence in g.sentences:
+        if sentence.supported:
+            print(f"  ✓ {sentence.text} [{sentence.number}]")
+        else:
+            print(f"  ✗ {sentence.text}")
+            print(f"      unsupported by your notes: {sentence.reason}")
 
 
 def _print_sources(turn: Turn) -> None:
@@ -190,14 +225,15 @@ def _print_sources(turn: Turn) -> None:
         mark = "*" if p.number in turn.cited else " "
         print(f" {mark}[{p.number}] {p.title} — {p.source} ({p.chunk_id})")
         print(f"      found by: {p.why()}")
-    if not turn.retrieval_only and not turn.cited:
-        print("(the answer cites none of them by number)")
+    if turn.grounding is not None and not turn.grounding.covered:
+        print("(none of them answers the question: the notes do not cover it)")
 
 
 def _turn_json(turn: Turn) -> dict[str, Any]:
     return {
         "question": turn.question,
         "answer": turn.answer,
+        **_grounding_json(turn),
         "model": turn.model,
         "retrieval_only": turn.retrieval_only,
         "cited": list(turn.cited),
@@ -219,6 +255,23 @@ def _turn_json(turn: Turn) -> dict[str, Any]:
             }
             for p in turn.passages
         ],
+    }
+
+
+def _grounding_json(turn: Turn) -> dict[str, Any]:
+    g = turn.grounding
+    if g is None:
+        return {}
+    return {
+        "heading": g.heading,
+        "mode": g.mode,
+        "language": g.language,
+        "covered": g.covered,
+        "coverage": round(g.coverage, 3),
+        "generated": g.generated,
+        "why_not_generated": g.reason,
+        "sentences": [c.as_dict() for c in g.sentences],
+        "quotes": [{"cites": q.number, "text": q.text} for q in g.quotes],
     }
 
 

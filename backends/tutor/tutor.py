@@ -24,7 +24,6 @@ import itertools
 import json
 import logging
 import os
-import re
 import threading
 import time
 from collections import defaultdict
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from backends import grounding
 from backends.config import Config
 from backends.errors import (
     CustodiaEnvironmentError,
@@ -42,6 +42,7 @@ from backends.errors import (
     ModelUnavailableError,
     StoreUnavailableError,
 )
+from backends.grounding import CheckedSentence, Quote, Source, Vocabulary
 from backends.models.chat import ChatModel, Prompt, ShouldStop
 from backends.models.embedders import Embedder
 from backends.progress import Progress
@@ -107,11 +108,58 @@ FUSION_WEIGHTS = {"vector": 1.0, "keyword": 1.0, "graph": 0.3}
 MAX_SEEDS = 8
 NOTICE = "For study, not for clinical decisions."
 SYSTEM_PROMPT = (
-    "You are a clinical study tutor for students. Answer the question using only the numbered "
-    "passages in the context, briefly and clearly. Cite the passages you use with their "
-    "numbers in square brackets, like [1] or [2]. If the passages do not answer the question, "
-    "say that the notes do not cover it. " + NOTICE
+    "You are a clinical study tutor for students. Answer the question in two or three short "
+    "sentences using only the numbered passages in the context, in the words of the passages. "
+    "End every sentence with the number of the passage it comes from in square brackets, like "
+    "[1]. If the passages do not answer the question, say that the notes do not cover it. " + NOTICE
 )
+#: the tutor's sampling: low, so a small model keeps to its passages' words
+TEMPERATURE = 0.1
+#: what a small model writes when it starts a new turn of its own: the answer ends there
+STOP_SEQUENCES = ("\n\n\n", "\nQuestion:", "\nUser:", "<|im_end|>", "<|endoftext|>")
+#: tokens the model may write (an answer is two or three sentences)
+MAX_TOKENS = 200
+#: words of a passage given to the model (the context must fit a small model's window)
+PASSAGE_WORDS = 110
+
+
+@dataclass(frozen=True)
+class CoverageRule:
+    """When the passages found do not answer a question (CT9: the tutor then says so).
+
+    Not covered when the best passage's vector similarity is below ``similarity``; or, when
+    the question uses a word the notes never use (its topic, often), below ``unknown``; or
+    when the best passage holds less than ``lexical`` of the question's known words
+    (idf-weighted), or less than ``unknown_lexical`` of them with an unknown word.
+    """
+
+    similarity: float = 0.0
+    unknown: float = 0.0
+    lexical: float = 0.4
+    unknown_lexical: float = 0.0
+
+
+#: measured per embedder on bench/data/answer_eval.json (bench/bench_answers.py prints the
+#: scan; docs/BENCHMARKS.md has the figures). An embedder not measured gets the lexical rule.
+COVERAGE_RULES = {"all-MiniLM-L6-v2": CoverageRule(similarity=0.2, unknown=0.5, lexical=0.4)}
+LEXICAL_RULE = CoverageRule(lexical=0.4, unknown_lexical=0.7)
+#: a question asking for an amount ("what dose…") is not answered by sentences without one
+QUANTITY_WORDS = frozenset(
+    [
+        "dose",
+        "doses",
+        "dosage",
+        "dosing",
+        "dosis",
+        "much",
+        "many",
+        "cuanto",
+        "cuanta",
+        "cuantos",
+        "cuantas",
+    ]
+)
+GLOSSARY_FILE = "glossary_es.tsv"
 
 
 class TutorError(CustodiaEnvironmentError):
@@ -167,8 +215,14 @@ class Passage:
     def why(self) -> str:
         return "; ".join(r.line() for r in self.reasons)
 
-    def context_line(self) -> str:
-        return f"[{self.number}] {self.title}: {self.text}"
+    def context_line(self, most_words: int = 0) -> str:
+        text = self.text
+        if most_words and len(text.split()) > most_words:
+            text = " ".join(text.split()[:most_words]) + " …"
+        return f"[{self.number}] {self.title}: {text}"
+
+    def source_for_check(self) -> Source:
+        return Source(self.number, self.title, self.text)
 
     @property
     def source(self) -> str:
@@ -198,18 +252,87 @@ class Retrieval:
     #: the exact filters and parameters each method's query carried
     trace: dict[str, Any]
     seconds: float = 0.0
+    #: the question's language ("en" or "es")
+    language: str = "en"
+    #: the question's content words the passages are weighed by (Spanish ones in English)
+    asked: tuple[str, ...] = ()
 
     @property
     def degraded_methods(self) -> tuple[str, ...]:
         return tuple(line.split(":", 1)[0] for line in self.degraded)
 
 
+#: what the user is shown, by how it was made (:attr:`Grounding.mode`)
+GENERATED = "generated"  # the model's answer: every sentence supported by a cited passage
+EXTRACTIVE = "extractive"  # sentences quoted from the passages (the model's failed the check)
+NOT_COVERED = "not_covered"  # the notes do not answer the question: nothing is stated
+
+HEADINGS = {
+    "en": {
+        GENERATED: "Answer — every sentence checked against your notes",
+        EXTRACTIVE: "From your notes — quoted, because the model's answer was not supported",
+        "retrieval-only": "From your notes — quoted (no chat model is loaded)",
+        "stopped": "From your notes — quoted (the model's answer was stopped)",
+        NOT_COVERED: "Not covered by your notes",
+    },
+    "es": {
+        GENERATED: "Respuesta — cada frase comprobada con sus notas",
+        EXTRACTIVE: "De sus notas — citadas en inglés, el idioma de las notas: el modelo no dio "
+        "una respuesta en español respaldada por ellas",
+        "retrieval-only": "De sus notas — citadas en inglés, el idioma de las notas (no hay "
+        "modelo de chat cargado)",
+        "stopped": "De sus notas — citadas en inglés (la respuesta del modelo se detuvo)",
+        NOT_COVERED: "Sus notas no tratan esta pregunta",
+    },
+}
+NOT_COVERED_TEXT = {
+    "en": "Your notes do not cover this question: nothing found in them answers it, so no "
+    "answer is given. Check a clinical reference, or import notes on the topic.",
+    "es": "Sus notas no tratan esta pregunta: nada de lo encontrado en ellas la responde, así "
+    "que no se da ninguna respuesta. Consulte una referencia clínica o importe notas del tema.",
+}
+NO_EXTRACT_TEXT = {
+    "en": "The passages found do not contain a sentence that answers this question.",
+    "es": "Los pasajes encontrados no contienen ninguna frase que responda a esta pregunta.",
+}
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """How the shown answer was made and what the support check found (CT9)."""
+
+    mode: str
+    #: the question's language ("en" or "es"); the headings and refusals use it
+    language: str
+    #: the header shown above the answer, in the question's language
+    heading: str
+    #: the model's own answer, unshown as fact unless ``mode`` is "generated" ("" if not asked)
+    generated: str = ""
+    #: the model's sentences, each checked against the passages
+    sentences: tuple[CheckedSentence, ...] = ()
+    #: the extractive answer's quotes (what is shown when ``mode`` is "extractive")
+    quotes: tuple[Quote, ...] = ()
+    #: share of the question's (rare) words the best passage holds (0 to 1)
+    coverage: float = 0.0
+    #: why the model's answer is not the one shown ("" when it is, or was not asked)
+    reason: str = ""
+
+    @property
+    def unsupported(self) -> tuple[CheckedSentence, ...]:
+        return tuple(s for s in self.sentences if not s.supported)
+
+    @property
+    def covered(self) -> bool:
+        return self.mode != NOT_COVERED
+
+
 @dataclass(frozen=True)
 class Turn:
     question: str
+    #: the answer shown as fact, with ``[n]`` citations (:attr:`grounding` says how it was made)
     answer: str
     passages: tuple[Passage, ...]
-    #: numbers of the passages the answer cites (all of them in retrieval-only mode)
+    #: numbers of the passages the shown answer cites
     cited: tuple[int, ...]
     model: str
     retrieval_only: bool
@@ -217,6 +340,12 @@ class Turn:
     audit_seq: int
     retrieval: Retrieval
     stopped: bool = False
+    grounding: Grounding | None = None
+
+    @property
+    def generated(self) -> str:
+        """The model's own answer (checked; shown as fact only in "generated" mode)."""
+        return self.grounding.generated if self.grounding else self.answer
 
 
 @dataclass(frozen=True)
@@ -310,6 +439,9 @@ class TutorService:
         #: the descriptor holding :data:`LOCK_FILE` while this process indexes (else None)
         self._lock_fd: int | None = None
         self._ready = False
+        #: scope -> (its (documents, chunks) when counted, its word statistics)
+        self._vocabularies: dict[str, tuple[tuple[int, int], Vocabulary]] = {}
+        self._glossary: dict[str, str] | None = None
 
     @classmethod
     def from_services(cls, services: Services) -> TutorService:
@@ -645,6 +777,35 @@ class TutorService:
     def users(self) -> list[str]:
         return sorted(self.kb.users())
 
+    # -- what the answer is checked with --------------------------------------------------
+    def vocabulary(self, scopes: Sequence[str]) -> Vocabulary:
+        """Word statistics of the notes in ``scopes`` (one scope's words never weigh another
+        user's questions), recounted when a scope's notes changed."""
+        counts = self.kb.stats().by_scope
+        merged = Vocabulary()
+        for scope in scopes:
+            key = counts.get(scope, (0, 0))
+            cached = self._vocabularies.get(scope)
+            if cached is None or cached[0] != key:
+                texts = (f"{c.title}\n{c.text}" for c in self.kb.all_chunks(scope))
+                cached = (key, Vocabulary.of(texts))
+                self._vocabularies[scope] = cached
+            merged.documents += cached[1].documents
+            merged.frequency.update(cached[1].frequency)
+        return merged
+
+    @property
+    def glossary(self) -> dict[str, str]:
+        """Spanish -> English words for questions asked in Spanish (the notes are English)."""
+        if self._glossary is None:
+            path = shipped_kb_dir() / GLOSSARY_FILE
+            try:
+                self._glossary = grounding.load_glossary(path.read_text("utf-8"))
+            except OSError as err:
+                log.warning("tutor: no Spanish glossary (%s): Spanish questions match less", err)
+                self._glossary = {}
+        return self._glossary
+
     # -- retrieval ---------------------------------------------------------------------------
     def retrieve(
         self,
@@ -668,6 +829,14 @@ class TutorService:
         scopes = scopes_for(user)
         if not self._ready:
             self.prepare()
+        vocabulary = self.vocabulary(scopes)
+        lang = grounding.language(question)
+        translation = (
+            grounding.translate(question, self.glossary, vocabulary) if lang == "es" else {}
+        )
+        asked = tuple(grounding.question_words(question, translation))
+        # a Spanish question is searched with its English words too (the notes are English)
+        search = " ".join([question, *dict.fromkeys(translation.values())])
         #: method -> why it could not run
         down: dict[str, str] = {}
         lists: dict[str, list[Hit]] = {}
@@ -686,7 +855,7 @@ class TutorService:
                     vector_error = str(err)
         if not vector_error:
             try:
-                query = self.embedder.embed(question)
+                query = self.embedder.embed(search)
                 vector_hits = self.vectors.search(query, scopes, candidates)
                 lists["vector"] = [
                     Hit(h.chunk_id, h.score, f"similarity {h.score:.2f}") for h in vector_hits
@@ -699,7 +868,7 @@ class TutorService:
             lists["vector"] = []
         trace["vector"] = {"where": self._vectors.last_where if self._vectors else {}}
 
-        keyword_hits = self.keyword.search(question, scopes, candidates)
+        keyword_hits = self.keyword.search(search, scopes, candidates)
         lists["keyword"] = [Hit(h.chunk_id, h.score, f"bm25 {h.score:.2f}") for h in keyword_hits]
         params = dict(self.keyword.last_parameters)
         trace["keyword"] = {
@@ -707,7 +876,7 @@ class TutorService:
             "scopes": json.loads(params.get("scopes", "[]")),
         }
 
-        seeds = self.kb.terms.find(question, nested=True)[:MAX_SEEDS]
+        seeds = self.kb.terms.find(search, nested=True)[:MAX_SEEDS]
         view = GraphView(tuple(seeds), ())
         try:
             if not self._graph_synced:
@@ -763,6 +932,8 @@ class TutorService:
             degraded=tuple(degraded),
             trace=trace,
             seconds=time.perf_counter() - started,
+            language=lang,
+            asked=asked,
         )
 
     def _graph_search(
@@ -842,7 +1013,15 @@ class TutorService:
         should_stop: ShouldStop | None = None,
         k: int = CONTEXT_PASSAGES,
     ) -> Turn:
-        """Retrieve, answer with citations, append exactly one audit record.
+        """Retrieve, answer with citations, check the answer, append exactly one audit record.
+
+        What is shown as fact is evidence (CT9, :mod:`backends.grounding`): when the passages
+        do not cover the question, the tutor says so and does not ask the model; otherwise the
+        model's answer is shown only when every sentence of it is supported by a passage
+        sentence (and it answers from the passage that answers the question); else the
+        extractive answer (sentences quoted from the passages) is shown, with the model's
+        answer beside it, its unsupported sentences marked. ``on_token`` receives the model's
+        draft as it streams — a draft, not an answer.
 
         A turn stopped by ``should_stop`` is audited with ``stopped`` set. So is one
         interrupted by Ctrl+C (``KeyboardInterrupt``) while the answer streams: the part
@@ -854,53 +1033,74 @@ class TutorService:
         user_scope(user)  # a valid user name, or ScopeError before anything runs
         retrieval = self.retrieve(question, user, k)
         chat = self.chat
-        prompt = Prompt(
-            user=retrieval.question,
-            system=SYSTEM_PROMPT,
-            context=[p.context_line() for p in retrieval.passages],
-            max_tokens=384,
-        )
+        lang = retrieval.language
+        sources = [p.source_for_check() for p in retrieval.passages]
+        vocabulary = self.vocabulary(retrieval.scopes)
+        covered_by = grounding.coverage(retrieval.asked, sources, vocabulary)
+        quotes = tuple(grounding.extract(retrieval.asked, sources, vocabulary))
+        covered = self._covers(retrieval, vocabulary, covered_by, quotes)
+
         stop = should_stop or (lambda: False)
         pieces: list[str] = []
         interrupted: BaseException | None = None
-        stream = chat.stream(prompt, stop)
-        try:
-            for piece in stream:
-                pieces.append(piece)
-                if on_token is not None:
-                    try:
-                        on_token(piece)
-                    except BrokenPipeError as err:  # the reader left (`ask tutor | head`)
-                        interrupted = err
-                        break
-        except KeyboardInterrupt as err:  # Ctrl+C mid-answer: still one record, as stopped
-            interrupted = err
-        finally:  # a generator left early releases what it holds (a model's lock) now
-            close = getattr(stream, "close", None)
-            if callable(close):
-                close()
-        answer = "".join(pieces)
+        if covered and not chat.retrieval_only:
+            prompt = Prompt(
+                user=retrieval.question,
+                system=SYSTEM_PROMPT,
+                context=[p.context_line(PASSAGE_WORDS) for p in retrieval.passages],
+                max_tokens=MAX_TOKENS,
+                temperature=TEMPERATURE,
+                stop=STOP_SEQUENCES,
+            )
+            stream = chat.stream(prompt, stop)
+            try:
+                for piece in stream:
+                    pieces.append(piece)
+                    if on_token is not None:
+                        try:
+                            on_token(piece)
+                        except BrokenPipeError as err:  # the reader left (`ask tutor | head`)
+                            interrupted = err
+                            break
+            except KeyboardInterrupt as err:  # Ctrl+C mid-answer: still one record, as stopped
+                interrupted = err
+            finally:  # a generator left early releases what it holds (a model's lock) now
+                close = getattr(stream, "close", None)
+                if callable(close):
+                    close()
         stopped = interrupted is not None or stop()
-        numbers = range(1, len(retrieval.passages) + 1)
-        if chat.retrieval_only:
-            cited = tuple(numbers)
-        else:
-            found = {int(n) for n in re.findall(r"\[(\d{1,2})\]", answer)}
-            cited = tuple(n for n in numbers if n in found)
+        checked = self._ground(
+            "".join(pieces), sources, quotes, covered_by, lang, chat, covered, stopped
+        )
+        answer, cited = _shown(checked, lang)
         by_number = {p.number: p.chunk_id for p in retrieval.passages}
         try:
             entry = self._audit().append(
                 AUDIT_EVENT,
                 user.strip(),
-                personal={"question": retrieval.question},
-                question_sha256=sha256(retrieval.question),
-                answer_sha256=sha256(answer),
+                # what was asked and what the student was shown, sealed with their key: a
+                # reviewer reads it in the inspector, and erasing the person shreds it (CT9)
+                personal={
+                    "question": retrieval.question,
+                    "answer": answer,
+                    "heading": checked.heading,
+                    "language": lang,
+                    "generated": checked.generated,
+                    "unsupported": [c.text for c in checked.unsupported],
+                },
                 chunks=[p.chunk_id for p in retrieval.passages],
                 cited=[by_number[n] for n in cited],
                 model=chat.name,
                 retrieval_only=bool(chat.retrieval_only),
                 degraded=list(retrieval.degraded_methods),
                 stopped=stopped,
+                grounding={
+                    "mode": checked.mode,
+                    "covered": checked.covered,
+                    "coverage": round(checked.coverage, 3),
+                    "sentences": len(checked.sentences),
+                    "unsupported": len(checked.unsupported),
+                },
             )
         except CustodiaEnvironmentError as err:
             raise AuditFailedError(
@@ -917,12 +1117,84 @@ class TutorService:
             audit_seq=entry.seq,
             retrieval=retrieval,
             stopped=stopped,
+            grounding=checked,
         )
         if isinstance(interrupted, KeyboardInterrupt):
             raise TurnInterrupted(turn) from interrupted
         if interrupted is not None:
             raise interrupted
         return turn
+
+    def _covers(
+        self,
+        retrieval: Retrieval,
+        vocabulary: Vocabulary,
+        covered_by: float,
+        quotes: tuple[Quote, ...],
+    ) -> bool:
+        """Whether the passages answer the question (:class:`CoverageRule`)."""
+        if not retrieval.passages or not quotes:
+            return False
+        similarities = [
+            r.score for p in retrieval.passages for r in p.reasons if r.method == "vector"
+        ]
+        rule = COVERAGE_RULES.get(self.embedder.name, LEXICAL_RULE)
+        if not similarities:  # the vector store is down: the words alone decide
+            rule = LEXICAL_RULE
+        similarity = max(similarities, default=0.0)
+        unknown = any(w not in vocabulary for w in retrieval.asked)
+        if similarity < rule.similarity or covered_by < rule.lexical:
+            return False
+        if unknown and (similarity < rule.unknown or covered_by < rule.unknown_lexical):
+            return False
+        asks_amount = any(w in QUANTITY_WORDS for w in grounding.words(retrieval.question))
+        return not (asks_amount and not any(any(c.isdigit() for c in q.text) for q in quotes))
+
+    @staticmethod
+    def _ground(
+        generated: str,
+        sources: Sequence[Source],
+        quotes: tuple[Quote, ...],
+        covered_by: float,
+        lang: str,
+        chat: ChatModel,
+        covered: bool,
+        stopped: bool,
+    ) -> Grounding:
+        """Which answer is shown, and why (see :meth:`ask`)."""
+        headings = HEADINGS[lang]
+        if not covered:
+            return Grounding(NOT_COVERED, lang, headings[NOT_COVERED], coverage=covered_by)
+        if chat.retrieval_only:
+            return Grounding(
+                EXTRACTIVE, lang, headings["retrieval-only"], quotes=quotes, coverage=covered_by
+            )
+        text = grounding.complete_sentences(generated)
+        sentences = tuple(grounding.check_sentences(text, sources))
+        unsupported = [s for s in sentences if not s.supported]
+        quoted = {q.text for q in quotes}
+        reason = ""
+        if stopped:
+            reason = "the model's answer was stopped before it finished"
+        elif not sentences:
+            reason = "the model gave no answer"
+        elif unsupported:
+            reason = (
+                f"{len(unsupported)} of {len(sentences)} sentences of the model's answer are "
+                "not supported by the passages"
+            )
+        elif not any(s.evidence in quoted for s in sentences):
+            reason = "the model's answer does not come from the passage that answers the question"
+        elif lang != "en":
+            reason = "the model answered in English, not in the question's language"
+        if not reason:
+            return Grounding(
+                GENERATED, lang, headings[GENERATED], generated, sentences, quotes, covered_by
+            )
+        heading = headings["stopped" if stopped else EXTRACTIVE]
+        return Grounding(
+            EXTRACTIVE, lang, heading, generated, sentences, quotes, covered_by, reason
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -935,6 +1207,30 @@ class TutorService:
                     log.exception("tutor: error while closing %s", type(part).__name__)
             self._vectors = self._graph = self._kb = None
             self._ready = False
+
+
+def _cite(sentence: str, number: int) -> str:
+    """``sentence`` with ``[number]`` before its final stop: "... acetylcysteine [1]."."""
+    text = sentence.rstrip()
+    if text and text[-1] in ".!?":
+        return f"{text[:-1]} [{number}]{text[-1]}"
+    return f"{text} [{number}]"
+
+
+def _shown(checked: Grounding, lang: str) -> tuple[str, tuple[int, ...]]:
+    """The text shown as fact and the passages it cites: the model's sentences each with the
+    passage that supports it, or the quotes, or (not covered) the refusal with no citation."""
+    if checked.mode == NOT_COVERED:
+        return NOT_COVERED_TEXT[lang], ()
+    if checked.mode == GENERATED:
+        parts = [_cite(s.text, s.number) for s in checked.sentences]
+        numbers = [s.number for s in checked.sentences]
+    else:
+        if not checked.quotes:
+            return NO_EXTRACT_TEXT[lang], ()
+        parts = [_cite(q.text, q.number) for q in checked.quotes]
+        numbers = [q.number for q in checked.quotes]
+    return " ".join(parts), tuple(sorted(set(numbers)))
 
 
 def _with(status: Status, **changes: Any) -> Status:

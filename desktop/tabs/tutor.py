@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QPointF, Qt, QUrl, Signal
@@ -47,7 +48,16 @@ from PySide6.QtWidgets import (
 from backends.progress import Progress
 from backends.services import Services
 from backends.tutor.kb import ImportReport
-from backends.tutor.tutor import GraphView, Status, Turn, get_service
+from backends.tutor.tutor import (
+    EXTRACTIVE,
+    GENERATED,
+    NOT_COVERED,
+    GraphView,
+    Status,
+    Turn,
+    get_service,
+)
+from desktop.model_picker import ModelPicker
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 DEFAULT_USER = "student"
@@ -129,6 +139,8 @@ class TutorTab(QWidget):
         self.open_inspector.setObjectName("open_inspector")
         self.open_inspector.setToolTip(self.tr("Review the audit log of every turn"))
         top.addWidget(self.open_inspector)
+        self.model_picker = ModelPicker("tutor", self.services, self.workers, self)
+        top.addWidget(self.model_picker)
         layout.addLayout(top)
 
         self.degraded_notice = QLabel("")
@@ -340,13 +352,23 @@ class TutorTab(QWidget):
         self.stop.setVisible(True)
 
     def _on_ask_item(self, piece: object) -> None:
+        # the model's draft, shown as a draft: it is checked before anything is shown as fact
         self._streamed += str(piece)
-        self.answer.setPlainText(self._streamed)
+        self.answer.setHtml(
+            render_draft(
+                self._streamed,
+                self.tr(
+                    "The model is drafting an answer. It is checked against your notes before "
+                    "it is shown: what they do not support is not shown as fact."
+                ),
+            )
+        )
 
     def _on_ask_succeeded(self, turn: Turn) -> None:
         self.turn = turn
         self._answered = turn
-        self.answer.setHtml(render_answer(turn, self.tr("Sources")))
+        self.answer.setHtml(render_answer(turn, self._answer_labels()))
+        self.answer.setProperty("mode", turn.grounding.mode if turn.grounding else "")
         for passage in turn.passages:
             item = QTreeWidgetItem([f"[{passage.number}]", passage.title, passage.why()])
             item.setData(0, Qt.ItemDataRole.UserRole, passage.number)
@@ -366,6 +388,14 @@ class TutorTab(QWidget):
         self.tutor_status.setText(audited.format(turn.audit_seq))
         self.tutor_status.setProperty("error", "false")
         self._repolish(self.tutor_status)
+
+    def _answer_labels(self) -> AnswerLabels:
+        return AnswerLabels(
+            sources=self.tr("Sources"),
+            model_answer=self.tr("The model's own answer — not shown as fact ({0})"),
+            unsupported=self.tr("unsupported by your notes"),
+            supported=self.tr("supported"),
+        )
 
     def _show_degraded(self, lines: list[str]) -> None:
         """Say which retrieval methods could not run; the details in the tooltip."""
@@ -590,9 +620,22 @@ class TutorTab(QWidget):
             self.imported.emit(report)
 
 
-def render_answer(turn: Turn, sources_title: str = "Sources") -> str:
-    """The answer as HTML: ``[n]`` citations become ``cite:n`` links, then the source list."""
-    numbers = {p.number for p in turn.passages}
+@dataclass(frozen=True)
+class AnswerLabels:
+    """The translated words :func:`render_answer` needs (the tab passes them through tr())."""
+
+    sources: str = "Sources"
+    model_answer: str = "The model's own answer — not shown as fact ({0})"
+    unsupported: str = "unsupported by your notes"
+    supported: str = "supported"
+
+
+#: the heading's colour by how the answer was made (readable on light and dark palettes)
+MODE_COLOURS = {GENERATED: "#2e7d32", EXTRACTIVE: "#1565c0", NOT_COVERED: "#b26a00"}
+
+
+def _cited_html(text: str, numbers: set[int]) -> str:
+    """``text`` escaped, its ``[n]`` citations of known passages as ``cite:n`` links."""
 
     def link(match: re.Match[str]) -> str:
         n = int(match.group(1))
@@ -600,8 +643,47 @@ def render_answer(turn: Turn, sources_title: str = "Sources") -> str:
             return match.group(0)
         return f'<a href="{CITE_SCHEME}:{n}">[{n}]</a>'
 
-    body = re.sub(r"\[(\d{1,2})\]", link, html.escape(turn.answer, quote=False))
-    body = body.replace("\n", "<br>")
+    return re.sub(r"\[(\d{1,2})\]", link, html.escape(text, quote=False)).replace("\n", "<br>")
+
+
+def render_draft(text: str, explanation: str) -> str:
+    """The model's draft while it streams: grey, italic, under what will happen to it."""
+    return (
+        f'<p style="color:#757575">{html.escape(explanation)}</p>'
+        f'<p style="color:#9e9e9e"><i>{html.escape(text).replace(chr(10), "<br>")}</i></p>'
+    )
+
+
+def render_answer(turn: Turn, labels: AnswerLabels | None = None) -> str:
+    """The checked answer as HTML (CT9): how it was made, the answer shown as fact with its
+    ``[n]`` citations as ``cite:n`` links, then — when the model's answer is not the one shown
+    — the model's sentences, each unsupported one struck through and marked, then the
+    sources."""
+    labels = labels or AnswerLabels()
+    numbers = {p.number for p in turn.passages}
+    g = turn.grounding
+    parts: list[str] = []
+    if g is not None:
+        colour = MODE_COLOURS.get(g.mode, "#424242")
+        parts.append(f'<p style="color:{colour}"><b>{html.escape(g.heading)}</b></p>')
+    parts.append(f"<p>{_cited_html(turn.answer, numbers)}</p>")
+    if g is not None and g.mode != GENERATED and g.sentences:
+        lines = []
+        for sentence in g.sentences:
+            if sentence.supported:
+                cite = _cited_html(f"[{sentence.number}]", numbers)
+                lines.append(f"✓ {html.escape(sentence.text)} {cite}")
+            else:
+                lines.append(
+                    f'<span style="color:#9e9e9e"><s>{html.escape(sentence.text)}</s></span> '
+                    f'<span style="color:#c62828">✗ {html.escape(labels.unsupported)}</span>'
+                )
+        title = labels.model_answer.format(g.reason)
+        parts.append(
+            f'<p style="color:#616161"><b>{html.escape(title)}</b><br>'
+            + "<br>".join(lines)
+            + "</p>"
+        )
     items = []
     for p in turn.passages:
         weight = "b" if p.number in turn.cited else "span"
@@ -609,10 +691,9 @@ def render_answer(turn: Turn, sources_title: str = "Sources") -> str:
             f'<{weight}><a href="{CITE_SCHEME}:{p.number}">[{p.number}]</a> '
             f"{html.escape(p.title)}</{weight}>"
         )
-    footer = ""
     if items:
-        footer = f"<p><b>{html.escape(sources_title)}</b><br>" + "<br>".join(items) + "</p>"
-    return f"<p>{body}</p>{footer}"
+        parts.append(f"<p><b>{html.escape(labels.sources)}</b><br>" + "<br>".join(items) + "</p>")
+    return "".join(parts)
 
 
 def create(services: Services, workers: WorkerPool, parent: QWidget) -> QWidget:

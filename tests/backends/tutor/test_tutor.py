@@ -13,13 +13,20 @@ from backends.audit.log import Filter
 from backends.audit.service import AuditService
 from backends.config import Config
 from backends.errors import StoreUnavailableError
-from backends.models.chat import RETRIEVAL_ONLY_LABEL, RetrievalOnlyChat, ScriptedChat
+from backends.models.chat import RetrievalOnlyChat, ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.progress import Progress
 from backends.tutor.graph import BoltGraph
 from backends.tutor.kb import ScopeError, shipped_documents
-from backends.tutor.tutor import AUDIT_EVENT, TurnInterrupted, TutorService
-from tests.backends.tutor.conftest import TutorFactory
+from backends.tutor.tutor import (
+    AUDIT_EVENT,
+    EXTRACTIVE,
+    GENERATED,
+    NOT_COVERED,
+    TurnInterrupted,
+    TutorService,
+)
+from tests.backends.tutor.conftest import SMALL_NOTES, TutorFactory, make_small_kb
 from tests.harness.servers import free_port
 
 QUESTION = "Which blood test is used to monitor warfarin therapy?"
@@ -29,33 +36,102 @@ def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def with_paracetamol(tmp_path: Path) -> Path:
+    return make_small_kb(tmp_path / "with-paracetamol", (*SMALL_NOTES, "paracetamol"))
+
+
 def turns(audit: AuditService) -> list:
     return list(audit.entries(Filter(event_type=AUDIT_EVENT)))
 
 
-def test_an_answer_cites_the_retrieved_passages(make_tutor: TutorFactory) -> None:
-    chat = ScriptedChat(replies=["The INR monitors warfarin [1]; see also [2] and [9]."])
+def test_an_answer_every_sentence_of_which_is_supported_is_shown_with_its_citations(
+    make_tutor: TutorFactory,
+) -> None:
+    # the model cites [2] and [9]; the shown answer cites the passage that states it
+    chat = ScriptedChat(replies=["The INR is mainly used for monitoring warfarin [2] [9]."])
     tutor = make_tutor(chat)
     turn = tutor.ask(QUESTION, "ana")
-    assert turn.answer == "The INR monitors warfarin [1]; see also [2] and [9]."
-    assert turn.cited == (1, 2)  # [9] is not a passage
+    assert turn.grounding is not None and turn.grounding.mode == GENERATED
+    inr = next(p.number for p in turn.passages if p.doc_id == "kb/inr")
+    assert turn.answer == f"The INR is mainly used for monitoring warfarin [{inr}]."
+    assert turn.cited == (inr,)
     assert len(turn.passages) == 5
     assert {p.doc_id for p in turn.passages[:2]} <= {"kb/inr", "kb/warfarin"}
     for passage in turn.passages:
         assert passage.reasons and passage.why()
     prompt = chat.calls[0]
     assert prompt.user == QUESTION
-    assert "Cite the passages" in prompt.system and "not for clinical decisions" in prompt.system
-    assert prompt.context[0].startswith("[1] ") and turn.passages[0].text in prompt.context[0]
+    assert "square brackets" in prompt.system and "not for clinical decisions" in prompt.system
+    assert prompt.temperature is not None and prompt.temperature <= 0.2 and prompt.stop
+    assert prompt.context[0].startswith("[1] ")
+    assert turn.passages[0].text.split()[0] in prompt.context[0]
 
 
-def test_retrieval_only_mode_shows_the_cited_passages(make_tutor: TutorFactory) -> None:
+def test_an_answer_its_passages_contradict_is_never_shown_the_quoted_one_is(
+    make_tutor: TutorFactory, audit: AuditService, tmp_path: Path
+) -> None:
+    """The reproduction of issue 15: the right note is found, the model names the wrong
+    antidote; the shown answer quotes the note (acetylcysteine, cited) and the model's
+    sentence is recorded as unsupported."""
+    wrong = "The antidote for paracetamol overdose is NAPQI. It was found in 2014 in Moscow."
+    tutor = make_tutor(ScriptedChat(replies=[wrong]), kb_dir=with_paracetamol(tmp_path))
+    turn = tutor.ask("What is the antidote for paracetamol overdose?", "ana")
+    g = turn.grounding
+    assert g is not None and g.mode == EXTRACTIVE and g.generated == wrong
+    assert "acetylcysteine" in turn.answer and "NAPQI" not in turn.answer
+    para = next(p.number for p in turn.passages if p.doc_id == "kb/paracetamol")
+    assert f"[{para}]" in turn.answer and para in turn.cited
+    assert [s.supported for s in g.sentences] == [False, False]
+    assert "not supported" in g.reason
+    (record,) = turns(audit)
+    personal = audit.reveal(record).personal
+    assert personal is not None and personal["answer"] == turn.answer
+    assert personal["unsupported"] == [s.text for s in g.sentences]
+    assert personal["generated"] == wrong
+    assert record.data["grounding"]["mode"] == EXTRACTIVE
+    assert record.data["grounding"]["unsupported"] == 2
+    assert "NAPQI" not in record.record and "acetylcysteine" not in record.record
+
+
+def test_a_question_the_notes_do_not_cover_is_refused_without_asking_the_model(
+    make_tutor: TutorFactory, audit: AuditService
+) -> None:
+    chat = ScriptedChat(replies=["Appendicitis is treated by appendicectomy [1]."])
+    tutor = make_tutor(chat)
+    turn = tutor.ask("How is acute appendicitis treated?", "ana")
+    assert turn.grounding is not None and turn.grounding.mode == NOT_COVERED
+    assert "do not cover" in turn.answer and turn.cited == ()
+    assert chat.calls == []  # the model was not asked for an answer
+    (record,) = turns(audit)
+    assert record.data["cited"] == [] and record.data["grounding"]["covered"] is False
+    spanish = tutor.ask("¿Cómo se trata la apendicitis aguda?", "ana")
+    assert spanish.grounding is not None and spanish.grounding.language == "es"
+    assert spanish.grounding.mode == NOT_COVERED and "no tratan" in spanish.answer
+
+
+def test_a_spanish_question_finds_the_english_note_and_says_the_quotes_are_english(
+    make_tutor: TutorFactory, tmp_path: Path
+) -> None:
+    tutor = make_tutor(
+        ScriptedChat(replies=["El antídoto es el NAPQI."]), kb_dir=with_paracetamol(tmp_path)
+    )
+    turn = tutor.ask("¿Cuál es el antídoto de la sobredosis de paracetamol?", "ana")
+    g = turn.grounding
+    assert g is not None and g.language == "es" and g.mode == EXTRACTIVE
+    assert "acetylcysteine" in turn.answer and "inglés" in g.heading
+    assert turn.passages[0].doc_id == "kb/paracetamol"
+
+
+def test_retrieval_only_mode_shows_the_quoted_answer(make_tutor: TutorFactory) -> None:
     tutor = make_tutor(RetrievalOnlyChat("no model in the test"))
     turn = tutor.ask(QUESTION, "ana")
-    assert turn.retrieval_only and turn.answer.startswith(RETRIEVAL_ONLY_LABEL)
-    assert turn.cited == tuple(range(1, len(turn.passages) + 1))
-    for passage in turn.passages:
-        assert f"[{passage.number}] {passage.title}: {passage.text}" in turn.answer
+    assert turn.retrieval_only and turn.grounding is not None
+    assert turn.grounding.mode == EXTRACTIVE and "no chat model" in turn.grounding.heading
+    assert "warfarin" in turn.answer.lower() and turn.cited
+    quoted = {q.text for q in turn.grounding.quotes}
+    for number in turn.cited:
+        passage = turn.passages[number - 1]
+        assert any(" ".join(q.split()) in " ".join(passage.text.split()) for q in quoted)
 
 
 def test_every_turn_leaves_exactly_one_audit_record_and_the_chain_verifies(
@@ -78,8 +154,10 @@ def test_every_turn_leaves_exactly_one_audit_record_and_the_chain_verifies(
     assert audit.verify().ok
     first, turn = records[0], done[0]
     data = first.data
-    assert data["question_sha256"] == sha(QUESTION)
-    assert data["answer_sha256"] == sha(turn.answer)
+    # nothing that identifies the question stands in clear (a hash of it could be confirmed
+    # by hashing a guess, after erasure too): it is all sealed
+    assert "question_sha256" not in data and "answer_sha256" not in data
+    assert sha(QUESTION) not in first.record and sha(turn.answer) not in first.record
     assert data["chunks"] == [p.chunk_id for p in turn.passages]
     assert data["model"] == "scripted" and data["retrieval_only"] is False
     assert data["degraded"] == [] and data["stopped"] is False
@@ -87,7 +165,9 @@ def test_every_turn_leaves_exactly_one_audit_record_and_the_chain_verifies(
     # the user is a pseudonym; the question itself is sealed with their key
     assert first.pseudonym and "ana" not in first.record and QUESTION not in first.record
     assert records[0].pseudonym == records[1].pseudonym != records[3].pseudonym
-    assert audit.reveal(first).personal == {"question": QUESTION}
+    personal = audit.reveal(first).personal
+    assert personal is not None and personal["question"] == QUESTION
+    assert personal["answer"] == turn.answer and turn.generated == personal["generated"]
     # erasing the user makes their questions unreadable; the chain still verifies
     audit.forget("ana")
     assert audit.reveal(turns(audit)[0]).status == "erased"
@@ -112,7 +192,8 @@ def test_graph_server_down_the_tutor_still_answers_and_says_so(
     assert not status.graph_ok and "not reachable" in status.graph_message
     turn = tutor.ask(QUESTION, "ana")
     assert time.perf_counter() - started < 30
-    assert turn.answer.startswith("Scripted answer to:") and turn.passages
+    assert turn.generated.startswith("Scripted answer to:") and turn.passages
+    assert turn.grounding is not None and turn.grounding.mode == EXTRACTIVE
     assert any(line.startswith("graph:") and "unavailable" in line for line in turn.degraded)
     assert turn.retrieval.methods["graph"] == []
     assert all(set(p.methods) <= {"vector", "keyword"} for p in turn.passages)
@@ -260,13 +341,16 @@ def test_ctrl_c_while_the_answer_streams_is_audited_as_a_stopped_turn(
         tutor.ask(QUESTION, "ana", on_token=tokens.append)
     assert isinstance(raised.value, KeyboardInterrupt)  # still ends the program as Ctrl+C does
     turn = raised.value.turn
-    assert turn.stopped and turn.answer == "Warfarin is monitored " == "".join(tokens)
+    assert turn.stopped and turn.generated == "Warfarin is monitored " == "".join(tokens)
+    assert turn.grounding is not None and turn.grounding.mode == EXTRACTIVE
+    assert "stopped" in turn.grounding.heading
     (record,) = turns(audit)
     assert record.seq == turn.audit_seq
     assert record.data["stopped"] is True
-    assert record.data["answer_sha256"] == sha("Warfarin is monitored ")
     assert record.data["chunks"] == [p.chunk_id for p in turn.passages]
-    assert audit.reveal(record).personal == {"question": QUESTION}
+    personal = audit.reveal(record).personal
+    assert personal is not None and personal["question"] == QUESTION
+    assert personal["generated"] == "Warfarin is monitored " and personal["answer"] == turn.answer
     assert audit.verify().ok
 
 
@@ -284,7 +368,9 @@ def test_a_reader_that_leaves_the_pipe_stops_the_turn_and_it_is_audited(
     with pytest.raises(BrokenPipeError):
         tutor.ask(QUESTION, "ana", on_token=on_token)
     (record,) = turns(audit)
-    assert record.data["stopped"] is True and record.data["answer_sha256"] == sha("one two ")
+    assert record.data["stopped"] is True
+    personal = audit.reveal(record).personal
+    assert personal is not None and personal["generated"] == "one two "
 
 
 def test_an_interrupt_before_the_model_is_asked_writes_nothing(

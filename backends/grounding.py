@@ -1,0 +1,592 @@
+"""Answers as evidence (CT9): every sentence shown as fact stands in a passage it cites.
+
+A small local model is a fluent guesser. It may be handed the right note and still say
+something else, so nothing it writes is shown as fact on its word. This module does three
+things, none of them with the chat model:
+
+- :func:`check_sentences` splits an answer into sentences and looks, for each one, for a
+  single sentence of a retrieved passage that *states* it: every content word and number of
+  the answer's sentence must stand in that passage sentence (after light stemming, number
+  words read as digits, and a few abbreviations expanded), with the same polarity (a "not"
+  or "never" on one side only is a contradiction). Words of the passage's own title may be
+  left implicit ("the antidote [for paracetamol]"). A sentence that passes is *supported* and
+  cites that passage; any other is *unsupported* and is never shown as fact.
+- :func:`extract` composes the extractive answer: the passage sentences that best answer the
+  question (its words, weighted by how rare they are in the notes), quoted with ``[n]``.
+  It is right by construction: it only quotes.
+- :func:`coverage` tells whether the passages answer the question at all: the share of the
+  question's rare words that the best passage holds. Below a threshold measured on
+  bench/data/answer_eval.json, the notes do not cover the question.
+
+The check is lexical. It guarantees that every word and number of a shown sentence stands in
+one sentence of the cited passage, with the same polarity; it does not parse meaning, so a
+sentence that only rearranges its source's words ("A monitors B" from "B monitors A") could
+pass. docs/TUTOR.md says this to clinicians.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+# -- words ----------------------------------------------------------------------------------
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: function words and the words an answer uses to talk about its sources: never evidence
+STOPWORDS = _wordset(
+    """
+    a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each either else
+    etc few for from further had has have having he her here hers herself him himself his how
+    i if in into is it its itself just let me more most much must my myself nor now of off on
+    once only or other our ours ourselves out over own per same she should so some such than
+    that the their theirs them themselves then there these they this those through thus to too
+    under until up upon us very via was we were what when where whether which while who whom
+    whose why will with within would you your yours yourself yourselves
+    may might often usually generally typically commonly mainly mostly especially particularly
+    important importantly key main basically essentially simply really actually indeed
+    according passage passages note notes context source sources text document documents
+    answer question based provided given stated says say said mentioned mention described
+    following however therefore also furthermore moreover additionally overall summary
+    yes okay ok well like one's people patient patients person someone do done does
+    """
+)
+
+#: a word that turns a statement into its opposite
+NEGATORS = _wordset("not no never without cannot none nor neither nothing unable")
+
+#: number words read as digits ("eight hours" = "8 hours")
+NUMBER_WORDS = {
+    "zero": "0",
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+    "eleven": "11",
+    "twelve": "12",
+    "fifteen": "15",
+    "twenty": "20",
+    "thirty": "30",
+    "forty": "40",
+    "fifty": "50",
+    "hundred": "100",
+    "once": "1",
+    "twice": "2",
+    "single": "1",
+    "double": "2",
+}
+
+#: abbreviations an answer may use for a word its source spells out (one word each way)
+SYNONYMS = {
+    "iv": "intravenous",
+    "im": "intramuscular",
+    "sc": "subcutaneous",
+    "po": "oral",
+    "orally": "oral",
+    "intravenously": "intravenous",
+    "intramuscularly": "intramuscular",
+    "subcutaneously": "subcutaneous",
+    "epinephrine": "adrenaline",
+    "acetaminophen": "paracetamol",
+    "hypoglycemia": "hypoglycaemia",
+    "anemia": "anaemia",
+    "edema": "oedema",
+    "ischemia": "ischaemia",
+    "ischemic": "ischaemic",
+    "hemorrhage": "haemorrhage",
+    "hemoglobin": "haemoglobin",
+    "tumor": "tumour",
+    "color": "colour",
+    "n-acetylcysteine": "acetylcysteine",
+    # irregular forms
+    "used": "use",
+    "uses": "use",
+    "using": "use",
+    "given": "give",
+    "gave": "give",
+    "taken": "take",
+    "took": "take",
+    "shown": "show",
+    "made": "make",
+    "done": "do",
+    "seen": "see",
+    "written": "write",
+    "worse": "bad",
+    "worst": "bad",
+    "better": "good",
+    "best": "good",
+    "lower": "low",
+    "lowest": "low",
+    "higher": "high",
+    "highest": "high",
+    "raised": "raise",
+    "rising": "rise",
+}
+
+_WORD = re.compile(r"\d+(?:[.,]\d+)?|[^\W\d_]+(?:'[^\W\d_]+)?", re.UNICODE)
+_CITATION = re.compile(r"\s*\[(\d{1,2})\](?:\s*\[(\d{1,2})\])*")
+
+
+def fold(text: str) -> str:
+    """Lower case without accents: what two spellings of one word have in common."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def stem(word: str) -> str:
+    """A light English stem: enough for "kidneys"/"kidney" and "treated"/"treat"."""
+    for suffix, keep in (
+        ("ically", "ic"),
+        ("ously", "ous"),
+        ("ies", "y"),
+        ("ied", "y"),
+        ("sses", "ss"),
+        ("ing", ""),
+        ("edly", ""),
+        ("ed", ""),
+        ("ly", ""),
+        ("es", "e"),
+        ("s", ""),
+    ):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                return word
+            return word[: len(word) - len(suffix)] + keep
+    return word
+
+
+def normal(word: str) -> str:
+    """The form two tokens are compared in: folded, a synonym resolved, a number word as digits,
+    stemmed."""
+    word = fold(word).replace(",", ".")
+    word = SYNONYMS.get(word, word)
+    word = NUMBER_WORDS.get(word, word)
+    return word if word[0].isdigit() else stem(word)
+
+
+def words(text: str) -> list[str]:
+    """Every token of ``text`` (folded), in order."""
+    return [fold(w) for w in _WORD.findall(text.replace("-", " ").replace("/", " "))]
+
+
+def content(text: str) -> list[str]:
+    """The normalised content words of ``text``: what a sentence says, without the glue."""
+    out = []
+    for w in words(text):
+        if w in STOPWORDS or w in NEGATORS or (len(w) == 1 and not w.isdigit()):
+            continue
+        n = normal(w)
+        if n not in STOPWORDS:  # "mainly" is "main": glue too
+            out.append(n)
+    return out
+
+
+_TOKEN_OR_MARK = re.compile(r"\d+(?:[.,]\d+)?|[^\W\d_]+(?:'[^\W\d_]+)?|[,;:.!?()]", re.UNICODE)
+#: words that end a negation's reach ("does not irritate the stomach, and is safe")
+_SCOPE_ENDS = _wordset(", ; : . ! ? ( ) and but or while whereas because which although")
+#: how many content words a negation reaches
+_SCOPE_WORDS = 6
+
+
+def negated(text: str) -> bool:
+    return any(w in NEGATORS or w.endswith("n't") for w in words(text))
+
+
+def negated_words(text: str) -> set[str]:
+    """The normalised content words inside the reach of a negation in ``text``: "not
+    first-line treatments" negates {first, line, treatment}; the reach ends at punctuation, a
+    conjunction, or after :data:`_SCOPE_WORDS` content words."""
+    out: set[str] = set()
+    reach = 0
+    for token in _TOKEN_OR_MARK.findall(text.replace("-", " ").replace("/", " ")):
+        t = fold(token)
+        if t in NEGATORS or t.endswith("n't"):
+            reach = _SCOPE_WORDS
+            continue
+        if t in _SCOPE_ENDS:
+            reach = 0
+            continue
+        if reach and t not in STOPWORDS and (len(t) > 1 or t.isdigit()):
+            out.add(normal(t))
+            reach -= 1
+    return out
+
+
+# -- sentences ------------------------------------------------------------------------------
+
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "dr.", "approx.", "cf.", "no.", "fig.", "al.")
+_BOUNDARY = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[¿¡]?[A-Z0-9ÁÉÍÓÚÑ])|\n\s*\n|\n\s*[-*•]\s+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text``, each stripped, Markdown headings and bullets dropped.
+
+    A semicolon ends a sentence too: a note's "X; it is Y" is two statements, and an answer
+    sentence is supported by one of them.
+    """
+    text = re.sub(r"^\s*#+\s.*$", "", text, flags=re.MULTILINE)
+    out: list[str] = []
+    for piece in _BOUNDARY.split(text):
+        piece = " ".join(piece.split()).strip(" -*•")
+        if not piece:
+            continue
+        if out and out[-1].casefold().endswith(_ABBREVIATIONS):
+            out[-1] = f"{out[-1]} {piece}"
+            continue
+        if piece.endswith(";"):  # "X; Y": X is a sentence of its own
+            piece = piece[:-1].rstrip() + "."
+        out.append(piece)
+    return out
+
+
+def strip_citations(sentence: str) -> tuple[str, tuple[int, ...]]:
+    """The sentence without its ``[n]`` marks, and the numbers it cited."""
+    numbers = tuple(int(n) for n in re.findall(r"\[(\d{1,2})\]", sentence))
+    text = " ".join(_CITATION.sub(" ", sentence).split())
+    return re.sub(r"\s+([.,;:!?])", r"\1", text), numbers
+
+
+def complete_sentences(text: str) -> str:
+    """``text`` cut after its last finished sentence (a stream stopped by the token budget
+    ends mid-word); all of it when no sentence finished."""
+    stripped = text.rstrip()
+    if not stripped or stripped[-1] in ".!?)]\"'":
+        return stripped
+    ends = [m.end() for m in re.finditer(r"[.!?](?:\s*\[\d{1,2}\])*(?=\s|$)", stripped)]
+    return stripped[: ends[-1]] if ends else stripped
+
+
+# -- sources --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """A numbered passage an answer may cite."""
+
+    number: int
+    title: str
+    text: str
+
+    @property
+    def sentences(self) -> list[str]:
+        return split_sentences(self.text)
+
+
+@dataclass
+class Vocabulary:
+    """How rare each word is in the notes (inverse document frequency over chunks)."""
+
+    documents: int = 0
+    frequency: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> Vocabulary:
+        vocabulary = cls()
+        for text in texts:
+            vocabulary.documents += 1
+            vocabulary.frequency.update(set(content(text)))
+        return vocabulary
+
+    def __contains__(self, word: str) -> bool:
+        return word in self.frequency
+
+    def idf(self, word: str) -> float:
+        """Rare words weigh more; a word the notes never use weighs most."""
+        n = max(self.documents, 1)
+        return math.log((n + 1) / (self.frequency.get(word, 0) + 0.5))
+
+
+# -- the support check ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckedSentence:
+    """One sentence of an answer and what the check found for it."""
+
+    text: str
+    supported: bool
+    #: the passage that states it (supported), or the closest one (unsupported); 0: none
+    number: int = 0
+    #: the passage sentence that states it, or the closest one
+    evidence: str = ""
+    #: the words of the sentence that its evidence does not hold
+    missing: tuple[str, ...] = ()
+    #: why it is unsupported, for people ("" when supported)
+    reason: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "text": self.text,
+            "supported": self.supported,
+            "cites": self.number if self.supported else None,
+            "evidence": self.evidence,
+            "reason": self.reason,
+        }
+
+
+def _check_one(sentence: str, sources: Sequence[Source]) -> CheckedSentence:
+    said, _ = strip_citations(sentence)
+    wanted = content(said)
+    if not wanted:  # nothing to check: a greeting, "Yes." — not a statement of fact
+        return CheckedSentence(said, False, reason="it states nothing the notes could support")
+    polarity = negated(said)
+    wanted_set = set(wanted)
+    best: tuple[int, int, str, tuple[str, ...]] | None = None  # (missing, number, text, miss)
+    for source in sources:
+        implicit = set(content(source.title))
+        for candidate in source.sentences:
+            have = set(content(candidate))
+            missing = tuple(dict.fromkeys(w for w in wanted if w not in have))
+            missing_explicit = tuple(w for w in missing if w not in implicit)
+            # a negation counts where it reaches the sentence's words ("no improvement" does
+            # not negate "adrenaline into the thigh")
+            flips = bool(negated_words(candidate) & wanted_set) != polarity
+            score = len(missing_explicit) + (len(wanted) if flips else 0)
+            if best is None or score < best[0]:
+                best = (score, source.number, candidate, missing_explicit)
+            if score == 0:
+                return CheckedSentence(said, True, source.number, candidate)
+    if best is None:
+        return CheckedSentence(said, False, reason="no passage was found to check it against")
+    _, number, evidence, missing = best
+    if missing:
+        reason = "not in the closest passage sentence: " + ", ".join(missing[:6])
+    else:
+        reason = "the closest passage sentence says the opposite (a negation differs)"
+    return CheckedSentence(said, False, number, evidence, missing, reason)
+
+
+def check_sentences(answer: str, sources: Sequence[Source]) -> list[CheckedSentence]:
+    """Each sentence of ``answer``, supported by a passage sentence or not (module doc)."""
+    return [_check_one(s, sources) for s in split_sentences(answer) if s.strip("[]0-9 .")]
+
+
+# -- the extractive answer ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A passage sentence quoted as (part of) the answer."""
+
+    number: int
+    text: str
+    score: float
+
+
+def question_words(question: str, translate: dict[str, str] | None = None) -> list[str]:
+    """The question's content words, each once; Spanish words through ``translate``."""
+    out: list[str] = []
+    for w in words(question):
+        w = (translate or {}).get(w, w)
+        for part in w.split():
+            if part in STOPWORDS or part in NEGATORS or part in QUESTION_WORDS_ES:
+                continue
+            if len(part) == 1 and not part.isdigit():
+                continue
+            n = normal(part)
+            if n not in out:
+                out.append(n)
+    return out
+
+
+def _overlap(asked: Sequence[str], text: str, vocabulary: Vocabulary) -> float:
+    """The idf-weighted share of the question's words that ``text`` holds."""
+    if not asked:
+        return 0.0
+    have = set(content(text))
+    total = sum(vocabulary.idf(w) for w in asked)
+    held = sum(vocabulary.idf(w) for w in asked if w in have)
+    return held / total if total > 0 else 0.0
+
+
+def extract(
+    asked: Sequence[str],
+    sources: Sequence[Source],
+    vocabulary: Vocabulary,
+    *,
+    most: int = 3,
+    passages: int = 5,
+) -> list[Quote]:
+    """The sentences of the best ``passages`` sources that answer the question best.
+
+    A sentence scores by the share of the question's (rare) words it holds, its passage's
+    words as context: a sentence saying "The antidote, intravenous acetylcysteine, ..." in
+    the Paracetamol note answers "antidote for paracetamol overdose" though it does not
+    repeat "paracetamol". A second sentence is added only when it scores close to the first.
+    """
+    scored: list[Quote] = []
+    following: dict[tuple[int, str], str] = {}  # (passage, sentence) -> the next one there
+    for rank, source in enumerate(sources[:passages]):
+        context = _overlap(asked, source.title + " " + source.text, vocabulary)
+        sentences = source.sentences
+        for i, sentence in enumerate(sentences):
+            if i + 1 < len(sentences):
+                following[source.number, sentence] = sentences[i + 1]
+            if len(content(sentence)) < 3:
+                continue
+            own = _overlap(asked, source.title + " " + sentence, vocabulary)
+            score = own + 0.25 * context - 0.05 * rank
+            scored.append(Quote(source.number, sentence, score))
+    if not scored:
+        return []
+    scored.sort(key=lambda q: -q.score)
+    best = scored[0]
+    chosen = [best]
+    # the best sentence's next one often completes it ("… a hypersensitivity reaction." "The
+    # risk is higher with HLA-B*58:01."): it comes along when it goes on with the same words
+    after = following.get((best.number, best.text))
+    if after and set(content(after)) & (set(content(best.text)) | set(asked)):
+        chosen.append(Quote(best.number, after, best.score))
+    for quote in scored[1:]:
+        if len(chosen) >= most:
+            break
+        if quote.score >= 0.75 * best.score and quote.text not in {c.text for c in chosen}:
+            chosen.append(quote)
+    return chosen
+
+
+def coverage(asked: Sequence[str], sources: Sequence[Source], vocabulary: Vocabulary) -> float:
+    """How well the best passage holds the question's words that the notes use (0 to 1; rare
+    words weigh more). Words the notes never use are the coverage rule's other input."""
+    known = [w for w in asked if w in vocabulary]
+    best = 0.0
+    for source in sources:
+        best = max(best, _overlap(known, source.title + " " + source.text, vocabulary))
+    return best
+
+
+# -- languages ------------------------------------------------------------------------------
+
+#: Spanish question words: not content
+QUESTION_WORDS_ES = _wordset(
+    """
+    que qué cual cuál cuales cuáles como cómo cuando cuándo donde dónde quien quién por para
+    porque el la los las lo un una unos unas de del al en y o u a con sin se su sus es son
+    esta este estos estas ese esa eso hay ser debe deben puede pueden mas más muy tiene tienen
+    le les me mi tu nos ante bajo entre hacia hasta segun según sobre tras durante si no ya
+    cada todo toda todos todas otro otra otros otras mismo misma se usa usan
+    """
+)
+
+_SPANISH_MARKS = _wordset(
+    """
+    que qué cuál cuáles cómo cuándo dónde por para porque el la los las del es son una un se
+    con sin debe hay tiene cuanto cuánto qui quién
+    """
+)
+_ENGLISH_MARKS = _wordset(
+    "the what which how why when is are does do of for with in a an should who can"
+)
+
+
+def language(text: str) -> str:
+    """``"es"`` or ``"en"``: the language of a question, by its function words (and ¿ ñ)."""
+    tokens = [w.casefold() for w in _WORD.findall(text)]
+    spanish = sum(t in _SPANISH_MARKS for t in tokens) + 2 * ("¿" in text or "ñ" in text.lower())
+    english = sum(t in _ENGLISH_MARKS for t in tokens)
+    return "es" if spanish > english else "en"
+
+
+#: Spanish endings and their English cognates ("intoxicación" -> "intoxication")
+_COGNATES = (
+    ("ciones", "tions"),
+    ("cion", "tion"),
+    ("sion", "sion"),
+    ("emia", "aemia"),
+    ("emia", "emia"),
+    ("ina", "ine"),
+    ("ina", "in"),
+    ("ismo", "ism"),
+    ("ico", "ic"),
+    ("ica", "ic"),
+    ("icos", "ics"),
+    ("osis", "osis"),
+    ("itis", "itis"),
+    ("ia", "ia"),
+    ("ia", "y"),
+    ("dad", "ty"),
+    ("mente", "ly"),
+    ("oso", "ous"),
+    ("osa", "ous"),
+    ("ivo", "ive"),
+    ("iva", "ive"),
+    ("ante", "ant"),
+    ("ente", "ent"),
+    ("ar", "ate"),
+    ("ia", "is"),
+    ("ia", "ism"),
+    ("ar", "ary"),
+    ("ado", "ated"),
+    ("ada", "ated"),
+    ("ol", "ole"),
+    ("o", ""),
+    ("a", ""),
+    ("e", ""),
+    ("os", "s"),
+    ("as", "s"),
+    ("", ""),
+)
+
+
+def load_glossary(text: str) -> dict[str, str]:
+    """``spanish<TAB>english`` lines (``#`` comments) as a folded dictionary."""
+    glossary: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#") or "\t" not in line:
+            continue
+        spanish, english = line.split("\t", 1)
+        glossary[fold(spanish.strip())] = english.strip().casefold()
+    return glossary
+
+
+def translate(question: str, glossary: dict[str, str], vocabulary: Vocabulary) -> dict[str, str]:
+    """Spanish word -> English words for ``question``: the glossary's, else a cognate the notes
+    really use ("warfarina" -> "warfarin"), else nothing (the word stays as it is)."""
+    out: dict[str, str] = {}
+    for w in words(question):
+        if w in glossary:
+            out[w] = glossary[w]
+            continue
+        if w in QUESTION_WORDS_ES or len(w) < 4:
+            continue
+        found = _cognate(w, vocabulary)
+        if found:
+            out[w] = found
+    return out
+
+
+def _spellings(word: str) -> list[str]:
+    """``word`` and its English-looking spellings: "f" as "ph" (anafilaxia), without the "e"
+    Spanish puts before "s" + consonant (estatina)."""
+    out = [word]
+    if "f" in word:
+        out.append(word.replace("f", "ph"))
+    if re.match(r"es[bcdfgklmnpqrtvz]", word):
+        out += [s[1:] for s in list(out)]
+    return out
+
+
+def _cognate(word: str, vocabulary: Vocabulary) -> str:
+    """An English word the notes use that ``word`` is a cognate of, or ""."""
+    for spelling in _spellings(word):
+        for ending, english in _COGNATES:
+            if ending and not spelling.endswith(ending):
+                continue
+            candidate = (spelling[: len(spelling) - len(ending)] if ending else spelling) + english
+            if len(candidate) >= 3 and normal(candidate) in vocabulary:
+                return candidate
+    return ""
