@@ -593,6 +593,7 @@ class GeneratedRotationScenario(RotationScenario):
         if pending and not resume:
             raise Violation("rotation-generate: an unfinished rotation without its saved key")
         agent.close()
+        channel.info(unfinished=bool(pending))  # the kill landed inside a rotation
         channel.ready()
         while True:
             agent = self.agent(home, current)
