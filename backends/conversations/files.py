@@ -702,8 +702,8 @@ def rotate(
     if state is not None and state[0] != new_kid:
         raise RotationInProgressError(
             f"a key rotation to key id {state[0]} is unfinished; run it again with that key to "
-            f"resume it (this key has id {new_kid}); a generated key was saved: `custodia "
-            "rotate-key` without a new key finishes it with the saved one"
+            f"resume it (this key has id {new_kid}); when its key was saved (a generated key, "
+            "or the OS keyring), `custodia rotate-key` without a new key finishes it"
         )
     check_history_keys(folder, new_key, old_keys)
     done: set[str] = set()

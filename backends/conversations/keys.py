@@ -4,6 +4,11 @@ Key sources, first match wins: ``CONVERSATIONS_KEY`` (environment / config), the
 (service ``custodia``, entry ``conversations_key``) when a usable keyring backend exists, or
 a key set in the app for this session only (when no keyring is available, said so in the UI).
 
+The new key of an unfinished rotation (the *pending* key) is kept in the keyring too; a key
+``rotate-key --generate`` made, when no keyring holds it, in ``conversations/.rotation.key``
+(0600) from before the first file is rewritten until the rotation is finished — so an
+interrupted rotation never leaves files under a key nobody has.
+
 Every encrypted file records a *key id* next to its token: the first 16 hex digits of
 ``HMAC-SHA256(key, "custodia conversations key id")``. It reveals nothing about the key, and
 it tells a wrong key (another key id) from a damaged token (our key id, token does not
