@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -377,3 +377,12 @@ def save(config: Config) -> Path:
     os.chmod(tmp, 0o600)
     os.replace(tmp, file)
     return file
+
+
+def update_file(home: Path, change: Callable[[Config], Config]) -> Config:
+    """Apply ``change`` to the settings as ``custodia.toml`` has them (the environment's
+    overrides are not copied into it) and save; the saved configuration is returned. A file
+    that does not load is left as it is (:class:`ConfigError`)."""
+    saved = change(load({}, home=home))
+    save(saved)
+    return saved

@@ -106,6 +106,12 @@ class Services:
     def chat_for(self, assistant: str) -> ChatModel:
         return self.chat_choice_for(assistant).model
 
+    def use_folders(self, folders: tuple[str, ...]) -> Config:
+        """List the GGUF files of ``folders`` (besides ``<home>/models``) from now on."""
+        with self._lock:
+            self.config = replace(self.config, model_folders=tuple(folders)).validated()
+            return self.config
+
     def use_model(self, assistant: str, key: str) -> Config:
         """From now on ``assistant`` answers with ``key`` (its next answer loads it); the
         caller saves the returned configuration when the choice is to last."""

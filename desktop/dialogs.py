@@ -17,11 +17,14 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMessageBox,
     QPlainTextEdit,
     QProgressBar,
+    QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +33,8 @@ from backends import __version__, doctor
 from backends import config as config_module
 from backends.config import Config
 from backends.errors import ConfigError
+from backends.models import settings as generation
+from backends.models.registry import OFFERED_BUILTINS, ModelOption
 from backends.progress import Progress
 from backends.services import Services
 from desktop.workers import Emit, WorkerPool
@@ -53,13 +58,24 @@ class SettingsDialog(QDialog):
     the environment or the OS keyring.
     """
 
-    def __init__(self, config: Config, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        parent: QWidget | None = None,
+        options: list[ModelOption] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("settings_dialog")
         self.setWindowTitle(self.tr("Settings"))
         self.config = config
         self.saved: Config | None = None
         self.fields: dict[str, QWidget] = {}
+        #: ``models.<assistant>`` and ``generation.<assistant>.<setting>`` -> its widget
+        self.model_fields: dict[str, QWidget] = {}
+        #: what the model lists offer (the models folders are read by the caller, in a worker)
+        self.options = [o for o in options or [] if not o.problem] or [
+            ModelOption(key, label) for key, label in OFFERED_BUILTINS
+        ]
 
         layout = QVBoxLayout(self)
         intro = QLabel(
@@ -108,7 +124,11 @@ class SettingsDialog(QDialog):
             edit = QLineEdit(str(getattr(config, key)))
             edit.setObjectName(key)
             self._add(form, key, label, edit)
-        layout.addWidget(stores)
+        columns = QHBoxLayout()  # stores and models | assistants: fits a 768-pixel screen
+        left = QVBoxLayout()
+        columns.addLayout(left, 1)
+        layout.addLayout(columns)
+        left.addWidget(stores)
 
         models = QGroupBox(self.tr("Models"))
         mform = QFormLayout(models)
@@ -123,12 +143,15 @@ class SettingsDialog(QDialog):
                 True,
             ),
         )
-        self._add(
-            mform,
-            "chat_model",
-            self.tr("Chat model"),
-            _combo("chat_model", config_module.CHAT_MODELS, config.chat_model, True),
+        offered = tuple(o.key for o in self.options)  # never "scripted": it is for testers
+        chat_combo = _combo("chat_model", offered, config.chat_model, True)
+        chat_combo.setToolTip(
+            self.tr(
+                "Every assistant's model unless it has its own below (gguf:<path or name>, "
+                "ollama:<model>, openai:<model> can be typed)"
+            )
         )
+        self._add(mform, "chat_model", self.tr("Chat model (default)"), chat_combo)
         for key, label in (
             ("ollama_url", self.tr("Ollama URL")),
             ("openai_url", self.tr("OpenAI-compatible URL")),
@@ -141,7 +164,12 @@ class SettingsDialog(QDialog):
         timeout.setRange(0.5, config_module.MAX_TIMEOUT)
         timeout.setValue(config.network_timeout)
         self._add(mform, "network_timeout", self.tr("Network timeout (s)"), timeout)
-        layout.addWidget(models)
+        left.addWidget(models)
+        left.addStretch(1)
+        right = QVBoxLayout()
+        right.addWidget(self._build_assistants(offered))
+        right.addStretch(1)
+        columns.addLayout(right, 1)
 
         self.error_label = QLabel("")
         self.error_label.setObjectName("settings_error")
@@ -154,6 +182,126 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.buttons)
         self._mark_environment_overrides()
         self._connect_signals()
+
+    def _build_assistants(self, offered: tuple[str, ...]) -> QGroupBox:
+        """One page per assistant: its model and its generation settings."""
+        box = QGroupBox(self.tr("Assistants: model and generation settings"))
+        box_layout = QVBoxLayout(box)
+        self.assistant_tabs = QTabWidget()
+        self.assistant_tabs.setObjectName("settings_assistants")
+        self.assistant_tabs.setMinimumWidth(460)  # the four tabs' titles, uncut
+        box_layout.addWidget(self.assistant_tabs)
+        titles = {
+            "tutor": self.tr("Tutor"),
+            "memories": self.tr("Memories"),
+            "conversations": self.tr("Conversations"),
+            "multiagent": self.tr("Multi-agent"),
+        }
+        for assistant in generation.ASSISTANTS:
+            page = QWidget()
+            form = QFormLayout(page)
+            combo = _combo(
+                f"models_{assistant}", ("", *offered), self.config.models.get(assistant, ""), True
+            )
+            combo.setMinimumContentsLength(26)
+            combo.setToolTip(self.tr("Empty: the default chat model"))
+            var = f"CUSTODIA_{assistant.upper()}_MODEL"
+            if var in os.environ:
+                combo.setEnabled(False)
+                combo.setToolTip(
+                    self.tr("Set by {0} in the environment; the file keeps its own value.").format(
+                        var
+                    )
+                )
+            self.model_fields[f"models.{assistant}"] = combo
+            form.addRow(self.tr("Model (empty: the default)"), combo)
+            values = self.config.generation_for(assistant)
+            for name, widget, label in self._generation_widgets(assistant, values):
+                self.model_fields[f"generation.{assistant}.{name}"] = widget
+                form.addRow(label, widget)
+            self.assistant_tabs.addTab(page, titles[assistant])
+        return box
+
+    def _generation_widgets(
+        self, assistant: str, values: generation.GenerationSettings
+    ) -> list[tuple[str, QWidget, str]]:
+        out: list[tuple[str, QWidget, str]] = []
+
+        def real(name: str, value: float | None, step: float, label: str) -> None:
+            _kind, low, high = generation.LIMITS[name]
+            spin = QDoubleSpinBox()
+            spin.setDecimals(2)
+            spin.setSingleStep(step)
+            spin.setRange(low, high)
+            spin.setValue(float(value if value is not None else low))
+            out.append((name, spin, label))
+
+        def whole(name: str, value: int | None, label: str, special: str = "") -> None:
+            _kind, low, high = generation.LIMITS[name]
+            spin = QSpinBox()
+            spin.setRange(0 if special else int(low), int(high))
+            if special:
+                spin.setSpecialValueText(special)
+            spin.setValue(int(value or 0))
+            out.append((name, spin, label))
+
+        real("temperature", values.temperature, 0.05, self.tr("Temperature"))
+        real("top_p", values.top_p, 0.05, self.tr("Top-p"))
+        whole("max_tokens", values.max_tokens, self.tr("Max tokens"), self.tr("as asked"))
+        whole("context_size", values.context_size, self.tr("Context size (tokens)"))
+        whole("threads", values.threads, self.tr("Threads"), self.tr("automatic"))
+        real("repeat_penalty", values.repeat_penalty, 0.05, self.tr("Repeat penalty"))
+        prompt = QPlainTextEdit(values.system_prompt or "")
+        prompt.setPlaceholderText(self.tr("Added after the assistant's own instructions"))
+        prompt.setMaximumHeight(60)
+        out.append(("system_prompt", prompt, self.tr("System prompt")))
+        for name, widget, _label in out:
+            widget.setObjectName(f"generation_{assistant}_{name}")
+        return out
+
+    def model_values(self) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+        """``[models]`` and ``[generation.*]`` as edited: an assistant's table keeps only what
+        differs from what it would get without it (defaults and the model's own table)."""
+        models = dict(self.config.models)
+        tables = {k: v for k, v in self.config.generation.items()}
+        for assistant in generation.ASSISTANTS:
+            combo = self.model_fields[f"models.{assistant}"]
+            assert isinstance(combo, QComboBox)
+            key = combo.currentText().strip()
+            if key:
+                models[assistant] = key
+            else:
+                models.pop(assistant, None)
+            model = key or self.config.chat_model
+            others = {k: v for k, v in tables.items() if k != assistant}
+            base = generation.resolve(assistant, model, others)
+            table: dict[str, Any] = {}
+            for name in (
+                "temperature",
+                "top_p",
+                "max_tokens",
+                "context_size",
+                "threads",
+                "repeat_penalty",
+                "system_prompt",
+            ):
+                widget = self.model_fields[f"generation.{assistant}.{name}"]
+                value: Any
+                if isinstance(widget, QDoubleSpinBox):
+                    value = round(float(widget.value()), 2)
+                elif isinstance(widget, QSpinBox):
+                    value = int(widget.value())
+                    if name == "max_tokens" and value == 0:
+                        value = None  # "as asked": no ceiling
+                elif isinstance(widget, QPlainTextEdit):
+                    value = widget.toPlainText().strip()
+                if value != getattr(base, name) and not (name == "system_prompt" and not value):
+                    table[name] = value
+            if table:
+                tables[assistant] = table
+            else:
+                tables.pop(assistant, None)
+        return models, tables
 
     def _add(self, form: QFormLayout, key: str, label: str, widget: QWidget) -> None:
         self.fields[key] = widget
@@ -191,18 +339,22 @@ class SettingsDialog(QDialog):
 
     def candidate(self) -> Config:
         """The edited configuration, validated (raises :class:`ConfigError`)."""
-        return replace(self.config, **self.values()).validated()
+        models, tables = self.model_values()
+        return replace(self.config, **self.values(), models=models, generation=tables).validated()
 
     def _for_file(self, candidate: Config) -> Config:
         """``candidate`` with each environment-overridden setting as the file has it."""
-        if not self.overridden:
+        by_env = [a for a in generation.ASSISTANTS if f"CUSTODIA_{a.upper()}_MODEL" in os.environ]
+        if not self.overridden and not by_env:
             return candidate
         try:
             on_file = config_module.load({}, home=candidate.home)
         except ConfigError:  # an unreadable file is replaced: defaults for those settings
             on_file = Config(home=candidate.home)
+        models = {k: v for k, v in candidate.models.items() if k not in by_env}
+        models.update({a: on_file.models[a] for a in by_env if a in on_file.models})
         return replace(
-            candidate, **{key: getattr(on_file, key) for key in self.overridden}
+            candidate, **{key: getattr(on_file, key) for key in self.overridden}, models=models
         ).validated()
 
     def _on_accepted(self) -> None:
@@ -211,8 +363,12 @@ class SettingsDialog(QDialog):
             config_module.save(self._for_file(candidate))
         except ConfigError as err:
             self.error_label.setText(self.tr("Not saved — {0}").format(err))
-            widget = self.fields.get(err.key)
+            widget = self.fields.get(err.key) or self.model_fields.get(err.key)
             if widget is not None:
+                page = widget.parentWidget()
+                index = self.assistant_tabs.indexOf(page) if page is not None else -1
+                if index >= 0:
+                    self.assistant_tabs.setCurrentIndex(index)
                 widget.setFocus()
             return
         except OSError as err:

@@ -19,9 +19,12 @@ from PySide6.QtWidgets import (
 )
 
 from backends import doctor, preload
+from backends.models.registry import ModelOption, model_options
+from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
 from backends.services import Services
 from desktop.dialogs import AboutDialog, DoctorDialog, SettingsDialog
+from desktop.model_picker import TITLES, ModelPicker
 from desktop.tabs import build_tabs
 from desktop.workers import Emit, WorkerPool
 
@@ -48,6 +51,12 @@ class MainWindow(QMainWindow):
         self.services = services
         self.workers = WorkerPool(self)
         self.checks: list[doctor.Check] = []
+        #: what the model lists offer (read in a worker: the models folders' GGUF headers)
+        self.model_options: list[ModelOption] = []
+        #: assistant -> (what it answers with, why/details) for the status bar
+        self.tab_models: dict[str, tuple[str, str]] = {
+            a: (services.config.model_for(a), "") for a in ASSISTANTS
+        }
         self.setWindowTitle(self.tr("Custodia"))
         self.resize(1100, 720)
 
@@ -64,6 +73,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect_signals()
         self._start_checks()
+        self._list_models()
 
     # -- construction ----------------------------------------------------------------------
     def _build_status_bar(self) -> None:
@@ -81,7 +91,14 @@ class MainWindow(QMainWindow):
         self.health_label.setTextFormat(Qt.TextFormat.RichText)
         self.busy_label = QLabel("")
         self.busy_label.setObjectName("status_busy")
-        for label in (self.profile_label, self.chat_label, self.embedder_label):
+        self.tab_model_label = QLabel("")
+        self.tab_model_label.setObjectName("status_tab_model")
+        for label in (
+            self.tab_model_label,
+            self.profile_label,
+            self.chat_label,
+            self.embedder_label,
+        ):
             bar.addPermanentWidget(label)
         bar.addWidget(self.health_label)
         bar.addWidget(self.busy_label)
@@ -122,6 +139,9 @@ class MainWindow(QMainWindow):
         self.doctor_action = QAction(self.tr("Check stores and &models…"), self)
         self.doctor_action.setObjectName("action_doctor")
         tools_menu.addAction(self.doctor_action)
+        self.models_action = QAction(self.tr("&Models…"), self)
+        self.models_action.setObjectName("action_models")
+        tools_menu.addAction(self.models_action)
 
         help_menu = menu.addMenu(self.tr("&Help"))
         self.about_action = QAction(self.tr("&About Custodia"), self)
@@ -132,6 +152,10 @@ class MainWindow(QMainWindow):
         self.settings_action.triggered.connect(self._on_settings_triggered)
         self.quit_action.triggered.connect(self.close)
         self.doctor_action.triggered.connect(self._on_doctor_triggered)
+        self.models_action.triggered.connect(self._on_models_triggered)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+        for picker in self.findChildren(ModelPicker):
+            picker.model_loaded.connect(self._on_model_loaded)
         self.about_action.triggered.connect(self._on_about_triggered)
         for action in self.tab_actions:
             action.triggered.connect(self._on_tab_action_triggered)
@@ -162,9 +186,29 @@ class MainWindow(QMainWindow):
         handle.signals.succeeded.connect(self.checks_ready)
         handle.signals.failed.connect(self._on_checks_failed)
 
+    def _list_models(self) -> None:
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> list[ModelOption]:
+            return model_options(services.config)
+
+        handle = self.workers.start("list models", job)
+        handle.signals.succeeded.connect(self._on_models_listed)
+
+    def _on_models_listed(self, options: Any) -> None:
+        self.model_options = list(options)
+
     def _on_checks_ready(self, checks: Any) -> None:
         self.checks = list(checks)
         by_role = {c.role: c for c in self.checks}
+        for assistant in ASSISTANTS:  # what each tab answers with, as loaded by the checks
+            check = by_role.get(f"chat model ({assistant})", by_role.get("chat model"))
+            if check is not None:
+                if check.details.get("retrieval_only"):
+                    self.tab_models[assistant] = ("retrieval-only", check.reason)
+                else:
+                    self.tab_models[assistant] = (check.kind, check.reason)
+        self._show_tab_model()
         chat = by_role.get("chat model")
         if chat is not None:
             text = self.tr("Chat: {0}").format(chat.kind)
@@ -198,10 +242,38 @@ class MainWindow(QMainWindow):
     def _on_checks_failed(self, message: str, environment: bool) -> None:
         self.health_label.setText(self.tr("<b>Start-up checks failed:</b> {0}").format(message))
 
+    def _show_tab_model(self) -> None:
+        """The current tab's model in the status bar; every tab's in its tooltip."""
+        current = self.tabs.currentWidget()
+        name = current.objectName() if current is not None else ""
+        if name in self.tab_models:
+            shown, why = self.tab_models[name]
+            self.tab_model_label.setText(self.tr("{0}: {1}").format(self.tr(TITLES[name]), shown))
+        lines = []
+        for assistant, (shown, why) in self.tab_models.items():
+            lines.append(f"{self.tr(TITLES[assistant])}: {shown}" + (f" — {why}" if why else ""))
+        self.tab_model_label.setToolTip("\n".join(lines))
+
+    def _on_tab_changed(self, index: int) -> None:
+        self._show_tab_model()
+
+    def _on_model_loaded(self, assistant: str, shown: str, why: str) -> None:
+        self.tab_models[assistant] = (shown, why)
+        self._show_tab_model()
+
     # -- slots -----------------------------------------------------------------------------
     def _on_settings_triggered(self) -> None:
-        dialog = SettingsDialog(self.services.config, self)
+        dialog = SettingsDialog(self.services.config, self, self.model_options)
         dialog.exec()
+
+    def _on_models_triggered(self) -> None:
+        from desktop.models_dialog import ModelsDialog  # imported on first use
+
+        dialog = ModelsDialog(self.services, self.workers, self)
+        dialog.exec()
+        self._list_models()  # files added there are offered everywhere now
+        for picker in self.findChildren(ModelPicker):
+            picker.refresh()
 
     def _on_doctor_triggered(self) -> None:
         DoctorDialog(self.services, self.workers, self).exec()

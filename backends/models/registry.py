@@ -189,3 +189,50 @@ def create_chat_model(
     except CustodiaEnvironmentError as err:
         log.warning("chat model %s unavailable, using retrieval-only mode: %s", kind, err)
         return ChatChoice(RetrievalOnlyChat(str(err)), str(err))
+
+
+@dataclass(frozen=True)
+class ModelOption:
+    """One entry of a model list in the window (``key`` is what the config takes)."""
+
+    key: str
+    label: str
+    #: why the entry cannot chat ("" when it can): no template, unreadable, unknown architecture
+    problem: str = ""
+    info: local.GGUFInfo | None = None
+
+
+#: built-in choices offered to users, in order (``scripted`` is for testers: not offered)
+OFFERED_BUILTINS = (
+    ("smollm2", f"{SMOLLM2_NAME} (bundled, small)"),
+    ("retrieval-only", "Retrieval-only (no generation: the passages found)"),
+)
+
+
+def model_options(config: Config, current: tuple[str, ...] = ()) -> list[ModelOption]:
+    """What the window offers: the bundled model, retrieval-only, every GGUF in the models
+    folders (with why one cannot chat), the configured Ollama/OpenAI models, then ``current``
+    keys not listed yet (a tester's ``scripted`` is shown while it is the one in use).
+    Reads file headers: call it off the GUI thread."""
+    out = [ModelOption(key, label) for key, label in OFFERED_BUILTINS]
+    for found in local.list_models(model_folders(config)):
+        problem = ""
+        if found.error is not None:
+            problem = str(found.error).removeprefix(f"{found.path}: ")
+        elif found.info is not None:
+            try:
+                local.check_usable(found.info)
+            except local.GGUFError as err:
+                problem = str(err).removeprefix(f"{found.path}: ")
+        out.append(ModelOption(found.key, found.label, problem, found.info))
+    known = {o.key for o in out}
+    for key in (config.chat_model, *config.models.values(), *current):
+        if key and key not in known and key.partition(":")[0] in ("ollama", "openai"):
+            kind, _, name = key.partition(":")
+            out.append(ModelOption(key, f"{name} ({'Ollama' if kind == 'ollama' else 'server'})"))
+            known.add(key)
+    for key in current:
+        if key and key not in known:
+            out.append(ModelOption(key, f"{key} (in use)"))
+            known.add(key)
+    return out

@@ -51,6 +51,7 @@ from backends.memories.store import Hit
 from backends.models.chat import Message
 from backends.progress import Progress
 from backends.services import Services
+from desktop.model_picker import ModelPicker
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 #: memories shown in the list without a search (the rest are one search away)
@@ -233,6 +234,8 @@ class MemoriesTab(QWidget):
         chat = QWidget()
         layout = QVBoxLayout(chat)
         layout.setContentsMargins(0, 0, 0, 0)
+        self.model_picker = ModelPicker("memories", self.services, self.workers, self)
+        layout.addWidget(self.model_picker, 0, Qt.AlignmentFlag.AlignRight)
         self.transcript = QScrollArea()
         self.transcript.setObjectName("transcript")
         self.transcript.setWidgetResizable(True)

@@ -60,6 +60,7 @@ from backends.multiagent.sessions import PHASES, Session
 from backends.multiagent.tickets import LiveTicket
 from backends.progress import Progress
 from backends.services import Services
+from desktop.model_picker import ModelPicker
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 #: how long the feed worker waits per poll: it notices cancellation within this time
@@ -169,6 +170,8 @@ class MultiAgentTab(QWidget):
         self.resume_button.setToolTip(self.tr("Continue the selected unfinished session"))
         self.resume_button.setEnabled(False)
         top.addWidget(self.resume_button)
+        self.model_picker = ModelPicker("multiagent", self.services, self.workers, self)
+        top.addWidget(self.model_picker)
         layout.addLayout(top)
 
         status = QHBoxLayout()

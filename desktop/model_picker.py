@@ -1,0 +1,191 @@
+"""The model picker each chat tab shows in its header: which model this assistant answers with.
+
+Choosing an entry saves ``[models] <assistant> = "<key>"`` in ``custodia.toml`` and loads the
+model in a worker (memory checked first); the assistant's next answer comes from it. A model
+that cannot load leaves the assistant in retrieval-only mode, and the picker says why. The
+list (bundled model, retrieval-only, every GGUF in the models folders) is read in a worker too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+
+from backends import config as config_module
+from backends.models.registry import ChatChoice, ModelOption, model_options
+from backends.progress import Progress
+from backends.services import Services
+from desktop.workers import Emit, JobHandle, WorkerPool
+
+#: what the status line says of an assistant's model before it is loaded
+TITLES = {
+    "tutor": "Tutor",
+    "memories": "Memories",
+    "conversations": "Conversations",
+    "multiagent": "Multi-agent",
+}
+
+
+def describe_choice(choice: ChatChoice) -> tuple[str, str]:
+    """(short text, tooltip) for a loaded choice: the model's name, or retrieval-only + why."""
+    model = choice.model
+    if choice.fallback_reason:
+        return "retrieval-only", choice.fallback_reason
+    if model.retrieval_only:
+        return "retrieval-only", "chosen: answers are the passages found"
+    details = model.describe()
+    extra = []
+    if details.get("quantisation"):
+        extra.append(str(details["quantisation"]))
+    if details.get("context_tokens"):
+        extra.append(f"context {details['context_tokens']}")
+    return model.name, ", ".join(extra)
+
+
+class ModelPicker(QWidget):
+    """``Model: [combo]`` for one assistant. Object names: ``<assistant>_model_picker`` (the
+    combo box) and ``<assistant>_model_state`` (what is loaded, or why not)."""
+
+    #: (assistant, short text, tooltip) once the chosen model is loaded or refused
+    model_loaded = Signal(str, str, str)
+
+    def __init__(
+        self,
+        assistant: str,
+        services: Services,
+        workers: WorkerPool,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.assistant = assistant
+        self.services = services
+        self.workers = workers
+        self.setObjectName(f"{assistant}_model_row")
+        self._list_job: JobHandle | None = None
+        self._load_job: JobHandle | None = None
+        self._filling = False
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        label = QLabel(self.tr("Model:"))
+        layout.addWidget(label)
+        self.combo = QComboBox()
+        self.combo.setObjectName(f"{assistant}_model_picker")
+        self.combo.setMinimumContentsLength(18)
+        self.combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        label.setBuddy(self.combo)
+        layout.addWidget(self.combo)
+        self.state = QLabel("")
+        self.state.setObjectName(f"{assistant}_model_state")
+        self.state.setStyleSheet("color: #666")
+        layout.addWidget(self.state)
+        current = services.config.model_for(assistant)
+        self.combo.addItem(current, current)
+        self.env_var = f"CUSTODIA_{assistant.upper()}_MODEL"
+        if self.env_var in os.environ:
+            self.combo.setEnabled(False)
+            self.combo.setToolTip(
+                self.tr("Set by {0} in the environment for this session.").format(self.env_var)
+            )
+        else:
+            self.combo.setToolTip(
+                self.tr("The model this assistant answers with (saved in custodia.toml)")
+            )
+        self.combo.activated.connect(self._on_activated)
+        self.refresh()
+
+    # -- the list --------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Read the models folders again (in a worker) and list what is there."""
+        services, assistant = self.services, self.assistant
+
+        def job(progress: Progress, emit: Emit) -> list[ModelOption]:
+            config = services.config
+            return model_options(config, (config.model_for(assistant),))
+
+        self._list_job = self.workers.start(f"{assistant}: list models", job)
+        self._list_job.signals.succeeded.connect(self._on_listed)
+
+    def _on_listed(self, options: Any) -> None:
+        current = self.services.config.model_for(self.assistant)
+        self._filling = True
+        try:
+            self.combo.clear()
+            for option in options:
+                self.combo.addItem(option.label, option.key)
+                index = self.combo.count() - 1
+                if option.problem:  # listed, so the user sees it and why it cannot chat
+                    self.combo.setItemData(index, option.problem, Qt.ItemDataRole.ToolTipRole)
+                    model = self.combo.model()
+                    if isinstance(model, QStandardItemModel):
+                        model.item(index).setEnabled(False)
+            found = self.combo.findData(current)
+            self.combo.setCurrentIndex(max(found, 0))
+        finally:
+            self._filling = False
+
+    @property
+    def current_key(self) -> str:
+        return str(self.combo.currentData() or "")
+
+    # -- choosing --------------------------------------------------------------------------
+    def _on_activated(self, index: int) -> None:
+        if self._filling:
+            return
+        key = str(self.combo.itemData(index) or "")
+        if key and key != self.services.config.model_for(self.assistant):
+            self.choose(key)
+
+    def choose(self, key: str) -> JobHandle:
+        """Use ``key`` for this assistant from its next answer: saved, then loaded here."""
+        services, assistant = self.services, self.assistant
+        services.use_model(assistant, key)
+        self.state.setText(self.tr("loading {0}…").format(key))
+        self.state.setToolTip("")
+
+        def job(progress: Progress, emit: Emit) -> tuple[str, str, str]:
+            error = ""
+            try:
+                config_module.update_file(
+                    services.config.home,
+                    lambda c: replace(c, models={**c.models, assistant: key}),
+                )
+            except (config_module.ConfigError, OSError) as err:
+                error = f"not saved in custodia.toml: {err}"
+            progress.start(1, f"loading {key}")
+            shown, tip = describe_choice(services.chat_choice_for(assistant))
+            return shown, tip, error
+
+        self._load_job = self.workers.start(f"{assistant}: load model", job)
+        self._load_job.signals.succeeded.connect(self._on_loaded)
+        self._load_job.signals.failed.connect(self._on_load_failed)
+        return self._load_job
+
+    def _on_loaded(self, result: Any) -> None:
+        shown, tip, error = result
+        if shown == "retrieval-only":
+            self.state.setText(self.tr("retrieval-only — {0}").format(_short(tip)))
+        else:
+            self.state.setText(self.tr("ready"))
+        if error:
+            self.state.setText(self.state.text() + " — " + self.tr("not saved"))
+        self.state.setToolTip("\n".join(t for t in (tip, error) if t))
+        self.model_loaded.emit(self.assistant, shown, "\n".join(t for t in (tip, error) if t))
+
+    def _on_load_failed(self, message: str, environment: bool) -> None:
+        self.state.setText(self.tr("not loaded — {0}").format(_short(message)))
+        self.state.setToolTip(message)
+        self.model_loaded.emit(self.assistant, "unavailable", message)
+
+
+def _short(text: str, limit: int = 90) -> str:
+    """The reason without the file's path (the tooltip has all of it)."""
+    _head, sep, rest = text.partition(".gguf: ")
+    text = rest if sep else text
+    return text if len(text) <= limit else text[: limit - 1] + "…"

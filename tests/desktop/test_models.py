@@ -1,0 +1,278 @@
+"""Bring your own model in the window: Tools ▸ Models…, the picker in each chat tab, the
+Settings page per assistant, the status bar. Real GGUF files (the bundled SmolLM2 linked into
+the models folder, tiny ones written by the ``gguf`` writer)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QComboBox, QLabel, QTabWidget
+
+from backends import config as config_module
+from backends.config import Config
+from backends.models import local
+from backends.models.files import SMOLLM2_GGUF
+from backends.services import Services
+from desktop.dialogs import SettingsDialog
+from desktop.model_picker import ModelPicker
+from desktop.models_dialog import ModelsDialog
+from desktop.workers import WorkerPool
+from tests.backends.models.gguf_files import truncate, write_gguf
+
+T = TypeVar("T", bound=QObject)
+
+
+def child(parent: QObject, kind: type[T], name: str) -> T:
+    found = parent.findChild(kind, name)
+    assert found is not None, name
+    return found
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    (home / "models").mkdir(parents=True)
+    write_gguf(home / "models" / "tiny-chat.gguf", name="Tiny Chat")
+    write_gguf(home / "models" / "tiny-base.gguf", name="Tiny Base", template=None)
+    truncate(write_gguf(home / "models" / "cut.gguf"), -50)
+    return home
+
+
+@pytest.fixture
+def services(home: Path) -> Any:
+    services = Services(Config(home=home, embedder="hashing", chat_model="scripted").validated())
+    yield services
+    services.close()
+
+
+@pytest.fixture
+def workers(qtbot: Any) -> Any:
+    pool = WorkerPool()
+    yield pool
+    pool.shutdown()
+
+
+def _rows(dialog: ModelsDialog) -> dict[str, list[str]]:
+    table: Any = dialog.table
+    return {
+        table.item(r, 1).text(): [table.item(r, c).text() for c in range(table.columnCount())]
+        for r in range(table.rowCount())
+    }
+
+
+def test_models_dialog_lists_each_file_with_its_header(
+    qtbot: Any, services: Services, workers: WorkerPool
+) -> None:
+    dialog = ModelsDialog(services, workers)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 3, timeout=10_000)
+    rows = _rows(dialog)
+    chat = rows["tiny-chat.gguf"]
+    assert chat[0] == "Tiny Chat" and chat[2] == "llama" and chat[4] == "F16"
+    assert chat[5] == "4096" and chat[7] == "yes" and chat[9] == "ready"
+    assert chat[8].endswith("at 2048 tokens")
+    assert rows["tiny-base.gguf"][7] == "no" and "cannot chat" in rows["tiny-base.gguf"][9]
+    assert "truncated" in rows["cut.gguf"][9]
+    folders = child(dialog, QLabel, "models_folders").text()
+    assert str(services.config.path("models")) in folders and "memory available" in folders
+
+
+def test_a_file_too_large_for_the_memory_says_so_in_the_list(
+    qtbot: Any, home: Path, workers: WorkerPool
+) -> None:
+    cfg = Config(home=home, embedder="hashing", chat_model="scripted").validated()
+    tight = Services(cfg, memory=lambda: local.Memory(total=64 << 20, available=1 << 20))
+    dialog = ModelsDialog(tight, workers)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 3, timeout=10_000)
+    assert _rows(dialog)["tiny-chat.gguf"][9].startswith("too large: needs")
+    tight.close()
+
+
+def test_add_model_file_copies_with_progress_then_lists_it(
+    qtbot: Any, services: Services, workers: WorkerPool, tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(local, "COPY_BLOCK", 1024)
+    source = write_gguf(tmp_path / "Downloaded-Instruct.Q4_K_M.gguf", name="Downloaded")
+    dialog = ModelsDialog(services, workers)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 3, timeout=10_000)
+    seen: list[int] = []
+    handle = dialog.add_file(source)
+    handle.signals.progress.connect(lambda done, total, message: seen.append(done))
+    with qtbot.waitSignal(handle.signals.finished, timeout=10_000):
+        pass
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
+    assert seen and seen[-1] == 9
+    assert (services.config.path("models") / source.name).read_bytes() == source.read_bytes()
+    assert "Added Downloaded-Instruct.Q4_K_M.gguf" in dialog.status.text()
+    assert not dialog.progress_bar.isVisible() and dialog.add_file_button.isEnabled()
+
+
+def test_a_file_that_is_not_a_gguf_is_not_added(
+    qtbot: Any, services: Services, workers: WorkerPool, tmp_path: Path
+) -> None:
+    fake = tmp_path / "model.gguf"
+    fake.write_text("<html>404</html>")
+    dialog = ModelsDialog(services, workers)
+    qtbot.addWidget(dialog)
+    handle = dialog.add_file(fake)
+    with qtbot.waitSignal(handle.signals.finished, timeout=10_000):
+        pass
+    assert "Not added" in dialog.status.text() and "not a GGUF" in dialog.status.text()
+    assert not (services.config.path("models") / "model.gguf").exists()
+
+
+def test_add_folder_lists_its_files_and_saves_it(
+    qtbot: Any, services: Services, workers: WorkerPool, tmp_path: Path
+) -> None:
+    extra = tmp_path / "llms"
+    extra.mkdir()
+    write_gguf(extra / "elsewhere.gguf")
+    dialog = ModelsDialog(services, workers)
+    qtbot.addWidget(dialog)
+    dialog.add_folder(extra)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
+    assert services.config.model_folders == (str(extra),)
+    saved = tomllib.loads(services.config.path("custodia.toml").read_text())
+    assert saved["model_folders"] == [str(extra)]
+
+
+def test_picker_offers_files_not_the_test_model_and_switches_the_next_answer(
+    qtbot: Any, services: Services, workers: WorkerPool
+) -> None:
+    picker = ModelPicker("tutor", services, workers)
+    qtbot.addWidget(picker)
+    combo = child(picker, QComboBox, "tutor_model_picker")
+    qtbot.waitUntil(lambda: combo.findData("gguf:tiny-chat") >= 0, timeout=10_000)
+    keys = [combo.itemData(i) for i in range(combo.count())]
+    assert keys[:2] == ["smollm2", "retrieval-only"]
+    assert keys.count("scripted") == 1 and combo.currentData() == "scripted"  # in use: shown
+    assert combo.itemText(keys.index("gguf:tiny-base")).startswith("Tiny Base")
+    items: Any = combo.model()
+    assert not items.item(keys.index("gguf:tiny-base")).isEnabled()  # cannot chat
+    with qtbot.waitSignal(picker.model_loaded, timeout=10_000) as loaded:
+        picker.choose("retrieval-only")
+    assert loaded.args[0] == "tutor" and loaded.args[1] == "retrieval-only"
+    assert services.chat_for("tutor").retrieval_only  # the next answer
+    assert services.chat_for("memories").name == "scripted"
+    saved = config_module.load({}, home=services.config.home)
+    assert saved.models == {"tutor": "retrieval-only"}
+
+
+def test_picker_a_broken_file_leaves_retrieval_only_with_the_reason(
+    qtbot: Any, services: Services, workers: WorkerPool
+) -> None:
+    picker = ModelPicker("memories", services, workers)
+    qtbot.addWidget(picker)
+    with qtbot.waitSignal(picker.model_loaded, timeout=10_000) as loaded:
+        picker.choose("gguf:cut")
+    assert loaded.args[1] == "retrieval-only" and "truncated" in loaded.args[2]
+    state = child(picker, QLabel, "memories_model_state")
+    assert state.text().startswith("retrieval-only — the file is truncated")
+    assert services.chat_for("memories").retrieval_only
+
+
+def test_picker_follows_the_environment(
+    qtbot: Any, services: Services, workers: WorkerPool, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("CUSTODIA_TUTOR_MODEL", "scripted")
+    picker = ModelPicker("tutor", services, workers)
+    qtbot.addWidget(picker)
+    assert not picker.combo.isEnabled() and "CUSTODIA_TUTOR_MODEL" in picker.combo.toolTip()
+
+
+def test_settings_edit_a_model_and_settings_per_assistant(
+    qtbot: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    monkeypatch.setattr(QMessageBox, "information", lambda *a, **k: QMessageBox.StandardButton.Ok)
+    cfg = Config(home=tmp_path, embedder="hashing", chat_model="smollm2").validated()
+    dialog = SettingsDialog(cfg)
+    qtbot.addWidget(dialog)
+    chat = child(dialog, QComboBox, "chat_model")
+    assert "scripted" not in [chat.itemText(i) for i in range(chat.count())]
+    child(dialog, QComboBox, "models_tutor").setCurrentText("gguf:phi-3.5-mini")
+    fields: Any = dialog.model_fields
+    assert fields["generation.tutor.temperature"].value() == pytest.approx(0.1)
+    fields["generation.tutor.temperature"].setValue(0.3)
+    fields["generation.tutor.max_tokens"].setValue(200)
+    fields["generation.memories.system_prompt"].setPlainText("Be brief.")
+    dialog._on_accepted()
+    assert dialog.saved is not None, dialog.error_label.text()
+    saved = tomllib.loads((tmp_path / "custodia.toml").read_text())
+    assert saved["models"] == {"tutor": "gguf:phi-3.5-mini"}
+    assert saved["generation"] == {
+        "tutor": {"temperature": 0.3, "max_tokens": 200},
+        "memories": {"system_prompt": "Be brief."},
+    }
+
+
+def test_settings_a_bad_model_key_is_named_and_focused(qtbot: Any, tmp_path: Path) -> None:
+    dialog = SettingsDialog(Config(home=tmp_path).validated())
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.assistant_tabs.setCurrentIndex(0)
+    child(dialog, QComboBox, "models_multiagent").setCurrentText("gpt-9")
+    dialog._on_accepted()
+    assert dialog.saved is None
+    assert "models.multiagent" in dialog.error_label.text()
+    assert dialog.assistant_tabs.tabText(dialog.assistant_tabs.currentIndex()) == "Multi-agent"
+    assert not (tmp_path / "custodia.toml").exists()
+
+
+@pytest.mark.model
+def test_window_status_bar_and_pickers_show_each_tabs_model(qtbot: Any, tmp_path: Path) -> None:
+    try:
+        smollm2 = SMOLLM2_GGUF.verified()
+        import llama_cpp  # noqa: F401
+    except Exception as err:
+        pytest.skip(f"bundled SmolLM2 or llama.cpp not available: {err}")
+    from desktop.main_window import MainWindow
+
+    home = tmp_path / "home"
+    (home / "models").mkdir(parents=True)
+    (home / "models" / "my-tutor.gguf").symlink_to(smollm2)
+    cfg = Config(
+        home=home, embedder="hashing", chat_model="scripted", models={"tutor": "gguf:my-tutor"}
+    ).validated()
+    services = Services(cfg)
+    window = MainWindow(services)
+    qtbot.addWidget(window, before_close_func=lambda w: w.workers.shutdown())
+    with qtbot.waitSignal(window.checks_ready, timeout=60_000):
+        window.show()
+    tabs = child(window, QTabWidget, "assistants")
+    label = child(window, QLabel, "status_tab_model")
+    names = [tabs.widget(i).objectName() for i in range(4)]  # type: ignore[union-attr]
+    tabs.setCurrentIndex(names.index("tutor"))
+    assert label.text() == "Tutor: my-tutor"
+    tabs.setCurrentIndex(1)
+    assert label.text() == "Memories: scripted"
+    assert "Tutor: my-tutor" in label.toolTip()
+    for name in ("tutor", "memories", "multiagent"):
+        assert child(window, QComboBox, f"{name}_model_picker").count() >= 1
+    window.close()
+    services.close()
+
+
+def test_cancelling_a_copy_adds_nothing(
+    qtbot: Any, services: Services, workers: WorkerPool, tmp_path: Path
+) -> None:
+    source = write_gguf(tmp_path / "big.gguf")
+    dialog = ModelsDialog(services, workers)
+    qtbot.addWidget(dialog)
+    handle = dialog.add_file(source)
+    dialog.cancel_button.click()  # before the copy even starts: deterministic
+    with qtbot.waitSignal(handle.signals.finished, timeout=10_000):
+        pass
+    assert dialog.status.text().startswith("Copy cancelled; nothing was added.")
+    assert sorted(p.name for p in services.config.path("models").iterdir()) == [
+        "cut.gguf",
+        "tiny-base.gguf",
+        "tiny-chat.gguf",
+    ]
