@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMainWindow,
+    QMessageBox,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -424,6 +425,15 @@ class InspectorPane(QWidget):
         self.export_csv.setObjectName("export_csv")
         self.export_jsonl = QPushButton(self.tr("Export JSONL…"))
         self.export_jsonl.setObjectName("export_jsonl")
+        self.export_reveal = QCheckBox(self.tr("With questions and answers"))
+        self.export_reveal.setObjectName("export_reveal")
+        self.export_reveal.setToolTip(
+            self.tr(
+                "For an authorised reviewer: the export also holds each record's decrypted "
+                "fields (what was asked and the answer shown). The disclosure is recorded in "
+                "the audit log."
+            )
+        )
         self.refresh_log = QPushButton(self.tr("Refresh"))
         self.refresh_log.setObjectName("refresh_log")
         for widget in (
@@ -434,7 +444,7 @@ class InspectorPane(QWidget):
         ):
             actions.addWidget(widget)
         actions.addWidget(self.verify_status, 1)
-        for widget in (self.refresh_log, self.export_csv, self.export_jsonl):
+        for widget in (self.refresh_log, self.export_reveal, self.export_csv, self.export_jsonl):
             actions.addWidget(widget)
         layout.addLayout(actions)
         self.inspector_status = QLabel("")
@@ -714,15 +724,32 @@ class InspectorPane(QWidget):
         if path is not None:
             self.export_to(path, "jsonl")
 
+    def _confirm_reveal(self) -> bool:
+        """Asked before an export with decrypted fields (tests replace this method)."""
+        answer = QMessageBox.question(
+            self,
+            self.tr("Export decrypted questions and answers?"),
+            self.tr(
+                "The file will hold, in clear, what each person asked and the answer they "
+                "were shown. Export it only if you are authorised to read it, and keep it "
+                "safe. The export is recorded in the audit log."
+            ),
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
     def export_to(self, path: Path, fmt: str) -> None:
-        """Export the records the filters show to ``path`` in a worker."""
+        """Export the records the filters show to ``path`` in a worker (with their decrypted
+        fields when ``export_reveal`` is checked and the reviewer confirms)."""
         if self.service is None:
             return
         service = self.service
         flt = self.current_filter()
+        reveal = self.export_reveal.isChecked()
+        if reveal and not self._confirm_reveal():
+            return
 
         def job(progress: Progress, emit: Emit) -> int:
-            return service.export_file(path, fmt, flt, progress)
+            return service.export_file(path, fmt, flt, progress, reveal=reveal)
 
         self.inspector_status.setText(self.tr("Exporting to {0}…").format(path))
         handle = self.workers.start("audit inspector: export", job)

@@ -158,11 +158,11 @@ def _cmd_export(args: argparse.Namespace, services: Services) -> int:
         until=args.until or "",
     )
     if args.output:
-        count = service.export_file(Path(args.output), args.format, flt)
+        count = service.export_file(Path(args.output), args.format, flt, reveal=args.reveal)
         print(f"exported {count} records to {args.output}", file=sys.stderr)
     else:
         try:
-            count = service.export(sys.stdout, args.format, flt)
+            count = service.export(sys.stdout, args.format, flt, reveal=args.reveal)
             sys.stdout.flush()  # a reader that left is noticed here, not at exit
         except BrokenPipeError:  # `custodia audit export … | head`: stop quietly
             silence_stdout()
@@ -283,6 +283,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help=f"from this time (inclusive): {TIME_FORMS}",
     )
     p.add_argument("--until", metavar="TIME", type=record_time, help="before this time (exclusive)")
+    p.add_argument(
+        "--reveal",
+        action="store_true",
+        help="for an authorised reviewer: add a 'personal' column with the decrypted fields "
+        "(the tutor's question and the answer shown); the disclosure is itself recorded in "
+        "the audit log",
+    )
     p.set_defaults(handler=_cmd_export)
 
     p = commands.add_parser("checkpoint", help="verify, then sign and store a checkpoint")

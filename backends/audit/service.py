@@ -50,6 +50,8 @@ SIGNING_KEY_FILE = "audit-signing.key"
 CHECKPOINTS_FILE = "audit-checkpoints.jsonl"
 ERASED_EVENT = "person.erased"
 EXPORT_FORMATS = ("csv", "jsonl")
+#: the event chained when an export holds decrypted personal fields
+REVEALED_EXPORT = "audit.export_revealed"
 EXPORT_COLUMNS = ("seq", "time", "event", "pseudonym", "status", "data", "hash", "record")
 
 
@@ -315,12 +317,17 @@ class AuditService:
         fmt: str,
         flt: Filter | None = None,
         progress: Progress | None = None,
+        reveal: bool = False,
     ) -> int:
         """Write the records to ``out`` as CSV or JSON lines; return how many.
 
         Each row carries the canonical ``record`` text and its ``hash``, so an export can be
         re-verified elsewhere. Personal fields appear only sealed (inside ``record``): an
-        export never holds a key or a decrypted personal field.
+        export never holds a key or a decrypted personal field — unless ``reveal`` is asked
+        for (an authorised reviewer reading what students asked and were shown, CT9). Then a
+        ``personal`` column holds each record's opened fields (empty for an erased person: a
+        shredded key opens nothing), and the disclosure itself is chained as an
+        :data:`REVEALED_EXPORT` record.
         """
         if fmt not in EXPORT_FORMATS:
             raise ValueError(f"export format must be one of {EXPORT_FORMATS}, not {fmt!r}")
@@ -330,7 +337,7 @@ class AuditService:
         erased: dict[str, bool] = {}
         writer = csv.writer(out) if fmt == "csv" else None
         if writer is not None:
-            writer.writerow(EXPORT_COLUMNS)
+            writer.writerow((*EXPORT_COLUMNS, "personal") if reveal else EXPORT_COLUMNS)
         count = 0
         for entry in self.entries(flt):
             status = ""
@@ -348,10 +355,14 @@ class AuditService:
                 "hash": entry.hash,
                 "record": entry.record,
             }
+            if reveal:
+                row["personal"] = (self.reveal(entry).personal or "") if entry.sealed else ""
             if writer is not None:
                 writer.writerow(
                     [
-                        json.dumps(v, sort_keys=True, ensure_ascii=False) if k == "data" else v
+                        json.dumps(v, sort_keys=True, ensure_ascii=False)
+                        if k == "data" or (k == "personal" and v != "")
+                        else v
                         for k, v in row.items()
                     ]
                 )
@@ -361,10 +372,23 @@ class AuditService:
             if count % 5_000 == 0:
                 progress.advance(5_000)
         progress.advance(count % 5_000)
+        if reveal:  # who read what students were told is itself on the record
+            self.append(
+                REVEALED_EXPORT,
+                None,
+                records=count,
+                format=fmt,
+                filter={k: v for k, v in vars(flt).items() if v},
+            )
         return count
 
     def export_file(
-        self, path: Path, fmt: str, flt: Filter | None = None, progress: Progress | None = None
+        self,
+        path: Path,
+        fmt: str,
+        flt: Filter | None = None,
+        progress: Progress | None = None,
+        reveal: bool = False,
     ) -> int:
         """:meth:`export` to a new 0600 file (replaced atomically when complete)."""
         import os
@@ -373,7 +397,7 @@ class AuditService:
         try:
             fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                count = self.export(fh, fmt, flt, progress)
+                count = self.export(fh, fmt, flt, progress, reveal=reveal)
             os.replace(tmp, path)
         except OSError as err:
             raise CustodiaEnvironmentError(f"{path}: cannot write the export: {err}") from err

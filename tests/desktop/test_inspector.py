@@ -213,6 +213,25 @@ def test_export_csv_and_jsonl(
     assert csv_target.read_text().startswith("seq,time,event")
 
 
+def test_an_export_with_questions_and_answers_is_confirmed_first(
+    qtbot: Any, pane: InspectorPane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "revealed.jsonl"
+    monkeypatch.setattr(pane, "_ask_export_path", lambda fmt: target)
+    answers: list[bool] = [False]
+    monkeypatch.setattr(pane, "_confirm_reveal", lambda: answers.pop(0))
+    pane.export_reveal.setChecked(True)
+    pane.export_jsonl.click()  # declined: nothing is written
+    qtbot.wait(200)
+    assert not target.exists()
+    answers.append(True)
+    with qtbot.waitSignal(pane.exported, timeout=10_000) as blocker:
+        pane.export_jsonl.click()
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    assert len(rows) == blocker.args[0] and all("personal" in r for r in rows)
+    assert any(isinstance(r["personal"], dict) for r in rows)
+
+
 def test_opens_from_the_view_menu(qtbot: Any, custodia_window: Any) -> None:
     action = custodia_window.findChild(QAction, "action_inspector")
     assert action is not None and action.shortcut().toString() == "Ctrl+I"

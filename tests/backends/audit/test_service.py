@@ -11,7 +11,7 @@ import pytest
 
 from backends.audit.checkpoints import CheckpointError
 from backends.audit.log import Filter
-from backends.audit.service import AuditService, ChainBrokenError, export_text
+from backends.audit.service import REVEALED_EXPORT, AuditService, ChainBrokenError, export_text
 from backends.audit.verify import verify_records
 from backends.config import Config
 
@@ -91,6 +91,33 @@ def test_exports_are_verifiable_and_hold_no_plaintext(
     out = tmp_path / "export.csv"
     assert service.export_file(out, "csv") == 3
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
+
+
+def test_an_authorised_export_reveals_what_was_asked_and_shown_and_is_itself_recorded(
+    service: AuditService,
+) -> None:
+    shown = {"question": "¿Antídoto del paracetamol?", "answer": "acetylcysteine [1]."}
+    service.append("tutor.turn", "ana", personal=shown, model="m")
+    service.append("tutor.turn", "beto", personal={"question": "Beto's question"})
+    service.forget("beto")
+    assert "acetylcysteine" not in export_text(service, "jsonl")  # by default: sealed only
+    before = len(list(service.entries()))
+    buffer = io.StringIO()
+    assert service.export(buffer, "jsonl", reveal=True) == before
+    rows = [json.loads(line) for line in buffer.getvalue().splitlines()]
+    assert rows[0]["personal"] == shown  # opened with ana's key
+    assert rows[1]["personal"] == ""  # beto's key is shredded: nothing to open
+    assert all(r["personal"] == "" for r in rows[2:])
+    # the disclosure is chained: who read the fields, how many records, which filter
+    last = list(service.entries())[-1]
+    assert last.event_type == REVEALED_EXPORT and last.data["records"] == before
+    assert service.verify().ok
+    table = list(csv.DictReader(io.StringIO(export_text(service, "csv"))))
+    assert "personal" not in table[0]
+    buffer = io.StringIO()
+    service.export(buffer, "csv", Filter(event_type="tutor.turn"), reveal=True)
+    revealed = list(csv.DictReader(io.StringIO(buffer.getvalue())))
+    assert json.loads(revealed[0]["personal"]) == shown and revealed[1]["personal"] == ""
 
 
 def test_reveal_statuses(service: AuditService) -> None:
