@@ -36,7 +36,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from backends.audit.record import canonical, utc_now
 from backends.audit.sqlite_log import migrate_locked
 from backends.errors import StoreUnavailableError
-from backends.stores.sqlite import Migration, connect
+from backends.stores.engines.sqlite import Migration, connect
 from backends.text import checked_text
 
 SEAL_PREFIX = "v1."

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from backends.audit.log import AuditLogError, ChainBatch, Filter, Head
 from backends.audit.record import Draft, Entry, chain_drafts
-from backends.stores.sqlite import Migration, connect, migrate
+from backends.stores.engines.sqlite import Migration, connect, migrate
 
 if TYPE_CHECKING:
     from backends.audit.checkpoints import Checkpoint

@@ -28,7 +28,7 @@ from backends.conversations.errors import ConversationError, ConversationNotFoun
 from backends.conversations.files import SUFFIX, ConversationFiles, FileStamp
 from backends.errors import StoreUnavailableError
 from backends.progress import Progress
-from backends.stores.sqlite import Migration, connect, migrate
+from backends.stores.engines.sqlite import Migration, connect, migrate
 
 log = logging.getLogger(__name__)
 

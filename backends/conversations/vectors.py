@@ -35,7 +35,7 @@ from backends.conversations.index import ConversationIndex, row_for
 from backends.errors import DimensionMismatchError, InvalidVectorError
 from backends.models.embedders import Embedder
 from backends.progress import Progress
-from backends.stores import chroma
+from backends.stores.engines import chroma
 
 log = logging.getLogger(__name__)
 

@@ -45,7 +45,7 @@ from backends.errors import (
     StoreUnavailableError,
 )
 from backends.progress import Progress
-from backends.stores.sqlite import Migration, connect, migrate
+from backends.stores.engines.sqlite import Migration, connect, migrate
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from backends.errors import StoreUnavailableError
 from backends.multiagent.health import OK, LayerState
 from backends.multiagent.ttl import TTLStore
-from backends.stores.sqlite import Migration, connect, migrate
+from backends.stores.engines.sqlite import Migration, connect, migrate
 
 log = logging.getLogger(__name__)
 

@@ -43,7 +43,7 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
-from backends.stores.sqlite import connect, migrate
+from backends.stores.engines.sqlite import connect, migrate
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
-from backends.stores.sqlite import connect, migrate
+from backends.stores.engines.sqlite import connect, migrate
 from backends.text import bad_character, printable
 
 SHARED = "shared"

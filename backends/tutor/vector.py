@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.errors import DimensionMismatchError, StoreUnavailableError
-from backends.stores import chroma
+from backends.stores.engines import chroma
 
 COLLECTION = "tutor_chunks"
 

@@ -222,7 +222,7 @@ def _cap(conn: Any) -> None:
 
 def test_a_migration_on_a_full_disk_is_a_typed_error(home: Path) -> None:
     from backends.errors import StoreUnavailableError
-    from backends.stores.sqlite import connect, migrate
+    from backends.stores.engines.sqlite import connect, migrate
 
     conn = connect(home / "m.sqlite3")
     _cap(conn)

@@ -9,7 +9,7 @@ zygote (a crash must not take the test runner with it) the way the app does at s
 Finding (docs/THREAT_MODEL.md): Chroma's HNSW loader (native code) trusts its files. A
 truncated ``header.bin`` or a ``data_level0.bin`` full of garbage killed the process with
 SIGSEGV before Python could do anything (and so, once in ~1,000 kills, did a segment torn by
-a kill mid-persist). ``backends/stores/hnsw_check.py`` now checks the files before chromadb
+a kill mid-persist). ``backends/stores/engines/hnsw_check.py`` now checks the files before chromadb
 loads them and a damaged folder is discarded and rebuilt; every case here must come up.
 Damage Chroma reports as an error is repaired by rebuilding the index from the files.
 """

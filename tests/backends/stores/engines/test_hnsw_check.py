@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backends.stores import chroma, hnsw_check
+from backends.stores.engines import chroma, hnsw_check
 from tests.harness.damage import damage_file
 
 
@@ -88,7 +88,7 @@ def test_open_local_discards_a_damaged_folder(tmp_path: Path) -> None:
     script = (
         "import logging, sys; logging.basicConfig(level=logging.WARNING)\n"
         "from pathlib import Path\n"
-        "from backends.stores import chroma\n"
+        "from backends.stores.engines import chroma\n"
         "print(len(chroma.open_local(Path(sys.argv[1])).list_collections()))\n"
     )
     done = subprocess.run(
@@ -96,7 +96,7 @@ def test_open_local_discards_a_damaged_folder(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        cwd=Path(__file__).resolve().parents[3],
+        cwd=Path(__file__).resolve().parents[4],
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "0"  # a fresh, empty index: its owner rebuilds it

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from backends.errors import CustodiaEnvironmentError, DimensionMismatchError, StoreUnavailableError
 from backends.net import require_loopback
-from backends.stores import hnsw_check
+from backends.stores.engines import hnsw_check
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from backends.errors import StoreUnavailableError
-from backends.stores.sqlite import connect, migrate
+from backends.stores.engines.sqlite import connect, migrate
 
 MIGRATIONS = [
     ("create t", "CREATE TABLE t (x INTEGER)"),
@@ -50,8 +50,8 @@ def test_corrupt_file_is_a_typed_error(tmp_path: Path) -> None:
 def test_two_processes_migrating_a_new_file_at_once(tmp_path: Path) -> None:
     path = tmp_path / "race.sqlite3"
     code = (
-        "import pathlib; from backends.stores.sqlite import connect, migrate;"
-        "from tests.backends.stores.test_sqlite import MIGRATIONS;"
+        "import pathlib; from backends.stores.engines.sqlite import connect, migrate;"
+        "from tests.backends.stores.engines.test_sqlite import MIGRATIONS;"
         f"p = pathlib.Path({str(path)!r});"
         "[migrate(connect(p), MIGRATIONS) for _ in range(3)]"
     )
