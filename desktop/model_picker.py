@@ -75,7 +75,7 @@ class ModelPicker(QWidget):
         layout.addWidget(label)
         self.combo = QComboBox()
         self.combo.setObjectName(f"{assistant}_model_picker")
-        self.combo.setMinimumContentsLength(18)
+        self.combo.setMinimumContentsLength(26)
         self.combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )

@@ -37,8 +37,8 @@ from backends.services import Services
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 COLUMNS = (
-    "Name",
     "File",
+    "Name",
     "Architecture",
     "Parameters",
     "Quantisation",
@@ -53,7 +53,13 @@ COLUMNS = (
 def _parameters(count: int) -> str:
     if count >= 1_000_000_000:
         return f"{count / 1e9:.1f}B"
-    return f"{count / 1e6:.0f}M"
+    if count >= 1_000_000:
+        return f"{count / 1e6:.0f}M"
+    return f"{count / 1e3:.1f}K"
+
+
+def _size(size: int) -> str:
+    return local.human_size(size) if size >= 1 << 20 else f"{size / 1024:.0f} KB"
 
 
 class ModelsDialog(QDialog):
@@ -65,7 +71,7 @@ class ModelsDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("models_dialog")
         self.setWindowTitle(self.tr("Models"))
-        self.resize(1040, 420)
+        self.resize(1340, 420)
         self.services = services
         self.workers = workers
         self.found: list[local.LocalModel] = []
@@ -86,6 +92,7 @@ class ModelsDialog(QDialog):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
+        self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
@@ -129,6 +136,7 @@ class ModelsDialog(QDialog):
         self.add_file_button.clicked.connect(self._on_add_file_clicked)
         self.add_folder_button.clicked.connect(self._on_add_folder_clicked)
         self.refresh_button.clicked.connect(self.refresh)
+        self.table.currentCellChanged.connect(self._on_current_cell_changed)
         self.cancel_button.clicked.connect(self._on_cancel_clicked)
         self.refresh()
 
@@ -157,10 +165,11 @@ class ModelsDialog(QDialog):
         )
         self.table.setRowCount(len(self.found))
         for row, model in enumerate(self.found):
-            for column, text in enumerate(self._cells(model, memory)):
+            cells, why = self._cells(model, memory)
+            for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setData(Qt.ItemDataRole.UserRole, model.key)
-                item.setToolTip(f"{model.key}\n{model.path}")
+                item.setToolTip("\n".join(t for t in (model.key, str(model.path), why) if t))
                 self.table.setItem(row, column, item)
         if self.copy_job is None or not self.copy_job.running:
             count = (
@@ -175,41 +184,60 @@ class ModelsDialog(QDialog):
             )
             self.status.setText(f"{self.notice}\n{count}" if self.notice else count)
 
-    def _cells(self, model: local.LocalModel, memory: local.Memory) -> list[str]:
+    def _short(self, err: local.GGUFError | None, needed: int, memory: local.Memory) -> str:
+        """A status that fits its column (the row's tooltip has the whole reason)."""
+        kind = err.kind if err is not None else ""
+        return {
+            "not-gguf": self.tr("not a GGUF file"),
+            "truncated": self.tr("truncated: copy it again"),
+            "version": self.tr("GGUF version not supported"),
+            "no-template": self.tr("no chat template: cannot chat"),
+            "architecture": self.tr("architecture not supported"),
+            "memory": self.tr("too large: needs {0}, {1} available").format(
+                local.human_size(needed), local.human_size(memory.available)
+            ),
+            "": self.tr("ready"),
+        }.get(kind, str(err))
+
+    def _cells(self, model: local.LocalModel, memory: local.Memory) -> tuple[list[str], str]:
+        """The row's texts, and the whole reason it cannot be used ("" when it can)."""
         info = model.info
         if info is None:
             reason = str(model.error).removeprefix(f"{model.path}: ")
-            return [model.path.stem, model.path.name, "", "", "", "", "", "", "", reason]
+            status = self._short(model.error, 0, memory)
+            return [model.path.name, "", "", "", "", "", "", "", "", status], reason
         config = self.services.config
         context = resolve("", model.key, config.generation).context_size
         context = min(
             context or RUNTIME_DEFAULTS.context_size or 2048, info.context_length or 1 << 30
         )
         needed = info.memory_needed(context)
-        status = self.tr("ready")
+        problem: local.GGUFError | None = None
         try:
             local.check_usable(info)
             local.check_fits(info, context, memory)
         except local.GGUFError as err:
-            status = {
-                "no-template": self.tr("no chat template: cannot chat (a base model)"),
-                "architecture": self.tr("architecture not supported"),
-                "memory": self.tr("too large: needs {0}, {1} available").format(
-                    local.human_size(needed), local.human_size(memory.available)
-                ),
-            }.get(err.kind, str(err))
-        return [
-            info.name,
+            problem = err
+        cells = [
             model.path.name,
+            info.name,
             info.architecture,
             _parameters(info.parameters),
             info.quantisation,
             str(info.context_length or "?"),
-            local.human_size(info.file_size),
+            _size(info.file_size),
             self.tr("yes") if info.has_chat_template else self.tr("no"),
             self.tr("{0} at {1} tokens").format(local.human_size(needed), context),
-            status,
+            self._short(problem, needed, memory),
         ]
+        reason = str(problem).removeprefix(f"{model.path}: ") if problem else ""
+        return cells, reason
+
+    def _on_current_cell_changed(self, row: int, column: int, old_row: int, old: int) -> None:
+        """The selected file's key and, when it cannot be used, the whole reason."""
+        item = self.table.item(row, 0)
+        if item is not None:
+            self.status.setText(item.toolTip())
 
     def _on_failed(self, message: str, environment: bool) -> None:
         self.status.setText(self.tr("Could not read the models folders: {0}").format(message))

@@ -405,8 +405,9 @@ class LocalModel:
     @property
     def label(self) -> str:
         if self.info is None:
-            return f"{self.path.name} (unusable)"
-        return f"{self.info.name} · {self.info.quantisation} (GGUF)"
+            return f"{self.path.stem} (unusable)"
+        return f"{self.path.stem} (GGUF)"  # the file's name: what the user copied, and the
+        # name answers are recorded under (the header's general.name is often a build name)
 
 
 def key_for(path: Path, folders: list[Path]) -> str:

@@ -19,7 +19,7 @@ from backends.models.files import SMOLLM2_GGUF
 from backends.services import Services
 from desktop.dialogs import SettingsDialog
 from desktop.model_picker import ModelPicker
-from desktop.models_dialog import ModelsDialog
+from desktop.models_dialog import COLUMNS, ModelsDialog
 from desktop.workers import WorkerPool
 from tests.backends.models.gguf_files import truncate, write_gguf
 
@@ -56,10 +56,13 @@ def workers(qtbot: Any) -> Any:
     pool.shutdown()
 
 
-def _rows(dialog: ModelsDialog) -> dict[str, list[str]]:
+def _rows(dialog: ModelsDialog) -> dict[str, dict[str, str]]:
+    """File name -> {column title: text}."""
     table: Any = dialog.table
     return {
-        table.item(r, 1).text(): [table.item(r, c).text() for c in range(table.columnCount())]
+        table.item(r, 0).text(): {
+            COLUMNS[c]: table.item(r, c).text() for c in range(table.columnCount())
+        }
         for r in range(table.rowCount())
     }
 
@@ -72,11 +75,17 @@ def test_models_dialog_lists_each_file_with_its_header(
     qtbot.waitUntil(lambda: dialog.table.rowCount() == 3, timeout=10_000)
     rows = _rows(dialog)
     chat = rows["tiny-chat.gguf"]
-    assert chat[0] == "Tiny Chat" and chat[2] == "llama" and chat[4] == "F16"
-    assert chat[5] == "4096" and chat[7] == "yes" and chat[9] == "ready"
-    assert chat[8].endswith("at 2048 tokens")
-    assert rows["tiny-base.gguf"][7] == "no" and "cannot chat" in rows["tiny-base.gguf"][9]
-    assert "truncated" in rows["cut.gguf"][9]
+    assert (chat["Name"], chat["Architecture"], chat["Quantisation"]) == (
+        "Tiny Chat",
+        "llama",
+        "F16",
+    )
+    assert (chat["Context"], chat["Chat template"], chat["Status"]) == ("4096", "yes", "ready")
+    assert chat["Parameters"] == "2.1K" and chat["Size"] == "8 KB"
+    assert chat["Memory needed"].endswith("at 2048 tokens")
+    base = rows["tiny-base.gguf"]
+    assert base["Chat template"] == "no" and "cannot chat" in base["Status"]
+    assert "truncated" in rows["cut.gguf"]["Status"]
     folders = child(dialog, QLabel, "models_folders").text()
     assert str(services.config.path("models")) in folders and "memory available" in folders
 
@@ -89,7 +98,7 @@ def test_a_file_too_large_for_the_memory_says_so_in_the_list(
     dialog = ModelsDialog(tight, workers)
     qtbot.addWidget(dialog)
     qtbot.waitUntil(lambda: dialog.table.rowCount() == 3, timeout=10_000)
-    assert _rows(dialog)["tiny-chat.gguf"][9].startswith("too large: needs")
+    assert _rows(dialog)["tiny-chat.gguf"]["Status"].startswith("too large: needs")
     tight.close()
 
 
@@ -152,7 +161,7 @@ def test_picker_offers_files_not_the_test_model_and_switches_the_next_answer(
     keys = [combo.itemData(i) for i in range(combo.count())]
     assert keys[:2] == ["smollm2", "retrieval-only"]
     assert keys.count("scripted") == 1 and combo.currentData() == "scripted"  # in use: shown
-    assert combo.itemText(keys.index("gguf:tiny-base")).startswith("Tiny Base")
+    assert combo.itemText(keys.index("gguf:tiny-base")) == "tiny-base (GGUF)"
     items: Any = combo.model()
     assert not items.item(keys.index("gguf:tiny-base")).isEnabled()  # cannot chat
     with qtbot.waitSignal(picker.model_loaded, timeout=10_000) as loaded:

@@ -135,7 +135,7 @@ def test_models_folders_list_every_gguf_with_its_header_or_its_error(tmp_path: P
     assert found["good.gguf"].key == "gguf:good" and found["good.gguf"].info is not None
     assert found["other.gguf"].key == "gguf:other"
     nested = found["nested.gguf"]
-    assert nested.key == f"gguf:{nested.path}" and nested.label.startswith("Nested")
+    assert nested.key == f"gguf:{nested.path}" and nested.label == "nested (GGUF)"
     broken = found["broken.gguf"]
     assert broken.info is None and broken.error is not None and broken.error.kind == "not-gguf"
 
