@@ -88,6 +88,7 @@ PASSAGE_CHARS = 400
 #: provider recorded for each kind of configured chat model
 PROVIDERS = {
     "smollm2": "llama.cpp",
+    "gguf": "llama.cpp",
     "scripted": "scripted",
     "retrieval-only": "retrieval-only",
     "ollama": "ollama",
@@ -517,6 +518,12 @@ class ConversationAgent:
         for key, label in (("retrieval-only", "Retrieval-only (no generation)"),):
             if key != configured:
                 out.append(ModelChoice(key, key, key, label))
+        from backends.models.registry import model_options  # reads GGUF headers (cached)
+
+        for option in model_options(self.config):  # the user's GGUF files that can chat
+            if option.key.startswith("gguf:") and not option.problem and option.key != configured:
+                name = option.key.removeprefix("gguf:")
+                out.append(ModelChoice(option.key, "llama.cpp", name, option.label))
         return out
 
     def discover_models(self, timeout: float = 1.0) -> list[ModelChoice]:
@@ -552,8 +559,8 @@ class ConversationAgent:
             if candidate.key == key:
                 return candidate
         kind, _, arg = key.partition(":")
-        if kind in ("ollama", "openai") and arg:
-            return ModelChoice(key, kind, arg, f"{arg} ({kind})")
+        if kind in ("ollama", "openai", "gguf") and arg:
+            return ModelChoice(key, PROVIDERS[kind], arg, f"{arg} ({kind})")
         raise CustodiaEnvironmentError(
             f"unknown model {key!r}; choose one of "
             f"{', '.join(c.key for c in self.model_choices())}, ollama:<model>, openai:<model>"

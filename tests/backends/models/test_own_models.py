@@ -252,3 +252,30 @@ def test_the_tutor_answers_with_a_user_picked_gguf(
     finally:
         tutor.close()
         services.close()
+
+
+def test_conversations_offer_the_users_gguf_files_never_the_test_model(tmp_path: Path) -> None:
+    from backends.conversations.agent import ConversationAgent
+    from backends.models.embedders import HashingEmbedder
+
+    (tmp_path / "models").mkdir()
+    write_gguf(tmp_path / "models" / "chatty.gguf")
+    write_gguf(tmp_path / "models" / "base.gguf", template=None)
+    cfg = Config(home=tmp_path, chat_model="smollm2", models={"conversations": "retrieval-only"})
+    services = Services(cfg.validated())
+    agent = ConversationAgent(
+        # as get_service builds it: the conversations' own model is its configured one
+        Config(home=tmp_path, chat_model=cfg.model_for("conversations")),
+        embedder=lambda: HashingEmbedder(64),
+        chat=lambda: services.chat_choice_for("conversations"),
+        use_keyring=False,
+    )
+    try:
+        keys = [c.key for c in agent.model_choices()]
+        assert keys == ["retrieval-only", "gguf:chatty"]  # no scripted, no base model
+        assert agent.choice("gguf:chatty").provider == "llama.cpp"
+        model, choice = agent.chat_model("retrieval-only")
+        assert model.retrieval_only and choice.key == "retrieval-only"
+    finally:
+        agent.close()
+        services.close()
