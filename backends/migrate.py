@@ -997,7 +997,7 @@ def _kb_counts(config: Config) -> tuple[int, int]:
 def _target_tutor(run: _Run) -> Any:
     """A tutor service on the target stores (same knowledge base file), made once per run."""
     if run.tutor is None:
-        from backends.tutor.graph import BoltGraph
+        from backends.stores.graph.bolt import BoltGraph
         from backends.tutor.tutor import TutorService
 
         target = run.target

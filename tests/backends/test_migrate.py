@@ -422,7 +422,8 @@ def test_cli_dry_run_and_storage(
 def test_graph_is_rebuilt_on_the_bolt_server(
     config: Config, bolt_uri: str, bolt_driver: Any
 ) -> None:
-    from backends.tutor.graph import BoltGraph, SqliteGraph
+    from backends.stores.graph.bolt import BoltGraph
+    from backends.stores.graph.sqlite import SqliteGraph
 
     namespace = f"migrate-{uuid.uuid4().hex[:8]}"
     options = MigrateOptions(bolt_driver=bolt_driver, graph_namespace=namespace)

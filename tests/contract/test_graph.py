@@ -19,18 +19,18 @@ from typing import Any
 
 import pytest
 
-from backends.tutor.graph import (
+from backends.stores.graph import (
     CYPHER,
     OPERATIONS,
     SQL,
-    BoltGraph,
     Graph,
     GraphParameterError,
     GraphQueryRefused,
     GraphUnavailableError,
     Relation,
-    SqliteGraph,
 )
+from backends.stores.graph.bolt import BoltGraph
+from backends.stores.graph.sqlite import SqliteGraph
 from tests.harness.servers import free_port
 
 MakeGraph = Callable[[str], Graph]

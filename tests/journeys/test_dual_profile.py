@@ -40,7 +40,7 @@ def redis_db(redis_url: str) -> Iterator[str]:
 def _use_bolt_graph(services: Services, driver: Any, namespace: str) -> None:
     """The tutor of these services on the harness's one long-lived Bolt driver (DESIGN.md:
     a second driver makes FalkorDB hang), in a namespace of this test's own."""
-    from backends.tutor.graph import BoltGraph
+    from backends.stores.graph.bolt import BoltGraph
     from backends.tutor.tutor import TutorService
 
     cfg = services.config

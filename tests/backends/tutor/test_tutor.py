@@ -16,7 +16,7 @@ from backends.errors import StoreUnavailableError
 from backends.models.chat import RetrievalOnlyChat, ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.progress import Progress
-from backends.tutor.graph import BoltGraph
+from backends.stores.graph.bolt import BoltGraph
 from backends.tutor.kb import ScopeError, shipped_documents
 from backends.tutor.tutor import (
     AUDIT_EVENT,

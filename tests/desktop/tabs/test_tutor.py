@@ -33,7 +33,7 @@ from backends.audit.service import get_service as audit_service
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.services import Services
-from backends.tutor.graph import BoltGraph
+from backends.stores.graph.bolt import BoltGraph
 from backends.tutor.tutor import AUDIT_EVENT, TutorService
 from tests.backends.tutor.conftest import make_small_kb
 from tests.harness.servers import free_port

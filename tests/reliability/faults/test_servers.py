@@ -174,7 +174,7 @@ def test_postgres_restarted_under_concurrent_appends(
 def test_bolt_server_restarted_mid_use(
     falkordb_server: Any, tmp_path: Path, config: Config, figures: Figures
 ) -> None:
-    from backends.tutor.graph import BoltGraph
+    from backends.stores.graph.bolt import BoltGraph
     from backends.tutor.tutor import TutorService
     from tests.backends.tutor.conftest import make_small_kb
 

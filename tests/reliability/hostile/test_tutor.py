@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from backends.errors import CustodiaEnvironmentError
 from backends.models.embedders import HashingEmbedder
-from backends.tutor.graph import CYPHER, OPERATIONS, SQL, Relation, SqliteGraph
+from backends.stores.graph import CYPHER, OPERATIONS, SQL, Relation
+from backends.stores.graph.sqlite import SqliteGraph
 from tests.reliability.conftest import Figures, tree_bytes
 from tests.reliability.hostile import BUDGET, hostile_settings
 from tests.reliability.hostile.strategies import json_values, nasty_text
@@ -182,7 +183,7 @@ def test_a_hostile_user_never_sees_another_users_notes(
 def test_the_bolt_adapter_refuses_before_connecting(figures: Figures) -> None:
     """The same guard on the Bolt adapter: nothing listens on port 1, yet no query reaches
     the network — the refusal comes first."""
-    from backends.tutor.graph import BoltGraph
+    from backends.stores.graph.bolt import BoltGraph
 
     graph = BoltGraph("bolt://127.0.0.1:1", timeout=0.2)
     try:

@@ -6,14 +6,15 @@ chunks it came from), carries a ``weight`` (how many chunks) and its ``sources``
 ids, at most :data:`~backends.tutor.kb.MAX_EDGE_SOURCES`). Everything lives in a *namespace*
 (``ns``) so tests and several installations can share one server.
 
-Two implementations of one :class:`Graph` Protocol:
+Two implementations of one :class:`Graph` Protocol, one module each:
 
-* :class:`SqliteGraph` — embedded: tables plus recursive CTEs; reads go through a second
-  connection opened with ``PRAGMA query_only``.
-* :class:`BoltGraph` — Neo4j 5 (or FalkorDB's Bolt endpoint) through the official ``neo4j``
-  driver: managed ``execute_query`` calls, READ routing for reads, a transaction timeout and
-  connection timeouts on every call, one retry when the connection fails (every write here is
-  idempotent, so a retry is safe), batches of at most 50 rows and about 2 KB.
+* ``sqlite`` (:class:`~backends.stores.graph.sqlite.SqliteGraph`) — embedded: tables plus
+  recursive CTEs; reads go through a second connection opened with ``PRAGMA query_only``.
+* ``bolt`` (:class:`~backends.stores.graph.bolt.BoltGraph`) — Neo4j 5 (or FalkorDB's Bolt
+  endpoint) through the official ``neo4j`` driver: managed ``execute_query`` calls, READ
+  routing for reads, a transaction timeout and connection timeouts on every call, one retry
+  when the connection fails (every write here is idempotent, so a retry is safe), batches of
+  at most 50 rows and about 2 KB.
 
 The safety rule: each adapter runs only the constant texts of :data:`OPERATIONS`
 (:data:`CYPHER` / :data:`SQL`). :meth:`~AllowListedGraph.execute` looks the text up first and
@@ -33,17 +34,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-import sqlite3
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
-from backends.stores.engines.sqlite import connect, migrate
 
 log = logging.getLogger(__name__)
 
@@ -610,221 +607,6 @@ class AllowListedGraph(ABC):
 def _row(r: Relation) -> dict[str, Any]:
     a, b = sorted((r.a, r.b))
     return {"a": a, "b": b, "scope": r.scope, "weight": r.weight, "sources": list(r.sources)}
-
-
-# -- SQLite --------------------------------------------------------------------------------------
-
-GRAPH_MIGRATIONS = [
-    (
-        "001_entities_relations",
-        """
-        CREATE TABLE entities (
-            ns TEXT NOT NULL,
-            name TEXT NOT NULL,
-            PRIMARY KEY (ns, name)
-        );
-        CREATE TABLE relations (
-            ns TEXT NOT NULL,
-            a TEXT NOT NULL,
-            b TEXT NOT NULL,
-            scope TEXT NOT NULL,
-            weight INTEGER NOT NULL,
-            sources TEXT NOT NULL DEFAULT '[]',
-            PRIMARY KEY (ns, a, b, scope)
-        );
-        CREATE INDEX relations_b ON relations(ns, b);
-        CREATE TABLE graph_meta (
-            ns TEXT NOT NULL,
-            scope TEXT NOT NULL,
-            digest TEXT NOT NULL,
-            PRIMARY KEY (ns, scope)
-        );
-        """,
-    ),
-]
-
-
-class SqliteGraph(AllowListedGraph):
-    """The embedded graph: two tables and recursive CTEs in ``tutor-graph.sqlite3``."""
-
-    kind = "sqlite"
-    QUERIES = SQL
-
-    def __init__(self, path: Path, namespace: str = DEFAULT_NAMESPACE) -> None:
-        super().__init__(namespace)
-        self.file = path
-        self._lock = threading.RLock()
-        self._writer = connect(path)
-        try:
-            self._writer.execute("PRAGMA secure_delete=ON")  # a forgotten scope is overwritten
-            migrate(self._writer, GRAPH_MIGRATIONS)
-            self._reader = connect(path)
-            self._reader.execute("PRAGMA query_only = ON")  # reads cannot write, whatever runs
-        except Exception:
-            self._writer.close()
-            raise
-        for conn in (self._writer, self._reader):
-            conn.row_factory = sqlite3.Row
-
-    def _run(
-        self, operation: Operation, text: str, parameters: dict[str, Any]
-    ) -> list[dict[str, Any]]:
-        bound = {
-            k: json.dumps(v, ensure_ascii=False) if isinstance(v, list) else v
-            for k, v in parameters.items()
-        }
-        statements = text.split(";\n")
-        try:
-            with self._lock:
-                if operation.access == "read":
-                    return [dict(r) for r in self._reader.execute(statements[0], bound)]
-                self._writer.execute("BEGIN IMMEDIATE")
-                try:
-                    rows: list[dict[str, Any]] = []
-                    for statement in statements:
-                        rows = [dict(r) for r in self._writer.execute(statement, bound)]
-                    self._writer.execute("COMMIT")
-                    return rows
-                except BaseException:
-                    self._writer.execute("ROLLBACK")
-                    raise
-        except sqlite3.Error as err:
-            raise GraphUnavailableError(f"graph at {self.file}: {operation.name}: {err}") from err
-
-    def forget_scope(self, scope: str) -> None:
-        super().forget_scope(scope)
-        try:  # the WAL still holds the pages from before: copy back and truncate (best effort)
-            with self._lock:
-                self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        except sqlite3.Error as err:
-            log.info("graph at %s: WAL not truncated after forgetting a scope: %s", self.file, err)
-
-    def close(self) -> None:
-        with self._lock:
-            self._writer.close()
-            self._reader.close()
-
-
-# -- Bolt (Neo4j 5, FalkorDB) --------------------------------------------------------------------
-
-
-def _escape(value: Any) -> Any:
-    """For a server that splices parameters into the query text: ``\\`` and ``'`` escaped."""
-    if isinstance(value, str):
-        return value.replace("\\", "\\\\").replace("'", "\\'")
-    if isinstance(value, list):
-        return [_escape(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _escape(v) for k, v in value.items()}
-    return value
-
-
-PROBE = "\\\\"  # two backslashes: a server that splices parameters returns one
-
-
-class BoltGraph(AllowListedGraph):
-    """Neo4j 5 (the target) or any Bolt server (FalkorDB in tests) via the ``neo4j`` driver."""
-
-    kind = "bolt"
-    QUERIES = CYPHER
-
-    def __init__(
-        self,
-        uri: str,
-        *,
-        user: str = "",
-        password: str = "",
-        namespace: str = DEFAULT_NAMESPACE,
-        timeout: float = 5.0,
-        driver: Any = None,
-    ) -> None:
-        super().__init__(namespace)
-        self.uri = uri
-        self.timeout = float(timeout)
-        self._owns_driver = driver is None
-        self._driver = driver
-        self._user = user
-        self._password = password
-        self._lock = threading.Lock()
-        #: None until probed; True when the server splices parameters into the text
-        self.splices_parameters: bool | None = None
-
-    def _get_driver(self) -> Any:
-        with self._lock:
-            if self._driver is None:
-                try:
-                    import neo4j
-
-                    auth = (
-                        neo4j.basic_auth(self._user, self._password)
-                        if self._user and self._password
-                        else None
-                    )
-                    self._driver = neo4j.GraphDatabase.driver(
-                        self.uri,
-                        auth=auth,
-                        connection_timeout=self.timeout,
-                        connection_acquisition_timeout=self.timeout,
-                        max_transaction_retry_time=0,
-                    )
-                except Exception as err:  # bad URI, missing driver
-                    raise GraphUnavailableError(f"graph server {self.uri}: {err}") from err
-            return self._driver
-
-    def _send(
-        self, operation: Operation, text: str, parameters: dict[str, Any]
-    ) -> list[dict[str, Any]]:
-        import neo4j
-        from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
-
-        driver = self._get_driver()
-        routing = (
-            neo4j.RoutingControl.READ if operation.access == "read" else neo4j.RoutingControl.WRITE
-        )
-        query = neo4j.Query(text, timeout=self.timeout)
-        last: Exception | None = None
-        for attempt in (1, 2):  # one retry: every operation here is idempotent
-            try:
-                result = driver.execute_query(query, parameters_=parameters, routing_=routing)
-                return [dict(record) for record in result.records]
-            except (ServiceUnavailable, SessionExpired) as err:
-                last = err
-                log.info(
-                    "graph %s: %s failed (attempt %d): %s", self.uri, operation.name, attempt, err
-                )
-            except Neo4jError as err:
-                raise GraphUnavailableError(
-                    f"graph server {self.uri}: {operation.name} failed: "
-                    f"{err.code or ''} {err.message or ''}".strip()
-                ) from err
-            except (DriverError, OSError) as err:
-                last = err
-        raise GraphUnavailableError(f"graph server {self.uri} is not reachable: {last}") from last
-
-    def _run(
-        self, operation: Operation, text: str, parameters: dict[str, Any]
-    ) -> list[dict[str, Any]]:
-        if operation.name != "probe" and self.splices_parameters is None:
-            self._detect_splicing()
-        if self.splices_parameters:
-            parameters = _escape(parameters)
-        return self._send(operation, text, parameters)
-
-    def _detect_splicing(self) -> None:
-        rows = self._send(OPERATIONS["probe"], CYPHER["probe"], {"probe": PROBE})
-        echoed = rows[0]["probe"] if rows else PROBE
-        self.splices_parameters = echoed != PROBE
-        if self.splices_parameters:
-            log.info("graph %s splices parameters into query text: escaping them", self.uri)
-
-    def close(self) -> None:
-        with self._lock:
-            if self._owns_driver and self._driver is not None:
-                try:
-                    self._driver.close()
-                except Exception:
-                    log.debug("closing the neo4j driver failed", exc_info=True)
-            self._driver = None
 
 
 GraphFactory = Callable[[], Graph]

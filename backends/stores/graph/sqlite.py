@@ -1,0 +1,114 @@
+"""The embedded graph: two tables and recursive CTEs (``tutor-graph.sqlite3``); reads go
+through a second connection opened with ``PRAGMA query_only``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from backends.stores.engines.sqlite import connect, migrate
+from backends.stores.graph import (
+    DEFAULT_NAMESPACE,
+    SQL,
+    AllowListedGraph,
+    GraphUnavailableError,
+    Operation,
+)
+
+log = logging.getLogger(__name__)
+
+# -- SQLite --------------------------------------------------------------------------------------
+
+GRAPH_MIGRATIONS = [
+    (
+        "001_entities_relations",
+        """
+        CREATE TABLE entities (
+            ns TEXT NOT NULL,
+            name TEXT NOT NULL,
+            PRIMARY KEY (ns, name)
+        );
+        CREATE TABLE relations (
+            ns TEXT NOT NULL,
+            a TEXT NOT NULL,
+            b TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            weight INTEGER NOT NULL,
+            sources TEXT NOT NULL DEFAULT '[]',
+            PRIMARY KEY (ns, a, b, scope)
+        );
+        CREATE INDEX relations_b ON relations(ns, b);
+        CREATE TABLE graph_meta (
+            ns TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            PRIMARY KEY (ns, scope)
+        );
+        """,
+    ),
+]
+
+
+class SqliteGraph(AllowListedGraph):
+    """The embedded graph: two tables and recursive CTEs in ``tutor-graph.sqlite3``."""
+
+    kind = "sqlite"
+    QUERIES = SQL
+
+    def __init__(self, path: Path, namespace: str = DEFAULT_NAMESPACE) -> None:
+        super().__init__(namespace)
+        self.file = path
+        self._lock = threading.RLock()
+        self._writer = connect(path)
+        try:
+            self._writer.execute("PRAGMA secure_delete=ON")  # a forgotten scope is overwritten
+            migrate(self._writer, GRAPH_MIGRATIONS)
+            self._reader = connect(path)
+            self._reader.execute("PRAGMA query_only = ON")  # reads cannot write, whatever runs
+        except Exception:
+            self._writer.close()
+            raise
+        for conn in (self._writer, self._reader):
+            conn.row_factory = sqlite3.Row
+
+    def _run(
+        self, operation: Operation, text: str, parameters: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        bound = {
+            k: json.dumps(v, ensure_ascii=False) if isinstance(v, list) else v
+            for k, v in parameters.items()
+        }
+        statements = text.split(";\n")
+        try:
+            with self._lock:
+                if operation.access == "read":
+                    return [dict(r) for r in self._reader.execute(statements[0], bound)]
+                self._writer.execute("BEGIN IMMEDIATE")
+                try:
+                    rows: list[dict[str, Any]] = []
+                    for statement in statements:
+                        rows = [dict(r) for r in self._writer.execute(statement, bound)]
+                    self._writer.execute("COMMIT")
+                    return rows
+                except BaseException:
+                    self._writer.execute("ROLLBACK")
+                    raise
+        except sqlite3.Error as err:
+            raise GraphUnavailableError(f"graph at {self.file}: {operation.name}: {err}") from err
+
+    def forget_scope(self, scope: str) -> None:
+        super().forget_scope(scope)
+        try:  # the WAL still holds the pages from before: copy back and truncate (best effort)
+            with self._lock:
+                self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as err:
+            log.info("graph at %s: WAL not truncated after forgetting a scope: %s", self.file, err)
+
+    def close(self) -> None:
+        with self._lock:
+            self._writer.close()
+            self._reader.close()
