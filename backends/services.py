@@ -17,7 +17,13 @@ from backends.config import Config
 from backends.models import local
 from backends.models.chat import ChatModel
 from backends.models.embedders import Embedder
-from backends.models.registry import ChatChoice, LoadedModels, create_chat_model, create_embedder
+from backends.models.registry import (
+    ChatChoice,
+    LoadedModels,
+    create_chat_model,
+    create_embedder,
+    load_key,
+)
 from backends.models.settings import ASSISTANTS
 
 log = logging.getLogger(__name__)
@@ -121,6 +127,10 @@ class Services:
             models = {**self.config.models, assistant: key}
             self.config = replace(self.config, models=models).validated()
             self._built.pop(f"chat:{assistant}", None)
+            config = self.config
+            in_use = {load_key(config.model_for(a), config.generation_for(a)) for a in ASSISTANTS}
+            in_use.add(load_key(config.chat_model, config.generation_for("")))
+            self._loaded.keep_only(in_use)  # a model picked away from is not kept loaded
             return self.config
 
     def close(self) -> None:

@@ -164,6 +164,17 @@ class LoadedModels:
                 self._models[key] = model
             return model
 
+    def keep_only(self, keys: set[tuple[str, int | None, int | None]]) -> None:
+        """Forget the loaded models no assistant uses any more: their memory is freed once
+        an answer still streaming from one ends (it holds the last reference)."""
+        with self._lock:
+            for key in [k for k in self._models if k not in keys]:
+                del self._models[key]
+
+    def loaded_keys(self) -> set[tuple[str, int | None, int | None]]:
+        with self._lock:
+            return set(self._models)
+
 
 def create_chat_model(
     config: Config,

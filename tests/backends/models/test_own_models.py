@@ -279,3 +279,37 @@ def test_conversations_offer_the_users_gguf_files_never_the_test_model(tmp_path:
     finally:
         agent.close()
         services.close()
+
+
+def test_a_model_picked_away_from_is_not_kept_loaded(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    cfg = Config(home=tmp_path, chat_model="retrieval-only", models={"tutor": "scripted"})
+    services = Services(cfg.validated())
+    services.chat_for("tutor")
+    services.chat_for("memories")
+    loaded = services._loaded
+    assert {k[0] for k in loaded.loaded_keys()} == {"scripted", "retrieval-only"}
+    services.use_model("tutor", "retrieval-only")
+    assert {k[0] for k in loaded.loaded_keys()} == {"retrieval-only"}  # nobody uses scripted now
+    assert services.chat_for("tutor").retrieval_only
+
+
+def test_doctor_has_a_row_per_assistant_model_and_lists_the_files(tmp_path: Path) -> None:
+    from backends import doctor
+
+    (tmp_path / "models").mkdir()
+    write_gguf(tmp_path / "models" / "ok.gguf")
+    (tmp_path / "models" / "junk.gguf").write_bytes(b"junk")
+    cfg = Config(
+        home=tmp_path, embedder="hashing", chat_model="scripted", models={"tutor": "gguf:junk"}
+    ).validated()
+    checks = {c.role: c for c in doctor.run(cfg)}
+    tutor = checks["chat model (tutor)"]
+    assert tutor.kind == "retrieval-only" and "not a GGUF model file" in tutor.reason
+    assert "chat model (memories)" not in checks  # uses the default: its row is "chat model"
+    files = checks["model files"]
+    assert files.ok and not files.required and files.kind == "2 GGUF file(s)"
+    assert "junk.gguf" in files.reason and [f["key"] for f in files.details["files"]] == [
+        "gguf:junk",
+        "gguf:ok",
+    ]
