@@ -1012,12 +1012,8 @@ class TutorService:
         on_token: Callable[[str], None] | None = None,
         should_stop: ShouldStop | None = None,
         k: int = CONTEXT_PASSAGES,
-        on_retrieved: Callable[[Retrieval], None] | None = None,
     ) -> Turn:
         """Retrieve, answer with citations, check the answer, append exactly one audit record.
-
-        ``on_retrieved`` gets the passages as soon as they are found (the tab shows the
-        sources while the model writes).
 
         What is shown as fact is evidence (CT9, :mod:`backends.grounding`): when the passages
         do not cover the question, the tutor says so and does not ask the model; otherwise the
@@ -1036,8 +1032,6 @@ class TutorService:
         """
         user_scope(user)  # a valid user name, or ScopeError before anything runs
         retrieval = self.retrieve(question, user, k)
-        if on_retrieved is not None:
-            on_retrieved(retrieval)
         chat = self.chat
         lang = retrieval.language
         sources = [p.source_for_check() for p in retrieval.passages]
@@ -1078,7 +1072,7 @@ class TutorService:
         checked = self._ground(
             "".join(pieces), sources, quotes, covered_by, lang, chat, covered, stopped
         )
-        answer, cited = _shown(checked, lang, {p.number: p.title for p in retrieval.passages})
+        answer, cited = _shown(checked, lang)
         by_number = {p.number: p.chunk_id for p in retrieval.passages}
         try:
             entry = self._audit().append(
@@ -1223,10 +1217,9 @@ def _cite(sentence: str, number: int) -> str:
     return f"{text} [{number}]"
 
 
-def _shown(checked: Grounding, lang: str, titles: dict[int, str]) -> tuple[str, tuple[int, ...]]:
+def _shown(checked: Grounding, lang: str) -> tuple[str, tuple[int, ...]]:
     """The text shown as fact and the passages it cites: the model's sentences each with the
-    passage that supports it, or the quotes (each note's title before its first quote when the
-    sentence does not name it), or (not covered) the refusal with no citation."""
+    passage that supports it, or the quotes, or (not covered) the refusal with no citation."""
     if checked.mode == NOT_COVERED:
         return NOT_COVERED_TEXT[lang], ()
     if checked.mode == GENERATED:
@@ -1235,17 +1228,7 @@ def _shown(checked: Grounding, lang: str, titles: dict[int, str]) -> tuple[str, 
     else:
         if not checked.quotes:
             return NO_EXTRACT_TEXT[lang], ()
-        parts = []
-        named: set[str] = set()
-        for q in checked.quotes:
-            # "Its main use is monitoring warfarin" says nothing without its note's title
-            title = titles.get(q.number, "")
-            needs_title = title and not set(grounding.content(title)) <= set(
-                grounding.content(q.text)
-            )
-            text = f"{title}: {q.text}" if needs_title and title not in named else q.text
-            named.add(title)
-            parts.append(_cite(text, q.number))
+        parts = [_cite(q.text, q.number) for q in checked.quotes]
         numbers = [q.number for q in checked.quotes]
     return " ".join(parts), tuple(sorted(set(numbers)))
 
