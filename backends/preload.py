@@ -37,7 +37,8 @@ def heavy_modules(config: Config) -> list[str]:
     if embedder == "minilm":
         names += ["onnxruntime", "tokenizers"]
     names += ["chromadb", "qdrant_client"]  # the vector index and semantic memory
-    if config.chat_model.split(":", 1)[0] == "smollm2":
+    chat_models = [config.chat_model, *config.models.values()]  # every assistant's
+    if any(m.split(":", 1)[0] in ("smollm2", "gguf") for m in chat_models):
         names.append("llama_cpp")
     return names
 

@@ -313,3 +313,20 @@ def test_doctor_has_a_row_per_assistant_model_and_lists_the_files(tmp_path: Path
         "gguf:junk",
         "gguf:ok",
     ]
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        Config(chat_model="gguf:my-model"),
+        Config(chat_model="retrieval-only", models={"tutor": "gguf:/m/x.gguf"}),
+        Config(chat_model="scripted", models={"memories": "smollm2"}),
+    ],
+)
+def test_llama_cpp_is_preloaded_for_any_assistants_gguf(cfg: Config) -> None:
+    """The window imports llama.cpp early with the GC paused (backends/preload.py) whenever an
+    assistant will run a GGUF, not only when the default model is the bundled one."""
+    from backends.preload import heavy_modules
+
+    assert "llama_cpp" in heavy_modules(cfg)
+    assert "llama_cpp" not in heavy_modules(Config(chat_model="scripted"))
