@@ -112,6 +112,14 @@ SYNONYMS = {
     "tumor": "tumour",
     "color": "colour",
     "n-acetylcysteine": "acetylcysteine",
+    # one word, several forms
+    "commonest": "common",
+    "anaemic": "anaemia",
+    "anemic": "anaemia",
+    "diagnosis": "diagnosed",
+    "diagnoses": "diagnosed",
+    "diagnose": "diagnosed",
+    "diagnostic": "diagnosed",
     # irregular forms
     "used": "use",
     "uses": "use",
@@ -148,7 +156,13 @@ def fold(text: str) -> str:
 
 
 def stem(word: str) -> str:
-    """A light English stem: enough for "kidneys"/"kidney" and "treated"/"treat"."""
+    """A light English stem: enough for "kidneys"/"kidney", "treated"/"treat" and
+    "caused"/"causes"/"cause" (a final "e" goes too)."""
+    word = _suffix(word)
+    return word[:-1] if word.endswith("e") and len(word) >= 4 else word
+
+
+def _suffix(word: str) -> str:
     for suffix, keep in (
         ("ically", "ic"),
         ("ously", "ous"),
@@ -235,8 +249,7 @@ _BOUNDARY = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[¿¡]?[A-Z0-9ÁÉÍÓÚÑ])|\n\
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text``, each stripped, Markdown headings and bullets dropped.
 
-    A semicolon ends a sentence too: a note's "X; it is Y" is two statements, and an answer
-    sentence is supported by one of them.
+    A semicolon before a capital or a digit ends a sentence too ("… inferior; V1 to V4 …").
     """
     text = re.sub(r"^\s*#+\s.*$", "", text, flags=re.MULTILINE)
     out: list[str] = []
@@ -364,7 +377,9 @@ def _check_one(sentence: str, sources: Sequence[Source]) -> CheckedSentence:
         return CheckedSentence(said, False, reason="no passage was found to check it against")
     _, number, evidence, missing = best
     if missing:
-        reason = "not in the closest passage sentence: " + ", ".join(missing[:6])
+        surface = {normal(w): w for w in reversed(words(said))}  # the words as written
+        shown = [surface.get(w, w) for w in missing[:6]]
+        reason = "not in the closest passage sentence: " + ", ".join(shown)
     else:
         reason = "the closest passage sentence says the opposite (a negation differs)"
     return CheckedSentence(said, False, number, evidence, missing, reason)
@@ -558,8 +573,10 @@ def translate(question: str, glossary: dict[str, str], vocabulary: Vocabulary) -
     really use ("warfarina" -> "warfarin"), else nothing (the word stays as it is)."""
     out: dict[str, str] = {}
     for w in words(question):
-        if w in glossary:
-            out[w] = glossary[w]
+        if w in glossary:  # "produce make": the first the notes use (else the first)
+            choices = glossary[w].split()
+            known = [c for c in choices if normal(c) in vocabulary]
+            out[w] = (known or choices)[0]
             continue
         if w in QUESTION_WORDS_ES or len(w) < 4:
             continue

@@ -93,6 +93,9 @@ class TutorTab(QWidget):
         self._importing: JobHandle | None = None
         self._streamed = ""
         self._started = False
+        #: this thread's earlier turns, rendered (newest last); New thread clears it
+        self._thread: list[str] = []
+        self._asking = ""
         self._answered: Turn | None = None
         self._imported: ImportReport | None = None
         self.setStyleSheet(_STYLE)
@@ -186,6 +189,12 @@ class TutorTab(QWidget):
         self.stop.setObjectName("stop_answer")
         self.stop.setVisible(False)
         row.addWidget(self.stop)
+        self.new_thread = QPushButton(self.tr("New thread"))
+        self.new_thread.setObjectName("new_thread")
+        self.new_thread.setToolTip(
+            self.tr("Clear the earlier questions from view (every turn stays in the audit log)")
+        )
+        row.addWidget(self.new_thread)
         layout.addLayout(row)
         return box
 
@@ -231,6 +240,7 @@ class TutorTab(QWidget):
         self.question.returnPressed.connect(self._on_ask_clicked)
         self.stop.clicked.connect(self._on_stop_clicked)
         self.answer.anchorClicked.connect(self._on_answer_anchor_clicked)
+        self.new_thread.clicked.connect(self._on_new_thread_clicked)
         self.sources.currentItemChanged.connect(self._on_sources_current_item_changed)
         self.open_inspector.clicked.connect(self._on_open_inspector_clicked)
         self.import_notes.clicked.connect(self._on_import_notes_clicked)
@@ -331,12 +341,17 @@ class TutorTab(QWidget):
 
         def job(progress: Progress, emit: Emit) -> Turn:
             return get_service(services).ask(
-                question, user, on_token=emit, should_stop=lambda: progress.cancelled
+                question,
+                user,
+                on_token=emit,
+                should_stop=lambda: progress.cancelled,
+                on_retrieved=lambda retrieval: emit(("retrieved", retrieval)),
             )
 
         self._streamed = ""
+        self._asking = question
         self.tutor_status.setToolTip("")
-        self.answer.setPlainText("")
+        self._show_current(render_waiting(question, self.tr("Searching your notes…"), self._thread))
         self.sources.clear()
         self.source_text.clear()
         self.graph_scene.clear()  # the last question's entities are not this one's
@@ -352,33 +367,67 @@ class TutorTab(QWidget):
         self.stop.setVisible(True)
 
     def _on_ask_item(self, piece: object) -> None:
+        if isinstance(piece, tuple) and piece and piece[0] == "retrieved":
+            self._show_sources(piece[1].passages, ())
+            self._show_current(
+                render_waiting(
+                    self._asking,
+                    self.tr("Found {0} passages; checking what they say…").format(
+                        len(piece[1].passages)
+                    ),
+                    self._thread,
+                )
+            )
+            return
         # the model's draft, shown as a draft: it is checked before anything is shown as fact
         self._streamed += str(piece)
-        self.answer.setHtml(
-            render_draft(
-                self._streamed,
+        self._show_current(
+            render_waiting(
+                self._asking,
                 self.tr(
                     "The model is drafting an answer. It is checked against your notes before "
                     "it is shown: what they do not support is not shown as fact."
                 ),
+                self._thread,
+                draft=self._streamed,
             )
         )
 
-    def _on_ask_succeeded(self, turn: Turn) -> None:
-        self.turn = turn
-        self._answered = turn
-        self.answer.setHtml(render_answer(turn, self._answer_labels()))
-        self.answer.setProperty("mode", turn.grounding.mode if turn.grounding else "")
-        for passage in turn.passages:
+    def _show_current(self, html_text: str) -> None:
+        self.answer.setHtml(html_text)
+        bar = self.answer.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def _show_sources(self, passages: Any, cited: tuple[int, ...]) -> None:
+        self.sources.clear()
+        for passage in passages:
             item = QTreeWidgetItem([f"[{passage.number}]", passage.title, passage.why()])
             item.setData(0, Qt.ItemDataRole.UserRole, passage.number)
             item.setToolTip(1, f"{passage.source}\n{passage.chunk_id}")
             item.setToolTip(2, passage.why())
-            if passage.number in turn.cited:
+            if passage.number in cited:
                 font = item.font(1)
                 font.setBold(True)
                 item.setFont(1, font)
             self.sources.addTopLevelItem(item)
+
+    def _on_new_thread_clicked(self) -> None:
+        if self._ask is not None:
+            return
+        self._thread.clear()
+        self.answer.clear()
+        self.sources.clear()
+        self.source_text.clear()
+        self.graph_scene.clear()
+
+    def _on_ask_succeeded(self, turn: Turn) -> None:
+        self.turn = turn
+        self._answered = turn
+        current = render_turn(turn, self._answer_labels())
+        self._show_current(render_thread([*self._thread, current]))
+        self._thread.append(render_turn(turn, self._answer_labels(), sources=False))
+        self.answer.setProperty("mode", turn.grounding.mode if turn.grounding else "")
+        self._show_sources(turn.passages, turn.cited)
         self.draw_graph(turn.retrieval.graph)
         self._show_degraded(list(turn.degraded))
         if turn.stopped:
@@ -437,6 +486,7 @@ class TutorTab(QWidget):
     def _on_stop_clicked(self) -> None:
         if self._ask is not None:
             self._ask.cancel()
+            self.tutor_status.setText(self.tr("Stopping… (the turn is still recorded)"))
 
     # -- citations and sources ---------------------------------------------------------------
     def _on_answer_anchor_clicked(self, url: QUrl) -> None:
@@ -646,21 +696,39 @@ def _cited_html(text: str, numbers: set[int]) -> str:
     return re.sub(r"\[(\d{1,2})\]", link, html.escape(text, quote=False)).replace("\n", "<br>")
 
 
-def render_draft(text: str, explanation: str) -> str:
-    """The model's draft while it streams: grey, italic, under what will happen to it."""
-    return (
-        f'<p style="color:#757575">{html.escape(explanation)}</p>'
-        f'<p style="color:#9e9e9e"><i>{html.escape(text).replace(chr(10), "<br>")}</i></p>'
-    )
+def _question_html(question: str) -> str:
+    return f'<p style="margin-top:12px"><b>Q:</b> {html.escape(question)}</p>'
 
 
-def render_answer(turn: Turn, labels: AnswerLabels | None = None) -> str:
+def render_thread(turns: list[str]) -> str:
+    """This thread's turns, oldest first, separated by a rule."""
+    return "<hr>".join(turns)
+
+
+def render_waiting(question: str, state: str, thread: list[str], draft: str = "") -> str:
+    """The thread so far, then the question being answered and what is happening: where it
+    is searching, then the model's draft in grey (a draft, not an answer)."""
+    current = _question_html(question) + f'<p style="color:#757575"><i>{html.escape(state)}</i></p>'
+    if draft:
+        current += (
+            f'<p style="color:#9e9e9e"><i>{html.escape(draft).replace(chr(10), "<br>")}</i></p>'
+        )
+    return render_thread([*thread, current])
+
+
+def render_turn(turn: Turn, labels: AnswerLabels | None = None, *, sources: bool = True) -> str:
+    """One turn of the thread: the question, then :func:`render_answer`."""
+    return _question_html(turn.question) + render_answer(turn, labels, sources=sources)
+
+
+def render_answer(turn: Turn, labels: AnswerLabels | None = None, *, sources: bool = True) -> str:
     """The checked answer as HTML (CT9): how it was made, the answer shown as fact with its
     ``[n]`` citations as ``cite:n`` links, then — when the model's answer is not the one shown
     — the model's sentences, each unsupported one struck through and marked, then the
     sources."""
     labels = labels or AnswerLabels()
-    numbers = {p.number for p in turn.passages}
+    # an earlier turn of the thread keeps its [n] as text: the links select this turn's sources
+    numbers = {p.number for p in turn.passages} if sources else set()
     g = turn.grounding
     parts: list[str] = []
     if g is not None:
@@ -685,7 +753,7 @@ def render_answer(turn: Turn, labels: AnswerLabels | None = None) -> str:
             + "</p>"
         )
     items = []
-    for p in turn.passages:
+    for p in turn.passages if sources else ():
         weight = "b" if p.number in turn.cited else "span"
         items.append(
             f'<{weight}><a href="{CITE_SCHEME}:{p.number}">[{p.number}]</a> '

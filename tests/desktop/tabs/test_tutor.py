@@ -232,3 +232,76 @@ def test_importing_an_unreadable_note_is_an_error_and_an_empty_one_is_skipped(
     assert (report.added, len(report.skipped)) == (1, 1)
     assert "1 added" in status.text() and "1 skipped (empty)" in status.text()
     assert status.property("error") == "false" and "empty.md" in status.toolTip()
+
+
+def test_an_unsupported_answer_is_struck_through_and_the_notes_are_quoted_instead(
+    qtbot: Any, custodia_services: Services, small_kb: Path, custodia_window: Any
+) -> None:
+    """CT9 in the window: the model's wrong sentence is never shown as plain fact."""
+    wrong = "Warfarin is monitored with the D-dimer every day in Moscow."
+    custodia_services.service(
+        "tutor",
+        lambda: TutorService(
+            custodia_services.config,
+            embedder=HashingEmbedder(384),
+            chat=ScriptedChat(replies=[wrong]),
+            audit=lambda: audit_service(custodia_services),
+            kb_dir=small_kb,
+        ),
+        TutorService.close,
+    )
+    tab = show_tutor(qtbot, custodia_window)
+    turn = ask(qtbot, tab, "Which blood test is used to monitor warfarin therapy?")
+    answer = child(tab, QTextBrowser, "answer")
+    assert answer.property("mode") == "extractive" == turn.grounding.mode
+    html = answer.toHtml()
+    text = answer.toPlainText()
+    assert "From your notes — quoted" in text and "unsupported by your notes" in text
+    assert "text-decoration: line-through" in html  # the model's sentence, struck through
+    assert turn.answer.split(" [")[0] in text  # the quote, shown as the answer
+    assert "Moscow" not in turn.answer
+
+
+def test_the_thread_keeps_earlier_turns_until_a_new_thread(qtbot: Any, tab: QWidget) -> None:
+    first = ask(qtbot, tab, "Which blood test monitors warfarin?")
+    second = ask(qtbot, tab, "What is the first treatment of anaphylaxis?")
+    text = child(tab, QTextBrowser, "answer").toPlainText()
+    assert text.index(first.question) < text.index(second.question)
+    child(tab, QPushButton, "new_thread").click()
+    assert child(tab, QTextBrowser, "answer").toPlainText() == ""
+    third = ask(qtbot, tab, "Side effects of metformin?")
+    text = child(tab, QTextBrowser, "answer").toPlainText()
+    assert third.question in text and first.question not in text
+
+
+def test_sources_and_a_waiting_state_show_before_the_model_answers(
+    qtbot: Any, custodia_services: Services, small_kb: Path, custodia_window: Any
+) -> None:
+    import threading
+
+    release = threading.Event()
+
+    class Waiting(ScriptedChat):
+        def stream(self, prompt, should_stop=lambda: False):  # type: ignore[no-untyped-def]
+            release.wait(20)
+            yield from super().stream(prompt, should_stop)
+
+    custodia_services.service(
+        "tutor",
+        lambda: TutorService(
+            custodia_services.config,
+            embedder=HashingEmbedder(384),
+            chat=Waiting(replies=[ANSWER]),
+            audit=lambda: audit_service(custodia_services),
+            kb_dir=small_kb,
+        ),
+        TutorService.close,
+    )
+    tab = show_tutor(qtbot, custodia_window)
+    child(tab, QLineEdit, "question").setText("Which blood test monitors warfarin?")
+    with qtbot.waitSignal(tab.answered, timeout=WAIT):
+        child(tab, QPushButton, "ask").click()
+        sources = child(tab, QTreeWidget, "sources")
+        qtbot.waitUntil(lambda: sources.topLevelItemCount() == 5, timeout=WAIT)
+        assert "checking what they say" in child(tab, QTextBrowser, "answer").toPlainText()
+        release.set()
