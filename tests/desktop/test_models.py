@@ -285,3 +285,25 @@ def test_cancelling_a_copy_adds_nothing(
         "tiny-base.gguf",
         "tiny-chat.gguf",
     ]
+
+
+@pytest.mark.model
+def test_picking_a_real_gguf_for_the_tutor_loads_it_for_the_next_answer(
+    qtbot: Any, services: Services, workers: WorkerPool
+) -> None:
+    try:
+        smollm2 = SMOLLM2_GGUF.verified()
+        import llama_cpp  # noqa: F401
+    except Exception as err:
+        pytest.skip(f"bundled SmolLM2 or llama.cpp not available: {err}")
+    (services.config.path("models") / "mine.gguf").symlink_to(smollm2)
+    picker = ModelPicker("tutor", services, workers)
+    qtbot.addWidget(picker)
+    qtbot.waitUntil(lambda: picker.combo.findData("gguf:mine") >= 0, timeout=10_000)
+    picker.combo.setCurrentIndex(picker.combo.findData("gguf:mine"))
+    with qtbot.waitSignal(picker.model_loaded, timeout=60_000) as loaded:
+        picker.combo.activated.emit(picker.combo.currentIndex())  # as a user's pick does
+    assert loaded.args[:2] == ["tutor", "mine"]
+    assert child(picker, QLabel, "tutor_model_state").text() == "ready"
+    assert services.chat_for("tutor").name == "mine"
+    assert config_module.load({}, home=services.config.home).models == {"tutor": "gguf:mine"}

@@ -235,7 +235,12 @@ def test_the_tutor_answers_with_a_user_picked_gguf(
     home = tmp_path / "home"
     (home / "models").mkdir(parents=True)
     (home / "models" / "picked.gguf").symlink_to(smollm2)
-    cfg = Config(home=home, embedder="hashing", chat_model="scripted").validated()
+    cfg = Config(
+        home=home,
+        embedder="hashing",
+        chat_model="scripted",
+        generation={"gguf:picked": {"top_p": 0.5, "context_size": 1024, "repeat_penalty": 1.3}},
+    ).validated()
     services = Services(cfg)
     services.use_model("tutor", "gguf:picked")
     tutor = TutorService.from_services(services)
@@ -245,6 +250,9 @@ def test_the_tutor_answers_with_a_user_picked_gguf(
         turn = tutor.ask("What is the antidote for paracetamol overdose?", "student")
         assert turn.model == "picked" and not turn.retrieval_only
         assert asked and asked[0].temperature is not None and asked[0].temperature <= 0.2
+        assert (asked[0].top_p, asked[0].repeat_penalty) == (0.5, 1.3)  # the model's settings
+        tuned = services.chat_for("tutor")
+        assert isinstance(tuned, TunedChat) and tuned.describe()["context_tokens"] == 1024
         assert "".join(answered).strip()  # the picked model was asked, and answered
         assert services.chat_for("memories").name == "scripted"
         records = list(audit_service(services).entries())
