@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from backends import grounding
+from backends.grounding import CheckedSentence, Source
 from backends.memories.store import (
     EmptyTextError,
     Hit,
@@ -219,6 +221,14 @@ class TurnResult:
     threshold: float = 0.0
     #: the user stopped the answer: ``answer`` is what was said until then
     stopped: bool = False
+    #: each sentence of a generated answer checked against the memories used (CT9's check,
+    #: :mod:`backends.grounding`): ``number`` is the 1-based index into ``used``
+    checked: tuple[CheckedSentence, ...] = ()
+
+    @property
+    def from_memories(self) -> tuple[CheckedSentence, ...]:
+        """The answer's sentences that one of the memories used states."""
+        return tuple(c for c in self.checked if c.supported)
 
 
 @dataclass(frozen=True)
@@ -512,15 +522,28 @@ class MemoryAssistant:
             emit(piece)
         stopped = stop()
         proposals = tuple(self.propose(message))
+        answer = "".join(pieces).strip()
+        # which sentences a memory states: the rest is the model's own (general knowledge or
+        # a guess), never to be read as something the user said
+        checked = (
+            ()
+            if chat.retrieval_only or not used
+            else tuple(
+                grounding.check_sentences(
+                    answer, [Source(i + 1, "", h.text) for i, h in enumerate(used)]
+                )
+            )
+        )
         return TurnResult(
             message,
-            "".join(pieces).strip(),
+            answer,
             used=used,
             proposals=proposals,
             retrieval_only=chat.retrieval_only,
             model=chat.name,
             threshold=self.recall_threshold,
             stopped=stopped,
+            checked=checked,
         )
 
 

@@ -122,8 +122,15 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
         print()
         if result.used:
             print(f"Memories used (similarity ≥ {result.threshold:.2f}):")
-            for hit in result.used:
-                print(f"  {hit.similarity:5.2f}  {hit.text}")
+            for number, hit in enumerate(result.used, 1):
+                print(f"  [{number}] {hit.similarity:5.2f}  {hit.text}")
+            if result.checked:
+                print("Checked against those memories:")
+                for sentence in result.checked:
+                    if sentence.supported:
+                        print(f"  ✓ [{sentence.number}] {sentence.text}")
+                    else:
+                        print(f"  · {sentence.text}  (not from your memories)")
         else:
             print(f"Memories used: none (none reached similarity {result.threshold:.2f})")
     for proposal in result.proposals:

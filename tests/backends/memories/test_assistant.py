@@ -115,6 +115,20 @@ def test_a_turn_recalls_memories_into_the_prompt(
     assert result.threshold == assistant.recall_threshold and result.model == "scripted"
 
 
+def test_each_sentence_of_an_answer_says_whether_a_memory_states_it(
+    assistant: MemoryAssistant, chat: ScriptedChat
+) -> None:
+    """The model may invent what the user "said": only a sentence a memory states is marked
+    as coming from the memories (CT9's check, reused)."""
+    assistant.remember("My dog is called Rex")
+    chat.replies[:] = ["Your dog is called Rex [1]. He is a black labrador born in 2019."]
+    result = assistant.turn("What is my dog called?")
+    first, second = result.checked  # "your" for "my": the same fact, told back
+    assert first.supported and first.number == 1 and result.from_memories == (first,)
+    assert not second.supported and "2019" in second.reason
+    assert assistant.turn("Tell me a joke").checked == ()  # nothing recalled: nothing checked
+
+
 def test_an_unrelated_question_recalls_nothing(
     assistant: MemoryAssistant, chat: ScriptedChat
 ) -> None:
