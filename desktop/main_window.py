@@ -55,7 +55,8 @@ class MainWindow(QMainWindow):
         self.model_options: list[ModelOption] = []
         #: assistant -> (what it answers with, why/details) for the status bar
         self.tab_models: dict[str, tuple[str, str]] = {
-            a: (services.config.model_for(a), "") for a in ASSISTANTS
+            a: (self.tr("{0} (loading…)").format(services.config.model_for(a)), "")
+            for a in ASSISTANTS
         }
         self.setWindowTitle(self.tr("Custodia"))
         self.resize(1100, 720)
@@ -70,6 +71,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.tabs)
 
         self._build_status_bar()
+        self._show_tab_model()
         self._build_menus()
         self._connect_signals()
         self._start_checks()

@@ -69,6 +69,8 @@ class ModelPicker(QWidget):
         self._list_job: JobHandle | None = None
         self._load_job: JobHandle | None = None
         self._filling = False
+        #: the newest listing asked for: an older one that ends later is dropped
+        self._list_serial = 0
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         label = QLabel(self.tr("Model:"))
@@ -104,15 +106,20 @@ class ModelPicker(QWidget):
     def refresh(self) -> None:
         """Read the models folders again (in a worker) and list what is there."""
         services, assistant = self.services, self.assistant
+        self._list_serial += 1
+        serial = self._list_serial
 
-        def job(progress: Progress, emit: Emit) -> list[ModelOption]:
+        def job(progress: Progress, emit: Emit) -> tuple[int, list[ModelOption]]:
             config = services.config
-            return model_options(config, (config.model_for(assistant),))
+            return serial, model_options(config, (config.model_for(assistant),))
 
         self._list_job = self.workers.start(f"{assistant}: list models", job)
         self._list_job.signals.succeeded.connect(self._on_listed)
 
-    def _on_listed(self, options: Any) -> None:
+    def _on_listed(self, result: Any) -> None:
+        serial, options = result
+        if serial != self._list_serial:
+            return  # a newer listing was asked for: it decides
         current = self.services.config.model_for(self.assistant)
         self._filling = True
         try:

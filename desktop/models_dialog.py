@@ -77,6 +77,8 @@ class ModelsDialog(QDialog):
         self.found: list[local.LocalModel] = []
         self.copy_job: JobHandle | None = None
         self.list_job: JobHandle | None = None
+        #: the newest listing asked for: an older one that ends later is dropped
+        self._list_serial = 0
         #: what the last add did (kept above the count when the list is read again)
         self.notice = ""
 
@@ -143,10 +145,12 @@ class ModelsDialog(QDialog):
     # -- listing ---------------------------------------------------------------------------
     def refresh(self) -> JobHandle:
         services = self.services
+        self._list_serial += 1
+        serial = self._list_serial
 
-        def job(progress: Progress, emit: Emit) -> tuple[list[Path], list[Any], Any]:
+        def job(progress: Progress, emit: Emit) -> tuple[int, list[Path], list[Any], Any]:
             folders = model_folders(services.config)
-            return folders, local.list_models(folders), services.memory()
+            return serial, folders, local.list_models(folders), services.memory()
 
         self.list_job = self.workers.start("models: list", job)
         self.list_job.signals.succeeded.connect(self._on_listed)
@@ -154,7 +158,9 @@ class ModelsDialog(QDialog):
         return self.list_job
 
     def _on_listed(self, result: Any) -> None:
-        folders, found, memory = result
+        serial, folders, found, memory = result
+        if serial != self._list_serial:
+            return  # a newer listing was asked for (a folder added meanwhile): it decides
         self.found = list(found)
         self.folders_label.setText(
             self.tr("GGUF files in: {0}\nThis machine: {1} of memory available of {2}.").format(

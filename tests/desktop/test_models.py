@@ -307,3 +307,40 @@ def test_picking_a_real_gguf_for_the_tutor_loads_it_for_the_next_answer(
     assert child(picker, QLabel, "tutor_model_state").text() == "ready"
     assert services.chat_for("tutor").name == "mine"
     assert config_module.load({}, home=services.config.home).models == {"tutor": "gguf:mine"}
+
+
+def test_a_slow_earlier_listing_never_overwrites_a_newer_one(
+    qtbot: Any, services: Services, workers: WorkerPool, monkeypatch: Any, tmp_path: Path
+) -> None:
+    """Adding a folder lists again while the first listing may still run: whichever ends
+    last, the table shows the newest (the older one once left 3 rows where 4 were)."""
+    import threading
+
+    from desktop import models_dialog
+
+    release = threading.Event()
+    real = local.list_models
+    calls: list[int] = []
+
+    def listing(folders: list[Path]) -> list[local.LocalModel]:
+        calls.append(len(folders))
+        if len(calls) == 1:
+            release.wait(10)  # the first listing is slow
+        return real(folders)
+
+    monkeypatch.setattr(models_dialog.local, "list_models", listing)
+    extra = tmp_path / "llms"
+    extra.mkdir()
+    write_gguf(extra / "elsewhere.gguf")
+    dialog = ModelsDialog(services, workers)
+    qtbot.addWidget(dialog)
+    first = dialog.list_job
+    assert first is not None
+    qtbot.waitUntil(lambda: len(calls) == 1, timeout=10_000)
+    done = dialog.add_folder(extra)
+    with qtbot.waitSignal(done.signals.finished, timeout=10_000):
+        pass
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
+    with qtbot.waitSignal(first.signals.finished, timeout=10_000):
+        release.set()  # the first listing ends now, with the old folders
+    assert dialog.table.rowCount() == 4
