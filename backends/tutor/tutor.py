@@ -54,6 +54,8 @@ from backends.stores.graph import (
 )
 from backends.stores.graph.bolt import BoltGraph
 from backends.stores.graph.sqlite import SqliteGraph
+from backends.stores.vectors import ChunkIndex
+from backends.stores.vectors.chroma import ChromaChunkIndex
 from backends.text import checked_text
 from backends.tutor import shipped_vectors
 from backends.tutor.fusion import Hit, Reason, rrf
@@ -72,7 +74,6 @@ from backends.tutor.kb import (
     user_scope,
 )
 from backends.tutor.keyword import KeywordIndex
-from backends.tutor.vector import ChunkVectors, EmbedderChangedError
 
 if TYPE_CHECKING:
     from backends.audit.service import AuditService
@@ -113,8 +114,6 @@ SYSTEM_PROMPT = (
     "End every sentence with the number of the passage it comes from in square brackets, like "
     "[1]. If the passages do not answer the question, say that the notes do not cover it. " + NOTICE
 )
-#: the tutor's sampling: low, so a small model keeps to its passages' words
-TEMPERATURE = 0.1
 #: what a small model writes when it starts a new turn of its own: the answer ends there
 STOP_SEQUENCES = ("\n\n\n", "\nQuestion:", "\nUser:", "<|im_end|>", "<|endoftext|>")
 #: tokens the model may write (an answer is two or three sentences)
@@ -428,7 +427,7 @@ class TutorService:
         self._lock = threading.RLock()
         self._kb: KnowledgeBase | None = None
         self._keyword: KeywordIndex | None = None
-        self._vectors: ChunkVectors | None = None
+        self._vectors: ChunkIndex | None = None
         self._graph: Graph | None = None
         self._graph_synced = False
         self._graph_message = ""
@@ -494,26 +493,26 @@ class TutorService:
             return self._graph
 
     @property
-    def vectors(self) -> ChunkVectors:
+    def vectors(self) -> ChunkIndex:
         with self._lock:
             if self._vectors is None:
                 embedder = self.embedder
                 if self.config.chroma_url:
-                    vectors = ChunkVectors.server(
+                    vectors: ChunkIndex = ChromaChunkIndex.server(
                         self.config.chroma_url,
                         timeout=self.config.network_timeout,
                         embedder_name=embedder.name,
                         dimension=embedder.dimension,
                     )
                 else:
-                    vectors = ChunkVectors.local(
+                    vectors = ChromaChunkIndex.local(
                         self.config.chroma_path,
                         embedder_name=embedder.name,
                         dimension=embedder.dimension,
                     )
                 try:
                     vectors.open()
-                except (DimensionMismatchError, EmbedderChangedError) as err:
+                except DimensionMismatchError as err:  # another dimension or embedder
                     log.info("tutor: %s; rebuilding the vector index", err)
                     vectors.reset()
                 self._vectors = vectors
@@ -1012,8 +1011,12 @@ class TutorService:
         on_token: Callable[[str], None] | None = None,
         should_stop: ShouldStop | None = None,
         k: int = CONTEXT_PASSAGES,
+        on_retrieved: Callable[[Retrieval], None] | None = None,
     ) -> Turn:
         """Retrieve, answer with citations, check the answer, append exactly one audit record.
+
+        ``on_retrieved`` gets the passages as soon as they are found (the tab shows the
+        sources while the model writes).
 
         What is shown as fact is evidence (CT9, :mod:`backends.grounding`): when the passages
         do not cover the question, the tutor says so and does not ask the model; otherwise the
@@ -1032,6 +1035,8 @@ class TutorService:
         """
         user_scope(user)  # a valid user name, or ScopeError before anything runs
         retrieval = self.retrieve(question, user, k)
+        if on_retrieved is not None:
+            on_retrieved(retrieval)
         chat = self.chat
         lang = retrieval.language
         sources = [p.source_for_check() for p in retrieval.passages]
@@ -1049,7 +1054,8 @@ class TutorService:
                 system=SYSTEM_PROMPT,
                 context=[p.context_line(PASSAGE_WORDS) for p in retrieval.passages],
                 max_tokens=MAX_TOKENS,
-                temperature=TEMPERATURE,
+                # no temperature here: the tutor's low default (0.1) comes from its generation
+                # settings, which the user may change (backends/models/settings.py)
                 stop=STOP_SEQUENCES,
             )
             stream = chat.stream(prompt, stop)
@@ -1072,7 +1078,7 @@ class TutorService:
         checked = self._ground(
             "".join(pieces), sources, quotes, covered_by, lang, chat, covered, stopped
         )
-        answer, cited = _shown(checked, lang)
+        answer, cited = _shown(checked, lang, {p.number: p.title for p in retrieval.passages})
         by_number = {p.number: p.chunk_id for p in retrieval.passages}
         try:
             entry = self._audit().append(
@@ -1179,10 +1185,7 @@ class TutorService:
         elif not sentences:
             reason = "the model gave no answer"
         elif unsupported:
-            reason = (
-                f"{len(unsupported)} of {len(sentences)} sentences of the model's answer are "
-                "not supported by the passages"
-            )
+            reason = f"{len(unsupported)} of {len(sentences)} sentences not found in the passages"
         elif not any(s.evidence in quoted for s in sentences):
             reason = "the model's answer does not come from the passage that answers the question"
         elif lang != "en":
@@ -1217,9 +1220,10 @@ def _cite(sentence: str, number: int) -> str:
     return f"{text} [{number}]"
 
 
-def _shown(checked: Grounding, lang: str) -> tuple[str, tuple[int, ...]]:
+def _shown(checked: Grounding, lang: str, titles: dict[int, str]) -> tuple[str, tuple[int, ...]]:
     """The text shown as fact and the passages it cites: the model's sentences each with the
-    passage that supports it, or the quotes, or (not covered) the refusal with no citation."""
+    passage that supports it, or the quotes (each note's title before its first quote when the
+    sentence does not name it), or (not covered) the refusal with no citation."""
     if checked.mode == NOT_COVERED:
         return NOT_COVERED_TEXT[lang], ()
     if checked.mode == GENERATED:
@@ -1228,7 +1232,17 @@ def _shown(checked: Grounding, lang: str) -> tuple[str, tuple[int, ...]]:
     else:
         if not checked.quotes:
             return NO_EXTRACT_TEXT[lang], ()
-        parts = [_cite(q.text, q.number) for q in checked.quotes]
+        parts = []
+        named: set[str] = set()
+        for q in checked.quotes:
+            # "Its main use is monitoring warfarin" says nothing without its note's title
+            title = titles.get(q.number, "")
+            needs_title = title and not set(grounding.content(title)) <= set(
+                grounding.content(q.text)
+            )
+            text = f"{title}: {q.text}" if needs_title and title not in named else q.text
+            named.add(title)
+            parts.append(_cite(text, q.number))
         numbers = [q.number for q in checked.quotes]
     return " ".join(parts), tuple(sorted(set(numbers)))
 

@@ -441,6 +441,7 @@ class TutorTab(QWidget):
     def _answer_labels(self) -> AnswerLabels:
         return AnswerLabels(
             sources=self.tr("Sources"),
+            searched=self.tr("Passages searched — none of them answers this question"),
             model_answer=self.tr("The model's own answer — not shown as fact ({0})"),
             unsupported=self.tr("unsupported by your notes"),
             supported=self.tr("supported"),
@@ -675,6 +676,7 @@ class AnswerLabels:
     """The translated words :func:`render_answer` needs (the tab passes them through tr())."""
 
     sources: str = "Sources"
+    searched: str = "Passages searched — none of them answers this question"
     model_answer: str = "The model's own answer — not shown as fact ({0})"
     unsupported: str = "unsupported by your notes"
     supported: str = "supported"
@@ -760,7 +762,8 @@ def render_answer(turn: Turn, labels: AnswerLabels | None = None, *, sources: bo
             f"{html.escape(p.title)}</{weight}>"
         )
     if items:
-        parts.append(f"<p><b>{html.escape(labels.sources)}</b><br>" + "<br>".join(items) + "</p>")
+        title = labels.searched if g is not None and not g.covered else labels.sources
+        parts.append(f"<p><b>{html.escape(title)}</b><br>" + "<br>".join(items) + "</p>")
     return "".join(parts)
 
 
