@@ -9,7 +9,7 @@ from importlib import metadata
 from typing import Any
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import qVersion
+from PySide6.QtCore import QCoreApplication, qVersion
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -389,6 +389,25 @@ class SettingsDialog(QDialog):
         self.accept()
 
 
+def user_line(check: doctor.Check) -> str:
+    """A check in the user's words (``custodia doctor`` prints :meth:`doctor.Check.line`):
+    ✓ usable, ✗ needed and not usable (why), ○ optional and not in use."""
+    version = f" {check.version}" if check.version else ""
+    dims = check.details.get("dimension")
+    what = f"{check.kind}{version}" + (f", {dims}-d" if dims else "")
+    if check.ok:
+        return f"✓ {check.role}: {what} — {check.where}"
+    if check.required:
+        return f"✗ {check.role}: {what} — {check.reason or 'not usable'}"
+    if check.role == "ollama":
+        return QCoreApplication.translate(
+            "doctor", "○ Ollama: not used by this configuration (optional; none running at {0})"
+        ).format(check.where)
+    return QCoreApplication.translate("doctor", "○ {0}: optional, not in use — {1}").format(
+        check.role, check.reason or check.where
+    )
+
+
 class DoctorDialog(QDialog):
     """Runs the checks again in a worker and lists them as they come."""
 
@@ -427,7 +446,7 @@ class DoctorDialog(QDialog):
         self.handle.signals.succeeded.connect(self._on_succeeded)
 
     def _on_item(self, check: Any) -> None:
-        self.report.appendPlainText(check.line())
+        self.report.appendPlainText(user_line(check))
 
     def _on_progress(self, done: int, total: int, message: str) -> None:
         self.progress_bar.setRange(0, total)

@@ -8,13 +8,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QLabel,
     QMainWindow,
     QMessageBox,
+    QSplitter,
     QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -25,10 +28,38 @@ from backends.progress import Progress
 from backends.services import Services
 from desktop.dialogs import AboutDialog, DoctorDialog, SettingsDialog
 from desktop.model_picker import TITLES, ModelPicker
-from desktop.tabs import build_tabs
+from desktop.tabs import TABS, build_tabs
+from desktop.theme import MODES, Theme
+from desktop.welcome import SETTINGS_KEY as WELCOME_KEY
+from desktop.welcome import WelcomeBanner
 from desktop.workers import Emit, WorkerPool
 
 log = logging.getLogger(__name__)
+
+#: narrow enough for a 900-px-wide screen (window frame and a scroll bar included)
+MIN_WIDTH = 760
+MIN_HEIGHT = 480
+#: jobs a quit would end (name prefix -> what the user is told); the rest are background
+#: reads that a quit loses nothing by stopping
+RUNS: dict[str, str] = {
+    "multi-agent: run": "a multi-agent session",
+    "multi-agent: re-embed": "re-embedding the multi-agent memory",
+    "memories: turn": "an answer in Memories",
+    "memories: re-embed": "re-embedding the memories",
+    "conversations: chat": "an answer in Conversations",
+    "conversations: rebuild": "rebuilding the conversations' search index",
+    "conversations: key": "re-encrypting the conversations",
+    "conversations: import": "an import of conversations",
+    "conversations: export": "an export of conversations",
+    "tutor: ask": "an answer in the clinical tutor",
+    "tutor: import": "an import of study notes",
+}
+
+
+def window_settings() -> QSettings:
+    """Where the window keeps its size, splitters, last tab, theme and the welcome flag: the
+    user's ``Custodia/Custodia.ini`` (tests point ``QSettings.setPath`` elsewhere)."""
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "Custodia", "Custodia")
 
 
 def _with_platform(documented: str, standard: QKeySequence.StandardKey) -> list[QKeySequence]:
@@ -45,10 +76,20 @@ class MainWindow(QMainWindow):
     #: emitted once the start-up checks finished: the list of :class:`doctor.Check`
     checks_ready = Signal(object)
 
-    def __init__(self, services: Services, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        services: Services,
+        parent: QWidget | None = None,
+        settings: QSettings | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("main_window")
         self.services = services
+        self.settings = settings if settings is not None else window_settings()
+        self.theme = Theme(self)
+        #: the user chose "Quit anyway" (or nothing was running): close without asking
+        self._quit_confirmed = False
+        self.quit_box: QMessageBox | None = None
         self.workers = WorkerPool(self)
         self.checks: list[doctor.Check] = []
         #: what the model lists offer (read in a worker: the models folders' GGUF headers)
@@ -60,6 +101,8 @@ class MainWindow(QMainWindow):
         }
         self.setWindowTitle(self.tr("Custodia"))
         self.resize(1100, 720)
+        self.setMinimumSize(MIN_WIDTH, MIN_HEIGHT)
+        self.theme.apply(str(self.settings.value("view/theme", "system")))
 
         self._start_preload()  # first job: the tabs' jobs import these libraries too
 
@@ -68,11 +111,23 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         for widget, title in build_tabs(services, self.workers, self):
             self.tabs.addTab(widget, title)
-        self.setCentralWidget(self.tabs)
+        central = QWidget(self)
+        central.setObjectName("central")
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        self.welcome: WelcomeBanner | None = None
+        if not _true(self.settings.value(WELCOME_KEY, False)):
+            titles = {name: self.tr(title) for name, title, _spec, _m in TABS}
+            self.welcome = WelcomeBanner(titles, central)
+            column.addWidget(self.welcome)
+        column.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
 
         self._build_status_bar()
         self._show_tab_model()
         self._build_menus()
+        self._restore_state()
         self._connect_signals()
         self._start_checks()
         self._list_models()
@@ -96,6 +151,15 @@ class MainWindow(QMainWindow):
         self.tab_model_label = QLabel("")
         self.tab_model_label.setObjectName("status_tab_model")
         for label in (
+            self.tab_model_label,
+            self.profile_label,
+            self.chat_label,
+            self.embedder_label,
+            self.health_label,
+            self.busy_label,
+        ):
+            label.setMinimumWidth(24)  # shrinks (its tooltip keeps the whole text) on a narrow
+        for label in (  # screen instead of widening the window
             self.tab_model_label,
             self.profile_label,
             self.chat_label,
@@ -136,6 +200,22 @@ class MainWindow(QMainWindow):
         self.storage_map_action = QAction(self.tr("&Storage map"), self)
         self.storage_map_action.setObjectName("action_storage_map")
         view_menu.addAction(self.storage_map_action)
+        view_menu.addSeparator()
+        theme_menu = view_menu.addMenu(self.tr("&Theme"))
+        theme_menu.setObjectName("menu_theme")
+        self.theme_group = QActionGroup(self)
+        self.theme_group.setExclusive(True)
+        self.theme_actions: dict[str, QAction] = {}
+        names = {"system": self.tr("&System"), "light": self.tr("&Light"), "dark": self.tr("&Dark")}
+        for mode in MODES:
+            action = QAction(names[mode], self)
+            action.setObjectName(f"action_theme_{mode}")
+            action.setCheckable(True)
+            action.setChecked(mode == self.theme.mode)
+            action.setData(mode)
+            self.theme_group.addAction(action)
+            theme_menu.addAction(action)
+            self.theme_actions[mode] = action
 
         tools_menu = menu.addMenu(self.tr("&Tools"))
         self.doctor_action = QAction(self.tr("Check stores and &models…"), self)
@@ -146,6 +226,15 @@ class MainWindow(QMainWindow):
         tools_menu.addAction(self.models_action)
 
         help_menu = menu.addMenu(self.tr("&Help"))
+        self.guide_action = QAction(self.tr("&User guide"), self)
+        self.guide_action.setObjectName("action_user_guide")
+        self.guide_action.setShortcuts(_with_platform("F1", QKeySequence.StandardKey.HelpContents))
+        help_menu.addAction(self.guide_action)
+        self.shortcuts_action = QAction(self.tr("&Keyboard shortcuts"), self)
+        self.shortcuts_action.setObjectName("action_shortcuts")
+        self.shortcuts_action.setShortcut(QKeySequence("Ctrl+/"))
+        help_menu.addAction(self.shortcuts_action)
+        help_menu.addSeparator()
         self.about_action = QAction(self.tr("&About Custodia"), self)
         self.about_action.setObjectName("action_about")
         help_menu.addAction(self.about_action)
@@ -153,6 +242,12 @@ class MainWindow(QMainWindow):
     def _connect_signals(self) -> None:
         self.settings_action.triggered.connect(self._on_settings_triggered)
         self.quit_action.triggered.connect(self.close)
+        self.theme_group.triggered.connect(self._on_theme_triggered)
+        self.theme.changed.connect(self._on_theme_changed)
+        self.guide_action.triggered.connect(self._on_user_guide_triggered)
+        self.shortcuts_action.triggered.connect(self._on_shortcuts_triggered)
+        if self.welcome is not None:
+            self.welcome.dismissed.connect(self._on_welcome_dismissed)
         self.doctor_action.triggered.connect(self._on_doctor_triggered)
         self.models_action.triggered.connect(self._on_models_triggered)
         self.tabs.currentChanged.connect(self._on_tab_changed)
@@ -258,6 +353,9 @@ class MainWindow(QMainWindow):
 
     def _on_tab_changed(self, index: int) -> None:
         self._show_tab_model()
+        widget = self.tabs.widget(index)
+        if widget is not None:
+            self.settings.setValue("window/tab", widget.objectName())
 
     def _on_model_loaded(self, assistant: str, shown: str, why: str) -> None:
         self.tab_models[assistant] = (shown, why)
@@ -283,6 +381,125 @@ class MainWindow(QMainWindow):
     def _on_about_triggered(self) -> None:
         AboutDialog(self.services, self).exec()
 
+    def _on_user_guide_triggered(self) -> None:
+        from desktop.help import UserGuideDialog
+
+        dialog = UserGuideDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()  # not modal: read it beside the window
+
+    def _on_shortcuts_triggered(self) -> None:
+        from desktop.help import ShortcutsDialog
+
+        dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+
+    def _on_theme_triggered(self, action: QAction) -> None:
+        mode = str(action.data())
+        self.theme.apply(mode)
+        self.settings.setValue("view/theme", self.theme.mode)
+
+    def _on_theme_changed(self, dark: bool) -> None:
+        for index in range(self.tabs.count()):
+            follow = getattr(self.tabs.widget(index), "theme_changed", None)
+            if callable(follow):
+                follow()
+        mode = self.theme.mode
+        if mode in self.theme_actions and not self.theme_actions[mode].isChecked():
+            self.theme_actions[mode].setChecked(True)
+
+    def _on_welcome_dismissed(self) -> None:
+        self.settings.setValue(WELCOME_KEY, True)
+        self.settings.sync()
+
+    # -- remembered state ------------------------------------------------------------------
+    def _splitters(self) -> dict[str, QSplitter]:
+        """Every splitter of the tabs, keyed by tab and position (some have no name)."""
+        out: dict[str, QSplitter] = {}
+        for index in range(self.tabs.count()):
+            tab = self.tabs.widget(index)
+            if tab is None:
+                continue
+            for number, splitter in enumerate(tab.findChildren(QSplitter)):
+                out[f"splitters/{tab.objectName()}/{splitter.objectName() or number}"] = splitter
+        return out
+
+    def _restore_state(self) -> None:
+        s = self.settings
+        geometry = s.value("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        for key, splitter in self._splitters().items():
+            state = s.value(key)
+            if isinstance(state, QByteArray) and not state.isEmpty():
+                splitter.restoreState(state)
+        last = str(s.value("window/tab", ""))
+        for index in range(self.tabs.count()):
+            widget = self.tabs.widget(index)
+            if widget is not None and widget.objectName() == last:
+                self.tabs.setCurrentIndex(index)
+
+    def save_state(self) -> None:
+        s = self.settings
+        s.setValue("window/geometry", self.saveGeometry())
+        for key, splitter in self._splitters().items():
+            s.setValue(key, splitter.saveState())
+        current = self.tabs.currentWidget()
+        if current is not None:
+            s.setValue("window/tab", current.objectName())
+        s.setValue("view/theme", self.theme.mode)
+        if self.welcome is not None and self.welcome.isVisible():
+            s.setValue(WELCOME_KEY, True)  # seen once is enough
+        s.sync()
+
+    # -- quitting during a run ---------------------------------------------------------------
+    def running_work(self) -> list[str]:
+        """What a quit would end now, in words (background reads are not listed)."""
+        out: list[str] = []
+        for handle in self.workers.active:
+            for prefix, what in RUNS.items():
+                running = handle.name.startswith(prefix) and not handle.progress.cancelled
+                if running and self.tr(what) not in out:
+                    out.append(self.tr(what))
+        return out
+
+    def close_now(self) -> bool:
+        """Close without asking (tests, the start-up probe); True when closed."""
+        self._quit_confirmed = True
+        return self.close()
+
+    def _ask_before_quitting(self, running: list[str]) -> None:
+        if self.quit_box is not None:
+            self.quit_box.raise_()
+            return
+        box = QMessageBox(self)
+        box.setObjectName("quit_confirm")
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle(self.tr("Quit Custodia?"))
+        box.setText(self.tr("Custodia is working: {0}.").format(", ".join(running)))
+        box.setInformativeText(
+            self.tr("Quitting stops it; a multi-agent session can be resumed at the next start.")
+        )
+        quit_button = box.addButton(self.tr("Quit anyway"), QMessageBox.ButtonRole.AcceptRole)
+        quit_button.setObjectName("quit_anyway")
+        keep = box.addButton(self.tr("Keep running"), QMessageBox.ButtonRole.RejectRole)
+        keep.setObjectName("keep_running")
+        box.setDefaultButton(keep)
+        box.setEscapeButton(keep)
+        box.buttonClicked.connect(self._on_quit_box_button_clicked)
+        self.quit_box = box
+        box.open()  # window-modal, and the event loop keeps running the work meanwhile
+
+    def _on_quit_box_button_clicked(self, button: QAbstractButton) -> None:
+        box, self.quit_box = self.quit_box, None
+        if box is not None:
+            box.hide()
+            box.setObjectName("")  # the next question is the only `quit_confirm`
+            box.deleteLater()
+        if button.objectName() == "quit_anyway":
+            self.close_now()
+
     def _on_tab_action_triggered(self) -> None:
         action = self.sender()
         if isinstance(action, QAction):
@@ -303,7 +520,18 @@ class MainWindow(QMainWindow):
 
     # -- shutdown --------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Cancel running work and wait for it, then close the stores."""
+        """Ask first when a quit would end a run; then stop the work (told it is a quit, so
+        nothing is recorded as cancelled by the user), wait for it, close the stores."""
+        runs = self.running_work()
+        if runs and not self._quit_confirmed:
+            event.ignore()
+            self._ask_before_quitting(runs)
+            return
+        self.save_state()
+        for index in range(self.tabs.count()):
+            about_to_quit = getattr(self.tabs.widget(index), "about_to_quit", None)
+            if callable(about_to_quit):
+                about_to_quit()
         running = self.workers.active
         if running:
             log.info("closing: cancelling %d job(s)", len(running))
@@ -323,3 +551,8 @@ class MainWindow(QMainWindow):
                 shutdown()
         self.services.close()
         event.accept()
+
+
+def _true(value: object) -> bool:
+    """A QSettings boolean (an INI file gives it back as the string "true")."""
+    return value is True or str(value).lower() in ("true", "1")

@@ -461,7 +461,11 @@ class MigrationDialog(QDialog):
             self.status.setText(message)
 
     def _on_failed(self, message: str, environment: bool) -> None:
-        self.status.setText(self.tr("Stopped: {0}").format(message))
+        if self.plan is None:  # the dry run itself stopped: it is not "reading" any more
+            self.log.setPlainText(self.tr("Nothing was read or changed."))
+            self.status.setText(self.tr("Cannot plan a migration: {0}").format(message))
+        else:
+            self.status.setText(self.tr("Stopped: {0}").format(message))
         if self.plan is not None and not self.plan.problems:
             self.start_button.setEnabled(True)
             self.start_button.setText(self.tr("Try again"))

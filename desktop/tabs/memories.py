@@ -12,9 +12,17 @@ Every store and model call runs through the worker pool; this module only draws.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+)
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -51,21 +59,31 @@ from backends.memories.store import Hit
 from backends.models.chat import Message
 from backends.progress import Progress
 from backends.services import Services
+from desktop import theme
+from desktop.markdown import MessageView
 from desktop.model_picker import ModelPicker
 from desktop.workers import Emit, JobHandle, WorkerPool
 
+#: a theme switch reaches a widget as one of these
+_PALETTE_EVENTS = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
 #: memories shown in the list without a search (the rest are one search away)
 LIST_LIMIT = 500
 SEARCH_DELAY_MS = 250
 
 _STYLE = """
-QFrame#transcript_message { border-radius: 8px; padding: 4px; }
-QFrame#transcript_message[role="user"] { background: #e3effd; margin-left: 48px; }
-QFrame#transcript_message[role="assistant"] { background: #f1f1f1; margin-right: 48px; }
-QLabel#message_memories { color: #555; font-size: 11px; }
-QFrame#proposal { background: #fff8e1; border: 1px solid #f0d58c; border-radius: 6px; }
-QLabel#memory_status[limited="true"] { color: #8a4b00; font-weight: bold; }
-QLabel#memory_notice[error="true"] { color: #b00020; }
+QFrame#transcript_message {{ border-radius: 8px; padding: 4px; }}
+QFrame#transcript_message[role="user"] {{ background: {user_bubble}; margin-left: 48px; }}
+QFrame#transcript_message[role="assistant"] {{
+    background: {assistant_bubble}; margin-right: 48px; }}
+QLabel#message_memories, QLabel#message_status, QLabel#transcript_intro {{
+    color: {muted}; }}
+QLabel#message_memories {{ font-size: 11px; }}
+QLabel#message_status {{ font-style: italic; }}
+QFrame#code_block {{ background: {code}; border-radius: 4px; }}
+QFrame#proposal {{ background: {proposal}; border: 1px solid {proposal_border};
+    border-radius: 6px; }}
+QLabel#memory_status[limited="true"] {{ color: {warning}; font-weight: bold; }}
+QLabel#memory_notice[error="true"] {{ color: {error}; }}
 """
 
 
@@ -96,55 +114,41 @@ class _MemoryTextDelegate(QStyledItemDelegate):
             model.setData(index, new, Qt.ItemDataRole.EditRole)  # itemChanged: a real edit
 
 
-class MessageBubble(QFrame):
-    """One message of the transcript, with its "Remember" button."""
+class MessageBubble(MessageView):
+    """One message of the transcript (Markdown, copy, edit / regenerate) with "Remember"."""
 
     def __init__(self, role: str, text: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("transcript_message")
-        self.setProperty("role", role)
-        self.role = role
+        super().__init__(role, text, parent)
         self.hits: tuple[Hit, ...] = ()
         self._message: str | None = None  # set by finish(); until then the streamed text
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 6, 8, 6)
-        header = QHBoxLayout()
-        who = QLabel(self.tr("You") if role == "user" else self.tr("Assistant"))
-        who.setObjectName("message_role")
-        who.setStyleSheet("font-weight: bold")
-        header.addWidget(who)
-        header.addStretch(1)
         self.remember_button = QToolButton()
         self.remember_button.setObjectName("remember_message")
         self.remember_button.setText(self.tr("Remember"))
         self.remember_button.setToolTip(self.tr("Store this message as a memory"))
+        self.remember_button.setAutoRaise(True)
         self.remember_button.setEnabled(False)
-        header.addWidget(self.remember_button)
-        layout.addLayout(header)
-        self.text_label = QLabel(text)
-        self.text_label.setObjectName("message_text")
-        self.text_label.setWordWrap(True)
-        self.text_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.text_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.text_label)
+        self.add_header_button(self.remember_button)
         self.memories_label = QLabel("")
         self.memories_label.setObjectName("message_memories")
         self.memories_label.setWordWrap(True)
         self.memories_label.setVisible(False)
+        layout = self.layout()
+        assert layout is not None
         layout.addWidget(self.memories_label)
 
     @property
     def text(self) -> str:
         """The message itself (what "Remember" stores), without display marks."""
-        return self._message if self._message is not None else str(self.text_label.text())
+        return self._message if self._message is not None else self.markdown()
 
-    def append(self, piece: str) -> None:
-        self.text_label.setText(self.text_label.text() + piece)
+    def copy_text(self) -> str:
+        return self.text
 
     def finish(self, text: str, hits: tuple[Hit, ...], note: str = "", marker: str = "") -> None:
         """Show the final ``text``; ``marker`` (e.g. "[stopped]") is shown after it only."""
         self._message = text
-        self.text_label.setText(f"{text} {marker}".strip() if marker else text)
+        self.set_status("")
+        self.set_text(f"{text} {marker}".strip() if marker else text)
         self.hits = hits
         self.remember_button.setEnabled(bool(text.strip()))
         if hits:
@@ -154,6 +158,15 @@ class MessageBubble(QFrame):
         elif note:
             self.memories_label.setText(note)
             self.memories_label.setVisible(True)
+
+
+@dataclass
+class _Exchange:
+    """A question, its answer, and what they add to the conversation (once answered)."""
+
+    user: MessageBubble
+    answer: MessageBubble
+    messages: list[Message] = field(default_factory=list)
 
 
 class ProposalRow(QFrame):
@@ -197,7 +210,7 @@ class MemoriesTab(QWidget):
         self.setObjectName("memories")
         self.services = services
         self.workers = workers
-        self.history: list[Message] = []
+        self._exchanges: list[_Exchange] = []
         self.undo_stack: list[Undo] = []
         self.status: MemoryStatus | None = None
         self._turn: JobHandle | None = None
@@ -205,7 +218,8 @@ class MemoriesTab(QWidget):
         self._reembed: JobHandle | None = None
         self._refresh_serial = 0
         self._ready = False
-        self.setStyleSheet(_STYLE)
+        self._colors = theme.colors()
+        self.setStyleSheet(_STYLE.format(**self._colors))
         self._build()
         self._connect_signals()
         self._open()
@@ -223,12 +237,25 @@ class MemoriesTab(QWidget):
         layout.addWidget(splitter)
         self.undo_shortcut = QShortcut(QKeySequence(QKeySequence.StandardKey.Undo), self)
         self.undo_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.undo_shortcut.setWhatsThis(self.tr("Memories: undo the last change"))
         self.delete_shortcut = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self)
         self.delete_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.delete_shortcut.setWhatsThis(self.tr("Memories: delete the selected memory"))
         self.search_timer = QTimer(self)
         self.search_timer.setObjectName("memory_search_timer")
         self.search_timer.setSingleShot(True)
         self.search_timer.setInterval(SEARCH_DELAY_MS)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in _PALETTE_EVENTS:
+            self.theme_changed()
+
+    def theme_changed(self) -> None:
+        """A theme switch (the window calls it too): the bubbles' colours follow."""
+        if theme.colors() != self._colors:
+            self._colors = theme.colors()
+            self.setStyleSheet(_STYLE.format(**self._colors))
 
     def _build_chat(self) -> QWidget:
         chat = QWidget()
@@ -254,7 +281,6 @@ class MemoriesTab(QWidget):
         )
         self.intro.setObjectName("transcript_intro")
         self.intro.setWordWrap(True)
-        self.intro.setStyleSheet("color: #666")
         self.messages_layout.addWidget(self.intro)
         self.messages_layout.addStretch(1)
         self.transcript.setWidget(body)
@@ -514,11 +540,19 @@ class MemoriesTab(QWidget):
     def _add_bubble(self, role: str, text: str) -> MessageBubble:
         bubble = MessageBubble(role, text)
         bubble.remember_button.clicked.connect(self._on_remember_message_clicked)
+        bubble.edit_requested.connect(self._on_edit_message_requested)
+        bubble.regenerate_requested.connect(self._on_regenerate_requested)
+        bubble.copied.connect(self._on_message_copied)
         self.messages_layout.insertWidget(self.messages_layout.count() - 1, bubble)
         return bubble
 
     def messages(self) -> list[MessageBubble]:
         return [w for w in self.transcript_body.findChildren(MessageBubble)]
+
+    @property
+    def history(self) -> list[Message]:
+        """The conversation so far, as the model gets it (a stopped answer is part of it)."""
+        return [m for exchange in self._exchanges for m in exchange.messages]
 
     def _on_send_clicked(self) -> None:
         message = self.chat_input.text().strip()
@@ -527,8 +561,14 @@ class MemoriesTab(QWidget):
         self.chat_input.clear()
         user = self._add_bubble("user", message)
         user.remember_button.setEnabled(True)
+        self._ask(message, user)
+
+    def _ask(self, message: str, user: MessageBubble) -> None:
+        """Ask ``message`` (shown in ``user``) after the exchanges kept so far."""
         self._answer = self._add_bubble("assistant", "")
-        history = list(self.history)
+        self._answer.set_status(self.tr("Thinking…"))
+        self._exchanges.append(_Exchange(user, self._answer))
+        history = self.history
         services = self.services
 
         def job(progress: Progress, emit: Emit) -> TurnResult:
@@ -543,7 +583,10 @@ class MemoriesTab(QWidget):
         handle.signals.failed.connect(self._on_turn_failed)
         self._turn = handle
         self.send.setEnabled(False)
+        self.stop.setText(self.tr("Stop"))
+        self.stop.setEnabled(True)
         self.stop.setVisible(True)
+        self._update_message_actions()
 
     def _on_turn_item(self, piece: object) -> None:
         if self._answer is not None:
@@ -560,7 +603,12 @@ class MemoriesTab(QWidget):
         if bubble is not None:
             bubble.finish(result.answer, result.used, note, marker)
         # a stopped answer stays part of the conversation: the next question may refer to it
-        self.history += [Message("user", result.message), Message("assistant", result.answer)]
+        for exchange in self._exchanges:
+            if exchange.answer is bubble:
+                exchange.messages = [
+                    Message("user", result.message),
+                    Message("assistant", result.answer),
+                ]
         if result.remembered is None:  # a "remember that" turn recalls nothing
             self._show_used(result.message, result.used)
         if result.remembered is not None:
@@ -580,11 +628,77 @@ class MemoriesTab(QWidget):
         self._turn = None
         self._answer = None
         self.stop.setVisible(False)
+        self.stop.setText(self.tr("Stop"))
+        self.stop.setEnabled(True)
         self.send.setEnabled(self._ready)
+        self._update_message_actions()
 
     def _on_stop_clicked(self) -> None:
         if self._turn is not None:
             self._turn.cancel()
+            self.stop.setText(self.tr("Cancelling…"))
+            self.stop.setEnabled(False)
+            if self._answer is not None:
+                self._answer.set_status(self.tr("Cancelling…"))
+
+    def _update_message_actions(self) -> None:
+        """Edit on every question and Regenerate on the last answer, while nothing runs."""
+        idle = self._turn is None
+        for index, exchange in enumerate(self._exchanges):
+            exchange.user.set_actions(edit=idle)
+            last = index == len(self._exchanges) - 1
+            exchange.answer.set_actions(regenerate=idle and last)
+
+    def _drop_exchanges(self, start: int, keep_user: bool = False) -> None:
+        """Forget the exchanges from ``start`` on (bubbles and history)."""
+        for index, exchange in enumerate(self._exchanges[start:]):
+            bubbles = (
+                [exchange.answer]
+                if keep_user and index == 0
+                else [
+                    exchange.user,
+                    exchange.answer,
+                ]
+            )
+            for bubble in bubbles:
+                bubble.setParent(None)
+                bubble.deleteLater()
+        del self._exchanges[start:]
+
+    def _exchange_of(self, bubble: object) -> int | None:
+        for index, exchange in enumerate(self._exchanges):
+            if bubble is exchange.user or bubble is exchange.answer:
+                return index
+        return None
+
+    def _on_regenerate_requested(self) -> None:
+        """Ask the last question again: its answer is replaced."""
+        index = self._exchange_of(self.sender())
+        if index is None or index != len(self._exchanges) - 1 or self._turn is not None:
+            return
+        if not self._ready:
+            return
+        exchange = self._exchanges[index]
+        message = exchange.user.text
+        self._drop_exchanges(index, keep_user=True)
+        self._ask(message, exchange.user)
+
+    def _on_edit_message_requested(self) -> None:
+        """Edit a question and send it again: it and what followed leave the conversation;
+        the text waits in the input, selected."""
+        index = self._exchange_of(self.sender())
+        if index is None or self._turn is not None:
+            return
+        text = self._exchanges[index].user.text
+        self._drop_exchanges(index)
+        self._update_message_actions()
+        self.chat_input.setText(text)
+        self.chat_input.selectAll()
+        self.chat_input.setFocus()
+        self._notice(self.tr("Edit the question and press Enter to send it again."))
+
+    def _on_message_copied(self, text: str) -> None:
+        self._notice(self.tr("Copied to the clipboard."))
 
     def _show_used(self, question: str, hits: tuple[Hit, ...]) -> None:
         short = question if len(question) <= 60 else question[:57] + "…"
@@ -748,7 +862,7 @@ class MemoriesTab(QWidget):
     def _on_delete_succeeded(self, undo: Undo) -> None:
         self._push_undo(undo)
         text = undo.restore[0].memory.text if undo.restore else ""
-        self._notice(self.tr("Deleted “{0}”.").format(text))
+        self._notice(self.tr("Deleted “{0}”. Undo brings it back (Ctrl+Z).").format(text))
         self.refresh()
 
     def _push_undo(self, undo: Undo) -> None:

@@ -6,8 +6,10 @@ Fixtures:
   the deterministic providers: the ``hashing`` embedder and the ``scripted`` chat model.
   Override it in your own conftest to change any setting.
 * ``custodia_services`` — the :class:`~backends.services.Services` built from it.
+* ``custodia_qsettings`` — the window's settings (size, splitters, last tab, theme, the
+  first-run welcome) in a temporary folder, never the user's; the welcome is marked as seen.
 * ``custodia_window`` — the main window, shown, with its start-up checks finished; closed
-  (work cancelled and waited for) after the test.
+  (work cancelled and waited for, without the "Quit anyway?" question) after the test.
 
 Widgets have stable object names, listed in docs/TESTING.md; find them with
 ``window.findChild(QWidget, "name")``.
@@ -16,6 +18,7 @@ Widgets have stable object names, listed in docs/TESTING.md; find them with
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +42,43 @@ def custodia_services(custodia_config: Config) -> Iterator[Services]:
     services.close()
 
 
+@contextmanager
+def isolated_qsettings(folder: Path) -> Iterator[Path]:
+    """Point the user-scope INI settings (where the window keeps its state) at ``folder``
+    while inside; the previous location is restored after."""
+    from PySide6.QtCore import QSettings
+
+    fmt, scope = QSettings.Format.IniFormat, QSettings.Scope.UserScope
+    before = QSettings(fmt, scope, "Custodia", "Custodia").fileName()
+    previous = str(Path(before).parent.parent)
+    QSettings.setPath(fmt, scope, str(folder))
+    try:
+        yield folder
+    finally:
+        QSettings.setPath(fmt, scope, previous)
+
+
 @pytest.fixture
-def custodia_window(qtbot: Any, custodia_services: Services) -> Iterator[Any]:
+def custodia_qsettings(tmp_path: Path) -> Iterator[Any]:
+    from desktop.main_window import window_settings
+    from desktop.welcome import SETTINGS_KEY
+
+    with isolated_qsettings(tmp_path / "qsettings"):
+        settings = window_settings()
+        settings.setValue(SETTINGS_KEY, True)  # no first-run welcome in a test's window
+        settings.sync()
+        yield settings
+
+
+@pytest.fixture
+def custodia_window(
+    qtbot: Any, custodia_services: Services, custodia_qsettings: Any
+) -> Iterator[Any]:
     from desktop.main_window import MainWindow
 
-    window = MainWindow(custodia_services)
+    window = MainWindow(custodia_services, settings=custodia_qsettings)
     qtbot.addWidget(window, before_close_func=lambda w: w.workers.shutdown())
     with qtbot.waitSignal(window.checks_ready, timeout=60_000):
         window.show()
     yield window
-    window.close()
+    window.close_now()

@@ -27,6 +27,7 @@ from backends.config import Config
 from backends.memories.assistant import STORE_FILE, MemoryAssistant
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
+from desktop.markdown import MarkdownView
 
 WAIT = 10_000
 
@@ -69,7 +70,8 @@ def say(qtbot: Any, tab: QWidget, text: str) -> QFrame:
 
 
 def bubble_text(bubble: QFrame) -> str:
-    return str(child(bubble, QLabel, "message_text").text())
+    """The message as shown (Markdown source, with a "[stopped]" mark)."""
+    return str(child(bubble, MarkdownView, "message_text").text())
 
 
 def used_rows(tab: QWidget) -> list[tuple[str, str]]:
@@ -369,3 +371,121 @@ def test_editing_a_search_hit_edits_the_memory_not_its_similarity(qtbot: Any, ta
     qtbot.waitUntil(
         lambda: memory_texts(tab) == ["My sister is Ana and she lives in Porto"], timeout=WAIT
     )
+
+
+class GatedChat(ScriptedChat):
+    """Scripted; before its first word waits for ``gate`` (the test looks at the wait)."""
+
+    def __init__(self, replies: list[str]) -> None:
+        super().__init__(replies=replies)
+        import threading
+
+        self.waiting = threading.Event()
+        self.gate = threading.Event()
+
+    def stream(self, prompt: Any, should_stop: Any = lambda: False) -> Any:
+        self.waiting.set()
+        while not self.gate.wait(0.05):
+            if should_stop():
+                return
+        self.waiting.clear()
+        yield from super().stream(prompt, should_stop)
+
+
+@pytest.fixture
+def gated(qtbot: Any, tmp_path: Any) -> Any:
+    """A window whose memories tab answers with a :class:`GatedChat`."""
+    from backends.models import registry
+    from backends.services import Services
+    from desktop.main_window import MainWindow
+
+    chat = GatedChat(["First *answer*", "Second answer", "Third answer"])
+    registry.register_chat_model("gated-test", lambda config, arg: chat)
+    config = Config(home=tmp_path, embedder="hashing", chat_model="gated-test")
+    window = MainWindow(Services(config))
+
+    def before_close(w: Any) -> None:
+        chat.gate.set()
+        w.workers.shutdown()
+
+    qtbot.addWidget(window, before_close_func=before_close)
+    with qtbot.waitSignal(window.checks_ready, timeout=60_000):
+        window.show()
+    memories = child(window, QWidget, "memories")
+    child(window, QTabWidget, "assistants").setCurrentWidget(memories)
+    qtbot.waitUntil(child(memories, QPushButton, "send").isEnabled, timeout=WAIT)
+    yield chat, memories
+    chat.gate.set()
+    registry.CHAT_FACTORIES.pop("gated-test", None)
+    window.close_now()
+
+
+def test_the_reply_says_thinking_until_its_first_word(qtbot: Any, gated: Any) -> None:
+    chat, tab = gated
+    chat_input = child(tab, QLineEdit, "chat_input")
+    qtbot.keyClicks(chat_input, "Hello there")
+    qtbot.keyClick(chat_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(chat.waiting.is_set, timeout=WAIT)
+    answer = messages(tab)[-1]
+    status = child(answer, QLabel, "message_status")
+    assert status.isVisible() and status.text() == "Thinking…"  # not a blank bubble
+    chat.gate.set()
+    send = child(tab, QPushButton, "send")
+    qtbot.waitUntil(send.isEnabled, timeout=WAIT)
+    assert not status.isVisible() and bubble_text(answer) == "First *answer*"
+    # rendered as Markdown, not shown raw
+    label = child(answer, QLabel, "message_markdown")
+    assert label.textFormat() == Qt.TextFormat.MarkdownText
+
+
+def test_stop_says_cancelling_until_the_answer_stopped(qtbot: Any, gated: Any) -> None:
+    chat, tab = gated
+    chat_input = child(tab, QLineEdit, "chat_input")
+    qtbot.keyClicks(chat_input, "Hello there")
+    qtbot.keyClick(chat_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(chat.waiting.is_set, timeout=WAIT)
+    stop = child(tab, QPushButton, "stop")
+    qtbot.mouseClick(stop, Qt.MouseButton.LeftButton)
+    answer = messages(tab)[-1]
+    assert stop.text() == "Cancelling…" and not stop.isEnabled()
+    assert child(answer, QLabel, "message_status").text() == "Cancelling…"
+    qtbot.waitUntil(child(tab, QPushButton, "send").isEnabled, timeout=WAIT)
+    assert not stop.isVisible() and stop.text() == "Stop"
+    assert "[stopped]" in bubble_text(answer)
+
+
+def test_regenerate_asks_the_last_question_again(qtbot: Any, gated: Any) -> None:
+    chat, tab = gated
+    chat.gate.set()
+    say(qtbot, tab, "Tell me a joke")
+    first = messages(tab)
+    assert [bubble_text(b) for b in first] == ["Tell me a joke", "First *answer*"]
+    regenerate = child(first[1], QToolButton, "regenerate_message")
+    assert regenerate.isVisible()
+    qtbot.mouseClick(regenerate, Qt.MouseButton.LeftButton)
+    send = child(tab, QPushButton, "send")
+    qtbot.waitUntil(lambda: send.isEnabled() and len(chat.calls) == 2, timeout=WAIT)
+    qtbot.waitUntil(lambda: len(messages(tab)) == 2, timeout=WAIT)
+    assert [bubble_text(b) for b in messages(tab)] == ["Tell me a joke", "Second answer"]
+    assert "Tell me a joke" in chat.calls[1].user
+    assert list(chat.calls[1].history) == []  # the replaced answer left the conversation
+
+
+def test_edit_and_resend_replaces_the_question_and_what_followed(qtbot: Any, gated: Any) -> None:
+    chat, tab = gated
+    chat.gate.set()
+    say(qtbot, tab, "My cat is called Tom")
+    say(qtbot, tab, "What is my cat called?")
+    question = messages(tab)[0]
+    qtbot.mouseClick(child(question, QToolButton, "edit_message"), Qt.MouseButton.LeftButton)
+    chat_input = child(tab, QLineEdit, "chat_input")
+    assert chat_input.text() == "My cat is called Tom" and chat_input.hasSelectedText()
+    qtbot.waitUntil(lambda: len(messages(tab)) == 0, timeout=WAIT)
+    qtbot.keyClicks(chat_input, "My cat is called Felix")  # replaces the selection
+    qtbot.keyClick(chat_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: len(messages(tab)) == 2 and child(tab, QPushButton, "send").isEnabled(),
+        timeout=WAIT,
+    )
+    assert bubble_text(messages(tab)[0]) == "My cat is called Felix"
+    assert list(chat.calls[-1].history) == []  # the edited exchange and the later one left

@@ -1,0 +1,124 @@
+"""Help ▸ User guide (docs/USER_GUIDE.md rendered) and Help ▸ Keyboard shortcuts (read from
+the window's own actions and shortcuts, so the list cannot drift from what is bound)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QTextBrowser,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+GUIDE = "USER_GUIDE.md"
+
+
+def guide_path() -> Path | None:
+    """docs/USER_GUIDE.md of the source tree, or the one bundled next to the resources."""
+    roots = [Path(__file__).resolve().parent.parent]
+    bundle = getattr(sys, "_MEIPASS", None)
+    if bundle:
+        roots.insert(0, Path(bundle))
+    for root in roots:
+        path = root / "docs" / GUIDE
+        if path.is_file():
+            return path
+    return None
+
+
+class UserGuideDialog(QDialog):
+    """The user guide, rendered from its Markdown with its screenshots."""
+
+    def __init__(self, parent: QWidget | None = None, path: Path | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("user_guide_dialog")
+        self.setWindowTitle(self.tr("Custodia user guide"))
+        self.resize(820, 640)
+        layout = QVBoxLayout(self)
+        self.browser = QTextBrowser()
+        self.browser.setObjectName("user_guide_text")
+        self.browser.setOpenLinks(False)  # anchors scroll here; web links go to the browser
+        layout.addWidget(self.browser)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.browser.anchorClicked.connect(self._on_anchor_clicked)
+        self.path = path or guide_path()
+        if self.path is None or not self.path.is_file():
+            self.browser.setPlainText(
+                self.tr("The user guide ({0}) is not installed with this copy of Custodia.").format(
+                    GUIDE
+                )
+            )
+            return
+        text = self.path.read_text(encoding="utf-8", errors="replace")
+        self.browser.setSearchPaths([str(self.path.parent)])
+        self.browser.document().setBaseUrl(QUrl.fromLocalFile(str(self.path.parent) + "/"))
+        self.browser.setMarkdown(text)
+
+    def _on_anchor_clicked(self, url: QUrl) -> None:
+        if url.scheme() in ("http", "https", "mailto"):
+            QDesktopServices.openUrl(url)
+        elif url.hasFragment():
+            self.browser.scrollToAnchor(url.fragment())
+
+
+def shortcuts(window: QWidget) -> list[tuple[str, str]]:
+    """(what, keys) for every action and shortcut of ``window`` that has a key, in menu
+    order, then the tabs' own shortcuts."""
+    out: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+
+    def add(what: str, keys: list[QKeySequence]) -> None:
+        text = ", ".join(
+            k.toString(QKeySequence.SequenceFormat.NativeText) for k in keys if not k.isEmpty()
+        )
+        what = what.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip("…").strip()
+        if text and (what, text) not in seen:
+            seen.add((what, text))
+            out.append((what, text))
+
+    for action in window.findChildren(QAction):
+        if action.menu() is not None:
+            continue
+        add(action.text() or action.toolTip(), list(action.shortcuts()))
+    for shortcut in window.findChildren(QShortcut):
+        owner = shortcut.parent()
+        where = owner.objectName() if isinstance(owner, QWidget) else ""
+        what = shortcut.whatsThis() or shortcut.objectName() or where
+        add(what, list(shortcut.keys()))
+    return out
+
+
+class ShortcutsDialog(QDialog):
+    """Every keyboard shortcut of the window, generated from what is actually bound."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self.setObjectName("shortcuts_dialog")
+        self.setWindowTitle(self.tr("Keyboard shortcuts"))
+        self.resize(520, 460)
+        layout = QVBoxLayout(self)
+        self.list = QTreeWidget()
+        self.list.setObjectName("shortcuts_list")
+        self.list.setHeaderLabels([self.tr("Action"), self.tr("Shortcut")])
+        self.list.setRootIsDecorated(False)
+        self.list.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.list.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        for what, keys in shortcuts(window):
+            item = QTreeWidgetItem([what, keys])
+            item.setData(1, Qt.ItemDataRole.UserRole, keys)
+            self.list.addTopLevelItem(item)
+        layout.addWidget(self.list)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)

@@ -1,0 +1,368 @@
+"""Chat messages as Markdown, shared by the chat tabs: rendering, copy, regenerate, edit.
+
+Qt's own Markdown importer (``QTextDocument.setMarkdown``, through ``QLabel``'s
+``MarkdownText``) renders the prose; fenced code blocks are cut out and shown in their own
+read-only editor in the fixed-pitch system font, so their indentation is kept exactly and
+each has its own Copy button.
+
+API (object names in docs/TESTING.md):
+
+* :func:`split_markdown` — ``text`` into prose and code :class:`Segment`\\ s (an unclosed
+  fence, as while streaming, runs to the end);
+* :func:`set_markdown` — for a ``QTextBrowser``/``QTextDocument`` view: ``setMarkdown`` with
+  every code block in the fixed-pitch font;
+* :class:`MarkdownView` (``message_text``) — one message's body; ``set_text``, ``append``
+  (streamed pieces, re-rendered at most every :data:`RENDER_INTERVAL_MS`), ``text()``,
+  ``code_blocks()``;
+* :class:`CodeBlock` (``code_block``) — ``code_text`` and its ``copy_code`` button;
+* :class:`MessageView` (``transcript_message``, property ``role``) — header with the role,
+  ``copy_message``, ``edit_message`` (user messages), ``regenerate_message`` (answers), a
+  ``message_status`` line ("Thinking…", "Cancelling…"), then the body. Signals
+  ``edit_requested()``, ``regenerate_requested()``, ``copied(str)``; ``add_header_button``
+  for a tab's own action.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QTextCursor, QTextDocument
+from PySide6.QtGui import QTextFormat as _Fmt
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+#: streamed tokens are re-rendered at most this often (a long answer is parsed once per tick)
+RENDER_INTERVAL_MS = 40
+#: a code block taller than this many lines scrolls
+MAX_CODE_LINES = 24
+
+_FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)[^`]*$")
+
+
+@dataclass(frozen=True)
+class Segment:
+    kind: Literal["markdown", "code"]
+    text: str
+    language: str = ""
+
+
+def split_markdown(text: str) -> list[Segment]:
+    """Prose and fenced code blocks, in order; code keeps every space and blank line."""
+    out: list[Segment] = []
+    prose: list[str] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        match = _FENCE_OPEN.match(lines[i])
+        if match is None:
+            prose.append(lines[i])
+            i += 1
+            continue
+        indent, fence, language = len(match.group(1)), match.group(2), match.group(3)
+        closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$")
+        body: list[str] = []
+        i += 1
+        while i < len(lines) and not closing.match(lines[i]):
+            line = lines[i]
+            # the fence's own indentation is not part of the code (CommonMark)
+            strip = min(indent, len(line) - len(line.lstrip(" ")))
+            body.append(line[strip:])
+            i += 1
+        i += 1  # the closing fence (or the end, while streaming)
+        if "".join(prose).strip():
+            out.append(Segment("markdown", "\n".join(prose).strip("\n")))
+        prose = []
+        out.append(Segment("code", "\n".join(body), language))
+    if "".join(prose).strip():
+        out.append(Segment("markdown", "\n".join(prose).strip("\n")))
+    return out
+
+
+def code_font() -> QFont:
+    """The system's fixed-pitch font."""
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    return font
+
+
+def set_markdown(document: QTextDocument, text: str) -> None:
+    """``document.setMarkdown(text)`` with every code block (fenced or indented) in the
+    fixed-pitch system font — for views that show a whole transcript in one QTextBrowser."""
+    document.setMarkdown(text)
+    font = code_font()
+    block = document.begin()
+    while block.isValid():
+        fmt = block.blockFormat()
+        if fmt.hasProperty(_Fmt.Property.BlockCodeFence) or fmt.nonBreakableLines():
+            cursor = QTextCursor(block)
+            cursor.movePosition(
+                QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+            )
+            char = cursor.charFormat()
+            char.setFont(font)
+            cursor.mergeCharFormat(char)
+        block = block.next()
+
+
+def _copy(text: str) -> None:
+    QGuiApplication.clipboard().setText(text)
+
+
+class CodeBlock(QFrame):
+    """A fenced code block: language, Copy, the code in a fixed-pitch read-only editor."""
+
+    copied = Signal(str)
+
+    def __init__(self, code: str, language: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("code_block")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setProperty("language", language)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 4)
+        layout.setSpacing(2)
+        header = QHBoxLayout()
+        self.language_label = QLabel(language or self.tr("code"))
+        self.language_label.setObjectName("code_language")
+        header.addWidget(self.language_label)
+        header.addStretch(1)
+        self.copy_button = QToolButton()
+        self.copy_button.setObjectName("copy_code")
+        self.copy_button.setText(self.tr("Copy"))
+        self.copy_button.setToolTip(self.tr("Copy this code to the clipboard"))
+        header.addWidget(self.copy_button)
+        layout.addLayout(header)
+        self.editor = QPlainTextEdit()
+        self.editor.setObjectName("code_text")
+        self.editor.setReadOnly(True)
+        self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.editor.setFont(code_font())
+        self.editor.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.editor.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        layout.addWidget(self.editor)
+        self.copy_button.clicked.connect(self._on_copy_clicked)
+        self.set_code(code)
+
+    def code(self) -> str:
+        return str(self.editor.toPlainText())
+
+    def set_code(self, code: str) -> None:
+        if code != self.code():
+            self.editor.setPlainText(code)
+        lines = min(max(code.count("\n") + 1, 1), MAX_CODE_LINES)
+        metrics = self.editor.fontMetrics()
+        scroll = self.editor.horizontalScrollBar().sizeHint().height()
+        frame = 2 * self.editor.frameWidth() + 8
+        self.editor.setFixedHeight(lines * metrics.lineSpacing() + frame + scroll)
+
+    def _on_copy_clicked(self) -> None:
+        _copy(self.code())
+        self.copy_button.setText(self.tr("Copied"))
+        QTimer.singleShot(1500, self, self._reset_copy_label)
+        self.copied.emit(self.code())
+
+    def _reset_copy_label(self) -> None:
+        self.copy_button.setText(self.tr("Copy"))
+
+
+class MarkdownView(QWidget):
+    """One message's body: prose rendered by Qt's Markdown, code blocks as :class:`CodeBlock`."""
+
+    #: a code block's Copy was clicked: the code
+    code_copied = Signal(str)
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("message_text")
+        self._text = ""
+        self._rendered: str | None = None
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(4)
+        self._parts: list[tuple[Segment, QWidget]] = []
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(RENDER_INTERVAL_MS)
+        self._timer.timeout.connect(self._render)
+        self.set_text(text)
+
+    def text(self) -> str:
+        """The Markdown source shown (what Copy copies)."""
+        return self._text
+
+    def set_text(self, text: str) -> None:
+        self._timer.stop()
+        self._text = text
+        self._render()
+
+    def append(self, piece: str) -> None:
+        """A streamed piece: rendered with the next tick, not once per token."""
+        self._text += piece
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def flush(self) -> None:
+        """Render what was appended now (tests, and before a final ``set_text``)."""
+        if self._timer.isActive():
+            self._timer.stop()
+            self._render()
+
+    def code_blocks(self) -> list[CodeBlock]:
+        return [w for _s, w in self._parts if isinstance(w, CodeBlock)]
+
+    def labels(self) -> list[QLabel]:
+        return [w for _s, w in self._parts if isinstance(w, QLabel)]
+
+    def _render(self) -> None:
+        if self._rendered == self._text:
+            return
+        self._rendered = self._text
+        segments = split_markdown(self._text)
+        # Same shape as shown (the usual case while streaming): update the widgets in place.
+        if [s.kind for s in segments] == [s.kind for s, _w in self._parts]:
+            for index, (segment, (old, widget)) in enumerate(
+                zip(segments, self._parts, strict=True)
+            ):
+                if segment != old:
+                    self._fill(widget, segment)
+                    self._parts[index] = (segment, widget)
+            return
+        for _segment, widget in self._parts:
+            widget.setParent(None)
+            widget.deleteLater()
+        self._parts = []
+        for segment in segments:
+            widget = self._make(segment)
+            self._layout.addWidget(widget)
+            self._parts.append((segment, widget))
+
+    def _make(self, segment: Segment) -> QWidget:
+        if segment.kind == "code":
+            block = CodeBlock(segment.text, segment.language)
+            block.copied.connect(self.code_copied)
+            return block
+        label = QLabel()
+        label.setObjectName("message_markdown")
+        label.setTextFormat(Qt.TextFormat.MarkdownText)
+        label.setWordWrap(True)
+        label.setOpenExternalLinks(False)
+        label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self._fill(label, segment)
+        return label
+
+    @staticmethod
+    def _fill(widget: QWidget, segment: Segment) -> None:
+        if isinstance(widget, CodeBlock):
+            widget.set_code(segment.text)
+            widget.setProperty("language", segment.language)
+            widget.language_label.setText(segment.language or widget.tr("code"))
+        elif isinstance(widget, QLabel):
+            widget.setText(segment.text)
+
+
+class MessageView(QFrame):
+    """One chat message: role, actions (copy, edit or regenerate), status line, body."""
+
+    edit_requested = Signal()
+    regenerate_requested = Signal()
+    #: Copy (message or code block) put this text on the clipboard
+    copied = Signal(str)
+
+    def __init__(self, role: str, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("transcript_message")
+        self.setProperty("role", role)
+        self.role = role
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        self.header = QHBoxLayout()
+        who = QLabel(self.tr("You") if role == "user" else self.tr("Assistant"))
+        who.setObjectName("message_role")
+        who.setStyleSheet("font-weight: bold")
+        self.header.addWidget(who)
+        self.header.addStretch(1)
+        self.copy_button = self._button(
+            "copy_message", self.tr("Copy"), self.tr("Copy the message")
+        )
+        self.edit_button = self._button(
+            "edit_message", self.tr("Edit"), self.tr("Edit this message and send it again")
+        )
+        self.edit_button.setVisible(role == "user")
+        self.regenerate_button = self._button(
+            "regenerate_message", self.tr("Regenerate"), self.tr("Ask the same question again")
+        )
+        self.regenerate_button.setVisible(False)
+        layout.addLayout(self.header)
+        self.status_label = QLabel("")
+        self.status_label.setObjectName("message_status")
+        self.status_label.setVisible(False)
+        layout.addWidget(self.status_label)
+        self.body = MarkdownView(text)
+        layout.addWidget(self.body)
+        self.copy_button.clicked.connect(self._on_copy_clicked)
+        self.edit_button.clicked.connect(self.edit_requested)
+        self.regenerate_button.clicked.connect(self.regenerate_requested)
+        self.body.code_copied.connect(self.copied)
+
+    def _button(self, name: str, text: str, tip: str) -> QToolButton:
+        button = QToolButton()
+        button.setObjectName(name)
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setAutoRaise(True)
+        self.header.addWidget(button)
+        return button
+
+    def add_header_button(self, button: QAbstractButton) -> None:
+        """A tab's own action (e.g. Remember), before Copy."""
+        self.header.insertWidget(self.header.indexOf(self.copy_button), button)
+
+    def markdown(self) -> str:
+        return self.body.text()
+
+    def set_text(self, text: str) -> None:
+        self.body.set_text(text)
+
+    def append(self, piece: str) -> None:
+        if piece:
+            self.set_status("")
+        self.body.append(piece)
+
+    def set_status(self, text: str) -> None:
+        """ "Thinking…" before the first token, "Cancelling…" after Stop; "" hides it."""
+        self.status_label.setText(text)
+        self.status_label.setVisible(bool(text))
+
+    def status(self) -> str:
+        return str(self.status_label.text()) if self.status_label.isVisibleTo(self) else ""
+
+    def set_actions(self, *, edit: bool | None = None, regenerate: bool | None = None) -> None:
+        if edit is not None:
+            self.edit_button.setVisible(edit and self.role == "user")
+        if regenerate is not None:
+            self.regenerate_button.setVisible(regenerate and self.role != "user")
+
+    def copy_text(self) -> str:
+        """What Copy puts on the clipboard: the message as written."""
+        return self.markdown()
+
+    def _on_copy_clicked(self) -> None:
+        text = self.copy_text()
+        _copy(text)
+        self.copied.emit(text)
