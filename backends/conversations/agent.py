@@ -9,7 +9,9 @@ pool, the CLI directly. Methods are thread-safe.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -25,6 +27,7 @@ from backends.conversations.errors import (
     HistoryKeyError,
     HistoryKeyRequiredError,
     HistoryWrongKeyError,
+    InvalidKeyError,
     TurnFailedError,
 )
 from backends.conversations.files import (
@@ -35,9 +38,11 @@ from backends.conversations.files import (
     StoredMessage,
     check_name,
     fit_name,
+    make_title,
     new_id,
     now_iso,
     pending_rotation,
+    set_aside_key_ids,
     tidy_name,
 )
 from backends.conversations.index import (
@@ -49,16 +54,17 @@ from backends.conversations.index import (
     row_for,
 )
 from backends.conversations.keys import (
+    KDF_FILE,
     PENDING_KEY_FILE,
     HistoryCipher,
     KeyringStatus,
     KeyStore,
+    PassphraseFile,
+    key_id,
     validate_key,
 )
 from backends.conversations.vectors import (
-    ChromaVectorIndex,
     SyncReport,
-    VectorIndex,
     embeddable,
     pointer_id,
     split_pointer_id,
@@ -71,6 +77,8 @@ from backends.models.registry import CHAT_FACTORIES, ChatChoice
 from backends.net import http_json, is_loopback_host
 from backends.progress import Progress
 from backends.services import Services
+from backends.stores.vectors import VectorIndex
+from backends.stores.vectors.chroma import ChromaVectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -98,9 +106,13 @@ PROVIDERS = {
 #: how each key source is named in messages
 _KEY_SOURCES = {
     "environment": "CONVERSATIONS_KEY",
+    "environment_passphrase": "the key from CONVERSATIONS_PASSPHRASE",
     "keyring": "the key in the OS keyring",
     "session": "the key set in the app",
+    "passphrase": "the key from the passphrase given in the app",
 }
+#: environment variable holding the passphrase the conversations key is derived from
+PASSPHRASE_ENV = "CONVERSATIONS_PASSPHRASE"
 
 T = TypeVar("T")
 
@@ -181,6 +193,19 @@ class EncryptionStatus:
     rotation_pending: str  # new key id of an unfinished rotation, or ""
     #: why new conversations are refused now (the history is under a key not set here)
     key_problem: str = ""
+    #: key ids that a passphrase derives (``.kdf.json``): a passphrase may be asked for
+    passphrase_key_ids: tuple[str, ...] = ()
+    #: conversations of an earlier history set aside (their key is not set here): locked
+    locked: int = 0
+    locked_key_ids: tuple[str, ...] = ()
+    #: key ids the key problem is about (what the history needs), and how many files
+    needed_key_ids: tuple[str, ...] = ()
+    needed_files: int = 0
+
+    @property
+    def passphrase_needed(self) -> bool:
+        """The locked history's key comes from a passphrase (ask for it, not for a key)."""
+        return any(k in self.passphrase_key_ids for k in self.needed_key_ids)
 
     @property
     def warning(self) -> bool:
@@ -201,6 +226,25 @@ class ImportResult:
     failed: list[str] = field(default_factory=list)
     #: what was imported changed (text repaired), one line each
     notices: list[str] = field(default_factory=list)
+    #: conversations already present with the same messages: not imported again (names)
+    duplicates: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class KeyOutcome:
+    """What giving a key (or passphrase) in the app did."""
+
+    rotation: RotationReport | None  # the history was re-encrypted (or checked) under it
+    unlocked: int = 0  # conversations of an earlier history readable again (read only)
+
+
+@dataclass(frozen=True)
+class NewHistory:
+    """A new history was started; the earlier one is kept, untouched, as locked."""
+
+    locked: int
+    locked_key_ids: tuple[str, ...]
+    encrypted: bool
 
 
 class ConversationAgent:
@@ -214,9 +258,11 @@ class ConversationAgent:
         chat: Callable[[], ChatChoice],
         vectors: VectorFactory = default_vectors,
         use_keyring: bool = True,
+        passphrase: str | None = None,
     ) -> None:
         self.config = config
         self.folder = config.path("conversations")
+        self.passphrases = PassphraseFile(self.folder / KDF_FILE)
         self._embedder_factory = embedder
         self._chat_factory = chat
         self._vector_factory = vectors
@@ -225,10 +271,16 @@ class ConversationAgent:
         self._vectors: VectorIndex | None = None
         self._models: dict[str, ChatModel] = {}
         self._cache: OrderedDict[tuple[str, FileStamp], Conversation] = OrderedDict()
+        #: titles of clear conversations read from their files, by file version
+        self._titles: dict[tuple[str, FileStamp], str] = {}
         self.keys = KeyStore(
             config.conversations_key,
             use_keyring=use_keyring,
             pending_file=self.folder / PENDING_KEY_FILE,
+            environment_passphrase=(
+                os.environ.get(PASSPHRASE_ENV, "") if passphrase is None else passphrase
+            ),
+            passphrases=self.passphrases,
         )
         self.files = ConversationFiles(self.folder)
         self.files.ensure()
@@ -278,8 +330,11 @@ class ConversationAgent:
             if candidate and candidate not in keys:
                 keys.insert(0, candidate)  # rotation underway: write new, read both
         keys.extend(k for k in extra_old if k and k not in keys)
+        can_encrypt = bool(keys)
+        # keys of an earlier history given back: they read its files, never write new ones
+        keys.extend(k for k in self.keys.unlocked if k not in keys)
         with self._lock:
-            self.files.cipher = HistoryCipher(keys) if keys else None
+            self.files.cipher = HistoryCipher(keys, can_encrypt=can_encrypt) if keys else None
             self._cache.clear()
 
     def encryption_status(self) -> EncryptionStatus:
@@ -287,15 +342,27 @@ class ConversationAgent:
         rows = self._recovering(self.index.rows)
         cipher = self.files.cipher
         problem = self.key_problem()
+        aside = set_aside_key_ids(self.folder)
+        locked = [r for r in rows if not r.readable and r.encrypted and r.key_id in aside]
+        try:
+            passphrase_ids = self.passphrases.key_ids()
+        except StoreUnavailableError as err:
+            log.warning("%s", err)
+            passphrase_ids = ()
         return EncryptionStatus(
             encrypted=bool(key),
             source=source,
-            key_id=cipher.primary_id if cipher else "",
+            key_id=cipher.primary_id if cipher and cipher.can_encrypt else "",
             keyring=self.keys.keyring(),
             clear_files=sum(1 for r in rows if r.readable and not r.encrypted),
-            unreadable=sum(1 for r in rows if not r.readable),
+            unreadable=sum(1 for r in rows if not r.readable) - len(locked),
             rotation_pending=pending_rotation(self.folder),
             key_problem=str(problem) if problem else "",
+            passphrase_key_ids=passphrase_ids,
+            locked=len(locked),
+            locked_key_ids=tuple(sorted({r.key_id for r in locked})),
+            needed_key_ids=problem.key_ids if problem else (),
+            needed_files=problem.files if problem else 0,
         )
 
     def key_problem(self) -> HistoryKeyError | None:
@@ -307,16 +374,29 @@ class ConversationAgent:
         start. Decided from the index (key ids are in clear), without reading any file.
         """
         groups = self._recovering(self.index.encrypted_key_ids)
+        cipher = self.files.cipher
+        # an earlier history the user set aside (its key lost) no longer blocks anything,
+        # unless its key was given back (then its files are readable, see below)
+        aside = set_aside_key_ids(self.folder)
+        groups = {
+            kid: group
+            for kid, group in groups.items()
+            if kid not in aside or (cipher is not None and cipher.knows(kid))
+        }
         if not groups:
             return None
         files = sum(total for total, _ in groups.values())
         ids = tuple(sorted(kid or "(none)" for kid in groups))
         shown = ", ".join(ids)
-        cipher = self.files.cipher
+        if cipher is not None and not cipher.can_encrypt:
+            if all(kid in aside for kid in groups):
+                return None  # only a given-back earlier history: new ones stay clear
+            cipher = None
         if cipher is None:
             return HistoryKeyRequiredError(
                 f"conversation history is encrypted ({files} conversation(s), key id {shown}); "
-                "set CONVERSATIONS_KEY to its key (or give it in “Set key…” in the app). "
+                "set CONVERSATIONS_KEY to its key (or give it, or its passphrase, in “Set "
+                "key…” in the app; or start a new history there and keep these as locked). "
                 "Nothing was written: a new conversation would be stored in clear next to it.",
                 ids,
                 files,
@@ -353,6 +433,7 @@ class ConversationAgent:
         *,
         generated: bool = False,
         on_key_saved: Callable[[str], None] | None = None,
+        passphrase: bool = False,
     ) -> RotationReport:
         """Re-encrypt every conversation under ``new_key``, crash-safely and resumably.
 
@@ -366,18 +447,24 @@ class ConversationAgent:
         ``on_key_saved(where)`` runs (the CLI prints the key there). A kill at any point
         leaves every file under a key the user has: the old one, or the new one printed
         and saved. The saved key is removed once the rotation is finished.
+
+        A key derived from a passphrase (``passphrase``) is never saved anywhere: its salt is
+        in ``.kdf.json`` already (:meth:`key_from_passphrase`), so the passphrase gives it
+        back; it is kept for this session only.
         """
         new_key = validate_key(new_key)
         old_key, _ = self.keys.current()
         unfinished = pending_rotation(self.folder)
         resumed = self.keys.pending_for(unfinished)[0] if unfinished else ""
         old_keys = [
-            k for k in dict.fromkeys((old_key, resumed, self.keys.pending())) if k and k != new_key
+            k
+            for k in dict.fromkeys((old_key, resumed, self.keys.pending(), *self.keys.unlocked))
+            if k and k != new_key
         ]
         # encrypted files and none under a key set here: refuse before anything changes
         files_module.check_history_keys(self.folder, new_key, old_keys)
         # durable before any file is under it (a failure here changes nothing)
-        where = self.keys.set_pending(new_key, durable=generated)
+        where = "" if passphrase else self.keys.set_pending(new_key, durable=generated)
         if on_key_saved is not None:
             on_key_saved(where)
         with self._lock:
@@ -388,11 +475,94 @@ class ConversationAgent:
         except BaseException:
             self._apply_key(extra_old=(new_key, *old_keys))
             raise
-        self.keys.remember(new_key)
+        self.keys.remember(new_key, passphrase=passphrase)
         self.keys.clear_pending()
         self._apply_key()
         self.reconcile()
         return report
+
+    # -- passphrases, giving a key back, starting afresh ----------------------------------
+    def key_from_passphrase(self, passphrase: str, *, new: bool = False) -> str:
+        """The key ``passphrase`` derives (Scrypt, ~0.4 s): the one its ``.kdf.json`` entry
+        checks (``WrongPassphraseError`` when it matches none), or with ``new`` a key under
+        a fresh salt whose entry is on disk before the key is returned. A new passphrase
+        that matches an existing entry gives that entry's key (no second salt)."""
+        wanted = set(self.key_problem_ids())
+        if self.files.cipher is not None:
+            wanted.add(self.files.cipher.primary_id)
+        if new:
+            try:
+                return self.passphrases.unlock(passphrase, prefer=wanted)
+            except InvalidKeyError:
+                return self.passphrases.add(passphrase)
+        return self.passphrases.unlock(passphrase, prefer=wanted)
+
+    def key_problem_ids(self) -> tuple[str, ...]:
+        problem = self.key_problem()
+        return problem.key_ids if problem else ()
+
+    def use_key(
+        self,
+        key: str,
+        progress: Progress | None = None,
+        *,
+        generated: bool = False,
+        passphrase: bool = False,
+    ) -> KeyOutcome:
+        """What “Set key…” does with a key: the key of an earlier history set aside makes
+        its files readable again (nothing is rewritten, new conversations stay where they
+        go); any other key is :meth:`rotate_key` (``generated``: saved before any file is
+        rewritten, so an interrupted change from the window is recoverable too)."""
+        key = validate_key(key)
+        kid = key_id(key)
+        cipher = self.files.cipher
+        current = cipher.primary_id if cipher is not None and cipher.can_encrypt else ""
+        if kid in set_aside_key_ids(self.folder) and kid != current:
+            if key not in self.keys.unlocked:
+                self.keys.unlocked.append(key)
+            self._apply_key()
+            self.reconcile()
+            rows = self.conversations()
+            return KeyOutcome(None, sum(1 for r in rows if r.readable and r.key_id == kid))
+        return KeyOutcome(
+            self.rotate_key(key, progress, generated=generated, passphrase=passphrase)
+        )
+
+    def start_new_history(self, new_key: str | None, *, passphrase: bool = False) -> NewHistory:
+        """Set the locked history aside and go on without its key.
+
+        Its files are kept exactly as they are (never read for writing, never rewritten),
+        listed as locked, and readable again whenever their key or passphrase is given
+        (:meth:`use_key`). New conversations go under ``new_key`` — or, with ``None``, in
+        clear (the tab warns). A key is remembered like any key set in the app (the OS
+        keyring, else this session: the tab says so and offers a passphrase, which needs no
+        keyring); nothing is rewritten, so no rotation key is saved. Refused when nothing
+        is locked (``HistoryKeyError`` only exists then) or while a key change is unfinished.
+        """
+        problem = self.key_problem()
+        if problem is None:
+            raise CustodiaEnvironmentError(
+                "no conversation is locked: there is no earlier history to set aside"
+            )
+        pending = pending_rotation(self.folder)
+        if pending:
+            raise CustodiaEnvironmentError(
+                f"a key change to key id {pending} is unfinished: give its key to finish it "
+                "first (a new history would leave it half done)"
+            )
+        if new_key is not None:
+            new_key = validate_key(new_key)
+            if key_id(new_key) in problem.key_ids:
+                raise CustodiaEnvironmentError(
+                    "this is the key of the locked history: give it in “Set key…” to unlock "
+                    "it instead"
+                )
+        files_module.set_aside(self.folder, problem.key_ids, problem.files)
+        if new_key is not None:
+            self.keys.remember(new_key, passphrase=passphrase)
+        self._apply_key()
+        self.reconcile()
+        return NewHistory(problem.files, problem.key_ids, new_key is not None)
 
     def saved_pending_key(self) -> tuple[str, str]:
         """``(key, where)``: the saved new key of the unfinished rotation, when one is
@@ -403,7 +573,30 @@ class ConversationAgent:
 
     # -- conversations ---------------------------------------------------------------------
     def conversations(self) -> list[IndexRow]:
-        return self._recovering(self.index.rows)
+        """The index rows, each ``name`` the one the user sees: a title made from the first
+        message (decrypted here when the history is encrypted: the index holds the token
+        only), else the stored name."""
+        rows = self._recovering(self.index.rows)
+        cipher = self.files.cipher
+        out: list[IndexRow] = []
+        seen: dict[tuple[str, FileStamp], str] = {}
+        for row in rows:
+            title = ""
+            if row.readable and not row.encrypted:
+                # a clear title is not in the index (no message text there, CA3): from
+                # the file's first lines, once per version of the file
+                cache_key = (row.file, row.stamp)
+                cached = self._titles.get(cache_key)
+                title = self.files.head_title(row.file) if cached is None else cached
+                seen[cache_key] = title
+            elif row.title and cipher is not None and cipher.knows(row.key_id):
+                with contextlib.suppress(Exception):
+                    text = json.loads(cipher.decrypt(row.title, row.key_id).decode("utf-8"))
+                    title = fit_name(text) if isinstance(text, str) else ""
+            out.append(replace(row, name=title) if title else row)
+        with self._lock:
+            self._titles = seen
+        return out
 
     def load(self, conversation_id: str) -> Conversation:
         """The conversation (decrypted), or a typed error for this conversation only."""
@@ -441,10 +634,11 @@ class ConversationAgent:
             model=conversation.model,
             path=str(self.folder / conversation.file),
             messages=len(conversation.history),
-            encrypted=cipher is not None,
-            key_id=cipher.primary_id if cipher else "",
+            encrypted=self.files.writes_encrypted(),
+            key_id=cipher.primary_id if cipher and self.files.writes_encrypted() else "",
             error=None,
             stamp=stamp,
+            title=self.files.index_title(conversation),
         )
         self._recovering(lambda: self.index.apply([row]))
 
@@ -476,6 +670,7 @@ class ConversationAgent:
         with self._lock:
             conversation = self.load(conversation_id)  # refuses unreadable files
             conversation.name = name
+            conversation.title = ""  # the user's name replaces the one made from a message
             self._save(conversation)
         return conversation
 
@@ -638,6 +833,8 @@ class ConversationAgent:
         with self._lock:
             if existing is None:  # a new conversation is created with its first message
                 conversation = self._new(choice)
+                # titled from its first message; encrypted with the history (CA2)
+                conversation.title = make_title(message)
                 create = True
             else:
                 conversation = self.load(existing.id)  # newest version on disk
@@ -837,7 +1034,7 @@ class ConversationAgent:
             out.append(
                 SearchHit(
                     conversation.id,
-                    conversation.name,
+                    conversation.display_name,
                     conversation.date,
                     position,
                     msg.role,

@@ -34,6 +34,8 @@ from backends.services import Services
 #: environment variable read by ``rotate-key`` for the new key (never a command-line argument:
 #: arguments are visible to every user of the machine)
 NEW_KEY_ENV = "CUSTODIA_NEW_CONVERSATIONS_KEY"
+#: ... and for a new passphrase (``rotate-key --passphrase``); else it is asked with getpass
+NEW_PASSPHRASE_ENV = "CUSTODIA_NEW_CONVERSATIONS_PASSPHRASE"
 
 SubParsers = argparse._SubParsersAction
 
@@ -239,6 +241,8 @@ def _cmd_import(args: argparse.Namespace, services: Services) -> int:
         _emit(f"{conversation_id}  {name}")
     for skipped in result.skipped:
         _warn(f"skipped {skipped}")
+    for duplicate in result.duplicates:
+        _warn(f"skipped {duplicate}: already here (the same messages)")
     for notice in result.notices:
         _warn(notice)
     for failed in result.failed:
@@ -246,6 +250,7 @@ def _cmd_import(args: argparse.Namespace, services: Services) -> int:
     print(
         f"imported {len(result.imported)} conversation(s)"
         + (f", {result.renamed} under a new id (theirs was taken)" if result.renamed else "")
+        + (f"; {len(result.duplicates)} already here, skipped (above)" if result.duplicates else "")
         + (f"; {len(result.failed)} not imported (above)" if result.failed else ""),
         file=sys.stderr,
     )
@@ -357,6 +362,8 @@ def _cmd_rotate_key(args: argparse.Namespace, services: Services) -> int:
         )
     agent = _agent(services)  # a malformed CONVERSATIONS_KEY is reported here, by name
     generated = False
+    if args.passphrase:
+        return _rotate_to_passphrase(agent)
     # an unfinished rotation whose new key is kept here: finish it with that key
     resume, kept_in = ("", "") if new_key else agent.saved_pending_key()
     if resume:
@@ -406,6 +413,38 @@ def _cmd_rotate_key(args: argparse.Namespace, services: Services) -> int:
         if before.source == "keyring" or not after.keyring.usable:
             where += f" ({after.keyring.reason})"
         _warn(where)
+    return 1 if report.failed else 0
+
+
+def _rotate_to_passphrase(agent: ConversationAgent) -> int:
+    """``rotate-key --passphrase``: the new key is derived from a passphrase (Scrypt); its
+    salt is saved in ``conversations/.kdf.json`` before any file is rewritten, the key
+    itself nowhere. Later starts take the passphrase from CONVERSATIONS_PASSPHRASE."""
+    passphrase = os.environ.get(NEW_PASSPHRASE_ENV, "")
+    if not passphrase:
+        if not sys.stdin.isatty():
+            _warn(f"give the new passphrase in {NEW_PASSPHRASE_ENV}, or run this in a terminal")
+            return 2
+        passphrase = getpass.getpass("New passphrase for the conversations: ")
+        if getpass.getpass("The same passphrase again: ") != passphrase:
+            _warn("the two passphrases differ; nothing was changed")
+            return 2
+    print("deriving the key from the passphrase (about half a second)…", file=sys.stderr)
+    new_key = agent.key_from_passphrase(passphrase, new=True)
+    report = agent.rotate_key(new_key, _progress(), passphrase=True)
+    print(
+        f"re-encrypted {report.rotated} conversation(s) under the passphrase's key (key id "
+        f"{key_id(new_key)})"
+        + (f", {report.already} already done" if report.already else "")
+        + (" (resumed an interrupted rotation)" if report.resumed else ""),
+        file=sys.stderr,
+    )
+    for name, reason in report.failed:
+        _warn(f"left untouched (unreadable): {name}: {reason}")
+    _warn(
+        "set CONVERSATIONS_PASSPHRASE (and unset CONVERSATIONS_KEY) for the next start; "
+        "the key is never stored, the passphrase gives it back"
+    )
     return 1 if report.failed else 0
 
 
@@ -469,5 +508,12 @@ def add_commands(sub: SubParsers) -> None:
         help=f"re-encrypt every conversation under a new key (from {NEW_KEY_ENV}, a prompt, "
         "or --generate); resumable",
     )
-    p.add_argument("--generate", action="store_true", help="generate the new key and print it")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--generate", action="store_true", help="generate the new key and print it")
+    how.add_argument(
+        "--passphrase",
+        action="store_true",
+        help=f"derive the new key from a passphrase (from {NEW_PASSPHRASE_ENV} or a prompt; "
+        "Scrypt, salt in conversations/.kdf.json, the key itself is never stored)",
+    )
     p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_rotate_key))

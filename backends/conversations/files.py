@@ -8,7 +8,9 @@ A file looks like this (``history`` is a list when no key is set)::
 
 Only ``history`` (the messages, their times and the model that wrote each answer) is
 encrypted; name, date, provider and model stay in clear on purpose, so a listing never needs
-the key.
+the key. A conversation is titled from its first message: that ``title`` comes from the
+history, so it is encrypted with it (a token under the same key) and the clear ``name`` stays
+the date until the user renames it; in a clear history the title is in clear like the rest.
 
 Writes are atomic: a private temporary file in the same folder, ``fsync``, ``rename`` over
 the old file, ``fsync`` of the folder. A crash leaves the old file or the new one, never half
@@ -59,6 +61,10 @@ FORMAT = "custodia.conversation"
 VERSION = 1
 SUFFIX = ".json"
 ROTATION_JOURNAL = ".rotation.journal"
+#: key ids of an earlier history the user chose to set aside (its key was lost): those
+#: files are kept untouched, listed as locked, and no longer block new conversations
+SET_ASIDE_FILE = ".locked.json"
+SET_ASIDE_FORMAT = "custodia.conversations.locked"
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -239,10 +245,37 @@ class Conversation:
     #: how the file was stored when it was read (for the status line and rotation)
     encrypted: bool = False
     key_id: str = ""
+    #: a title made from the first message (plaintext here; in the file it is encrypted
+    #: with the history); "" once the user named the conversation
+    title: str = ""
 
     @property
     def file(self) -> str:
         return self.id + SUFFIX
+
+    @property
+    def display_name(self) -> str:
+        """What the user sees: the title from the first message, else the name."""
+        return self.title or self.name
+
+
+#: the longest title made from a first message (characters)
+TITLE_CHARS = 60
+#: how much of a clear file is read to find its title for a listing
+TITLE_HEAD_BYTES = 4096
+
+
+def make_title(message: str) -> str:
+    """A short title from a first message: its first line, cut at a word near
+    :data:`TITLE_CHARS` with "…"; "" when nothing is left."""
+    text = tidy_name(message.strip().splitlines()[0] if message.strip() else "")
+    if len(text) <= TITLE_CHARS:
+        return text
+    cut = text[: TITLE_CHARS - 1]
+    space = cut.rfind(" ")
+    if space >= TITLE_CHARS // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,.;:-") + "…"
 
 
 @dataclass(frozen=True)
@@ -392,9 +425,11 @@ class ConversationFiles:
         except (OSError, CorruptConversationError):
             return None
         kid = data.get("key_id")
+        title = data.get("title")
         return {k: data[k] for k in ("name", "date", "provider", "model")} | {
             "encrypted": bool(data.get("encrypted")),
             "key_id": kid if isinstance(kid, str) else "",
+            "title": clean_text(title) if isinstance(title, str) else "",
         }
 
     def decode(self, path: Path, raw: bytes) -> Conversation:
@@ -420,6 +455,14 @@ class ConversationFiles:
             history = [StoredMessage.from_json(m) for m in history_raw]
         except ValueError as err:
             raise CorruptConversationError(path, f"bad message in history: {err}") from None
+        title = ""
+        title_field = data.get("title")
+        if isinstance(title_field, str) and title_field:
+            if encrypted:
+                title_raw = self._decrypt(path, title_field, kid)
+                title = fit_name(title_raw) if isinstance(title_raw, str) else ""
+            else:
+                title = fit_name(clean_text(title_field))
         return Conversation(
             id=path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else str(data.get("id")),
             name=data["name"],
@@ -429,6 +472,7 @@ class ConversationFiles:
             history=history,
             encrypted=encrypted,
             key_id=kid or "",
+            title=title,
         )
 
     def _decrypt(self, path: Path, token: str, kid: str | None) -> Any:
@@ -461,6 +505,44 @@ class ConversationFiles:
             raise CorruptConversationError(path, "the decrypted history is not JSON") from None
 
     # -- writing ---------------------------------------------------------------------------
+    def writes_encrypted(self) -> bool:
+        """New writes are encrypted (a key is set, not only keys that read)."""
+        return self.cipher is not None and self.cipher.can_encrypt
+
+    def index_title(self, conversation: Conversation) -> str:
+        """The title as the index may hold it: the token of an encrypted history, never a
+        plaintext title (the index holds no message text, CA3): "" for a clear one, whose
+        title :meth:`head_title` reads from the file's first lines instead."""
+        return self.stored_title(conversation) if self.writes_encrypted() else ""
+
+    def head_title(self, file: str) -> str:
+        """The clear ``title`` of ``file`` from its first few KiB (written before the
+        history), or "" — cheap enough to list thousands of conversations."""
+        try:
+            with open(self.folder / file, "rb") as fh:
+                head = fh.read(TITLE_HEAD_BYTES).decode("utf-8", "ignore")
+        except OSError:
+            return ""
+        at = head.find('\n "title": ')
+        end = head.find('\n "history": ')
+        if at < 0 or (0 <= end < at):
+            return ""
+        try:
+            value, _ = json.JSONDecoder().raw_decode(head, at + len('\n "title": '))
+        except ValueError:
+            return ""
+        return fit_name(clean_text(value)) if isinstance(value, str) else ""
+
+    def stored_title(self, conversation: Conversation) -> str:
+        """The ``title`` field as it is written: a token under the primary key when the
+        history is encrypted (it comes from a message), the text otherwise; "" for none."""
+        if not conversation.title:
+            return ""
+        if self.cipher is not None and self.writes_encrypted():
+            text = json.dumps(clean_text(conversation.title), ensure_ascii=False)
+            return self.cipher.encrypt(text.encode("utf-8"))[1]
+        return clean_text(conversation.title)
+
     def encode(self, conversation: Conversation) -> bytes:
         history: Any = [m.to_json() for m in conversation.history]
         data: dict[str, Any] = {
@@ -473,7 +555,9 @@ class ConversationFiles:
             "model": clean_text(conversation.model),
             "encrypted": False,
         }
-        if self.cipher is not None:
+        if conversation.title:
+            data["title"] = self.stored_title(conversation)
+        if self.cipher is not None and self.writes_encrypted():
             plaintext = json.dumps(history, ensure_ascii=False, separators=(",", ":"))
             kid, token = self.cipher.encrypt(plaintext.encode("utf-8"))
             data["encrypted"] = True
@@ -618,11 +702,50 @@ def pending_rotation(folder: Path) -> str:
     return state[0] if state else ""
 
 
+def set_aside_key_ids(folder: Path) -> frozenset[str]:
+    """Key ids of the earlier histories set aside here (``.locked.json``); empty when none.
+
+    A damaged marker counts as none: the files it named are then locked again (refused, as
+    before), never rewritten.
+    """
+    try:
+        data = json.loads((folder / SET_ASIDE_FILE).read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("format") != SET_ASIDE_FORMAT:
+            return frozenset()
+        return frozenset(str(item["key_id"]) for item in data["locked"])
+    except FileNotFoundError:
+        return frozenset()
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        logging.getLogger(__name__).warning("%s is unreadable (%s); ignored", SET_ASIDE_FILE, err)
+        return frozenset()
+
+
+def set_aside(folder: Path, key_ids: Iterable[str], files: int) -> None:
+    """Record ``key_ids`` as an earlier history kept aside (atomically, 0600, fsync'd)."""
+    from backends.conversations.keys import write_private
+
+    known = set(set_aside_key_ids(folder))
+    items = [{"key_id": k} for k in sorted(known | set(key_ids))]
+    text = json.dumps(
+        {
+            "format": SET_ASIDE_FORMAT,
+            "version": 1,
+            "since": now_iso(),
+            "files": files,
+            "locked": items,
+        },
+        indent=1,
+    )
+    write_private(folder / SET_ASIDE_FILE, text + "\n", what="the locked history's record")
+
+
 def _key_list(key_ids: Iterable[str]) -> str:
     return ", ".join(sorted(key_ids)) or "none recorded"
 
 
-def check_history_keys(folder: Path, new_key: str, old_keys: Sequence[str]) -> None:
+def check_history_keys(
+    folder: Path, new_key: str, old_keys: Sequence[str], ignore: Iterable[str] = ()
+) -> None:
     """Refuse a rotation that would split the history across keys.
 
     When encrypted conversations exist and **none** of them is under the new key or one of
@@ -633,8 +756,10 @@ def check_history_keys(folder: Path, new_key: str, old_keys: Sequence[str]) -> N
     here is not refused: rotation reports it and leaves it untouched, as before.
 
     Cheap: files are read (their clear JSON, no decryption) only until the first one under
-    a key given here — usually the first encrypted file.
+    a key given here — usually the first encrypted file. Files under a key id in ``ignore``
+    (an earlier history set aside) are left out: rotation leaves them untouched.
     """
+    ignored = set(ignore) | set(set_aside_key_ids(folder))
     cipher = HistoryCipher([new_key, *old_keys])
     files = ConversationFiles(folder, cipher)
     foreign: dict[str, int] = {}
@@ -651,6 +776,8 @@ def check_history_keys(folder: Path, new_key: str, old_keys: Sequence[str]) -> N
         kid = data.get("key_id") if isinstance(data.get("key_id"), str) else None
         if kid is not None and cipher.knows(kid):
             return
+        if kid is not None and kid in ignored:
+            continue
         token = data.get("history")
         if kid is None and isinstance(token, str):
             try:

@@ -16,6 +16,7 @@ overwrites an existing conversation: a clashing id gets a new one.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import uuid
@@ -31,11 +32,13 @@ from backends.conversations.agent import ConversationAgent, ImportResult
 from backends.conversations.errors import ConversationError, CorruptConversationError
 from backends.conversations.files import FORMAT as FILE_FORMAT
 from backends.conversations.files import (
+    MAX_NAME,
     Conversation,
     ConversationFiles,
     StoredMessage,
     fit_name,
     is_valid_id,
+    iter_conversations,
     new_id,
     repair_text,
     repaired_notice,
@@ -58,7 +61,7 @@ class ImportFormatError(CustodiaEnvironmentError):
 def conversation_to_json(conversation: Conversation) -> dict[str, Any]:
     return {
         "id": conversation.id,
-        "name": conversation.name,
+        "name": conversation.display_name,
         "date": conversation.date,
         "provider": conversation.provider,
         "model": conversation.model,
@@ -86,7 +89,7 @@ def export_markdown(conversations: Sequence[Conversation]) -> str:
     parts: list[str] = []
     for conversation in conversations:
         lines = [
-            f"# {fit_name(conversation.name)}",
+            f"# {fit_name(conversation.display_name)}",
             "",
             f"- Date: {conversation.date}",
             f"- Provider: {conversation.provider}",
@@ -378,10 +381,42 @@ def _parse_zip(path: Path, raw: bytes, files: ConversationFiles) -> list[Convers
     return parse(path.with_name("conversations.json"), inner, files)
 
 
+#: added to the name of every imported conversation, so it is told from the original
+IMPORTED_SUFFIX = " (imported)"
+
+
+def imported_name(name: str) -> str:
+    """``name (imported)``, once (a re-import of an export keeps one suffix), fitted."""
+    tidied = fit_name(name)
+    if tidied.endswith(IMPORTED_SUFFIX.strip()):
+        return tidied
+    return fit_name(tidied[: MAX_NAME - len(IMPORTED_SUFFIX)] + IMPORTED_SUFFIX)
+
+
+def fingerprint(conversation: Conversation) -> str:
+    """What makes two conversations the same for an import: their messages (role and
+    text, in order). Names, ids, times and models may differ between exports."""
+    digest = hashlib.sha256()
+    for message in conversation.history:
+        digest.update(json.dumps([message.role, message.content], ensure_ascii=False).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def _present(agent: ConversationAgent) -> set[str]:
+    """Fingerprints of every conversation here that can be read now."""
+    return {fingerprint(c) for c in iter_conversations(agent.files)}
+
+
 def import_file(
     agent: ConversationAgent, path: Path, progress: Progress | None = None
 ) -> ImportResult:
-    """Add every conversation found in ``path``; never overwrite an existing one."""
+    """Add every conversation found in ``path``; never overwrite an existing one.
+
+    Each is named ``… (imported)``; one whose messages are already here (an earlier import
+    of the same file, or the conversation it was exported from) is skipped and named in
+    ``duplicates``.
+    """
     try:
         raw = path.read_bytes()
     except OSError as err:
@@ -390,30 +425,38 @@ def import_file(
     agent.check_writable()  # encrypted history under a key not set here: import nothing
     result = ImportResult()
     if progress is not None:
+        progress.start(0, "checking for conversations already here")
+    present = _present(agent)
+    if progress is not None:
         progress.start(len(conversations), "importing")
     for position, conversation in enumerate(conversations):
         conversation, repaired = _repaired(conversation)
         # names are kept in clear on one line, at most MAX_NAME characters (cut with "…")
-        conversation = replace(conversation, name=fit_name(conversation.name))
+        original = fit_name(conversation.display_name)
+        conversation = replace(conversation, name=imported_name(original), title="")
+        same = fingerprint(conversation)
         if not conversation.history:
-            result.skipped.append(f"{conversation.name}: no messages")
+            result.skipped.append(f"{original}: no messages")
+        elif same in present:
+            result.duplicates.append(original)
         else:
             try:
                 conversation_id, renamed = agent.add(conversation)
             except StoreUnavailableError as err:  # the folder itself: the rest cannot land
-                result.failed.append(f"{conversation.name}: {err}")
+                result.failed.append(f"{original}: {err}")
                 result.failed.extend(
                     f"{fit_name(c.name)}: not imported (the import stopped at the error above)"
                     for c in conversations[position + 1 :]
                 )
                 break
             except CustodiaEnvironmentError as err:  # this conversation only (too large...)
-                result.failed.append(f"{conversation.name}: {err}")
+                result.failed.append(f"{original}: {err}")
             else:
+                present.add(same)
                 result.imported.append((conversation_id, conversation.name))
                 result.renamed += renamed
                 if repaired:
-                    result.notices.append(repaired_notice(repaired, conversation.name))
+                    result.notices.append(repaired_notice(repaired, original))
         if progress is not None:
             progress.advance(1, conversation.name)
     return result

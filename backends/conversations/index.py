@@ -54,6 +54,12 @@ MIGRATIONS: list[Migration] = [
         CREATE INDEX conversations_by_date ON conversations(date);
         """,
     ),
+    (
+        # the file's ``title`` field as stored: a token when the history is encrypted (never
+        # its plaintext: the agent decrypts it for the list), the text when it is clear
+        "0002 conversation titles",
+        "ALTER TABLE conversations ADD COLUMN title TEXT NOT NULL DEFAULT '';",
+    ),
 ]
 
 
@@ -70,6 +76,8 @@ class IndexRow:
     key_id: str
     error: str | None
     stamp: FileStamp
+    #: the title field as stored in the file (a token when encrypted), "" for none
+    title: str = ""
 
     @property
     def id(self) -> str:
@@ -82,12 +90,13 @@ class IndexRow:
 
 _COLUMNS = (
     "file, name, date, provider, model, path, messages, encrypted, key_id, error, ino, mtime_ns, "
-    "size"
+    "size, title"
 )
 
 
 def _row(values: tuple[object, ...]) -> IndexRow:
-    (file, name, date, provider, model, path, messages, enc, kid, error, ino, mtime, size) = values
+    (file, name, date, provider, model, path, messages, enc, kid, error) = values[:10]
+    (ino, mtime, size, title) = values[10:]
     return IndexRow(
         str(file),
         str(name),
@@ -100,6 +109,7 @@ def _row(values: tuple[object, ...]) -> IndexRow:
         str(kid),
         None if error is None else str(error),
         FileStamp(int(str(ino)), int(str(mtime)), int(str(size))),
+        str(title or ""),
     )
 
 
@@ -352,6 +362,7 @@ class ConversationIndex:
                 r.stamp.ino,
                 r.stamp.mtime_ns,
                 r.stamp.size,
+                r.title,
             )
             for r in upserts
         ]
@@ -365,7 +376,7 @@ class ConversationIndex:
                     self._conn.execute("BEGIN IMMEDIATE")
                     self._conn.executemany(
                         f"INSERT OR REPLACE INTO conversations ({_COLUMNS}) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         values,
                     )
                     self._conn.executemany("DELETE FROM conversations WHERE file = ?", gone)
@@ -420,6 +431,7 @@ def row_for(files: ConversationFiles, file: str) -> IndexRow | None:
             key_id=str(header.get("key_id", "")),
             error=f"{err.reason}: {err.detail}",
             stamp=stamp,
+            title=str(header.get("title", "")),
         )
     return IndexRow(
         file=file,
@@ -433,6 +445,7 @@ def row_for(files: ConversationFiles, file: str) -> IndexRow | None:
         key_id=conversation.key_id,
         error=None,
         stamp=stamp,
+        title=files.index_title(conversation),
     )
 
 

@@ -13,22 +13,33 @@ Every encrypted file records a *key id* next to its token: the first 16 hex digi
 ``HMAC-SHA256(key, "custodia conversations key id")``. It reveals nothing about the key, and
 it tells a wrong key (another key id) from a damaged token (our key id, token does not
 verify), and which files an interrupted rotation has already re-encrypted.
+
+A key can also be *derived from a passphrase* (Scrypt, memory-hard): the salt, the Scrypt
+parameters and the derived key's key id (the check value that tells a wrong passphrase at
+once, before any file is read) are kept in ``conversations/.kdf.json``; the derived key
+itself is never written anywhere (no file, no keyring) and is asked for at every start.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import hmac
+import json
 import logging
 import os
 import threading
+import unicodedata
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken
+from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 from backends.conversations.errors import InvalidKeyError
 from backends.errors import StoreUnavailableError
@@ -90,15 +101,20 @@ def key_id(key: str) -> str:
 
 
 class HistoryCipher:
-    """Encrypts with the first key; decrypts with whichever key the file's key id names."""
+    """Encrypts with the first key; decrypts with whichever key the file's key id names.
 
-    def __init__(self, keys: Sequence[str]) -> None:
+    With ``can_encrypt`` false the keys only read (the keys of an earlier history given
+    back while new conversations are stored in clear): writes stay in clear.
+    """
+
+    def __init__(self, keys: Sequence[str], *, can_encrypt: bool = True) -> None:
         if not keys:
             raise ValueError("HistoryCipher needs at least one key")
         self._fernets: dict[str, Fernet] = {}
         for key in keys:
             self._fernets.setdefault(key_id(key), _fernet(key))
         self.primary_id = key_id(keys[0])
+        self.can_encrypt = can_encrypt
 
     @property
     def key_ids(self) -> tuple[str, ...]:
@@ -157,13 +173,26 @@ class KeyStore:
     """Finds the key and remembers a key set in the app (keyring, else this session only)."""
 
     def __init__(
-        self, environment_key: str = "", use_keyring: bool = True, pending_file: Path | None = None
+        self,
+        environment_key: str = "",
+        use_keyring: bool = True,
+        pending_file: Path | None = None,
+        *,
+        environment_passphrase: str = "",
+        passphrases: PassphraseFile | None = None,
     ) -> None:
         self._environment_key = environment_key.strip()
         #: where a generated rotation key is kept when no keyring holds it (0600)
         self.pending_file = pending_file
         self._use_keyring = use_keyring
         self._session_key = ""
+        #: the session key came from a passphrase (never written to the keyring or a file)
+        self._session_passphrase = False
+        self._environment_passphrase = environment_passphrase
+        self._passphrase_key = ""  # derived from CONVERSATIONS_PASSPHRASE once, in memory
+        self.passphrases = passphrases
+        #: keys of an earlier (set-aside) history given back in this session: read only
+        self.unlocked: list[str] = []
         self._lock = threading.Lock()
         self._keyring: KeyringStatus | None = None
 
@@ -184,10 +213,12 @@ class KeyStore:
         start the environment, then the keyring, decide again.
         """
         if self._session_key:
-            return self._session_key, "session"
+            return self._session_key, "passphrase" if self._session_passphrase else "session"
         if self._environment_key:
             key = validate_key(self._environment_key, "CONVERSATIONS_KEY", ENVIRONMENT_HINT)
             return key, "environment"
+        if self._environment_passphrase:
+            return self._from_environment_passphrase(), "environment_passphrase"
         stored = self._keyring_get(KEYRING_ENTRY)
         if stored:
             return validate_key(stored, KEYRING_WHAT, KEYRING_HINT), "keyring"
@@ -197,9 +228,30 @@ class KeyStore:
     def from_environment(self) -> bool:
         return bool(self._environment_key)
 
-    def remember(self, key: str) -> str:
-        """Keep ``key`` for later starts; return where: ``keyring`` or ``session``."""
+    def _from_environment_passphrase(self) -> str:
+        """The key derived from ``CONVERSATIONS_PASSPHRASE`` (once: Scrypt costs ~0.4 s)."""
+        with self._lock:
+            if self._passphrase_key:
+                return self._passphrase_key
+        if self.passphrases is None:
+            raise NoPassphraseError("CONVERSATIONS_PASSPHRASE is set but there is no data dir")
+        key = self.passphrases.unlock(self._environment_passphrase, "CONVERSATIONS_PASSPHRASE")
+        with self._lock:
+            self._passphrase_key = key
+        return key
+
+    def remember(self, key: str, *, passphrase: bool = False) -> str:
+        """Keep ``key`` for later starts; return where: ``keyring`` or ``session``.
+
+        A key derived from a passphrase is kept for this session only, whatever keyring
+        there is: the passphrase is asked again at the next start (``passphrase``).
+        """
         key = validate_key(key)
+        if passphrase:
+            self._session_key = key
+            self._session_passphrase = True
+            return "passphrase"
+        self._session_passphrase = False
         if self._environment_key:
             # The environment wins at the next start; keep the new key for this session.
             self._session_key = key
@@ -307,7 +359,170 @@ class KeyStore:
         return True
 
 
-def _write_private(path: Path, text: str) -> None:
+# -- passphrases (Scrypt) ---------------------------------------------------------------------
+
+
+class WrongPassphraseError(InvalidKeyError):
+    """The passphrase derives none of the keys recorded in ``.kdf.json`` (checked against
+    their key ids, before any file is read)."""
+
+
+class NoPassphraseError(InvalidKeyError):
+    """A passphrase was given but none was ever set for this history (no ``.kdf.json``)."""
+
+
+#: next to the conversation files: one entry per passphrase-derived key
+KDF_FILE = ".kdf.json"
+KDF_FORMAT = "custodia.conversations.kdf"
+#: Scrypt cost, measured on this project's 2-core machines (2026-12-01): n = 2**17, r = 8,
+#: p = 1 takes 0.31–0.42 s and 128 MiB per derivation (2**16: ~0.2 s; 2**18: ~0.8 s and 256
+#: MiB). Stored in each entry, so a later change never locks an older passphrase out.
+SCRYPT_N = 2**17
+SCRYPT_R = 8
+SCRYPT_P = 1
+SALT_BYTES = 16
+#: the shortest new passphrase accepted (characters)
+MIN_PASSPHRASE = 8
+
+
+def normalise_passphrase(passphrase: str) -> str:
+    """NFC, so the same passphrase typed on another keyboard or system derives the same key."""
+    return unicodedata.normalize("NFC", passphrase)
+
+
+@dataclass(frozen=True)
+class KdfEntry:
+    """How one passphrase key was derived; ``key_id`` is its check value."""
+
+    key_id: str
+    salt: bytes
+    n: int
+    r: int
+    p: int
+    created: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key_id": self.key_id,
+            "kdf": "scrypt",
+            "salt": base64.b64encode(self.salt).decode("ascii"),
+            "n": self.n,
+            "r": self.r,
+            "p": self.p,
+            "created": self.created,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> KdfEntry:
+        if not isinstance(data, dict) or data.get("kdf") != "scrypt":
+            raise ValueError("not a scrypt entry")
+        n, r, p = data.get("n"), data.get("r"), data.get("p")
+        if not all(isinstance(v, int) and v > 0 for v in (n, r, p)):
+            raise ValueError("bad scrypt parameters")
+        assert isinstance(n, int) and isinstance(r, int) and isinstance(p, int)
+        if n & (n - 1) or n > 2**22 or r * p > 2**10:  # bounded: a hostile file costs little
+            raise ValueError("scrypt parameters out of range")
+        return cls(
+            str(data["key_id"]),
+            base64.b64decode(str(data["salt"]), validate=True),
+            n,
+            r,
+            p,
+            str(data.get("created", "")),
+        )
+
+
+def derive_key(passphrase: str, entry: KdfEntry) -> str:
+    """The Fernet key ``passphrase`` gives under ``entry``'s salt and parameters (slow)."""
+    raw = Scrypt(salt=entry.salt, length=32, n=entry.n, r=entry.r, p=entry.p).derive(
+        normalise_passphrase(passphrase).encode("utf-8")
+    )
+    return base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+class PassphraseFile:
+    """``conversations/.kdf.json``: salts, Scrypt parameters and check values, never a key.
+
+    Entries are only ever added (an old passphrase keeps opening the files made under it).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def entries(self) -> list[KdfEntry]:
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        except OSError as err:
+            raise StoreUnavailableError(f"{self.path}: cannot read: {err}") from err
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            if not isinstance(data, dict) or data.get("format") != KDF_FORMAT:
+                raise ValueError("not a Custodia passphrase file")
+            return [KdfEntry.from_json(item) for item in data["entries"]]
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
+            raise StoreUnavailableError(
+                f"{self.path} is damaged ({err}); the passphrase cannot be checked. Restore it "
+                "from a backup; it holds no secret (salts and check values only)"
+            ) from None
+
+    def key_ids(self) -> tuple[str, ...]:
+        return tuple(e.key_id for e in self.entries())
+
+    def unlock(
+        self, passphrase: str, what: str = "the passphrase", prefer: Iterable[str] = ()
+    ) -> str:
+        """The key ``passphrase`` derives under one of the entries (those whose key id is in
+        ``prefer`` first); :class:`WrongPassphraseError` when it matches none."""
+        entries = self.entries()
+        if not entries:
+            raise NoPassphraseError(
+                f"{what} was given, but no passphrase has been set for this history "
+                f"({self.path.name} is missing): set one first (“Set key…” ▸ Passphrase, or "
+                "`custodia rotate-key --passphrase`)"
+            )
+        wanted = set(prefer)
+        for entry in sorted(entries, key=lambda e: e.key_id not in wanted):
+            key = derive_key(passphrase, entry)
+            if hmac.compare_digest(key_id(key), entry.key_id):
+                return key
+        ids = ", ".join(e.key_id for e in entries)
+        raise WrongPassphraseError(
+            f"wrong passphrase: {what} matches none of the passphrases set for this history "
+            f"(key id {ids}); check it for a typo (letter case, keyboard layout)"
+        )
+
+    def add(self, passphrase: str) -> str:
+        """A new key from ``passphrase`` and a fresh salt; its entry is on disk (fsync'd)
+        before the key is returned, so nothing is ever encrypted under an unrecorded salt."""
+        if len(normalise_passphrase(passphrase)) < MIN_PASSPHRASE:
+            raise InvalidKeyError(
+                f"a passphrase needs at least {MIN_PASSPHRASE} characters (a few words are "
+                "easier to remember and harder to guess)"
+            )
+        entry = KdfEntry("", os.urandom(SALT_BYTES), SCRYPT_N, SCRYPT_R, SCRYPT_P)
+        key = derive_key(passphrase, entry)
+        created = datetime.now(UTC).isoformat(timespec="seconds")
+        entry = KdfEntry(key_id(key), entry.salt, entry.n, entry.r, entry.p, created)
+        with self._lock:
+            entries = [e for e in self.entries() if e.key_id != entry.key_id]
+            entries.append(entry)
+            text = json.dumps(
+                {"format": KDF_FORMAT, "version": 1, "entries": [e.to_json() for e in entries]},
+                indent=1,
+            )
+            write_private(self.path, text + "\n", what="the passphrase's salt")
+        return key
+
+
+def write_private(path: Path, text: str, what: str = "the generated key") -> None:
+    """``text`` into ``path`` atomically, 0600, fsync'd with its folder."""
+    _write_private(path, text, what)
+
+
+def _write_private(path: Path, text: str, what: str = "the generated key") -> None:
     """``text`` into ``path`` atomically, 0600, fsync'd with its folder (a key must survive a
     power cut before anything is encrypted under it)."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
@@ -316,7 +531,7 @@ def _write_private(path: Path, text: str) -> None:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.fchmod(fd, 0o600)
-            view = memoryview(text.encode("ascii"))
+            view = memoryview(text.encode("utf-8"))
             while view:
                 view = view[os.write(fd, view) :]
             os.fsync(fd)
@@ -332,5 +547,5 @@ def _write_private(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise StoreUnavailableError(
-            f"{path}: cannot save the generated key ({err.strerror or err}); nothing was changed"
+            f"{path}: cannot save {what} ({err.strerror or err}); nothing was changed"
         ) from err

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QTextCursor
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QRadioButton,
     QSplitter,
     QTextBrowser,
     QToolButton,
@@ -54,7 +55,9 @@ from backends.conversations import importers
 from backends.conversations.agent import (
     ConversationAgent,
     EncryptionStatus,
+    KeyOutcome,
     ModelChoice,
+    NewHistory,
     SearchHit,
     TurnResult,
     get_service,
@@ -66,7 +69,14 @@ from backends.conversations.errors import (
 )
 from backends.conversations.files import Conversation
 from backends.conversations.index import IndexRow
-from backends.conversations.keys import FERNET_SHAPE, generate_key, key_id, validate_key
+from backends.conversations.keys import (
+    FERNET_SHAPE,
+    MIN_PASSPHRASE,
+    generate_key,
+    key_id,
+    normalise_passphrase,
+    validate_key,
+)
 from backends.errors import DimensionMismatchError
 from backends.progress import Progress
 from backends.services import Services
@@ -76,9 +86,15 @@ log = logging.getLogger(__name__)
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 INDEX_ROLE = Qt.ItemDataRole.UserRole + 1
+#: column 0 of a locked conversation (an earlier history set aside): True
+LOCKED_ROLE = Qt.ItemDataRole.UserRole + 2
+#: a search hit's conversation name, for messages after it is gone
+NAME_ROLE = Qt.ItemDataRole.UserRole + 3
 WARNING_STYLE = "background:#fff3cd;color:#664d03;border:1px solid #ffe69c;padding:4px;"
 OK_STYLE = "background:#d1e7dd;color:#0f5132;border:1px solid #a3cfbb;padding:4px;"
 ERROR_STYLE = "color:#b02a37;"
+#: a job running longer than this shows what the tab is waiting for (``tab_activity``)
+ACTIVITY_DELAY_MS = 200
 HIGHLIGHT = "#fff3a0"
 
 
@@ -113,6 +129,8 @@ class _Found:
     hits: list[SearchHit]
     #: "3 wrong key"...: conversations that could not be read, so were not searched
     unsearched: str = ""
+    #: a refresh of shown hits (after a rename...): the status line is left as it is
+    quiet: bool = False
 
 
 @dataclass(frozen=True)
@@ -134,38 +152,107 @@ def _listing(agent: ConversationAgent, note: str = "", title: str = "") -> _List
 
 
 class KeyDialog(QDialog):
-    """Asks for the conversations key (or generates one); re-encrypts every conversation.
+    """Asks for the conversations key or a passphrase (or generates a key); what the tab
+    then does with it: re-encrypt every conversation, unlock an earlier history, or — in
+    ``new_history`` mode — start a new history beside a locked one.
 
-    The key is checked before the dialog accepts: a key that is not a Fernet key, or not
-    the key an unfinished key change waits for, is explained inside the dialog, which stays
-    open with the focus back in the field. ``key_chosen(key)`` is emitted for a key that
-    passed. The dialog deletes itself when closed, accepted or not.
+    A key is checked before the dialog accepts: a key that is not a Fernet key, or not the
+    key an unfinished key change waits for, is explained inside the dialog, which stays open
+    with the focus back in the field. A passphrase is derived in the tab's worker pool
+    (Scrypt, ~0.4 s): the dialog says so while it waits (``passphrase_submitted``), and
+    shows a wrong passphrase inside the dialog too (:meth:`passphrase_failed`).
+    ``key_chosen(key, generated, passphrase)`` is emitted for a key that passed. The dialog
+    deletes itself when closed, accepted or not.
     """
 
-    key_chosen = Signal(str)
+    key_chosen = Signal(str, bool, bool)  # key, made by Generate, derived from a passphrase
+    passphrase_submitted = Signal(str, bool)  # passphrase, new (a fresh salt)
 
-    def __init__(self, status: EncryptionStatus | None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        status: EncryptionStatus | None,
+        parent: QWidget | None = None,
+        *,
+        new_history: bool = False,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("key_dialog")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.setWindowTitle(self.tr("Conversations key"))
-        self.setMinimumWidth(480)
-        self._status = status
-        layout = QVBoxLayout(self)
-        text = self.tr(
-            "Every conversation's history will be re-encrypted with this key (Fernet). "
-            "Keep a copy: without it the history cannot be read. An interrupted change "
-            "resumes when you give the same key again."
+        self.new_history = new_history
+        self.setWindowTitle(
+            self.tr("Start a new encrypted history")
+            if new_history
+            else self.tr("Conversations key")
         )
-        if status is not None and not status.keyring.usable:
+        self.setMinimumWidth(520)
+        self._status = status
+        self._generated = ""  # the key Generate put in the field (unchanged since)
+        no_keyring = status is not None and not status.keyring.usable
+        has_passphrase = bool(status is not None and status.passphrase_key_ids)
+        layout = QVBoxLayout(self)
+        if new_history:
+            locked = status.needed_files if status is not None else 0
+            text = self.tr(
+                "Your {0} encrypted conversation(s) are kept exactly as they are, listed as "
+                "<b>locked</b>; give their key or passphrase here later to read them again. "
+                "New conversations go to a new history under the key or passphrase you set "
+                "now."
+            ).format(locked)
+        else:
+            text = self.tr(
+                "Every conversation's history will be re-encrypted with this key (Fernet), or "
+                "with a key derived from a passphrase. Keep a copy: without it the history "
+                "cannot be read. An interrupted change resumes when you give the same key "
+                "again."
+            )
+        if no_keyring:
+            assert status is not None
             text += "<br><br>" + self.tr(
-                "<b>No OS keyring is available</b> ({0}): the key is kept for this session "
-                "only. Set CONVERSATIONS_KEY to use it at the next start."
+                "<b>No OS keyring is available</b> ({0}): a key typed or generated here is "
+                "kept <b>for this session only</b> — after a restart your conversations are "
+                "locked until you set CONVERSATIONS_KEY to it. <b>A passphrase needs no "
+                "keyring</b>: you type it again at each start."
             ).format(html.escape(status.keyring.reason))
         intro = QLabel(text)
+        intro.setObjectName("key_intro")
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(intro)
+        modes = QHBoxLayout()
+        self.mode_passphrase = QRadioButton(self.tr("Passphrase"))
+        self.mode_passphrase.setObjectName("mode_passphrase")
+        self.mode_key = QRadioButton(self.tr("Key"))
+        self.mode_key.setObjectName("mode_key")
+        modes.addWidget(self.mode_passphrase)
+        modes.addWidget(self.mode_key)
+        modes.addStretch(1)
+        layout.addLayout(modes)
+
+        self.passphrase_box = QWidget()
+        passphrase_layout = QVBoxLayout(self.passphrase_box)
+        passphrase_layout.setContentsMargins(0, 0, 0, 0)
+        self.passphrase_input = QLineEdit()
+        self.passphrase_input.setObjectName("passphrase_input")
+        self.passphrase_input.setEchoMode(QLineEdit.EchoMode.Password)
+        self.passphrase_input.setPlaceholderText(self.tr("Passphrase"))
+        passphrase_layout.addWidget(self.passphrase_input)
+        self.new_passphrase = QCheckBox(
+            self.tr("Set a new passphrase (re-encrypts every conversation)")
+        )
+        self.new_passphrase.setObjectName("new_passphrase")
+        self.new_passphrase.setChecked(new_history or not has_passphrase)
+        self.new_passphrase.setVisible(has_passphrase and not new_history)
+        passphrase_layout.addWidget(self.new_passphrase)
+        self.passphrase_confirm = QLineEdit()
+        self.passphrase_confirm.setObjectName("passphrase_confirm")
+        self.passphrase_confirm.setEchoMode(QLineEdit.EchoMode.Password)
+        self.passphrase_confirm.setPlaceholderText(self.tr("The same passphrase again"))
+        passphrase_layout.addWidget(self.passphrase_confirm)
+        layout.addWidget(self.passphrase_box)
+
+        self.key_box = QWidget()
+        key_layout = QVBoxLayout(self.key_box)
+        key_layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
         self.key_input = QLineEdit()
         self.key_input.setObjectName("key_input")
@@ -175,7 +262,23 @@ class KeyDialog(QDialog):
         self.generate = QPushButton(self.tr("Generate"))
         self.generate.setObjectName("generate_key")
         row.addWidget(self.generate)
-        layout.addLayout(row)
+        self.copy_key = QPushButton(self.tr("Copy"))
+        self.copy_key.setObjectName("copy_key")
+        self.copy_key.setToolTip(self.tr("Copy the key to the clipboard (keep it somewhere safe)"))
+        row.addWidget(self.copy_key)
+        key_layout.addLayout(row)
+        self.show_key = QCheckBox(self.tr("Show the key"))
+        self.show_key.setObjectName("show_key")
+        key_layout.addWidget(self.show_key)
+        #: a generated key without a keyring: copy it now (session only otherwise)
+        self.key_notice = QLabel("")
+        self.key_notice.setObjectName("key_notice")
+        self.key_notice.setWordWrap(True)
+        self.key_notice.setStyleSheet(WARNING_STYLE)
+        self.key_notice.setVisible(False)
+        key_layout.addWidget(self.key_notice)
+        layout.addWidget(self.key_box)
+
         self.key_error = QLabel("")
         self.key_error.setObjectName("key_error")
         self.key_error.setWordWrap(True)
@@ -183,26 +286,70 @@ class KeyDialog(QDialog):
         self.key_error.setProperty("error", False)
         self.key_error.setVisible(False)
         layout.addWidget(self.key_error)
-        self.show_key = QCheckBox(self.tr("Show the key"))
-        self.show_key.setObjectName("show_key")
-        layout.addWidget(self.show_key)
+        self.key_progress = QLabel("")
+        self.key_progress.setObjectName("key_progress")
+        self.key_progress.setWordWrap(True)
+        self.key_progress.setVisible(False)
+        layout.addWidget(self.key_progress)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
         layout.addWidget(self.buttons)
+        # without a keyring a key would last one session: a passphrase first; an unfinished
+        # key change waits for its key
+        pending = bool(status is not None and status.rotation_pending)
+        from_passphrase = bool(
+            status is not None
+            and (
+                status.passphrase_needed
+                or status.source in ("passphrase", "environment_passphrase")
+            )
+        )
+        passphrase_first = not pending and (no_keyring or new_history or from_passphrase)
+        (self.mode_passphrase if passphrase_first else self.mode_key).setChecked(True)
         self._connect_signals()
+        self._on_mode_toggled()
 
     def _connect_signals(self) -> None:
         self.generate.clicked.connect(self._on_generate_clicked)
+        self.copy_key.clicked.connect(self._on_copy_key_clicked)
         self.show_key.toggled.connect(self._on_show_key_toggled)
         self.key_input.textEdited.connect(self._on_key_input_text_edited)
+        self.passphrase_input.textEdited.connect(self._on_key_input_text_edited)
+        self.passphrase_confirm.textEdited.connect(self._on_key_input_text_edited)
+        self.mode_passphrase.toggled.connect(self._on_mode_toggled)
+        self.new_passphrase.toggled.connect(self._on_mode_toggled)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
 
+    def _on_mode_toggled(self, *args: object) -> None:
+        passphrase = self.mode_passphrase.isChecked()
+        self.passphrase_box.setVisible(passphrase)
+        self.key_box.setVisible(not passphrase)
+        self.passphrase_confirm.setVisible(self.new_passphrase.isChecked())
+        self._show_error("")
+        (self.passphrase_input if passphrase else self.key_input).setFocus()
+
     def _on_generate_clicked(self) -> None:
-        self.key_input.setText(generate_key())
+        self._generated = generate_key()
+        self.key_input.setText(self._generated)
         self.show_key.setChecked(True)
         self._show_error("")
+        if self._status is not None and not self._status.keyring.usable:
+            self.key_notice.setText(
+                self.tr(
+                    "Copy this key now and keep it safe: without an OS keyring it is kept "
+                    "for this session only (set CONVERSATIONS_KEY to it for the next start), "
+                    "or choose Passphrase instead."
+                )
+            )
+            self.key_notice.setVisible(True)
+
+    def _on_copy_key_clicked(self) -> None:
+        key = self.key()
+        if key:
+            QGuiApplication.clipboard().setText(key)
+            self.copy_key.setText(self.tr("Copied"))
 
     def _on_show_key_toggled(self, shown: bool) -> None:
         mode = QLineEdit.EchoMode.Normal if shown else QLineEdit.EchoMode.Password
@@ -210,16 +357,21 @@ class KeyDialog(QDialog):
 
     def _on_key_input_text_edited(self, text: str) -> None:
         self._show_error("")  # the user is fixing it
+        self.copy_key.setText(self.tr("Copy"))
 
     def key(self) -> str:
         return self.key_input.text().strip()
+
+    def generated(self) -> bool:
+        """The key in the field is the one Generate made (the user has no copy yet)."""
+        return bool(self._generated) and self.key() == self._generated
 
     def problem(self) -> str:
         """Why the key in the field cannot be used, or ``""``. Cheap (no file is read)."""
         key = self.key()
         status = self._status
         pending = status.rotation_pending if status is not None else ""
-        locked = bool(status is not None and status.key_problem)
+        locked = bool(status is not None and status.key_problem) and not self.new_history
         if pending:
             advice = self.tr(
                 "check it for a typo: an unfinished key change waits for its key (key id {0})"
@@ -250,16 +402,65 @@ class KeyDialog(QDialog):
             ).format(pending, key_id(key))
         return ""
 
+    def passphrase_problem(self) -> str:
+        """Why the passphrase fields cannot be used yet, or ``""`` (checked without deriving)."""
+        passphrase = self.passphrase_input.text()
+        if not passphrase:
+            return self.tr("Enter the passphrase.")
+        if self.new_passphrase.isChecked():
+            if len(normalise_passphrase(passphrase)) < MIN_PASSPHRASE:
+                return self.tr(
+                    "A passphrase needs at least {0} characters (a few words are easier to "
+                    "remember and harder to guess)."
+                ).format(MIN_PASSPHRASE)
+            if self.passphrase_confirm.text() != passphrase:
+                return self.tr("The two passphrases differ: type the same one twice.")
+        return ""
+
     def accept(self) -> None:
-        """Accept only a usable key; otherwise say why here and stay open."""
+        """Accept only a usable key; otherwise say why here and stay open. A passphrase is
+        handed to the tab to derive (slow): the dialog waits, saying so."""
+        if self.mode_passphrase.isChecked():
+            problem = self.passphrase_problem()
+            if problem:
+                self._show_error(problem)
+                self.passphrase_input.setFocus(Qt.FocusReason.OtherFocusReason)
+                return
+            self._set_waiting(True)
+            self.passphrase_submitted.emit(
+                self.passphrase_input.text(), self.new_passphrase.isChecked()
+            )
+            return
         problem = self.problem()
         if problem:
             self._show_error(problem)
             self.key_input.setFocus(Qt.FocusReason.OtherFocusReason)
             self.key_input.selectAll()
             return
-        self.key_chosen.emit(self.key())
+        self.key_chosen.emit(self.key(), self.generated(), False)
         super().accept()
+
+    def passphrase_derived(self, key: str) -> None:
+        """The tab derived the passphrase's key: go on with it."""
+        self._set_waiting(False)
+        self.key_chosen.emit(key, False, True)
+        super().accept()
+
+    def passphrase_failed(self, message: str) -> None:
+        """A wrong passphrase (or no passphrase set yet): said here; the dialog stays open."""
+        self._set_waiting(False)
+        self._show_error(message)
+        self.passphrase_input.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.passphrase_input.selectAll()
+
+    def _set_waiting(self, waiting: bool) -> None:
+        self.key_progress.setText(
+            self.tr("Deriving the key from the passphrase (about half a second)…")
+        )
+        self.key_progress.setVisible(waiting)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not waiting)
+        self.passphrase_box.setEnabled(not waiting)
+        self._show_error("")
 
     def _show_error(self, text: str) -> None:
         self.key_error.setText(text)
@@ -294,6 +495,12 @@ class ConversationsTab(QWidget):
         self._message_count = 0
         self._streamed = ""
         self._jobs = 0
+        #: what each running job is doing, for ``tab_activity`` (id of its handle → text)
+        self._doing: dict[int, str] = {}
+        #: the last search, re-run when a rename, delete or import may have changed its hits
+        self._last_query = ""
+        #: names of conversations opened from a search hit (said if the file is gone)
+        self._hit_names: dict[str, str] = {}
         self._build()
         self._connect_signals()
         self._set_busy_chat(False)
@@ -311,6 +518,16 @@ class ConversationsTab(QWidget):
         self.set_key = QPushButton(self.tr("Set key…"))
         self.set_key.setObjectName("set_key")
         top.addWidget(self.set_key)
+        self.new_history = QPushButton(self.tr("Start a new history…"))
+        self.new_history.setObjectName("new_history")
+        self.new_history.setToolTip(
+            self.tr(
+                "The key is lost? Keep the encrypted conversations as they are (locked) and "
+                "go on with a new history"
+            )
+        )
+        self.new_history.setVisible(False)
+        top.addWidget(self.new_history)
         outer.addLayout(top)
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -426,6 +643,30 @@ class ConversationsTab(QWidget):
         self.tab_status.setObjectName("tab_status")
         self.tab_status.setWordWrap(True)
         outer.addWidget(self.tab_status)
+        #: what the tab is waiting for, shown once a job has run for ACTIVITY_DELAY_MS
+        self.tab_activity = QLabel("")
+        self.tab_activity.setObjectName("tab_activity")
+        self.tab_activity.setStyleSheet("color:gray;")
+        self.tab_activity.setVisible(False)
+        outer.addWidget(self.tab_activity)
+        self._activity_timer = QTimer(self)
+        self._activity_timer.setSingleShot(True)
+        self._activity_timer.setInterval(ACTIVITY_DELAY_MS)
+        self._activity_timer.timeout.connect(self._show_activity)
+
+        self.new_history_dialog = QMessageBox(self)
+        self.new_history_dialog.setObjectName("new_history_dialog")
+        self.new_history_dialog.setIcon(QMessageBox.Icon.Question)
+        self.new_history_dialog.setWindowTitle(self.tr("Start a new history"))
+        self.new_history_encrypted = self.new_history_dialog.addButton(
+            self.tr("New encrypted history…"), QMessageBox.ButtonRole.AcceptRole
+        )
+        self.new_history_encrypted.setObjectName("new_history_encrypted")
+        self.new_history_clear = self.new_history_dialog.addButton(
+            self.tr("Continue unencrypted"), QMessageBox.ButtonRole.DestructiveRole
+        )
+        self.new_history_clear.setObjectName("new_history_clear")
+        self.new_history_dialog.addButton(QMessageBox.StandardButton.Cancel)
 
         self.confirm_delete = QMessageBox(self)
         self.confirm_delete.setObjectName("confirm_delete")
@@ -454,17 +695,31 @@ class ConversationsTab(QWidget):
         self.search_results.itemActivated.connect(self._on_search_results_item_clicked)
         self.rebuild_index.clicked.connect(self._on_rebuild_index_clicked)
         self.set_key.clicked.connect(self._on_set_key_clicked)
+        self.new_history.clicked.connect(self._on_new_history_clicked)
+        self.new_history_dialog.finished.connect(self._on_new_history_dialog_finished)
         self.import_conversations.clicked.connect(self._on_import_clicked)
         self.export_current.triggered.connect(self._on_export_current_triggered)
         self.export_all.triggered.connect(self._on_export_all_triggered)
 
     # -- jobs ------------------------------------------------------------------------------
-    def _run(self, name: str, job: Any, on_success: Any, *, progress: bool = False) -> JobHandle:
+    def _run(
+        self, name: str, job: Any, on_success: Any, *, progress: bool = False, doing: str = ""
+    ) -> JobHandle:
+        """Start ``job``; ``doing`` (“Searching…”) is shown in ``tab_activity`` if it is
+        still running after ACTIVITY_DELAY_MS, so no wait goes unexplained."""
         handle = self.workers.start(name, job)
         self._jobs += 1
         handle.signals.succeeded.connect(on_success)
         handle.signals.failed.connect(self._on_job_failed)
         handle.signals.finished.connect(self._on_job_finished)
+        if doing:
+            key = id(handle)
+            self._doing[key] = doing
+            handle.signals.finished.connect(lambda: self._done_doing(key))
+            if not self._activity_timer.isActive() and not self.tab_activity.isVisible():
+                self._activity_timer.start()
+            elif self.tab_activity.isVisible():
+                self._show_activity()
         if progress:
             handle.signals.progress.connect(self._on_index_progress)
             handle.signals.finished.connect(self._on_index_finished)
@@ -481,7 +736,9 @@ class ConversationsTab(QWidget):
             return _Started(agent.conversations(), agent.encryption_status(), agent.model_choices())
 
         self.tab_status.setText(self.tr("Reading conversations…"))
-        self._run("conversations: start", job, self._on_started)
+        self._run(
+            "conversations: start", job, self._on_started, doing=self.tr("Reading conversations…")
+        )
 
     def _on_started(self, started: Any) -> None:
         assert isinstance(started, _Started)
@@ -504,7 +761,13 @@ class ConversationsTab(QWidget):
                 return _Indexed("", str(err))
             return _Indexed(f"{report.added} new, {report.dropped} dropped")
 
-        self._run("conversations: index", job, self._on_index_succeeded, progress=True)
+        self._run(
+            "conversations: index",
+            job,
+            self._on_index_succeeded,
+            progress=True,
+            doing=self.tr("Updating the search index…"),
+        )
 
     def _discover_models(self) -> None:
         services = self.services
@@ -522,7 +785,7 @@ class ConversationsTab(QWidget):
             agent.reconcile()
             return _listing(agent, note)
 
-        self._run("conversations: list", job, self._on_listing)
+        self._run("conversations: list", job, self._on_listing, doing=self.tr("Reading the list…"))
 
     @property
     def busy(self) -> bool:
@@ -531,6 +794,20 @@ class ConversationsTab(QWidget):
 
     def _on_job_finished(self) -> None:
         self._jobs -= 1
+
+    def _show_activity(self) -> None:
+        doing = list(dict.fromkeys(self._doing.values()))
+        self.tab_activity.setText(" · ".join(doing))
+        self.tab_activity.setVisible(bool(doing))
+
+    def _done_doing(self, key: int) -> None:
+        self._doing.pop(key, None)
+        if not self._doing:
+            self._activity_timer.stop()
+            self.tab_activity.setVisible(False)
+            self.tab_activity.setText("")
+        elif self.tab_activity.isVisible():
+            self._show_activity()
 
     # -- slots: results --------------------------------------------------------------------
     def _on_job_failed(self, message: str, environment: bool) -> None:
@@ -582,6 +859,7 @@ class ConversationsTab(QWidget):
         self._status = listing.status
         self._show_status(listing.status)
         self._rows = {r.id: r for r in listing.rows}
+        locked_ids = set(listing.status.locked_key_ids)
         self._populating = True
         try:
             self.conversation_list.clear()
@@ -592,7 +870,19 @@ class ConversationsTab(QWidget):
                 )
                 item.setData(0, ID_ROLE, row.id)
                 item.setTextAlignment(3, Qt.AlignmentFlag.AlignRight)
-                if row.error:
+                if row.error and row.encrypted and row.key_id in locked_ids:
+                    # an earlier history set aside: kept untouched until its key is given
+                    item.setToolTip(
+                        0,
+                        self.tr(
+                            "Locked: part of an earlier history (key id {0}), kept untouched. "
+                            "Give its key or passphrase in “Set key…” to read it again."
+                        ).format(row.key_id),
+                    )
+                    item.setText(0, self.tr("{0} (locked)").format(row.name))
+                    item.setForeground(0, Qt.GlobalColor.gray)
+                    item.setData(0, LOCKED_ROLE, True)
+                elif row.error:
                     item.setToolTip(0, self.tr("Cannot be read: {0}").format(row.error))
                     item.setText(0, "⚠ " + row.name)
                     item.setForeground(0, Qt.GlobalColor.darkRed)
@@ -606,11 +896,18 @@ class ConversationsTab(QWidget):
             self._populating = False
 
     def _show_status(self, status: EncryptionStatus) -> None:
-        if not status.encrypted and status.key_problem:
+        if not status.encrypted and status.key_problem and status.passphrase_needed:
+            text = self.tr(
+                "⚠ <b>History is encrypted with a passphrase and locked.</b> Enter the "
+                "passphrase in “Set key…” (or set CONVERSATIONS_PASSPHRASE) to read it and add "
+                "to it — or “Start a new history…” and keep it as it is."
+            )
+        elif not status.encrypted and status.key_problem:
             # encrypted history, no key here: the headline is the lock, not "clear text"
             text = self.tr(
                 "⚠ <b>History is encrypted and locked.</b> Give its key in “Set key…” (or "
-                "CONVERSATIONS_KEY) to read it and add to it."
+                "CONVERSATIONS_KEY) to read it and add to it — or, if the key is lost, "
+                "“Start a new history…” and keep it as it is."
             )
         elif not status.encrypted:
             text = self.tr(
@@ -625,10 +922,20 @@ class ConversationsTab(QWidget):
             text = self.tr("✓ History encrypted (key in the OS keyring, id {0}).").format(
                 status.key_id
             )
+        elif status.source in ("passphrase", "environment_passphrase"):
+            text = self.tr(
+                "✓ History encrypted with a key derived from your passphrase (id {0}); the key "
+                "is never stored: the passphrase is asked at each start."
+            ).format(status.key_id)
+            if status.source == "environment_passphrase":
+                text = self.tr(
+                    "✓ History encrypted (key derived from CONVERSATIONS_PASSPHRASE, id {0})."
+                ).format(status.key_id)
         else:
             text = self.tr(
-                "✓ History encrypted, but the key is kept <b>for this session only</b> ({0}). "
-                "Set CONVERSATIONS_KEY to keep using it."
+                "⚠ History encrypted, but the key is kept <b>for this session only</b> ({0}): "
+                "after a restart the history is locked. Copy the key and set "
+                "CONVERSATIONS_KEY, or use a passphrase in “Set key…” (it needs no keyring)."
             ).format(html.escape(status.keyring.reason))
         if status.encrypted and status.clear_files:
             text += " " + self.tr(
@@ -643,6 +950,11 @@ class ConversationsTab(QWidget):
             text += " " + self.tr("{0} conversation(s) cannot be read (marked ⚠).").format(
                 status.unreadable
             )
+        if status.locked:
+            text += " " + self.tr(
+                "{0} conversation(s) of an earlier history are locked, kept untouched (key id "
+                "{1}): give that key or passphrase in “Set key…” to read them again."
+            ).format(status.locked, ", ".join(status.locked_key_ids))
         if status.key_problem:
             text += "<br>⚠ <b>" + self.tr("New messages are refused:") + "</b> "
             text += html.escape(status.key_problem)
@@ -650,6 +962,8 @@ class ConversationsTab(QWidget):
         warn = status.warning or status.source == "session"
         self.encryption_status.setStyleSheet(WARNING_STYLE if warn else OK_STYLE)
         self.encryption_status.setProperty("warning", warn)
+        self.encryption_status.setProperty("locked", status.locked)
+        self.new_history.setVisible(bool(status.key_problem) and not status.rotation_pending)
 
     # -- chat ------------------------------------------------------------------------------
     def _set_busy_chat(self, busy: bool) -> None:
@@ -685,7 +999,9 @@ class ConversationsTab(QWidget):
         self._append_message(self._message_count, "user", text, "")
         self._append_header("assistant", self.model_picker.currentText())
         self._streamed = ""
-        handle = self._run("conversations: chat", job, self._on_chat_succeeded)
+        handle = self._run(
+            "conversations: chat", job, self._on_chat_succeeded, doing=self.tr("Answering…")
+        )
         handle.signals.item.connect(self._on_chat_item)
         handle.signals.failed.connect(self._on_chat_failed)
         handle.signals.finished.connect(self._on_chat_finished)
@@ -790,7 +1106,9 @@ class ConversationsTab(QWidget):
                 return _Opened(serial, None, highlight, conversation_id)
             return _Opened(serial, conversation, highlight, conversation_id)
 
-        self._run("conversations: open", job, self._on_opened)
+        self._run(
+            "conversations: open", job, self._on_opened, doing=self.tr("Opening the conversation…")
+        )
 
     def _on_opened(self, opened: Any) -> None:
         assert isinstance(opened, _Opened)
@@ -863,6 +1181,7 @@ class ConversationsTab(QWidget):
             text += " " + self.tr("Your next message starts a new conversation.")
         self.tab_status.setText(text)
         self._refresh()  # drop it from the list
+        self._rerun_search(drop=conversation_id)  # and from the hits
 
     def _on_new_conversation_clicked(self) -> None:
         if self._chat is not None:
@@ -910,8 +1229,14 @@ class ConversationsTab(QWidget):
             renamed = agent.rename(conversation_id, name)  # tidied, or InvalidNameError
             return _listing(agent, "", title=renamed.name if is_current else "")
 
-        handle = self._run("conversations: rename", job, self._on_listing)
+        handle = self._run(
+            "conversations: rename", job, self._on_listing, doing=self.tr("Renaming…")
+        )
         handle.signals.failed.connect(self._on_rename_failed)
+        handle.signals.succeeded.connect(self._on_renamed)
+
+    def _on_renamed(self, listing: Any) -> None:
+        self._rerun_search()  # the hits show the new name
 
     def _on_rename_failed(self, message: str, environment: bool) -> None:
         """The edited name was refused (the status says why): show the stored names again."""
@@ -962,8 +1287,12 @@ class ConversationsTab(QWidget):
         return self._chat is not None and conversation_id in (self._answering, self.current_id)
 
     def _name(self, conversation_id: str) -> str:
+        """The conversation's name as listed; never its raw id (a search hit of one that is
+        gone names it as the hit did, else “this conversation”)."""
         row = self._rows.get(conversation_id)
-        return row.name if row is not None else conversation_id
+        if row is not None:
+            return row.name
+        return self._hit_names.get(conversation_id) or self.tr("this conversation")
 
     def _delete(self, conversation_id: str) -> None:
         services = self.services
@@ -976,7 +1305,10 @@ class ConversationsTab(QWidget):
 
         if conversation_id == self.current_id:
             self._show_new_conversation()
-        handle = self._run("conversations: delete", job, self._on_listing)
+        self._rerun_search(drop=conversation_id)
+        handle = self._run(
+            "conversations: delete", job, self._on_listing, doing=self.tr("Deleting…")
+        )
         handle.signals.failed.connect(self._on_delete_failed)
 
     def _on_delete_failed(self, message: str, environment: bool) -> None:
@@ -987,6 +1319,21 @@ class ConversationsTab(QWidget):
     def _on_history_search_return_pressed(self) -> None:
         query = self.history_search.text().strip()
         self.search_results.clear()
+        self._last_query = query
+        self._search(query)
+
+    def _rerun_search(self, drop: str | None = None) -> None:
+        """Hits may be stale after a rename, delete, import or key change: drop those of
+        ``drop`` (deleted) at once, then search again for the shown query."""
+        if drop is not None:
+            for row in reversed(range(self.search_results.count())):
+                item = self.search_results.item(row)
+                if item is not None and item.data(ID_ROLE) == drop:
+                    self.search_results.takeItem(row)
+        if self._last_query and self.search_results.count() + (drop is not None) > 0:
+            self._search(self._last_query, quiet=True)
+
+    def _search(self, query: str, *, quiet: bool = False) -> None:
         if not query:
             return
         services = self.services
@@ -998,9 +1345,14 @@ class ConversationsTab(QWidget):
             hits = agent.search(query, 20)
             reasons = agent.unreadable_reasons()
             unsearched = ", ".join(f"{n} {why}" for why, n in sorted(reasons.items()))
-            return _Found(serial, hits, unsearched)
+            return _Found(serial, hits, unsearched, quiet)
 
-        self._run("conversations: search", job, self._on_search_succeeded)
+        self._run(
+            "conversations: search",
+            job,
+            self._on_search_succeeded,
+            doing=self.tr("Searching past conversations…"),
+        )
 
     def _on_search_succeeded(self, found: Any) -> None:
         assert isinstance(found, _Found)
@@ -1015,7 +1367,10 @@ class ConversationsTab(QWidget):
             item.setToolTip(f"{hit.date} · {hit.score:.2f}")
             item.setData(ID_ROLE, hit.conversation_id)
             item.setData(INDEX_ROLE, hit.index)
+            item.setData(NAME_ROLE, hit.name)
             self.search_results.addItem(item)
+        if found.quiet:
+            return
         if not found.hits:
             text = self.tr("Nothing found.")
         else:
@@ -1030,6 +1385,7 @@ class ConversationsTab(QWidget):
         conversation_id = item.data(ID_ROLE)
         index = item.data(INDEX_ROLE)
         if conversation_id and self._chat is None:
+            self._hit_names[str(conversation_id)] = str(item.data(NAME_ROLE) or "")
             self._open(str(conversation_id), int(index))
 
     # -- index, key, import, export --------------------------------------------------------
@@ -1041,7 +1397,13 @@ class ConversationsTab(QWidget):
             return _Indexed(f"{report.added} message(s) indexed")
 
         self.rebuild_index.setEnabled(False)
-        handle = self._run("conversations: rebuild", job, self._on_rebuild_succeeded, progress=True)
+        handle = self._run(
+            "conversations: rebuild",
+            job,
+            self._on_rebuild_succeeded,
+            progress=True,
+            doing=self.tr("Rebuilding the search index…"),
+        )
         handle.signals.finished.connect(self._on_rebuild_finished)
 
     def _on_rebuild_succeeded(self, result: Any) -> None:
@@ -1053,12 +1415,17 @@ class ConversationsTab(QWidget):
         self.rebuild_index.setEnabled(True)
 
     def _on_set_key_clicked(self) -> None:
+        self._open_key_dialog(new_history=False)
+
+    def _open_key_dialog(self, *, new_history: bool) -> None:
         if self.key_dialog is not None:  # already open: bring it back
             self.key_dialog.raise_()
             self.key_dialog.activateWindow()
             return
-        dialog = KeyDialog(self._status, self)  # deletes itself when closed
+        # deletes itself when closed
+        dialog = KeyDialog(self._status, self, new_history=new_history)
         dialog.key_chosen.connect(self._on_key_dialog_key_chosen)
+        dialog.passphrase_submitted.connect(self._on_key_dialog_passphrase_submitted)
         dialog.finished.connect(self._on_key_dialog_finished)
         self.key_dialog = dialog
         dialog.open()
@@ -1066,18 +1433,108 @@ class ConversationsTab(QWidget):
     def _on_key_dialog_finished(self, result: int) -> None:
         self.key_dialog = None
 
-    def _on_key_dialog_key_chosen(self, key: str) -> None:
+    def _on_key_dialog_passphrase_submitted(self, passphrase: str, new: bool) -> None:
+        """Derive the passphrase's key off the GUI thread (Scrypt: ~0.4 s, 128 MiB); the
+        dialog waits, saying so, and shows a wrong passphrase itself."""
+        services = self.services
+        dialog = self.key_dialog
+
+        def job(progress: Progress, emit: Emit) -> str:
+            return get_service(services).key_from_passphrase(passphrase, new=new)
+
+        def derived(key: Any) -> None:
+            if dialog is not None and dialog is self.key_dialog:
+                dialog.passphrase_derived(str(key))
+
+        def failed(message: str, environment: bool) -> None:
+            if dialog is not None and dialog is self.key_dialog:
+                dialog.passphrase_failed(message)
+
+        handle = self._run(
+            "conversations: passphrase",
+            job,
+            derived,
+            doing=self.tr("Deriving the key from the passphrase…"),
+        )
+        handle.signals.failed.connect(failed)
+
+    def _on_key_dialog_key_chosen(self, key: str, generated: bool, passphrase: bool) -> None:
+        services = self.services
+        dialog = self.key_dialog
+        if dialog is not None and dialog.new_history:
+            self._start_new_history(key, passphrase)
+            return
+
+        def job(progress: Progress, emit: Emit) -> _Listing:
+            agent = get_service(services)
+            # a generated key is saved (keyring, else conversations/.rotation.key) before
+            # the first file is rewritten: an interrupted change is recoverable
+            outcome: KeyOutcome = agent.use_key(
+                key, progress, generated=generated, passphrase=passphrase
+            )
+            report = outcome.rotation
+            if report is None:
+                note = f"{outcome.unlocked} locked conversation(s) readable again"
+            else:
+                note = f"{report.rotated} conversation(s) re-encrypted"
+                if report.failed:
+                    note += f"; {len(report.failed)} unreadable left untouched"
+            return _listing(agent, note)
+
+        self._run(
+            "conversations: key",
+            job,
+            self._on_listing,
+            progress=True,
+            doing=self.tr("Re-encrypting conversations…"),
+        )
+        self._rerun_search()
+
+    # -- a new history beside a locked one -------------------------------------------------
+    def _on_new_history_clicked(self) -> None:
+        status = self._status
+        count = status.needed_files if status is not None else 0
+        self.new_history_dialog.setText(
+            self.tr(
+                "Your {0} encrypted conversation(s) cannot be opened without their key. Start "
+                "a new history? They are kept exactly as they are, listed as locked, and "
+                "readable again whenever you give their key or passphrase."
+            ).format(count)
+        )
+        self.new_history_dialog.setInformativeText(
+            self.tr(
+                "“Continue unencrypted” stores new conversations in clear text: anyone who "
+                "can read your files can read them."
+            )
+        )
+        self.new_history_dialog.open()
+
+    def _on_new_history_dialog_finished(self, result: int) -> None:
+        clicked = self.new_history_dialog.clickedButton()
+        if clicked is self.new_history_encrypted:
+            self._open_key_dialog(new_history=True)
+        elif clicked is self.new_history_clear:
+            self._start_new_history(None, False)
+
+    def _start_new_history(self, key: str | None, passphrase: bool) -> None:
         services = self.services
 
         def job(progress: Progress, emit: Emit) -> _Listing:
             agent = get_service(services)
-            report = agent.rotate_key(key, progress)
-            note = f"{report.rotated} conversation(s) re-encrypted"
-            if report.failed:
-                note += f"; {len(report.failed)} unreadable left untouched"
+            made: NewHistory = agent.start_new_history(key, passphrase=passphrase)
+            how = "encrypted" if made.encrypted else "stored in clear text"
+            note = (
+                f"New history started ({how}); {made.locked} earlier conversation(s) kept "
+                "untouched, locked"
+            )
             return _listing(agent, note)
 
-        self._run("conversations: key", job, self._on_listing, progress=True)
+        self._run(
+            "conversations: new history",
+            job,
+            self._on_listing,
+            doing=self.tr("Starting a new history…"),
+        )
 
     def _choose_file(self, name: str, save: bool, filters: list[str], slot: Any) -> None:
         dialog = QFileDialog(self)
@@ -1113,9 +1570,15 @@ class ConversationsTab(QWidget):
         def job(progress: Progress, emit: Emit) -> _Listing:
             agent = get_service(services)
             result = importers.import_file(agent, Path(path), progress)
-            note = f"Imported {len(result.imported)} conversation(s)"
+            note = f"Imported {len(result.imported)} conversation(s), named “… (imported)”"
             if result.renamed:
                 note += f" ({result.renamed} under a new id)"
+            if result.duplicates:
+                shown = ", ".join(f"“{n}”" for n in result.duplicates[:3])
+                more = len(result.duplicates) - 3
+                note += f"; {len(result.duplicates)} already here, skipped: {shown}"
+                if more > 0:
+                    note += f" and {more} more"
             # what was not imported, and what was repaired, is said (never a silent part)
             if result.failed:
                 note += f"; {len(result.failed)} not imported: " + "; ".join(result.failed[:3])
@@ -1125,11 +1588,18 @@ class ConversationsTab(QWidget):
                 note += "; " + "; ".join(result.notices[:3])
             return _listing(agent, note)
 
-        handle = self._run("conversations: import", job, self._on_listing, progress=True)
+        handle = self._run(
+            "conversations: import",
+            job,
+            self._on_listing,
+            progress=True,
+            doing=self.tr("Importing…"),
+        )
         handle.signals.succeeded.connect(self._on_import_succeeded)
 
     def _on_import_succeeded(self, result: Any) -> None:
         self._sync_index()
+        self._rerun_search()
 
     def _on_export_current_triggered(self) -> None:
         if self.current_id is None:
@@ -1153,7 +1623,7 @@ class ConversationsTab(QWidget):
     def _on_export_file_selected(self, path: str) -> None:
         dialog = self.file_dialog
         chosen = dialog.selectedNameFilter() if dialog is not None else ""
-        fmt = "markdown" if path.endswith(".md") or "*.md" in chosen else "json"
+        path, fmt = export_target(path, chosen)
         ids = None if self._export_all else [self.current_id or ""]
         services = self.services
 
@@ -1166,13 +1636,27 @@ class ConversationsTab(QWidget):
                 note += f"; {len(problems)} unreadable conversation(s) left out"
             return _listing(agent, note)
 
-        self._run("conversations: export", job, self._on_listing)
+        self._run("conversations: export", job, self._on_listing, doing=self.tr("Exporting…"))
 
     # -- shutdown --------------------------------------------------------------------------
     def shutdown(self) -> None:
         """Called after the window cancelled and waited for every job."""
         self._chat = None
         self._delete_after_chat = None  # no new job while the window closes
+
+
+def export_target(path: str, chosen_filter: str) -> tuple[str, str]:
+    """``(path, format)`` for an export: the format from the name's extension, else from the
+    chosen filter; a name without an extension gets the filter's (``.md`` or ``.json``)."""
+    suffix = Path(path).suffix.lower()
+    if suffix in (".md", ".markdown"):
+        return path, "markdown"
+    if suffix == ".json":
+        return path, "json"
+    fmt = "markdown" if "*.md" in chosen_filter else "json"
+    if not suffix:
+        path += ".md" if fmt == "markdown" else ".json"
+    return path, fmt
 
 
 def _message_html(index: int, role: str, content: str, meta: str, highlight: bool, who: str) -> str:

@@ -53,8 +53,9 @@ def test_a_chat_turn_is_saved_streamed_and_indexed(make_agent: MakeAgent) -> Non
     assert conv.history[1].model == "scripted:scripted" and conv.provider == "scripted"
     [row] = agent.conversations()
     assert (row.id, row.messages, row.provider, row.model) == (conv.id, 2, "scripted", "scripted")
-    # the name is in clear: never derived from the messages
-    assert "parrot" not in row.name.lower()
+    # named from its first message (issue 20); the file's clear name stays the date
+    assert row.name == "Why does a parrot talk?" == conv.display_name
+    assert conv.name.startswith("Conversation ") and conv.title == row.name
     result2 = agent.ask("And crows?", result.conversation_id)
     assert (result2.user_index, result2.answer_index) == (2, 3)
     assert agent.vectors().count() == 4
@@ -357,7 +358,7 @@ def test_the_index_holds_no_message_text(make_agent: MakeAgent) -> None:
     db.close()
     assert columns == [
         "file", "name", "date", "provider", "model", "path", "messages", "encrypted", "key_id",
-        "error", "ino", "mtime_ns", "size",
+        "error", "ino", "mtime_ns", "size", "title",
     ]  # fmt: skip
     for path in agent.config.home.glob("conversations.sqlite3*"):
         assert b"Lorca" not in path.read_bytes()

@@ -89,7 +89,7 @@ def test_import_search_export(
     assert code == 0 and "imported 2 conversation(s)" in err and "Trip to Lisbon" in out
     code, out, _ = run(capsys, "conversations", "search", "tram Belém", "--json")
     hits = json.loads(out)
-    assert hits[0]["name"] == "Trip to Lisbon" and "Belém" in hits[0]["text"]
+    assert hits[0]["name"] == "Trip to Lisbon (imported)" and "Belém" in hits[0]["text"]
     target = tmp_path / "all.md"
     code, _, err = run(
         capsys, "conversations", "export", "--format", "markdown", "--output", str(target)

@@ -60,7 +60,7 @@ def _assert_files_and_index_agree(agent) -> None:
         conversation, _ = agent.files.read(name)  # every file loads
         row = rows[name]
         assert row.readable and row.messages == len(conversation.history)
-        assert row.stamp == stamp and row.name == conversation.name
+        assert row.stamp == stamp and row.name == conversation.display_name
     assert not list(agent.folder.glob("*.json.tmp"))
 
 

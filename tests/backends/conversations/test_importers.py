@@ -23,9 +23,12 @@ CHATGPT = FIXTURES / "chatgpt_conversations.json"
 def test_chatgpt_import_follows_the_branch_the_user_saw(make_agent: MakeAgent, key: str) -> None:
     agent = make_agent(key=key)
     result = importers.import_file(agent, CHATGPT)
-    assert [name for _, name in result.imported] == ["Sourdough starter help", "Trip to Lisbon"]
+    assert [name for _, name in result.imported] == [
+        "Sourdough starter help (imported)",
+        "Trip to Lisbon (imported)",
+    ]
     rows = {r.name: r for r in agent.conversations()}
-    bread = agent.load(rows["Sourdough starter help"].id)
+    bread = agent.load(rows["Sourdough starter help (imported)"].id)
     assert (bread.provider, bread.model) == ("chatgpt", "gpt-4o")
     assert bread.date == "2024-05-01T11:00:00+00:00"
     assert [(m.role, m.content[:24]) for m in bread.history] == [
@@ -36,7 +39,7 @@ def test_chatgpt_import_follows_the_branch_the_user_saw(make_agent: MakeAgent, k
     ]
     assert bread.history[1].model == "chatgpt:gpt-4o"
     assert bread.history[0].time == "2024-05-01T11:00:01+00:00"
-    trip = agent.load(rows["Trip to Lisbon"].id)
+    trip = agent.load(rows["Trip to Lisbon (imported)"].id)
     assert trip.history[0].content == "[image]\nWhich tram is this, and does it go to Belém?"
     assert [m.role for m in trip.history] == ["user", "assistant", "assistant"]  # tool skipped
     assert all(r.encrypted for r in agent.conversations())  # stored under our key
@@ -49,18 +52,31 @@ def test_imports_never_overwrite(make_agent: MakeAgent) -> None:
     agent = make_agent()
     importers.import_file(agent, CHATGPT)
     before = tree_bytes(agent.folder)
-    importers.import_file(agent, CHATGPT)
-    after = tree_bytes(agent.folder)
-    assert len(after) == 4 and all(after[p] == data for p, data in before.items())
-    # our own export, imported back: same ids are taken, so new ids; contents equal
+    # the same file again: the same messages are already here, so nothing is added (said)
+    again = importers.import_file(agent, CHATGPT)
+    assert again.imported == [] and again.duplicates == [
+        "Sourdough starter help",
+        "Trip to Lisbon",
+    ]
+    assert tree_bytes(agent.folder) == before
+    # our own export with its messages changed, imported back: same ids are taken, so new
+    # ids; the existing files are untouched
     text, problems = importers.export(agent, None, "json")
-    bundle = tmp = agent.config.home / "export.json"
-    importers.write_private(bundle, text)
+    bundle = json.loads(text)
+    for item in bundle["conversations"]:
+        item["history"][-1]["content"] += " (edited)"
+    tmp = agent.config.home / "export.json"
+    importers.write_private(tmp, json.dumps(bundle))
     result = importers.import_file(agent, tmp)
-    assert not problems and result.renamed == 4 and len(agent.conversations()) == 8
-    assert all(tree_bytes(agent.folder)[p] == data for p, data in after.items())
-    originals = {i["id"] for i in json.loads(text)["conversations"]}
+    assert not problems and result.renamed == 2 and len(agent.conversations()) == 4
+    assert all(tree_bytes(agent.folder)[p] == data for p, data in before.items())
+    originals = {i["id"] for i in bundle["conversations"]}
     assert not originals & {cid for cid, _ in result.imported}
+    # one "(imported)" suffix, not two
+    assert sorted(name for _, name in result.imported) == [
+        "Sourdough starter help (imported)",
+        "Trip to Lisbon (imported)",
+    ]
 
 
 def test_json_export_round_trips_into_an_empty_data_dir(
@@ -79,7 +95,7 @@ def test_json_export_round_trips_into_an_empty_data_dir(
     home.mkdir()
     other = make_agent(cfg=replace(config, home=home))
     result = importers.import_file(other, path)
-    assert result.imported == [(first, "Kept name")] and result.renamed == 0  # id was free
+    assert result.imported == [(first, "Kept name (imported)")] and result.renamed == 0
     assert other.load(first).history == agent.load(first).history
 
 
@@ -104,7 +120,9 @@ def test_our_encrypted_file_imports_with_the_right_key_only(
     home = tmp_path / "second"
     home.mkdir()
     same_key = make_agent(key=key, cfg=replace(config, home=home))
-    assert importers.import_file(same_key, copied).imported == [(cid, agent.load(cid).name)]
+    assert importers.import_file(same_key, copied).imported == [
+        (cid, agent.load(cid).display_name + " (imported)")
+    ]
     home3 = tmp_path / "third"
     home3.mkdir()
     no_key = make_agent(cfg=replace(config, home=home3))
@@ -223,7 +241,7 @@ def test_a_lone_surrogate_in_an_import_is_repaired_with_a_notice(
     text = json.dumps([first, second]).replace('"x"', '"x \\udfff y"')
     path.write_text(text.replace("bad \\\\udfff", "bad \\udfff"))
     result = importers.import_file(agent, path)
-    assert [name for _, name in result.imported] == ["fine", "bad \ufffd"]
+    assert [name for _, name in result.imported] == ["fine (imported)", "bad \ufffd (imported)"]
     assert not result.failed and len(result.notices) == 1
     assert "2 character(s)" in result.notices[0] and "\ufffd" in result.notices[0]
     cid = result.imported[1][0]
@@ -246,7 +264,9 @@ def test_an_import_says_what_was_not_imported(
     path = tmp_path / "conversations.json"
     path.write_text(json.dumps([small, big, small]))
     result = importers.import_file(agent, path)
-    assert [name for _, name in result.imported] == ["small", "small"]
+    # the second "small" has the same messages as the first: skipped, and said
+    assert [name for _, name in result.imported] == ["small (imported)"]
+    assert result.duplicates == ["small"]
     [failed] = result.failed
     assert failed.startswith("big: ") and "5 messages, over the 3" in failed
-    assert len(agent.conversations()) == 2
+    assert len(agent.conversations()) == 1

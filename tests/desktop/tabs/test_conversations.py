@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QMessageBox,
     QPushButton,
+    QRadioButton,
     QTabWidget,
     QTextBrowser,
     QTreeWidget,
@@ -147,7 +148,8 @@ def test_a_chat_turn_streams_into_the_transcript_and_is_listed(
     qtbot.waitUntil(lambda: expected in transcript.toPlainText(), timeout=WAIT)
     assert len(changes) > len(expected.split())  # token by token, then the final render
     [[name, date, model, count]] = rows(tab)
-    assert (model, count) == ("scripted", "2") and date and name.startswith("Conversation")
+    # named from the first message (issue 20)
+    assert (model, count, name) == ("scripted", "2", "Tell me about zebras") and date
     conversation_id = transcript.property("conversation_id")
     agent = get_service(tab.services)
     assert [m.content for m in agent.load(conversation_id).history] == [
@@ -208,9 +210,7 @@ def test_with_a_key_the_status_says_encrypted(
 
 def test_set_key_encrypts_every_conversation(qtbot: Any, make_tab: MakeTab) -> None:
     tab = make_tab(prepare=lambda s: seed(s, "Old notes", ["kept in clear", "for now"]))
-    child(tab, QPushButton, "set_key").click()
-    dialog = child(tab, QWidget, "key_dialog")
-    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    dialog = _key_dialog(qtbot, tab)
     child(dialog, QPushButton, "generate_key").click()
     assert len(child(dialog, QLineEdit, "key_input").text()) == 44
     buttons = dialog.findChild(QDialogButtonBox)
@@ -511,10 +511,13 @@ def test_a_conversation_deleted_elsewhere_gives_way_to_a_new_one(
     assert tab.current_id and tab.current_id != "elsewhere"
 
 
-def _key_dialog(qtbot: Any, tab: ConversationsTab) -> Any:
+def _key_dialog(qtbot: Any, tab: ConversationsTab, mode: str = "mode_key") -> Any:
+    """The key dialog, opened with ``set_key``, in ``mode`` (``mode_key``/``mode_passphrase``;
+    without an OS keyring it opens on the passphrase)."""
     child(tab, QPushButton, "set_key").click()
     dialog = child(tab, QDialog, "key_dialog")
     qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    child(dialog, QRadioButton, mode).click()
     return dialog
 
 
@@ -605,3 +608,316 @@ def test_dialogs_are_deleted_when_cancelled(qtbot: Any, make_tab: MakeTab) -> No
             file_dialog.reject()
         assert tab.findChildren(QFileDialog) == []
     assert not tab.busy
+
+
+# -- issue 20: passphrase, copy, keyring, a new history, stale hits, imports, exports ---------
+
+PASSPHRASE = "correct horse battery staple"
+
+
+def _type_passphrase(qtbot: Any, dialog: QDialog, text: str, confirm: bool) -> None:
+    field = child(dialog, QLineEdit, "passphrase_input")
+    field.clear()
+    qtbot.keyClicks(field, text)
+    if confirm:
+        again = child(dialog, QLineEdit, "passphrase_confirm")
+        again.clear()
+        qtbot.keyClicks(again, text)
+
+
+def test_a_passphrase_encrypts_and_a_wrong_one_is_said_in_the_dialog(
+    qtbot: Any, make_tab: MakeTab, custodia_config: Config
+) -> None:
+    tab = make_tab(prepare=lambda s: seed(s, "Old notes", ["kept in clear", "for now"]))
+    dialog = _key_dialog(qtbot, tab, "mode_passphrase")
+    confirm = child(dialog, QLineEdit, "passphrase_confirm")
+    assert confirm.isVisible()  # no passphrase yet: a new one is typed twice
+    _type_passphrase(qtbot, dialog, "short", confirm=True)
+    _ok(dialog)
+    error = child(dialog, QLabel, "key_error")
+    assert dialog.isVisible() and "at least 8 characters" in error.text()
+    _type_passphrase(qtbot, dialog, PASSPHRASE, confirm=False)
+    qtbot.keyClicks(confirm, "x")
+    _ok(dialog)
+    assert "differ" in error.text() and dialog.isVisible()
+    _type_passphrase(qtbot, dialog, PASSPHRASE, confirm=True)
+    with qtbot.waitSignal(dialog.destroyed, timeout=WAIT):
+        _ok(dialog)
+    status = child(tab, QLabel, "encryption_status")
+    qtbot.waitUntil(lambda: "derived from your passphrase" in status.text(), timeout=WAIT)
+    idle(qtbot, tab)
+    folder = tab.services.config.path("conversations")
+    data = json.loads((folder / "old-notes.json").read_text())
+    assert data["encrypted"] is True and (folder / ".kdf.json").exists()
+    assert not (folder / ".rotation.key").exists()  # the derived key is never written
+    # a restart: locked, and the dialog asks for the passphrase (no confirmation field)
+    again = make_tab(custodia_config)
+    status = child(again, QLabel, "encryption_status")
+    assert "encrypted with a passphrase and locked" in status.text()
+    dialog = _key_dialog(qtbot, again, "mode_passphrase")
+    assert child(dialog, QRadioButton, "mode_passphrase").isChecked()
+    assert not child(dialog, QLineEdit, "passphrase_confirm").isVisible()
+    _type_passphrase(qtbot, dialog, "correct horse battery stapler", confirm=False)
+    _ok(dialog)
+    error = child(dialog, QLabel, "key_error")
+    qtbot.waitUntil(lambda: "wrong passphrase" in error.text(), timeout=WAIT)
+    assert dialog.isVisible() and not child(dialog, QLabel, "key_progress").isVisible()
+    _type_passphrase(qtbot, dialog, PASSPHRASE, confirm=False)
+    with qtbot.waitSignal(dialog.destroyed, timeout=WAIT):
+        _ok(dialog)
+    qtbot.waitUntil(lambda: "derived from your passphrase" in status.text(), timeout=WAIT)
+    idle(qtbot, again)
+    assert [r[0] for r in rows(again)] == ["Old notes"]
+
+
+def test_copy_puts_the_generated_key_on_the_clipboard(qtbot: Any, make_tab: MakeTab) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    tab = make_tab()
+    dialog = _key_dialog(qtbot, tab)
+    child(dialog, QPushButton, "generate_key").click()
+    child(dialog, QPushButton, "copy_key").click()
+    key = child(dialog, QLineEdit, "key_input").text()
+    assert len(key) == 44 and QGuiApplication.clipboard().text() == key
+
+
+def test_without_a_keyring_the_dialog_says_so_and_offers_the_passphrase(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    tab = make_tab()
+    agent = get_service(tab.services)
+    assert not agent.keys.keyring().usable  # these machines have no OS keyring
+    child(tab, QPushButton, "set_key").click()
+    dialog = child(tab, QDialog, "key_dialog")
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    intro = child(dialog, QLabel, "key_intro").text()
+    assert "for this session only" in intro and "A passphrase needs no keyring" in intro
+    assert child(dialog, QRadioButton, "mode_passphrase").isChecked()
+    child(dialog, QRadioButton, "mode_key").click()
+    child(dialog, QPushButton, "generate_key").click()
+    notice = child(dialog, QLabel, "key_notice")
+    assert notice.isVisible() and "Copy this key now" in notice.text()
+
+
+def test_generate_in_the_window_saves_the_key_before_rewriting_any_file(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    """The window's Generate is a generated key (``generated=True``): without a keyring it is
+    in conversations/.rotation.key for as long as the rotation journal exists, so a kill
+    during the rotation leaves every file under a key the user can get back."""
+    import threading
+
+    def prepare(services: Services) -> None:
+        for i in range(300):
+            seed(services, f"Note {i}", [f"text {i}", "answer"])
+
+    tab = make_tab(prepare=prepare)
+    folder = tab.services.config.path("conversations")
+    dialog = _key_dialog(qtbot, tab)
+    child(dialog, QPushButton, "generate_key").click()
+    key = child(dialog, QLineEdit, "key_input").text()
+    seen: list[tuple[bool, str]] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            journal = (folder / ".rotation.journal").exists()
+            try:
+                saved = (folder / ".rotation.key").read_text().strip()
+            except FileNotFoundError:
+                saved = ""
+            if journal:
+                seen.append((journal, saved))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        _ok(dialog)
+        status = child(tab, QLabel, "tab_status")
+        qtbot.waitUntil(lambda: "300 conversation(s) re-encrypted" in status.text(), timeout=60_000)
+    finally:
+        done.set()
+        watcher.join()
+    assert seen, "the rotation was never seen running"
+    # whenever files were being rewritten, the generated key was saved (and it is this key)
+    assert all(saved == key for _, saved in seen[:-1])
+    assert not (folder / ".rotation.key").exists()  # removed once the rotation finished
+
+
+def test_a_new_history_after_the_key_is_lost(qtbot: Any, make_tab: MakeTab) -> None:
+    def prepare(services: Services) -> None:
+        folder = services.config.path("conversations")
+        old = Conversation(
+            "secret", "Secret", now_iso(), "scripted", "scripted", [StoredMessage("user", "x")]
+        )
+        ConversationFiles(folder, HistoryCipher([generate_key()])).write(old, create=True)
+
+    tab = make_tab(prepare=prepare)
+    folder = tab.services.config.path("conversations")
+    before = (folder / "secret.json").read_bytes()
+    new_history = child(tab, QPushButton, "new_history")
+    assert new_history.isVisible()
+    new_history.click()
+    box = child(tab, QMessageBox, "new_history_dialog")
+    qtbot.waitUntil(box.isVisible, timeout=WAIT)
+    assert "kept exactly as they are" in box.text() and "clear text" in box.informativeText()
+    child(box, QPushButton, "new_history_encrypted").click()
+    dialog = child(tab, QDialog, "key_dialog")
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    assert dialog.windowTitle() == "Start a new encrypted history"
+    assert child(dialog, QRadioButton, "mode_passphrase").isChecked()
+    _type_passphrase(qtbot, dialog, PASSPHRASE, confirm=True)
+    with qtbot.waitSignal(dialog.destroyed, timeout=WAIT):
+        _ok(dialog)
+    status = child(tab, QLabel, "encryption_status")
+    qtbot.waitUntil(lambda: "earlier history are locked" in status.text(), timeout=WAIT)
+    idle(qtbot, tab)
+    assert not new_history.isVisible() and "New messages are refused" not in status.text()
+    assert rows(tab)[0][0] == "Secret (locked)"
+    say(qtbot, tab, "A fresh start")
+    qtbot.waitUntil(lambda: len(rows(tab)) == 2, timeout=WAIT)
+    new_id = child(tab, QTextBrowser, "transcript").property("conversation_id")
+    data = json.loads((folder / f"{new_id}.json").read_text())
+    assert data["encrypted"] is True and "A fresh start" not in json.dumps(data)
+    assert (folder / "secret.json").read_bytes() == before  # untouched
+
+
+def test_continue_unencrypted_warns_and_keeps_the_old_files(qtbot: Any, make_tab: MakeTab) -> None:
+    def prepare(services: Services) -> None:
+        folder = services.config.path("conversations")
+        old = Conversation(
+            "secret", "Secret", now_iso(), "scripted", "scripted", [StoredMessage("user", "x")]
+        )
+        ConversationFiles(folder, HistoryCipher([generate_key()])).write(old, create=True)
+
+    tab = make_tab(prepare=prepare)
+    folder = tab.services.config.path("conversations")
+    before = (folder / "secret.json").read_bytes()
+    child(tab, QPushButton, "new_history").click()
+    box = child(tab, QMessageBox, "new_history_dialog")
+    qtbot.waitUntil(box.isVisible, timeout=WAIT)
+    child(box, QPushButton, "new_history_clear").click()
+    status = child(tab, QLabel, "encryption_status")
+    qtbot.waitUntil(lambda: "stored in clear text" in status.text(), timeout=WAIT)
+    idle(qtbot, tab)
+    assert status.property("warning") is True and "locked" in status.text()
+    say(qtbot, tab, "Now in clear")
+    qtbot.waitUntil(lambda: len(rows(tab)) == 2, timeout=WAIT)
+    assert (folder / "secret.json").read_bytes() == before
+
+
+def test_search_hits_follow_renames_and_deletes_and_never_show_a_raw_id(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    tab = make_tab(prepare=lambda s: seed(s, "Zebra facts", ["zebras have stripes", "yes"]))
+    idle(qtbot, tab)
+    search = child(tab, QLineEdit, "history_search")
+    results = child(tab, QListWidget, "search_results")
+    qtbot.keyClicks(search, "zebras stripes")
+    qtbot.keyClick(search, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: results.count() > 0, timeout=WAIT)
+    assert results.item(0).text().startswith("Zebra facts")
+    tree = child(tab, QTreeWidget, "conversation_list")
+    tree.topLevelItem(0).setText(0, "Striped horses")  # an in-place rename
+    qtbot.waitUntil(
+        lambda: results.count() > 0 and results.item(0).text().startswith("Striped horses"),
+        timeout=WAIT,
+    )
+    idle(qtbot, tab)
+    # deleted elsewhere (the CLI): clicking the stale hit names it, never its id
+    (tab.services.config.path("conversations") / "zebra-facts.json").unlink()
+    item = results.item(0)
+    qtbot.mouseClick(
+        results.viewport(), Qt.MouseButton.LeftButton, pos=results.visualItemRect(item).center()
+    )
+    status = child(tab, QLabel, "tab_status")
+    qtbot.waitUntil(lambda: "no longer exists" in status.text(), timeout=WAIT)
+    assert "“Striped horses”" in status.text() and "zebra-facts" not in status.text()
+    qtbot.waitUntil(lambda: results.count() == 0, timeout=WAIT)  # the stale hit is gone
+    idle(qtbot, tab)
+
+
+def test_deleting_drops_its_search_hits(qtbot: Any, make_tab: MakeTab) -> None:
+    tab = make_tab(prepare=lambda s: seed(s, "Zebra facts", ["zebras have stripes", "yes"]))
+    search = child(tab, QLineEdit, "history_search")
+    results = child(tab, QListWidget, "search_results")
+    qtbot.keyClicks(search, "zebras")
+    qtbot.keyClick(search, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: results.count() > 0, timeout=WAIT)
+    tree = child(tab, QTreeWidget, "conversation_list")
+    tree.setCurrentItem(tree.topLevelItem(0))
+    child(tab, QPushButton, "delete_conversation").click()
+    confirm = child(tab, QMessageBox, "confirm_delete")
+    qtbot.waitUntil(confirm.isVisible, timeout=WAIT)
+    confirm.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(lambda: rows(tab) == [], timeout=WAIT)
+    idle(qtbot, tab)
+    assert results.count() == 0
+
+
+def test_an_import_is_named_imported_and_a_second_one_skips_what_is_here(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    tab = make_tab()
+    path = str(FIXTURES / "chatgpt_conversations.json")
+    status = child(tab, QLabel, "tab_status")
+    tab._on_import_file_selected(path)  # what the import dialog's fileSelected does
+    qtbot.waitUntil(lambda: len(rows(tab)) == 2, timeout=WAIT)
+    idle(qtbot, tab)
+    assert sorted(r[0] for r in rows(tab)) == [
+        "Sourdough starter help (imported)",
+        "Trip to Lisbon (imported)",
+    ]
+    tab._on_import_file_selected(path)
+    qtbot.waitUntil(lambda: "already here, skipped" in status.text(), timeout=WAIT)
+    idle(qtbot, tab)
+    assert "Imported 0 conversation(s)" in status.text() and "“Trip to Lisbon”" in status.text()
+    assert len(rows(tab)) == 2
+
+
+@pytest.mark.parametrize(
+    ("chosen", "name", "expected", "fmt"),
+    [
+        ("Markdown (*.md)", "notes", "notes.md", "markdown"),
+        ("JSON (*.json)", "notes", "notes.json", "json"),
+        ("JSON (*.json)", "notes.md", "notes.md", "markdown"),
+        ("Markdown (*.md)", "notes.v2", "notes.v2", "markdown"),
+    ],
+)
+def test_the_export_gets_the_chosen_filter_s_extension(
+    qtbot: Any,
+    make_tab: MakeTab,
+    tmp_path: Any,
+    chosen: str,
+    name: str,
+    expected: str,
+    fmt: str,
+) -> None:
+    tab = make_tab(prepare=lambda s: seed(s, "Zebra facts", ["zebras have stripes", "yes"]))
+    child(tab, QWidget, "export_conversations").menu().actions()[1].trigger()  # all
+    dialog = child(tab, QFileDialog, "export_dialog")
+    qtbot.waitUntil(dialog.isVisible, timeout=WAIT)
+    dialog.setDirectory(str(tmp_path))
+    dialog.selectNameFilter(chosen)
+    dialog.selectFile(name)
+    dialog.accept()
+    status = child(tab, QLabel, "tab_status")
+    qtbot.waitUntil(lambda: "Exported to" in status.text(), timeout=WAIT)
+    idle(qtbot, tab)
+    written = tmp_path / expected
+    assert written.exists() and str(written) in status.text()
+    text = written.read_text()
+    assert text.startswith("# Zebra facts") if fmt == "markdown" else json.loads(text)
+
+
+def test_a_wait_longer_than_200_ms_says_what_is_happening(qtbot: Any, make_tab: MakeTab) -> None:
+    tab = make_tab(chat=_SlowChat())
+    activity = child(tab, QLabel, "tab_activity")
+    assert not activity.isVisible()
+    qtbot.keyClicks(child(tab, QLineEdit, "chat_input"), "a long answer please")
+    child(tab, QPushButton, "send").click()
+    qtbot.waitUntil(activity.isVisible, timeout=WAIT)
+    assert activity.text() == "Answering…"
+    child(tab, QPushButton, "stop_chat").click()
+    idle(qtbot, tab)
+    qtbot.waitUntil(lambda: not activity.isVisible(), timeout=WAIT)
