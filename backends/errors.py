@@ -42,6 +42,30 @@ class DimensionMismatchError(CustodiaEnvironmentError):
         self.where = where
 
 
+class EmbedderMismatchError(DimensionMismatchError):
+    """Same dimension, another embedder: the vectors are still not comparable.
+
+    One family for every vector store (the semantic memory, the conversations index, the
+    tutor's chunks): catch :class:`DimensionMismatchError` for both kinds of mismatch."""
+
+    def __init__(
+        self,
+        recorded: str,
+        current: str,
+        where: str,
+        *,
+        dimension: int = 0,
+        advice: str = "Rebuild the index to switch.",
+    ) -> None:
+        super().__init__(dimension, dimension, where)
+        self.args = (
+            f"{where}: the index was built with the embedder {recorded!r}, the configured one "
+            f"is {current!r}; their vectors cannot be compared. {advice}",
+        )
+        self.recorded = recorded
+        self.current = current
+
+
 class InvalidVectorError(CustodiaEnvironmentError, ValueError):
     """Not a finite, non-zero vector (NaN, infinity, all zeros, not numbers): never stored."""
 

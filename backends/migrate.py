@@ -408,11 +408,11 @@ def _plan_feed(run: _Run) -> Step:
 def _local_memory(run: _Run) -> Any:
     """The local-mode semantic memory (the process's own when it is the configured one)."""
     from backends.multiagent import get_service
-    from backends.multiagent.semantic import SemanticMemory
+    from backends.stores.vectors.qdrant import QdrantSemanticMemory
 
     if not run.config.qdrant_url:
         return get_service(run.services).memory(), False
-    memory = SemanticMemory(run.services.embedder, path=run.config.qdrant_path)
+    memory = QdrantSemanticMemory(run.services.embedder, path=run.config.qdrant_path)
     return memory, True
 
 
@@ -445,7 +445,7 @@ def _plan_semantic(run: _Run) -> Step:
 def copy_semantic_memory(source: Any, target: Any, progress: Progress | None = None) -> int:
     """Copy every point (same id, vector and payload) of ``source`` into ``target``.
 
-    Both are :class:`~backends.multiagent.semantic.SemanticMemory`; upserts are idempotent.
+    Both are :class:`~backends.stores.vectors.SemanticMemory`; upserts are idempotent.
     """
     progress = progress or Progress()
     copied = 0
@@ -466,7 +466,7 @@ def _upsert_points(
 ) -> int:
     import numpy as np
 
-    from backends.multiagent.semantic import MemoryItem
+    from backends.stores.vectors import MemoryItem
 
     if not batch:
         return 0
@@ -489,11 +489,11 @@ def _upsert_points(
 
 
 def _run_semantic(run: _Run, step: Step) -> None:
-    from backends.multiagent.semantic import SemanticMemory
+    from backends.stores.vectors.qdrant import QdrantSemanticMemory
 
     memory, owned = _local_memory(run)
     try:
-        server = SemanticMemory(
+        server = QdrantSemanticMemory(
             run.services.embedder, url=run.target.qdrant_url, timeout=run.target.network_timeout
         )
         try:
@@ -600,7 +600,7 @@ def _plan_conversation_vectors(run: _Run) -> Step:
 
 
 def _server_vectors(run: _Run) -> Any:
-    from backends.conversations.vectors import ChromaVectorIndex
+    from backends.stores.vectors.chroma import ChromaVectorIndex
 
     embedder = run.services.embedder
     return ChromaVectorIndex.server(

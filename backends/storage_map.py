@@ -572,18 +572,18 @@ def _knowledge_base_vectors(ctx: _Context) -> StorageRow:
             return replace(base, items=0, size_bytes=0, health=NOT_CREATED)
         if ctx.services is None:
             raise CustodiaEnvironmentError("needs the running services")
-        from backends.tutor.vector import ChunkVectors
+        from backends.stores.vectors.chroma import ChromaChunkIndex
 
         embedder = ctx.services.embedder
         if cfg.chroma_url:
-            vectors = ChunkVectors.server(
+            vectors = ChromaChunkIndex.server(
                 cfg.chroma_url,
                 timeout=cfg.network_timeout,
                 embedder_name=embedder.name,
                 dimension=embedder.dimension,
             )
         else:
-            vectors = ChunkVectors.local(
+            vectors = ChromaChunkIndex.local(
                 cfg.chroma_path, embedder_name=embedder.name, dimension=embedder.dimension
             )
         try:

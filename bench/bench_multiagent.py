@@ -36,9 +36,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from backends.models.embedders import HashingEmbedder  # noqa: E402
-from backends.multiagent.semantic import MemoryItem, SemanticMemory  # noqa: E402
 from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror  # noqa: E402
 from backends.multiagent.ttl import MemoryTTLStore, RedisTTLStore, TTLStore  # noqa: E402
+from backends.stores.vectors import MemoryItem  # noqa: E402
+from backends.stores.vectors.qdrant import QdrantSemanticMemory  # noqa: E402
 from bench.common import table, write  # noqa: E402
 
 POINTS = 10_000
@@ -190,7 +191,7 @@ def numpy_topk(matrix: np.ndarray, query: np.ndarray, mask: np.ndarray | None) -
     return top if index is None else index[top]
 
 
-def _search(memory: SemanticMemory, filters: dict[str, str], query: np.ndarray) -> object:
+def _search(memory: QdrantSemanticMemory, filters: dict[str, str], query: np.ndarray) -> object:
     return memory.search_vector("agent_results", query, limit=K, **filters)
 
 
@@ -208,7 +209,7 @@ def bench_qdrant(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     ]
     ids = [item.point_id("agent_results") for item in items]
 
-    memory = SemanticMemory(HashingEmbedder(DIMENSION), path=folder / "qdrant")
+    memory = QdrantSemanticMemory(HashingEmbedder(DIMENSION), path=folder / "qdrant")
     start = time.perf_counter()
     for lo in range(0, POINTS, 256):
         memory.upsert_vectors(

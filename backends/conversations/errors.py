@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from backends.errors import CustodiaEnvironmentError
+from backends.errors import EmbedderMismatchError as EmbedderMismatchError
 
 
 class ConversationError(CustodiaEnvironmentError):
@@ -66,19 +67,6 @@ class InvalidKeyError(CustodiaEnvironmentError):
 
 class RotationInProgressError(CustodiaEnvironmentError):
     """An interrupted key rotation must be resumed with the same new key first."""
-
-
-class EmbedderMismatchError(CustodiaEnvironmentError):
-    """The vector index was built by another embedder of the same dimension: rebuild it."""
-
-    def __init__(self, expected: str, got: str, where: str) -> None:
-        super().__init__(
-            f"{where}: the index was built with embedder {expected!r}, the configured one is "
-            f"{got!r}; their vectors cannot be compared. Rebuild the index to switch."
-        )
-        self.expected = expected
-        self.got = got
-        self.where = where
 
 
 class InvalidNameError(CustodiaEnvironmentError):

@@ -7,8 +7,9 @@ query, finds pointers and loads (and decrypts) the messages from the files local
 
 The collection records the embedder's name and dimension in its metadata; opening it with
 another embedder is a :class:`~backends.errors.DimensionMismatchError` (other dimension) or an
-:class:`~backends.conversations.errors.EmbedderMismatchError` (same dimension, other model),
-never a silently wrong result — rebuild the index to switch (:meth:`VectorIndex.reset`).
+:class:`~backends.errors.EmbedderMismatchError` (same dimension, other model), never a
+silently wrong result — rebuild the index to switch (:meth:`VectorIndex.reset`). The index
+itself is the vector role of the storage layer (:mod:`backends.stores.vectors`).
 
 :func:`sync` is what the start-up worker runs: it indexes only the messages whose id is
 missing and drops ids whose file or message is gone; re-running it never duplicates
@@ -19,23 +20,15 @@ files.
 from __future__ import annotations
 
 import logging
-import re
 import time
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
-
-from backends.conversations.errors import ConversationError, EmbedderMismatchError
+from backends.conversations.errors import ConversationError
 from backends.conversations.files import ConversationFiles
 from backends.conversations.index import ConversationIndex, row_for
-from backends.errors import DimensionMismatchError, InvalidVectorError
 from backends.models.embedders import Embedder
 from backends.progress import Progress
-from backends.stores.engines import chroma
+from backends.stores.vectors import Pointer, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -50,191 +43,6 @@ def embeddable(text: str) -> str:
 
 
 COLLECTION = "custodia_conversations"
-#: metadata keys a pointer may carry; values are ints or short identifiers (no spaces)
-POINTER_FIELDS = frozenset({"file", "index"})
-_IDENTIFIER = re.compile(r"^[A-Za-z0-9._:-]{0,200}$")
-#: Chroma persists its HNSW graph every ``sync_threshold`` additions and replays the rest
-#: from its log at every open (~0.75 ms per entry at 10k vectors here). The default, 1000,
-#: made each start pay up to ~0.7 s; 100 caps that at ~40 ms and also made the initial build
-#: and small chat-turn upserts faster (measured: docs/CONVERSATIONS.md).
-HNSW = {"space": "cosine", "sync_threshold": 100, "batch_size": 100}
-Pointer = Mapping[str, str | int]
-
-
-@dataclass(frozen=True)
-class VectorHit:
-    id: str
-    #: cosine similarity, 1.0 for the same direction
-    score: float
-    pointer: dict[str, str | int]
-
-
-@runtime_checkable
-class VectorIndex(Protocol):
-    """The "derived vector index" role: vectors plus pointers, rebuildable from the source."""
-
-    kind: str
-    #: survives closing and reopening (a server or a folder)
-    persistent: bool
-    embedder_name: str
-    dimension: int
-
-    @property
-    def generation(self) -> str:
-        """Changes whenever the index is recreated (deleted folder, reset, new server)."""
-        ...
-
-    def count(self) -> int: ...
-
-    def ids(self) -> set[str]: ...
-
-    def upsert(
-        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], pointers: Sequence[Pointer]
-    ) -> None: ...
-
-    def delete(self, ids: Sequence[str]) -> None: ...
-
-    def query(self, vector: npt.NDArray[np.float32], k: int) -> list[VectorHit]: ...
-
-    def reset(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-def check_pointer(pointer: Pointer) -> dict[str, str | int]:
-    """A pointer carries only :data:`POINTER_FIELDS`, as ints or identifiers: never text."""
-    out: dict[str, str | int] = {}
-    for key, value in pointer.items():
-        if key not in POINTER_FIELDS:
-            raise ValueError(
-                f"pointer field {key!r} is not allowed (only {sorted(POINTER_FIELDS)})"
-            )
-        if isinstance(value, bool) or not isinstance(value, int | str):
-            raise ValueError(f"pointer field {key!r} must be an int or an identifier")
-        if isinstance(value, str) and not _IDENTIFIER.match(value):
-            raise ValueError(f"pointer field {key!r} must be an identifier, not text")
-        out[key] = value
-    return out
-
-
-class ChromaVectorIndex(chroma.ChromaCollection):
-    """:class:`VectorIndex` over one Chroma collection (cosine space, our own embeddings)."""
-
-    persistent = True
-
-    def __init__(
-        self,
-        client: Any,
-        *,
-        kind: str,
-        where: str,
-        embedder_name: str,
-        dimension: int,
-        collection: str = COLLECTION,
-        fresh: bool = False,
-    ) -> None:
-        super().__init__(
-            client,
-            where=where,
-            embedder_name=embedder_name,
-            dimension=dimension,
-            collection=collection,
-            hnsw=HNSW,
-        )
-        self.kind = kind
-        try:
-            if fresh:
-                self._drop()
-            self._open()
-        except Exception:
-            self.close()
-            raise
-
-    # -- construction ----------------------------------------------------------------------
-    @classmethod
-    def local(
-        cls,
-        path: Path,
-        *,
-        embedder_name: str,
-        dimension: int,
-        collection: str = COLLECTION,
-        fresh: bool = False,
-    ) -> ChromaVectorIndex:
-        """Persistent local Chroma in ``path`` (created 0700)."""
-        client = chroma.open_local(path)
-        return cls(
-            client,
-            kind="chroma-local",
-            where=f"Chroma at {path}",
-            embedder_name=embedder_name,
-            dimension=dimension,
-            collection=collection,
-            fresh=fresh,
-        )
-
-    @classmethod
-    def server(
-        cls,
-        url: str,
-        *,
-        timeout: float,
-        embedder_name: str,
-        dimension: int,
-        collection: str = COLLECTION,
-        fresh: bool = False,
-    ) -> ChromaVectorIndex:
-        """A Chroma server (``chroma run``) at ``url``; every request times out."""
-        client = chroma.open_server(url, timeout)
-        return cls(
-            client,
-            kind="chroma-server",
-            where=f"Chroma server {url}",
-            embedder_name=embedder_name,
-            dimension=dimension,
-            collection=collection,
-            fresh=fresh,
-        )
-
-    def _other_embedder(self, name: str) -> EmbedderMismatchError:
-        return EmbedderMismatchError(name, self.embedder_name, self.where)
-
-    # -- the role --------------------------------------------------------------------------
-    @property
-    def generation(self) -> str:
-        return str(self.collection.id)
-
-    def _check_vectors(self, vectors: npt.NDArray[np.float32], rows: int) -> bool:
-        """Raise for a wrong shape or dimension, NaN or infinity; False if a row is all zeros."""
-        if vectors.ndim != 2 or vectors.shape[0] != rows:
-            raise ValueError(f"expected {rows} vectors, got an array of shape {vectors.shape}")
-        if vectors.shape[1] != self.dimension:
-            raise DimensionMismatchError(self.dimension, int(vectors.shape[1]), self.where)
-        if not np.isfinite(vectors).all():
-            raise InvalidVectorError(f"{self.where}: a vector has NaN or infinite values")
-        return bool((np.abs(vectors).sum(axis=1) > 0).all())
-
-    def upsert(
-        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], pointers: Sequence[Pointer]
-    ) -> None:
-        if not ids:
-            return
-        vectors = np.asarray(vectors, dtype=np.float32)
-        if not self._check_vectors(vectors, len(ids)):
-            raise InvalidVectorError(f"{self.where}: a vector is all zeros (it has no direction)")
-        if len(pointers) != len(ids):
-            raise ValueError("one pointer per id")
-        self._write(ids, vectors, [check_pointer(p) for p in pointers])
-
-    def query(self, vector: npt.NDArray[np.float32], k: int) -> list[VectorHit]:
-        vector = np.asarray(vector, dtype=np.float32).reshape(1, -1)
-        nonzero = self._check_vectors(vector, 1)
-        with self._lock:
-            if k <= 0 or not nonzero or self.count() == 0:
-                return []
-            return [VectorHit(i, score, meta) for i, score, meta in self._nearest(vector, k)]
-
-
 # -- pointers and synchronisation -------------------------------------------------------------
 
 

@@ -1,9 +1,26 @@
 """Multi-agent assistant (SPEC section 1, MA1–MA11): a coordinator runs expert agents through
-phases; sessions in three layers; tickets with a TTL; a live feed; Qdrant semantic memory.
+phases; sessions in three layers; tickets with a TTL; a live feed; a semantic memory.
 
-The desktop and the CLI use :func:`get_service` and :class:`MultiAgentService` only.
+The public surface — what the desktop and the CLI use: :class:`MultiAgentService` (built by
+:func:`get_service`) and the value types it returns. The stores it runs on are opened by
+:mod:`backends.services` from the storage layer (:mod:`backends.stores`).
 """
 
+from backends.multiagent.coordinator import SESSION_FINISHED, RunState, SessionBusyError
 from backends.multiagent.service import MultiAgentService, get_service
+from backends.multiagent.sessions import PHASES, Session
+from backends.multiagent.tickets import LiveTicket
+from backends.stores.vectors import CollectionStatus, Hit
 
-__all__ = ["MultiAgentService", "get_service"]
+__all__ = [
+    "PHASES",
+    "SESSION_FINISHED",
+    "CollectionStatus",
+    "Hit",
+    "LiveTicket",
+    "MultiAgentService",
+    "RunState",
+    "Session",
+    "SessionBusyError",
+    "get_service",
+]

@@ -27,11 +27,12 @@ from backends.multiagent.events import (
 )
 from backends.multiagent.health import OK
 from backends.multiagent.runlock import LOCKS_FOLDER, RunLocks
-from backends.multiagent.semantic import CollectionStatus, Hit, SemanticMemory
 from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
 from backends.multiagent.tickets import TICKET_TTL, LiveTicket, TicketBoard
 from backends.multiagent.ttl import MemoryTTLStore, RedisTTLStore, TTLStore, redis_client
 from backends.progress import Progress
+from backends.stores.vectors import CollectionStatus, Hit, SemanticMemory
+from backends.stores.vectors.qdrant import QdrantSemanticMemory
 
 if TYPE_CHECKING:
     import redis
@@ -105,7 +106,7 @@ class MultiAgentService:
         with self._memory_lock:
             if self._memory is None:
                 cfg = self.config
-                self._memory = SemanticMemory(
+                self._memory = QdrantSemanticMemory(
                     self._embedder(),
                     path=None if cfg.qdrant_url else cfg.qdrant_path,
                     url=cfg.qdrant_url,

@@ -53,11 +53,18 @@ from PySide6.QtWidgets import (
 )
 
 from backends.errors import StoreUnavailableError
-from backends.multiagent.coordinator import SESSION_FINISHED, RunState, SessionBusyError
-from backends.multiagent.semantic import CollectionStatus, Hit
-from backends.multiagent.service import MultiAgentService, get_service
-from backends.multiagent.sessions import PHASES, Session
-from backends.multiagent.tickets import LiveTicket
+from backends.multiagent import (
+    PHASES,
+    SESSION_FINISHED,
+    CollectionStatus,
+    Hit,
+    LiveTicket,
+    MultiAgentService,
+    RunState,
+    Session,
+    SessionBusyError,
+    get_service,
+)
 from backends.progress import Progress
 from backends.services import Services
 from desktop.model_picker import ModelPicker

@@ -39,11 +39,12 @@ from backends.migrate import (
     plan_migration,
 )
 from backends.models.embedders import HashingEmbedder
-from backends.multiagent.semantic import MemoryItem, SemanticMemory
 from backends.multiagent.sessions import Session, SqliteSessionMirror
 from backends.progress import Progress
 from backends.services import Services
 from backends.storage_map import storage_map
+from backends.stores.vectors import MemoryItem
+from backends.stores.vectors.qdrant import QdrantSemanticMemory
 from tests.contract.test_vector_index import ChromaServer, chroma_server  # noqa: F401
 from tests.journeys.script import run_journey
 
@@ -336,8 +337,8 @@ def test_nothing_to_migrate_to_without_servers(config: Config) -> None:
 def test_semantic_memory_points_copy_with_ids_vectors_and_payloads(tmp_path: Path) -> None:
     """The Qdrant step, local to local: no Qdrant server ships for these machines."""
     embedder = HashingEmbedder(64)
-    source = SemanticMemory(embedder, path=tmp_path / "a")
-    target = SemanticMemory(embedder, path=tmp_path / "b")
+    source = QdrantSemanticMemory(embedder, path=tmp_path / "a")
+    target = QdrantSemanticMemory(embedder, path=tmp_path / "b")
     try:
         items = [
             MemoryItem(f"result {i} about csv", session=f"s{i % 3}", expert="coder")

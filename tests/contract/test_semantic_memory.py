@@ -14,17 +14,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.errors import CancelledError, DimensionMismatchError, StoreUnavailableError
-from backends.models.embedders import Embedder, HashingEmbedder
-from backends.multiagent.semantic import (
-    COLLECTIONS,
-    INDEXED_FIELDS,
-    STAGING_SUFFIX,
+from backends.errors import (
+    CancelledError,
+    DimensionMismatchError,
     EmbedderMismatchError,
-    MemoryItem,
-    SemanticMemory,
+    StoreUnavailableError,
 )
+from backends.models.embedders import Embedder, HashingEmbedder
 from backends.progress import Progress
+from backends.stores.vectors import COLLECTIONS, INDEXED_FIELDS, MemoryItem, SemanticMemory
+from backends.stores.vectors.qdrant import STAGING_SUFFIX, QdrantSemanticMemory
 
 Open = Callable[[Embedder], SemanticMemory]
 
@@ -201,7 +200,7 @@ class TestQdrantLocal(SemanticMemoryContract):
         def factory(embedder: Embedder) -> SemanticMemory:
             for old in opened:
                 old.close()
-            memory = SemanticMemory(embedder, path=tmp_path / "qdrant")
+            memory = QdrantSemanticMemory(embedder, path=tmp_path / "qdrant")
             opened.append(memory)
             return memory
 
@@ -211,7 +210,7 @@ class TestQdrantLocal(SemanticMemoryContract):
 
     def test_local_mode_is_one_process_a_clear_error(self, memory: SemanticMemory) -> None:
         with pytest.raises(StoreUnavailableError, match="another Custodia process"):
-            SemanticMemory(HashingEmbedder(64), path=Path(memory.where))
+            QdrantSemanticMemory(HashingEmbedder(64), path=Path(memory.where))
 
     def test_an_interrupted_swap_is_finished_at_the_next_open(
         self, open_memory: Open, memory: SemanticMemory

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.conversations.errors import EmbedderMismatchError
-from backends.conversations.vectors import ChromaVectorIndex, VectorIndex
-from backends.errors import DimensionMismatchError
+from backends.errors import DimensionMismatchError, EmbedderMismatchError
+from backends.stores.vectors import VectorIndex
+from backends.stores.vectors.chroma import ChromaVectorIndex
 from tests.harness.servers import (
     HOST,
     ServerProcess,

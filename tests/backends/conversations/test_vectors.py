@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from backends.conversations.errors import EmbedderMismatchError
 from backends.conversations.files import ConversationFiles
 from backends.conversations.keys import HistoryCipher
-from backends.errors import DimensionMismatchError, StoreUnavailableError
+from backends.errors import DimensionMismatchError, EmbedderMismatchError, StoreUnavailableError
 from backends.models.embedders import HashingEmbedder
 from backends.progress import Progress
 

@@ -15,11 +15,12 @@ import pytest
 from backends import config
 from backends.cli import build_parser, main
 from backends.models.embedders import HashingEmbedder
-from backends.multiagent.semantic import MemoryItem, SemanticMemory
 from backends.multiagent.service import SESSIONS_FILE, get_service
 from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
 from backends.multiagent.ttl import MemoryTTLStore
 from backends.services import Services
+from backends.stores.vectors import MemoryItem
+from backends.stores.vectors.qdrant import QdrantSemanticMemory
 from tests.backends.multiagent.conftest import REPLIES
 from tests.backends.multiagent.elsewhere import CHILD_REPLIES, RunningElsewhere, stored_row
 from tests.backends.multiagent.test_coordinator import HookedChat
@@ -227,7 +228,7 @@ def test_sessions_limit(capsys: pytest.CaptureFixture[str]) -> None:
 def test_reindex_multiagent_re_embeds_the_memory_after_a_model_change(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    old = SemanticMemory(HashingEmbedder(64), path=home / "qdrant")
+    old = QdrantSemanticMemory(HashingEmbedder(64), path=home / "qdrant")
     old.add("agent_results", MemoryItem("parse csv with the csv module", "old", "coder"))
     old.add("code_patterns", MemoryItem("import csv", "old", "coder"))
     old.close()
@@ -247,7 +248,7 @@ def test_reindex_multiagent_re_embeds_the_memory_after_a_model_change(
     assert captured.out.strip() == (
         "Re-embedded 2 item(s) of semantic memory with hashing-384 (384-d)."
     )
-    memory = SemanticMemory(HashingEmbedder(384), path=home / "qdrant")
+    memory = QdrantSemanticMemory(HashingEmbedder(384), path=home / "qdrant")
     try:
         memory.check()  # no mismatch any more
         hits = memory.search("agent_results", "parse csv", session="old")

@@ -21,10 +21,10 @@ from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.multiagent.coordinator import Coordinator
 from backends.multiagent.events import Feed, InProcessEventBus
-from backends.multiagent.semantic import SemanticMemory
 from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
 from backends.multiagent.tickets import TicketBoard
 from backends.multiagent.ttl import MemoryTTLStore
+from backends.stores.vectors.qdrant import QdrantSemanticMemory
 from tests.backends.multiagent.conftest import REPLIES, MakeService
 from tests.backends.multiagent.test_coordinator import HookedChat
 
@@ -175,7 +175,7 @@ def test_semantic_memory_locked_by_another_instance(
     make_service: MakeService, config: Config
 ) -> None:
     service = make_service()
-    other = SemanticMemory(HashingEmbedder(384), path=config.qdrant_path)
+    other = QdrantSemanticMemory(HashingEmbedder(384), path=config.qdrant_path)
     try:
         final = service.ask("Parse CSV files")
     finally:
@@ -188,12 +188,12 @@ def test_semantic_memory_locked_by_another_instance(
 
 def test_damaged_qdrant_folder_is_moved_aside_and_memory_starts_empty(config: Config) -> None:
     """A kill while Qdrant wrote meta.json leaves it empty (found by the crash loop)."""
-    first = SemanticMemory(HashingEmbedder(384), path=config.qdrant_path)
+    first = QdrantSemanticMemory(HashingEmbedder(384), path=config.qdrant_path)
     first.close()
     meta = config.qdrant_path / "meta.json"
     assert meta.exists()
     meta.write_bytes(b"")  # what a SIGKILL mid-write leaves
-    memory = SemanticMemory(HashingEmbedder(384), path=config.qdrant_path)
+    memory = QdrantSemanticMemory(HashingEmbedder(384), path=config.qdrant_path)
     try:
         memory.check()  # opens and works
     finally:

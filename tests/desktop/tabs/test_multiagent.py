@@ -27,11 +27,12 @@ from PySide6.QtWidgets import (
 from backends.config import Config
 from backends.models.chat import Prompt, ScriptedChat, ShouldStop
 from backends.models.embedders import HashingEmbedder
-from backends.multiagent.semantic import MemoryItem, SemanticMemory
 from backends.multiagent.service import SESSIONS_FILE
 from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
 from backends.multiagent.ttl import MemoryTTLStore
 from backends.services import Services
+from backends.stores.vectors import MemoryItem
+from backends.stores.vectors.qdrant import QdrantSemanticMemory
 from desktop.tabs.multiagent import MultiAgentTab
 from tests.backends.multiagent.elsewhere import CHILD_REPLIES, RunningElsewhere, stored_row
 
@@ -303,7 +304,7 @@ def test_an_interrupted_session_resumes_after_a_restart(
 @pytest.fixture
 def old_memory(custodia_config: Config) -> None:
     """Semantic memory built with another embedder (64-d) before the window opens."""
-    memory = SemanticMemory(HashingEmbedder(64), path=custodia_config.qdrant_path)
+    memory = QdrantSemanticMemory(HashingEmbedder(64), path=custodia_config.qdrant_path)
     memory.add("agent_results", MemoryItem("parse csv with the csv module", "old", "coder"))
     memory.close()
 

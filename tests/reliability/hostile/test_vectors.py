@@ -109,9 +109,10 @@ def test_memory_store_refuses_hostile_vectors(
 
 @pytest.fixture
 def memory(home: Path) -> Iterator[Any]:
-    from backends.multiagent.semantic import MemoryItem, SemanticMemory
+    from backends.stores.vectors import MemoryItem
+    from backends.stores.vectors.qdrant import QdrantSemanticMemory
 
-    memory = SemanticMemory(HashingEmbedder(DIM), path=home / "qdrant")
+    memory = QdrantSemanticMemory(HashingEmbedder(DIM), path=home / "qdrant")
     memory.add("agent_results", MemoryItem("kept result", session="s1"))
     yield memory
     memory.close()
@@ -121,7 +122,7 @@ def memory(home: Path) -> Iterator[Any]:
 def test_semantic_memory_refuses_hostile_vectors(
     budget: str, memory: Any, home: Path, figures: Figures
 ) -> None:
-    from backends.multiagent.semantic import MemoryItem
+    from backends.stores.vectors import MemoryItem
 
     counter = iter(range(10**9))
 
@@ -170,7 +171,7 @@ def test_semantic_memory_refuses_hostile_vectors(
 
 @pytest.fixture
 def chroma(home: Path) -> Iterator[Any]:
-    from backends.conversations.vectors import ChromaVectorIndex
+    from backends.stores.vectors.chroma import ChromaVectorIndex
 
     index = ChromaVectorIndex.local(home / "chroma", embedder_name="hashing-8", dimension=DIM)
     index.upsert(["kept.json:0"], np.ones((1, DIM), dtype=np.float32), [{"file": "kept.json"}])

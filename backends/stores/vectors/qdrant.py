@@ -1,19 +1,16 @@
-"""Semantic memory in Qdrant (MA10–MA11).
+"""The semantic memory (MA10–MA11) in Qdrant through qdrant-client: local mode
+(``QdrantClient(path=...)``) by default, a server when ``qdrant_url`` is set.
 
-Local mode (``QdrantClient(path=config.qdrant_path)``) by default, a server when
-``config.qdrant_url`` is set. Three collections — ``agent_results``, ``code_patterns``,
-``session_memory`` — with cosine distance and payload indexes on ``session``, ``expert`` and
-``ticket`` (in local mode Qdrant evaluates filters in Python and the index call is a no-op,
-but it is made, so the same collections work on a server).
+Three collections with cosine distance and payload indexes on ``session``, ``expert`` and
+``ticket`` (in local mode Qdrant evaluates filters in Python and the index call is a no-op, but
+it is made, so the same collections work on a server). Each collection records the embedder's
+name and dimension in its metadata; another embedder makes every read and write raise a typed
+:class:`~backends.errors.DimensionMismatchError` (never an empty result), and :meth:`reembed`
+rebuilds the collections from the text in each point's payload — in staging collections first,
+so cancelling or crashing loses nothing.
 
-Each collection records the embedder's name and dimension in its metadata. When the
-configured embedder differs, every read and write raises a typed
-:class:`~backends.errors.DimensionMismatchError` (never an empty result), and
-:meth:`SemanticMemory.reembed` rebuilds all collections from the source text kept in each
-point's payload — in staging collections first, so cancelling or crashing loses nothing.
-
-``qdrant_client`` is imported lazily (≈0.7 s): the window must appear before it loads.
-Local mode locks its folder: a second process gets a clear
+``qdrant_client`` is imported lazily (≈0.7 s): the window must appear before it loads. Local
+mode locks its folder: a second process gets a clear
 :class:`~backends.errors.StoreUnavailableError` suggesting a Qdrant server.
 """
 
@@ -23,89 +20,40 @@ import json
 import logging
 import threading
 import time
-import uuid
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from backends.errors import DimensionMismatchError, InvalidVectorError, StoreUnavailableError
+from backends.errors import (
+    DimensionMismatchError,
+    EmbedderMismatchError,
+    InvalidVectorError,
+    StoreUnavailableError,
+)
 from backends.models.embedders import Embedder
 from backends.net import require_loopback
 from backends.progress import Progress
+from backends.stores.vectors import (
+    COLLECTIONS,
+    INDEXED_FIELDS,
+    REEMBED_HINT,
+    CollectionStatus,
+    Hit,
+    MemoryItem,
+)
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
 
 log = logging.getLogger(__name__)
 
-COLLECTIONS = ("agent_results", "code_patterns", "session_memory")
-INDEXED_FIELDS = ("session", "expert", "ticket")
+
 STAGING_SUFFIX = "__reembed"
-#: how to re-embed, added to every mismatch error of the collections
-REEMBED_HINT = "Run `custodia reindex multiagent` (or Re-embed all in the Multi-agent tab)."
-_ID_NAMESPACE = uuid.UUID("6f0c1a52-3b59-4c38-9d7e-2f7f3f0e8b11")
 _BATCH = 256
-
-
-class EmbedderMismatchError(DimensionMismatchError):
-    """Same dimension, another embedder: the vectors are still not comparable."""
-
-    def __init__(self, recorded: str, current: str, dimension: int, where: str) -> None:
-        super().__init__(dimension, dimension, where)
-        self.args = (
-            f"{where}: the collection was built with the embedder {recorded!r}, the configured "
-            f"one is {current!r}; their vectors are not comparable. Re-embed to switch models.",
-        )
-        self.recorded = recorded
-        self.current = current
-
-
-@dataclass(frozen=True)
-class MemoryItem:
-    """Something to remember: its text (kept in the payload, for re-embedding) and tags."""
-
-    text: str
-    session: str = ""
-    expert: str = ""
-    ticket: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def point_id(self, collection: str) -> str:
-        """Deterministic: storing the same item twice (a resumed session) is a no-op."""
-        key = "\x1f".join((collection, self.session, self.expert, self.ticket, self.text))
-        return str(uuid.uuid5(_ID_NAMESPACE, key))
-
-    def payload(self) -> dict[str, Any]:
-        out = dict(self.extra)
-        out.update(text=self.text, session=self.session, expert=self.expert, ticket=self.ticket)
-        return out
-
-
-@dataclass(frozen=True)
-class Hit:
-    collection: str
-    id: str
-    score: float
-    text: str
-    session: str
-    expert: str
-    ticket: str
-    payload: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class CollectionStatus:
-    name: str
-    embedder: str
-    dimension: int
-    points: int
-    #: "" when usable with the configured embedder, else why not
-    problem: str = ""
 
 
 def _check_values(vectors: npt.NDArray[Any], where: str, *, zero: bool = False) -> bool:
@@ -123,7 +71,7 @@ def _is_lock_error(err: BaseException) -> bool:
     return "already accessed by another instance" in str(err)
 
 
-class SemanticMemory:
+class QdrantSemanticMemory:
     """The three collections, one Qdrant client, one configured embedder."""
 
     def __init__(
@@ -328,7 +276,13 @@ class SemanticMemory:
             recorded = str(meta.get("embedder", ""))
             if recorded == self.embedder.name:
                 return None
-            error = EmbedderMismatchError(recorded, self.embedder.name, dimension, where)
+            error = EmbedderMismatchError(
+                recorded,
+                self.embedder.name,
+                where,
+                dimension=dimension,
+                advice="Re-embed to switch models.",
+            )
         error.args = (f"{error} {REEMBED_HINT}",)
         return error
 
