@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QTextCursor
+from PySide6.QtCore import QModelIndex, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -80,6 +81,7 @@ from backends.conversations.keys import (
 from backends.errors import DimensionMismatchError
 from backends.progress import Progress
 from backends.services import Services
+from desktop.markdown import set_markdown, split_markdown
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -469,6 +471,9 @@ class KeyDialog(QDialog):
 
 
 class ConversationsTab(QWidget):
+    #: a message or code block was copied from the transcript (its text)
+    copied = Signal(str)
+
     def __init__(self, services: Services, workers: WorkerPool, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("conversations")
@@ -501,6 +506,8 @@ class ConversationsTab(QWidget):
         self._last_query = ""
         #: names of conversations opened from a search hit (said if the file is gone)
         self._hit_names: dict[str, str] = {}
+        #: the messages shown in the transcript (index → text), for their Copy links
+        self._shown: dict[int, str] = {}
         self._build()
         self._connect_signals()
         self._set_busy_chat(False)
@@ -693,6 +700,7 @@ class ConversationsTab(QWidget):
         self.history_search.returnPressed.connect(self._on_history_search_return_pressed)
         self.search_results.itemClicked.connect(self._on_search_results_item_clicked)
         self.search_results.itemActivated.connect(self._on_search_results_item_clicked)
+        self.transcript.anchorClicked.connect(self._on_transcript_anchor_clicked)
         self.rebuild_index.clicked.connect(self._on_rebuild_index_clicked)
         self.set_key.clicked.connect(self._on_set_key_clicked)
         self.new_history.clicked.connect(self._on_new_history_clicked)
@@ -1082,7 +1090,26 @@ class ConversationsTab(QWidget):
         self.transcript.append("")
 
     def _append_message(self, index: int, role: str, content: str, meta: str) -> None:
-        self.transcript.append(_message_html(index, role, content, meta, False, self._who(role)))
+        self._shown[index] = content
+        self.transcript.append(
+            _message_html(index, role, content, meta, False, self._who(role), self.tr("Copy"))
+        )
+
+    def _on_transcript_anchor_clicked(self, url: QUrl) -> None:
+        """``copy:<i>`` copies message *i*, ``copy:<i>:<k>`` its code block *k*."""
+        if url.scheme() != "copy":
+            return
+        parts = url.path().split(":")
+        try:
+            index = int(parts[0])
+            text = self._shown[index]
+            if len(parts) > 1:
+                text = markdown_body(text)[1][int(parts[1])]
+        except (ValueError, KeyError, IndexError):
+            return
+        QGuiApplication.clipboard().setText(text)
+        self.tab_status.setText(self.tr("Copied to the clipboard."))
+        self.copied.emit(text)
 
     def _who(self, role: str) -> str:
         names = {
@@ -1121,6 +1148,7 @@ class ConversationsTab(QWidget):
         self.current_id = conversation.id
         self.title.setText(conversation.name)
         stopped = self.tr("stopped")
+        self._shown = {i: m.content for i, m in enumerate(conversation.history)}
         parts = [
             _message_html(
                 i,
@@ -1133,6 +1161,7 @@ class ConversationsTab(QWidget):
                 ),
                 i == opened.highlight,
                 self._who(m.role),
+                self.tr("Copy"),
             )
             for i, m in enumerate(conversation.history)
         ]
@@ -1195,6 +1224,7 @@ class ConversationsTab(QWidget):
         self._open_serial += 1  # an open still on its way is not shown
         self._message_count = 0
         self._streamed = ""
+        self._shown = {}
         self.transcript.clear()
         self.transcript.setProperty("conversation_id", "")
         self.transcript.setProperty("highlighted_message", -1)
@@ -1659,15 +1689,64 @@ def export_target(path: str, chosen_filter: str) -> tuple[str, str]:
     return path, fmt
 
 
-def _message_html(index: int, role: str, content: str, meta: str, highlight: bool, who: str) -> str:
-    body = html.escape(content).replace("\n", "<br>")
+_INLINE_CODE = re.compile(r"(`+)(?:.*?)\1", re.DOTALL)
+
+
+def _escape_html(prose: str) -> str:
+    """Markdown prose with ``<`` and ``&`` escaped outside inline code: Qt's importer takes
+    raw HTML, so a message saying ``<a href=…>x</a>`` or ``<div>`` lost that text."""
+    out: list[str] = []
+    last = 0
+    for match in _INLINE_CODE.finditer(prose):
+        out.append(prose[last : match.start()].replace("&", "\\&").replace("<", "\\<"))
+        out.append(match.group(0))
+        last = match.end()
+    out.append(prose[last:].replace("&", "\\&").replace("<", "\\<"))
+    return "".join(out)
+
+
+def markdown_body(content: str) -> tuple[str, list[str]]:
+    """A message's HTML body, rendered as Markdown by the shared renderer
+    (:func:`desktop.markdown.set_markdown`: code blocks fixed-pitch, indentation kept), and
+    the text of its code blocks (for their Copy links)."""
+    parts: list[str] = []
+    codes: list[str] = []
+    for segment in split_markdown(content):
+        if segment.kind == "code":
+            runs = [len(m) for m in re.findall(r"`+", segment.text)]
+            fence = "`" * max(3, max(runs, default=0) + 1)
+            parts.append(f"{fence}{segment.language}\n{segment.text}\n{fence}")
+            codes.append(segment.text)
+        else:
+            parts.append(_escape_html(segment.text))
+    if not parts:
+        return "", codes
+    document = QTextDocument()
+    set_markdown(document, "\n\n".join(parts))
+    text = document.toHtml()
+    start = text.find("<body")
+    start = text.find(">", start) + 1 if start >= 0 else 0
+    end = text.rfind("</body>")
+    return text[start : end if end >= 0 else len(text)], codes
+
+
+def _message_html(
+    index: int, role: str, content: str, meta: str, highlight: bool, who: str, copy: str = "Copy"
+) -> str:
+    body, codes = markdown_body(content)
+    links = "".join(
+        f" <a href='copy:{index}:{k}' style='color:gray'>{html.escape(copy)} code {k + 1}</a>"
+        for k in range(len(codes))
+    )
     background = f"background-color:{HIGHLIGHT};" if highlight else ""
     colour = "#0b5394" if role == "user" else "#38761d" if role == "assistant" else "#666"
     return (
         f"<a name='msg-{index}'></a>"
         f"<table width='100%' cellpadding='4' style='{background}margin-top:6px'><tr><td>"
         f"<b style='color:{colour}'>{html.escape(who)}</b> "
-        f"<span style='color:gray'>{html.escape(meta)}</span><br>{body}</td></tr></table>"
+        f"<span style='color:gray'>{html.escape(meta)}</span> "
+        f"<a href='copy:{index}' style='color:gray'>{html.escape(copy)}</a>{links}"
+        f"{body}</td></tr></table>"
     )
 
 

@@ -921,3 +921,29 @@ def test_a_wait_longer_than_200_ms_says_what_is_happening(qtbot: Any, make_tab: 
     child(tab, QPushButton, "stop_chat").click()
     idle(qtbot, tab)
     qtbot.waitUntil(lambda: not activity.isVisible(), timeout=WAIT)
+
+
+def test_messages_are_rendered_as_markdown_with_copy_links(qtbot: Any, make_tab: MakeTab) -> None:
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QGuiApplication
+
+    answer = "Here is **one** way:\n\n```python\ndef f():\n    return 1\n```\n\nSay <div> too."
+    tab = make_tab(prepare=lambda s: seed(s, "Code talk", ["show me code", answer]))
+    tree = child(tab, QTreeWidget, "conversation_list")
+    item = tree.topLevelItem(0)
+    qtbot.mouseClick(
+        tree.viewport(), Qt.MouseButton.LeftButton, pos=tree.visualItemRect(item).center()
+    )
+    transcript = child(tab, QTextBrowser, "transcript")
+    qtbot.waitUntil(lambda: "def f():" in transcript.toPlainText(), timeout=WAIT)
+    text = transcript.toPlainText()
+    assert "**" not in text and "```" not in text  # rendered, not shown raw
+    assert "    return 1" in text  # code indentation kept on screen
+    assert "Say <div> too." in text  # raw HTML is text, never lost
+    assert "monospace" in transcript.toHtml()
+    with qtbot.waitSignal(tab.copied, timeout=WAIT) as copied:
+        transcript.anchorClicked.emit(QUrl("copy:1:0"))  # the answer's first code block
+    assert copied.args == ["def f():\n    return 1"]
+    assert QGuiApplication.clipboard().text() == "def f():\n    return 1"
+    transcript.anchorClicked.emit(QUrl("copy:1"))  # the whole answer, as stored
+    assert QGuiApplication.clipboard().text() == answer
