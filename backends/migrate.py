@@ -316,7 +316,7 @@ class _Run:
 
 
 def _recent_sessions(config: Config) -> list[Any]:
-    from backends.multiagent.sessions import SqliteSessionMirror
+    from backends.stores.sessions.sqlite import SqliteSessionMirror
 
     path = config.path(SESSIONS_FILE)
     if not path.exists():
@@ -351,13 +351,13 @@ def _plan_sessions(run: _Run) -> Step:
 
 
 def _redis_store(target: Config) -> Any:
-    from backends.multiagent.ttl import RedisTTLStore
+    from backends.stores.ttl.redis import RedisTTLStore
 
     return RedisTTLStore.from_url(target.redis_url, target.network_timeout)
 
 
 def _run_sessions(run: _Run, step: Step) -> None:
-    from backends.multiagent.sessions import Session
+    from backends.stores.sessions import Session
 
     store = _redis_store(run.target)
     try:

@@ -218,7 +218,7 @@ def _sqlite_row(base: StorageRow, path: Path, count_sql: str, **extra: Any) -> S
 
 def _redis_items(config: Config, prefix: str) -> tuple[int, int | None]:
     """(live keys under ``prefix``, their memory in bytes) on the configured Redis."""
-    from backends.multiagent.ttl import RedisTTLStore
+    from backends.stores.ttl.redis import RedisTTLStore
 
     store = RedisTTLStore.from_url(config.redis_url, config.network_timeout)
     try:
@@ -335,7 +335,7 @@ def _feed(ctx: _Context) -> StorageRow:
         else:
             row = replace(row, items=0)
         if redis:
-            from backends.multiagent.ttl import RedisTTLStore
+            from backends.stores.ttl.redis import RedisTTLStore
 
             store = RedisTTLStore.from_url(cfg.redis_url, cfg.network_timeout)
             try:

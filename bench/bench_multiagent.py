@@ -36,8 +36,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from backends.models.embedders import HashingEmbedder  # noqa: E402
-from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror  # noqa: E402
-from backends.multiagent.ttl import MemoryTTLStore, RedisTTLStore, TTLStore  # noqa: E402
+from backends.multiagent.sessions import SessionStore  # noqa: E402
+from backends.stores.sessions import Session  # noqa: E402
+from backends.stores.sessions.sqlite import SqliteSessionMirror  # noqa: E402
+from backends.stores.ttl import TTLStore  # noqa: E402
+from backends.stores.ttl.memory import MemoryTTLStore  # noqa: E402
+from backends.stores.ttl.redis import RedisTTLStore  # noqa: E402
 from backends.stores.vectors import MemoryItem  # noqa: E402
 from backends.stores.vectors.qdrant import QdrantSemanticMemory  # noqa: E402
 from bench.common import table, write  # noqa: E402

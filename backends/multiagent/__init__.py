@@ -8,8 +8,8 @@ The public surface — what the desktop and the CLI use: :class:`MultiAgentServi
 
 from backends.multiagent.coordinator import SESSION_FINISHED, RunState, SessionBusyError
 from backends.multiagent.service import MultiAgentService, get_service
-from backends.multiagent.sessions import PHASES, Session
 from backends.multiagent.tickets import LiveTicket
+from backends.stores.sessions import PHASES, Session
 from backends.stores.vectors import CollectionStatus, Hit
 
 __all__ = [

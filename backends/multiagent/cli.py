@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 from backends.errors import CancelledError
 from backends.multiagent.coordinator import RunState
 from backends.multiagent.service import get_service, healthy
-from backends.multiagent.sessions import PHASES, Session
 from backends.progress import Progress
 from backends.services import Services
+from backends.stores.sessions import PHASES, Session
 
 if TYPE_CHECKING:
     SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]

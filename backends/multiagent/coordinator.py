@@ -35,9 +35,10 @@ from backends.multiagent.events import Feed
 from backends.multiagent.health import LayerState
 from backends.multiagent.runlock import RunLock, RunLocks, SessionBusyError
 from backends.multiagent.runlock import SessionRunningError as SessionRunningError  # re-exported
-from backends.multiagent.sessions import ACTIVE_PHASES, Session, SessionStore
+from backends.multiagent.sessions import SessionStore
 from backends.multiagent.tickets import Ticket, TicketBoard
 from backends.progress import Progress
+from backends.stores.sessions import ACTIVE_PHASES, Session
 from backends.stores.vectors import Hit, MemoryItem, SemanticMemory
 
 log = logging.getLogger(__name__)

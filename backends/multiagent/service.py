@@ -18,19 +18,21 @@ from backends.errors import StoreUnavailableError
 from backends.models.chat import ChatModel
 from backends.models.embedders import Embedder
 from backends.multiagent.coordinator import Coordinator, EventCallback, RunState
-from backends.multiagent.events import (
-    EventBus,
-    Feed,
-    InProcessEventBus,
-    RedisEventBus,
-    Subscription,
-)
+from backends.multiagent.events import Feed
 from backends.multiagent.health import OK
 from backends.multiagent.runlock import LOCKS_FOLDER, RunLocks
-from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
+from backends.multiagent.sessions import SessionStore
 from backends.multiagent.tickets import TICKET_TTL, LiveTicket, TicketBoard
-from backends.multiagent.ttl import MemoryTTLStore, RedisTTLStore, TTLStore, redis_client
 from backends.progress import Progress
+from backends.stores.bus import EventBus, Subscription
+from backends.stores.bus.memory import InProcessEventBus
+from backends.stores.bus.redis import RedisEventBus
+from backends.stores.engines.redis import redis_client
+from backends.stores.sessions import Session
+from backends.stores.sessions.sqlite import SqliteSessionMirror
+from backends.stores.ttl import TTLStore
+from backends.stores.ttl.memory import MemoryTTLStore
+from backends.stores.ttl.redis import RedisTTLStore
 from backends.stores.vectors import CollectionStatus, Hit, SemanticMemory
 from backends.stores.vectors.qdrant import QdrantSemanticMemory
 

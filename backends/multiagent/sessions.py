@@ -1,7 +1,7 @@
 """Three-layer session store (MA1–MA7).
 
 * **L1** an in-memory dict — every read starts here (MA3);
-* **L2** a :class:`~backends.multiagent.ttl.TTLStore` (Redis ``SET … EX 86400`` or the
+* **L2** a :class:`~backends.stores.ttl.TTLStore` (Redis ``SET … EX 86400`` or the
   in-process TTL store) — written on every save (MA2), read only at start-up, where its
   copies overlay the SQLite ones when fresher (MA4);
 * **SQLite** in WAL mode, the durable mirror (MA5, MA7) — written on every save (MA2), read
@@ -15,280 +15,17 @@ as SQLite works again.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
-import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
 
 from backends.errors import StoreUnavailableError
 from backends.multiagent.health import OK, LayerState
-from backends.multiagent.ttl import TTLStore
-from backends.stores.engines.sqlite import Migration, connect, migrate
+from backends.stores.sessions import SESSION_TTL, Session, SessionMirror, check_limit
+from backends.stores.ttl import TTLStore
 
 log = logging.getLogger(__name__)
-
-#: the coordinator's phases, in order, then the three ends
-PHASES = ("planning", "working", "reviewing", "done", "failed", "cancelled")
-ACTIVE_PHASES = ("planning", "working", "reviewing")
-#: 24 h in L2 (MA1)
-SESSION_TTL = 86_400
-
-
-@dataclass
-class Session:
-    """One row of MA7: queryable columns plus a JSON ``data`` blob (plan, results, events)."""
-
-    session_id: str
-    task: str
-    model: str = ""
-    phase: str = "planning"
-    created_at: float = field(default_factory=time.time)
-    updated_at: float = 0.0
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not self.updated_at:
-            self.updated_at = self.created_at
-
-    @classmethod
-    def new(cls, task: str, model: str = "") -> Session:
-        return cls(session_id=uuid.uuid4().hex, task=task, model=model)
-
-    @property
-    def finished(self) -> bool:
-        return self.phase == "done"
-
-    @property
-    def resumable(self) -> bool:
-        """Not done: a crash, a cancel or a failure left work to do."""
-        return self.phase != "done"
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = self.data.setdefault("events", [])
-        return events
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "session_id": self.session_id,
-                "created_at": self.created_at,
-                "updated_at": self.updated_at,
-                "phase": self.phase,
-                "model": self.model,
-                "task": self.task,
-                "data": self.data,
-            },
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
-
-    @classmethod
-    def from_json(cls, raw: str) -> Session:
-        d = json.loads(raw)
-        return cls(
-            session_id=str(d["session_id"]),
-            task=str(d["task"]),
-            model=str(d.get("model", "")),
-            phase=str(d.get("phase", "planning")),
-            created_at=float(d["created_at"]),
-            updated_at=float(d.get("updated_at") or d["created_at"]),
-            data=dict(d.get("data") or {}),
-        )
-
-    def copy(self) -> Session:
-        """A deep copy (a JSON round trip: several times faster than ``copy.deepcopy``)."""
-        return Session.from_json(self.to_json())
-
-
-# --- the durable mirror ------------------------------------------------------------------------
-
-
-class SessionMirror(Protocol):
-    """The durable layer. Methods raise :class:`StoreUnavailableError` on failure."""
-
-    where: str
-
-    def save(self, session: Session) -> None: ...
-    def load(self, session_id: str) -> Session | None: ...
-    def list(
-        self,
-        *,
-        phase: str | None = None,
-        model: str | None = None,
-        task_contains: str | None = None,
-        limit: int | None = None,
-    ) -> list[Session]: ...
-    def close(self) -> None: ...
-
-
-MIGRATIONS: Sequence[Migration] = (
-    (
-        "0001_sessions",
-        """
-        CREATE TABLE sessions(
-            session_id TEXT PRIMARY KEY,
-            created_at REAL,
-            updated_at REAL,
-            phase TEXT,
-            model TEXT,
-            task TEXT,
-            data TEXT
-        );
-        CREATE INDEX sessions_by_created ON sessions(created_at);
-        CREATE INDEX sessions_by_phase ON sessions(phase, created_at);
-        """,
-    ),
-)
-
-_COLUMNS = "session_id, created_at, updated_at, phase, model, task, data"
-
-
-class SqliteSessionMirror:
-    """``sessions`` table of MA7 in a WAL-mode SQLite file (0600, folder 0700).
-
-    A save never replaces a fresher row (``updated_at``), so two processes writing one file
-    cannot roll each other back. ``read_only=True`` opens the file with ``mode=ro`` (for
-    listing from a second process; every write then fails, typed).
-    """
-
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
-        self.path = path
-        self.where = str(path)
-        self.read_only = read_only
-        self._lock = threading.Lock()
-        if read_only:
-            try:
-                self._conn = sqlite3.connect(
-                    f"{path.resolve().as_uri()}?mode=ro",
-                    uri=True,
-                    timeout=10.0,
-                    check_same_thread=False,
-                    isolation_level=None,
-                )
-                self._conn.execute("PRAGMA busy_timeout=10000")
-                self._conn.execute("SELECT count(*) FROM sessions").fetchone()
-            except sqlite3.Error as err:
-                raise StoreUnavailableError(
-                    f"{path}: cannot open sessions read-only: {err}"
-                ) from err
-        else:
-            self._conn = connect(path)
-            try:
-                migrate(self._conn, MIGRATIONS)
-            except StoreUnavailableError:
-                self._conn.close()
-                raise
-
-    @property
-    def connection(self) -> sqlite3.Connection:
-        """The open connection (diagnostics and fault tests)."""
-        return self._conn
-
-    def _run(self, what: str, fn: Callable[[sqlite3.Connection], Any]) -> Any:
-        with self._lock:
-            try:
-                return fn(self._conn)
-            except sqlite3.Error as err:
-                if self._conn.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        self._conn.execute("ROLLBACK")
-                raise StoreUnavailableError(f"{self.path}: {what} failed: {err}") from err
-
-    def save(self, session: Session) -> None:
-        row = (
-            session.session_id,
-            session.created_at,
-            session.updated_at,
-            session.phase,
-            session.model,
-            session.task,
-            json.dumps(session.data, ensure_ascii=False, separators=(",", ":")),
-        )
-
-        def write(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                f"INSERT INTO sessions({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(session_id) DO UPDATE SET "
-                "updated_at=excluded.updated_at, phase=excluded.phase, model=excluded.model, "
-                "task=excluded.task, data=excluded.data "
-                "WHERE excluded.updated_at >= sessions.updated_at",
-                row,
-            )
-
-        self._run("save", write)
-
-    def load(self, session_id: str) -> Session | None:
-        rows = self._run(
-            "load",
-            lambda c: c.execute(
-                f"SELECT {_COLUMNS} FROM sessions WHERE session_id = ?", (session_id,)
-            ).fetchall(),
-        )
-        return _from_row(rows[0]) if rows else None
-
-    def list(
-        self,
-        *,
-        phase: str | None = None,
-        model: str | None = None,
-        task_contains: str | None = None,
-        limit: int | None = None,
-    ) -> list[Session]:
-        _check_limit(limit)
-        where, params = [], []
-        if phase:
-            where.append("phase = ?")
-            params.append(phase)
-        if model:
-            where.append("model = ?")
-            params.append(model)
-        if task_contains:
-            where.append("instr(lower(task), lower(?)) > 0")
-            params.append(task_contains)
-        sql = f"SELECT {_COLUMNS} FROM sessions"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY created_at DESC, session_id"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        rows = self._run("list", lambda c: c.execute(sql, params).fetchall())
-        return [_from_row(r) for r in rows]
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-
-def _check_limit(limit: int | None) -> None:
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError(f"limit must be a positive integer or None, not {limit!r}")
-
-
-def _from_row(row: Sequence[Any]) -> Session:
-    session_id, created_at, updated_at, phase, model, task, data = row
-    try:
-        blob = json.loads(data) if data else {}
-    except json.JSONDecodeError:
-        log.warning("session %s: data is not JSON; keeping it under 'raw'", session_id)
-        blob = {"raw": data}
-    return Session(
-        session_id=session_id,
-        task=task or "",
-        model=model or "",
-        phase=phase or "planning",
-        created_at=float(created_at or 0.0),
-        updated_at=float(updated_at or created_at or 0.0),
-        data=blob if isinstance(blob, dict) else {"raw": blob},
-    )
-
 
 # --- the store --------------------------------------------------------------------------------
 
@@ -503,7 +240,7 @@ class SessionStore:
         For callers that present the list as the whole history (``custodia sessions``): there
         an unreadable file must be an error, not an empty — deleted-looking — history.
         """
-        _check_limit(limit)
+        check_limit(limit)
         with self._lock:
             mirror = self._open_mirror(strict=True)
             assert mirror is not None
@@ -534,7 +271,7 @@ class SessionStore:
 
         Never raises because SQLite failed (MA6): then only the sessions of L1 are listed.
         """
-        _check_limit(limit)
+        check_limit(limit)
         with self._lock:
             rows: Sequence[Session] = ()
             mirror = self._mirror

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, replace
 
 from backends.errors import StoreUnavailableError
 from backends.multiagent.health import LayerState
-from backends.multiagent.ttl import TTLStore
+from backends.stores.ttl import TTLStore
 
 log = logging.getLogger(__name__)
 

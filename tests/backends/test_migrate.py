@@ -39,10 +39,11 @@ from backends.migrate import (
     plan_migration,
 )
 from backends.models.embedders import HashingEmbedder
-from backends.multiagent.sessions import Session, SqliteSessionMirror
 from backends.progress import Progress
 from backends.services import Services
 from backends.storage_map import storage_map
+from backends.stores.sessions import Session
+from backends.stores.sessions.sqlite import SqliteSessionMirror
 from backends.stores.vectors import MemoryItem
 from backends.stores.vectors.qdrant import QdrantSemanticMemory
 from tests.contract.test_vector_index import ChromaServer, chroma_server  # noqa: F401

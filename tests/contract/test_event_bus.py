@@ -9,14 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from backends.multiagent.events import (
-    Event,
-    EventBus,
-    InProcessEventBus,
-    RedisEventBus,
-    Subscription,
-)
-from backends.multiagent.ttl import redis_client
+from backends.stores.bus import Event, EventBus, Subscription
+from backends.stores.bus.memory import InProcessEventBus
+from backends.stores.bus.redis import RedisEventBus
+from backends.stores.engines.redis import redis_client
 
 
 def drain(sub: Subscription, count: int, timeout: float = 5.0) -> list[Event]:

@@ -18,8 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from backends.multiagent.sessions import SESSION_TTL, Session, SessionStore, SqliteSessionMirror
-from backends.multiagent.ttl import MemoryTTLStore, RedisTTLStore, TTLItem, TTLStore
+from backends.multiagent.sessions import SessionStore
+from backends.stores.sessions import SESSION_TTL, Session
+from backends.stores.sessions.sqlite import SqliteSessionMirror
+from backends.stores.ttl import TTLItem, TTLStore
+from backends.stores.ttl.memory import MemoryTTLStore
+from backends.stores.ttl.redis import RedisTTLStore
 
 MA7_COLUMNS = [
     # (name, type, pk)

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from backends.multiagent.ttl import MemoryTTLStore, RedisTTLStore, TTLStore
+from backends.stores.ttl import TTLStore
+from backends.stores.ttl.memory import MemoryTTLStore
+from backends.stores.ttl.redis import RedisTTLStore
 
 
 class TTLStoreContract:

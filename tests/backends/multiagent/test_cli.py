@@ -16,9 +16,11 @@ from backends import config
 from backends.cli import build_parser, main
 from backends.models.embedders import HashingEmbedder
 from backends.multiagent.service import SESSIONS_FILE, get_service
-from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
-from backends.multiagent.ttl import MemoryTTLStore
+from backends.multiagent.sessions import SessionStore
 from backends.services import Services
+from backends.stores.sessions import Session
+from backends.stores.sessions.sqlite import SqliteSessionMirror
+from backends.stores.ttl.memory import MemoryTTLStore
 from backends.stores.vectors import MemoryItem
 from backends.stores.vectors.qdrant import QdrantSemanticMemory
 from tests.backends.multiagent.conftest import REPLIES

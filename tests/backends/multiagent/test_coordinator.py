@@ -14,9 +14,11 @@ from backends.models.chat import ChatModel, Prompt, ScriptedChat, ShouldStop
 from backends.models.embedders import HashingEmbedder
 from backends.multiagent.coordinator import EXPERTS, RunState, assign, parse_plan
 from backends.multiagent.runlock import LOCKS_FOLDER
-from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
-from backends.multiagent.ttl import MemoryTTLStore
+from backends.multiagent.sessions import SessionStore
 from backends.progress import Progress
+from backends.stores.sessions import Session
+from backends.stores.sessions.sqlite import SqliteSessionMirror
+from backends.stores.ttl.memory import MemoryTTLStore
 from tests.backends.multiagent.conftest import PLAN, REPLIES, MakeService
 from tests.backends.multiagent.test_runlock import hold_in_child
 

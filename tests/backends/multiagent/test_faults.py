@@ -20,10 +20,13 @@ from backends.config import Config
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.multiagent.coordinator import Coordinator
-from backends.multiagent.events import Feed, InProcessEventBus
-from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
+from backends.multiagent.events import Feed
+from backends.multiagent.sessions import SessionStore
 from backends.multiagent.tickets import TicketBoard
-from backends.multiagent.ttl import MemoryTTLStore
+from backends.stores.bus.memory import InProcessEventBus
+from backends.stores.sessions import Session
+from backends.stores.sessions.sqlite import SqliteSessionMirror
+from backends.stores.ttl.memory import MemoryTTLStore
 from backends.stores.vectors.qdrant import QdrantSemanticMemory
 from tests.backends.multiagent.conftest import REPLIES, MakeService
 from tests.backends.multiagent.test_coordinator import HookedChat

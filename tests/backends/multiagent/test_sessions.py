@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from backends.errors import StoreUnavailableError
-from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
-from backends.multiagent.ttl import MemoryTTLStore
+from backends.multiagent.sessions import SessionStore
+from backends.stores.sessions import Session
+from backends.stores.sessions.sqlite import SqliteSessionMirror
+from backends.stores.ttl.memory import MemoryTTLStore
 
 
 def store_on(path: Path, l2: MemoryTTLStore | None = None) -> SessionStore:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import socket
 
-from backends.multiagent.events import Feed, RedisEventBus
+from backends.multiagent.events import Feed
 from backends.multiagent.tickets import Ticket, TicketBoard
-from backends.multiagent.ttl import MemoryTTLStore, RedisTTLStore, redis_client
+from backends.stores.bus.redis import RedisEventBus
+from backends.stores.engines.redis import redis_client
+from backends.stores.ttl.memory import MemoryTTLStore
+from backends.stores.ttl.redis import RedisTTLStore
 
 
 class Clock:

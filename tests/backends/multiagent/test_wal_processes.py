@@ -8,16 +8,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from backends.multiagent.sessions import SessionStore, SqliteSessionMirror
-from backends.multiagent.ttl import MemoryTTLStore
+from backends.multiagent.sessions import SessionStore
+from backends.stores.sessions.sqlite import SqliteSessionMirror
+from backends.stores.ttl.memory import MemoryTTLStore
 
 ROOT = Path(__file__).resolve().parents[3]
 
 WRITER = """
 import json, sys
 from pathlib import Path
-from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
-from backends.multiagent.ttl import MemoryTTLStore
+from backends.stores.sessions import Session
+from backends.multiagent.sessions import SessionStore
+from backends.stores.sessions.sqlite import SqliteSessionMirror
+from backends.stores.ttl.memory import MemoryTTLStore
 
 path, name, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 store = SessionStore(MemoryTTLStore(), lambda: SqliteSessionMirror(path), retry_after=0)

@@ -28,9 +28,11 @@ from backends.config import Config
 from backends.models.chat import Prompt, ScriptedChat, ShouldStop
 from backends.models.embedders import HashingEmbedder
 from backends.multiagent.service import SESSIONS_FILE
-from backends.multiagent.sessions import Session, SessionStore, SqliteSessionMirror
-from backends.multiagent.ttl import MemoryTTLStore
+from backends.multiagent.sessions import SessionStore
 from backends.services import Services
+from backends.stores.sessions import Session
+from backends.stores.sessions.sqlite import SqliteSessionMirror
+from backends.stores.ttl.memory import MemoryTTLStore
 from backends.stores.vectors import MemoryItem
 from backends.stores.vectors.qdrant import QdrantSemanticMemory
 from desktop.tabs.multiagent import MultiAgentTab

@@ -263,7 +263,7 @@ class SessionsScenario(Scenario):
 
     def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
         from backends.multiagent.service import get_service
-        from backends.multiagent.sessions import PHASES, Session
+        from backends.stores.sessions import PHASES, Session
 
         services = services_for(home)
         service = get_service(services)
@@ -731,7 +731,7 @@ class FirstStartScenario(Scenario):
         agent.ask(scenario.user_text(f"crash-{tag}", 0), conversation_id=cid)
         channel.ack(f"{tag} conversation", {"v": v, "id": cid})
         from backends.multiagent.service import get_service as multiagent
-        from backends.multiagent.sessions import Session
+        from backends.stores.sessions import Session
 
         service = multiagent(services_for(home))
         service.memory()
@@ -887,7 +887,8 @@ class MigrationScenario(Scenario):
     def prepare(self, home: Path, **extra: Any) -> None:
         from backends.audit.record import Draft
         from backends.audit.service import AuditService
-        from backends.multiagent.sessions import Session, SqliteSessionMirror
+        from backends.stores.sessions import Session
+        from backends.stores.sessions.sqlite import SqliteSessionMirror
 
         services = services_for(home)
         audit = AuditService.open(services.config, checkpoint_every=0)

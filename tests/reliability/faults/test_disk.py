@@ -27,7 +27,7 @@ from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.models.registry import ChatChoice
 from backends.multiagent.service import MultiAgentService
-from backends.multiagent.sessions import Session
+from backends.stores.sessions import Session
 from tests.reliability.conftest import Figures
 from tests.reliability.faults.filesystems import FullDisk, ReadOnly, tmpfs
 

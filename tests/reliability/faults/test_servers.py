@@ -30,7 +30,7 @@ from backends.errors import CustodiaEnvironmentError
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.multiagent.service import MultiAgentService
-from backends.multiagent.sessions import Session
+from backends.stores.sessions import Session
 from tests.reliability.conftest import Figures
 
 pytestmark = pytest.mark.server

@@ -1,0 +1,70 @@
+"""The in-process event bus: one queue per subscription."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from backends.stores.bus import Event, Subscription, encode
+
+
+class _QueueSubscription:
+    def __init__(self, bus: InProcessEventBus, channel: str) -> None:
+        self._bus = bus
+        self.channel = channel
+        self.queue: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._closed = False
+
+    def get(self, timeout: float) -> Event | None:
+        if self._closed:
+            return None
+        try:
+            raw = self.queue.get(timeout=max(0.0, timeout))
+        except queue.Empty:
+            return None
+        event: Event = json.loads(raw)
+        return event
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._bus._unsubscribe(self)
+
+
+class InProcessEventBus:
+    """Channel -> subscriber queues. Events are JSON round-tripped, as over Redis."""
+
+    kind = "memory"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._subscribers: dict[str, list[_QueueSubscription]] = {}
+
+    def publish(self, channel: str, event: Mapping[str, Any]) -> int:
+        raw = encode(event)
+        with self._lock:  # under the lock: two publishers cannot interleave one channel
+            subscribers = list(self._subscribers.get(channel, ()))
+            for sub in subscribers:
+                sub.queue.put(raw)
+        return len(subscribers)
+
+    def subscribe(self, channel: str) -> Subscription:
+        sub = _QueueSubscription(self, channel)
+        with self._lock:
+            self._subscribers.setdefault(channel, []).append(sub)
+        return sub
+
+    def _unsubscribe(self, sub: _QueueSubscription) -> None:
+        with self._lock:
+            subs = self._subscribers.get(sub.channel, [])
+            if sub in subs:
+                subs.remove(sub)
+            if not subs:
+                self._subscribers.pop(sub.channel, None)
+
+    def close(self) -> None:
+        with self._lock:
+            self._subscribers.clear()

@@ -1,0 +1,86 @@
+"""The event bus on Redis pub/sub; each subscription holds its own connection."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from backends.errors import StoreUnavailableError
+from backends.stores.bus import Event, Subscription, encode
+
+if TYPE_CHECKING:
+    import redis
+
+
+class _RedisSubscription:
+    def __init__(self, client: redis.Redis, channel: str, timeout: float) -> None:
+        import redis as redis_mod
+
+        self._pubsub = client.pubsub(ignore_subscribe_messages=False)
+        self._closed = False
+        try:
+            self._pubsub.subscribe(channel)
+            # Wait for the server's confirmation: only then are later PUBLISHes ours.
+            confirmed = False
+            for _ in range(max(1, int(timeout / 0.1))):
+                message = self._pubsub.get_message(timeout=0.1)
+                if message is not None and message.get("type") == "subscribe":
+                    confirmed = True
+                    break
+            if not confirmed:
+                raise StoreUnavailableError(f"Redis did not confirm SUBSCRIBE {channel}")
+        except redis_mod.RedisError as err:
+            self.close()
+            raise StoreUnavailableError(f"Redis SUBSCRIBE failed: {err}") from err
+        except StoreUnavailableError:
+            self.close()
+            raise
+
+    def get(self, timeout: float) -> Event | None:
+        import redis as redis_mod
+
+        if self._closed:
+            return None
+        try:
+            message = self._pubsub.get_message(timeout=max(0.0, timeout))
+        except redis_mod.RedisError as err:
+            raise StoreUnavailableError(f"Redis subscription broken: {err}") from err
+        if message is None or message.get("type") != "message":
+            return None
+        data = message["data"]
+        event: Event = json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+        return event
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(Exception):  # a broken connection: nothing left to release
+            self._pubsub.close()
+
+
+class RedisEventBus:
+    """Redis pub/sub; each subscription holds its own connection."""
+
+    kind = "redis"
+
+    def __init__(self, client: redis.Redis, timeout: float = 5.0) -> None:
+        self._client = client
+        self._timeout = timeout
+
+    def publish(self, channel: str, event: Mapping[str, Any]) -> int:
+        import redis as redis_mod
+
+        raw = encode(event)
+        try:
+            return int(self._client.publish(channel, raw))
+        except redis_mod.RedisError as err:
+            raise StoreUnavailableError(f"Redis PUBLISH failed: {err}") from err
+
+    def subscribe(self, channel: str) -> Subscription:
+        return _RedisSubscription(self._client, channel, self._timeout)
+
+    def close(self) -> None:
+        return None  # the client belongs to whoever made it
