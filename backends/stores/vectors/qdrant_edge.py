@@ -1,0 +1,847 @@
+"""The semantic memory (MA10–MA11) on qdrant-edge: Qdrant's own Rust engine, in-process.
+
+qdrant-client's local mode is a pure-Python stand-in (filters evaluated in Python over every
+point, one SQLite transaction per point). ``qdrant-edge-py`` runs Qdrant's segments, payload
+indexes and HNSW in this process: one *shard* per collection, under
+``<path>/<collection>/shard``, with ``<path>/<collection>/meta.json`` recording the embedder
+(the shard's own ``edge_config.json`` holds the vector size, which is the truth). Three
+collections, cosine, keyword payload indexes on ``session``, ``expert`` and ``ticket`` (the
+engine uses them to pre-filter, measured in bench/bench_multiagent_edge.py).
+
+**Two processes.** A shard can be opened by one process at a time (a second opener gets
+``Can't init WAL: Kind(WouldBlock)``). Every operation therefore runs under a *lease*: an
+``flock`` on ``<path>/.lock`` taken for the operation, the shards opened inside it, and
+everything flushed, closed and unlocked once the memory has been idle for ``idle`` seconds. A
+second process (the window and ``custodia ask multiagent``) waits for the lease up to ``wait``
+seconds, then gets a :class:`~backends.errors.StoreUnavailableError` naming the holder's pid.
+The flock dies with its holder (kill -9 included).
+
+**HNSW.** qdrant-edge has no background optimiser: :meth:`optimise` builds the index. The
+engine holds the GIL for the whole build (8 s at 10k × 384 here, 38 s at 30k), so the build runs
+in a child process: progress per collection, cancel kills the child (a killed build leaves the
+shard as it was; tested). Only a collection with :data:`HNSW_THRESHOLD` unindexed points is
+built: below it an exact scan is as fast (see docs/BENCHMARKS.md).
+
+**Migration.** A data dir with a qdrant-client local-mode folder (``legacy_path``) is copied
+over at the first open: idempotent upserts (a crash simply runs it again), every point checked,
+then a marker is written and the old folder removed, with a log line.
+
+``qdrant_edge`` is imported lazily (the window must appear first).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import multiprocessing
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from backends.errors import (
+    DimensionMismatchError,
+    EmbedderMismatchError,
+    InvalidVectorError,
+    StoreUnavailableError,
+)
+from backends.models.embedders import Embedder
+from backends.progress import Progress
+from backends.stores.vectors import (
+    COLLECTIONS,
+    INDEXED_FIELDS,
+    REEMBED_HINT,
+    CollectionStatus,
+    Hit,
+    MemoryItem,
+)
+
+if TYPE_CHECKING:
+    from qdrant_edge import EdgeShard
+
+log = logging.getLogger(__name__)
+
+#: the qdrant-edge-py version this module was written and tested against (pinned)
+EDGE_VERSION = "0.9.0"
+STAGING_SUFFIX = "__reembed"
+OLD_SUFFIX = "__old"
+MARKER = "migrated.json"
+#: unindexed points from which a collection gets an HNSW build (see docs/BENCHMARKS.md)
+HNSW_THRESHOLD = 20_000
+_BATCH = 500
+
+
+def _edge() -> Any:
+    try:
+        import qdrant_edge
+    except ImportError as err:
+        raise StoreUnavailableError(f"qdrant-edge-py is not installed: {err}") from err
+    return qdrant_edge
+
+
+def _check_values(vectors: npt.NDArray[Any], where: str, *, zero: bool = False) -> bool:
+    """Raise :class:`InvalidVectorError` for NaN, infinite or (unless ``zero``) all-zero rows;
+    return False when some row is all zeros."""
+    if not np.isfinite(vectors).all():
+        raise InvalidVectorError(f"{where}: a vector has NaN or infinite values")
+    nonzero = bool((np.abs(vectors).sum(axis=1) > 0).all())
+    if not nonzero and not zero:
+        raise InvalidVectorError(f"{where}: a vector is all zeros (it has no direction)")
+    return nonzero
+
+
+def _is_busy(err: BaseException) -> bool:
+    return "WouldBlock" in str(err)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Atomically (a kill leaves the old file or the new one, never half of one)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def shard_dimension(shard_dir: Path) -> int:
+    """The vector size the shard was created with (its ``edge_config.json``), 0 if unknown."""
+    config = _read_json(shard_dir / "edge_config.json")
+    try:
+        return int(config["vectors"][""]["size"])
+    except (KeyError, TypeError, ValueError):
+        return 0
+
+
+def _optimise_child(shard_dir: str, dimension: int, threshold_kb: int) -> None:
+    """Runs in a child process: the engine holds the GIL for the whole build.
+
+    The engine indexes a segment above its ``indexing_threshold`` (in KB): set from ours."""
+    qe = _edge()
+    config = qe.EdgeConfig(
+        vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine),
+        optimizers=qe.EdgeOptimizersConfig(indexing_threshold=threshold_kb),
+    )
+    shard = qe.EdgeShard.load(shard_dir, config)
+    try:
+        shard.optimize()
+        shard.flush()
+    finally:
+        shard.close()
+
+
+class EdgeSemanticMemory:
+    """The three collections as qdrant-edge shards, one configured embedder."""
+
+    local = True
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        path: Path,
+        legacy_path: Path | None = None,
+        wait: float = 10.0,
+        idle: float = 1.0,
+        hnsw_threshold: int = HNSW_THRESHOLD,
+        collections: Sequence[str] = COLLECTIONS,
+    ) -> None:
+        _edge()  # fail early and clearly when the engine is missing
+        self.embedder = embedder
+        self.collections = tuple(collections)
+        self.root = Path(path)
+        self.where = str(self.root)
+        self.wait = wait
+        self.idle = idle
+        self.hnsw_threshold = hnsw_threshold
+        self._rlock = threading.RLock()
+        self._depth = 0
+        self._last = 0.0
+        self._fd: int | None = None
+        self._shards: dict[str, EdgeShard] = {}
+        self._meta: dict[str, dict[str, Any]] = {}
+        self._releaser: threading.Thread | None = None
+        self._closed = False
+        try:
+            self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as err:
+            raise StoreUnavailableError(f"{self.root}: cannot create the memory: {err}") from err
+        with self._lease():
+            for name in self.collections:
+                self._recover_swap(name)
+            if legacy_path is not None:
+                self._migrate(Path(legacy_path))
+            for name in self.collections:
+                if not self._made(self._dir(name)):
+                    self._create(self._dir(name), self.embedder.name, self.embedder.dimension)
+            self._reload_meta()
+
+    # -- the lease (two processes) ---------------------------------------------------------
+    @contextmanager
+    def _lease(self) -> Iterator[None]:
+        """Hold the memory for one operation (see the module docstring)."""
+        if self._closed:
+            raise StoreUnavailableError(f"the semantic memory at {self.where} is closed")
+        if not self._rlock.acquire(timeout=self.wait):
+            raise StoreUnavailableError(
+                f"the semantic memory at {self.where} is busy in this process "
+                f"(being indexed or re-embedded) for more than {self.wait:g} s; try again later"
+            )
+        try:
+            self._depth += 1
+            if self._fd is None:
+                self._take_lock()
+                self._reload_meta()
+            yield
+        finally:
+            self._depth -= 1
+            self._last = time.monotonic()
+            if self._depth == 0:
+                self._schedule_release()
+            self._rlock.release()
+
+    def _take_lock(self) -> None:
+        lock = self.root / ".lock"
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as err:
+            raise StoreUnavailableError(f"{lock}: cannot open the memory's lock: {err}") from err
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+                    os.close(fd)
+                    raise StoreUnavailableError(
+                        f"the semantic memory at {self.where} has been in use by another "
+                        f"Custodia process (pid {holder}) for more than {self.wait:g} s "
+                        "(a re-embedding or an index build); try again when it has finished"
+                    ) from None
+                time.sleep(0.05)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def _schedule_release(self) -> None:
+        if self.idle <= 0:
+            self._release()
+            return
+        if self._releaser is not None and self._releaser.is_alive():
+            return
+        self._releaser = threading.Thread(
+            target=self._release_when_idle, name="qdrant-edge-lease", daemon=True
+        )
+        self._releaser.start()
+
+    def _release_when_idle(self) -> None:
+        while True:
+            time.sleep(max(0.01, self._last + self.idle - time.monotonic()))
+            with self._rlock:
+                if self._fd is None:
+                    return
+                if self._depth == 0 and time.monotonic() - self._last >= self.idle:
+                    self._release()
+                    return
+
+    def _release(self) -> None:
+        """Flush and close every shard, then unlock (the caller holds ``_rlock``)."""
+        for name in list(self._shards):
+            self._close_shard(name)
+        if self._fd is not None:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self._fd)
+                self._fd = None
+
+    def release(self) -> None:
+        """Give the memory to other processes now (rather than after ``idle`` seconds)."""
+        with self._rlock:
+            if self._depth == 0:
+                self._release()
+
+    @property
+    def held(self) -> bool:
+        """This process holds the lease (for tests and the doctor)."""
+        return self._fd is not None
+
+    # -- shards ----------------------------------------------------------------------------
+    def _dir(self, name: str) -> Path:
+        return self.root / name
+
+    def _shard(self, name: str) -> EdgeShard:
+        shard = self._shards.get(name)
+        if shard is None:
+            shard = self._load(self._dir(name) / "shard")
+            self._shards[name] = shard
+        return shard
+
+    def _load(self, shard_dir: Path) -> EdgeShard:
+        qe = _edge()
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                shard: EdgeShard = qe.EdgeShard.load(str(shard_dir))
+                return shard
+            except Exception as err:  # the engine raises bare Exception
+                if _is_busy(err) and time.monotonic() < deadline:
+                    # An index build whose parent died still holds the WAL: it ends by itself.
+                    time.sleep(0.1)
+                    continue
+                raise StoreUnavailableError(f"{shard_dir}: cannot open the shard: {err}") from err
+
+    def _close_shard(self, name: str) -> None:
+        shard = self._shards.pop(name, None)
+        if shard is None:
+            return
+        try:
+            shard.flush()
+        finally:
+            shard.close()
+
+    def _create(self, folder: Path, embedder: str, dimension: int, state: str = "complete") -> None:
+        qe = _edge()
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        shard_dir = folder / "shard"
+        if shard_dir.exists():
+            shutil.rmtree(shard_dir)
+        meta = {
+            "embedder": embedder,
+            "dimension": dimension,
+            "distance": "cosine",
+            "indexes": list(INDEXED_FIELDS),
+            "state": "creating",  # a kill before the end leaves an empty shard: made again
+        }
+        _write_json(folder / "meta.json", meta)
+        config = qe.EdgeConfig(
+            vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine)
+        )
+        try:
+            shard = qe.EdgeShard.create(str(shard_dir), config)
+            try:
+                for field_name in INDEXED_FIELDS:
+                    shard.update(
+                        qe.UpdateOperation.create_field_index(
+                            field_name, qe.PayloadSchemaType.Keyword
+                        )
+                    )
+                shard.flush()
+            finally:
+                shard.close()
+        except Exception as err:
+            raise StoreUnavailableError(f"{shard_dir}: cannot create the shard: {err}") from err
+        _write_json(folder / "meta.json", dict(meta, state=state))
+
+    def _made(self, folder: Path) -> bool:
+        """The shard in ``folder`` was created to the end (a kill mid-creation: not made)."""
+        if not (folder / "shard" / "edge_config.json").exists():
+            return False
+        return _read_json(folder / "meta.json").get("state") not in (None, "creating")
+
+    def _reload_meta(self) -> None:
+        for name in self.collections:
+            folder = self._dir(name)
+            meta = _read_json(folder / "meta.json")
+            size = shard_dimension(folder / "shard")
+            if size:
+                meta["dimension"] = size
+            meta.setdefault("embedder", "unknown")
+            self._meta[name] = meta
+
+    def _upsert(self, shard: EdgeShard, points: Sequence[tuple[str, Any, dict[str, Any]]]) -> None:
+        qe = _edge()
+        for start in range(0, len(points), _BATCH):
+            batch = [
+                qe.Point(pid, vec, payload) for pid, vec, payload in points[start : start + _BATCH]
+            ]
+            try:
+                shard.update(qe.UpdateOperation.upsert_points(batch))
+            except Exception as err:
+                raise StoreUnavailableError(f"upsert into {self.where} failed: {err}") from err
+
+    def _scroll(self, shard: EdgeShard) -> Iterator[tuple[str, list[float], dict[str, Any]]]:
+        qe = _edge()
+        offset: Any = None
+        while True:
+            records, offset = shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=_BATCH, with_payload=True, with_vector=True)
+            )
+            for record in records:
+                yield str(record.id), _dense(record.vector), dict(record.payload or {})
+            if offset is None:
+                return
+
+    # -- the embedder guard (MA11) ---------------------------------------------------------
+    def problem(self, name: str) -> DimensionMismatchError | None:
+        """Why ``name`` cannot be used with the configured embedder, or None."""
+        meta = self._meta.get(name)
+        if meta is None:
+            raise KeyError(f"unknown collection {name!r}; known: {', '.join(self.collections)}")
+        where = f"semantic memory collection {name!r}"
+        dimension = int(meta.get("dimension", 0))
+        error: DimensionMismatchError
+        if dimension != self.embedder.dimension:
+            error = DimensionMismatchError(dimension, self.embedder.dimension, where)
+        else:
+            recorded = str(meta.get("embedder", ""))
+            if recorded == self.embedder.name:
+                return None
+            error = EmbedderMismatchError(
+                recorded,
+                self.embedder.name,
+                where,
+                dimension=dimension,
+                advice="Re-embed to switch models.",
+            )
+        error.args = (f"{error} {REEMBED_HINT}",)
+        return error
+
+    def check(self, name: str | None = None) -> None:
+        """Raise the first mismatch (of ``name``, or of any collection)."""
+        for candidate in (name,) if name else self.collections:
+            error = self.problem(candidate)
+            if error is not None:
+                raise error
+
+    @property
+    def needs_reembed(self) -> bool:
+        return any(self.problem(name) is not None for name in self.collections)
+
+    def status(self) -> list[CollectionStatus]:
+        with self._lease():
+            out = []
+            for name in self.collections:
+                meta = self._meta[name]
+                error = self.problem(name)
+                out.append(
+                    CollectionStatus(
+                        name=name,
+                        embedder=str(meta.get("embedder", "")),
+                        dimension=int(meta.get("dimension", 0)),
+                        points=self.count(name),
+                        problem="" if error is None else str(error),
+                    )
+                )
+            return out
+
+    # -- writes and reads ------------------------------------------------------------------
+    def add(self, collection: str, item: MemoryItem) -> str:
+        return self.add_many(collection, [item])[0]
+
+    def add_many(self, collection: str, items: Sequence[MemoryItem]) -> list[str]:
+        """Embed and upsert in batches; returns the (deterministic) point ids."""
+        with self._lease():
+            self.check(collection)
+        ids = [item.point_id(collection) for item in items]
+        for start in range(0, len(items), _BATCH):
+            chunk = items[start : start + _BATCH]
+            vectors = self.embedder.embed_batch([i.text for i in chunk])
+            keep = [int(i) for i in np.flatnonzero(np.abs(vectors).sum(axis=1) > 0)]
+            self.upsert_vectors(
+                collection,
+                [ids[start + i] for i in keep],
+                vectors[keep],
+                [chunk[i] for i in keep],
+            )
+        return ids
+
+    def upsert_vectors(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        vectors: npt.NDArray[np.float32],
+        items: Sequence[MemoryItem],
+    ) -> None:
+        """Upsert precomputed vectors (bench, re-embedding); checks their dimension."""
+        with self._lease():
+            self.check(collection)
+            if vectors.ndim != 2 or vectors.shape[1] != self.embedder.dimension:
+                got = int(vectors.shape[-1]) if vectors.ndim else 0
+                raise DimensionMismatchError(
+                    self.embedder.dimension, got, f"upsert into {collection}"
+                )
+            _check_values(vectors, f"upsert into {collection}")
+            points = [
+                (pid, vec.tolist(), item.payload())
+                for pid, vec, item in zip(ids, vectors, items, strict=True)
+            ]
+            self._upsert(self._shard(collection), points)
+
+    def search(
+        self,
+        collection: str,
+        query: str,
+        *,
+        limit: int = 5,
+        session: str | None = None,
+        expert: str | None = None,
+        ticket: str | None = None,
+        exclude_session: str | None = None,
+    ) -> list[Hit]:
+        """Nearest items by cosine; the tag filters go inside the query (not after it)."""
+        with self._lease():
+            self.check(collection)
+        vector = self.embedder.embed(query)
+        return self.search_vector(
+            collection,
+            vector,
+            limit=limit,
+            session=session,
+            expert=expert,
+            ticket=ticket,
+            exclude_session=exclude_session,
+        )
+
+    def search_vector(
+        self,
+        collection: str,
+        vector: npt.NDArray[np.float32],
+        *,
+        limit: int = 5,
+        session: str | None = None,
+        expert: str | None = None,
+        ticket: str | None = None,
+        exclude_session: str | None = None,
+    ) -> list[Hit]:
+        qe = _edge()
+        with self._lease():
+            self.check(collection)
+            if vector.shape != (self.embedder.dimension,):
+                got = int(vector.shape[-1]) if vector.ndim else 0
+                raise DimensionMismatchError(
+                    self.embedder.dimension, got, f"search in {collection}"
+                )
+            if not _check_values(vector.reshape(1, -1), f"search in {collection}", zero=True):
+                return []  # an all-zero query has no direction: no neighbours
+            query_filter = self._filter(session, expert, ticket, exclude_session)
+            try:
+                points = self._shard(collection).query(
+                    qe.QueryRequest(
+                        limit=limit,
+                        query=qe.Query.Nearest(vector.tolist()),
+                        filter=query_filter,
+                        with_payload=True,
+                    )
+                )
+            except StoreUnavailableError:
+                raise
+            except Exception as err:
+                raise StoreUnavailableError(f"search in {self.where} failed: {err}") from err
+        hits = []
+        for point in points:
+            payload = dict(point.payload or {})
+            hits.append(
+                Hit(
+                    collection=collection,
+                    id=str(point.id),
+                    score=float(point.score),
+                    text=str(payload.get("text", "")),
+                    session=str(payload.get("session", "")),
+                    expert=str(payload.get("expert", "")),
+                    ticket=str(payload.get("ticket", "")),
+                    payload=payload,
+                )
+            )
+        return hits
+
+    @staticmethod
+    def _filter(
+        session: str | None, expert: str | None, ticket: str | None, exclude_session: str | None
+    ) -> Any:
+        qe = _edge()
+        must = [
+            qe.FieldCondition(key=key, match=qe.MatchValue(value))
+            for key, value in (("session", session), ("expert", expert), ("ticket", ticket))
+            if value is not None
+        ]
+        must_not = (
+            [qe.FieldCondition(key="session", match=qe.MatchValue(exclude_session))]
+            if exclude_session is not None
+            else []
+        )
+        if not must and not must_not:
+            return None
+        return qe.Filter(must=must or None, must_not=must_not or None)
+
+    def search_all(self, query: str, *, limit: int = 5, **filters: str | None) -> list[Hit]:
+        """Search every collection; best first."""
+        with self._lease():
+            self.check()
+        vector = self.embedder.embed(query)
+        with self._lease():
+            hits = [
+                hit
+                for name in self.collections
+                for hit in self.search_vector(name, vector, limit=limit, **filters)
+            ]
+        hits.sort(key=lambda h: -h.score)
+        return hits[:limit]
+
+    def count(self, collection: str) -> int:
+        qe = _edge()
+        with self._lease():
+            if collection not in self.collections:
+                raise KeyError(f"unknown collection {collection!r}")
+            return int(self._shard(collection).count(qe.CountRequest(exact=True)))
+
+    def points(self, collection: str) -> Iterator[tuple[str, list[float], dict[str, Any]]]:
+        """Every point of ``collection`` as (id, vector, payload) (copying, export)."""
+        with self._lease():
+            items = list(self._scroll(self._shard(collection)))
+        yield from items
+
+    def indexed(self, collection: str) -> tuple[int, int]:
+        """(points, points in an HNSW index) of ``collection``."""
+        with self._lease():
+            info = self._shard(collection).info()
+            return int(info.points_count), int(info.indexed_vectors_count)
+
+    def payload_indexes(self, collection: str) -> dict[str, int]:
+        """Each payload index of ``collection`` and how many points it covers."""
+        with self._lease():
+            schema = self._shard(collection).info().payload_schema
+            return {key: int(value.points) for key, value in schema.items()}
+
+    # -- HNSW (a background pass) ----------------------------------------------------------
+    def needs_optimise(self) -> list[str]:
+        """The collections with :attr:`hnsw_threshold` points or more outside an HNSW index."""
+        out = []
+        for name in self.collections:
+            points, indexed = self.indexed(name)
+            if points - indexed >= self.hnsw_threshold:
+                out.append(name)
+        return out
+
+    def optimise(self, progress: Progress | None = None) -> int:
+        """Build the HNSW index of each collection that needs one; returns how many were built.
+
+        For the desktop's worker layer or the CLI (never the GUI thread: it waits for the
+        child). Cancelling kills the build; the collection stays as it was, searchable exactly.
+        Other callers in this process wait for the collection meanwhile (up to ``wait``)."""
+        progress = progress or Progress()
+        names = self.needs_optimise()
+        progress.start(len(names), "building the search index of the semantic memory")
+        ctx = multiprocessing.get_context("spawn")
+        with self._lease():
+            for done, name in enumerate(names):
+                progress.check()
+                self._close_shard(name)
+                dimension = int(self._meta[name].get("dimension", 1))
+                threshold_kb = max(1, self.hnsw_threshold * dimension * 4 // 1024)
+                child = ctx.Process(
+                    target=_optimise_child,
+                    args=(str(self._dir(name) / "shard"), dimension, threshold_kb),
+                    daemon=True,
+                )
+                child.start()
+                try:
+                    while child.is_alive():
+                        child.join(0.1)
+                        progress.check()
+                except BaseException:
+                    child.kill()
+                    child.join()
+                    log.info("semantic memory: index build of %s cancelled", name)
+                    raise
+                if child.exitcode != 0:
+                    raise StoreUnavailableError(
+                        f"building the index of {name} failed (exit code {child.exitcode})"
+                    )
+                log.info("semantic memory: %s indexed (HNSW)", name)
+                progress.advance(1, f"{name}: indexed ({done + 1}/{len(names)})")
+        return len(names)
+
+    # -- re-embedding (MA11) ---------------------------------------------------------------
+    def reembed(self, progress: Progress | None = None) -> int:
+        """Rebuild every collection with the configured embedder; returns the points done.
+
+        Everything is embedded into staging shards first (cancellable: the staging is dropped,
+        the originals stay); then each original is swapped for its staging copy by renames. A
+        crash during the swaps is finished (or undone) at the next open."""
+        progress = progress or Progress()
+        with self._lease():
+            sources = {name: list(self._scroll(self._shard(name))) for name in self.collections}
+            total = sum(len(points) for points in sources.values())
+            progress.start(total, "re-embedding semantic memory")
+            staged: list[str] = []
+            try:
+                for name, points in sources.items():
+                    staging = self._dir(name + STAGING_SUFFIX)
+                    if staging.exists():
+                        shutil.rmtree(staging)
+                    staged.append(name)
+                    self._create(staging, self.embedder.name, self.embedder.dimension, "filling")
+                    shard = self._load(staging / "shard")
+                    try:
+                        size = self.embedder.batch_size
+                        for start in range(0, len(points), size):
+                            progress.check()
+                            chunk = points[start : start + size]
+                            texts = [str(payload.get("text", "")) for _, _, payload in chunk]
+                            vectors = self.embedder.embed_batch(texts)
+                            self._upsert(
+                                shard,
+                                [
+                                    (pid, vec.tolist(), payload)
+                                    for (pid, _, payload), vec in zip(chunk, vectors, strict=True)
+                                ],
+                            )
+                            progress.advance(
+                                len(chunk), f"{name}: {start + len(chunk)}/{len(points)}"
+                            )
+                        shard.flush()
+                    finally:
+                        shard.close()
+                    meta = _read_json(staging / "meta.json")
+                    _write_json(staging / "meta.json", dict(meta, state="complete"))
+                progress.check()
+            except BaseException:
+                for name in staged:
+                    shutil.rmtree(self._dir(name + STAGING_SUFFIX), ignore_errors=True)
+                raise
+            # Point of no return: swap each original for its staged copy.
+            for name in self.collections:
+                self._close_shard(name)
+                old = self._dir(name + OLD_SUFFIX)
+                os.replace(self._dir(name), old)
+                os.replace(self._dir(name + STAGING_SUFFIX), self._dir(name))
+                shutil.rmtree(old)
+            self._reload_meta()
+        return total
+
+    def _recover_swap(self, name: str) -> None:
+        """Finish or undo a re-embedding that a crash interrupted (nothing is lost)."""
+        current, old = self._dir(name), self._dir(name + OLD_SUFFIX)
+        staging = self._dir(name + STAGING_SUFFIX)
+        if old.exists():
+            if current.exists():
+                shutil.rmtree(old)  # the swap had finished
+            elif _read_json(staging / "meta.json").get("state") == "complete":
+                log.warning("semantic memory: finishing an interrupted re-embedding of %s", name)
+                os.replace(staging, current)
+                shutil.rmtree(old)
+            else:
+                os.replace(old, current)
+        if staging.exists():
+            shutil.rmtree(staging)
+
+    # -- migration from qdrant-client's local mode -----------------------------------------
+    def _migrate(self, legacy: Path) -> None:
+        """Copy a local-mode folder over (idempotent), verify, then remove it."""
+        if not (legacy / "collection").is_dir():
+            return
+        marker = self.root / MARKER
+        if marker.exists():
+            shutil.rmtree(legacy, ignore_errors=True)  # a crash interrupted the removal
+            return
+        from backends.stores.vectors.qdrant import QdrantSemanticMemory
+
+        started = time.monotonic()
+        source = QdrantSemanticMemory(self.embedder, path=legacy)
+        copied: dict[str, int] = {}
+        try:
+            for name in self.collections:
+                meta = source._meta.get(name, {})
+                dimension = int(meta.get("dimension", 0))
+                points = list(source.points(name))
+                if not dimension or not points:
+                    continue
+                folder = self._dir(name)
+                if self._made(folder) and shard_dimension(folder / "shard") != dimension:
+                    raise StoreUnavailableError(
+                        f"cannot move {legacy} over: {name} exists in {self.root} with another "
+                        "vector size; the old folder is kept"
+                    )
+                if not self._made(folder):
+                    embedder = str(meta.get("embedder", "unknown"))
+                    self._create(folder, embedder, dimension)
+                shard = self._load(folder / "shard")
+                try:
+                    self._upsert(shard, points)
+                    shard.flush()
+                    self._verify(shard, name, points)
+                finally:
+                    shard.close()
+                copied[name] = len(points)
+        finally:
+            source.close()
+        _write_json(marker, {"from": str(legacy), "points": copied, "at": time.time()})
+        shutil.rmtree(legacy)
+        log.warning(
+            "semantic memory: moved %s points from Qdrant local mode (%s) to qdrant-edge (%s) "
+            "in %.1f s; the old folder is removed",
+            sum(copied.values()) or "no",
+            legacy,
+            self.root,
+            time.monotonic() - started,
+        )
+
+    def _verify(
+        self, shard: EdgeShard, name: str, points: Sequence[tuple[str, list[float], dict[str, Any]]]
+    ) -> None:
+        for start in range(0, len(points), _BATCH):
+            chunk = points[start : start + _BATCH]
+            records = shard.retrieve(
+                [uuid.UUID(pid) if _is_uuid(pid) else pid for pid, _, _ in chunk],
+                with_payload=True,
+                with_vector=True,
+            )
+            found = {str(r.id): (_dense(r.vector), dict(r.payload or {})) for r in records}
+            for pid, vector, payload in chunk:
+                got = found.get(pid)
+                if got is None or got[1] != payload:
+                    raise StoreUnavailableError(
+                        f"moving {name} to qdrant-edge: point {pid} did not copy; "
+                        "the old folder is kept"
+                    )
+                if not np.allclose(_unit(got[0]), _unit(vector), atol=1e-5):
+                    raise StoreUnavailableError(
+                        f"moving {name} to qdrant-edge: the vector of {pid} differs; "
+                        "the old folder is kept"
+                    )
+
+    def close(self) -> None:
+        with self._rlock:
+            if self._closed:
+                return
+            self._closed = True
+            self._release()
+
+
+def _dense(vector: Any) -> list[float]:
+    """The engine's (unnamed, dense) vector as floats."""
+    return [float(x) for x in (vector or [])]
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _unit(vector: Sequence[float]) -> npt.NDArray[np.float64]:
+    array = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm else array
