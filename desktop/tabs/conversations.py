@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFileDialog,
+    QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -231,25 +232,26 @@ class KeyDialog(QDialog):
         layout.addLayout(modes)
 
         self.passphrase_box = QWidget()
-        passphrase_layout = QVBoxLayout(self.passphrase_box)
+        passphrase_layout = QFormLayout(self.passphrase_box)
         passphrase_layout.setContentsMargins(0, 0, 0, 0)
         self.passphrase_input = QLineEdit()
         self.passphrase_input.setObjectName("passphrase_input")
         self.passphrase_input.setEchoMode(QLineEdit.EchoMode.Password)
-        self.passphrase_input.setPlaceholderText(self.tr("Passphrase"))
-        passphrase_layout.addWidget(self.passphrase_input)
+        self.passphrase_input.setPlaceholderText(self.tr("a few words you will remember"))
+        passphrase_layout.addRow(self.tr("&Passphrase:"), self.passphrase_input)
         self.new_passphrase = QCheckBox(
             self.tr("Set a new passphrase (re-encrypts every conversation)")
         )
         self.new_passphrase.setObjectName("new_passphrase")
         self.new_passphrase.setChecked(new_history or not has_passphrase)
         self.new_passphrase.setVisible(has_passphrase and not new_history)
-        passphrase_layout.addWidget(self.new_passphrase)
+        passphrase_layout.addRow("", self.new_passphrase)
         self.passphrase_confirm = QLineEdit()
         self.passphrase_confirm.setObjectName("passphrase_confirm")
         self.passphrase_confirm.setEchoMode(QLineEdit.EchoMode.Password)
-        self.passphrase_confirm.setPlaceholderText(self.tr("The same passphrase again"))
-        passphrase_layout.addWidget(self.passphrase_confirm)
+        self.passphrase_confirm.setPlaceholderText(self.tr("the same passphrase again"))
+        passphrase_layout.addRow(self.tr("&Again:"), self.passphrase_confirm)
+        self._passphrase_form = passphrase_layout
         layout.addWidget(self.passphrase_box)
 
         self.key_box = QWidget()
@@ -328,7 +330,9 @@ class KeyDialog(QDialog):
         passphrase = self.mode_passphrase.isChecked()
         self.passphrase_box.setVisible(passphrase)
         self.key_box.setVisible(not passphrase)
-        self.passphrase_confirm.setVisible(self.new_passphrase.isChecked())
+        self._passphrase_form.setRowVisible(
+            self.passphrase_confirm, self.new_passphrase.isChecked()
+        )
         self._show_error("")
         (self.passphrase_input if passphrase else self.key_input).setFocus()
 
@@ -1146,7 +1150,7 @@ class ConversationsTab(QWidget):
             self._on_conversation_gone(opened.conversation_id)
             return
         self.current_id = conversation.id
-        self.title.setText(conversation.name)
+        self.title.setText(conversation.display_name)
         stopped = self.tr("stopped")
         self._shown = {i: m.content for i, m in enumerate(conversation.history)}
         parts = [

@@ -150,6 +150,8 @@ def test_a_chat_turn_streams_into_the_transcript_and_is_listed(
     [[name, date, model, count]] = rows(tab)
     # named from the first message (issue 20)
     assert (model, count, name) == ("scripted", "2", "Tell me about zebras") and date
+    title = child(tab, QLabel, "conversation_title")
+    qtbot.waitUntil(lambda: title.text() == "Tell me about zebras", timeout=WAIT)
     conversation_id = transcript.property("conversation_id")
     agent = get_service(tab.services)
     assert [m.content for m in agent.load(conversation_id).history] == [
