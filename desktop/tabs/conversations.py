@@ -65,6 +65,7 @@ from backends.conversations.agent import (
     get_service,
 )
 from backends.conversations.errors import (
+    ConversationError,
     ConversationNotFoundError,
     EmbedderMismatchError,
     InvalidKeyError,
@@ -124,6 +125,8 @@ class _Opened:
     conversation: Conversation | None
     highlight: int | None
     conversation_id: str
+    #: why it cannot be opened now (damaged, wrong key since it was listed), else ""
+    error: str = ""
 
 
 @dataclass(frozen=True)
@@ -1135,6 +1138,10 @@ class ConversationsTab(QWidget):
                 conversation = get_service(services).load(conversation_id)
             except ConversationNotFoundError:  # deleted elsewhere (the CLI, another window)
                 return _Opened(serial, None, highlight, conversation_id)
+            except ConversationError as err:  # unreadable since it was listed or found
+                return _Opened(
+                    serial, None, highlight, conversation_id, f"{err.reason}: {err.detail}"
+                )
             return _Opened(serial, conversation, highlight, conversation_id)
 
         self._run(
@@ -1146,6 +1153,16 @@ class ConversationsTab(QWidget):
         if opened.serial != self._open_serial:
             return  # the user opened another one meanwhile
         conversation = opened.conversation
+        if conversation is None and opened.error:
+            # named as listed or as the hit showed it, never by its id (the error's file name)
+            self.tab_status.setText(
+                self.tr("“{0}” cannot be opened: {1}").format(
+                    self._name(opened.conversation_id), opened.error
+                )
+            )
+            self._refresh(self.tab_status.text())  # the list marks it ⚠
+            self._rerun_search(drop=opened.conversation_id)
+            return
         if conversation is None:
             self._on_conversation_gone(opened.conversation_id)
             return
@@ -1339,11 +1356,16 @@ class ConversationsTab(QWidget):
 
         if conversation_id == self.current_id:
             self._show_new_conversation()
-        self._rerun_search(drop=conversation_id)
+        had_hits = self._drop_hits(conversation_id)  # at once; searched again once it is gone
         handle = self._run(
             "conversations: delete", job, self._on_listing, doing=self.tr("Deleting…")
         )
         handle.signals.failed.connect(self._on_delete_failed)
+        if had_hits:
+            handle.signals.succeeded.connect(self._on_deleted)
+
+    def _on_deleted(self, listing: Any) -> None:
+        self._rerun_search()
 
     def _on_delete_failed(self, message: str, environment: bool) -> None:
         """The status says why; the list shows what is really there (gone already?)."""
@@ -1356,15 +1378,22 @@ class ConversationsTab(QWidget):
         self._last_query = query
         self._search(query)
 
+    def _drop_hits(self, conversation_id: str) -> bool:
+        """Remove the hits of ``conversation_id`` (deleted); whether there were any."""
+        dropped = False
+        for row in reversed(range(self.search_results.count())):
+            item = self.search_results.item(row)
+            if item is not None and item.data(ID_ROLE) == conversation_id:
+                self.search_results.takeItem(row)
+                dropped = True
+        return dropped
+
     def _rerun_search(self, drop: str | None = None) -> None:
-        """Hits may be stale after a rename, delete, import or key change: drop those of
-        ``drop`` (deleted) at once, then search again for the shown query."""
-        if drop is not None:
-            for row in reversed(range(self.search_results.count())):
-                item = self.search_results.item(row)
-                if item is not None and item.data(ID_ROLE) == drop:
-                    self.search_results.takeItem(row)
-        if self._last_query and self.search_results.count() + (drop is not None) > 0:
+        """Hits may be stale after a rename, delete, import or key change (call it once
+        that is done): drop those of ``drop`` (gone) at once, then search again for the
+        shown query."""
+        dropped = self._drop_hits(drop) if drop is not None else False
+        if self._last_query and (self.search_results.count() > 0 or dropped):
             self._search(self._last_query, quiet=True)
 
     def _search(self, query: str, *, quiet: bool = False) -> None:
@@ -1515,14 +1544,17 @@ class ConversationsTab(QWidget):
                     note += f"; {len(report.failed)} unreadable left untouched"
             return _listing(agent, note)
 
-        self._run(
+        handle = self._run(
             "conversations: key",
             job,
             self._on_listing,
             progress=True,
             doing=self.tr("Re-encrypting conversations…"),
         )
-        self._rerun_search()
+        handle.signals.succeeded.connect(self._on_key_used)
+
+    def _on_key_used(self, listing: Any) -> None:
+        self._rerun_search()  # locked hits may be readable now, or the reverse
 
     # -- a new history beside a locked one -------------------------------------------------
     def _on_new_history_clicked(self) -> None:

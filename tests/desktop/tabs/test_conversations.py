@@ -949,3 +949,26 @@ def test_messages_are_rendered_as_markdown_with_copy_links(qtbot: Any, make_tab:
     assert QGuiApplication.clipboard().text() == "def f():\n    return 1"
     transcript.anchorClicked.emit(QUrl("copy:1"))  # the whole answer, as stored
     assert QGuiApplication.clipboard().text() == answer
+
+
+def test_a_hit_whose_file_became_unreadable_is_named_not_shown_by_id(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    tab = make_tab(prepare=lambda s: seed(s, "Zebra facts", ["zebras have stripes", "yes"]))
+    search = child(tab, QLineEdit, "history_search")
+    results = child(tab, QListWidget, "search_results")
+    qtbot.keyClicks(search, "zebras stripes")
+    qtbot.keyClick(search, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: results.count() > 0, timeout=WAIT)
+    idle(qtbot, tab)
+    path = tab.services.config.path("conversations") / "zebra-facts.json"
+    path.write_bytes(path.read_bytes()[:-40])  # damaged since the search
+    item = results.item(0)
+    qtbot.mouseClick(
+        results.viewport(), Qt.MouseButton.LeftButton, pos=results.visualItemRect(item).center()
+    )
+    status = child(tab, QLabel, "tab_status")
+    qtbot.waitUntil(lambda: "cannot be opened" in status.text(), timeout=WAIT)
+    assert "“Zebra facts”" in status.text() and "zebra-facts" not in status.text()
+    idle(qtbot, tab)
+    assert rows(tab)[0][0].startswith("⚠")  # the list marks it too
