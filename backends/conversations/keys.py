@@ -420,7 +420,8 @@ class KdfEntry:
         if not all(isinstance(v, int) and v > 0 for v in (n, r, p)):
             raise ValueError("bad scrypt parameters")
         assert isinstance(n, int) and isinstance(r, int) and isinstance(p, int)
-        if n & (n - 1) or n > 2**22 or r * p > 2**10:  # bounded: a hostile file costs little
+        # bounded (a hostile file costs at most ~1 s and 512 MiB): n a power of two
+        if n & (n - 1) or n > 2**20 or r > 16 or p > 4 or 128 * r * n > 2**29:
             raise ValueError("scrypt parameters out of range")
         return cls(
             str(data["key_id"]),

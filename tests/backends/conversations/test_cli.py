@@ -87,6 +87,11 @@ def test_import_search_export(
         capsys, "conversations", "import", str(FIXTURES / "chatgpt_conversations.json")
     )
     assert code == 0 and "imported 2 conversation(s)" in err and "Trip to Lisbon" in out
+    code, out, err = run(
+        capsys, "conversations", "import", str(FIXTURES / "chatgpt_conversations.json")
+    )
+    assert code == 0 and "imported 0 conversation(s); 2 already here, skipped" in err
+    assert "skipped Trip to Lisbon: already here (the same messages)" in err and out == ""
     code, out, _ = run(capsys, "conversations", "search", "tram Belém", "--json")
     hits = json.loads(out)
     assert hits[0]["name"] == "Trip to Lisbon (imported)" and "Belém" in hits[0]["text"]

@@ -75,8 +75,19 @@ def test_a_wrong_passphrase_is_a_clear_error_before_any_file_is_read(tmp_path: P
         store.add("short")
 
 
-def test_a_damaged_kdf_file_is_named(tmp_path: Path) -> None:
-    (tmp_path / KDF_FILE).write_text('{"format": "custodia.conversations.kdf", "entries": [{}]}')
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {},
+        {"kdf": "scrypt", "key_id": "x", "salt": "AAAA", "n": 3, "r": 8, "p": 1},
+        # a hostile file must not make a derivation take minutes or gigabytes
+        {"kdf": "scrypt", "key_id": "x", "salt": "AAAA", "n": 2**20, "r": 1024, "p": 1},
+        {"kdf": "scrypt", "key_id": "x", "salt": "not base64!", "n": 2**10, "r": 8, "p": 1},
+    ],
+)
+def test_a_damaged_kdf_file_is_named(tmp_path: Path, entry: dict[str, object]) -> None:
+    data = {"format": "custodia.conversations.kdf", "entries": [entry]}
+    (tmp_path / KDF_FILE).write_text(json.dumps(data))
     with pytest.raises(Exception, match="is damaged"):
         PassphraseFile(tmp_path / KDF_FILE).unlock(PASSPHRASE)
 
