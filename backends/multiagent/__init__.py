@@ -6,7 +6,12 @@ The public surface — what the desktop and the CLI use: :class:`MultiAgentServi
 :mod:`backends.services` from the storage layer (:mod:`backends.stores`).
 """
 
-from backends.multiagent.coordinator import SESSION_FINISHED, RunState, SessionBusyError
+from backends.multiagent.coordinator import (
+    SESSION_FINISHED,
+    RunState,
+    SessionBusyError,
+    assemble_result,
+)
 from backends.multiagent.service import MultiAgentService, get_service
 from backends.multiagent.tickets import LiveTicket
 from backends.stores.sessions import PHASES, Session
@@ -22,5 +27,6 @@ __all__ = [
     "RunState",
     "Session",
     "SessionBusyError",
+    "assemble_result",
     "get_service",
 ]

@@ -55,6 +55,8 @@ EXPERT_RESULT = "expert_result"
 TICKET = "ticket"
 WARNING = "warning"
 SESSION_FINISHED = "session_finished"  # last event of a run, whatever the outcome
+#: the reviewer's token budget, in steps' budgets: its final answer must not stop mid-line
+REVIEW_BUDGET = 3
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,9 @@ EXPERTS: dict[str, Expert] = {
     "planner": Expert(
         "planner",
         "You are the planner of a small team (a coder and a researcher). Break the user's "
-        "task into at most three short, concrete steps. Write one step per line, nothing else.",
+        "task into at most three short, concrete steps. Write one step per line, starting "
+        "with who does it: 'coder:' for a step that writes or changes code, 'researcher:' "
+        "for any other step. Nothing else.",
         reads=("session_memory", "agent_results"),
         writes=("agent_results",),
     ),
@@ -118,11 +122,21 @@ EXPERTS: dict[str, Expert] = {
     ),
 }
 
+#: words that make a step code work on their own (a "test", "class", "fix", "query", "method"
+#: or "program" is as often about medicine, school or a plan: they do not count alone)
 _CODE_WORDS = re.compile(
-    r"\b(code|coding|implement\w*|function|script|program\w*|class|method|api|bug|fix|"
-    r"refactor\w*|test\w*|python|sql|query|compile\w*|debug\w*|regex|algorithm)\b",
+    r"\b(code|coding|coded|implement\w*|functions?|scripts?|scripting|programming|"
+    r"refactor\w*|python|javascript|typescript|java|rust|golang|c\+\+|sql|regex(?:es)?|"
+    r"compile\w*|debug\w*|algorithms?|unit[- ]tests?|api endpoints?|source files?|"
+    r"command[- ]line|shell commands?|bash)\b",
     re.IGNORECASE,
 )
+#: the planner's label for who does a step: "coder: …", "[researcher] …", "(coder) …"
+_ROLE = re.compile(
+    r"^\s*(?:\*\*)?[\[(]?(coder|researcher)[\])]?(?:\*\*)?\s*(?:[:\-–—]\s*|\s+(?=\S))",
+    re.IGNORECASE,
+)
+_ROLE_AFTER = re.compile(r"\s*[\[(](coder|researcher)[\])]\s*$", re.IGNORECASE)
 _FENCE = re.compile(r"```.*?```", re.DOTALL)
 _BULLET = re.compile(r"^\s*(?:(?:[-*•#]+|\(?\d+[.):]|step\s*\d+\s*[:.)-]?)\s*)+", re.IGNORECASE)
 
@@ -136,20 +150,87 @@ def parse_plan(text: str, task: str, max_steps: int = 3) -> list[str]:
     prose = _FENCE.sub("\n", text)
     if "```" in prose:  # an unterminated block (the answer was cut at max_tokens)
         prose = prose[: prose.index("```")]
-    listed: list[str] = []
-    plain: list[str] = []
+    return [title for title, _expert in plan_steps(text, task, max_steps)]
+
+
+def plan_steps(text: str, task: str, max_steps: int = 3) -> list[tuple[str, str]]:
+    """The planner's steps with who does each: the plan's own label ("coder: …",
+    "researcher: …") when it gives one, else :func:`assign`; see :func:`parse_plan`."""
+    prose = _FENCE.sub("\n", text)
+    if "```" in prose:  # an unterminated block (the answer was cut at max_tokens)
+        prose = prose[: prose.index("```")]
+    listed: list[tuple[str, str]] = []
+    plain: list[tuple[str, str]] = []
     for line in prose.splitlines():
-        step = _BULLET.sub("", line).strip().strip("*").strip()
+        step = _BULLET.sub("", line).strip()
+        role = _ROLE.match(step) or _ROLE_AFTER.search(step)
+        if role is not None:
+            step = (step[: role.start()] + step[role.end() :]).strip()
+        step = _BULLET.sub("", step).strip().strip("*").strip()
         if len(step) < 3 or step.endswith(":"):
             continue
-        (listed if _BULLET.match(line) else plain).append(step[:240])
+        step = step[:240]
+        expert = role.group(1).lower() if role is not None else assign(step, 0)
+        (listed if _BULLET.match(line) else plain).append((step, expert))
     steps = listed or plain
-    return steps[:max_steps] or [task[:240]]
+    return steps[:max_steps] or [(task[:240], assign(task, 1))]
 
 
 def assign(step: str, index: int) -> str:
-    """Coder for steps that talk about code, researcher for the rest."""
+    """Coder for a step that is about code (:data:`_CODE_WORDS`), researcher for the rest.
+    Only for a step the planner did not label."""
     return "coder" if _CODE_WORDS.search(step) else "researcher"
+
+
+_SENTENCE_END = re.compile(r"[.!?…)\]`\"'»”:;]\s*$")
+
+
+def complete_text(text: str) -> tuple[str, bool]:
+    """``text`` without a last sentence cut off by the token limit; True when cut.
+
+    A text that ends a sentence (or a list item, a code block) is whole. Otherwise it is cut
+    back to the end of its last whole sentence or line, unless that would drop most of it.
+    """
+    text = text.rstrip()
+    if not text or _SENTENCE_END.search(text) or text.endswith("```"):
+        return text, False
+    if _BULLET.match(text.rsplit("\n", 1)[-1]):
+        return text, False  # a list's last item: lists often end without a full stop
+    ends = [m.end() for m in re.finditer(r"[.!?…](?=\s)|\n", text)]
+    if ends and ends[-1] >= len(text) // 3:
+        return text[: ends[-1]].rstrip(), True
+    return text + "…", True
+
+
+def assemble_result(session: Session) -> str:
+    """The session's result as Markdown: the task, the reviewer's answer, then each step's
+    work, in plan order — what the result pane shows, copies and exports."""
+    data = session.data
+    lines = [f"# {session.task.strip()}", ""]
+    review = str(data.get("review") or "").strip()
+    if review:
+        review, cut = complete_text(review)
+        lines += ["## Answer", "", review, ""]
+        if cut:
+            lines += [
+                "*(The reviewer's answer reached the length limit; cut at its last "
+                "complete sentence.)*",
+                "",
+            ]
+    steps = list(data.get("steps") or [])
+    if steps:
+        lines += ["## Steps", ""]
+    for step in steps:
+        title = str(step.get("title", "")).strip()
+        lines += [f"### {step.get('index', '?')}. {title} — {step.get('expert', '')}", ""]
+        result = step.get("result")
+        if result is None:
+            lines += ["*(not done yet)*", ""]
+        else:
+            lines += [str(result).strip() or "*(no text)*", ""]
+    if not review and session.phase != "done":
+        lines += [f"*(Session {session.phase}: no final answer yet.)*", ""]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 class Coordinator:
@@ -179,6 +260,8 @@ class Coordinator:
         self.memory_limit = memory_limit
         self.min_score = min_score
         self.memory_state = LayerState("semantic memory", retry_after=30.0)
+        #: the process is quitting: a run stopped now is interrupted, not cancelled
+        self._quitting = threading.Event()
         self._running: set[str] = set()
         self._lock = threading.Lock()
 
@@ -191,6 +274,11 @@ class Coordinator:
         session = Session.new(task, model=self._model_name())
         self.sessions.save(session)
         return session
+
+    def stop_for_shutdown(self) -> None:
+        """The process is quitting: runs cancelled from now on stay in their phase (listed as
+        interrupted and resumable at the next start), not recorded as cancelled by the user."""
+        self._quitting.set()
 
     def running(self) -> set[str]:
         """The sessions this process is running now."""
@@ -304,6 +392,9 @@ class Coordinator:
             self._work(ctx, steps)
             self._review(ctx)
         except CancelledError:
+            if self._quitting.is_set():
+                ctx.event(WARNING, "Stopped because Custodia was closed; resume to continue.")
+                raise
             ctx.finish("cancelled", "Cancelled by the user; resume to continue.")
             raise
         except CustodiaEnvironmentError as err:
@@ -315,7 +406,9 @@ class Coordinator:
             session.data["error"] = f"{type(err).__name__}: {err}"
             ctx.finish("failed", f"Failed (bug, see the log): {type(err).__name__}: {err}")
             raise
-        ctx.finish("done", "Done: the reviewer's answer above is the result.")
+        session.data["result"] = assemble_result(session)
+        ctx.save()
+        ctx.finish("done", "Done: the result is assembled from the steps and the review.")
         return session.copy()
 
     def _need_a_model(self) -> None:
@@ -353,10 +446,9 @@ class Coordinator:
         ctx.phase("planning")
         task = ctx.session.task
         text = ctx.act(EXPERTS["planner"], f"Task: {task}", ticket="")
-        plan = parse_plan(text, task, self.max_steps)
+        plan = plan_steps(text, task, self.max_steps)
         steps = []
-        for index, title in enumerate(plan, start=1):
-            expert = assign(title, index)
+        for index, (title, expert) in enumerate(plan, start=1):
             ticket = Ticket.new(ctx.session.session_id, index, title, expert, "planner")
             steps.append(
                 {
@@ -414,7 +506,14 @@ class Coordinator:
             for s in data["steps"]
         )
         prompt = f"Task: {ctx.session.task}\nResults:\n{results}"
-        data["review"] = ctx.act(EXPERTS["reviewer"], prompt, ticket="", own_session=True)
+        # The final answer gets room to finish its sentences (the steps' budget cut it mid-line).
+        data["review"] = ctx.act(
+            EXPERTS["reviewer"],
+            prompt,
+            ticket="",
+            own_session=True,
+            max_tokens=max(self.max_tokens * REVIEW_BUDGET, 256),
+        )
         ctx.save()
         ctx.advance()
         for step in data["steps"]:
@@ -551,7 +650,14 @@ class _Run:
             self.c.memory_state.fail(err)
             self.event(WARNING, f"Could not store the result in memory: {err}", expert=expert.name)
 
-    def act(self, expert: Expert, user: str, ticket: str, own_session: bool = False) -> str:
+    def act(
+        self,
+        expert: Expert,
+        user: str,
+        ticket: str,
+        own_session: bool = False,
+        max_tokens: int | None = None,
+    ) -> str:
         """Retrieve, ask the model, store: one expert's turn. Cancellable."""
         self.progress.check()
         hits = self.retrieve(expert, user, own_session)
@@ -566,7 +672,7 @@ class _Run:
             user=user,
             system=expert.system,
             context=[f"[{h.collection} · {h.expert}] {h.text[:400]}" for h in hits],
-            max_tokens=self.c.max_tokens,
+            max_tokens=max_tokens or self.c.max_tokens,
         )
         model = self.c._chat()
         pieces = []

@@ -27,15 +27,19 @@ says which session ended (its link shows it).
 
 from __future__ import annotations
 
+import contextlib
+import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -45,6 +49,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QTextBrowser,
     QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -52,7 +57,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends.errors import StoreUnavailableError
+from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.multiagent import (
     PHASES,
     SESSION_FINISHED,
@@ -63,13 +68,18 @@ from backends.multiagent import (
     RunState,
     Session,
     SessionBusyError,
+    assemble_result,
     get_service,
 )
 from backends.progress import Progress
 from backends.services import Services
+from desktop import theme
+from desktop.markdown import set_markdown
 from desktop.model_picker import ModelPicker
 from desktop.workers import Emit, JobHandle, WorkerPool
 
+#: a theme switch reaches a widget as one of these
+_PALETTE_EVENTS = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
 #: how long the feed worker waits per poll: it notices cancellation within this time
 FEED_POLL_SECONDS = 0.2
 SESSION_LIMIT = 200
@@ -79,10 +89,22 @@ _SUBSCRIBED = "_subscribed"
 _STEPS = ("planning", "working", "reviewing", "done")
 
 _STYLE = """
-QLabel#phase { font-size: 13px; padding: 2px 4px; }
-QLabel#multiagent_error { color: #b00020; }
-QLabel#memory_status[problem="true"] { color: #8a4b00; font-weight: bold; }
+QLabel#phase {{ font-size: 13px; padding: 2px 4px; }}
+QLabel#multiagent_error {{ color: {error}; }}
+QLabel#memory_status[problem="true"] {{ color: {warning}; font-weight: bold; }}
 """
+
+#: the health layers in the user's words (the service's keys name the engine layers, which
+#: stay in the tooltip and the CLI)
+_LAYER_WORDS = (
+    ("sessions L1", "open sessions"),
+    ("sessions L2", "recent sessions"),
+    ("sessions SQLite", "saved sessions"),
+    ("tickets", "tickets"),
+    ("live feed", "live feed"),
+    ("semantic memory", "semantic memory"),
+)
+_SERVERS = ("redis", "postgres", "qdrant")
 
 
 class _Refused:
@@ -115,6 +137,8 @@ class MultiAgentTab(QWidget):
     sessions_loaded = Signal(int)
     #: a run was refused, nothing touched (another process runs it): session id, message
     run_refused = Signal(str, str)
+    #: the result was written to this file
+    result_exported = Signal(str)
 
     def __init__(self, services: Services, workers: WorkerPool, parent: QWidget | None) -> None:
         super().__init__(parent)
@@ -146,7 +170,12 @@ class MultiAgentTab(QWidget):
         self._refused = False
         self._list_serial = 0
         self._ready = False
-        self.setStyleSheet(_STYLE)
+        self._health: dict[str, str] = {}
+        #: the result pane's session and its Markdown (Copy and Export use it)
+        self.result_markdown = ""
+        self._result_session = ""
+        self.export_dialog: QFileDialog | None = None
+        self._apply_style()
         self._build()
         self._connect_signals()
         self._open()
@@ -197,7 +226,13 @@ class MultiAgentTab(QWidget):
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.setObjectName("multiagent_splitter")
         splitter.addWidget(self._build_sessions())
-        splitter.addWidget(self._build_feed())
+        middle = QSplitter(Qt.Orientation.Vertical)
+        middle.setObjectName("multiagent_result_splitter")
+        middle.addWidget(self._build_feed())
+        middle.addWidget(self._build_result())
+        middle.setStretchFactor(0, 3)
+        middle.setStretchFactor(1, 2)
+        splitter.addWidget(middle)
         splitter.addWidget(self._build_side())
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 4)
@@ -275,6 +310,36 @@ class MultiAgentTab(QWidget):
         layout.addWidget(self.feed, 1)
         return box
 
+    def _build_result(self) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        self.result_title = QLabel(self.tr("<b>Result</b>"))
+        self.result_title.setObjectName("multiagent_result_title")
+        row.addWidget(self.result_title, 1)
+        self.copy_result = QToolButton()
+        self.copy_result.setObjectName("copy_result")
+        self.copy_result.setText(self.tr("Copy"))
+        self.copy_result.setToolTip(self.tr("Copy the result as Markdown"))
+        self.copy_result.setEnabled(False)
+        row.addWidget(self.copy_result)
+        self.export_result = QToolButton()
+        self.export_result.setObjectName("export_result")
+        self.export_result.setText(self.tr("Export…"))
+        self.export_result.setToolTip(self.tr("Save the result as a Markdown file"))
+        self.export_result.setEnabled(False)
+        row.addWidget(self.export_result)
+        layout.addLayout(row)
+        self.result_view = QTextBrowser()
+        self.result_view.setObjectName("multiagent_result")
+        self.result_view.setOpenExternalLinks(False)
+        self.result_view.setPlaceholderText(
+            self.tr("The final answer, assembled from the steps, appears here when a run ends.")
+        )
+        layout.addWidget(self.result_view, 1)
+        return box
+
     def _build_side(self) -> QWidget:
         box = QWidget()
         layout = QVBoxLayout(box)
@@ -329,8 +394,36 @@ class MultiAgentTab(QWidget):
         self.memory_search.returnPressed.connect(self._on_memory_search)
         self.reembed_button.clicked.connect(self._on_reembed_clicked)
         self.countdown.timeout.connect(self._on_countdown_timeout)
+        self.copy_result.clicked.connect(self._on_copy_result_clicked)
+        self.export_result.clicked.connect(self._on_export_result_clicked)
 
     # -- helpers ---------------------------------------------------------------------------
+    def _apply_style(self) -> None:
+        self._colors = theme.colors()
+        self.setStyleSheet(_STYLE.format(**self._colors))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in _PALETTE_EVENTS and hasattr(self, "phase_label"):
+            self.theme_changed()
+
+    def theme_changed(self) -> None:
+        """A theme switch (the window calls it too): style sheet and rich-text colours."""
+        if theme.colors() != self._colors:
+            self._apply_style()
+            self._show_phase(self.current)
+            if self._health:
+                self._show_health(self._health)
+
+    def _layer_name(self, key: str) -> str:
+        """A layer in the user's words; a server the user configured is named (Redis)."""
+        for prefix, words in _LAYER_WORDS:
+            if key.startswith(prefix):
+                engine = key.rsplit("(", 1)[-1].rstrip(")") if key.endswith(")") else ""
+                shown = self.tr(words)
+                return f"{shown} ({engine})" if engine in _SERVERS else shown
+        return key
+
     def _service(self) -> MultiAgentService:
         """Only ever called inside jobs (worker threads)."""
         return get_service(self.services)
@@ -367,14 +460,15 @@ class MultiAgentTab(QWidget):
         parts = []
         for index, step in enumerate(_STEPS):
             name = self._phase_name(step)
+            c = self._colors
             if stopped and index == reached:
-                parts.append(f"<b style='color:#b00020'>✕ {name} ({stopped})</b>")
+                parts.append(f"<b style='color:{c['error']}'>✕ {name} ({stopped})</b>")
             elif step == phase:
                 parts.append(f"<b>● {name}</b>")
             elif index < reached:
-                parts.append(f"<span style='color:#2e7d32'>✓ {name}</span>")
+                parts.append(f"<span style='color:{c['ok']}'>✓ {name}</span>")
             else:
-                parts.append(f"<span style='color:#888'>○ {name}</span>")
+                parts.append(f"<span style='color:{c['faint']}'>○ {name}</span>")
         text = self.tr("Phase: {0}").format(" → ".join(parts))
         state = self._states.get(session.session_id)
         if state is not None and state.kind == "running elsewhere" and not session.finished:
@@ -429,20 +523,24 @@ class MultiAgentTab(QWidget):
         return task if len(task) <= 60 else task[:59] + "…"
 
     def _show_health(self, health: dict[str, str]) -> None:
+        self._health = dict(health)
         parts = []
         problems = []
+        details = []
+        c = self._colors
         for layer, status in health.items():
+            name = self._layer_name(layer)
+            details.append(f"{name}: {layer} — {status}")
             if status == "ok":
-                parts.append(f"<span style='color:#2e7d32'>✓ {layer}</span>")
+                parts.append(f"<span style='color:{c['ok']}'>✓ {name}</span>")
             elif status.startswith("degraded"):
-                parts.append(f"<b style='color:#b00020'>✗ {layer}</b>")
-                problems.append(f"{layer}: {status}")
+                parts.append(f"<b style='color:{c['error']}'>✗ {name}</b>")
+                problems.append(f"{name} ({layer}): {status}")
             else:
-                parts.append(f"<span style='color:#888'>○ {layer}</span>")
-        self.health_label.setText(self.tr("Layers: {0}").format(" · ".join(parts)))
-        self.health_label.setToolTip(
-            "\n".join(problems) if problems else self.tr("Every layer works.")
-        )
+                parts.append(f"<span style='color:{c['faint']}'>○ {name}</span>")
+        self.health_label.setText(self.tr("Stores: {0}").format(" · ".join(parts)))
+        tip = "\n".join(problems) if problems else self.tr("Every layer works.")
+        self.health_label.setToolTip(tip + "\n\n" + "\n".join(details))
         self.health_label.setProperty("degraded", bool(problems))
 
     def _update_buttons(self) -> None:
@@ -606,6 +704,16 @@ class MultiAgentTab(QWidget):
         self.sessions.blockSignals(False)
         self.sessions_loaded.emit(len(sessions))
 
+    def _show_listed_phase(self, session_id: str, phase: str) -> None:
+        """The sessions list follows a running session's phase as it changes."""
+        if phase not in PHASES:
+            return
+        for index in range(self.sessions.topLevelItemCount()):
+            item = self.sessions.topLevelItem(index)
+            if item is not None and item.data(0, Qt.ItemDataRole.UserRole) == session_id:
+                item.setText(1, self._phase_name(phase))
+                item.setData(1, Qt.ItemDataRole.UserRole, phase)
+
     def _on_phase_filter_changed(self, *args: Any) -> None:
         if self._ready:
             self._refresh_sessions()
@@ -621,6 +729,8 @@ class MultiAgentTab(QWidget):
 
     def _load_session(self, session_id: str) -> None:
         self._wanted = session_id
+        if self.current is None or self.current.session_id != session_id:
+            self.feed_title.setText(self.tr("<b>Live feed</b> — loading the session…"))
 
         def job(progress: Progress, emit: Emit) -> Any:
             service = self._service()
@@ -644,6 +754,10 @@ class MultiAgentTab(QWidget):
         self._show_health(health)
         if session is None:
             self._show_error(self.tr("That session is not in any reachable store."))
+            if self.current is not None:
+                self.feed_title.setText(
+                    self.tr("<b>Live feed</b> — {0}").format(self.current.task[:80])
+                )
             return
         if session.session_id != self._wanted:
             return  # the user moved on to another session meanwhile
@@ -668,6 +782,83 @@ class MultiAgentTab(QWidget):
         if self._notice_session == session.session_id:
             self._show_notice("", "")
         self._show_phase(session)
+        self._show_result(session)
+
+    # -- the result ------------------------------------------------------------------------
+    def _show_result(self, session: Session) -> None:
+        """The session's result (its stored one, or assembled from what is done so far)."""
+        data = session.data
+        has_work = "review" in data or any(
+            s.get("result") is not None for s in data.get("steps") or []
+        )
+        self._result_session = session.session_id
+        if not has_work:
+            self.result_markdown = ""
+            self.result_view.clear()
+            self.result_title.setText(self.tr("<b>Result</b>"))
+        else:
+            text = str(data.get("result") or "") or assemble_result(session)
+            self.result_markdown = text
+            # one heading level down on screen: a pane, not a page (the export keeps them)
+            shown = re.sub(r"^(#{1,5}) ", r"#\1 ", text, flags=re.MULTILINE)
+            set_markdown(self.result_view.document(), shown)
+            if session.phase == "done":
+                self.result_title.setText(self.tr("<b>Result</b>"))
+            else:
+                self.result_title.setText(
+                    self.tr("<b>Result so far</b> ({0})").format(self._phase_name(session.phase))
+                )
+        self.copy_result.setEnabled(bool(self.result_markdown))
+        self.export_result.setEnabled(bool(self.result_markdown))
+
+    def _on_copy_result_clicked(self) -> None:
+        if self.result_markdown:
+            QGuiApplication.clipboard().setText(self.result_markdown)
+            self.result_title.setText(self.tr("<b>Result</b> — copied to the clipboard"))
+
+    def _on_export_result_clicked(self) -> None:
+        if not self.result_markdown:
+            return
+        dialog = QFileDialog(self, self.tr("Export the result as Markdown"))
+        dialog.setObjectName("export_result_dialog")
+        dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setNameFilters([self.tr("Markdown (*.md)"), self.tr("All files (*)")])
+        dialog.setDefaultSuffix("md")
+        task = self.current.task if self.current is not None else "result"
+        stem = "".join(ch if ch.isalnum() else "-" for ch in task.lower())[:40].strip("-")
+        dialog.selectFile(f"{stem or 'result'}.md")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.fileSelected.connect(self._on_export_file_selected)
+        self.export_dialog = dialog
+        dialog.open()
+
+    def _on_export_file_selected(self, path: str) -> None:
+        self.export_result_to(path)
+
+    def export_result_to(self, path: str) -> str:
+        """Write the result pane's Markdown to ``path`` in a worker (``.md`` added unless it
+        ends so); returns the path it writes. A failure is shown in ``multiagent_error``."""
+        target = Path(path)
+        if target.suffix.lower() != ".md":
+            target = target.with_name(target.name + ".md")
+        text = self.result_markdown
+
+        def job(progress: Progress, emit: Emit) -> str:
+            try:
+                target.write_text(text, encoding="utf-8")
+            except OSError as err:
+                raise CustodiaEnvironmentError(f"could not write {target}: {err}") from err
+            return str(target)
+
+        handle = self.workers.start("multi-agent: export result", job)
+        handle.signals.succeeded.connect(self._on_result_exported)
+        handle.signals.failed.connect(self._on_job_failed)
+        return str(target)
+
+    def _on_result_exported(self, path: Any) -> None:
+        self.result_title.setText(self.tr("<b>Result</b> — saved to {0}").format(path))
+        self.result_exported.emit(str(path))
 
     # -- the feed --------------------------------------------------------------------------
     def _add_event(self, event: dict[str, Any]) -> bool:
@@ -695,7 +886,7 @@ class MultiAgentTab(QWidget):
         item.setData(Qt.ItemDataRole.UserRole, event)
         item.setToolTip(text)
         if kind == "warning" or (kind == SESSION_FINISHED and event.get("outcome") != "done"):
-            item.setForeground(QBrush(QColor("#b00020")))
+            item.setForeground(QBrush(QColor(self._colors["error"])))
         elif kind in ("phase", SESSION_FINISHED):
             font = item.font()
             font.setBold(True)
@@ -743,6 +934,9 @@ class MultiAgentTab(QWidget):
         seq = int(event.get("seq", 0))
         if seq and event.get("session") == self._running_id:
             self._live[seq] = event  # kept while another session is shown
+        if event.get("kind") in ("phase", SESSION_FINISHED):
+            phase = str(event.get("outcome") or event.get("text") or "")
+            self._show_listed_phase(str(event.get("session", "")), phase)
         current = self.current
         if current is None or event.get("session") != current.session_id:
             return
@@ -1057,7 +1251,7 @@ class MultiAgentTab(QWidget):
                 item.setForeground(3, QBrush())
             else:
                 text = self.tr("expired")
-                item.setForeground(3, QBrush(QColor("#b00020")))
+                item.setForeground(3, QBrush(QColor(self._colors["error"])))
             item.setText(3, text)
             item.setData(3, Qt.ItemDataRole.UserRole, left)
         if not live:
@@ -1076,6 +1270,11 @@ class MultiAgentTab(QWidget):
             floor = service.coordinator.min_score
             return floor, service.search_memory(query, limit=MEMORY_SEARCH_LIMIT)
 
+        self.memory_results.clear()
+        waiting = QListWidgetItem(self.tr("Searching the semantic memory…"))
+        waiting.setFlags(Qt.ItemFlag.NoItemFlags)
+        waiting.setData(Qt.ItemDataRole.UserRole, None)
+        self.memory_results.addItem(waiting)  # the first search also opens the memory
         handle = self.workers.start("multi-agent: memory search", job)
         handle.signals.succeeded.connect(self._on_memory_results)
         handle.signals.failed.connect(self._on_memory_failed)
@@ -1154,6 +1353,14 @@ class MultiAgentTab(QWidget):
     # -- errors and life cycle -------------------------------------------------------------
     def _on_job_failed(self, message: str, environment: bool) -> None:
         self._show_error(message)
+
+    def about_to_quit(self) -> None:
+        """The window is quitting (the user confirmed): the run about to be stopped is left
+        interrupted — resumable at the next start — not recorded as cancelled by the user."""
+        if self._run is None:
+            return
+        with contextlib.suppress(CustodiaEnvironmentError):
+            self._service().coordinator.stop_for_shutdown()  # built already: a run uses it
 
     def shutdown(self) -> None:
         """Called by the window on close, after the workers were cancelled and waited for."""

@@ -119,6 +119,11 @@ def feed_events(tab: QWidget) -> list[dict[str, Any]]:
     return [feed.item(i).data(Qt.ItemDataRole.UserRole) for i in range(feed.count())]
 
 
+def searched(results: QListWidget) -> bool:
+    """The search's answer is shown (not its "Searching…" line)."""
+    return results.count() > 0 and not results.item(0).text().startswith("Searching")
+
+
 def run_task(tab: QWidget, qtbot: Any, text: str) -> None:
     child(tab, QLineEdit, "task_input").setText(text)
     qtbot.mouseClick(child(tab, QPushButton, "run_task"), Qt.MouseButton.LeftButton)
@@ -169,7 +174,8 @@ def test_a_task_runs_live_through_the_tab(
     assert all(":" in r.text(3) for r in rows)  # a countdown, e.g. 29:59
 
     health = child(tab, QLabel, "layer_health")
-    assert "✗" not in health.text() and "sessions SQLite" in health.text()
+    assert "✗" not in health.text() and "saved sessions" in health.text()
+    assert "L1" not in health.text() and "L2" not in health.text()  # no internal words
     assert ("(redis)" in health.text()) == (profile == "redis")
     assert not child(tab, QPushButton, "cancel_task").isEnabled()
     assert not child(tab, QPushButton, "resume_task").isEnabled()  # done: nothing to resume
@@ -182,7 +188,7 @@ def test_memory_search_finds_what_the_experts_stored(tab: MultiAgentTab, qtbot: 
     results = child(tab, QListWidget, "memory_results")
     search.setText("python function parse")
     qtbot.keyClick(search, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: results.count() > 0, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: searched(results), timeout=TIMEOUT)
     assert any("def parse(text)" in results.item(i).text() for i in range(results.count()))
 
 
@@ -482,7 +488,7 @@ def test_memory_search_hides_hits_below_the_recall_threshold(
         results.clear()
         search.setText(query)
         qtbot.keyClick(search, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: results.count() > 0, timeout=TIMEOUT)
+        qtbot.waitUntil(lambda: searched(results), timeout=TIMEOUT)
         return [results.item(i).text() for i in range(results.count())]
 
     # Nothing stored is about the weather: every hit scores 0.00 with the hashing embedder.
@@ -495,3 +501,128 @@ def test_memory_search_hides_hits_below_the_recall_threshold(
     assert scores and all(score >= 0.15 for score in scores)
     assert any("def parse(text)" in row for row in rows)
     assert rows[-1].endswith("weaker match(es) below similarity 0.15 hidden.")
+
+
+# -- issue 20: the result, the live phase in the list, quitting during a run ----------------
+
+
+def test_the_sessions_list_shows_the_live_phase(
+    tab: MultiAgentTab, qtbot: Any, chat: GatedChat
+) -> None:
+    chat.gate_at = 3  # the coder waits: the session is "working"
+    sessions = child(tab, QTreeWidget, "sessions")
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT):
+        run_task(tab, qtbot, "Parse CSV files")
+        qtbot.waitUntil(chat.reached.is_set, timeout=TIMEOUT)
+        qtbot.waitUntil(lambda: sessions.topLevelItemCount() == 1, timeout=TIMEOUT)
+        row = sessions.topLevelItem(0)
+        qtbot.waitUntil(lambda: row.text(1) == "working", timeout=TIMEOUT)  # not "planning"
+        assert row.data(1, Qt.ItemDataRole.UserRole) == "working"
+        chat.gate.set()
+    assert sessions.topLevelItem(0).text(1) == "done"
+
+
+def test_the_result_pane_assembles_the_answer_with_copy_and_export(
+    tab: MultiAgentTab, qtbot: Any, tmp_path: Any
+) -> None:
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QFileDialog, QTextBrowser, QToolButton
+
+    result = child(tab, QTextBrowser, "multiagent_result")
+    copy = child(tab, QToolButton, "copy_result")
+    export = child(tab, QToolButton, "export_result")
+    assert not copy.isEnabled() and not export.isEnabled()  # nothing to show yet
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT):
+        run_task(tab, qtbot, "Parse CSV files")
+    shown = result.toPlainText()
+    assert "Good. Final answer." in shown  # the reviewer's answer
+    assert "Research CSV dialects" in shown and "Dialects differ in quoting." in shown
+    assert "def parse(text): ..." in shown  # every step's work, in plan order
+    assert shown.index("Final answer") < shown.index("Dialects differ")
+    assert "the reviewer's answer above" not in " ".join(e["text"] for e in feed_events(tab))
+
+    qtbot.mouseClick(copy, Qt.MouseButton.LeftButton)
+    markdown = QGuiApplication.clipboard().text()
+    assert markdown.startswith("# Parse CSV files") and "## Answer" in markdown
+
+    qtbot.mouseClick(export, Qt.MouseButton.LeftButton)
+    dialog = tab.findChild(QFileDialog, "export_result_dialog")
+    assert dialog is not None and dialog.defaultSuffix() == "md"
+    dialog.reject()
+    with qtbot.waitSignal(tab.result_exported, timeout=TIMEOUT) as exported:
+        tab.export_result_to(str(tmp_path / "csv-result"))  # no suffix typed
+    assert exported.args == [str(tmp_path / "csv-result.md")]
+    assert (tmp_path / "csv-result.md").read_text(encoding="utf-8") == markdown
+    with qtbot.waitSignal(tab.result_exported, timeout=TIMEOUT) as exported:
+        tab.export_result_to(str(tmp_path / "notes.txt"))
+    assert exported.args == [str(tmp_path / "notes.txt.md")]
+
+
+class UntilStopped(ScriptedChat):
+    """The first call streams nothing until the run is stopped (a long generation)."""
+
+    def __init__(self) -> None:
+        super().__init__(replies=list(REPLIES))
+        self.streaming = threading.Event()
+
+    def stream(self, prompt: Prompt, should_stop: ShouldStop = lambda: False) -> Iterator[str]:
+        if len(self.calls) == 1:  # the researcher
+            self.streaming.set()
+            while not should_stop():
+                threading.Event().wait(0.02)
+            return
+        yield from super().stream(prompt, should_stop)
+
+
+def test_quitting_during_a_run_asks_and_leaves_it_interrupted_not_cancelled(
+    qtbot: Any, custodia_config: Config, tmp_path: Any
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from backends.multiagent import get_service
+    from desktop.main_window import MainWindow
+
+    model = UntilStopped()
+    services = Services(custodia_config, chat=model)
+    window = MainWindow(services)
+    qtbot.addWidget(window, before_close_func=lambda w: w.workers.shutdown())
+    with qtbot.waitSignal(window.checks_ready, timeout=60_000):
+        window.show()
+    tab = window.findChild(QWidget, "multiagent")
+    qtbot.waitUntil(child(tab, QPushButton, "run_task").isEnabled, timeout=TIMEOUT)
+    run_task(tab, qtbot, "Parse CSV files")
+    qtbot.waitUntil(model.streaming.is_set, timeout=TIMEOUT)
+
+    window.quit_action.trigger()  # Ctrl+Q
+    box = window.findChild(QMessageBox, "quit_confirm")
+    assert box is not None and box.isVisible() and window.isVisible()
+    assert "multi-agent session" in box.text()
+    qtbot.mouseClick(box.findChild(QPushButton, "keep_running"), Qt.MouseButton.LeftButton)
+    assert window.isVisible() and window.running_work() == ["a multi-agent session"]
+
+    window.close()  # the window's close button asks too
+    box = window.findChild(QMessageBox, "quit_confirm")
+    assert box is not None and box.isVisible()
+    qtbot.mouseClick(box.findChild(QPushButton, "quit_anyway"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=TIMEOUT)
+
+    again = Services(custodia_config, chat=ScriptedChat(replies=list(REPLIES)))
+    try:
+        service = get_service(again)
+        (session,) = service.list_sessions(None, 10)
+        assert session.phase == "working"  # where it was: not "cancelled"
+        kinds = [e["kind"] for e in session.events]
+        assert "session_finished" not in kinds
+        assert "closed" in session.events[-1]["text"]
+        assert service.run_states([session])[session.session_id].kind == "interrupted"
+    finally:
+        again.close()
+
+
+def test_a_memory_search_says_it_is_searching(tab: MultiAgentTab, qtbot: Any) -> None:
+    results = child(tab, QListWidget, "memory_results")
+    search = child(tab, QLineEdit, "memory_search")
+    search.setText("csv")
+    qtbot.keyClick(search, Qt.Key.Key_Return)
+    assert results.count() == 1 and results.item(0).text().startswith("Searching")
+    qtbot.waitUntil(lambda: not results.item(0).text().startswith("Searching"), timeout=TIMEOUT)
