@@ -11,10 +11,13 @@ Two implementations of one :class:`Graph` Protocol, one module each:
 * ``sqlite`` (:class:`~backends.stores.graph.sqlite.SqliteGraph`) — embedded: tables plus
   recursive CTEs; reads go through a second connection opened with ``PRAGMA query_only``.
 * ``bolt`` (:class:`~backends.stores.graph.bolt.BoltGraph`) — Neo4j 5 (or FalkorDB's Bolt
-  endpoint) through the official ``neo4j`` driver: managed ``execute_query`` calls, READ
-  routing for reads, a transaction timeout and connection timeouts on every call, one retry
-  when the connection fails (every write here is idempotent, so a retry is safe), batches of
-  at most 50 rows and about 2 KB.
+  endpoint) through the official ``neo4j`` driver: managed ``execute_query`` calls, reads in
+  sessions opened with READ access (Neo4j refuses a write there), a transaction timeout and
+  connection timeouts on every call, one retry when the connection fails (every write here is
+  idempotent, so a retry is safe). What the server can do (its Cypher forms, batch size,
+  schema bootstrap) is a :class:`~backends.stores.graph.bolt.BoltDialect` chosen from its
+  first answer: Neo4j 5 gets its schema, its own shortest path and 1,000-row batches, anything
+  else (FalkorDB) the portable forms and batches of at most 50 rows and about 2 KB.
 
 The safety rule: each adapter runs only the constant texts of :data:`OPERATIONS`
 (:data:`CYPHER` / :data:`SQL`). :meth:`~AllowListedGraph.execute` looks the text up first and
@@ -45,8 +48,12 @@ from backends.progress import Progress
 log = logging.getLogger(__name__)
 
 DEFAULT_NAMESPACE = "custodia"
+#: the default batch (FalkorDB's Bolt endpoint crashes on a request over ~4 KB); an adapter
+#: that knows better says so in :meth:`AllowListedGraph.batch_limits` (Neo4j: far larger)
 MAX_BATCH_ROWS = 50
 MAX_BATCH_BYTES = 2_000
+#: the most rows one call's parameters may hold, whatever the adapter
+MAX_CALL_ROWS = 1_000
 #: the longest path :meth:`Graph.path` looks for (in relations)
 MAX_PATH_HOPS = 3
 
@@ -105,7 +112,7 @@ class Int(Param):
 @dataclass(frozen=True)
 class TextList(Param):
     item: Text = Text()
-    max_items: int = MAX_BATCH_ROWS
+    max_items: int = MAX_CALL_ROWS
 
     def check(self, name: str, value: Any) -> Any:
         if not isinstance(value, list | tuple):
@@ -118,7 +125,7 @@ class TextList(Param):
 @dataclass(frozen=True)
 class Rows(Param):
     fields: Mapping[str, Param]
-    max_items: int = MAX_BATCH_ROWS
+    max_items: int = MAX_CALL_ROWS
 
     def check(self, name: str, value: Any) -> Any:
         if not isinstance(value, list | tuple):
@@ -137,7 +144,7 @@ NAMESPACE = Text(64, r"[A-Za-z0-9_.:-]+")
 NAME = Text(200)
 SCOPE = Text(80)
 SCOPES = TextList(SCOPE, 20)
-NAMES = TextList(NAME, MAX_BATCH_ROWS)
+NAMES = TextList(NAME, MAX_CALL_ROWS)
 SOURCES = TextList(Text(160), 40)
 DIGEST = Text(64, r"[0-9a-f]{64}")
 LIMIT = Int(1, 1_000)
@@ -477,14 +484,18 @@ class AllowListedGraph(ABC):
     def _op(self, operation: str, /, **parameters: Any) -> list[dict[str, Any]]:
         return self.execute(self.QUERIES[operation], {"ns": self.namespace, **parameters})
 
+    def batch_limits(self) -> tuple[int, int]:
+        """Rows and bytes of JSON per write call (each call is one request)."""
+        return MAX_BATCH_ROWS, MAX_BATCH_BYTES
+
     # -- named operations ------------------------------------------------------------------
     def merge_entities(self, names: Sequence[str]) -> None:
         unique = sorted(set(names))
-        for batch in batches(unique):
+        for batch in batches(unique, *self.batch_limits()):
             self._op("merge_entities", names=batch)
 
     def merge_relations(self, relations: Sequence[Relation]) -> None:
-        for batch in batches([_row(r) for r in relations]):
+        for batch in batches([_row(r) for r in relations], *self.batch_limits()):
             self._op("merge_relations", rows=batch)
 
     def replace_scope(
@@ -501,8 +512,9 @@ class AllowListedGraph(ABC):
         """
         progress = progress or Progress()
         names = sorted({n for r in relations for n in (r.a, r.b)})
-        entity_batches = list(batches(names))
-        relation_batches = list(batches([_row(r) for r in relations]))
+        limits = self.batch_limits()
+        entity_batches = list(batches(names, *limits))
+        relation_batches = list(batches([_row(r) for r in relations], *limits))
         progress.start(len(entity_batches) + len(relation_batches) + 2, f"graph: {scope}")
         self._drop_digest(scope)
         self._op("delete_scope", scope=scope)

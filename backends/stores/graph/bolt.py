@@ -1,17 +1,48 @@
 """The graph on a Bolt server — Neo4j 5 (the target) or FalkorDB's Bolt endpoint — through the
-official ``neo4j`` driver (imported on first use): managed ``execute_query`` calls, READ routing
-for reads, timeouts on every call, one retry (every write is idempotent). See the role's
-docstring (:mod:`backends.stores.graph`) for the parameter-splicing workaround."""
+official ``neo4j`` driver (imported on first use): managed ``execute_query`` calls, reads in
+sessions opened with READ access, writes in WRITE sessions, timeouts on every call, one retry
+(every write is idempotent). See the role's docstring (:mod:`backends.stores.graph`) for the
+parameter-splicing workaround.
+
+What differs between servers is data, not branches: a :class:`BoltDialect` (its Cypher for each
+operation, its batch size, its schema bootstrap, whether it enforces READ sessions), chosen once
+from what the server says in its first answer (its agent, ``Neo4j/5.26.30``, and the database
+it answered from: see :func:`dialect_for`).
+
+* **Neo4j 5** (:data:`NEO4J_5`): an idempotent bootstrap before the first write — a uniqueness
+  constraint on ``(ns, name)`` of ``:Entity`` (its index serves every lookup by name), an index
+  on ``name``, a uniqueness constraint on ``(ns, scope)`` of ``:GraphMeta`` and an index on
+  ``RELATED.scope``; neighbours anchored on the unique index (``UNWIND`` then seek); the shortest
+  path as ``SHORTEST 1`` with the scope predicate inlined in the quantified pattern (a
+  breadth-first search that never leaves the allowed scopes; the portable form enumerates every
+  path up to 3 hops and sorts); the 2-hop neighbourhood as a quantified path with the same
+  inlined predicate; batches of up to 1,000 rows / 1 MB per request. A write that reached a read
+  session is refused by Neo4j itself (``Neo.ClientError.Statement.AccessMode``).
+* **Anything else** (:data:`PORTABLE`, FalkorDB): the constant :data:`~backends.stores.graph.CYPHER`
+  forms, batches of at most 50 rows and about 2 KB, no bootstrap (FalkorDB has no constraints),
+  and READ routing is only a label there: the allow-list is the guard.
+
+Errors are typed: :class:`GraphAuthError` (user or password refused), :class:`GraphDatabaseError`
+(no such database), :class:`GraphUnavailableError` (server down or failing). A statement error
+from the server (syntax, type, a write in a read session) is a bug in our constant queries and
+propagates as the driver's ``ClientError``, never as "the graph is down".
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from backends.config import Config
 from backends.stores.graph import (
     CYPHER,
     DEFAULT_NAMESPACE,
+    MAX_BATCH_BYTES,
+    MAX_BATCH_ROWS,
+    MAX_CALL_ROWS,
     OPERATIONS,
     AllowListedGraph,
     GraphUnavailableError,
@@ -19,6 +50,104 @@ from backends.stores.graph import (
 )
 
 log = logging.getLogger(__name__)
+
+
+class GraphAuthError(GraphUnavailableError):
+    """The graph server refused the configured user and password."""
+
+
+class GraphDatabaseError(GraphUnavailableError):
+    """The graph server has no database of the configured name."""
+
+
+# -- dialects ------------------------------------------------------------------------------------
+
+#: Neo4j 5's forms of the operations that it runs better than the portable text (the rest are
+#: the portable constants); each is a constant, like every text the adapter sends
+NEO4J_5_CYPHER: Mapping[str, str] = {
+    **CYPHER,
+    "neighbours": (
+        "UNWIND $names AS name "
+        "MATCH (a:Entity {ns: $ns, name: name})-[r:RELATED]-(b:Entity {ns: $ns}) "
+        "WHERE r.scope IN $scopes "
+        "RETURN a.name AS source, b.name AS target, r.scope AS scope, r.weight AS weight, "
+        "r.sources AS sources "
+        "ORDER BY weight DESC, source, target, scope LIMIT $limit"
+    ),
+    "two_hop": (
+        "MATCH p = (a:Entity {ns: $ns, name: $name})"
+        "(()-[r:RELATED WHERE r.scope IN $scopes]-()){1,2}(b:Entity {ns: $ns}) "
+        "WHERE b.name <> $name "
+        "RETURN [n IN nodes(p) | n.name] AS names, "
+        "reduce(w = 0, x IN relationships(p) | w + x.weight) AS weight, length(p) AS hops "
+        "ORDER BY hops, weight DESC LIMIT $limit"
+    ),
+    "path": (
+        "MATCH p = SHORTEST 1 (a:Entity {ns: $ns, name: $source})"
+        "(()-[r:RELATED WHERE r.scope IN $scopes]-()){1,3}"
+        "(b:Entity {ns: $ns, name: $target}) "
+        "RETURN [n IN nodes(p) | n.name] AS names, "
+        "[x IN relationships(p) | x.sources] AS sources, "
+        "[x IN relationships(p) | x.weight] AS weights, length(p) AS hops"
+    ),
+    "clear": "MATCH (n:Entity|GraphMeta {ns: $ns}) DETACH DELETE n",
+}
+
+#: Neo4j 5's schema, created before the first write; every statement is idempotent
+NEO4J_5_BOOTSTRAP: tuple[str, ...] = (
+    "CREATE CONSTRAINT custodia_entity_key IF NOT EXISTS "
+    "FOR (e:Entity) REQUIRE (e.ns, e.name) IS UNIQUE",
+    "CREATE INDEX custodia_entity_name IF NOT EXISTS FOR (e:Entity) ON (e.name)",
+    "CREATE CONSTRAINT custodia_meta_key IF NOT EXISTS "
+    "FOR (m:GraphMeta) REQUIRE (m.ns, m.scope) IS UNIQUE",
+    "CREATE INDEX custodia_related_scope IF NOT EXISTS FOR ()-[r:RELATED]-() ON (r.scope)",
+)
+
+
+@dataclass(frozen=True)
+class BoltDialect:
+    """What one kind of Bolt server runs best, as data (see the module docstring)."""
+
+    name: str
+    queries: Mapping[str, str]
+    max_batch_rows: int
+    max_batch_bytes: int
+    bootstrap: tuple[str, ...] = ()
+    #: the server refuses a write in a session opened with READ access
+    enforces_read_sessions: bool = False
+
+
+PORTABLE = BoltDialect("portable", CYPHER, MAX_BATCH_ROWS, MAX_BATCH_BYTES)
+NEO4J_5 = BoltDialect(
+    "neo4j-5",
+    NEO4J_5_CYPHER,
+    max_batch_rows=MAX_CALL_ROWS,
+    max_batch_bytes=1_000_000,
+    bootstrap=NEO4J_5_BOOTSTRAP,
+    enforces_read_sessions=True,
+)
+#: server agent prefix → dialect; an agent not listed gets :data:`PORTABLE`
+DIALECTS: Mapping[str, BoltDialect] = {"Neo4j/5.": NEO4J_5}
+
+assert all(set(d.queries) == set(OPERATIONS) for d in (PORTABLE, NEO4J_5))
+
+_BOOTSTRAP = Operation("bootstrap", "write", {})
+
+
+def dialect_for(agent: str, database: str = "", splices_parameters: bool = False) -> BoltDialect:
+    """The dialect of a server that names itself ``agent`` and answered from ``database``.
+
+    FalkorDB's Bolt endpoint calls itself ``Neo4j/5.13.0`` too (measured), but it names no
+    database in its answers and splices parameters into the text: only a server that does
+    neither is taken at its word.
+    """
+    if not database or splices_parameters:
+        return PORTABLE
+    for prefix, dialect in DIALECTS.items():
+        if agent.startswith(prefix):
+            return dialect
+    return PORTABLE
+
 
 # -- Bolt (Neo4j 5, FalkorDB) --------------------------------------------------------------------
 
@@ -52,10 +181,15 @@ class BoltGraph(AllowListedGraph):
         namespace: str = DEFAULT_NAMESPACE,
         timeout: float = 5.0,
         driver: Any = None,
+        database: str = "",
     ) -> None:
         super().__init__(namespace)
+        # every dialect's texts are constants too: a caller may name any of them
+        for dialect in (PORTABLE, *DIALECTS.values()):
+            self._by_text.update({t: OPERATIONS[n] for n, t in dialect.queries.items()})
         self.uri = uri
         self.timeout = float(timeout)
+        self.database = database
         self._owns_driver = driver is None
         self._driver = driver
         self._user = user
@@ -63,6 +197,24 @@ class BoltGraph(AllowListedGraph):
         self._lock = threading.Lock()
         #: None until probed; True when the server splices parameters into the text
         self.splices_parameters: bool | None = None
+        #: what the server said it is in its first answer ("Neo4j/5.26.30"), and its dialect
+        self.server_agent = ""
+        self.server_database = ""
+        self.dialect: BoltDialect | None = None
+        self._bootstrapped = False
+
+    @classmethod
+    def from_config(
+        cls, config: Config, *, namespace: str = DEFAULT_NAMESPACE, **context: Any
+    ) -> BoltGraph:
+        """The Bolt server at ``neo4j_uri``, with its user and password."""
+        return cls(
+            config.neo4j_uri,
+            user=config.neo4j_user,
+            password=config.neo4j_password,
+            namespace=namespace,
+            timeout=config.network_timeout,
+        )
 
     def _get_driver(self) -> Any:
         with self._lock:
@@ -89,48 +241,97 @@ class BoltGraph(AllowListedGraph):
     def _send(
         self, operation: Operation, text: str, parameters: dict[str, Any]
     ) -> list[dict[str, Any]]:
+        """One request in a session opened with the operation's access (READ or WRITE)."""
         import neo4j
-        from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
+        from neo4j.exceptions import (
+            AuthError,
+            DriverError,
+            Neo4jError,
+            ServiceUnavailable,
+            SessionExpired,
+            TransientError,
+        )
 
         driver = self._get_driver()
         routing = (
             neo4j.RoutingControl.READ if operation.access == "read" else neo4j.RoutingControl.WRITE
         )
         query = neo4j.Query(text, timeout=self.timeout)
+        options: dict[str, Any] = {"database_": self.database} if self.database else {}
         last: Exception | None = None
         for attempt in (1, 2):  # one retry: every operation here is idempotent
             try:
-                result = driver.execute_query(query, parameters_=parameters, routing_=routing)
+                result = driver.execute_query(
+                    query, parameters_=parameters, routing_=routing, **options
+                )
+                if not self.server_agent:
+                    self.server_agent = str(getattr(result.summary.server, "agent", "") or "")
+                    self.server_database = str(result.summary.database or "")
                 return [dict(record) for record in result.records]
-            except (ServiceUnavailable, SessionExpired) as err:
+            except AuthError as err:
+                raise GraphAuthError(
+                    f"graph server {self.uri} refused user {self._user or '(none)'!r} and its "
+                    f"password ({err.code}): check neo4j_user and neo4j_password"
+                ) from err
+            except (ServiceUnavailable, SessionExpired, TransientError) as err:
                 last = err
                 log.info(
                     "graph %s: %s failed (attempt %d): %s", self.uri, operation.name, attempt, err
                 )
             except Neo4jError as err:
+                code = err.code or ""
+                if code == "Neo.ClientError.Database.DatabaseNotFound":
+                    raise GraphDatabaseError(
+                        f"graph server {self.uri} has no database {self.database!r} ({code}): "
+                        "check the database name"
+                    ) from err
+                if code.startswith("Neo.ClientError.Statement."):
+                    raise  # our constant query was refused as a statement: a bug, not an outage
                 raise GraphUnavailableError(
                     f"graph server {self.uri}: {operation.name} failed: "
-                    f"{err.code or ''} {err.message or ''}".strip()
+                    f"{code} {err.message or ''}".strip()
                 ) from err
             except (DriverError, OSError) as err:
                 last = err
         raise GraphUnavailableError(f"graph server {self.uri} is not reachable: {last}") from last
 
+    def _ready(self) -> BoltDialect:
+        """Probe the server once: whether it splices parameters, and its dialect."""
+        if self.dialect is None:
+            rows = self._send(OPERATIONS["probe"], CYPHER["probe"], {"probe": PROBE})
+            echoed = rows[0]["probe"] if rows else PROBE
+            self.splices_parameters = echoed != PROBE
+            if self.splices_parameters:
+                log.info("graph %s splices parameters into query text: escaping them", self.uri)
+            self.dialect = dialect_for(
+                self.server_agent, self.server_database, self.splices_parameters
+            )
+            log.info("graph %s: %s, %s dialect", self.uri, self.server_agent, self.dialect.name)
+        return self.dialect
+
+    def bootstrap(self) -> None:
+        """Create the dialect's constraints and indexes (idempotent; once per adapter)."""
+        dialect = self._ready()
+        if not self._bootstrapped:
+            for statement in dialect.bootstrap:
+                self._send(_BOOTSTRAP, statement, {})
+            self._bootstrapped = True
+
+    def batch_limits(self) -> tuple[int, int]:
+        dialect = self._ready()
+        return dialect.max_batch_rows, dialect.max_batch_bytes
+
     def _run(
         self, operation: Operation, text: str, parameters: dict[str, Any]
     ) -> list[dict[str, Any]]:
-        if operation.name != "probe" and self.splices_parameters is None:
-            self._detect_splicing()
+        if operation.name == "probe":
+            return self._send(operation, text, parameters)
+        dialect = self._ready()
+        if operation.access == "write" and not self._bootstrapped:
+            self.bootstrap()
         if self.splices_parameters:
             parameters = _escape(parameters)
-        return self._send(operation, text, parameters)
-
-    def _detect_splicing(self) -> None:
-        rows = self._send(OPERATIONS["probe"], CYPHER["probe"], {"probe": PROBE})
-        echoed = rows[0]["probe"] if rows else PROBE
-        self.splices_parameters = echoed != PROBE
-        if self.splices_parameters:
-            log.info("graph %s splices parameters into query text: escaping them", self.uri)
+        return self._send(operation, dialect.queries[operation.name], parameters)
 
     def close(self) -> None:
         with self._lock:
