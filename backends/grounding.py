@@ -454,7 +454,9 @@ def extract(
             if len(content(sentence)) < 3:
                 continue
             own = _overlap(asked, source.title + " " + sentence, vocabulary)
-            score = own + 0.25 * context - 0.05 * rank
+            # what is not done answers a question less than what is ("antihistamines are not
+            # first-line" after "adrenaline is the first-line treatment")
+            score = own + 0.25 * context - 0.05 * rank - (0.1 if negated(sentence) else 0.0)
             scored.append(Quote(source.number, sentence, score))
     if not scored:
         return []

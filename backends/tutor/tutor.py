@@ -276,6 +276,8 @@ HEADINGS = {
     },
     "es": {
         GENERATED: "Respuesta — cada frase comprobada con sus notas",
+        "generated-english": "Respuesta en inglés, el idioma de sus notas (el modelo no pudo "
+        "responder en español) — cada frase comprobada con ellas",
         EXTRACTIVE: "De sus notas — citadas en inglés, el idioma de las notas: el modelo no dio "
         "una respuesta en español respaldada por ellas",
         "retrieval-only": "De sus notas — citadas en inglés, el idioma de las notas (no hay "
@@ -1188,12 +1190,11 @@ class TutorService:
             reason = f"{len(unsupported)} of {len(sentences)} sentences not found in the passages"
         elif not any(s.evidence in quoted for s in sentences):
             reason = "the model's answer does not come from the passage that answers the question"
-        elif lang != "en":
-            reason = "the model answered in English, not in the question's language"
         if not reason:
-            return Grounding(
-                GENERATED, lang, headings[GENERATED], generated, sentences, quotes, covered_by
-            )
+            # the notes are English, so a checked answer is English: a Spanish question is
+            # told so in its own language rather than answered as if in it
+            heading = headings[GENERATED if lang == "en" else "generated-english"]
+            return Grounding(GENERATED, lang, heading, generated, sentences, quotes, covered_by)
         heading = headings["stopped" if stopped else EXTRACTIVE]
         return Grounding(
             EXTRACTIVE, lang, heading, generated, sentences, quotes, covered_by, reason

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.audit.log import Filter
+from backends.stores.audit_log import Filter
 from backends.audit.service import AuditService
 from backends.config import Config
 from backends.errors import StoreUnavailableError
@@ -120,6 +120,17 @@ def test_a_spanish_question_finds_the_english_note_and_says_the_quotes_are_engli
     assert g is not None and g.language == "es" and g.mode == EXTRACTIVE
     assert "acetylcysteine" in turn.answer and "inglés" in g.heading
     assert turn.passages[0].doc_id == "kb/paracetamol"
+
+
+def test_a_checked_english_answer_to_a_spanish_question_says_it_is_english(
+    make_tutor: TutorFactory, tmp_path: Path
+) -> None:
+    reply = "The antidote, intravenous acetylcysteine, replenishes glutathione [1]."
+    tutor = make_tutor(ScriptedChat(replies=[reply]), kb_dir=with_paracetamol(tmp_path))
+    turn = tutor.ask("¿Cuál es el antídoto de la sobredosis de paracetamol?", "ana")
+    g = turn.grounding
+    assert g is not None and g.mode == GENERATED and g.language == "es"
+    assert g.heading.startswith("Respuesta en inglés") and "acetylcysteine" in turn.answer
 
 
 def test_retrieval_only_mode_shows_the_quoted_answer(make_tutor: TutorFactory) -> None:
