@@ -19,11 +19,12 @@ from PySide6.QtCore import (
     QAbstractItemModel,
     QEvent,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     Qt,
     QTimer,
 )
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -46,8 +47,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends.memories.assistant import (
+from backends.memories import (
     FoundMemory,
+    Hit,
     MemoryStatus,
     Proposal,
     RememberOutcome,
@@ -55,7 +57,6 @@ from backends.memories.assistant import (
     Undo,
     get_service,
 )
-from backends.memories.store import Hit
 from backends.models.chat import Message
 from backends.progress import Progress
 from backends.services import Services
@@ -211,6 +212,8 @@ class MemoriesTab(QWidget):
         self.services = services
         self.workers = workers
         self._exchanges: list[_Exchange] = []
+        #: the exchange whose question is being edited (it and what follows are greyed)
+        self._editing: int | None = None
         self.undo_stack: list[Undo] = []
         self.status: MemoryStatus | None = None
         self._turn: JobHandle | None = None
@@ -245,6 +248,19 @@ class MemoriesTab(QWidget):
         self.search_timer.setObjectName("memory_search_timer")
         self.search_timer.setSingleShot(True)
         self.search_timer.setInterval(SEARCH_DELAY_MS)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Esc in the input while a question is being edited keeps the conversation."""
+        if (
+            watched is self.chat_input
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() == Qt.Key.Key_Escape
+            and self._editing is not None
+        ):
+            self._on_cancel_edit_clicked()
+            return True
+        return super().eventFilter(watched, event)
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
@@ -306,6 +322,12 @@ class MemoriesTab(QWidget):
         self.stop.setObjectName("stop")
         self.stop.setVisible(False)
         row.addWidget(self.stop)
+        self.cancel_edit = QPushButton(self.tr("Cancel edit"))
+        self.cancel_edit.setObjectName("cancel_edit")
+        self.cancel_edit.setToolTip(self.tr("Keep the conversation as it was (Esc)"))
+        self.cancel_edit.setVisible(False)
+        row.addWidget(self.cancel_edit)
+        self.chat_input.installEventFilter(self)  # Esc cancels an edit
         layout.addLayout(row)
         return chat
 
@@ -408,6 +430,7 @@ class MemoriesTab(QWidget):
         self.send.clicked.connect(self._on_send_clicked)
         self.chat_input.returnPressed.connect(self._on_send_clicked)
         self.stop.clicked.connect(self._on_stop_clicked)
+        self.cancel_edit.clicked.connect(self._on_cancel_edit_clicked)
         self.memory_search_box.textChanged.connect(self._on_search_text_changed)
         self.search_timer.timeout.connect(self.refresh)
         self.memory_list.currentItemChanged.connect(self._on_current_item_changed)
@@ -559,6 +582,11 @@ class MemoriesTab(QWidget):
         if not message or self._turn is not None or not self._ready:
             return
         self.chat_input.clear()
+        if self._editing is not None:  # the edited question replaces it and what followed
+            self._drop_exchanges(self._editing)
+            self._editing = None
+            self.cancel_edit.setVisible(False)
+            self._notice("")
         user = self._add_bubble("user", message)
         user.remember_button.setEnabled(True)
         self._ask(message, user)
@@ -684,18 +712,38 @@ class MemoriesTab(QWidget):
         self._ask(message, exchange.user)
 
     def _on_edit_message_requested(self) -> None:
-        """Edit a question and send it again: it and what followed leave the conversation;
-        the text waits in the input, selected."""
+        """Edit a question and send it again. The text waits in the input, selected; the
+        question and what followed are greyed and leave the conversation only when the new
+        one is sent — Esc or "Cancel edit" keeps them."""
         index = self._exchange_of(self.sender())
         if index is None or self._turn is not None:
             return
-        text = self._exchanges[index].user.text
-        self._drop_exchanges(index)
-        self._update_message_actions()
-        self.chat_input.setText(text)
+        self._on_cancel_edit_clicked()
+        self._editing = index
+        for exchange in self._exchanges[index:]:
+            exchange.user.setEnabled(False)
+            exchange.answer.setEnabled(False)
+        self.chat_input.setText(self._exchanges[index].user.text)
         self.chat_input.selectAll()
         self.chat_input.setFocus()
-        self._notice(self.tr("Edit the question and press Enter to send it again."))
+        self.cancel_edit.setVisible(True)
+        self._notice(
+            self.tr(
+                "Editing a question: Enter sends it in place of the greyed messages; Esc keeps "
+                "them."
+            )
+        )
+
+    def _on_cancel_edit_clicked(self) -> None:
+        if self._editing is None:
+            return
+        for exchange in self._exchanges[self._editing :]:
+            exchange.user.setEnabled(True)
+            exchange.answer.setEnabled(True)
+        self._editing = None
+        self.cancel_edit.setVisible(False)
+        self.chat_input.clear()
+        self._notice("")
 
     def _on_message_copied(self, text: str) -> None:
         self._notice(self.tr("Copied to the clipboard."))

@@ -150,12 +150,14 @@ def test_custodia_command_opens_the_window_offscreen(tmp_path: Path) -> None:
         CUSTODIA_EMBEDDER="hashing",
         CUSTODIA_CHAT_MODEL="scripted",
         CUSTODIA_STARTUP_PROBE="1",
+        XDG_CONFIG_HOME=str(tmp_path / "config"),  # the window's QSettings: not the user's
     )
     result = subprocess.run(
         [sys.executable, "-m", "desktop.cli"], capture_output=True, text=True, env=env, timeout=90
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("window-shown ")
+    assert (tmp_path / "config" / "Custodia" / "Custodia.ini").is_file()
 
 
 # -- issue 20: remembered state, theme, width, help, welcome, quitting ----------------------

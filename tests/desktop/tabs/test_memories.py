@@ -477,10 +477,19 @@ def test_edit_and_resend_replaces_the_question_and_what_followed(qtbot: Any, gat
     say(qtbot, tab, "My cat is called Tom")
     say(qtbot, tab, "What is my cat called?")
     question = messages(tab)[0]
-    qtbot.mouseClick(child(question, QToolButton, "edit_message"), Qt.MouseButton.LeftButton)
+    edit = child(question, QToolButton, "edit_message")
     chat_input = child(tab, QLineEdit, "chat_input")
+    cancel = child(tab, QPushButton, "cancel_edit")
+    qtbot.mouseClick(edit, Qt.MouseButton.LeftButton)
     assert chat_input.text() == "My cat is called Tom" and chat_input.hasSelectedText()
-    qtbot.waitUntil(lambda: len(messages(tab)) == 0, timeout=WAIT)
+    # nothing is lost yet: greyed until the new question is sent; Esc keeps them
+    assert len(messages(tab)) == 4 and not any(b.isEnabled() for b in messages(tab))
+    assert cancel.isVisible()
+    qtbot.keyClick(chat_input, Qt.Key.Key_Escape)
+    assert all(b.isEnabled() for b in messages(tab)) and not cancel.isVisible()
+    assert chat_input.text() == ""
+
+    qtbot.mouseClick(edit, Qt.MouseButton.LeftButton)
     qtbot.keyClicks(chat_input, "My cat is called Felix")  # replaces the selection
     qtbot.keyClick(chat_input, Qt.Key.Key_Return)
     qtbot.waitUntil(
