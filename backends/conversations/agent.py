@@ -76,9 +76,8 @@ from backends.models.embedders import Embedder
 from backends.models.registry import CHAT_FACTORIES, ChatChoice
 from backends.net import http_json, is_loopback_host
 from backends.progress import Progress
-from backends.services import Services
+from backends.services import Services, open_store
 from backends.stores.vectors import VectorIndex
-from backends.stores.vectors.chroma import ChromaVectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -131,17 +130,14 @@ def default_vectors(config: Config, embedder: Embedder, fresh: bool = False) -> 
     Only our collection is touched (``fresh`` drops it): the folder or server may hold other
     assistants' collections.
     """
-    if config.chroma_url:
-        return ChromaVectorIndex.server(
-            config.chroma_url,
-            timeout=config.network_timeout,
-            embedder_name=embedder.name,
-            dimension=embedder.dimension,
-            fresh=fresh,
-        )
-    return ChromaVectorIndex.local(
-        config.chroma_path, embedder_name=embedder.name, dimension=embedder.dimension, fresh=fresh
+    index: VectorIndex = open_store(
+        "vectors",
+        config,
+        embedder_name=embedder.name,
+        dimension=embedder.dimension,
+        fresh=fresh,
     )
+    return index
 
 
 @dataclass(frozen=True)
@@ -638,7 +634,7 @@ class ConversationAgent:
             key_id=cipher.primary_id if cipher and self.files.writes_encrypted() else "",
             error=None,
             stamp=stamp,
-            title=self.files.index_title(conversation),
+            title=self.files.index_title(conversation, written=True),
         )
         self._recovering(lambda: self.index.apply([row]))
 

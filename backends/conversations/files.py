@@ -248,6 +248,9 @@ class Conversation:
     #: a title made from the first message (plaintext here; in the file it is encrypted
     #: with the history); "" once the user named the conversation
     title: str = ""
+    #: the ``title`` field exactly as read from an encrypted file (its token, under the
+    #: file's own key): what the index keeps for it
+    title_token: str = field(default="", compare=False, repr=False)
 
     @property
     def file(self) -> str:
@@ -457,8 +460,10 @@ class ConversationFiles:
             raise CorruptConversationError(path, f"bad message in history: {err}") from None
         title = ""
         title_field = data.get("title")
+        title_token = ""
         if isinstance(title_field, str) and title_field:
             if encrypted:
+                title_token = title_field
                 title_raw = self._decrypt(path, title_field, kid)
                 title = fit_name(title_raw) if isinstance(title_raw, str) else ""
             else:
@@ -473,6 +478,7 @@ class ConversationFiles:
             encrypted=encrypted,
             key_id=kid or "",
             title=title,
+            title_token=title_token,
         )
 
     def _decrypt(self, path: Path, token: str, kid: str | None) -> Any:
@@ -509,11 +515,16 @@ class ConversationFiles:
         """New writes are encrypted (a key is set, not only keys that read)."""
         return self.cipher is not None and self.cipher.can_encrypt
 
-    def index_title(self, conversation: Conversation) -> str:
-        """The title as the index may hold it: the token of an encrypted history, never a
+    def index_title(self, conversation: Conversation, *, written: bool = False) -> str:
+        """The title as the index may hold it: the token of an encrypted file, never a
         plaintext title (the index holds no message text, CA3): "" for a clear one, whose
-        title :meth:`head_title` reads from the file's first lines instead."""
-        return self.stored_title(conversation) if self.writes_encrypted() else ""
+        title :meth:`head_title` reads from the file's first lines instead.
+
+        For a file just ``written`` the token is made under the primary key (the file's);
+        for a file read, it is the file's own token (under the file's key)."""
+        if written:
+            return self.stored_title(conversation) if self.writes_encrypted() else ""
+        return conversation.title_token if conversation.encrypted else ""
 
     def head_title(self, file: str) -> str:
         """The clear ``title`` of ``file`` from its first few KiB (written before the

@@ -197,6 +197,10 @@ def test_a_new_history_keeps_the_old_files_untouched_and_locked(
     outcome = agent.use_key(key)
     assert outcome.rotation is None and outcome.unlocked == 3
     assert agent.load(ids[0]).history[0].content == "Old secret number 0"
+    # ... and listed by their titles again (decrypted with their own key)
+    assert sorted(r.name for r in agent.conversations() if r.key_id == key_id(key)) == [
+        f"Old secret number {i}" for i in range(3)
+    ]
     assert agent.encryption_status().locked == 0
     for path, data_bytes in before.items():
         if path.suffix == ".json":
