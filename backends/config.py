@@ -83,7 +83,7 @@ class Config:
     neo4j_uri: str = ""
     neo4j_user: str = "neo4j"
     neo4j_password: str = ""
-    qdrant_url: str = ""  # empty: Qdrant local mode under home
+    qdrant_url: str = ""  # empty: qdrant-edge (embedded) under home
     chroma_url: str = ""  # empty: persistent local Chroma under home
     # Models.
     embedder: str = "minilm"
@@ -125,7 +125,13 @@ class Config:
 
     @property
     def qdrant_path(self) -> Path:
+        """qdrant-client's local-mode folder (before issue 19): moved over at the first start."""
         return self.home / "qdrant"
+
+    @property
+    def qdrant_edge_path(self) -> Path:
+        """The embedded semantic memory: qdrant-edge shards (one per collection)."""
+        return self.home / "qdrant-edge"
 
     @property
     def chroma_path(self) -> Path:

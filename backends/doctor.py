@@ -251,9 +251,12 @@ def plan(config: Config, services: Services | None = None) -> list[tuple[Check, 
         probe = _probe_http(config.qdrant_url, "/", config.network_timeout)
         checks.append((Check("semantic memory", "qdrant", config.qdrant_url), probe))
     else:
-        where = str(config.qdrant_path)
+        where = str(config.qdrant_edge_path)
         checks.append(
-            (Check("semantic memory", "qdrant-local", where), _probe_local_dir(config.qdrant_path))
+            (
+                Check("semantic memory", "qdrant-edge", where),
+                _probe_local_dir(config.qdrant_edge_path),
+            )
         )
     if config.chroma_url:
         probe = _probe_http(config.chroma_url, "/api/v2/version", config.network_timeout)

@@ -408,18 +408,20 @@ def _plan_feed(run: _Run) -> Step:
 def _local_memory(run: _Run) -> Any:
     """The local-mode semantic memory (the process's own when it is the configured one)."""
     from backends.multiagent import get_service
-    from backends.stores.vectors.qdrant import QdrantSemanticMemory
+    from backends.stores.vectors.qdrant_edge import EdgeSemanticMemory
 
     if not run.config.qdrant_url:
         return get_service(run.services).memory(), False
-    memory = QdrantSemanticMemory(run.services.embedder, path=run.config.qdrant_path)
+    memory = EdgeSemanticMemory(
+        run.services.embedder, path=run.config.qdrant_edge_path, legacy_path=run.config.qdrant_path
+    )
     return memory, True
 
 
 def _plan_semantic(run: _Run) -> Step:
     cfg, target = run.config, run.target
-    source = f"Qdrant local {cfg.qdrant_path}"
-    if not target.qdrant_url or not cfg.qdrant_path.exists():
+    source = f"qdrant-edge {cfg.qdrant_edge_path}"
+    if not target.qdrant_url or not (cfg.qdrant_edge_path.exists() or cfg.qdrant_path.exists()):
         reason = (
             "no Qdrant server configured (qdrant_url); no Qdrant server ships for these "
             "machines, so this path is untested here"

@@ -353,8 +353,8 @@ def _semantic_memory(ctx: _Context) -> StorageRow:
     base = StorageRow(
         "semantic memory",
         "multi-agent",
-        "Qdrant local mode" if local else "Qdrant server",
-        str(cfg.qdrant_path) if local else cfg.qdrant_url,
+        "qdrant-edge (embedded)" if local else "Qdrant server",
+        str(cfg.qdrant_edge_path) if local else cfg.qdrant_url,
         RECOMPUTABLE,
         None,
         "points",
@@ -365,7 +365,7 @@ def _semantic_memory(ctx: _Context) -> StorageRow:
 
     def measure() -> StorageRow:
         services = ctx.services
-        if local and not cfg.qdrant_path.exists():
+        if local and not (cfg.qdrant_edge_path.exists() or cfg.qdrant_path.exists()):
             return replace(base, items=0, size_bytes=0, health=NOT_CREATED)
         if services is None:
             raise CustodiaEnvironmentError("needs the running services")
@@ -377,7 +377,7 @@ def _semantic_memory(ctx: _Context) -> StorageRow:
         return replace(
             base,
             items=items,
-            size_bytes=dir_size(cfg.qdrant_path) if local else None,
+            size_bytes=dir_size(cfg.qdrant_edge_path) if local else None,
             health=problems[0] if problems else OK,
             note=", ".join(f"{s.name} {s.points}" for s in status),
         )

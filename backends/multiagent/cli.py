@@ -200,6 +200,18 @@ def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
     if end == "\r":
         print(file=sys.stderr)
     print(f"Re-embedded {count} item(s) of semantic memory with {now}.")
+    needs = service.memory_needs_index()
+    if needs:
+        print(f"building the search index (HNSW) of {', '.join(needs)}", file=sys.stderr)
+        progress = Progress(callback=report)
+        try:
+            with _sigint_cancels(progress, "the index build"):
+                built = service.index_memory(progress)
+        except CancelledError:
+            print(file=sys.stderr)
+            print("custodia: index build cancelled; searches stay exact", file=sys.stderr)
+            return 0
+        print(f"Indexed {built} collection(s) of semantic memory.")
     return 0
 
 

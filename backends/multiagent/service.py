@@ -2,8 +2,8 @@
 
 Built from a :class:`~backends.config.Config` by :func:`get_service` through
 :class:`~backends.services.Services`. Opening it is cheap (SQLite, a Redis client that
-connects on first use); the chat model and the semantic memory (qdrant-client) load on
-first use, in a worker.
+connects on first use); the chat model and the semantic memory (qdrant-edge embedded, or
+qdrant-client for a server) load on first use, in a worker.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from backends.stores.ttl.memory import MemoryTTLStore
 from backends.stores.ttl.redis import RedisTTLStore
 from backends.stores.vectors import CollectionStatus, Hit, SemanticMemory
 from backends.stores.vectors.qdrant import QdrantSemanticMemory
+from backends.stores.vectors.qdrant_edge import EdgeSemanticMemory
 
 if TYPE_CHECKING:
     import redis
@@ -108,12 +109,17 @@ class MultiAgentService:
         with self._memory_lock:
             if self._memory is None:
                 cfg = self.config
-                self._memory = QdrantSemanticMemory(
-                    self._embedder(),
-                    path=None if cfg.qdrant_url else cfg.qdrant_path,
-                    url=cfg.qdrant_url,
-                    timeout=cfg.network_timeout,
-                )
+                memory: SemanticMemory
+                if cfg.qdrant_url:
+                    memory = QdrantSemanticMemory(
+                        self._embedder(), url=cfg.qdrant_url, timeout=cfg.network_timeout
+                    )
+                else:
+                    # A local-mode folder left by an older Custodia moves over by itself.
+                    memory = EdgeSemanticMemory(
+                        self._embedder(), path=cfg.qdrant_edge_path, legacy_path=cfg.qdrant_path
+                    )
+                self._memory = memory
             return self._memory
 
     def memory_status(self) -> list[CollectionStatus]:
@@ -132,6 +138,18 @@ class MultiAgentService:
         count = self.memory().reembed(progress)
         self.coordinator.memory_state.recover()
         return count
+
+    def memory_needs_index(self) -> list[str]:
+        """The collections big enough for an HNSW index and without one (embedded only)."""
+        memory = self.memory()
+        needs = getattr(memory, "needs_optimise", None)
+        return list(needs()) if needs is not None else []
+
+    def index_memory(self, progress: Progress | None = None) -> int:
+        """Build the HNSW index where :meth:`memory_needs_index` says (a worker's job: it
+        waits for a child process; cancellable through ``progress``); the collections built."""
+        optimise = getattr(self.memory(), "optimise", None)
+        return int(optimise(progress)) if optimise is not None else 0
 
     # -- sessions --------------------------------------------------------------------------
     def start(self, task: str) -> Session:
@@ -197,7 +215,7 @@ class MultiAgentService:
             f"tickets ({kind})": self.tickets.health(),
             f"live feed ({self.feed.bus.kind})": self.feed.health(),
         }
-        where = "qdrant" if self.config.qdrant_url else "qdrant-local"
+        where = "qdrant" if self.config.qdrant_url else "qdrant-edge"
         memory_state = self.coordinator.memory_state
         if self._memory is None and memory_state.ok:
             out[f"semantic memory ({where})"] = "not opened yet"

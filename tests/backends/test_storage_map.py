@@ -126,7 +126,7 @@ def test_every_count_is_the_stores_own(filled: Services) -> None:
     assert rows["audit log"].size_bytes == file_size(cfg.path("audit.sqlite3")) > 0
     json_bytes = sum(p.stat().st_size for p in cfg.path("conversations").glob("*.json"))
     assert rows["conversations"].size_bytes == json_bytes
-    assert rows["semantic memory"].size_bytes == dir_size(cfg.qdrant_path) > 0
+    assert rows["semantic memory"].size_bytes == dir_size(cfg.qdrant_edge_path) > 0
 
 
 def test_a_fresh_data_dir_is_measured_without_creating_anything(tmp_path: Path) -> None:

@@ -68,6 +68,8 @@ from backends.stores.vectors import (
 if TYPE_CHECKING:
     from qdrant_edge import EdgeShard
 
+    from backends.config import Config
+
 log = logging.getLogger(__name__)
 
 #: the qdrant-edge-py version this module was written and tested against (pinned)
@@ -150,7 +152,10 @@ def _optimise_child(shard_dir: str, dimension: int, threshold_kb: int) -> None:
 class EdgeSemanticMemory:
     """The three collections as qdrant-edge shards, one configured embedder."""
 
+    kind = "edge"
     local = True
+    #: how long an operation waits for another process's lease (seconds) by default
+    DEFAULT_WAIT = 10.0
 
     def __init__(
         self,
@@ -158,7 +163,7 @@ class EdgeSemanticMemory:
         *,
         path: Path,
         legacy_path: Path | None = None,
-        wait: float = 10.0,
+        wait: float | None = None,
         idle: float = 1.0,
         hnsw_threshold: int = HNSW_THRESHOLD,
         collections: Sequence[str] = COLLECTIONS,
@@ -168,7 +173,7 @@ class EdgeSemanticMemory:
         self.collections = tuple(collections)
         self.root = Path(path)
         self.where = str(self.root)
-        self.wait = wait
+        self.wait = self.DEFAULT_WAIT if wait is None else wait
         self.idle = idle
         self.hnsw_threshold = hnsw_threshold
         self._rlock = threading.RLock()
@@ -192,6 +197,13 @@ class EdgeSemanticMemory:
                 if not self._made(self._dir(name)):
                     self._create(self._dir(name), self.embedder.name, self.embedder.dimension)
             self._reload_meta()
+
+    @classmethod
+    def from_config(
+        cls, config: Config, *, embedder: Embedder, **context: Any
+    ) -> EdgeSemanticMemory:
+        """The data dir's qdrant-edge folder; an older local-mode folder moves over by itself."""
+        return cls(embedder, path=config.qdrant_edge_path, legacy_path=config.qdrant_path)
 
     # -- the lease (two processes) ---------------------------------------------------------
     @contextmanager

@@ -23,6 +23,7 @@ from backends.stores.sessions.sqlite import SqliteSessionMirror
 from backends.stores.ttl.memory import MemoryTTLStore
 from backends.stores.vectors import MemoryItem
 from backends.stores.vectors.qdrant import QdrantSemanticMemory
+from backends.stores.vectors.qdrant_edge import EdgeSemanticMemory
 from tests.backends.multiagent.conftest import REPLIES
 from tests.backends.multiagent.elsewhere import CHILD_REPLIES, RunningElsewhere, stored_row
 from tests.backends.multiagent.test_coordinator import HookedChat
@@ -67,7 +68,7 @@ def test_sessions_lists_newest_first_and_filters_by_phase(
     report = json.loads(capsys.readouterr().out)
     assert [s["task"] for s in report["sessions"]] == ["second task", "first task"]
     assert report["health"]["sessions SQLite"] == "ok"
-    assert report["health"]["semantic memory (qdrant-local)"] == "ok"
+    assert report["health"]["semantic memory (qdrant-edge)"] == "ok"
 
 
 def test_resume_and_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
@@ -250,7 +251,8 @@ def test_reindex_multiagent_re_embeds_the_memory_after_a_model_change(
     assert captured.out.strip() == (
         "Re-embedded 2 item(s) of semantic memory with hashing-384 (384-d)."
     )
-    memory = QdrantSemanticMemory(HashingEmbedder(384), path=home / "qdrant")
+    assert not (home / "qdrant").exists()  # the local-mode folder moved over (issue 19)
+    memory = EdgeSemanticMemory(HashingEmbedder(384), path=home / "qdrant-edge")
     try:
         memory.check()  # no mismatch any more
         hits = memory.search("agent_results", "parse csv", session="old")

@@ -28,6 +28,7 @@ from backends.stores.sessions import Session
 from backends.stores.sessions.sqlite import SqliteSessionMirror
 from backends.stores.ttl.memory import MemoryTTLStore
 from backends.stores.vectors.qdrant import QdrantSemanticMemory
+from backends.stores.vectors.qdrant_edge import EdgeSemanticMemory
 from tests.backends.multiagent.conftest import REPLIES, MakeService
 from tests.backends.multiagent.test_coordinator import HookedChat
 
@@ -174,19 +175,23 @@ def test_a_corrupt_sqlite_file_is_left_alone(tmp_path: Path) -> None:
     assert path.read_bytes() == garbage  # nothing overwritten
 
 
-def test_semantic_memory_locked_by_another_instance(
-    make_service: MakeService, config: Config
+def test_semantic_memory_held_too_long_by_another_instance(
+    make_service: MakeService, config: Config, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Another process holding the memory longer than the wait (a long re-embedding): the run
+    goes on without memory and says why."""
+    monkeypatch.setattr(EdgeSemanticMemory, "DEFAULT_WAIT", 0.3)
     service = make_service()
-    other = QdrantSemanticMemory(HashingEmbedder(384), path=config.qdrant_path)
+    other = EdgeSemanticMemory(HashingEmbedder(384), path=config.qdrant_edge_path, idle=60)
     try:
+        other.count("agent_results")  # takes the lease and keeps it (idle 60 s)
         final = service.ask("Parse CSV files")
     finally:
         other.close()
     assert final.phase == "done"
     warnings = [e["text"] for e in final.events if e["kind"] == "warning"]
     assert warnings and "another Custodia process" in warnings[0]
-    assert "another Custodia process" in service.health()["semantic memory (qdrant-local)"]
+    assert "another Custodia process" in service.health()["semantic memory (qdrant-edge)"]
 
 
 def test_damaged_qdrant_folder_is_moved_aside_and_memory_starts_empty(config: Config) -> None:
