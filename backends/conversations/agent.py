@@ -558,7 +558,8 @@ class ConversationAgent:
             self.keys.remember(new_key, passphrase=passphrase)
         self._apply_key()
         self.reconcile()
-        return NewHistory(problem.files, problem.key_ids, new_key is not None)
+        # a CONVERSATIONS_KEY that opened nothing still encrypts what comes next: say so
+        return NewHistory(problem.files, problem.key_ids, self.files.writes_encrypted())
 
     def saved_pending_key(self) -> tuple[str, str]:
         """``(key, where)``: the saved new key of the unfinished rotation, when one is

@@ -458,6 +458,10 @@ class KeyDialog(QDialog):
     def passphrase_failed(self, message: str) -> None:
         """A wrong passphrase (or no passphrase set yet): said here; the dialog stays open."""
         self._set_waiting(False)
+        if self.new_passphrase.isVisible() and not self.new_passphrase.isChecked():
+            message += " " + self.tr("To set another passphrase, tick “{0}”.").format(
+                self.new_passphrase.text()
+            )
         self._show_error(message)
         self.passphrase_input.setFocus(Qt.FocusReason.OtherFocusReason)
         self.passphrase_input.selectAll()

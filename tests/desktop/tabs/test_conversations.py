@@ -664,6 +664,7 @@ def test_a_passphrase_encrypts_and_a_wrong_one_is_said_in_the_dialog(
     error = child(dialog, QLabel, "key_error")
     qtbot.waitUntil(lambda: "wrong passphrase" in error.text(), timeout=WAIT)
     assert dialog.isVisible() and not child(dialog, QLabel, "key_progress").isVisible()
+    assert "To set another passphrase, tick" in error.text()
     _type_passphrase(qtbot, dialog, PASSPHRASE, confirm=False)
     with qtbot.waitSignal(dialog.destroyed, timeout=WAIT):
         _ok(dialog)
