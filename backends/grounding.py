@@ -428,6 +428,36 @@ def _overlap(asked: Sequence[str], text: str, vocabulary: Vocabulary) -> float:
     return held / total if total > 0 else 0.0
 
 
+def score_sentences(
+    asked: Sequence[str], sources: Sequence[Source], vocabulary: Vocabulary, passages: int = 5
+) -> list[Quote]:
+    """Every sentence of the best ``passages`` sources, scored by how well it answers the
+    question, best first.
+
+    A sentence scores by the share of the question's (rare) words it holds, its passage's
+    title and words as context: a sentence saying "The antidote, intravenous acetylcysteine,
+    ..." in the Paracetamol note answers "antidote for paracetamol overdose" though it does
+    not repeat "paracetamol". Lower-ranked passages and negated sentences score a little less.
+    """
+    scored: list[Quote] = []
+    for rank, source in enumerate(sources[:passages]):
+        context = _overlap(asked, source.title + " " + source.text, vocabulary)
+        for sentence in source.sentences:
+            if len(content(sentence)) < 3:
+                continue
+            own = _overlap(asked, source.title + " " + sentence, vocabulary)
+            # what is not done answers a question less than what is ("antihistamines are not
+            # first-line" after "adrenaline is the first-line treatment")
+            score = own + 0.25 * context - 0.05 * rank - (0.1 if negated(sentence) else 0.0)
+            scored.append(Quote(source.number, sentence, score))
+    scored.sort(key=lambda q: -q.score)
+    return scored
+
+
+#: a sentence scoring at least this share of the best one answers the question too
+CLOSE_TO_BEST = 0.75
+
+
 def extract(
     asked: Sequence[str],
     sources: Sequence[Source],
@@ -436,31 +466,17 @@ def extract(
     most: int = 3,
     passages: int = 5,
 ) -> list[Quote]:
-    """The sentences of the best ``passages`` sources that answer the question best.
-
-    A sentence scores by the share of the question's (rare) words it holds, its passage's
-    words as context: a sentence saying "The antidote, intravenous acetylcysteine, ..." in
-    the Paracetamol note answers "antidote for paracetamol overdose" though it does not
-    repeat "paracetamol". A second sentence is added only when it scores close to the first.
-    """
-    scored: list[Quote] = []
-    following: dict[tuple[int, str], str] = {}  # (passage, sentence) -> the next one there
-    for rank, source in enumerate(sources[:passages]):
-        context = _overlap(asked, source.title + " " + source.text, vocabulary)
-        sentences = source.sentences
-        for i, sentence in enumerate(sentences):
-            if i + 1 < len(sentences):
-                following[source.number, sentence] = sentences[i + 1]
-            if len(content(sentence)) < 3:
-                continue
-            own = _overlap(asked, source.title + " " + sentence, vocabulary)
-            # what is not done answers a question less than what is ("antihistamines are not
-            # first-line" after "adrenaline is the first-line treatment")
-            score = own + 0.25 * context - 0.05 * rank - (0.1 if negated(sentence) else 0.0)
-            scored.append(Quote(source.number, sentence, score))
+    """The sentences that answer the question best (:func:`score_sentences`): the best one,
+    the next sentence of its passage when it goes on with the same words, then others that
+    score close to the best."""
+    scored = score_sentences(asked, sources, vocabulary, passages)
     if not scored:
         return []
-    scored.sort(key=lambda q: -q.score)
+    following: dict[tuple[int, str], str] = {}  # (passage, sentence) -> the next one there
+    for source in sources[:passages]:
+        sentences = source.sentences
+        for i in range(len(sentences) - 1):
+            following[source.number, sentences[i]] = sentences[i + 1]
     best = scored[0]
     chosen = [best]
     # the best sentence's next one often completes it ("… a hypersensitivity reaction." "The
@@ -471,9 +487,22 @@ def extract(
     for quote in scored[1:]:
         if len(chosen) >= most:
             break
-        if quote.score >= 0.75 * best.score and quote.text not in {c.text for c in chosen}:
+        if quote.score >= CLOSE_TO_BEST * best.score and quote.text not in {c.text for c in chosen}:
             chosen.append(quote)
     return chosen
+
+
+def answers_the_question(checked: Sequence[CheckedSentence], scored: Sequence[Quote]) -> bool:
+    """Whether a supported answer says what the best passage sentences say: one of its
+    sentences rests on a sentence scoring close to the best (:func:`score_sentences`)."""
+    if not scored:
+        return False
+    score = {(q.number, q.text): q.score for q in scored}
+    best = scored[0].score
+    return any(
+        c.supported and score.get((c.number, c.evidence), -1.0) >= CLOSE_TO_BEST * best
+        for c in checked
+    )
 
 
 def coverage(asked: Sequence[str], sources: Sequence[Source], vocabulary: Vocabulary) -> float:

@@ -1044,6 +1044,7 @@ class TutorService:
         sources = [p.source_for_check() for p in retrieval.passages]
         vocabulary = self.vocabulary(retrieval.scopes)
         covered_by = grounding.coverage(retrieval.asked, sources, vocabulary)
+        scored = grounding.score_sentences(retrieval.asked, sources, vocabulary)
         quotes = tuple(grounding.extract(retrieval.asked, sources, vocabulary))
         covered = self._covers(retrieval, vocabulary, covered_by, quotes)
 
@@ -1078,7 +1079,7 @@ class TutorService:
                     close()
         stopped = interrupted is not None or stop()
         checked = self._ground(
-            "".join(pieces), sources, quotes, covered_by, lang, chat, covered, stopped
+            "".join(pieces), sources, quotes, scored, covered_by, lang, chat, covered, stopped
         )
         answer, cited = _shown(checked, lang, {p.number: p.title for p in retrieval.passages})
         by_number = {p.number: p.chunk_id for p in retrieval.passages}
@@ -1163,6 +1164,7 @@ class TutorService:
         generated: str,
         sources: Sequence[Source],
         quotes: tuple[Quote, ...],
+        scored: Sequence[Quote],
         covered_by: float,
         lang: str,
         chat: ChatModel,
@@ -1180,7 +1182,6 @@ class TutorService:
         text = grounding.complete_sentences(generated)
         sentences = tuple(grounding.check_sentences(text, sources))
         unsupported = [s for s in sentences if not s.supported]
-        quoted = {q.text for q in quotes}
         reason = ""
         if stopped:
             reason = "the model's answer was stopped before it finished"
@@ -1188,7 +1189,7 @@ class TutorService:
             reason = "the model gave no answer"
         elif unsupported:
             reason = f"{len(unsupported)} of {len(sentences)} sentences not found in the passages"
-        elif not any(s.evidence in quoted for s in sentences):
+        elif not grounding.answers_the_question(sentences, scored):
             reason = "the model's answer does not come from the passage that answers the question"
         if not reason:
             # the notes are English, so a checked answer is English: a Spanish question is

@@ -122,6 +122,19 @@ def test_a_spanish_question_finds_the_english_note_and_says_the_quotes_are_engli
     assert turn.passages[0].doc_id == "kb/paracetamol"
 
 
+def test_a_true_answer_to_another_question_is_not_shown_as_the_answer(
+    make_tutor: TutorFactory, tmp_path: Path
+) -> None:
+    """Every sentence stands in the note, but none says what was asked: the quotes that do
+    answer are shown instead."""
+    aside = "The plasma paracetamol level is measured four hours or more after a single ingestion."
+    tutor = make_tutor(ScriptedChat(replies=[aside]), kb_dir=with_paracetamol(tmp_path))
+    turn = tutor.ask("What is the antidote for paracetamol overdose?", "ana")
+    g = turn.grounding
+    assert g is not None and g.mode == EXTRACTIVE and all(s.supported for s in g.sentences)
+    assert "does not come from the passage" in g.reason and "acetylcysteine" in turn.answer
+
+
 def test_a_checked_english_answer_to_a_spanish_question_says_it_is_english(
     make_tutor: TutorFactory, tmp_path: Path
 ) -> None:
