@@ -31,10 +31,11 @@ each finished step and the audit copy's position, so running again after an inte
 or a cancel finishes the job. A dry run (:func:`plan_migration`) reads and probes, and writes
 nothing anywhere.
 
-The audit schema and roles on Postgres are made by :func:`backends.audit.postgres_log.bootstrap`
-when they are missing, with the *admin DSN* (``--admin-dsn``; by default the configured
-``postgres_dsn``, which must then be a role that may create roles). When the configured DSN
-names the application role, its password is kept, so the configured DSN keeps working.
+The audit schema and roles on Postgres are made by
+:func:`backends.stores.audit_log.postgres.bootstrap` when they are missing, with the *admin DSN*
+(``--admin-dsn``; by default the configured ``postgres_dsn``, which must then be a role that may
+create roles). When the configured DSN names the application role, its password is kept, so the
+configured DSN keeps working.
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ from backends.storage_map import (
 )
 
 if TYPE_CHECKING:
-    from backends.audit.postgres_log import Roles
     from backends.services import Services
+    from backends.stores.audit_log.postgres import Roles
 
 log = logging.getLogger(__name__)
 
@@ -634,7 +635,7 @@ def _run_conversation_vectors(run: _Run, step: Step) -> None:
 
 
 def _audit_source(config: Config) -> Any:
-    from backends.audit.sqlite_log import SQLiteAuditLog
+    from backends.stores.audit_log.sqlite import SQLiteAuditLog
 
     return SQLiteAuditLog(config.path(AUDIT_FILE))
 
@@ -658,8 +659,8 @@ def _existing_trust(config: Config) -> Any:
 
 def _open_target_log(run: _Run, *, bootstrap_if_missing: bool) -> tuple[Any, str]:
     """The server log (bootstrapped when missing and allowed) and what was done."""
-    from backends.audit.log import AuditLogError
-    from backends.audit.postgres_log import PostgresAuditLog
+    from backends.stores.audit_log import AuditLogError
+    from backends.stores.audit_log.postgres import PostgresAuditLog
 
     dsn = run.target.postgres_dsn
     timeout = run.target.network_timeout
@@ -680,7 +681,7 @@ def _open_target_log(run: _Run, *, bootstrap_if_missing: bool) -> tuple[Any, str
 def _bootstrap(run: _Run) -> str:
     from psycopg.conninfo import conninfo_to_dict
 
-    from backends.audit.postgres_log import Roles, bootstrap
+    from backends.stores.audit_log.postgres import Roles, bootstrap
 
     roles = run.options.roles or Roles()
     admin = run.options.admin_dsn or run.target.postgres_dsn
@@ -693,7 +694,7 @@ def _bootstrap(run: _Run) -> str:
         app_password=str(keep) if keep else None,
         timeout=run.target.network_timeout,
     )
-    from backends.audit.postgres_log import redact_dsn
+    from backends.stores.audit_log.postgres import redact_dsn
 
     note = (
         f"bootstrapped the audit schema {result.schema!r} and roles "
@@ -809,7 +810,7 @@ class _PostgresChainWriter:
         import psycopg
         from psycopg import sql
 
-        from backends.audit.postgres_log import STATEMENT_TIMEOUT_MS
+        from backends.stores.audit_log.postgres import STATEMENT_TIMEOUT_MS
 
         self._table = sql.Identifier(schema, "audit_log")
         try:
@@ -827,8 +828,8 @@ class _PostgresChainWriter:
         import psycopg
         from psycopg import sql
 
-        from backends.audit.postgres_log import AUDIT_LOCK_KEY
-        from backends.audit.record import GENESIS
+        from backends.stores.audit_log.postgres import AUDIT_LOCK_KEY
+        from backends.stores.audit_log.record import GENESIS
 
         try:
             with self._conn.transaction():
@@ -867,7 +868,7 @@ def _verify(log_: Any, trust: Any, where: str) -> Any:
 
 
 def _run_audit(run: _Run, step: Step) -> None:
-    from backends.audit.record import GENESIS, chain_hash
+    from backends.stores.audit_log.record import GENESIS, chain_hash
 
     cfg = run.config
     signer, trust = _trust(cfg)

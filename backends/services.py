@@ -29,6 +29,18 @@ from backends.models.settings import ASSISTANTS
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+#: how an assistant opens its stores: ``opener(role, config, **context)``
+StoreOpener = Callable[..., Any]
+
+
+def open_store(role: str, config: Config, **context: Any) -> Any:
+    """The store of ``role`` the configuration names — the one caller of the storage
+    registry (:func:`backends.stores.open`); the assistants get this through their
+    constructors (``open_store=``), so a test may hand them another."""
+    from backends import stores
+
+    return stores.open(role, config, **context)
+
 
 class Services:
     """Lazily built, thread-safe, closed once."""
@@ -76,6 +88,12 @@ class Services:
     def is_built(self, name: str) -> bool:
         with self._lock:
             return name in self._built
+
+    def open_store(self, role: str, **context: Any) -> Any:
+        """The store of ``role`` for this configuration (see :func:`open_store`)."""
+        with self._lock:
+            config = self.config
+        return open_store(role, config, **context)
 
     def on_close(self, closer: Callable[[], None]) -> None:
         self._closers.append(closer)

@@ -41,12 +41,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from backends.audit.checkpoints import Signer, TrustStore  # noqa: E402
-from backends.audit.log import AuditLog  # noqa: E402
 from backends.audit.pseudonyms import KeyStore  # noqa: E402
-from backends.audit.record import GENESIS, Draft, canonical  # noqa: E402
 from backends.audit.service import AuditService  # noqa: E402
-from backends.audit.sqlite_log import SQLiteAuditLog  # noqa: E402
 from backends.audit.verify import verify_chain  # noqa: E402
+from backends.stores.audit_log import AuditLog  # noqa: E402
+from backends.stores.audit_log.record import GENESIS, Draft, canonical  # noqa: E402
+from backends.stores.audit_log.sqlite import SQLiteAuditLog  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "audit.json"
 WRITERS = (1, 8, 16)
@@ -345,7 +345,7 @@ def postgres_throughput(tmp: Path, total: int) -> tuple[list[dict[str, Any]], st
     try:
         import psycopg
 
-        from backends.audit.postgres_log import PostgresAuditLog, Roles, bootstrap
+        from backends.stores.audit_log.postgres import PostgresAuditLog, Roles, bootstrap
 
         def fresh_db(name: str) -> str:
             assert server is not None

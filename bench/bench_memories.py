@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from backends.memories.store import SQLiteMemoryStore  # noqa: E402
+from backends.stores.memories.sqlite import SQLiteMemoryStore  # noqa: E402
 from bench.common import RESULTS as RESULTS_DIR  # noqa: E402
 from bench.common import machine  # noqa: E402
 

@@ -56,10 +56,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends.audit.log import Filter
-from backends.audit.record import Entry
-from backends.audit.service import AuditService, get_service
-from backends.audit.verify import VerifyResult
+from backends.audit import AuditService, Entry, Filter, VerifyResult, get_service
 from backends.progress import Progress
 from desktop.workers import Emit, JobHandle, WorkerPool
 

@@ -1,7 +1,18 @@
 """The tamper-evident audit log (SPEC CT1–CT4, CT8): hash chain, pseudonyms, checkpoints.
 
-``record`` (canonical form and chain hash), ``log`` (the :class:`AuditLog` Protocol),
-``sqlite_log`` / ``postgres_log`` (its two implementations), ``pseudonyms`` (per-person keys,
-crypto-shredding), ``checkpoints`` (Ed25519-signed heads), ``verify`` (full and incremental
-verification), ``service`` (what the clinical tutor calls) and ``cli``. See docs/AUDIT.md.
+A lower layer the clinical tutor uses. ``pseudonyms`` (per-person keys, crypto-shredding),
+``checkpoints`` (Ed25519-signed heads), ``verify`` (full and incremental verification),
+``service`` (what the tutor calls) and ``cli``; the log itself — its record format and chain
+hash, its Protocol, the SQLite and Postgres implementations — is the audit-log role of the
+storage layer (:mod:`backends.stores.audit_log`). See docs/AUDIT.md.
+
+The public surface — what the desktop uses: :class:`AuditService` (built by
+:func:`get_service`) and the value types it returns.
 """
+
+from backends.audit.service import EXPORT_FORMATS, AuditService, get_service
+from backends.audit.verify import VerifyResult
+from backends.stores.audit_log import Filter
+from backends.stores.audit_log.record import Entry
+
+__all__ = ["EXPORT_FORMATS", "AuditService", "Entry", "Filter", "VerifyResult", "get_service"]

@@ -31,8 +31,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from backends.audit.record import canonical, utc_now
 from backends.errors import CustodiaEnvironmentError
+from backends.stores.audit_log.record import canonical, utc_now
 
 #: prefix of the signed bytes, so the signature cannot be reused for anything else
 DOMAIN = b"custodia-audit-checkpoint-v1\n"

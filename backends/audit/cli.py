@@ -29,12 +29,12 @@ from backends.audit.checkpoints import (
     public_key_from_hex,
     read_exported,
 )
-from backends.audit.log import Filter
 from backends.audit.service import EXPORT_FORMATS, AuditService, get_service
 from backends.audit.verify import verify_chain
 from backends.cli import PIPE_CLOSED, silence_stdout
 from backends.progress import Progress
 from backends.services import Services
+from backends.stores.audit_log import Filter
 
 #: ``YYYY-MM-DD``, optionally followed by ``T`` or a space and ``HH:MM[:SS[.ffffff]]``, and an
 #: optional ``Z`` (record times are UTC)
@@ -52,7 +52,7 @@ def record_time(text: str) -> str:
     ``argparse.ArgumentTypeError`` (exit 2).
 
     (The inspector's date filter builds ``YYYY-MM-DD`` itself; this normaliser could move next
-    to :class:`backends.audit.log.Filter` so every caller shares it.)
+    to :class:`backends.stores.audit_log.Filter` so every caller shares it.)
     """
     value = text.strip()
     match = _TIME.fullmatch(value)
@@ -194,7 +194,7 @@ def _cmd_checkpoint(args: argparse.Namespace, services: Services) -> int:
 
 
 def _cmd_bootstrap(args: argparse.Namespace, services: Services) -> int:
-    from backends.audit.postgres_log import bootstrap
+    from backends.stores.audit_log.postgres import bootstrap
 
     done = bootstrap(args.admin_dsn, schema=args.schema, timeout=services.config.network_timeout)
     print(

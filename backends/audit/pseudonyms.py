@@ -33,9 +33,9 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from backends.audit.record import canonical, utc_now
-from backends.audit.sqlite_log import migrate_locked
 from backends.errors import StoreUnavailableError
+from backends.stores.audit_log.record import canonical, utc_now
+from backends.stores.audit_log.sqlite import migrate_locked
 from backends.stores.engines.sqlite import Migration, connect
 from backends.text import checked_text
 

@@ -31,13 +31,14 @@ from backends.audit.checkpoints import (
     Signer,
     TrustStore,
 )
-from backends.audit.log import AuditLog, Filter
 from backends.audit.pseudonyms import ErasureError, KeyStore
-from backends.audit.record import Draft, Entry
 from backends.audit.verify import VerifyResult, verify_chain
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
 from backends.progress import Progress
+from backends.services import StoreOpener, open_store
+from backends.stores.audit_log import AuditLog, Filter
+from backends.stores.audit_log.record import Draft, Entry
 
 if TYPE_CHECKING:
     from backends.services import Services
@@ -150,17 +151,11 @@ class AuditService:
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
-    def open(cls, config: Config, **kwargs: Any) -> AuditService:
+    def open(
+        cls, config: Config, *, open_store: StoreOpener = open_store, **kwargs: Any
+    ) -> AuditService:
         """The log the configuration names, with its key store, signing key and trust file."""
-        audit_log: AuditLog
-        if config.audit == "postgres":
-            from backends.audit.postgres_log import PostgresAuditLog
-
-            audit_log = PostgresAuditLog(config.postgres_dsn, timeout=config.network_timeout)
-        else:
-            from backends.audit.sqlite_log import SQLiteAuditLog
-
-            audit_log = SQLiteAuditLog(config.path(LOG_FILE))
+        audit_log: AuditLog = open_store("audit_log", config, path=config.path(LOG_FILE))
         try:
             keys = KeyStore(config.path(KEYS_FILE))
             signer = Signer.load_or_create(config.path(SIGNING_KEY_FILE))

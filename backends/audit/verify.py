@@ -1,9 +1,9 @@
 """Verification: walk the chain, check it against trusted checkpoints, name the first break.
 
-Full verification starts at :data:`~backends.audit.record.GENESIS`; incremental verification
-starts at the latest trusted checkpoint (its record must still hash to the signed head) and
-costs only the records appended since. The walk never re-serialises a record: the stored
-canonical text is what was hashed, so each record costs one ``sha256`` over
+Full verification starts at :data:`~backends.stores.audit_log.record.GENESIS`; incremental
+verification starts at the latest trusted checkpoint (its record must still hash to the signed
+head) and costs only the records appended since. The walk never re-serialises a record: the
+stored canonical text is what was hashed, so each record costs one ``sha256`` over
 ``previous_hash + record`` — done batch-wise with ``map`` over rows fetched 50,000 at a time,
 which keeps the per-record cost in C (about 2 s per million records here).
 
@@ -29,9 +29,9 @@ from hashlib import sha256
 from itertools import islice
 
 from backends.audit.checkpoints import Checkpoint, CheckpointRejected, TrustStore
-from backends.audit.log import AuditLog, Head
-from backends.audit.record import GENESIS, chain_hash, record_seq
 from backends.progress import Progress
+from backends.stores.audit_log import AuditLog, Head
+from backends.stores.audit_log.record import GENESIS, chain_hash, record_seq
 
 GAP = "gap"
 REORDER = "reorder"

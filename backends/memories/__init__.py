@@ -1,0 +1,33 @@
+"""The memory assistant (SPEC PA1–PA5): remembers what the user tells it, answers from it.
+
+The public surface — what the desktop and the CLI use: :class:`MemoryAssistant` (built by
+:func:`get_service`) and the value types it returns. Its store is the memory-store role of the
+storage layer (:mod:`backends.stores.memories`).
+"""
+
+from backends.memories.assistant import (
+    AssistantSettings,
+    FoundMemory,
+    MemoryAssistant,
+    MemoryStatus,
+    Proposal,
+    RememberOutcome,
+    TurnResult,
+    Undo,
+    get_service,
+)
+from backends.stores.memories import Hit, MemoryNotFoundError
+
+__all__ = [
+    "AssistantSettings",
+    "FoundMemory",
+    "Hit",
+    "MemoryAssistant",
+    "MemoryNotFoundError",
+    "MemoryStatus",
+    "Proposal",
+    "RememberOutcome",
+    "TurnResult",
+    "Undo",
+    "get_service",
+]

@@ -20,19 +20,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backends import grounding
+from backends.config import Config
 from backends.grounding import CheckedSentence, Source
-from backends.memories.store import (
+from backends.models.chat import ChatModel, Message, Prompt
+from backends.models.embedders import Embedder
+from backends.progress import Progress
+from backends.services import StoreOpener, open_store
+from backends.stores.memories import (
     EmptyTextError,
     Hit,
     Memory,
     MemoryNotFoundError,
-    SQLiteMemoryStore,
+    MemoryStore,
     StoredMemory,
     StoreStats,
 )
-from backends.models.chat import ChatModel, Message, Prompt
-from backends.models.embedders import Embedder
-from backends.progress import Progress
 from backends.text import checked_text
 
 if TYPE_CHECKING:
@@ -280,13 +282,19 @@ class MemoryAssistant:
         embedder: Callable[[], Embedder],
         chat: Callable[[], ChatModel],
         settings: AssistantSettings | None = None,
+        *,
+        config: Config | None = None,
+        open_store: StoreOpener = open_store,
     ) -> None:
         self.store_path = Path(store_path)
+        #: the configuration the store is chosen by (the data dir of ``store_path`` if none)
+        self._config = config if config is not None else Config(home=self.store_path.parent)
+        self._open_store = open_store
         self.settings = settings or AssistantSettings()
         self._embedder_factory = embedder
         self._chat_factory = chat
         self._lock = threading.Lock()
-        self._store: SQLiteMemoryStore | None = None
+        self._store: MemoryStore | None = None
         self._embedder: Embedder | None = None
 
     # -- lazily built pieces ---------------------------------------------------------------
@@ -298,11 +306,17 @@ class MemoryAssistant:
             return self._embedder
 
     @property
-    def store(self) -> SQLiteMemoryStore:
+    def store(self) -> MemoryStore:
         embedder = self.embedder
         with self._lock:
             if self._store is None:
-                self._store = SQLiteMemoryStore(self.store_path, embedder.dimension, embedder.name)
+                self._store = self._open_store(
+                    "memories",
+                    self._config,
+                    path=self.store_path,
+                    dimension=embedder.dimension,
+                    embedder_name=embedder.name,
+                )
             return self._store
 
     @property
@@ -559,6 +573,7 @@ def get_service(services: Services, settings: AssistantSettings | None = None) -
             lambda: services.embedder,
             lambda: services.chat_for("memories"),
             settings,
+            config=services.config,
         ),
         MemoryAssistant.close,
     )

@@ -24,22 +24,15 @@ from backends.multiagent.runlock import LOCKS_FOLDER, RunLocks
 from backends.multiagent.sessions import SessionStore
 from backends.multiagent.tickets import TICKET_TTL, LiveTicket, TicketBoard
 from backends.progress import Progress
+from backends.services import StoreOpener, open_store
 from backends.stores.bus import EventBus, Subscription
-from backends.stores.bus.memory import InProcessEventBus
-from backends.stores.bus.redis import RedisEventBus
-from backends.stores.engines.redis import redis_client
-from backends.stores.sessions import Session
-from backends.stores.sessions.sqlite import SqliteSessionMirror
+from backends.stores.sessions import Session, SessionMirror
 from backends.stores.ttl import TTLStore
-from backends.stores.ttl.memory import MemoryTTLStore
-from backends.stores.ttl.redis import RedisTTLStore
 from backends.stores.vectors import CollectionStatus, Hit, SemanticMemory
 from backends.stores.vectors.qdrant import QdrantSemanticMemory
 from backends.stores.vectors.qdrant_edge import EdgeSemanticMemory
 
 if TYPE_CHECKING:
-    import redis
-
     from backends.services import Services
 
 log = logging.getLogger(__name__)
@@ -58,24 +51,24 @@ class MultiAgentService:
         ticket_ttl: float = TICKET_TTL,
         max_tokens: int = 128,
         retry_after: float = 5.0,
+        open_store: StoreOpener = open_store,
     ) -> None:
         self.config = config
         self._embedder = embedder
-        self._redis: redis.Redis | None = None
-        l2: TTLStore
-        bus: EventBus
-        if config.cache == "redis":
-            self._redis = redis_client(config.redis_url, config.network_timeout)
-            l2 = RedisTTLStore(self._redis, close_client=False)
-            bus = RedisEventBus(self._redis, timeout=config.network_timeout)
-        else:
-            l2 = MemoryTTLStore()
-            bus = InProcessEventBus()
+        # the TTL store and the bus the configuration names (in-process, or Redis: a client
+        # that connects on first use)
+        l2: TTLStore = open_store("ttl", config)
+        bus: EventBus = open_store("bus", config)
         self.l2 = l2
         self.sessions_path = config.path(SESSIONS_FILE)
+
+        def mirror() -> SessionMirror:
+            opened: SessionMirror = open_store("sessions", config, path=self.sessions_path)
+            return opened
+
         self.sessions = SessionStore(
             l2,
-            lambda: SqliteSessionMirror(self.sessions_path),
+            mirror,
             namespace=namespace,
             retry_after=retry_after,
         )
@@ -246,11 +239,11 @@ class MultiAgentService:
             if self._memory is not None:
                 self._memory.close()
                 self._memory = None
-        if self._redis is not None:
+        for store in (self.feed.bus, self.l2):
             try:
-                self._redis.close()
+                store.close()
             except Exception:
-                log.exception("multi-agent: closing Redis failed")
+                log.exception("multi-agent: closing the %s store failed", store.kind)
 
 
 def healthy(health: dict[str, str]) -> bool:

@@ -1,1 +1,121 @@
-"""Stores: one small Protocol per role, embedded and server implementations."""
+"""The storage layer: one package per store role, one registry of their implementations.
+
+In the manner of fsspec's ``registry.py``: :data:`REGISTRY` maps a role to its kinds and each
+kind to a ``"module:Class"`` string, imported only when that store is opened — so start-up
+imports no engine (chromadb, qdrant-client, neo4j, redis, psycopg). :func:`kind` is the one
+place that reads the configuration to choose an engine; :func:`open` builds the store with
+the implementation's ``from_config(config, **context)``. :mod:`backends.services` is the one
+caller of :func:`open`; the assistants get their stores through their constructors.
+
+Adding an engine: one module in the role's package (``backends/stores/<role>/<engine>.py``,
+a class with ``kind`` and ``from_config``), one line here, one fixtures class in
+``tests/backends/stores/<role>/``. See docs/ARCHITECTURE.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from backends.config import Config
+
+#: role -> kind -> "module:Class"
+REGISTRY: dict[str, dict[str, str]] = {
+    "ttl": {
+        "memory": "backends.stores.ttl.memory:MemoryTTLStore",
+        "redis": "backends.stores.ttl.redis:RedisTTLStore",
+    },
+    "bus": {
+        "memory": "backends.stores.bus.memory:InProcessEventBus",
+        "redis": "backends.stores.bus.redis:RedisEventBus",
+    },
+    "sessions": {
+        "sqlite": "backends.stores.sessions.sqlite:SqliteSessionMirror",
+    },
+    "vectors": {
+        "chroma": "backends.stores.vectors.chroma:ChromaVectorIndex",
+    },
+    "chunks": {
+        "chroma": "backends.stores.vectors.chroma:ChromaChunkIndex",
+    },
+    "semantic": {
+        "edge": "backends.stores.vectors.qdrant_edge:EdgeSemanticMemory",
+        "qdrant": "backends.stores.vectors.qdrant:QdrantSemanticMemory",
+    },
+    "memories": {
+        "sqlite": "backends.stores.memories.sqlite:SQLiteMemoryStore",
+    },
+    "audit_log": {
+        "sqlite": "backends.stores.audit_log.sqlite:SQLiteAuditLog",
+        "postgres": "backends.stores.audit_log.postgres:PostgresAuditLog",
+    },
+    "graph": {
+        "sqlite": "backends.stores.graph.sqlite:SqliteGraph",
+        "bolt": "backends.stores.graph.bolt:BoltGraph",
+    },
+}
+
+#: role -> the kind the configuration names (the only place that reads it to pick an engine)
+SELECT: dict[str, Callable[[Config], str]] = {
+    "ttl": lambda config: config.cache,
+    "bus": lambda config: config.cache,
+    "sessions": lambda config: "sqlite",
+    "vectors": lambda config: "chroma",
+    "chunks": lambda config: "chroma",
+    "semantic": lambda config: "qdrant" if config.qdrant_url else "edge",
+    "memories": lambda config: "sqlite",
+    "audit_log": lambda config: config.audit,
+    "graph": lambda config: "bolt" if config.graph == "neo4j" else "sqlite",
+}
+
+_loaded: dict[tuple[str, str], type[Any]] = {}
+
+
+def roles() -> tuple[str, ...]:
+    return tuple(REGISTRY)
+
+
+def implementations(role: str) -> Mapping[str, str]:
+    """The kinds of ``role`` and their ``"module:Class"`` (nothing imported)."""
+    try:
+        return dict(REGISTRY[role])
+    except KeyError:
+        raise ValueError(f"unknown store role {role!r}; known: {', '.join(REGISTRY)}") from None
+
+
+def register(role: str, kind: str, target: str, *, clobber: bool = False) -> None:
+    """Add an implementation (``"module:Class"``) of ``role``; tests and plug-ins use this."""
+    kinds = REGISTRY.setdefault(role, {})
+    if kind in kinds and kinds[kind] != target and not clobber:
+        raise ValueError(f"{role}: {kind!r} is already {kinds[kind]!r}")
+    kinds[kind] = target
+    _loaded.pop((role, kind), None)
+
+
+def get_class(role: str, kind: str) -> type[Any]:
+    """The class of ``role``'s ``kind``, imported on first use."""
+    key = (role, kind)
+    if key not in _loaded:
+        target = implementations(role).get(kind)
+        if target is None:
+            known = ", ".join(implementations(role))
+            raise ValueError(f"{role}: no implementation {kind!r}; known: {known}")
+        module_name, _, class_name = target.partition(":")
+        _loaded[key] = getattr(importlib.import_module(module_name), class_name)
+    return _loaded[key]
+
+
+def kind(role: str, config: Config) -> str:
+    """The kind of ``role`` the configuration names."""
+    implementations(role)
+    return SELECT[role](config)
+
+
+def open(role: str, config: Config, **context: Any) -> Any:
+    """The store of ``role`` the configuration names, built by its ``from_config``.
+
+    ``context`` is what the role needs beyond the configuration (a file, a namespace, the
+    embedder's name and dimension); every implementation of a role takes the same."""
+    return get_class(role, kind(role, config)).from_config(config, **context)

@@ -20,8 +20,6 @@ import numpy as np
 import psycopg
 import pytest
 
-from backends.audit.postgres_log import PostgresAuditLog, Roles, bootstrap
-from backends.audit.record import Draft
 from backends.audit.service import AuditService
 from backends.audit.service import get_service as audit_service
 from backends.config import Config
@@ -42,6 +40,8 @@ from backends.models.embedders import HashingEmbedder
 from backends.progress import Progress
 from backends.services import Services
 from backends.storage_map import storage_map
+from backends.stores.audit_log.postgres import PostgresAuditLog, Roles, bootstrap
+from backends.stores.audit_log.record import Draft
 from backends.stores.sessions import Session
 from backends.stores.sessions.sqlite import SqliteSessionMirror
 from backends.stores.vectors import MemoryItem

@@ -19,9 +19,7 @@ from typing import Any
 import pytest
 
 from backends.audit.checkpoints import Signer, TrustStore
-from backends.audit.log import AuditLog, Filter, Head
 from backends.audit.pseudonyms import KeyStore
-from backends.audit.record import GENESIS, Draft, chain_hash
 from backends.audit.service import AuditService
 from backends.audit.verify import (
     CHECKPOINT_MISMATCH,
@@ -32,6 +30,8 @@ from backends.audit.verify import (
     UNKNOWN_CHECKPOINT,
     verify_chain,
 )
+from backends.stores.audit_log import AuditLog, Filter, Head
+from backends.stores.audit_log.record import GENESIS, Draft, chain_hash
 from tests.backends.audit.writers import open_log, write
 
 Row = tuple[int, str, str]
@@ -429,7 +429,7 @@ class PostgresTamper(Tamper):
 class TestPostgresAuditLog(AuditLogContract):
     @pytest.fixture
     def bootstrapped(self, fresh_postgres_db: str) -> Any:
-        from backends.audit.postgres_log import Roles, bootstrap
+        from backends.stores.audit_log.postgres import Roles, bootstrap
 
         return bootstrap(fresh_postgres_db, roles=Roles.with_prefix(f"r{uuid.uuid4().hex[:10]}"))
 

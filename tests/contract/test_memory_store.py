@@ -16,13 +16,9 @@ import numpy as np
 import pytest
 
 from backends.errors import CustodiaEnvironmentError, DimensionMismatchError
-from backends.memories.store import (
-    MemoryExistsError,
-    MemoryNotFoundError,
-    MemoryStore,
-    SQLiteMemoryStore,
-)
 from backends.progress import Progress
+from backends.stores.memories import MemoryExistsError, MemoryNotFoundError, MemoryStore
+from backends.stores.memories.sqlite import SQLiteMemoryStore
 
 DIM = 16
 OpenStore = Callable[..., Any]

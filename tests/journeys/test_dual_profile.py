@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from backends.audit.postgres_log import Roles, bootstrap
 from backends.audit.service import get_service as audit_service
 from backends.config import Config
 from backends.migrate import dsn_url
 from backends.services import Services
 from backends.storage_map import StorageRow, storage_map
+from backends.stores.audit_log.postgres import Roles, bootstrap
 from tests.journeys.script import run_journey, tutor_available
 
 

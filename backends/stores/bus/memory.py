@@ -6,9 +6,12 @@ import json
 import queue
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backends.stores.bus import Event, Subscription, encode
+
+if TYPE_CHECKING:
+    from backends.config import Config
 
 
 class _QueueSubscription:
@@ -42,6 +45,10 @@ class InProcessEventBus:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._subscribers: dict[str, list[_QueueSubscription]] = {}
+
+    @classmethod
+    def from_config(cls, config: Config, **context: Any) -> InProcessEventBus:
+        return cls()
 
     def publish(self, channel: str, event: Mapping[str, Any]) -> int:
         raw = encode(event)

@@ -13,6 +13,8 @@ from backends.stores.bus import Event, Subscription, encode
 if TYPE_CHECKING:
     import redis
 
+    from backends.config import Config
+
 
 class _RedisSubscription:
     def __init__(self, client: redis.Redis, channel: str, timeout: float) -> None:
@@ -66,9 +68,20 @@ class RedisEventBus:
 
     kind = "redis"
 
-    def __init__(self, client: redis.Redis, timeout: float = 5.0) -> None:
+    def __init__(
+        self, client: redis.Redis, timeout: float = 5.0, *, close_client: bool = False
+    ) -> None:
         self._client = client
         self._timeout = timeout
+        self._close_client = close_client
+
+    @classmethod
+    def from_config(cls, config: Config, **context: Any) -> RedisEventBus:
+        """The Redis at ``redis_url``; its own client, closed with the bus."""
+        from backends.stores.engines.redis import redis_client
+
+        client = redis_client(config.redis_url, config.network_timeout)
+        return cls(client, timeout=config.network_timeout, close_client=True)
 
     def publish(self, channel: str, event: Mapping[str, Any]) -> int:
         import redis as redis_mod
@@ -83,4 +96,5 @@ class RedisEventBus:
         return _RedisSubscription(self._client, channel, self._timeout)
 
     def close(self) -> None:
-        return None  # the client belongs to whoever made it
+        if self._close_client:  # else the client belongs to whoever made it
+            self._client.close()

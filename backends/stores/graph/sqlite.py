@@ -8,7 +8,7 @@ import logging
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backends.stores.engines.sqlite import connect, migrate
 from backends.stores.graph import (
@@ -18,6 +18,9 @@ from backends.stores.graph import (
     GraphUnavailableError,
     Operation,
 )
+
+if TYPE_CHECKING:
+    from backends.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +77,13 @@ class SqliteGraph(AllowListedGraph):
             raise
         for conn in (self._writer, self._reader):
             conn.row_factory = sqlite3.Row
+
+    @classmethod
+    def from_config(
+        cls, config: Config, *, path: Path, namespace: str = DEFAULT_NAMESPACE, **context: Any
+    ) -> SqliteGraph:
+        """The file ``path`` (in the data dir)."""
+        return cls(path, namespace)
 
     def _run(
         self, operation: Operation, text: str, parameters: dict[str, Any]

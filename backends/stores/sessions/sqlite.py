@@ -10,11 +10,14 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backends.errors import StoreUnavailableError
 from backends.stores.engines.sqlite import Migration, connect, migrate
 from backends.stores.sessions import Session, check_limit
+
+if TYPE_CHECKING:
+    from backends.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +78,13 @@ class SqliteSessionMirror:
             except StoreUnavailableError:
                 self._conn.close()
                 raise
+
+    @classmethod
+    def from_config(
+        cls, config: Config, *, path: Path, read_only: bool = False, **context: Any
+    ) -> SqliteSessionMirror:
+        """The file ``path`` (in the data dir)."""
+        return cls(path, read_only=read_only)
 
     @property
     def connection(self) -> sqlite3.Connection:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from backends.stores.ttl import TTLItem, check_ttl
+
+if TYPE_CHECKING:
+    from backends.config import Config
 
 Clock = Callable[[], float]
 
@@ -23,6 +27,11 @@ class MemoryTTLStore:
         self._clock = clock
         self._lock = threading.Lock()
         self._data: dict[str, tuple[str, float]] = {}
+
+    @classmethod
+    def from_config(cls, config: Config, **context: Any) -> MemoryTTLStore:
+        """A new, empty store (nothing of it outlives the process)."""
+        return cls()
 
     def set(self, key: str, value: str, ttl: float) -> None:
         check_ttl(ttl)

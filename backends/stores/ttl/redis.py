@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from backends.errors import StoreUnavailableError
 from backends.stores.engines.redis import redis_client
@@ -11,6 +11,8 @@ from backends.stores.ttl import TTLItem, check_ttl
 
 if TYPE_CHECKING:
     import redis
+
+    from backends.config import Config
 
 
 class RedisTTLStore:
@@ -21,6 +23,11 @@ class RedisTTLStore:
     def __init__(self, client: redis.Redis, *, close_client: bool = True) -> None:
         self._client = client
         self._close_client = close_client
+
+    @classmethod
+    def from_config(cls, config: Config, **context: Any) -> RedisTTLStore:
+        """The Redis at ``redis_url``; its own client, closed with the store."""
+        return cls(redis_client(config.redis_url, config.network_timeout))
 
     @classmethod
     def from_url(cls, url: str, timeout: float) -> RedisTTLStore:

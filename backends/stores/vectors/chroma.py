@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +15,9 @@ import numpy.typing as npt
 from backends.errors import DimensionMismatchError, EmbedderMismatchError, InvalidVectorError
 from backends.stores.engines import chroma
 from backends.stores.vectors import ChunkHit, Pointer, VectorHit, check_pointer, scope_filter
+
+if TYPE_CHECKING:
+    from backends.config import Config
 
 #: the collections' default names (the conversations' and the tutor's)
 CONVERSATIONS = "custodia_conversations"
@@ -103,6 +106,30 @@ class ChromaVectorIndex(chroma.ChromaCollection):
             dimension=dimension,
             collection=collection,
             fresh=fresh,
+        )
+
+    @classmethod
+    def from_config(
+        cls,
+        config: Config,
+        *,
+        embedder_name: str,
+        dimension: int,
+        fresh: bool = False,
+        **context: Any,
+    ) -> ChromaVectorIndex:
+        """The server at ``chroma_url``, else the local folder under the data dir; only our
+        collection is touched (``fresh`` drops it)."""
+        if config.chroma_url:
+            return cls.server(
+                config.chroma_url,
+                timeout=config.network_timeout,
+                embedder_name=embedder_name,
+                dimension=dimension,
+                fresh=fresh,
+            )
+        return cls.local(
+            config.chroma_path, embedder_name=embedder_name, dimension=dimension, fresh=fresh
         )
 
     def _other_embedder(self, name: str) -> EmbedderMismatchError:
@@ -199,6 +226,20 @@ class ChromaChunkIndex(chroma.ChromaCollection):
             dimension=dimension,
             collection=collection,
         )
+
+    @classmethod
+    def from_config(
+        cls, config: Config, *, embedder_name: str, dimension: int, **context: Any
+    ) -> ChromaChunkIndex:
+        """The server at ``chroma_url``, else the local folder under the data dir."""
+        if config.chroma_url:
+            return cls.server(
+                config.chroma_url,
+                timeout=config.network_timeout,
+                embedder_name=embedder_name,
+                dimension=dimension,
+            )
+        return cls.local(config.chroma_path, embedder_name=embedder_name, dimension=dimension)
 
     def _other_embedder(self, name: str) -> EmbedderMismatchError:
         return EmbedderMismatchError(

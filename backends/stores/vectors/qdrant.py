@@ -49,6 +49,8 @@ from backends.stores.vectors import (
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
 
+    from backends.config import Config
+
 log = logging.getLogger(__name__)
 
 
@@ -100,6 +102,18 @@ class QdrantSemanticMemory:
         except BaseException:
             self.close()
             raise
+
+    @classmethod
+    def from_config(
+        cls, config: Config, *, embedder: Embedder, **context: Any
+    ) -> QdrantSemanticMemory:
+        """The server at ``qdrant_url``, else local mode in the data dir's folder."""
+        return cls(
+            embedder,
+            path=None if config.qdrant_url else config.qdrant_path,
+            url=config.qdrant_url,
+            timeout=config.network_timeout,
+        )
 
     # -- opening ---------------------------------------------------------------------------
     def _open(self, path: Path | None, url: str, timeout: float) -> QdrantClient:

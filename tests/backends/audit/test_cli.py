@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from backends.audit.cli import record_time
-from backends.audit.record import Draft
 from backends.audit.service import AuditService
 from backends.cli import main
 from backends.config import Config
+from backends.stores.audit_log.record import Draft
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def _rewrite_from(home: Path, seq: int) -> None:
     (a consistent forged chain), wipe the stored checkpoints, re-sign the new head with the
     data dir's own key."""
     from backends.audit.checkpoints import Signer, TrustStore
-    from backends.audit.record import GENESIS, chain_hash
+    from backends.stores.audit_log.record import GENESIS, chain_hash
 
     conn = sqlite3.connect(home / "audit.sqlite3", isolation_level=None)
     for table in ("audit_log", "audit_checkpoint"):

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from backends.audit.checkpoints import Signer, TrustStore
-from backends.audit.log import Filter
 from backends.audit.pseudonyms import ErasureError, KeyStore, KeyStoreError
 from backends.audit.service import (
     CHECKPOINTS_FILE,
@@ -26,9 +25,10 @@ from backends.audit.service import (
     SIGNING_KEY_FILE,
     AuditService,
 )
-from backends.audit.sqlite_log import SQLiteAuditLog
 from backends.cli import main
 from backends.config import Config
+from backends.stores.audit_log import Filter
+from backends.stores.audit_log.sqlite import SQLiteAuditLog
 
 SHORT = 0.2  # busy timeout of the stores under test (the real one is 30 s)
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from backends.audit.checkpoints import Signer
-from backends.audit.log import AuditLogError, AuditPermissionError
-from backends.audit.postgres_log import Bootstrapped, PostgresAuditLog, Roles, bootstrap
-from backends.audit.record import Draft
 from backends.errors import StoreUnavailableError
+from backends.stores.audit_log import AuditLogError, AuditPermissionError
+from backends.stores.audit_log.postgres import Bootstrapped, PostgresAuditLog, Roles, bootstrap
+from backends.stores.audit_log.record import Draft
 
 pytestmark = pytest.mark.server
 
@@ -139,7 +139,7 @@ def test_server_down_is_an_environment_error(roles: Bootstrapped, postgres_serve
 def test_the_server_builds_the_records_python_would(
     roles: Bootstrapped, app_log: PostgresAuditLog
 ) -> None:
-    from backends.audit.record import chain_hash
+    from backends.stores.audit_log.record import chain_hash
 
     drafts = [
         Draft("tutor.turn", "p-0123456789abcdef", {"q": '¿dosis? "x" \\ 😀', "n": [1, 2.5]}),

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from backends.audit.record import (
+from backends.stores.audit_log.record import (
     GENESIS,
     RECORD_TEMPLATE,
     Draft,
@@ -88,7 +88,7 @@ def test_records_are_the_canonical_json_of_their_fields(draft: Draft) -> None:
 
 
 def test_time_stamps_are_utc_with_microseconds() -> None:
-    from backends.audit.record import utc_now
+    from backends.stores.audit_log.record import utc_now
 
     stamps = [utc_now() for _ in range(200)]
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", s) for s in stamps)

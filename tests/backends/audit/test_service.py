@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from backends.audit.checkpoints import CheckpointError
-from backends.audit.log import Filter
 from backends.audit.service import REVEALED_EXPORT, AuditService, ChainBrokenError, export_text
 from backends.audit.verify import verify_records
 from backends.config import Config
+from backends.stores.audit_log import Filter
 
 
 @pytest.fixture

@@ -5,17 +5,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from backends.audit.log import AuditLog
-from backends.audit.record import Draft
+from backends.stores.audit_log import AuditLog
+from backends.stores.audit_log.record import Draft
 
 
 def open_log(spec: tuple[str, str, str]) -> AuditLog:
     kind, where, schema = spec
     if kind == "sqlite":
-        from backends.audit.sqlite_log import SQLiteAuditLog
+        from backends.stores.audit_log.sqlite import SQLiteAuditLog
 
         return SQLiteAuditLog(Path(where))
-    from backends.audit.postgres_log import PostgresAuditLog
+    from backends.stores.audit_log.postgres import PostgresAuditLog
 
     return PostgresAuditLog(where, schema=schema)
 

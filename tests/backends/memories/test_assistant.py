@@ -19,11 +19,11 @@ from backends.memories.assistant import (
     recall_threshold_for,
     remember_request,
 )
-from backends.memories.store import MemoryNotFoundError
 from backends.models.chat import RETRIEVAL_ONLY_LABEL, Message, RetrievalOnlyChat, ScriptedChat
 from backends.models.embedders import Embedder, HashingEmbedder
 from backends.progress import Progress
 from backends.services import Services
+from backends.stores.memories import MemoryNotFoundError
 
 
 @pytest.fixture

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
-from backends.memories import store as store_module
-from backends.memories.store import MemoryStoreError, SQLiteMemoryStore, to_blob
+from backends.stores.memories import MemoryStoreError
+from backends.stores.memories import sqlite as store_module
+from backends.stores.memories.sqlite import SQLiteMemoryStore, to_blob
 
 DIM = 16
 ROOT = Path(__file__).resolve().parents[3]
@@ -174,7 +175,7 @@ def test_a_writer_killed_mid_transaction_loses_only_its_uncommitted_work(path: P
         f"""
         import os, signal, numpy as np
         from pathlib import Path
-        from backends.memories.store import SQLiteMemoryStore, to_blob
+        from backends.stores.memories.sqlite import SQLiteMemoryStore, to_blob
         store = SQLiteMemoryStore(Path({str(path)!r}), {DIM}, "m")
         rng = np.random.default_rng(0)
         store.add_many([(f"committed {{i}}", rng.normal(size={DIM})) for i in range(10)])
@@ -205,7 +206,7 @@ def test_a_concurrent_writer_process_is_noticed_incrementally(path: Path) -> Non
         f"""
         import numpy as np
         from pathlib import Path
-        from backends.memories.store import SQLiteMemoryStore
+        from backends.stores.memories.sqlite import SQLiteMemoryStore
         def unit(seed):
             v = np.random.default_rng(seed).normal(size={DIM}).astype(np.float32)
             return v / np.linalg.norm(v)
@@ -243,7 +244,7 @@ def test_searching_while_another_process_writes(path: Path) -> None:
                 f"""
                 import numpy as np
                 from pathlib import Path
-                from backends.memories.store import SQLiteMemoryStore
+                from backends.stores.memories.sqlite import SQLiteMemoryStore
                 store = SQLiteMemoryStore(Path({str(path)!r}), {DIM}, "m")
                 rng = np.random.default_rng(7)
                 for i in range(300):

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from backends.stores.audit_log import Filter
 from backends.audit.service import AuditService
 from backends.config import Config
 from backends.errors import StoreUnavailableError
 from backends.models.chat import RetrievalOnlyChat, ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.progress import Progress
+from backends.stores.audit_log import Filter
 from backends.stores.graph.bolt import BoltGraph
 from backends.tutor.kb import ScopeError, shipped_documents
 from backends.tutor.tutor import (

@@ -28,11 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends.audit.log import Filter
 from backends.audit.service import get_service as audit_service
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.services import Services
+from backends.stores.audit_log import Filter
 from backends.stores.graph.bolt import BoltGraph
 from backends.tutor.tutor import AUDIT_EVENT, TutorService
 from tests.backends.tutor.conftest import make_small_kb

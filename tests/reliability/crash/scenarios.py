@@ -46,14 +46,15 @@ def preload() -> None:
     """Import everything a child needs, once, in the zygote (before any fork)."""
     import chromadb  # noqa: F401
     import qdrant_client  # noqa: F401
+    import qdrant_edge  # noqa: F401
     from qdrant_client.local import qdrant_local  # noqa: F401
 
     import backends.audit.service
-    import backends.audit.sqlite_log
     import backends.conversations.agent
     import backends.memories.assistant
     import backends.migrate
     import backends.multiagent.service
+    import backends.stores.audit_log.sqlite
     import backends.tutor.tutor  # noqa: F401
 
 
@@ -885,8 +886,8 @@ class MigrationScenario(Scenario):
     # some and that it survived the kill into the next run.
 
     def prepare(self, home: Path, **extra: Any) -> None:
-        from backends.audit.record import Draft
         from backends.audit.service import AuditService
+        from backends.stores.audit_log.record import Draft
         from backends.stores.sessions import Session
         from backends.stores.sessions.sqlite import SqliteSessionMirror
 
@@ -962,9 +963,9 @@ class MigrationScenario(Scenario):
     def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
         import redis
 
-        from backends.audit.postgres_log import Roles
         from backends.migrate import JOURNAL_FILE, Journal, MigrateOptions, migrate
         from backends.progress import Progress
+        from backends.stores.audit_log.postgres import Roles
 
         dsn, url = self.command["admin_dsn"], self.command["redis_url"]
         options = MigrateOptions(roles=Roles.with_prefix(self.command["roles"]), audit_batch=100)
@@ -1043,6 +1044,93 @@ class LoadedMigrationScenario(MigrationScenario):
     kill_window = (0.0, 0.002)
 
 
+class QdrantEdgeMoveScenario(Scenario):
+    """A data dir of today's main with a qdrant-client local-mode folder, opened by this
+    version (issue 19): its points move to qdrant-edge while the process is killed at random
+    (copying, creating shards, verifying, removing the old folder, writing new points). At the
+    next start every old point is in qdrant-edge with its payload and vector, the old folder is
+    gone, and every acknowledged new point is there."""
+
+    name = "qdrant-edge-move"
+    kill_window = (0.0, 2.5)
+    items = 60
+
+    def prepare(self, home: Path, **extra: Any) -> None:
+        from backends.stores.vectors import MemoryItem
+        from backends.stores.vectors.qdrant import QdrantSemanticMemory
+
+        old = QdrantSemanticMemory(HashingEmbedder(DIMENSION), path=home / "template")
+        try:
+            for name in ("agent_results", "code_patterns", "session_memory"):
+                old.add_many(
+                    name,
+                    [
+                        MemoryItem(words(f"{name} {i}", 8), f"s{i % 5}", "coder", f"t{i}")
+                        for i in range(self.items)
+                    ],
+                )
+            expected = {
+                name: {pid: payload for pid, _, payload in old.points(name)}
+                for name in old.collections
+            }
+        finally:
+            old.close()
+        (home / "template.json").write_text(json.dumps(expected), encoding="utf-8")
+
+    def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
+        import shutil
+
+        from backends.multiagent.service import get_service
+        from backends.stores.vectors import MemoryItem
+
+        dirs = sorted(home.glob("d*"))
+        if dirs:
+            self.check(dirs[-1], home, ledger)
+        channel.ready()
+        fresh = home / f"d{len(dirs):04d}"
+        tag = fresh.name
+        fresh.mkdir(mode=0o700)
+        shutil.copytree(home / "template", fresh / "qdrant.tmp")
+        os.replace(fresh / "qdrant.tmp", fresh / "qdrant")  # today's data dir, whole or absent
+        memory = get_service(services_for(fresh)).memory()  # moves the points over
+        channel.ack(f"{tag} moved", {"v": next(counter)})
+        for k in range(10**6):
+            v = next(counter)
+            key = f"{tag} item {k}"
+            channel.intent(key, {"v": v})
+            memory.add("agent_results", MemoryItem(f"{tag} new item {k}", "new", "coder"))
+            channel.ack(key, {"v": v})
+
+    def check(self, data: Path, home: Path, ledger: Ledger) -> None:
+        from backends.multiagent.service import get_service
+
+        tag = data.name
+        if not (data / "qdrant").exists() and not (data / "qdrant-edge").exists():
+            return  # killed before the old folder was in place: nothing to move
+        expected = json.loads((home / "template.json").read_text(encoding="utf-8"))
+        try:
+            memory = get_service(services_for(data)).memory()
+            memory.check()
+            found = {name: {pid: p for pid, _, p in memory.points(name)} for name in expected}
+        except CustodiaEnvironmentError as err:
+            raise Violation(f"qdrant-edge move: {tag} cannot be opened: {err}") from err
+        for name, points in expected.items():
+            missing = [pid for pid, payload in points.items() if found[name].get(pid) != payload]
+            if missing:
+                raise Violation(f"qdrant-edge move: {tag} {name} lost {len(missing)} point(s)")
+        if (data / "qdrant").exists():
+            raise Violation(f"qdrant-edge move: {tag} kept the old folder after moving it")
+        texts = {p.get("text") for p in found["agent_results"].values()}
+        for key in ledger.acked:
+            if key.startswith(f"{tag} item "):
+                k = key.rsplit(" ", 1)[1]
+                if f"{tag} new item {k}" not in texts:
+                    raise Violation(f"qdrant-edge move: acknowledged {key} is missing")
+        hits = memory.search("agent_results", words("agent_results 7", 8), limit=1)
+        if not hits or hits[0].ticket != "t7":
+            raise Violation(f"qdrant-edge move: {tag} does not find a moved point: {hits}")
+
+
 class LyingScenario(MemoriesScenario):
     """A broken writer for the harness's own test: it acknowledges a memory it never wrote."""
 
@@ -1064,6 +1152,7 @@ SCENARIOS: dict[str, Scenario] = {
         AuditScenario(),
         FirstStartScenario(),
         TutorScenario(),
+        QdrantEdgeMoveScenario(),
     )
 }
 #: scenarios that must fail (the harness's self-test), not part of the crash suite

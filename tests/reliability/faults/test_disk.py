@@ -235,7 +235,7 @@ def test_a_migration_on_a_full_disk_is_a_typed_error(home: Path) -> None:
 
 
 def test_an_audit_append_on_a_full_disk_is_a_typed_error(home: Path) -> None:
-    from backends.audit.log import AuditLogError
+    from backends.stores.audit_log import AuditLogError
 
     service = AuditService.open(_config(home), checkpoint_every=0)
     try:

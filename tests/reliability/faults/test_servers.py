@@ -23,13 +23,13 @@ from typing import Any
 import pytest
 
 from backends import cli
-from backends.audit.postgres_log import Roles, bootstrap
 from backends.audit.service import AuditService
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.multiagent.service import MultiAgentService
+from backends.stores.audit_log.postgres import Roles, bootstrap
 from backends.stores.sessions import Session
 from tests.reliability.conftest import Figures
 

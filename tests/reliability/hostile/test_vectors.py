@@ -19,8 +19,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from backends.errors import CustodiaEnvironmentError, DimensionMismatchError
-from backends.memories.store import SQLiteMemoryStore
 from backends.models.embedders import HashingEmbedder
+from backends.stores.memories.sqlite import SQLiteMemoryStore
 from tests.reliability.conftest import Figures
 from tests.reliability.hostile import BUDGET, hostile_settings, refused_cleanly
 

@@ -20,14 +20,15 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from backends.audit.log import AuditLogError, ChainBatch, Filter, Head
-from backends.audit.record import Draft, Entry, chain_drafts
+from backends.stores.audit_log import AuditLogError, ChainBatch, Filter, Head
+from backends.stores.audit_log.record import Draft, Entry, chain_drafts
 from backends.stores.engines.sqlite import Migration, connect, migrate
 
 if TYPE_CHECKING:
     from backends.audit.checkpoints import Checkpoint
+    from backends.config import Config
 
 _PROTECTED = ("audit_log", "audit_meta", "audit_checkpoint")
 
@@ -116,7 +117,7 @@ def migrate_locked(conn: sqlite3.Connection, path: Path, migrations: list[Migrat
 
 
 class SQLiteAuditLog:
-    """:class:`~backends.audit.log.AuditLog` on a SQLite file."""
+    """:class:`~backends.stores.audit_log.AuditLog` on a SQLite file."""
 
     kind = "sqlite"
     stores_checkpoints = True
@@ -135,6 +136,11 @@ class SQLiteAuditLog:
             raise AuditLogError(f"{self.path}: not a usable audit log: {err}") from err
         self._log_id = str(row[0])
         self._reader = self._open()
+
+    @classmethod
+    def from_config(cls, config: Config, *, path: Path, **context: Any) -> SQLiteAuditLog:
+        """The file ``path`` (in the data dir)."""
+        return cls(path)
 
     def _open(self) -> sqlite3.Connection:
         # synchronous=FULL: an audit record a power cut can lose is not audited.

@@ -30,8 +30,9 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from backends.audit.log import AuditLogError, AuditPermissionError, ChainBatch, Filter, Head
-from backends.audit.record import (
+from backends.config import redact_url
+from backends.stores.audit_log import AuditLogError, AuditPermissionError, ChainBatch, Filter, Head
+from backends.stores.audit_log.record import (
     GENESIS,
     RECORD_VERSION,
     Draft,
@@ -39,10 +40,10 @@ from backends.audit.record import (
     chain_drafts,
     chain_hash,
 )
-from backends.config import redact_url
 
 if TYPE_CHECKING:
     from backends.audit.checkpoints import Checkpoint
+    from backends.config import Config
 
 #: the advisory lock every append takes (one per database; "CUSTAUDT" as 8 bytes)
 AUDIT_LOCK_KEY = 0x4355535441554454
@@ -123,7 +124,8 @@ def _quoted(identifier: str) -> str:
 
 def _append_function(schema: str) -> sql.Composed:
     """``append_records(data[], event[], pseudonym[], sealed[])``: lock, read the head, build
-    each record from its canonical fragments (:data:`~backends.audit.record.RECORD_TEMPLATE`),
+    each record from its canonical fragments
+    (:data:`~backends.stores.audit_log.record.RECORD_TEMPLATE`),
     hash it exactly as CT2 says and insert — the plain chain's steps, in one round trip instead
     of five. ``SECURITY INVOKER``: it can do nothing its caller could not (the application
     role's INSERT); the client re-hashes every returned record, so a server that chained
@@ -315,7 +317,7 @@ def _fail(what: str, err: psycopg.Error) -> AuditLogError:
 
 
 class PostgresAuditLog:
-    """:class:`~backends.audit.log.AuditLog` in a Postgres schema made by :func:`bootstrap`."""
+    """The :class:`~backends.stores.audit_log.AuditLog` in a Postgres schema (:func:`bootstrap`)."""
 
     kind = "postgres"
 
@@ -361,6 +363,12 @@ class PostgresAuditLog:
         self.stores_checkpoints = bool(insert and insert[0])
 
     # -- connections -----------------------------------------------------------------------
+
+    @classmethod
+    def from_config(cls, config: Config, **context: Any) -> PostgresAuditLog:
+        """The schema at ``postgres_dsn``."""
+        return cls(config.postgres_dsn, timeout=config.network_timeout)
+
     def _connect(self, autocommit: bool = True) -> psycopg.Connection[Any]:
         try:
             return psycopg.connect(

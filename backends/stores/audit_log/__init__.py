@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from backends.audit.record import GENESIS, Draft, Entry
 from backends.errors import StoreUnavailableError
+from backends.stores.audit_log.record import GENESIS, Draft, Entry
 
 if TYPE_CHECKING:
     from backends.audit.checkpoints import Checkpoint
