@@ -492,17 +492,20 @@ def extract(
     return chosen
 
 
-def answers_the_question(checked: Sequence[CheckedSentence], scored: Sequence[Quote]) -> bool:
+def answers_the_question(
+    checked: Sequence[CheckedSentence], scored: Sequence[Quote], sources: Sequence[Source]
+) -> bool:
     """Whether a supported answer says what the best passage sentences say: one of its
-    sentences rests on a sentence scoring close to the best (:func:`score_sentences`)."""
+    sentences is stated by a sentence scoring close to the best (:func:`score_sentences`)."""
     if not scored:
         return False
-    score = {(q.number, q.text): q.score for q in scored}
-    best = scored[0].score
-    return any(
-        c.supported and score.get((c.number, c.evidence), -1.0) >= CLOSE_TO_BEST * best
-        for c in checked
-    )
+    titles = {s.number: s.title for s in sources}
+    best = [
+        Source(q.number, titles.get(q.number, ""), q.text)
+        for q in scored
+        if q.score >= CLOSE_TO_BEST * scored[0].score
+    ]
+    return any(c.supported and _check_one(c.text, best).supported for c in checked)
 
 
 def coverage(asked: Sequence[str], sources: Sequence[Source], vocabulary: Vocabulary) -> float:

@@ -1189,7 +1189,7 @@ class TutorService:
             reason = "the model gave no answer"
         elif unsupported:
             reason = f"{len(unsupported)} of {len(sentences)} sentences not found in the passages"
-        elif not grounding.answers_the_question(sentences, scored):
+        elif not grounding.answers_the_question(sentences, scored, sources):
             reason = "the model's answer does not come from the passage that answers the question"
         if not reason:
             # the notes are English, so a checked answer is English: a Spanish question is
