@@ -264,6 +264,8 @@ class Conversation:
 
 #: the longest title made from a first message (characters)
 TITLE_CHARS = 60
+_TITLE_LEAD = re.compile(r"^(?:#{1,6}\s+|>\s*)+")
+_TITLE_MARKUP = re.compile(r"\*\*|__|`+")
 #: how much of a clear file is read to find its title for a listing
 TITLE_HEAD_BYTES = 4096
 
@@ -272,6 +274,8 @@ def make_title(message: str) -> str:
     """A short title from a first message: its first line, cut at a word near
     :data:`TITLE_CHARS` with "…"; "" when nothing is left."""
     text = tidy_name(message.strip().splitlines()[0] if message.strip() else "")
+    # Markdown emphasis and code marks, a heading's or quote's lead: not part of a title
+    text = _TITLE_MARKUP.sub("", _TITLE_LEAD.sub("", text)).strip()
     if len(text) <= TITLE_CHARS:
         return text
     cut = text[: TITLE_CHARS - 1]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QModelIndex, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -83,6 +83,7 @@ from backends.conversations.keys import (
 from backends.errors import DimensionMismatchError
 from backends.progress import Progress
 from backends.services import Services
+from desktop import theme
 from desktop.markdown import set_markdown, split_markdown
 from desktop.workers import Emit, JobHandle, WorkerPool
 
@@ -96,10 +97,13 @@ LOCKED_ROLE = Qt.ItemDataRole.UserRole + 2
 NAME_ROLE = Qt.ItemDataRole.UserRole + 3
 WARNING_STYLE = "background:#fff3cd;color:#664d03;border:1px solid #ffe69c;padding:4px;"
 OK_STYLE = "background:#d1e7dd;color:#0f5132;border:1px solid #a3cfbb;padding:4px;"
-ERROR_STYLE = "color:#b02a37;"
 #: a job running longer than this shows what the tab is waiting for (``tab_activity``)
 ACTIVITY_DELAY_MS = 200
 HIGHLIGHT = "#fff3a0"
+HIGHLIGHT_DARK = "#5a4a00"
+#: who wrote a message, readable on the light and on the dark palette
+_ROLE_COLOURS = {"user": "#0b5394", "assistant": "#38761d"}
+_ROLE_COLOURS_DARK = {"user": "#8ab4f8", "assistant": "#81c784"}
 
 
 @dataclass(frozen=True)
@@ -289,7 +293,7 @@ class KeyDialog(QDialog):
         self.key_error = QLabel("")
         self.key_error.setObjectName("key_error")
         self.key_error.setWordWrap(True)
-        self.key_error.setStyleSheet(ERROR_STYLE)
+        self.key_error.setStyleSheet(f"color:{theme.colors()['error']};")
         self.key_error.setProperty("error", False)
         self.key_error.setVisible(False)
         layout.addWidget(self.key_error)
@@ -519,6 +523,8 @@ class ConversationsTab(QWidget):
         self._hit_names: dict[str, str] = {}
         #: the messages shown in the transcript (index → text), for their Copy links
         self._shown: dict[int, str] = {}
+        #: the conversation on screen, drawn again when the theme changes
+        self._last_opened: _Opened | None = None
         self._build()
         self._connect_signals()
         self._set_busy_chat(False)
@@ -664,7 +670,7 @@ class ConversationsTab(QWidget):
         #: what the tab is waiting for, shown once a job has run for ACTIVITY_DELAY_MS
         self.tab_activity = QLabel("")
         self.tab_activity.setObjectName("tab_activity")
-        self.tab_activity.setStyleSheet("color:gray;")
+        self.tab_activity.setStyleSheet(f"color:{theme.colors()['muted']};")
         self.tab_activity.setVisible(False)
         outer.addWidget(self.tab_activity)
         self._activity_timer = QTimer(self)
@@ -1170,6 +1176,7 @@ class ConversationsTab(QWidget):
         if conversation is None:
             self._on_conversation_gone(opened.conversation_id)
             return
+        self._last_opened = opened
         self.current_id = conversation.id
         self.title.setText(conversation.display_name)
         stopped = self.tr("stopped")
@@ -1708,6 +1715,26 @@ class ConversationsTab(QWidget):
 
         self._run("conversations: export", job, self._on_listing, doing=self.tr("Exporting…"))
 
+    # -- theme -----------------------------------------------------------------------------
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self.theme_changed()
+
+    def theme_changed(self) -> None:
+        """A theme switch (the window calls it too): names and highlights stay readable."""
+        colours = theme.colors()
+        self.tab_activity.setStyleSheet(f"color:{colours['muted']};")
+        opened = self._last_opened
+        if (
+            opened is not None
+            and opened.conversation is not None
+            and opened.serial == self._open_serial
+            and self._chat is None
+            and self.transcript.property("conversation_id") == opened.conversation.id
+        ):
+            self._on_opened(opened)
+
     # -- shutdown --------------------------------------------------------------------------
     def shutdown(self) -> None:
         """Called after the window cancelled and waited for every job."""
@@ -1778,8 +1805,10 @@ def _message_html(
         f" <a href='copy:{index}:{k}' style='color:gray'>{html.escape(copy)} code {k + 1}</a>"
         for k in range(len(codes))
     )
-    background = f"background-color:{HIGHLIGHT};" if highlight else ""
-    colour = "#0b5394" if role == "user" else "#38761d" if role == "assistant" else "#666"
+    dark = theme.current_is_dark()
+    background = f"background-color:{HIGHLIGHT_DARK if dark else HIGHLIGHT};" if highlight else ""
+    colours = _ROLE_COLOURS_DARK if dark else _ROLE_COLOURS
+    colour = colours.get(role, theme.colors()["muted"])
     return (
         f"<a name='msg-{index}'></a>"
         f"<table width='100%' cellpadding='4' style='{background}margin-top:6px'><tr><td>"

@@ -244,6 +244,9 @@ def test_make_title() -> None:
     long = make_title("word " * 40)
     assert len(long) <= TITLE_CHARS and long.endswith("…") and "  " not in long
     assert make_title("   ") == ""
+    assert make_title("## Show me **bold** and `code`, snake_case") == (
+        "Show me bold and code, snake_case"
+    )
 
 
 def test_an_encrypted_title_never_reaches_clear_text(make_agent: MakeAgent, key: str) -> None:

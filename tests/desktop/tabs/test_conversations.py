@@ -973,3 +973,27 @@ def test_a_hit_whose_file_became_unreadable_is_named_not_shown_by_id(
     assert "“Zebra facts”" in status.text() and "zebra-facts" not in status.text()
     idle(qtbot, tab)
     assert rows(tab)[0][0].startswith("⚠")  # the list marks it too
+
+
+def test_the_transcript_follows_a_dark_theme(qtbot: Any, make_tab: MakeTab) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from desktop import theme
+
+    tab = make_tab(prepare=lambda s: seed(s, "Zebra facts", ["zebras have stripes", "yes"]))
+    tree = child(tab, QTreeWidget, "conversation_list")
+    item = tree.topLevelItem(0)
+    qtbot.mouseClick(
+        tree.viewport(), Qt.MouseButton.LeftButton, pos=tree.visualItemRect(item).center()
+    )
+    transcript = child(tab, QTextBrowser, "transcript")
+    qtbot.waitUntil(lambda: "zebras have stripes" in transcript.toPlainText(), timeout=WAIT)
+    assert "#0b5394" in transcript.toHtml()
+    app = QApplication.instance()
+    before = app.palette()
+    try:
+        app.setPalette(theme.dark_palette())
+        qtbot.waitUntil(lambda: "#8ab4f8" in transcript.toHtml(), timeout=WAIT)
+    finally:
+        app.setPalette(before)
+    qtbot.waitUntil(lambda: "#0b5394" in transcript.toHtml(), timeout=WAIT)
