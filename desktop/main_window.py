@@ -535,6 +535,9 @@ class MainWindow(QMainWindow):
         running = self.workers.active
         if running:
             log.info("closing: cancelling %d job(s)", len(running))
+            # the wait below is short (every job checks for cancellation), but say so
+            self.busy_label.setText(self.tr("Stopping {0} task(s)…").format(len(running)))
+            self.busy_label.repaint()
         if not self.workers.shutdown(timeout_ms=30_000):
             answer = QMessageBox.question(
                 self,
