@@ -29,8 +29,6 @@ from backends.stores.bus import EventBus, Subscription
 from backends.stores.sessions import Session, SessionMirror
 from backends.stores.ttl import TTLStore
 from backends.stores.vectors import CollectionStatus, Hit, SemanticMemory
-from backends.stores.vectors.qdrant import QdrantSemanticMemory
-from backends.stores.vectors.qdrant_edge import EdgeSemanticMemory
 
 if TYPE_CHECKING:
     from backends.services import Services
@@ -55,6 +53,7 @@ class MultiAgentService:
     ) -> None:
         self.config = config
         self._embedder = embedder
+        self._open_store = open_store
         # the TTL store and the bus the configuration names (in-process, or Redis: a client
         # that connects on first use)
         l2: TTLStore = open_store("ttl", config)
@@ -101,17 +100,11 @@ class MultiAgentService:
         """The semantic memory, opened on first use (raises when it cannot be opened)."""
         with self._memory_lock:
             if self._memory is None:
-                cfg = self.config
-                memory: SemanticMemory
-                if cfg.qdrant_url:
-                    memory = QdrantSemanticMemory(
-                        self._embedder(), url=cfg.qdrant_url, timeout=cfg.network_timeout
-                    )
-                else:
-                    # A local-mode folder left by an older Custodia moves over by itself.
-                    memory = EdgeSemanticMemory(
-                        self._embedder(), path=cfg.qdrant_edge_path, legacy_path=cfg.qdrant_path
-                    )
+                # qdrant-edge in the data dir (a local-mode folder of an older Custodia moves
+                # over by itself), or qdrant-client for the server at qdrant_url
+                memory: SemanticMemory = self._open_store(
+                    "semantic", self.config, embedder=self._embedder()
+                )
                 self._memory = memory
             return self._memory
 
