@@ -38,6 +38,7 @@ from backends.conversations.files import (
     StoredMessage,
     check_name,
     fit_name,
+    fit_title,
     make_title,
     new_id,
     now_iso,
@@ -589,7 +590,7 @@ class ConversationAgent:
             elif row.title and cipher is not None and cipher.knows(row.key_id):
                 with contextlib.suppress(Exception):
                     text = json.loads(cipher.decrypt(row.title, row.key_id).decode("utf-8"))
-                    title = fit_name(text) if isinstance(text, str) else ""
+                    title = fit_title(text)
             out.append(replace(row, name=title) if title else row)
         with self._lock:
             self._titles = seen

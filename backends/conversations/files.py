@@ -188,6 +188,14 @@ def check_name(name: str) -> str:
     return tidied
 
 
+def fit_title(value: object) -> str:
+    """A stored title as shown (one line, at most :data:`MAX_NAME`), "" when it is not text
+    or empty (then the name is shown; never the "Conversation" placeholder)."""
+    if not isinstance(value, str) or not tidy_name(value):
+        return ""
+    return fit_name(value)
+
+
 def fit_name(name: str, default: str = "Conversation") -> str:
     """The tidied name cut to :data:`MAX_NAME` with "…" (imports, listings: never refused)."""
     tidied = tidy_name(name) or default
@@ -468,10 +476,14 @@ class ConversationFiles:
         if isinstance(title_field, str) and title_field:
             if encrypted:
                 title_token = title_field
-                title_raw = self._decrypt(path, title_field, kid)
-                title = fit_name(title_raw) if isinstance(title_raw, str) else ""
+                try:
+                    title_raw = self._decrypt(path, title_field, kid)
+                except ConversationError as err:  # the history opened: only the title is lost
+                    logging.getLogger(__name__).warning("%s: title not read: %s", path.name, err)
+                    title_raw, title_token = "", ""
+                title = fit_title(title_raw)
             else:
-                title = fit_name(clean_text(title_field))
+                title = fit_title(title_field)
         return Conversation(
             id=path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else str(data.get("id")),
             name=data["name"],
@@ -546,7 +558,7 @@ class ConversationFiles:
             value, _ = json.JSONDecoder().raw_decode(head, at + len('\n "title": '))
         except ValueError:
             return ""
-        return fit_name(clean_text(value)) if isinstance(value, str) else ""
+        return fit_title(value)
 
     def stored_title(self, conversation: Conversation) -> str:
         """The ``title`` field as it is written: a token under the primary key when the

@@ -283,3 +283,16 @@ def test_exports_and_imports_carry_the_title(make_agent: MakeAgent, tmp_path: Pa
     agent.ask("Knots every sailor should know")
     text, _ = importers.export(agent, None, "markdown")
     assert text.startswith("# Knots every sailor should know")
+
+
+def test_a_damaged_title_loses_the_title_only(make_agent: MakeAgent, key: str) -> None:
+    agent = make_agent(key=key)
+    cid = agent.ask("Lighthouses of Galicia").conversation_id
+    path = agent.folder / f"{cid}.json"
+    data = json.loads(path.read_text())
+    data["title"] = data["title"][:-8]  # a token cut short
+    path.write_text(json.dumps(data))
+    again = make_agent(key=key)
+    conversation = again.load(cid)
+    assert conversation.history[0].content == "Lighthouses of Galicia"
+    assert conversation.display_name == data["name"]  # the date: the title is lost, not all
