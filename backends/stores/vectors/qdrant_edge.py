@@ -226,33 +226,68 @@ class EdgeSemanticMemory:
             self._depth -= 1
             self._last = time.monotonic()
             if self._depth == 0:
-                self._schedule_release()
+                if self._fd is not None and self._someone_waits():
+                    self._release()  # its turn: between two operations, never inside one
+                else:
+                    self._schedule_release()
             self._rlock.release()
 
     def _take_lock(self) -> None:
-        lock = self.root / ".lock"
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as err:
-            raise StoreUnavailableError(f"{lock}: cannot open the memory's lock: {err}") from err
-        deadline = time.monotonic() + self.wait
-        while True:
+        """Take the lease: at once when it is free, else as *the* waiter (``.want``, which a
+        holder checks after each operation and then gives the lease up) for ``wait`` s."""
+        fd = self._open_lock(".lock")
+        if not self._try_flock(fd):
+            want = self._open_lock(".want")
+            deadline = time.monotonic() + self.wait
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
-                    os.close(fd)
-                    raise StoreUnavailableError(
-                        f"the semantic memory at {self.where} has been in use by another "
-                        f"Custodia process (pid {holder}) for more than {self.wait:g} s "
-                        "(a re-embedding or an index build); try again when it has finished"
-                    ) from None
-                time.sleep(0.05)
+                while not self._try_flock(want):  # several waiters: one at a time
+                    self._wait_or_fail(fd, deadline)
+                while not self._try_flock(fd):
+                    self._wait_or_fail(fd, deadline)
+            except BaseException:
+                os.close(fd)
+                raise
+            finally:
+                os.close(want)  # unlocks it: the next waiter's turn
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd
+
+    def _open_lock(self, name: str) -> int:
+        try:
+            return os.open(self.root / name, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as err:
+            raise StoreUnavailableError(f"{self.root / name}: cannot open a lock: {err}") from err
+
+    @staticmethod
+    def _try_flock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _wait_or_fail(self, fd: int, deadline: float) -> None:
+        if time.monotonic() < deadline:
+            time.sleep(0.02)
+            return
+        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+        raise StoreUnavailableError(
+            f"the semantic memory at {self.where} has been in use by another "
+            f"Custodia process (pid {holder}) for more than {self.wait:g} s "
+            "(a re-embedding or an index build); try again when it has finished"
+        )
+
+    def _someone_waits(self) -> bool:
+        """Another process waits for the lease (it holds ``.want``)."""
+        try:
+            want = os.open(self.root / ".want", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            return False
+        try:
+            return not self._try_flock(want)
+        finally:
+            os.close(want)
 
     def _schedule_release(self) -> None:
         if self.idle <= 0:
