@@ -185,3 +185,45 @@ def test_kill_9_during_rotate_key_generate_loses_nothing(
     assert {json.loads(p.read_text())["key_id"] for p in folder.glob("*.json")} == {key_id(new)}
     assert not journal.exists() and not (folder / PENDING_KEY_FILE).exists()
     assert len(make_agent(key=new).conversations()) == 300
+
+
+def test_kill_9_during_rotate_key_passphrase_loses_nothing(
+    make_agent: MakeAgent, config: Config
+) -> None:
+    """``rotate-key --passphrase`` killed mid-way: the salt was on disk before the first file
+    was rewritten, so the passphrase gives the new key back (it is stored nowhere), the old
+    key opens the rest, and the same command again finishes the rotation."""
+    from backends.conversations.files import ConversationFiles
+    from backends.conversations.keys import KDF_FILE, HistoryCipher, PassphraseFile, key_id
+
+    passphrase = "a long walk to the lighthouse"
+    key = generate_key()
+    seed = make_agent(key=key)
+    for i in range(300):
+        seed.files.write(conversation(f"passphrase {i} " + "text " * 200, "reply"), create=True)
+    seed.close()
+    folder = config.home / "conversations"
+    journal = folder / ROTATION_JOURNAL
+    env = {"CONVERSATIONS_KEY": key, "CUSTODIA_NEW_CONVERSATIONS_PASSPHRASE": passphrase}
+    child = _cli(config.home, "rotate-key", "--passphrase", **env)
+    deadline = time.monotonic() + 60
+    while _rotated(journal) < 1 and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.0005)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+    _, errors = child.communicate()
+    assert journal.exists(), f"the kill came after the rotation ended: {errors}"
+    new = PassphraseFile(folder / KDF_FILE).unlock(passphrase)  # the passphrase gives it back
+    kids = {json.loads(p.read_text())["key_id"] for p in folder.glob("[!.]*.json")}
+    assert key_id(new) in kids and key_id(key) in kids  # killed half-way
+    assert not any(new.encode() in p.read_bytes() for p in config.home.rglob("*") if p.is_file())
+    both = ConversationFiles(folder, HistoryCipher([new, key]))
+    for name in both.scan():
+        assert both.read(name)[0].history  # every conversation opens with what the user has
+    resumed = _cli(config.home, "rotate-key", "--passphrase", **env)
+    out, err = resumed.communicate(timeout=180)
+    assert resumed.returncode == 0, err
+    assert "resumed an interrupted rotation" in err and out == ""
+    assert {json.loads(p.read_text())["key_id"] for p in folder.glob("[!.]*.json")} == {key_id(new)}
+    assert not journal.exists()
+    assert len(make_agent(passphrase=passphrase).conversations()) == 300
