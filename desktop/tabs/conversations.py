@@ -4,8 +4,16 @@ Object names (docs/TESTING.md): ``conversations`` (the tab), ``conversation_list
 ``new_conversation``, ``rename_conversation``, ``delete_conversation`` (asks
 ``confirm_delete``), ``chat_input``, ``send``, ``stop_chat``, ``transcript``, ``model_picker``,
 ``history_search``, ``search_results``, ``encryption_status``, ``set_key`` (opens
-``key_dialog``), ``import_conversations``, ``export_conversations``, ``rebuild_index``,
-``index_progress``, ``tab_status``.
+``key_dialog``: ``mode_passphrase``/``mode_key``, ``passphrase_input``, ``passphrase_confirm``,
+``new_passphrase``, ``key_input``, ``generate_key``, ``copy_key``, ``key_notice``,
+``key_error``, ``key_progress``), ``new_history`` (opens ``new_history_dialog``:
+``new_history_encrypted``, ``new_history_clear``), ``import_conversations``,
+``export_conversations``, ``rebuild_index``, ``index_progress``, ``tab_status``,
+``tab_activity`` (what a wait longer than 200 ms is for).
+
+The transcript is rendered as Markdown by the shared :mod:`desktop.markdown`; ``copy:<i>``
+and ``copy:<i>:<k>`` links copy a message or one of its code blocks. Search hits are searched
+again after a rename, delete, import or key change, and never name a conversation by its id.
 
 Deleting the conversation being answered stops the answer first (after the usual
 confirmation), then deletes it; deleting the open conversation always leaves a new one.
