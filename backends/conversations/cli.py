@@ -412,6 +412,8 @@ def _cmd_rotate_key(args: argparse.Namespace, services: Services) -> int:
         where = "set CONVERSATIONS_KEY to the new key before the next start"
         if before.source == "keyring" or not after.keyring.usable:
             where += f" ({after.keyring.reason})"
+        if not after.keyring.usable:  # nothing keeps it here: a passphrase needs no keyring
+            where += "; or use `custodia rotate-key --passphrase`, which needs no keyring"
         _warn(where)
     return 1 if report.failed else 0
 

@@ -141,6 +141,12 @@ def test_rotate_key_passphrase_from_the_cli(
 
     code, _, err = run("ask", "conversations", "Tide tables for the harbour")
     cid = err.split("conversation ")[1].split()[0]
+    # a generated key without a keyring: the command says a passphrase needs none
+    monkeypatch.setenv("CUSTODIA_NEW_CONVERSATIONS_KEY", keys.generate_key())
+    code, _, err = run("rotate-key")
+    assert code == 0 and "rotate-key --passphrase`, which needs no keyring" in err
+    monkeypatch.setenv("CONVERSATIONS_KEY", os.environ["CUSTODIA_NEW_CONVERSATIONS_KEY"])
+    monkeypatch.delenv("CUSTODIA_NEW_CONVERSATIONS_KEY")
     monkeypatch.setenv("CUSTODIA_NEW_CONVERSATIONS_PASSPHRASE", PASSPHRASE)
     code, out, err = run("rotate-key", "--passphrase")
     assert code == 0, err
@@ -149,6 +155,7 @@ def test_rotate_key_passphrase_from_the_cli(
     data = json.loads((tmp_path / "conversations" / f"{cid}.json").read_text())
     assert data["encrypted"] is True
     monkeypatch.delenv("CUSTODIA_NEW_CONVERSATIONS_PASSPHRASE")
+    monkeypatch.delenv("CONVERSATIONS_KEY")  # it would take precedence
     monkeypatch.setenv("CONVERSATIONS_PASSPHRASE", PASSPHRASE)
     code, out, _ = run("conversations", "show", cid)
     assert code == 0 and "Tide tables for the harbour" in out
