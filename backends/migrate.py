@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 from backends.config import Config, redact_url
 from backends.errors import CancelledError, CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
+from backends.services import open_store
 from backends.storage_map import (
     AUDIT_FILE,
     CHECKPOINTS_FILE,
@@ -317,12 +318,10 @@ class _Run:
 
 
 def _recent_sessions(config: Config) -> list[Any]:
-    from backends.stores.sessions.sqlite import SqliteSessionMirror
-
     path = config.path(SESSIONS_FILE)
     if not path.exists():
         return []
-    mirror = SqliteSessionMirror(path, read_only=True)
+    mirror = open_store("sessions", config, path=path, read_only=True)
     try:
         sessions = mirror.list()
     finally:
@@ -352,9 +351,7 @@ def _plan_sessions(run: _Run) -> Step:
 
 
 def _redis_store(target: Config) -> Any:
-    from backends.stores.ttl.redis import RedisTTLStore
-
-    return RedisTTLStore.from_url(target.redis_url, target.network_timeout)
+    return open_store("ttl", target)  # the target's is Redis
 
 
 def _run_sessions(run: _Run, step: Step) -> None:
@@ -409,13 +406,10 @@ def _plan_feed(run: _Run) -> Step:
 def _local_memory(run: _Run) -> Any:
     """The local-mode semantic memory (the process's own when it is the configured one)."""
     from backends.multiagent import get_service
-    from backends.stores.vectors.qdrant_edge import EdgeSemanticMemory
 
     if not run.config.qdrant_url:
         return get_service(run.services).memory(), False
-    memory = EdgeSemanticMemory(
-        run.services.embedder, path=run.config.qdrant_edge_path, legacy_path=run.config.qdrant_path
-    )
+    memory = open_store("semantic", run.config, kind="edge", embedder=run.services.embedder)
     return memory, True
 
 
@@ -492,13 +486,9 @@ def _upsert_points(
 
 
 def _run_semantic(run: _Run, step: Step) -> None:
-    from backends.stores.vectors.qdrant import QdrantSemanticMemory
-
     memory, owned = _local_memory(run)
     try:
-        server = QdrantSemanticMemory(
-            run.services.embedder, url=run.target.qdrant_url, timeout=run.target.network_timeout
-        )
+        server = open_store("semantic", run.target, embedder=run.services.embedder)
         try:
             sub = _StepProgress(run.progress, step.name)
             step.done = copy_semantic_memory(memory, server, sub.progress)
@@ -603,14 +593,9 @@ def _plan_conversation_vectors(run: _Run) -> Step:
 
 
 def _server_vectors(run: _Run) -> Any:
-    from backends.stores.vectors.chroma import ChromaVectorIndex
-
     embedder = run.services.embedder
-    return ChromaVectorIndex.server(
-        run.target.chroma_url,
-        timeout=run.target.network_timeout,
-        embedder_name=embedder.name,
-        dimension=embedder.dimension,
+    return open_store(
+        "vectors", run.target, embedder_name=embedder.name, dimension=embedder.dimension
     )
 
 
@@ -635,9 +620,7 @@ def _run_conversation_vectors(run: _Run, step: Step) -> None:
 
 
 def _audit_source(config: Config) -> Any:
-    from backends.stores.audit_log.sqlite import SQLiteAuditLog
-
-    return SQLiteAuditLog(config.path(AUDIT_FILE))
+    return open_store("audit_log", config, kind="sqlite", path=config.path(AUDIT_FILE))
 
 
 def _trust(config: Config) -> tuple[Any, Any]:
@@ -660,12 +643,12 @@ def _existing_trust(config: Config) -> Any:
 def _open_target_log(run: _Run, *, bootstrap_if_missing: bool) -> tuple[Any, str]:
     """The server log (bootstrapped when missing and allowed) and what was done."""
     from backends.stores.audit_log import AuditLogError
-    from backends.stores.audit_log.postgres import PostgresAuditLog
 
-    dsn = run.target.postgres_dsn
-    timeout = run.target.network_timeout
+    def target_log() -> Any:
+        return open_store("audit_log", run.target, kind="postgres", schema=run.options.schema)
+
     try:
-        return PostgresAuditLog(dsn, schema=run.options.schema, timeout=timeout), ""
+        return target_log(), ""
     except AuditLogError as err:
         if "bootstrap" not in str(err) and "does not exist" not in str(err):
             raise
@@ -675,7 +658,7 @@ def _open_target_log(run: _Run, *, bootstrap_if_missing: bool) -> tuple[Any, str
                 "(bootstrap) with the admin DSN"
             )
     done = _bootstrap(run)
-    return PostgresAuditLog(dsn, schema=run.options.schema, timeout=timeout), done
+    return target_log(), done
 
 
 def _bootstrap(run: _Run) -> str:
@@ -1000,18 +983,15 @@ def _kb_counts(config: Config) -> tuple[int, int]:
 def _target_tutor(run: _Run) -> Any:
     """A tutor service on the target stores (same knowledge base file), made once per run."""
     if run.tutor is None:
-        from backends.stores.graph.bolt import BoltGraph
         from backends.tutor.tutor import TutorService
 
         target = run.target
         graph: Any = None
         if target.graph == "neo4j":
-            graph = BoltGraph(
-                target.neo4j_uri,
-                user=target.neo4j_user,
-                password=target.neo4j_password,
+            graph = open_store(
+                "graph",
+                target,
                 namespace=run.options.graph_namespace,
-                timeout=target.network_timeout,
                 driver=run.options.bolt_driver,
             )
 

@@ -33,13 +33,13 @@ T = TypeVar("T")
 StoreOpener = Callable[..., Any]
 
 
-def open_store(role: str, config: Config, **context: Any) -> Any:
+def open_store(role: str, config: Config, *, kind: str | None = None, **context: Any) -> Any:
     """The store of ``role`` the configuration names — the one caller of the storage
     registry (:func:`backends.stores.open`); the assistants get this through their
     constructors (``open_store=``), so a test may hand them another."""
     from backends import stores
 
-    return stores.open(role, config, **context)
+    return stores.open(role, config, kind=kind, **context)
 
 
 class Services:

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from backends.config import Config, redact_url
 from backends.errors import CancelledError, CustodiaEnvironmentError
 from backends.progress import Progress
+from backends.services import open_store
 
 if TYPE_CHECKING:
     from backends.services import Services
@@ -218,9 +219,7 @@ def _sqlite_row(base: StorageRow, path: Path, count_sql: str, **extra: Any) -> S
 
 def _redis_items(config: Config, prefix: str) -> tuple[int, int | None]:
     """(live keys under ``prefix``, their memory in bytes) on the configured Redis."""
-    from backends.stores.ttl.redis import RedisTTLStore
-
-    store = RedisTTLStore.from_url(config.redis_url, config.network_timeout)
+    store = open_store("ttl", config)  # the configured one is Redis here
     try:
         items = store.items(prefix)
         size: int | None = 0
@@ -335,9 +334,7 @@ def _feed(ctx: _Context) -> StorageRow:
         else:
             row = replace(row, items=0)
         if redis:
-            from backends.stores.ttl.redis import RedisTTLStore
-
-            store = RedisTTLStore.from_url(cfg.redis_url, cfg.network_timeout)
+            store = open_store("ttl", cfg)
             try:
                 store.ping()
             finally:
@@ -572,20 +569,10 @@ def _knowledge_base_vectors(ctx: _Context) -> StorageRow:
             return replace(base, items=0, size_bytes=0, health=NOT_CREATED)
         if ctx.services is None:
             raise CustodiaEnvironmentError("needs the running services")
-        from backends.stores.vectors.chroma import ChromaChunkIndex
-
         embedder = ctx.services.embedder
-        if cfg.chroma_url:
-            vectors = ChromaChunkIndex.server(
-                cfg.chroma_url,
-                timeout=cfg.network_timeout,
-                embedder_name=embedder.name,
-                dimension=embedder.dimension,
-            )
-        else:
-            vectors = ChromaChunkIndex.local(
-                cfg.chroma_path, embedder_name=embedder.name, dimension=embedder.dimension
-            )
+        vectors = open_store(
+            "chunks", cfg, embedder_name=embedder.name, dimension=embedder.dimension
+        )
         try:
             count = vectors.count()
         finally:

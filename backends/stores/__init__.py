@@ -2,7 +2,7 @@
 
 In the manner of fsspec's ``registry.py``: :data:`REGISTRY` maps a role to its kinds and each
 kind to a ``"module:Class"`` string, imported only when that store is opened — so start-up
-imports no engine (chromadb, qdrant-client, neo4j, redis, psycopg). :func:`kind` is the one
+imports no engine (chromadb, qdrant-client, neo4j, redis, psycopg). :func:`kind_for` is the one
 place that reads the configuration to choose an engine; :func:`open` builds the store with
 the implementation's ``from_config(config, **context)``. :mod:`backends.services` is the one
 caller of :func:`open`; the assistants get their stores through their constructors.
@@ -107,15 +107,17 @@ def get_class(role: str, kind: str) -> type[Any]:
     return _loaded[key]
 
 
-def kind(role: str, config: Config) -> str:
+def kind_for(role: str, config: Config) -> str:
     """The kind of ``role`` the configuration names."""
     implementations(role)
     return SELECT[role](config)
 
 
-def open(role: str, config: Config, **context: Any) -> Any:
-    """The store of ``role`` the configuration names, built by its ``from_config``.
+def open(role: str, config: Config, *, kind: str | None = None, **context: Any) -> Any:
+    """The store of ``role`` the configuration names (or of ``kind``: a migration copies from
+    one engine to another), built by its ``from_config``.
 
     ``context`` is what the role needs beyond the configuration (a file, a namespace, the
     embedder's name and dimension); every implementation of a role takes the same."""
-    return get_class(role, kind(role, config)).from_config(config, **context)
+    chosen = kind if kind is not None else kind_for(role, config)
+    return get_class(role, chosen).from_config(config, **context)

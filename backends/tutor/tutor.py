@@ -46,16 +46,14 @@ from backends.grounding import CheckedSentence, Quote, Source, Vocabulary
 from backends.models.chat import ChatModel, Prompt, ShouldStop
 from backends.models.embedders import Embedder
 from backends.progress import Progress
+from backends.services import StoreOpener, open_store
 from backends.stores.graph import (
     DEFAULT_NAMESPACE,
     Graph,
     GraphUnavailableError,
     Relation,
 )
-from backends.stores.graph.bolt import BoltGraph
-from backends.stores.graph.sqlite import SqliteGraph
 from backends.stores.vectors import ChunkIndex
-from backends.stores.vectors.chroma import ChromaChunkIndex
 from backends.text import checked_text
 from backends.tutor import shipped_vectors
 from backends.tutor.fusion import Hit, Reason, rrf
@@ -384,17 +382,12 @@ class NotesForgotten:
 # -- the service --------------------------------------------------------------------------------
 
 
-def make_graph(config: Config, namespace: str = DEFAULT_NAMESPACE) -> Graph:
+def make_graph(
+    config: Config, namespace: str = DEFAULT_NAMESPACE, open_store: StoreOpener = open_store
+) -> Graph:
     """The graph the configuration names: embedded SQLite, or a Bolt server (Neo4j)."""
-    if config.graph == "neo4j":
-        return BoltGraph(
-            config.neo4j_uri,
-            user=config.neo4j_user,
-            password=config.neo4j_password,
-            namespace=namespace,
-            timeout=config.network_timeout,
-        )
-    return SqliteGraph(config.path(GRAPH_FILE), namespace)
+    graph: Graph = open_store("graph", config, path=config.path(GRAPH_FILE), namespace=namespace)
+    return graph
 
 
 def _lazy(value: T | Provider[T]) -> Provider[T]:
@@ -417,13 +410,15 @@ class TutorService:
         graph: Graph | Provider[Graph] | None = None,
         kb_dir: Path | None = None,
         namespace: str = DEFAULT_NAMESPACE,
+        open_store: StoreOpener = open_store,
     ) -> None:
         self.config = config
+        self._open_store = open_store
         self._embedder = _lazy(embedder)
         self._chat = _lazy(chat)
         self._audit: Provider[AuditService] = _lazy(audit)
         self._graph_provider: Provider[Graph] = (
-            (lambda: make_graph(config, namespace)) if graph is None else _lazy(graph)
+            (lambda: make_graph(config, namespace, open_store)) if graph is None else _lazy(graph)
         )
         self.kb_dir = kb_dir or shipped_kb_dir()
         self._lock = threading.RLock()
@@ -499,19 +494,12 @@ class TutorService:
         with self._lock:
             if self._vectors is None:
                 embedder = self.embedder
-                if self.config.chroma_url:
-                    vectors: ChunkIndex = ChromaChunkIndex.server(
-                        self.config.chroma_url,
-                        timeout=self.config.network_timeout,
-                        embedder_name=embedder.name,
-                        dimension=embedder.dimension,
-                    )
-                else:
-                    vectors = ChromaChunkIndex.local(
-                        self.config.chroma_path,
-                        embedder_name=embedder.name,
-                        dimension=embedder.dimension,
-                    )
+                vectors: ChunkIndex = self._open_store(
+                    "chunks",
+                    self.config,
+                    embedder_name=embedder.name,
+                    dimension=embedder.dimension,
+                )
                 try:
                     vectors.open()
                 except DimensionMismatchError as err:  # another dimension or embedder

@@ -365,9 +365,11 @@ class PostgresAuditLog:
     # -- connections -----------------------------------------------------------------------
 
     @classmethod
-    def from_config(cls, config: Config, **context: Any) -> PostgresAuditLog:
-        """The schema at ``postgres_dsn``."""
-        return cls(config.postgres_dsn, timeout=config.network_timeout)
+    def from_config(
+        cls, config: Config, *, schema: str = DEFAULT_SCHEMA, **context: Any
+    ) -> PostgresAuditLog:
+        """The ``schema`` at ``postgres_dsn``."""
+        return cls(config.postgres_dsn, schema=schema, timeout=config.network_timeout)
 
     def _connect(self, autocommit: bool = True) -> psycopg.Connection[Any]:
         try:

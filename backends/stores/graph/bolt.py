@@ -205,15 +205,22 @@ class BoltGraph(AllowListedGraph):
 
     @classmethod
     def from_config(
-        cls, config: Config, *, namespace: str = DEFAULT_NAMESPACE, **context: Any
+        cls,
+        config: Config,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
+        driver: Any = None,
+        **context: Any,
     ) -> BoltGraph:
-        """The Bolt server at ``neo4j_uri``, with its user and password."""
+        """The Bolt server at ``neo4j_uri``, with its user and password (or ``driver``: one
+        long-lived driver shared by a test session)."""
         return cls(
             config.neo4j_uri,
             user=config.neo4j_user,
             password=config.neo4j_password,
             namespace=namespace,
             timeout=config.network_timeout,
+            driver=driver,
         )
 
     def _get_driver(self) -> Any:
