@@ -3,7 +3,8 @@
 One row per file: date, provider, model, path, message count — plus fields that are already
 in clear in the file (name, whether it is encrypted and under which key id), why the file
 cannot be read when it cannot, and the file's stamp (inode, mtime, size) for reconciliation.
-No message text is ever stored here.
+No message text is ever stored here: of a title made from a first message only the token of an
+encrypted file is kept (ciphertext, decrypted by the agent for the list).
 
 :func:`reconcile` makes the index agree with the folder: a file whose stamp did not change
 costs one ``stat`` (from ``scandir``) and nothing else; changed, new and vanished files are
