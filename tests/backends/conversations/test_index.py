@@ -142,3 +142,34 @@ def test_a_locked_index_is_reported_never_moved_aside(
 
 def _row(file: str) -> IndexRow:
     return IndexRow(file, "n", "2025-01-01", "p", "m", file, 0, False, "", None, FileStamp(1, 1, 1))
+
+
+def test_an_index_of_the_first_schema_gains_the_title_column(
+    make_agent: MakeAgent, tmp_path: Path
+) -> None:
+    """An index written before issue 20 (schema 1): migration 0002 adds ``title``; its rows
+    read back unchanged and a titled conversation is listed by its title."""
+    from backends.stores.engines.sqlite import connect, migrate
+
+    agent = make_agent()
+    cid = agent.ask("Bees dance to show where flowers are").conversation_id
+    path = agent.config.path(INDEX)
+    agent.close()
+    path.unlink()
+    for extra in ("-wal", "-shm"):
+        Path(str(path) + extra).unlink(missing_ok=True)
+    old = connect(path)
+    assert migrate(old, index_module.MIGRATIONS[:1]) == 1
+    stamp = FileStamp.of((agent.folder / f"{cid}.json").stat())
+    old.execute(
+        "INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?, 0, '', NULL, ?, ?, ?)",
+        (f"{cid}.json", "Old name", "2025-01-01", "scripted", "scripted",
+         str(agent.folder / f"{cid}.json"), 2, stamp.ino, stamp.mtime_ns, stamp.size),
+    )  # fmt: skip
+    old.commit()
+    old.close()
+    reopened = make_agent(start=False)
+    [row] = reopened.index.rows()
+    assert (row.name, row.title, row.messages) == ("Old name", "", 2)
+    [shown] = reopened.conversations()  # the clear title from the file itself
+    assert shown.name == "Bees dance to show where flowers are"
