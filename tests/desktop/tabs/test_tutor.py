@@ -48,14 +48,16 @@ def child(parent: QWidget, kind: type, name: str) -> Any:
     return widget
 
 
-def register_tutor(services: Services, kb: Path, **kwargs: Any) -> None:
+def register_tutor(
+    services: Services, kb: Path, chat: ScriptedChat | None = None, **kwargs: Any
+) -> None:
     """The tutor the tab will use: a small knowledge base and a citing scripted chat."""
     services.service(
         "tutor",
         lambda: TutorService(
             services.config,
             embedder=HashingEmbedder(384),
-            chat=ScriptedChat(replies=[ANSWER]),
+            chat=chat or ScriptedChat(replies=[ANSWER]),
             audit=lambda: audit_service(services),
             kb_dir=kb,
             **kwargs,
@@ -239,17 +241,7 @@ def test_an_unsupported_answer_is_struck_through_and_the_notes_are_quoted_instea
 ) -> None:
     """CT9 in the window: the model's wrong sentence is never shown as plain fact."""
     wrong = "Warfarin is monitored with the D-dimer every day in Moscow."
-    custodia_services.service(
-        "tutor",
-        lambda: TutorService(
-            custodia_services.config,
-            embedder=HashingEmbedder(384),
-            chat=ScriptedChat(replies=[wrong]),
-            audit=lambda: audit_service(custodia_services),
-            kb_dir=small_kb,
-        ),
-        TutorService.close,
-    )
+    register_tutor(custodia_services, small_kb, chat=ScriptedChat(replies=[wrong]))
     tab = show_tutor(qtbot, custodia_window)
     turn = ask(qtbot, tab, "Which blood test is used to monitor warfarin therapy?")
     answer = child(tab, QTextBrowser, "answer")
@@ -286,17 +278,7 @@ def test_sources_and_a_waiting_state_show_before_the_model_answers(
             release.wait(20)
             yield from super().stream(prompt, should_stop)
 
-    custodia_services.service(
-        "tutor",
-        lambda: TutorService(
-            custodia_services.config,
-            embedder=HashingEmbedder(384),
-            chat=Waiting(replies=[ANSWER]),
-            audit=lambda: audit_service(custodia_services),
-            kb_dir=small_kb,
-        ),
-        TutorService.close,
-    )
+    register_tutor(custodia_services, small_kb, chat=Waiting(replies=[ANSWER]))
     tab = show_tutor(qtbot, custodia_window)
     child(tab, QLineEdit, "question").setText("Which blood test monitors warfarin?")
     with qtbot.waitSignal(tab.answered, timeout=WAIT):
