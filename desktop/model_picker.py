@@ -77,7 +77,7 @@ class ModelPicker(QWidget):
         layout.addWidget(label)
         self.combo = QComboBox()
         self.combo.setObjectName(f"{assistant}_model_picker")
-        self.combo.setMinimumContentsLength(26)
+        self.combo.setMinimumContentsLength(16)  # the full name is in the tooltip; 900-px screens
         self.combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )

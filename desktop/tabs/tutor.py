@@ -98,8 +98,16 @@ class TutorTab(QWidget):
         self._asking = ""
         self._answered: Turn | None = None
         self._imported: ImportReport | None = None
-        self.setStyleSheet(_STYLE)
         self._build()
+        # on the labels only: a style sheet on the whole tab would keep its views light when
+        # the window turns dark (a widget under a style sheet keeps the palette it was given)
+        for label in (
+            self.degraded_notice,
+            self.tutor_status,
+            self.findChild(QLabel, "tutor_notice"),
+        ):
+            if label is not None:
+                label.setStyleSheet(_STYLE)
         self._connect_signals()
 
     # -- construction ----------------------------------------------------------------------

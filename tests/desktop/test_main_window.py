@@ -238,15 +238,7 @@ def test_view_theme_switches_light_dark_and_follows_the_system(
         "multiagent",
         "memories",
         "conversations",
-        pytest.param(
-            "tutor",
-            marks=pytest.mark.xfail(
-                reason="the tutor's top row (scope, status, progress, two buttons and the "
-                "26-character model picker) needs ~930 px: desktop/tabs/tutor.py and "
-                "desktop/model_picker.py are the tutor's and the models' owners' to narrow",
-                strict=False,
-            ),
-        ),
+        "tutor",
     ],
 )
 def test_every_tab_fits_a_900_px_wide_screen(qtbot: Any, custodia_window: Any, name: str) -> None:
