@@ -175,6 +175,10 @@ class SelfTest:
             absent = [n for n in BUNDLE_FILES if not (beside / n).is_file()]
             if absent:
                 raise StepFailed(f"missing next to {sys.executable}: {', '.join(absent)}")
+        from desktop.help import guide_path
+
+        if guide_path() is None:  # Help > User guide would say "not installed"
+            raise StepFailed("docs/USER_GUIDE.md is missing (neither in the bundle nor the tree)")
         detail = f"models verified (sha256) from the {origin}; resources at {resources}"
         missing_x11 = missing_system_libraries()
         if missing_x11:  # a note, not a failure: offscreen and Wayland do not need them
