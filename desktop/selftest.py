@@ -235,7 +235,12 @@ class SelfTest:
         self.services = services = Services(config, chat=CitingScriptedChat())
         _conversations_without_keyring(services)
         started = time.perf_counter()
-        self.window = window = MainWindow(services)
+        # its own settings file in the temporary data dir: a self-test never changes the
+        # user's window layout, theme or "welcome seen"
+        from PySide6.QtCore import QSettings
+
+        settings = QSettings(str(self.home / "selftest.ini"), QSettings.Format.IniFormat)
+        self.window = window = MainWindow(services, settings=settings)
         window.show()
         shown = time.perf_counter() - started
         checks = self._wait_signal(window.checks_ready, "start-up checks")
