@@ -438,6 +438,13 @@ NEO4J_JVM_FLAGS = [
     "-Dio.netty.tryReflectionSetAccessible=true",
     "-Dfile.encoding=UTF-8",
 ]
+#: for a benchmark: the JVM's defaults (tiered JIT up to C2, G1), as a deployed server runs
+NEO4J_SERVER_JVM_FLAGS = [
+    f for f in NEO4J_JVM_FLAGS if not f.startswith(("-XX:TieredStop", "-XX:CICompiler"))
+]
+NEO4J_SERVER_JVM_FLAGS = [
+    "-XX:+UseG1GC" if f == "-XX:+UseSerialGC" else f for f in NEO4J_SERVER_JVM_FLAGS
+]
 NEO4J_MAIN = "custodia.harness.Neo4jLauncher"
 
 
@@ -466,10 +473,18 @@ class Neo4jServer(ServerProcess):
     stdin_pipe = True
     user = "neo4j"
 
-    def __init__(self, launcher: Neo4jLauncher, root: Path, port: int, password: str) -> None:
+    def __init__(
+        self,
+        launcher: Neo4jLauncher,
+        root: Path,
+        port: int,
+        password: str,
+        jvm_flags: list[str] | None = None,
+    ) -> None:
         super().__init__(root, port)
         self.launcher = launcher
         self.password = password
+        self.jvm_flags = NEO4J_JVM_FLAGS if jvm_flags is None else jvm_flags
         self.data_dir = root / f"{self.name}-{port}"
         #: from the launcher's ready line
         self.version = ""
@@ -487,7 +502,7 @@ class Neo4jServer(ServerProcess):
     def command(self) -> list[str]:
         return [
             self.launcher.java,
-            *NEO4J_JVM_FLAGS,
+            *self.jvm_flags,
             "-cp", self.launcher.classpath,
             NEO4J_MAIN,
             "--port", str(self.port),
