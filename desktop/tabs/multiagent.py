@@ -139,6 +139,8 @@ class MultiAgentTab(QWidget):
     run_refused = Signal(str, str)
     #: the result was written to this file
     result_exported = Signal(str)
+    #: the semantic memory's search index (HNSW) was built: how many collections
+    memory_indexed = Signal(int)
 
     def __init__(self, services: Services, workers: WorkerPool, parent: QWidget | None) -> None:
         super().__init__(parent)
@@ -162,6 +164,8 @@ class MultiAgentTab(QWidget):
         self._run: JobHandle | None = None
         self._feed_job: JobHandle | None = None
         self._reembed: JobHandle | None = None
+        #: the semantic memory's HNSW build (a background job; yields to a run)
+        self._index: JobHandle | None = None
         self._tickets: list[LiveTicket] = []
         self._tickets_busy = False
         self._tickets_again = False
@@ -645,6 +649,42 @@ class MultiAgentTab(QWidget):
                 problem=False,
                 offer_reembed=False,
             )
+            self._start_index()
+
+    def _start_index(self) -> None:
+        """Build the memory's search index (HNSW) in the background once it is big enough;
+        a run or a re-embedding started meanwhile cancels it (it starts again later)."""
+        if self._index is not None or self._run is not None or self._reembed is not None:
+            return
+
+        def job(progress: Progress, emit: Emit) -> Any:
+            service = self._service()
+            if not service.memory_needs_index():
+                return 0
+            return service.index_memory(progress)
+
+        handle = self.workers.start("multi-agent: index memory", job)
+        self._index = handle
+        handle.signals.progress.connect(self._on_index_progress)
+        handle.signals.succeeded.connect(self._on_index_succeeded)
+        handle.signals.failed.connect(self._on_job_failed)
+        handle.signals.finished.connect(self._on_index_finished)
+
+    def _on_index_progress(self, done: int, total: int, message: str) -> None:
+        if total:
+            self.memory_status.setText(
+                self.tr("Building the search index of the semantic memory: {0} of {1}…").format(
+                    done, total
+                )
+            )
+
+    def _on_index_succeeded(self, built: Any) -> None:
+        if built:
+            self.memory_indexed.emit(int(built))
+            self._check_memory()  # the status again (then nothing is left to build)
+
+    def _on_index_finished(self) -> None:
+        self._index = None
 
     def _set_memory_status(self, text: str, *, problem: bool, offer_reembed: bool) -> None:
         self.memory_status.setText(text)
@@ -982,6 +1022,8 @@ class MultiAgentTab(QWidget):
             return
         self._show_error("")
         self._show_notice("", "")
+        if self._index is not None:
+            self._index.cancel()  # the run comes first; the index is built again afterwards
         self._starting = True
         self._running_task = task
         self._update_buttons()
@@ -1368,6 +1410,7 @@ class MultiAgentTab(QWidget):
         self._run = None
         self._feed_job = None
         self._reembed = None
+        self._index = None
 
 
 def create(services: Services, workers: WorkerPool, parent: QWidget) -> QWidget:

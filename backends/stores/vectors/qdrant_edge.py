@@ -165,7 +165,7 @@ class EdgeSemanticMemory:
         legacy_path: Path | None = None,
         wait: float | None = None,
         idle: float = 1.0,
-        hnsw_threshold: int = HNSW_THRESHOLD,
+        hnsw_threshold: int | None = None,
         collections: Sequence[str] = COLLECTIONS,
     ) -> None:
         _edge()  # fail early and clearly when the engine is missing
@@ -175,7 +175,7 @@ class EdgeSemanticMemory:
         self.where = str(self.root)
         self.wait = self.DEFAULT_WAIT if wait is None else wait
         self.idle = idle
-        self.hnsw_threshold = hnsw_threshold
+        self.hnsw_threshold = HNSW_THRESHOLD if hnsw_threshold is None else hnsw_threshold
         self._rlock = threading.RLock()
         self._depth = 0
         self._last = 0.0

@@ -626,3 +626,33 @@ def test_a_memory_search_says_it_is_searching(tab: MultiAgentTab, qtbot: Any) ->
     qtbot.keyClick(search, Qt.Key.Key_Return)
     assert results.count() == 1 and results.item(0).text().startswith("Searching")
     qtbot.waitUntil(lambda: not results.item(0).text().startswith("Searching"), timeout=TIMEOUT)
+
+
+def test_a_big_memory_gets_its_search_index_in_the_background(
+    custodia_config: Config, monkeypatch: pytest.MonkeyPatch, request: Any, qtbot: Any
+) -> None:
+    """Issue 19: past the threshold the tab builds HNSW in a worker (a child process does the
+    work); the window stays responsive and the status comes back."""
+    import numpy as np
+
+    from backends.stores.vectors import qdrant_edge
+    from backends.stores.vectors.qdrant_edge import EdgeSemanticMemory
+
+    monkeypatch.setattr(qdrant_edge, "HNSW_THRESHOLD", 300)
+    memory = EdgeSemanticMemory(HashingEmbedder(384), path=custodia_config.qdrant_edge_path)
+    vectors = np.random.default_rng(3).standard_normal((400, 384)).astype(np.float32)
+    items = [MemoryItem(f"result {i}", f"s{i % 4}", "coder") for i in range(400)]
+    memory.upsert_vectors(
+        "agent_results", [i.point_id("agent_results") for i in items], vectors, items
+    )
+    memory.close()
+    tab: MultiAgentTab = request.getfixturevalue("tab")
+    service = tab._service()
+
+    def indexed() -> bool:
+        return tab._index is None and not service.memory_needs_index()
+
+    qtbot.waitUntil(indexed, timeout=60_000)
+    assert service.memory().indexed("agent_results") == (400, 400)  # type: ignore[attr-defined]
+    status = child(tab, QLabel, "memory_status")
+    qtbot.waitUntil(lambda: "400 item(s) remembered" in status.text(), timeout=TIMEOUT)
