@@ -11,7 +11,12 @@ if not (os.environ.get("LC_ALL") or os.environ.get("LANG")):
     os.environ["LANG"] = "C.UTF-8"
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
+import multiprocessing
+
 from desktop.cli import main
 
 if __name__ == "__main__":
+    # The semantic memory builds its HNSW index in a spawned child process: in the bundle that
+    # child is this executable again, and must run the child's work, not the app.
+    multiprocessing.freeze_support()
     sys.exit(main())
