@@ -46,7 +46,7 @@ from backends.stores.sessions import Session
 from backends.stores.sessions.sqlite import SqliteSessionMirror
 from backends.stores.vectors import MemoryItem
 from backends.stores.vectors.qdrant import QdrantSemanticMemory
-from tests.contract.test_vector_index import ChromaServer, chroma_server  # noqa: F401
+from tests.harness.chroma import ChromaServer, chroma_server  # noqa: F401
 from tests.journeys.script import run_journey
 
 BULK = 600  # audit records beyond the journey's

@@ -1,4 +1,4 @@
-"""The session store's own additions to the contract suite (tests/contract/test_session_mirror.py):
+"""The session store's own additions to the contract suite (tests/contract/sessions.py):
 ``reload`` for a run that claims a session, ``list_durable`` for a listing shown as the whole
 history, and limit validation."""
 

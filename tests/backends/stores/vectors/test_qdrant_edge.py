@@ -20,7 +20,7 @@ from backends.stores.vectors.qdrant_edge import (
     EdgeSemanticMemory,
     shard_dimension,
 )
-from tests.contract.test_semantic_memory import SemanticMemoryContract
+from tests.contract.semantic import SemanticMemoryContract
 
 Open = Callable[[Embedder], SemanticMemory]
 

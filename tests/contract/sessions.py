@@ -1,8 +1,9 @@
-"""Contract of the session store role (MA1–MA7): L1 dict, L2 TTL store, SQLite WAL mirror.
+"""Contract of the session store role (MA1–MA7): L1 dict, L2 TTL store, SQLite WAL mirror; the
+abstract suite only.
 
-One suite, run with each L2: the embedded in-process TTL store and a real Redis (``server``).
-The durable mirror is SQLite in both profiles. MA3/MA4 ordering tests are here: a fresher L2
-copy wins at start-up, a stale one does not, and a read miss never touches L2.
+Run with each L2 from a fixtures class in ``tests/backends/stores/sessions/``: the embedded
+in-process TTL store and a real Redis. MA3/MA4 ordering tests are here: a fresher L2 copy wins
+at start-up, a stale one does not, and a read miss never touches L2.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from backends.stores.sessions import SESSION_TTL, Session
 from backends.stores.sessions.sqlite import SqliteSessionMirror
 from backends.stores.ttl import TTLItem, TTLStore
 from backends.stores.ttl.memory import MemoryTTLStore
-from backends.stores.ttl.redis import RedisTTLStore
 
 MA7_COLUMNS = [
     # (name, type, pk)
@@ -273,20 +273,3 @@ class SessionMirrorContract:
         store = open_store()
         store.save(Session.new("t"))
         assert store.health() == {"l1": "ok", "l2": "ok", "sqlite": "ok"}
-
-
-class TestEmbeddedSessions(SessionMirrorContract):
-    @pytest.fixture
-    def l2(self) -> Iterator[TTLStore]:
-        store = MemoryTTLStore()
-        yield store
-        store.close()
-
-
-@pytest.mark.server
-class TestRedisSessions(SessionMirrorContract):
-    @pytest.fixture
-    def l2(self, redis_url: str) -> Iterator[TTLStore]:
-        store = RedisTTLStore.from_url(redis_url, timeout=2.0)
-        yield store
-        store.close()

@@ -1,15 +1,13 @@
-"""Contract suite of the audit log role (SPEC CT1–CT4): one abstract class, one subclass per
-implementation. Tampering uses a privileged path each implementation provides (SQLite: the
-file with its triggers dropped; Postgres: the superuser), never the application's own.
+"""Contract of the audit-log role (CT1–CT4, CT8): the abstract suite only.
+
+Each implementation runs it from a small fixtures class in ``tests/backends/stores/audit_log/``.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -355,94 +353,3 @@ class AuditLogContract:
 
 
 # -- implementations -------------------------------------------------------------------------
-
-
-class SQLiteTamper(Tamper):
-    """The file opened directly, triggers dropped: what anyone with write access can do."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def _conn(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, isolation_level=None)
-        for verb in ("update", "delete"):
-            conn.execute(f"DROP TRIGGER IF EXISTS audit_log_no_{verb}")
-        return conn
-
-    def rows(self) -> list[Row]:
-        with sqlite3.connect(self.path) as conn:
-            return list(conn.execute("SELECT seq, record, hash FROM audit_log ORDER BY seq"))
-
-    def delete(self, seq: int) -> None:
-        conn = self._conn()
-        conn.execute("DELETE FROM audit_log WHERE seq = ?", (seq,))
-        conn.close()
-
-    def insert(self, seq: int, record: str, hash_: str) -> None:
-        conn = self._conn()
-        conn.execute(
-            "INSERT INTO audit_log(seq, record, hash) VALUES (?, ?, ?)", (seq, record, hash_)
-        )
-        conn.close()
-
-
-class TestSQLiteAuditLog(AuditLogContract):
-    @pytest.fixture
-    def log_spec(self, tmp_path: Path) -> tuple[str, str, str]:
-        return ("sqlite", str(tmp_path / "audit.sqlite3"), "")
-
-    @pytest.fixture
-    def tamper(self, log_spec: tuple[str, str, str]) -> Tamper:
-        return SQLiteTamper(Path(log_spec[1]))
-
-
-class PostgresTamper(Tamper):
-    """The superuser (who owns everything) editing the table directly."""
-
-    def __init__(self, admin_dsn: str, schema: str) -> None:
-        self.admin_dsn = admin_dsn
-        self.table = f"{schema}.audit_log"
-
-    def _run(self, query: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        import psycopg
-
-        with psycopg.connect(self.admin_dsn, autocommit=True, connect_timeout=5) as conn:
-            cur = conn.execute(query, params)
-            return cur.fetchall() if cur.description else []
-
-    def rows(self) -> list[Row]:
-        return [
-            tuple(r) for r in self._run(f"SELECT seq, record, hash FROM {self.table} ORDER BY seq")
-        ]  # type: ignore[misc]
-
-    def delete(self, seq: int) -> None:
-        self._run(f"DELETE FROM {self.table} WHERE seq = %s", (seq,))
-
-    def insert(self, seq: int, record: str, hash_: str) -> None:
-        self._run(
-            f"INSERT INTO {self.table} (seq, record, hash) VALUES (%s, %s, %s)",
-            (seq, record, hash_),
-        )
-
-
-@pytest.mark.server
-class TestPostgresAuditLog(AuditLogContract):
-    @pytest.fixture
-    def bootstrapped(self, fresh_postgres_db: str) -> Any:
-        from backends.stores.audit_log.postgres import Roles, bootstrap
-
-        return bootstrap(fresh_postgres_db, roles=Roles.with_prefix(f"r{uuid.uuid4().hex[:10]}"))
-
-    @pytest.fixture
-    def log_spec(self, bootstrapped: Any) -> tuple[str, str, str]:
-        return ("postgres", bootstrapped.app_dsn, bootstrapped.schema)
-
-    @pytest.fixture
-    def checkpoint_writer(self, bootstrapped: Any) -> Iterator[AuditLog]:
-        log = open_log(("postgres", bootstrapped.maintenance_dsn, bootstrapped.schema))
-        yield log
-        log.close()
-
-    @pytest.fixture
-    def tamper(self, log_spec: tuple[str, str, str], fresh_postgres_db: str) -> Tamper:
-        return PostgresTamper(fresh_postgres_db, log_spec[2])

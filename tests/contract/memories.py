@@ -1,15 +1,11 @@
-"""Contract suite of the memory-store role (PA1–PA4), fsspec style.
+"""Contract of the memory-store role (PA1–PA5): the abstract suite only.
 
-:class:`MemoryStoreContract` holds the tests; an implementation subclasses it and provides
-``open_store`` — a factory ``(dimension, model) -> store`` on one shared location, so a test
-can open a second instance (another session, another embedder) on the same data. The SQLite
-store is the implementation (the only one: PA1 fixes the table).
+Each implementation runs it from a small fixtures class in ``tests/backends/stores/memories/``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,7 +14,6 @@ import pytest
 from backends.errors import CustodiaEnvironmentError, DimensionMismatchError
 from backends.progress import Progress
 from backends.stores.memories import MemoryExistsError, MemoryNotFoundError, MemoryStore
-from backends.stores.memories.sqlite import SQLiteMemoryStore
 
 DIM = 16
 OpenStore = Callable[..., Any]
@@ -242,18 +237,3 @@ class MemoryStoreContract:
         assert [h.text for h in reader.search(unit(2), k=5)] == ["edited elsewhere"]
         writer.delete("edited elsewhere")
         assert reader.search(unit(2), k=5) == []
-
-
-class TestSQLiteMemoryStore(MemoryStoreContract):
-    @pytest.fixture
-    def open_store(self, tmp_path: Path) -> Iterator[OpenStore]:
-        opened: list[SQLiteMemoryStore] = []
-
-        def open_store(dimension: int, model: str = "") -> SQLiteMemoryStore:
-            store = SQLiteMemoryStore(tmp_path / "memories.sqlite3", dimension, model)
-            opened.append(store)
-            return store
-
-        yield open_store
-        for store in opened:
-            store.close()

@@ -1,7 +1,6 @@
-"""Contract of the TTL store role (MA1 L2, MA8 tickets): one suite, every implementation.
+"""Contract of the TTL store role (MA1 L2, MA8 tickets): the abstract suite only.
 
-``MemoryTTLStore`` (embedded) always runs; ``RedisTTLStore`` runs against the harness's real
-Redis (marked ``server``).
+Each implementation runs it from a small fixtures class in ``tests/backends/stores/ttl/``.
 """
 
 from __future__ import annotations
@@ -13,8 +12,6 @@ from collections.abc import Iterator
 import pytest
 
 from backends.stores.ttl import TTLStore
-from backends.stores.ttl.memory import MemoryTTLStore
-from backends.stores.ttl.redis import RedisTTLStore
 
 
 class TTLStoreContract:
@@ -84,20 +81,3 @@ class TTLStoreContract:
         with pytest.raises(ValueError):
             store.set(prefix + "bad", "x", ttl)
         assert store.get(prefix + "bad") is None
-
-
-class TestMemoryTTLStore(TTLStoreContract):
-    @pytest.fixture
-    def store(self) -> Iterator[TTLStore]:
-        store = MemoryTTLStore()
-        yield store
-        store.close()
-
-
-@pytest.mark.server
-class TestRedisTTLStore(TTLStoreContract):
-    @pytest.fixture
-    def store(self, redis_url: str) -> Iterator[TTLStore]:
-        store = RedisTTLStore.from_url(redis_url, timeout=2.0)
-        yield store
-        store.close()

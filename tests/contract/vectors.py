@@ -1,20 +1,11 @@
-"""Contract suite of the "derived vector index" role (CA4–CA6), fsspec style.
+"""Contract of the vector-index role (CA4–CA6): the abstract suite only.
 
-:class:`VectorIndexContract` holds the tests; an implementation subclasses it and provides
-``open_index`` — a factory ``(embedder_name, dimension, fresh=False) -> VectorIndex`` on one
-location per test, so a test can reopen the same index (a restart, another embedder).
-Implementations: persistent local Chroma (always runs) and a Chroma server started from the
-venv's ``chroma run`` for this module (marked ``server``).
+Each implementation runs it from a small fixtures class in ``tests/backends/stores/vectors/``.
 """
 
 from __future__ import annotations
 
-import shutil
-import sys
-import urllib.request
-import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,14 +13,6 @@ import pytest
 
 from backends.errors import DimensionMismatchError, EmbedderMismatchError
 from backends.stores.vectors import VectorIndex
-from backends.stores.vectors.chroma import ChromaVectorIndex
-from tests.harness.servers import (
-    HOST,
-    ServerProcess,
-    ServerStartError,
-    free_port,
-    unavailable,
-)
 
 DIM = 8
 NAME = "hashing-8"
@@ -166,98 +149,3 @@ class VectorIndexContract:
 
 
 # -- implementations --------------------------------------------------------------------------
-
-
-class TestLocalChroma(VectorIndexContract):
-    @pytest.fixture
-    def open_index(self, tmp_path: Path) -> Iterator[OpenIndex]:
-        opened: list[ChromaVectorIndex] = []
-
-        def factory(name: str, dim: int, fresh: bool = False) -> ChromaVectorIndex:
-            index = ChromaVectorIndex.local(
-                tmp_path / "chroma", embedder_name=name, dimension=dim, fresh=fresh
-            )
-            opened.append(index)
-            return index
-
-        yield factory
-        for index in opened:
-            index.close()
-
-
-class ChromaServer(ServerProcess):
-    """``chroma run`` from this venv (the chromadb package ships it)."""
-
-    name = "chroma"
-    ready_timeout = 30.0
-
-    def __init__(self, root: Path, port: int, binary: str) -> None:
-        super().__init__(root, port)
-        self.binary = binary
-        self.data = root / f"chroma-{port}"
-
-    @property
-    def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
-
-    def command(self) -> list[str]:
-        return [
-            self.binary,
-            "run",
-            "--path",
-            str(self.data),
-            "--host",
-            HOST,
-            "--port",
-            str(self.port),
-        ]
-
-    def popen_kwargs(self) -> dict[str, Any]:
-        import os
-
-        return {"env": dict(os.environ) | {"ANONYMIZED_TELEMETRY": "False"}}
-
-    def is_ready(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"{self.url}/api/v2/heartbeat", timeout=0.5) as reply:
-                return reply.status == 200
-        except OSError:
-            return False
-
-
-@pytest.fixture(scope="module")
-def chroma_server(servers_root: Path) -> Iterator[ChromaServer]:
-    binary = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
-    if binary is None:
-        unavailable("no `chroma` executable (the chromadb package provides it)")
-    server = ChromaServer(servers_root, free_port(), binary)
-    try:
-        server.start()
-    except ServerStartError as err:
-        unavailable(f"chroma server did not start: {err}")
-    yield server
-    server.stop()
-
-
-@pytest.mark.server
-class TestChromaServer(VectorIndexContract):
-    @pytest.fixture
-    def open_index(self, chroma_server: ChromaServer) -> Iterator[OpenIndex]:
-        collection = f"contract-{uuid.uuid4().hex[:12]}"
-        opened: list[ChromaVectorIndex] = []
-
-        def factory(name: str, dim: int, fresh: bool = False) -> ChromaVectorIndex:
-            index = ChromaVectorIndex.server(
-                chroma_server.url,
-                timeout=10.0,
-                embedder_name=name,
-                dimension=dim,
-                collection=collection,
-                fresh=fresh,
-            )
-            opened.append(index)
-            return index
-
-        yield factory
-        for index in opened:
-            index.close()

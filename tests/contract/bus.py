@@ -1,4 +1,7 @@
-"""Contract of the event bus role (MA9 live feed): in-process bus and Redis pub/sub."""
+"""Contract of the event bus role (MA9): the abstract suite only.
+
+Each implementation runs it from a small fixtures class in ``tests/backends/stores/bus/``.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +13,6 @@ from collections.abc import Iterator
 import pytest
 
 from backends.stores.bus import Event, EventBus, Subscription
-from backends.stores.bus.memory import InProcessEventBus
-from backends.stores.bus.redis import RedisEventBus
-from backends.stores.engines.redis import redis_client
 
 
 def drain(sub: Subscription, count: int, timeout: float = 5.0) -> list[Event]:
@@ -108,20 +108,3 @@ class EventBusContract:
     def test_events_must_be_json(self, bus: EventBus, channel: str) -> None:
         with pytest.raises(ValueError):
             bus.publish(channel, {"not json": object()})
-
-
-class TestInProcessEventBus(EventBusContract):
-    @pytest.fixture
-    def bus(self) -> Iterator[EventBus]:
-        bus = InProcessEventBus()
-        yield bus
-        bus.close()
-
-
-@pytest.mark.server
-class TestRedisEventBus(EventBusContract):
-    @pytest.fixture
-    def bus(self, redis_url: str) -> Iterator[EventBus]:
-        client = redis_client(redis_url, 2.0)
-        yield RedisEventBus(client, timeout=2.0)
-        client.close()

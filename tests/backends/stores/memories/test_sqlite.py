@@ -1,0 +1,26 @@
+"""The memory-store role's suite on SQLite (the original's ``vectores`` table)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from backends.stores.memories.sqlite import SQLiteMemoryStore
+from tests.contract.memories import MemoryStoreContract, OpenStore
+
+
+class TestSQLiteMemoryStore(MemoryStoreContract):
+    @pytest.fixture
+    def open_store(self, tmp_path: Path) -> Iterator[OpenStore]:
+        opened: list[SQLiteMemoryStore] = []
+
+        def open_store(dimension: int, model: str = "") -> SQLiteMemoryStore:
+            store = SQLiteMemoryStore(tmp_path / "memories.sqlite3", dimension, model)
+            opened.append(store)
+            return store
+
+        yield open_store
+        for store in opened:
+            store.close()
