@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TypeVar
 
+from backends import grounding
 from backends.config import Config
 from backends.conversations import files as files_module
 from backends.conversations.errors import (
@@ -72,6 +73,7 @@ from backends.conversations.vectors import (
     sync,
 )
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
+from backends.grounding import CheckedSentence, Source
 from backends.models.chat import ChatModel, Message, Prompt, RetrievalOnlyChat, ShouldStop
 from backends.models.embedders import Embedder
 from backends.models.registry import CHAT_FACTORIES, ChatChoice
@@ -177,6 +179,11 @@ class TurnResult:
     context_error: str = ""
     #: what was repaired in the message before it was saved ("" when nothing was)
     notice: str = ""
+    #: each sentence of the answer checked against the past messages given as context (the
+    #: tutor's support check, :mod:`backends.grounding`); ``number`` is 1-based into them
+    checked: tuple[CheckedSentence, ...] = ()
+    #: the past messages the answer was checked against, as the model was given them
+    context_passages: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -893,6 +900,15 @@ class ConversationAgent:
         stopped = stopped or should_stop()
         conversation, answer_index = self._save_answer(cid, answer, choice, stopped=stopped)
         self._index_messages(conversation, [user_index, answer_index])
+        checked = (
+            ()
+            if model.retrieval_only or not context
+            else tuple(
+                grounding.check_sentences(
+                    answer, [Source(i + 1, "", c) for i, c in enumerate(context)]
+                )
+            )
+        )
         return TurnResult(
             conversation_id=cid,
             answer=answer,
@@ -905,6 +921,8 @@ class ConversationAgent:
             retrieval_only=model.retrieval_only,
             context_error=context_error,
             notice=notice,
+            checked=checked,
+            context_passages=tuple(context),
         )
 
     def _save_answer(

@@ -153,6 +153,15 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     _end_line(closed)
     if result.notice:
         _warn(result.notice)
+    if result.checked and not closed:
+        # what the answer took from past conversations, and what is the model's own
+        print("\nChecked against your past conversations:")
+        for sentence in result.checked:
+            if sentence.supported:
+                source = result.context_passages[sentence.number - 1].split("]", 1)[0] + "]"
+                print(f"  ✓ {sentence.text}  {source}")
+            else:
+                print(f"  · {sentence.text}  (not from your past conversations)")
     label = " (retrieval-only mode)" if result.retrieval_only else ""
     print(
         f"conversation {result.conversation_id} · {result.provider}:{result.model}{label}",

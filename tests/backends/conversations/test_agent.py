@@ -76,6 +76,24 @@ def test_context_from_other_conversations_reaches_the_model(make_agent: MakeAgen
     assert third.conversation_id == second.conversation_id
 
 
+def test_each_sentence_says_whether_a_past_conversation_states_it(make_agent: MakeAgent) -> None:
+    """The answer is checked against the past messages it was given (the tutor's check): a
+    sentence a past message states, and one the model made up."""
+    chat = ScriptedChat(
+        replies=[
+            "Noted.",
+            "My sister Lucia lives in Granada near the Alhambra. She moved there in 2011.",
+        ]
+    )
+    agent = make_agent(chat=chat)
+    assert agent.ask("My sister Lucia lives in Granada near the Alhambra").checked == ()
+    result = agent.ask("Where does my sister Lucia live?")
+    first, second = result.checked
+    assert first.supported and "Granada" in result.context_passages[first.number - 1]
+    assert not second.supported and "2011" in second.reason
+    assert result.context_passages and result.context == len(result.context_passages)
+
+
 def test_stopping_keeps_what_was_said(make_agent: MakeAgent) -> None:
     agent = make_agent(chat=ScriptedChat(replies=["one two three four five six"]))
     seen: list[str] = []
