@@ -107,12 +107,19 @@ def test_memory_store_refuses_hostile_vectors(
     check()
 
 
-@pytest.fixture
-def memory(home: Path) -> Iterator[Any]:
+@pytest.fixture(params=["qdrant-edge", "qdrant-local"])
+def memory(home: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
     from backends.stores.vectors import MemoryItem
     from backends.stores.vectors.qdrant import QdrantSemanticMemory
+    from backends.stores.vectors.qdrant_edge import EdgeSemanticMemory
 
-    memory = QdrantSemanticMemory(HashingEmbedder(DIM), path=home / "qdrant")
+    memory: Any
+    if request.param == "qdrant-edge":
+        # idle=0: every operation flushed and closed before it returns (no flush in the
+        # background, which would show as a change under a later refused operation)
+        memory = EdgeSemanticMemory(HashingEmbedder(DIM), path=home / "qdrant-edge", idle=0)
+    else:
+        memory = QdrantSemanticMemory(HashingEmbedder(DIM), path=home / "qdrant")
     memory.add("agent_results", MemoryItem("kept result", session="s1"))
     yield memory
     memory.close()
