@@ -202,6 +202,8 @@ class BoltGraph(AllowListedGraph):
         self.server_database = ""
         self.dialect: BoltDialect | None = None
         self._bootstrapped = False
+        #: set when a connection was lost: the server that answers next may be another one
+        self._reprobe = False
 
     @classmethod
     def from_config(
@@ -282,6 +284,7 @@ class BoltGraph(AllowListedGraph):
                 ) from err
             except (ServiceUnavailable, SessionExpired, TransientError) as err:
                 last = err
+                self._reprobe = self._reprobe or not isinstance(err, TransientError)
                 log.info(
                     "graph %s: %s failed (attempt %d): %s", self.uri, operation.name, attempt, err
                 )
@@ -300,10 +303,20 @@ class BoltGraph(AllowListedGraph):
                 ) from err
             except (DriverError, OSError) as err:
                 last = err
+                self._reprobe = True
         raise GraphUnavailableError(f"graph server {self.uri} is not reachable: {last}") from last
 
     def _ready(self) -> BoltDialect:
-        """Probe the server once: whether it splices parameters, and its dialect."""
+        """Probe the server once: whether it splices parameters, and its dialect.
+
+        Again after a lost connection: a server restored, recreated or replaced on the same
+        address may be empty (no schema) or another kind of server.
+        """
+        if self._reprobe:
+            self._reprobe = False
+            self.dialect, self.splices_parameters = None, None
+            self.server_agent = self.server_database = ""
+            self._bootstrapped = False
         if self.dialect is None:
             rows = self._send(OPERATIONS["probe"], CYPHER["probe"], {"probe": PROBE})
             echoed = rows[0]["probe"] if rows else PROBE
