@@ -11,7 +11,10 @@ and a different embedder is a typed error, never a silently wrong result.
   Implementation: ``chroma``.
 * :class:`SemanticMemory` — the multi-agent memory (MA10–MA11): named collections with payload
   tags that filter inside the query, re-embedding from the text in the payload.
-  Implementation: ``qdrant`` (:mod:`backends.stores.vectors.qdrant`, local mode or a server).
+  Implementations: ``edge`` (:mod:`backends.stores.vectors.qdrant_edge`, Qdrant's engine
+  in-process, embedded) and ``qdrant`` (:mod:`backends.stores.vectors.qdrant`, qdrant-client:
+  a server at ``qdrant_url``; its local mode is what older data dirs hold, moved over by
+  ``edge``).
 
 Engines are imported by the implementation modules only, on first use.
 """

@@ -14,7 +14,9 @@ engine uses them to pre-filter, measured in bench/bench_multiagent_edge.py).
 everything flushed, closed and unlocked once the memory has been idle for ``idle`` seconds. A
 second process (the window and ``custodia ask multiagent``) waits for the lease up to ``wait``
 seconds, then gets a :class:`~backends.errors.StoreUnavailableError` naming the holder's pid.
-The flock dies with its holder (kill -9 included).
+A waiter announces itself with an flock on ``<path>/.want``; a holder that sees it gives the
+lease up after its current operation (a busy process cannot starve the other). Both flocks
+die with their holder (kill -9 included).
 
 **HNSW.** qdrant-edge has no background optimiser: :meth:`optimise` builds the index. The
 engine holds the GIL for the whole build (8 s at 10k × 384 here, 38 s at 30k), so the build runs
