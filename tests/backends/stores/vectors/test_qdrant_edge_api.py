@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import qdrant_edge as qe  # a pinned dependency: missing is a failure, never a skip
 
 from backends.stores.vectors.qdrant_edge import EDGE_VERSION, shard_dimension
-
-qe = pytest.importorskip("qdrant_edge")
 
 
 def test_the_pinned_version_is_installed() -> None:
