@@ -184,21 +184,26 @@ class EdgeSemanticMemory:
         self._fd: int | None = None
         self._shards: dict[str, EdgeShard] = {}
         self._meta: dict[str, dict[str, Any]] = {}
-        self._releaser: threading.Thread | None = None
+        #: a thread will give the lease back once idle (set and reset under ``_rlock``)
+        self._releasing = False
         self._closed = False
         try:
             self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as err:
             raise StoreUnavailableError(f"{self.root}: cannot create the memory: {err}") from err
-        with self._lease():
-            for name in self.collections:
-                self._recover_swap(name)
-            if legacy_path is not None:
-                self._migrate(Path(legacy_path))
-            for name in self.collections:
-                if not self._made(self._dir(name)):
-                    self._create(self._dir(name), self.embedder.name, self.embedder.dimension)
-            self._reload_meta()
+        try:
+            with self._lease():
+                for name in self.collections:
+                    self._recover_swap(name)
+                if legacy_path is not None:
+                    self._migrate(Path(legacy_path))
+                for name in self.collections:
+                    if not self._made(self._dir(name)):
+                        self._create(self._dir(name), self.embedder.name, self.embedder.dimension)
+                self._reload_meta()
+        except BaseException:
+            self.close()  # give the lease back now, not after ``idle``
+            raise
 
     @classmethod
     def from_config(
@@ -295,22 +300,28 @@ class EdgeSemanticMemory:
         if self.idle <= 0:
             self._release()
             return
-        if self._releaser is not None and self._releaser.is_alive():
+        if self._releasing:  # under _rlock, like the flag's reset: no lost wake-up
             return
-        self._releaser = threading.Thread(
+        self._releasing = True
+        threading.Thread(
             target=self._release_when_idle, name="qdrant-edge-lease", daemon=True
-        )
-        self._releaser.start()
+        ).start()
 
     def _release_when_idle(self) -> None:
         while True:
             time.sleep(max(0.01, self._last + self.idle - time.monotonic()))
             with self._rlock:
-                if self._fd is None:
-                    return
-                if self._depth == 0 and time.monotonic() - self._last >= self.idle:
+                if self._fd is not None and (
+                    self._depth > 0 or time.monotonic() - self._last < self.idle
+                ):
+                    continue
+                try:
                     self._release()
-                    return
+                except Exception:
+                    log.exception("semantic memory: giving the lease back failed")
+                finally:
+                    self._releasing = False
+                return
 
     def _release(self) -> None:
         """Flush and close every shard, then unlock (the caller holds ``_rlock``)."""
