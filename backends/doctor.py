@@ -109,27 +109,19 @@ def _probe_postgres(config: Config) -> Probe:
 
 
 def _probe_neo4j(config: Config) -> Probe:
-    def probe(check: Check) -> None:
-        import neo4j
+    """The graph server through the graph store itself: its typed errors (password refused,
+    no such database, not reachable) and, for Neo4j, its version and edition."""
 
-        auth = (config.neo4j_user, config.neo4j_password) if config.neo4j_password else None
-        t = config.network_timeout
-        last: Exception | None = None
-        for _attempt in range(2):  # one retry: a Bolt server may drop a first handshake
-            try:
-                with neo4j.GraphDatabase.driver(
-                    config.neo4j_uri,
-                    auth=auth,
-                    connection_timeout=t,
-                    connection_acquisition_timeout=t,
-                    max_transaction_retry_time=0,
-                ) as driver:
-                    records, _, _ = driver.execute_query("RETURN 1 AS one")
-                    check.details["answer"] = records[0]["one"]
-                    return
-            except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, OSError) as err:
-                last = err
-        raise CustodiaEnvironmentError(f"Bolt server not reachable: {last}") from last
+    def probe(check: Check) -> None:
+        from backends import stores
+
+        graph = stores.open("graph", config)
+        try:
+            info = graph.server_info()
+        finally:
+            graph.close()
+        check.version = f"{info['version']} {info['edition']}".strip()
+        check.details.update({k: v for k, v in info.items() if v})
 
     return probe
 

@@ -613,9 +613,15 @@ def _graph(ctx: _Context) -> StorageRow:
             raise CustodiaEnvironmentError("needs the running services")
         from backends.tutor.tutor import get_service
 
-        counts = get_service(ctx.services).graph.counts()  # the tutor's own driver
+        graph = get_service(ctx.services).graph  # the tutor's own driver
+        counts = graph.counts()
+        describe = getattr(graph, "describe", None)  # a server that can say what it is
+        engine = f"Bolt server ({describe()})" if callable(describe) else base.engine
         return replace(
-            base, items=sum(counts.relations.values()), note=f"{counts.entities} entities"
+            base,
+            engine=engine,
+            items=sum(counts.relations.values()),
+            note=f"{counts.entities} entities",
         )
 
     return _guard(base, measure)

@@ -104,6 +104,13 @@ NEO4J_5_BOOTSTRAP: tuple[str, ...] = (
 )
 
 
+#: Neo4j's own account of itself (``doctor`` and the storage map show version and edition)
+NEO4J_5_COMPONENTS = (
+    "CALL dbms.components() YIELD name, versions, edition "
+    "RETURN name, versions[0] AS version, edition"
+)
+
+
 @dataclass(frozen=True)
 class BoltDialect:
     """What one kind of Bolt server runs best, as data (see the module docstring)."""
@@ -115,6 +122,8 @@ class BoltDialect:
     bootstrap: tuple[str, ...] = ()
     #: the server refuses a write in a session opened with READ access
     enforces_read_sessions: bool = False
+    #: a constant read naming the server's version and edition ("" when it has none)
+    components: str = ""
 
 
 PORTABLE = BoltDialect("portable", CYPHER, MAX_BATCH_ROWS, MAX_BATCH_BYTES)
@@ -125,6 +134,7 @@ NEO4J_5 = BoltDialect(
     max_batch_bytes=1_000_000,
     bootstrap=NEO4J_5_BOOTSTRAP,
     enforces_read_sessions=True,
+    components=NEO4J_5_COMPONENTS,
 )
 #: server agent prefix → dialect; an agent not listed gets :data:`PORTABLE`
 DIALECTS: Mapping[str, BoltDialect] = {"Neo4j/5.": NEO4J_5}
@@ -132,6 +142,7 @@ DIALECTS: Mapping[str, BoltDialect] = {"Neo4j/5.": NEO4J_5}
 assert all(set(d.queries) == set(OPERATIONS) for d in (PORTABLE, NEO4J_5))
 
 _BOOTSTRAP = Operation("bootstrap", "write", {})
+_COMPONENTS = Operation("components", "read", {})
 
 
 def dialect_for(agent: str, database: str = "", splices_parameters: bool = False) -> BoltDialect:
@@ -336,6 +347,23 @@ class BoltGraph(AllowListedGraph):
             for statement in dialect.bootstrap:
                 self._send(_BOOTSTRAP, statement, {})
             self._bootstrapped = True
+
+    def server_info(self) -> dict[str, str]:
+        """What the server is: its agent, our dialect for it, and (Neo4j) version and edition."""
+        dialect = self._ready()
+        info = {"agent": self.server_agent, "dialect": dialect.name, "version": "", "edition": ""}
+        if dialect.components:
+            for row in self._send(_COMPONENTS, dialect.components, {}):
+                if row.get("name") == "Neo4j Kernel":
+                    info.update(version=str(row["version"]), edition=str(row["edition"]))
+        return info
+
+    def describe(self) -> str:
+        """The server in a few words: ``Neo4j 5.26.30 community``, else its agent."""
+        info = self.server_info()
+        if info["version"]:
+            return f"Neo4j {info['version']} {info['edition']}".strip()
+        return f"agent {info['agent'] or 'unknown'}, {info['dialect']} Cypher"
 
     def batch_limits(self) -> tuple[int, int]:
         dialect = self._ready()
