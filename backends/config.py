@@ -46,6 +46,7 @@ ENVIRONMENT = {
     "CUSTODIA_NEO4J_URI": "neo4j_uri",
     "CUSTODIA_NEO4J_USER": "neo4j_user",
     "CUSTODIA_NEO4J_PASSWORD": "neo4j_password",
+    "CUSTODIA_NEO4J_DATABASE": "neo4j_database",
     "CUSTODIA_QDRANT_URL": "qdrant_url",
     "CUSTODIA_CHROMA_URL": "chroma_url",
     "CUSTODIA_CHAT_MODEL": "chat_model",
@@ -83,6 +84,7 @@ class Config:
     neo4j_uri: str = ""
     neo4j_user: str = "neo4j"
     neo4j_password: str = ""
+    neo4j_database: str = ""  # empty: the Neo4j user's home database (the server's default)
     qdrant_url: str = ""  # empty: qdrant-edge (embedded) under home
     chroma_url: str = ""  # empty: persistent local Chroma under home
     # Models.
@@ -167,6 +169,12 @@ class Config:
         else:
             _url("postgres_dsn", self.postgres_dsn, ("postgresql", "postgres"))
         _url("neo4j_uri", self.neo4j_uri, ("bolt", "neo4j", "bolt+s", "neo4j+s"))
+        if self.neo4j_database and not re.fullmatch(r"[a-z][a-z0-9.\-]{2,62}", self.neo4j_database):
+            raise ConfigError(
+                "neo4j_database",
+                f"{self.neo4j_database!r} is not a Neo4j database name (3 to 63 lowercase "
+                "letters, digits, dots or dashes, starting with a letter)",
+            )
         _url("qdrant_url", self.qdrant_url, ("http", "https"))
         _url("chroma_url", self.chroma_url, ("http", "https"))
         _url("ollama_url", self.ollama_url, ("http", "https"))

@@ -53,3 +53,20 @@ def test_a_refused_password_and_a_server_down_are_named(
     assert not refused.ok and "refused user 'neo4j'" in refused.reason, refused.reason
     down = _graph_check(replace(cfg, neo4j_uri=f"bolt://127.0.0.1:{free_port()}"))
     assert not down.ok and "not reachable" in down.reason, down.reason
+
+
+def test_a_database_that_does_not_exist_is_named(tmp_path: Path, neo4j_server: Neo4jServer) -> None:
+    cfg = _config(tmp_path, neo4j_server)
+    missing = _graph_check(replace(cfg, neo4j_database="nosuchdb").validated())
+    assert not missing.ok and "no database 'nosuchdb'" in missing.reason, missing.reason
+    named = _graph_check(replace(cfg, neo4j_database="neo4j").validated())
+    assert named.ok, named.reason
+
+
+def test_a_database_name_is_checked_with_the_configuration(tmp_path: Path) -> None:
+    from backends.errors import ConfigError
+
+    for bad in ("No Such DB", "x", "1abc", "a" * 64, "db;drop"):
+        with pytest.raises(ConfigError, match="neo4j_database"):
+            Config(home=tmp_path, neo4j_database=bad).validated()
+    assert Config(home=tmp_path, neo4j_database="custodia-graph.v1").validated()

@@ -234,6 +234,7 @@ class BoltGraph(AllowListedGraph):
             namespace=namespace,
             timeout=config.network_timeout,
             driver=driver,
+            database=config.neo4j_database,
         )
 
     def _get_driver(self) -> Any:
