@@ -66,7 +66,7 @@ class EmbedderMismatchError(DimensionMismatchError):
         self.current = current
 
 
-class InvalidVectorError(CustodiaEnvironmentError, ValueError):
+class InvalidVectorError(CustodiaEnvironmentError):
     """Not a finite, non-zero vector (NaN, infinity, all zeros, not numbers): never stored."""
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from backends.errors import CustodiaEnvironmentError
 
 
-class InvalidTextError(CustodiaEnvironmentError, ValueError):
+class InvalidTextError(CustodiaEnvironmentError):
     """User text that is not valid Unicode (undecodable bytes or a lone surrogate)."""
 
 

@@ -57,7 +57,7 @@ class KnowledgeBaseError(CustodiaEnvironmentError):
     """A file to import cannot be read (missing, not text, too large)."""
 
 
-class ScopeError(CustodiaEnvironmentError, ValueError):
+class ScopeError(CustodiaEnvironmentError):
     """A user name that cannot name a scope (empty, too long, control characters, bytes
     that are not UTF-8)."""
 

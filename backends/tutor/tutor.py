@@ -163,7 +163,7 @@ class TutorError(CustodiaEnvironmentError):
     """A turn that cannot be completed for a reason outside the code (message for the user)."""
 
 
-class EmptyQuestionError(TutorError, ValueError):
+class EmptyQuestionError(TutorError):
     """There is no question to answer."""
 
 

@@ -58,11 +58,14 @@ MAX_CALL_ROWS = 1_000
 MAX_PATH_HOPS = 3
 
 
-class GraphQueryRefused(CustodiaEnvironmentError, ValueError):
-    """A query text that is not one of the adapter's constants (refused, never sent)."""
+class GraphQueryRefused(Exception):
+    """A query text that is not one of the adapter's constants (refused, never sent).
+
+    Only code sends query texts, so this is a bug (a trace in the log), not an environment
+    error shown to the user."""
 
 
-class GraphParameterError(CustodiaEnvironmentError, ValueError):
+class GraphParameterError(CustodiaEnvironmentError):
     """A parameter that is unknown, missing or not of its declared type."""
 
 

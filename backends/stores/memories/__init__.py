@@ -26,7 +26,7 @@ class MemoryStoreError(StoreUnavailableError):
     """The memory database cannot be read or written (corrupt, locked, disk full...)."""
 
 
-class EmptyTextError(CustodiaEnvironmentError, ValueError):
+class EmptyTextError(CustodiaEnvironmentError):
     """A memory (or a message) with no text in it."""
 
 

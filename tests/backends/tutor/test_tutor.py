@@ -23,6 +23,7 @@ from backends.tutor.tutor import (
     EXTRACTIVE,
     GENERATED,
     NOT_COVERED,
+    EmptyQuestionError,
     TurnInterrupted,
     TutorService,
 )
@@ -201,7 +202,7 @@ def test_every_turn_leaves_exactly_one_audit_record_and_the_chain_verifies(
 def test_a_failed_retrieval_appends_nothing(tutor: TutorService, audit: AuditService) -> None:
     with pytest.raises(ScopeError):
         tutor.ask(QUESTION, "   ")
-    with pytest.raises(ValueError):
+    with pytest.raises(EmptyQuestionError):  # an environment error, not a ValueError
         tutor.ask("   ", "ana")
     assert turns(audit) == []
 
