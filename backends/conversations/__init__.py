@@ -1,9 +1,63 @@
 """The conversation agent (SPEC section 3, CA1–CA6): JSON files as the source of truth, an
-optional Fernet-encrypted history, a SQLite index and a derived Chroma vector index.
+optional Fernet-encrypted history, a SQLite index and a derived vector index (the vector role
+of the storage layer, :mod:`backends.stores.vectors`).
 
-The desktop tab and the CLI use :func:`get_service` and the :class:`ConversationAgent` only.
+The public surface — what the desktop and the CLI use: :class:`ConversationAgent` (built by
+:func:`get_service`), the value types it returns, its errors, the key helpers the key dialog
+needs, and the import/export functions.
 """
 
-from backends.conversations.agent import ConversationAgent, get_service
+from backends.conversations.agent import (
+    ConversationAgent,
+    EncryptionStatus,
+    KeyOutcome,
+    ModelChoice,
+    NewHistory,
+    SearchHit,
+    TurnResult,
+    get_service,
+)
+from backends.conversations.errors import (
+    ConversationError,
+    ConversationNotFoundError,
+    EmbedderMismatchError,
+    InvalidKeyError,
+)
+from backends.conversations.files import Conversation
+from backends.conversations.importers import export as export_conversations
+from backends.conversations.importers import import_file, write_private
+from backends.conversations.index import IndexRow
+from backends.conversations.keys import (
+    FERNET_SHAPE,
+    MIN_PASSPHRASE,
+    generate_key,
+    key_id,
+    normalise_passphrase,
+    validate_key,
+)
 
-__all__ = ["ConversationAgent", "get_service"]
+__all__ = [
+    "FERNET_SHAPE",
+    "MIN_PASSPHRASE",
+    "Conversation",
+    "ConversationAgent",
+    "ConversationError",
+    "ConversationNotFoundError",
+    "EmbedderMismatchError",
+    "EncryptionStatus",
+    "IndexRow",
+    "InvalidKeyError",
+    "KeyOutcome",
+    "ModelChoice",
+    "NewHistory",
+    "SearchHit",
+    "TurnResult",
+    "export_conversations",
+    "generate_key",
+    "get_service",
+    "import_file",
+    "key_id",
+    "normalise_passphrase",
+    "validate_key",
+    "write_private",
+]

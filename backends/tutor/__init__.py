@@ -1,7 +1,34 @@
-"""The clinical tutor (SPEC CT5–CT7): hybrid retrieval over a local knowledge base, audited.
+"""The clinical tutor (SPEC CT5–CT7, CT9): hybrid retrieval over a local knowledge base, audited.
 
-``kb`` (the shipped corpus, the importer, chunking and the SQLite store of chunks), ``vector``
-(Chroma; the user's scope inside the ``where`` filter), ``keyword`` (SQLite FTS5, bm25),
-``graph`` (the allow-listed graph role: SQLite and Bolt), ``fusion`` (reciprocal rank fusion),
-``tutor`` (the service the tab and the CLI talk to) and ``cli``. See docs/TUTOR.md.
+``kb`` (the shipped corpus, the importer, chunking and the SQLite store of chunks), ``keyword``
+(SQLite FTS5, bm25), ``fusion`` (reciprocal rank fusion), ``tutor`` (the service) and ``cli``;
+its chunk vectors and its graph are roles of the storage layer (:mod:`backends.stores.vectors`,
+:mod:`backends.stores.graph`). See docs/TUTOR.md.
+
+The public surface — what the desktop uses: :class:`TutorService` (built by
+:func:`get_service`) and the value types it returns.
 """
+
+from backends.tutor.kb import ImportReport
+from backends.tutor.tutor import (
+    EXTRACTIVE,
+    GENERATED,
+    NOT_COVERED,
+    GraphView,
+    Status,
+    Turn,
+    TutorService,
+    get_service,
+)
+
+__all__ = [
+    "EXTRACTIVE",
+    "GENERATED",
+    "NOT_COVERED",
+    "GraphView",
+    "ImportReport",
+    "Status",
+    "Turn",
+    "TutorService",
+    "get_service",
+]
