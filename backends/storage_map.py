@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from backends import stores
 from backends.config import Config, redact_url
 from backends.errors import CancelledError, CustodiaEnvironmentError
 from backends.progress import Progress
@@ -275,11 +276,12 @@ def _sessions(ctx: _Context) -> StorageRow:
 def _tickets(ctx: _Context) -> StorageRow:
     cfg = ctx.config
     redis = cfg.cache == "redis"
+    store = stores.describe("ttl", cfg)
     base = StorageRow(
         "tickets",
         "multi-agent",
-        "Redis (SETEX)" if redis else "in-process TTL store",
-        redact_url(cfg.redis_url) if redis else "memory of this process",
+        store.engine,
+        store.location,
         RECOMPUTABLE,
         None,
         "tickets",
@@ -306,11 +308,12 @@ def _feed(ctx: _Context) -> StorageRow:
     cfg = ctx.config
     redis = cfg.cache == "redis"
     path = cfg.path(SESSIONS_FILE)
+    bus = stores.describe("bus", cfg)
     base = StorageRow(
         "feed",
         "multi-agent",
-        "Redis pub/sub" if redis else "in-process event bus",
-        redact_url(cfg.redis_url) if redis else "memory of this process",
+        bus.engine,
+        bus.location,
         RECOMPUTABLE,
         None,
         "events",
@@ -587,11 +590,12 @@ def _graph(ctx: _Context) -> StorageRow:
     cfg = ctx.config
     bolt = cfg.graph == "neo4j"
     path = cfg.path(GRAPH_FILE)
+    store = stores.describe("graph", cfg, path=path)
     base = StorageRow(
         "graph",
         "clinical tutor",
-        "Bolt server (Neo4j)" if bolt else "SQLite (recursive CTEs)",
-        cfg.neo4j_uri if bolt else str(path),
+        store.engine,
+        store.location,
         RECOMPUTABLE,
         None,
         "relations",
@@ -645,11 +649,12 @@ def _audit_exists(cfg: Config) -> bool:
 def _audit_log(ctx: _Context) -> StorageRow:
     cfg = ctx.config
     postgres = cfg.audit == "postgres"
+    store = stores.describe("audit_log", cfg, path=cfg.path(AUDIT_FILE))
     base = StorageRow(
         "audit log",
         "clinical tutor",
-        "Postgres (roles, advisory lock)" if postgres else "SQLite (WAL, append-only triggers)",
-        redact_url(cfg.postgres_dsn) if postgres else str(cfg.path(AUDIT_FILE)),
+        store.engine,
+        store.location,
         PROVABLE,
         None,
         "records",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -121,3 +122,22 @@ def open(role: str, config: Config, *, kind: str | None = None, **context: Any) 
     embedder's name and dimension); every implementation of a role takes the same."""
     chosen = kind if kind is not None else kind_for(role, config)
     return get_class(role, chosen).from_config(config, **context)
+
+
+@dataclass(frozen=True)
+class Description:
+    """What a store says about itself, without opening it (the storage map's columns)."""
+
+    role: str
+    kind: str
+    engine: str
+    location: str
+
+
+def describe(role: str, config: Config, **context: Any) -> Description:
+    """The configured store of ``role``: its kind, engine and where it keeps its data.
+
+    ``context`` is the role's (a file for the embedded engines); nothing is opened."""
+    chosen = kind_for(role, config)
+    cls = get_class(role, chosen)
+    return Description(role, chosen, cls.ENGINE, cls.locate(config, **context))

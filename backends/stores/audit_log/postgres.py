@@ -321,6 +321,14 @@ class PostgresAuditLog:
 
     kind = "postgres"
 
+    #: the engine, as the storage map names it
+    ENGINE = "Postgres (roles, advisory lock)"
+
+    @classmethod
+    def locate(cls, config: Config, **context: Any) -> str:
+        """Where this store keeps its data, as the storage map shows it."""
+        return redact_url(config.postgres_dsn)
+
     def __init__(self, dsn: str, *, schema: str = DEFAULT_SCHEMA, timeout: float = 5.0) -> None:
         self.dsn = dsn
         self.schema = schema

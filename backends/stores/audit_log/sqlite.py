@@ -120,6 +120,15 @@ class SQLiteAuditLog:
     """:class:`~backends.stores.audit_log.AuditLog` on a SQLite file."""
 
     kind = "sqlite"
+
+    #: the engine, as the storage map names it
+    ENGINE = "SQLite (WAL, append-only triggers)"
+
+    @classmethod
+    def locate(cls, config: Config, **context: Any) -> str:
+        """Where this store keeps its data, as the storage map shows it."""
+        return str(context["path"])
+
     stores_checkpoints = True
 
     def __init__(self, path: Path, *, timeout: float = 30.0) -> None:

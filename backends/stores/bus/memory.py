@@ -42,6 +42,14 @@ class InProcessEventBus:
 
     kind = "memory"
 
+    #: the engine, as the storage map names it
+    ENGINE = "in-process event bus"
+
+    @classmethod
+    def locate(cls, config: Config, **context: Any) -> str:
+        """Where this store keeps its data, as the storage map shows it."""
+        return "memory of this process"
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._subscribers: dict[str, list[_QueueSubscription]] = {}

@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from backends.config import redact_url
 from backends.errors import StoreUnavailableError
 from backends.stores.bus import Event, Subscription, encode
 
@@ -67,6 +68,14 @@ class RedisEventBus:
     """Redis pub/sub; each subscription holds its own connection."""
 
     kind = "redis"
+
+    #: the engine, as the storage map names it
+    ENGINE = "Redis pub/sub"
+
+    @classmethod
+    def locate(cls, config: Config, **context: Any) -> str:
+        """Where this store keeps its data, as the storage map shows it."""
+        return redact_url(config.redis_url)
 
     def __init__(
         self, client: redis.Redis, timeout: float = 5.0, *, close_client: bool = False

@@ -183,6 +183,14 @@ class BoltGraph(AllowListedGraph):
     kind = "bolt"
     QUERIES = CYPHER
 
+    #: the engine, as the storage map names it
+    ENGINE = "Bolt server (Neo4j)"
+
+    @classmethod
+    def locate(cls, config: Config, **context: Any) -> str:
+        """Where this store keeps its data, as the storage map shows it."""
+        return config.neo4j_uri
+
     def __init__(
         self,
         uri: str,

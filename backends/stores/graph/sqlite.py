@@ -62,6 +62,14 @@ class SqliteGraph(AllowListedGraph):
     kind = "sqlite"
     QUERIES = SQL
 
+    #: the engine, as the storage map names it
+    ENGINE = "SQLite (recursive CTEs)"
+
+    @classmethod
+    def locate(cls, config: Config, **context: Any) -> str:
+        """Where this store keeps its data, as the storage map shows it."""
+        return str(context["path"])
+
     def __init__(self, path: Path, namespace: str = DEFAULT_NAMESPACE) -> None:
         super().__init__(namespace)
         self.file = path

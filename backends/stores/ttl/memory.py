@@ -23,6 +23,14 @@ class MemoryTTLStore:
 
     kind = "memory"
 
+    #: the engine, as the storage map names it
+    ENGINE = "in-process TTL store"
+
+    @classmethod
+    def locate(cls, config: Config, **context: Any) -> str:
+        """Where this store keeps its data, as the storage map shows it."""
+        return "memory of this process"
+
     def __init__(self, clock: Clock = time.monotonic) -> None:
         self._clock = clock
         self._lock = threading.Lock()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from backends.config import redact_url
 from backends.errors import StoreUnavailableError
 from backends.stores.engines.redis import redis_client
 from backends.stores.ttl import TTLItem, check_ttl
@@ -19,6 +20,14 @@ class RedisTTLStore:
     """Redis: ``SET key value EX seconds`` (``PX`` for fractional TTLs), ``SCAN`` for items."""
 
     kind = "redis"
+
+    #: the engine, as the storage map names it
+    ENGINE = "Redis (SETEX)"
+
+    @classmethod
+    def locate(cls, config: Config, **context: Any) -> str:
+        """Where this store keeps its data, as the storage map shows it."""
+        return redact_url(config.redis_url)
 
     def __init__(self, client: redis.Redis, *, close_client: bool = True) -> None:
         self._client = client
