@@ -30,7 +30,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 # -- words ----------------------------------------------------------------------------------
@@ -43,18 +43,18 @@ def _wordset(text: str) -> frozenset[str]:
 #: function words and the words an answer uses to talk about its sources: never evidence
 STOPWORDS = _wordset(
     """
-    a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each either else
-    etc few for from further had has have having he her here hers herself him himself his how
-    i if in into is it its itself just let me more most much must my myself nor now of off on
-    once only or other our ours ourselves out over own per same she should so some such than
+    a about above after again against also am an and are as at be because been before
+    being below between both but by can could did do does doing down during either else
+    etc for from further had has have having he her here hers herself him himself his how
+    i if in into is it its itself just let me more much must my myself nor now of off on
+    or other our ours ourselves out over own per same she should so such than
     that the their theirs them themselves then there these they this those through thus to too
     under until up upon us very via was we were what when where whether which while who whom
     whose why will with within would you your yours yourself yourselves
-    may might often usually generally typically commonly mainly mostly especially particularly
+    may might often usually generally typically commonly mainly especially particularly
     important importantly key main basically essentially simply really actually indeed
     according passage passages note notes context source sources text document documents
-    answer question based provided given stated says say said mentioned mention described
+    answer question based provided stated says say said mentioned mention described
     following however therefore also furthermore moreover additionally overall summary
     yes okay ok well like one's people patient patients person someone do done does
     """
@@ -183,10 +183,28 @@ def _suffix(word: str) -> str:
     return word
 
 
+_AMERICAN = (
+    (re.compile(r"(?<!a)emi(a|c)$"), r"aemi\1"),  # hyperkalemia, anemic
+    (re.compile(r"^hem(?=[aeo])"), "haem"),  # hemorrhage, hemoglobin
+    (re.compile(r"^edem"), "oedem"),
+    (re.compile(r"^esophag"), "oesophag"),
+    (re.compile(r"^ischem"), "ischaem"),
+    (re.compile(r"^pediatr"), "paediatr"),
+    (re.compile(r"^(tum|col|behavi)or"), r"\1our"),
+)
+
+
+def british(word: str) -> str:
+    """The notes' spelling of an American one ("hyperkalemia" -> "hyperkalaemia")."""
+    for pattern, replacement in _AMERICAN:
+        word = pattern.sub(replacement, word)
+    return word
+
+
 def normal(word: str) -> str:
-    """The form two tokens are compared in: folded, a synonym resolved, a number word as digits,
-    stemmed."""
-    word = fold(word).replace(",", ".")
+    """The form two tokens are compared in: folded, a synonym resolved, British spelling, a
+    number word as digits, stemmed."""
+    word = british(fold(word).replace(",", "."))
     word = SYNONYMS.get(word, word)
     word = NUMBER_WORDS.get(word, word)
     return word if word[0].isdigit() else stem(word)
@@ -218,6 +236,27 @@ _SCOPE_WORDS = 6
 
 def negated(text: str) -> bool:
     return any(w in NEGATORS or w.endswith("n't") for w in words(text))
+
+
+#: words that forbid what their clause names: "NSAIDs are avoided", "beta blockers are
+#: contraindicated in asthma" deny "NSAIDs can be given" as surely as a "not" does
+FORBIDDING = _wordset(
+    """
+    avoid avoided avoids avoiding contraindicated contraindication contraindications withhold
+    withheld withholding stop stopped stopping omit omitted discontinue discontinued unsafe
+    harmful dangerous
+    """
+)
+_CLAUSE = re.compile(r"[,;:.!?()]")
+
+
+def forbidden_words(text: str) -> set[str]:
+    """The content words of every clause of ``text`` that holds a :data:`FORBIDDING` word."""
+    out: set[str] = set()
+    for clause in _CLAUSE.split(text):
+        if any(w in FORBIDDING for w in words(clause)):
+            out |= set(content(clause))
+    return out
 
 
 def negated_words(text: str) -> set[str]:
@@ -357,6 +396,7 @@ def _check_one(sentence: str, sources: Sequence[Source]) -> CheckedSentence:
     if not wanted:  # nothing to check: a greeting, "Yes." — not a statement of fact
         return CheckedSentence(said, False, reason="it states nothing the notes could support")
     polarity = negated(said)
+    forbidding = any(w in FORBIDDING for w in words(said))
     wanted_set = set(wanted)
     best: tuple[int, int, str, tuple[str, ...]] | None = None  # (missing, number, text, miss)
     for source in sources:
@@ -367,7 +407,9 @@ def _check_one(sentence: str, sources: Sequence[Source]) -> CheckedSentence:
             missing_explicit = tuple(w for w in missing if w not in implicit)
             # a negation counts where it reaches the sentence's words ("no improvement" does
             # not negate "adrenaline into the thigh")
-            flips = bool(negated_words(candidate) & wanted_set) != polarity
+            flips = bool(negated_words(candidate) & wanted_set) != polarity or bool(
+                forbidden_words(candidate) & wanted_set
+            ) != bool(forbidding)
             score = len(missing_explicit) + (len(wanted) if flips else 0)
             if best is None or score < best[0]:
                 best = (score, source.number, candidate, missing_explicit)
@@ -387,7 +429,18 @@ def _check_one(sentence: str, sources: Sequence[Source]) -> CheckedSentence:
 
 def check_sentences(answer: str, sources: Sequence[Source]) -> list[CheckedSentence]:
     """Each sentence of ``answer``, supported by a passage sentence or not (module doc)."""
-    return [_check_one(s, sources) for s in split_sentences(answer) if s.strip("[]0-9 .")]
+    return [
+        _check_one(s, sources)
+        for s in split_sentences(answer)
+        # "1. [3]", "Yes." state nothing to check: a sentence has a word, not only numbers
+        if any(not w[0].isdigit() for w in content(strip_citations(s)[0]))
+    ]
+
+
+def restates(sentence: CheckedSentence, asked: Sequence[str]) -> bool:
+    """A sentence that says nothing beyond the question ("Sepsis signs.") is not an answer,
+    however true. (Its note's title may be the answer: "The INR monitors warfarin.")"""
+    return set(content(sentence.text)) <= set(asked)
 
 
 # -- the extractive answer ------------------------------------------------------------------
@@ -428,8 +481,16 @@ def _overlap(asked: Sequence[str], text: str, vocabulary: Vocabulary) -> float:
     return held / total if total > 0 else 0.0
 
 
+#: how many of the question's entities a text names (title and sentence together)
+About = Callable[[str], int]
+
+
 def score_sentences(
-    asked: Sequence[str], sources: Sequence[Source], vocabulary: Vocabulary, passages: int = 5
+    asked: Sequence[str],
+    sources: Sequence[Source],
+    vocabulary: Vocabulary,
+    passages: int = 5,
+    about: About | None = None,
 ) -> list[Quote]:
     """Every sentence of the best ``passages`` sources, scored by how well it answers the
     question, best first.
@@ -438,6 +499,10 @@ def score_sentences(
     title and words as context: a sentence saying "The antidote, intravenous acetylcysteine,
     ..." in the Paracetamol note answers "antidote for paracetamol overdose" though it does
     not repeat "paracetamol". Lower-ranked passages and negated sentences score a little less.
+
+    With ``about`` (the question names entities: "amoxicillin"), a sentence that names none of
+    them, title included, is not an answer at all ("Levothyroxine has a long half-life" for
+    "the half-life of amoxicillin"), and one naming more of them scores more.
     """
     scored: list[Quote] = []
     for rank, source in enumerate(sources[:passages]):
@@ -445,7 +510,11 @@ def score_sentences(
         for sentence in source.sentences:
             if len(content(sentence)) < 3:
                 continue
+            named = about(f"{source.title}. {sentence}") if about is not None else 1
+            if not named:
+                continue
             own = _overlap(asked, source.title + " " + sentence, vocabulary)
+            own += 0.15 * (named - 1)
             # what is not done answers a question less than what is ("antihistamines are not
             # first-line" after "adrenaline is the first-line treatment")
             score = own + 0.25 * context - 0.05 * rank - (0.1 if negated(sentence) else 0.0)
@@ -465,11 +534,12 @@ def extract(
     *,
     most: int = 3,
     passages: int = 5,
+    about: About | None = None,
 ) -> list[Quote]:
     """The sentences that answer the question best (:func:`score_sentences`): the best one,
     the next sentence of its passage when it goes on with the same words, then others that
-    score close to the best."""
-    scored = score_sentences(asked, sources, vocabulary, passages)
+    score close to the best; never one sentence twice (chunks overlap)."""
+    scored = score_sentences(asked, sources, vocabulary, passages, about)
     if not scored:
         return []
     following: dict[tuple[int, str], str] = {}  # (passage, sentence) -> the next one there
@@ -487,9 +557,17 @@ def extract(
     for quote in scored[1:]:
         if len(chosen) >= most:
             break
-        if quote.score >= CLOSE_TO_BEST * best.score and quote.text not in {c.text for c in chosen}:
+        if quote.score >= CLOSE_TO_BEST * best.score and not any(
+            _same(quote.text, c.text) for c in chosen
+        ):
             chosen.append(quote)
     return chosen
+
+
+def _same(a: str, b: str) -> bool:
+    """One sentence, whatever the chunk boundaries did to it (one holds the other)."""
+    x, y = " ".join(content(a)), " ".join(content(b))
+    return x in y or y in x
 
 
 def answers_the_question(

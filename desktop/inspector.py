@@ -576,6 +576,7 @@ class InspectorPane(QWidget):
         return view.first_seq + index.row() if view is not None and self.model.ranged else None
 
     # -- detail ----------------------------------------------------------------------------
+    # (a tutor turn's sealed fields read best as asked, shown, then how it was checked)
     def _on_current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         view = self.model.view
         if view is None or not current.isValid():
@@ -600,7 +601,7 @@ class InspectorPane(QWidget):
                     "event": entry.event_type,
                     "pseudonym": entry.pseudonym,
                     "status": revealed.status,
-                    "personal": revealed.personal,
+                    "personal": _reading_order(revealed.personal),
                     "fields": entry.data,
                     "hash": entry.hash,
                 },
@@ -785,3 +786,24 @@ def open_inspector(window: QMainWindow) -> InspectorPane:
     shown = dock.widget()
     assert isinstance(shown, InspectorPane)
     return shown
+
+
+#: the order a reviewer reads a tutor turn's sealed fields in; others follow as stored
+READING_ORDER = (
+    "question",
+    "heading",
+    "answer",
+    "unsupported",
+    "model_sentences",
+    "generated",
+    "language",
+    "own_chunks",
+)
+
+
+def _reading_order(personal: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``personal`` with what was asked and shown first (JSON keeps insertion order)."""
+    if personal is None:
+        return None
+    first = {k: personal[k] for k in READING_ORDER if k in personal}
+    return first | {k: v for k, v in personal.items() if k not in first}

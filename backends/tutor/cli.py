@@ -53,6 +53,13 @@ def passages_count(text: str) -> int:
     return value
 
 
+def question_text(text: str) -> str:
+    """argparse type of the question: not blank (a usage error, exit 2, like a blank user)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the question is empty: type a question")
+    return text
+
+
 def user_name(text: str) -> str:
     """argparse type of ``--user`` / NAME: a valid user name, stripped (never blank)."""
     try:
@@ -68,7 +75,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     ask = ask_subparsers(sub).add_parser(
         "tutor", help="ask the clinical tutor (cited answers from the study notes; audited)"
     )
-    ask.add_argument("question", help="a clinical study question")
+    ask.add_argument("question", type=question_text, help="a clinical study question")
     ask.add_argument(
         "--user",
         required=True,

@@ -826,6 +826,11 @@ class TutorService:
         asked = tuple(grounding.question_words(question, translation))
         # a Spanish question is searched with its English words too (the notes are English)
         search = " ".join([question, *dict.fromkeys(translation.values())])
+        # the question's entities by their canonical names too: "heart attack" is searched as
+        # "acute coronary syndrome", the note's own words (resources/kb/terms.txt)
+        seeds = self.kb.terms.find(search, nested=True)[:MAX_SEEDS]
+        named = [s for s in seeds if s.casefold() not in search.casefold()]
+        search = " ".join([search, *named])
         #: method -> why it could not run
         down: dict[str, str] = {}
         lists: dict[str, list[Hit]] = {}
@@ -865,7 +870,6 @@ class TutorService:
             "scopes": json.loads(params.get("scopes", "[]")),
         }
 
-        seeds = self.kb.terms.find(search, nested=True)[:MAX_SEEDS]
         view = GraphView(tuple(seeds), ())
         try:
             if not self._graph_synced:
@@ -1032,8 +1036,9 @@ class TutorService:
         sources = [p.source_for_check() for p in retrieval.passages]
         vocabulary = self.vocabulary(retrieval.scopes)
         covered_by = grounding.coverage(retrieval.asked, sources, vocabulary)
-        scored = grounding.score_sentences(retrieval.asked, sources, vocabulary)
-        quotes = tuple(grounding.extract(retrieval.asked, sources, vocabulary))
+        about = self._about(retrieval)
+        scored = grounding.score_sentences(retrieval.asked, sources, vocabulary, about=about)
+        quotes = tuple(grounding.extract(retrieval.asked, sources, vocabulary, about=about))
         covered = self._covers(retrieval, vocabulary, covered_by, quotes)
 
         stop = should_stop or (lambda: False)
@@ -1069,8 +1074,9 @@ class TutorService:
         checked = self._ground(
             "".join(pieces), sources, quotes, scored, covered_by, lang, chat, covered, stopped
         )
+        checked = _no_echoes(checked, retrieval.asked)
         answer, cited = _shown(checked, lang, {p.number: p.title for p in retrieval.passages})
-        by_number = {p.number: p.chunk_id for p in retrieval.passages}
+        by_number = {p.number: p for p in retrieval.passages}
         try:
             entry = self._audit().append(
                 AUDIT_EVENT,
@@ -1084,9 +1090,15 @@ class TutorService:
                     "language": lang,
                     "generated": checked.generated,
                     "unsupported": [c.text for c in checked.unsupported],
+                    # every sentence of the model's answer as the check judged it
+                    "model_sentences": [c.as_dict() for c in checked.sentences],
+                    # the user's own notes: ids derived from their name and file, so sealed
+                    "own_chunks": [p.chunk_id for p in retrieval.passages if p.scope != SHARED],
                 },
-                chunks=[p.chunk_id for p in retrieval.passages],
-                cited=[by_number[n] for n in cited],
+                # shared chunk ids in clear; a user's own note only as "own" (its id is sealed
+                # above: it is derived from their name and path, and could be confirmed)
+                chunks=[_clear_chunk(p) for p in retrieval.passages],
+                cited=[_clear_chunk(by_number[n]) for n in cited],
                 model=chat.name,
                 retrieval_only=bool(chat.retrieval_only),
                 degraded=list(retrieval.degraded_methods),
@@ -1122,6 +1134,14 @@ class TutorService:
             raise interrupted
         return turn
 
+    def _about(self, retrieval: Retrieval) -> grounding.About | None:
+        """How many of the question's entities a text names (None: the question names none)."""
+        seeds = set(retrieval.graph.seeds)
+        if not seeds:
+            return None
+        terms = self.kb.terms
+        return lambda text: len(seeds & set(terms.find(text, nested=True)))
+
     def _covers(
         self,
         retrieval: Retrieval,
@@ -1143,6 +1163,15 @@ class TutorService:
         if similarity < rule.similarity or covered_by < rule.lexical:
             return False
         if unknown and (similarity < rule.unknown or covered_by < rule.unknown_lexical):
+            return False
+        # the best quote must say something the question asks beyond its note's subject:
+        # "Amoxicillin is a broad-spectrum penicillin" does not answer "the half-life of
+        # amoxicillin" (found by a QA pass)
+        titles = {p.number: p.title for p in retrieval.passages}
+        best = quotes[0]
+        subject = set(grounding.content(titles.get(best.number, "")))
+        beyond = [w for w in retrieval.asked if w not in subject]
+        if beyond and not set(beyond) & set(grounding.content(best.text)):
             return False
         asks_amount = any(w in QUANTITY_WORDS for w in grounding.words(retrieval.question))
         return not (asks_amount and not any(any(c.isdigit() for c in q.text) for q in quotes))
@@ -1202,6 +1231,34 @@ class TutorService:
             self._ready = False
 
 
+#: a quote opening with one of these needs its note's title to say what it is about
+PRONOUNS = frozenset(["It", "Its", "It's", "They", "Their", "This", "These", "Those", "That"])
+
+
+def _clear_chunk(passage: Passage) -> str:
+    return passage.chunk_id if passage.scope == SHARED else "own"
+
+
+def _no_echoes(checked: Grounding, asked: Sequence[str]) -> Grounding:
+    """A "supported" sentence that only repeats the question ("Sepsis signs.") is no answer:
+    it is marked unsupported, and a model's answer made of such sentences is not shown."""
+    if not checked.sentences:
+        return checked
+    sentences = tuple(
+        replace(s, supported=False, reason="it only repeats the question")
+        if s.supported and grounding.restates(s, asked)
+        else s
+        for s in checked.sentences
+    )
+    if sentences == checked.sentences:
+        return checked
+    if checked.mode != GENERATED or any(s.supported for s in sentences):
+        return replace(checked, sentences=sentences)  # a shown answer leaves its echoes out
+    heading = HEADINGS[checked.language][EXTRACTIVE]
+    reason = "the model's answer only repeats the question"
+    return replace(checked, mode=EXTRACTIVE, heading=heading, sentences=sentences, reason=reason)
+
+
 def _cite(sentence: str, number: int) -> str:
     """``sentence`` with ``[number]`` before its final stop: "... acetylcysteine [1]."."""
     text = sentence.rstrip()
@@ -1217,8 +1274,9 @@ def _shown(checked: Grounding, lang: str, titles: dict[int, str]) -> tuple[str, 
     if checked.mode == NOT_COVERED:
         return NOT_COVERED_TEXT[lang], ()
     if checked.mode == GENERATED:
-        parts = [_cite(s.text, s.number) for s in checked.sentences]
-        numbers = [s.number for s in checked.sentences]
+        shown = [s for s in checked.sentences if s.supported]
+        parts = [_cite(s.text, s.number) for s in shown]
+        numbers = [s.number for s in shown]
     else:
         if not checked.quotes:
             return NO_EXTRACT_TEXT[lang], ()
@@ -1227,8 +1285,9 @@ def _shown(checked: Grounding, lang: str, titles: dict[int, str]) -> tuple[str, 
         for q in checked.quotes:
             # "Its main use is monitoring warfarin" says nothing without its note's title
             title = titles.get(q.number, "")
-            needs_title = title and not set(grounding.content(title)) <= set(
-                grounding.content(q.text)
+            needs_title = title and (
+                not set(grounding.content(title)) <= set(grounding.content(q.text))
+                or q.text.split(" ", 1)[0] in PRONOUNS  # "It is classified by …"
             )
             text = f"{title}: {q.text}" if needs_title and title not in named else q.text
             named.add(title)

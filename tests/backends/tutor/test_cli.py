@@ -76,6 +76,7 @@ def test_ask_prints_the_cited_passages_and_is_audited(
     finally:
         audit.close()
     assert run(capsys, "ask", "tutor", "Anything?", "--user", "  ")[0] == 2
+    assert run(capsys, "ask", "tutor", "   ", "--user", "ana")[0] == 2  # like a blank user
 
 
 def test_import_and_stats(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

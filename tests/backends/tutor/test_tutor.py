@@ -136,6 +136,70 @@ def test_a_true_answer_to_another_question_is_not_shown_as_the_answer(
     assert "does not come from the passage" in g.reason and "acetylcysteine" in turn.answer
 
 
+def test_an_answer_that_only_repeats_the_question_is_not_shown_under_the_checked_heading(
+    make_tutor: TutorFactory,
+) -> None:
+    """Found by a QA pass: "sepsis signs" answered "Sepsis signs [1]." under the green
+    heading. Words the question already holds state nothing."""
+    tutor = make_tutor(ScriptedChat(replies=["The effect of warfarin is monitored with the INR."]))
+    turn = tutor.ask("Is the effect of warfarin monitored with the INR?", "ana")
+    g = turn.grounding
+    assert g is not None and g.mode == EXTRACTIVE and "repeats the question" in g.reason
+    assert [s.reason for s in g.sentences] == ["it only repeats the question"]
+
+
+def test_a_users_own_note_is_never_named_in_clear_in_the_audit_log(
+    make_tutor: TutorFactory, audit: AuditService, tmp_path: Path
+) -> None:
+    """Found by a QA pass: own-note chunk ids are sha256(scope + path), unsalted, so after
+    erasure a guessed name and path linked the turns to the person."""
+    note = tmp_path / "mine.md"
+    note.write_text("# Ward rota\n\nZebrafish rota on ward seven.\n", encoding="utf-8")
+    tutor = make_tutor()
+    tutor.prepare()
+    tutor.import_path(note, "erin")
+    turn = tutor.ask("zebrafish rota on ward seven", "erin")
+    own = [p.chunk_id for p in turn.passages if p.scope != "shared"]
+    assert own
+    (record,) = turns(audit)
+    assert all(chunk not in record.record for chunk in own)
+    assert "own" in record.data["chunks"]
+    personal = audit.reveal(record).personal
+    assert personal is not None and personal["own_chunks"] == own
+    audit.forget("erin")
+    assert all(chunk not in line for chunk in own for line in export_lines(audit))
+
+
+def test_a_quote_about_the_subject_but_not_what_was_asked_is_no_answer(
+    make_tutor: TutorFactory, tmp_path: Path
+) -> None:
+    """Found by a QA pass: "the half-life of amoxicillin" was answered by levothyroxine's
+    "long half-life of about a week", then by amoxicillin's definition."""
+    kb = make_small_kb(tmp_path / "kb2", ("amoxicillin", "levothyroxine", "asthma"))
+    tutor = make_tutor(ScriptedChat(replies=["It is about a week."]), kb_dir=kb)
+    turn = tutor.ask("What is the half-life of amoxicillin?", "ana")
+    assert turn.grounding is not None and turn.grounding.mode == NOT_COVERED
+    assert "week" not in turn.answer
+
+
+def test_a_lay_name_of_an_entity_is_searched_by_the_notes_name(
+    make_tutor: TutorFactory, tmp_path: Path
+) -> None:
+    kb = make_small_kb(tmp_path / "kb3", ("acute-coronary-syndrome", "asthma", "gout"))
+    tutor = make_tutor(kb_dir=kb)
+    retrieval = tutor.retrieve("what do u give for a heart attack", "ana")
+    assert retrieval.passages[0].doc_id == "kb/acute-coronary-syndrome"
+    assert "acute coronary syndrome" in retrieval.graph.seeds
+
+
+def export_lines(audit: AuditService) -> list[str]:
+    import io
+
+    buffer = io.StringIO()
+    audit.export(buffer, "jsonl")
+    return buffer.getvalue().splitlines()
+
+
 def test_a_checked_english_answer_to_a_spanish_question_says_it_is_english(
     make_tutor: TutorFactory, tmp_path: Path
 ) -> None:
