@@ -42,7 +42,7 @@ def _open_map(qtbot: Any, window: Any) -> StorageMapView:
         assert view is not None and view.rows
 
     action.trigger()
-    qtbot.waitUntil(opened, timeout=30_000)
+    qtbot.waitUntil(opened, timeout=90_000)
     assert view is not None
     return view
 
@@ -65,7 +65,7 @@ def test_the_map_counts_what_the_stores_hold(qtbot: Any, custodia_window: Any) -
 
     # Refresh measures again, in a worker.
     memories_service(services).remember("My dog is called Rex")
-    with qtbot.waitSignal(view.map_ready, timeout=30_000):
+    with qtbot.waitSignal(view.map_ready, timeout=90_000):
         view.findChild(QPushButton, "storage_map_refresh").click()
     assert table.item(by_kind["memories"], 4).text() == "2 memories"
     assert custodia_window.findChild(QDialog, "storage_map_window").isVisible()
@@ -77,7 +77,7 @@ def test_migrate_button_without_servers_explains_why(qtbot: Any, custodia_window
         view.findChild(QPushButton, "storage_map_migrate").click()
     dialog = view.migration
     assert isinstance(dialog, MigrationDialog)
-    qtbot.waitUntil(lambda: "no server is configured" in dialog.status.text(), timeout=30_000)
+    qtbot.waitUntil(lambda: "no server is configured" in dialog.status.text(), timeout=90_000)
     assert not dialog.findChild(QPushButton, "migration_start").isEnabled()
 
 
@@ -95,7 +95,7 @@ def test_dry_run_then_migration_with_progress(
     assert services.config.postgres_dsn == ""
     view = _open_map(qtbot, custodia_window)
     dialog = view.open_migration()
-    with qtbot.waitSignal(dialog.planned, timeout=30_000) as planned:
+    with qtbot.waitSignal(dialog.planned, timeout=90_000) as planned:
         pass
     plan = planned.args[0]
     assert not plan.problems and plan.step("audit log").items == RECORDS
@@ -119,7 +119,7 @@ def test_dry_run_then_migration_with_progress(
     audit_row = [r for r in range(table.rowCount()) if table.item(r, 0).text() == "audit log"]
     assert table.item(audit_row[0], 5).text() == "done"
     assert 'profile = "server"' in (services.config.home / "custodia.toml").read_text()
-    qtbot.waitUntil(lambda: not custodia_window.workers.active, timeout=30_000)
+    qtbot.waitUntil(lambda: not custodia_window.workers.active, timeout=90_000)
 
 
 def _count(dsn: str) -> int | None:
@@ -160,11 +160,11 @@ def test_cancelled_migration_offers_to_resume(
     config_module.save(replace(services.config, redis_url=redis_url.rsplit("/", 1)[0] + "/5"))
     view = _open_map(qtbot, custodia_window)
     dialog = view.open_migration()
-    with qtbot.waitSignal(dialog.planned, timeout=30_000):
+    with qtbot.waitSignal(dialog.planned, timeout=90_000):
         pass
     start = dialog.findChild(QPushButton, "migration_start")
     cancel = dialog.findChild(QPushButton, "migration_cancel")
-    with qtbot.waitSignal(dialog.migrated, timeout=30_000):
+    with qtbot.waitSignal(dialog.migrated, timeout=90_000):
         start.click()
         assert cancel.text() == "Cancel"
         cancel.click()  # before the worker even starts: it stops at its first check
