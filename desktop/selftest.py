@@ -307,7 +307,7 @@ class SelfTest:
         return f"session {session.session_id[:8]} done after {len(session.events)} events"
 
     def memories_turn(self) -> str:
-        from backends.memories.assistant import get_service
+        from backends.memories import get_service
 
         fact = "My favourite tea is rooibos"
 
@@ -328,7 +328,7 @@ class SelfTest:
         return f"remembered, found (similarity {hits[0].similarity:.2f}) and recalled in a turn"
 
     def conversations_turn(self) -> str:
-        from backends.conversations.agent import get_service
+        from backends.conversations import get_service
 
         message = "How often should a cactus be watered in winter?"
 
@@ -348,7 +348,7 @@ class SelfTest:
         get_service = _tutor_get_service()
 
         def job(progress: Progress) -> tuple[Any, int, int]:
-            from backends.audit.service import get_service as audit_service
+            from backends.audit import get_service as audit_service
 
             audit = audit_service(self._services())
             before = audit.verify().records
@@ -374,7 +374,7 @@ class SelfTest:
         )
 
     def audit_chain(self) -> str:
-        from backends.audit.service import get_service
+        from backends.audit import get_service
 
         def job(progress: Progress) -> Any:
             audit = get_service(self._services())
@@ -516,7 +516,7 @@ def _fernet_key() -> str:
 def _conversations_without_keyring(services: Services) -> None:
     """Build the conversation agent now, without the OS keyring: the self-test must neither
     read nor write the user's real keyring entries (its key comes from the config)."""
-    from backends.conversations.agent import ConversationAgent
+    from backends.conversations import ConversationAgent
 
     services.service(
         "conversations",

@@ -61,32 +61,30 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends.conversations import importers
-from backends.conversations.agent import (
+from backends.conversations import (
+    FERNET_SHAPE,
+    MIN_PASSPHRASE,
+    Conversation,
     ConversationAgent,
+    ConversationError,
+    ConversationNotFoundError,
+    EmbedderMismatchError,
     EncryptionStatus,
+    IndexRow,
+    InvalidKeyError,
     KeyOutcome,
     ModelChoice,
     NewHistory,
     SearchHit,
     TurnResult,
-    get_service,
-)
-from backends.conversations.errors import (
-    ConversationError,
-    ConversationNotFoundError,
-    EmbedderMismatchError,
-    InvalidKeyError,
-)
-from backends.conversations.files import Conversation
-from backends.conversations.index import IndexRow
-from backends.conversations.keys import (
-    FERNET_SHAPE,
-    MIN_PASSPHRASE,
+    export_conversations,
     generate_key,
+    get_service,
+    import_file,
     key_id,
     normalise_passphrase,
     validate_key,
+    write_private,
 )
 from backends.errors import DimensionMismatchError
 from backends.progress import Progress
@@ -1654,7 +1652,7 @@ class ConversationsTab(QWidget):
 
         def job(progress: Progress, emit: Emit) -> _Listing:
             agent = get_service(services)
-            result = importers.import_file(agent, Path(path), progress)
+            result = import_file(agent, Path(path), progress)
             note = f"Imported {len(result.imported)} conversation(s), named “… (imported)”"
             if result.renamed:
                 note += f" ({result.renamed} under a new id)"
@@ -1714,8 +1712,8 @@ class ConversationsTab(QWidget):
 
         def job(progress: Progress, emit: Emit) -> _Listing:
             agent = get_service(services)
-            text, problems = importers.export(agent, ids, fmt, progress)
-            importers.write_private(Path(path), text)
+            text, problems = export_conversations(agent, ids, fmt, progress)
+            write_private(Path(path), text)
             note = f"Exported to {path} (plaintext)"
             if problems:
                 note += f"; {len(problems)} unreadable conversation(s) left out"

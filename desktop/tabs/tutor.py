@@ -47,12 +47,12 @@ from PySide6.QtWidgets import (
 
 from backends.progress import Progress
 from backends.services import Services
-from backends.tutor.kb import ImportReport
-from backends.tutor.tutor import (
+from backends.tutor import (
     EXTRACTIVE,
     GENERATED,
     NOT_COVERED,
     GraphView,
+    ImportReport,
     Status,
     Turn,
     get_service,
