@@ -21,30 +21,19 @@ import logging
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from backends.errors import (
-    DimensionMismatchError,
-    EmbedderMismatchError,
-    InvalidVectorError,
-    StoreUnavailableError,
-)
+from backends.errors import StoreUnavailableError
 from backends.models.embedders import Embedder
 from backends.net import require_loopback
 from backends.progress import Progress
-from backends.stores.vectors import (
-    COLLECTIONS,
-    INDEXED_FIELDS,
-    REEMBED_HINT,
-    CollectionStatus,
-    Hit,
-    MemoryItem,
-)
+from backends.stores.vectors import COLLECTIONS, INDEXED_FIELDS
+from backends.stores.vectors.semantic import Point, SemanticMemoryBase, Tags
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
@@ -58,23 +47,14 @@ STAGING_SUFFIX = "__reembed"
 _BATCH = 256
 
 
-def _check_values(vectors: npt.NDArray[Any], where: str, *, zero: bool = False) -> bool:
-    """Raise :class:`InvalidVectorError` for NaN, infinite or (unless ``zero``) all-zero rows;
-    return False when some row is all zeros."""
-    if not np.isfinite(vectors).all():
-        raise InvalidVectorError(f"{where}: a vector has NaN or infinite values")
-    nonzero = bool((np.abs(vectors).sum(axis=1) > 0).all())
-    if not nonzero and not zero:
-        raise InvalidVectorError(f"{where}: a vector is all zeros (it has no direction)")
-    return nonzero
-
-
 def _is_lock_error(err: BaseException) -> bool:
     return "already accessed by another instance" in str(err)
 
 
-class QdrantSemanticMemory:
+class QdrantSemanticMemory(SemanticMemoryBase):
     """The three collections, one Qdrant client, one configured embedder."""
+
+    _add_batch = _BATCH
 
     def __init__(
         self,
@@ -275,152 +255,36 @@ class QdrantSemanticMemory:
         self._call("update_collection", name, metadata={"state": "complete"})
         self._meta[name] = dict(meta, state="complete")
 
-    # -- the embedder guard (MA11) ---------------------------------------------------------
-    def problem(self, name: str) -> DimensionMismatchError | None:
-        """Why ``name`` cannot be used with the configured embedder, or None."""
-        meta = self._meta.get(name)
-        if meta is None:
-            raise KeyError(f"unknown collection {name!r}; known: {', '.join(self.collections)}")
-        where = f"semantic memory collection {name!r}"
-        dimension = int(meta.get("dimension", 0))
-        error: DimensionMismatchError
-        if dimension != self.embedder.dimension:
-            error = DimensionMismatchError(dimension, self.embedder.dimension, where)
-        else:
-            recorded = str(meta.get("embedder", ""))
-            if recorded == self.embedder.name:
-                return None
-            error = EmbedderMismatchError(
-                recorded,
-                self.embedder.name,
-                where,
-                dimension=dimension,
-                advice="Re-embed to switch models.",
-            )
-        error.args = (f"{error} {REEMBED_HINT}",)
-        return error
-
-    def check(self, name: str | None = None) -> None:
-        """Raise the first mismatch (of ``name``, or of any collection)."""
-        for candidate in (name,) if name else self.collections:
-            error = self.problem(candidate)
-            if error is not None:
-                raise error
-
-    @property
-    def needs_reembed(self) -> bool:
-        return any(self.problem(name) is not None for name in self.collections)
-
-    def status(self) -> list[CollectionStatus]:
-        out = []
-        for name in self.collections:
-            meta = self._meta[name]
-            error = self.problem(name)
-            out.append(
-                CollectionStatus(
-                    name=name,
-                    embedder=str(meta.get("embedder", "")),
-                    dimension=int(meta.get("dimension", 0)),
-                    points=self.count(name),
-                    problem="" if error is None else str(error),
-                )
-            )
-        return out
-
-    # -- writes and reads ------------------------------------------------------------------
-    def add(self, collection: str, item: MemoryItem) -> str:
-        return self.add_many(collection, [item])[0]
-
-    def add_many(self, collection: str, items: Sequence[MemoryItem]) -> list[str]:
-        """Embed and upsert in batches; returns the (deterministic) point ids."""
-        self.check(collection)
-        ids = [item.point_id(collection) for item in items]
-        for start in range(0, len(items), _BATCH):
-            chunk = items[start : start + _BATCH]
-            vectors = self.embedder.embed_batch([i.text for i in chunk])
-            keep = [
-                int(i) for i in np.flatnonzero(np.abs(vectors).sum(axis=1) > 0)
-            ]  # 0: no meaning
-            self.upsert_vectors(
-                collection,
-                [ids[start + i] for i in keep],
-                vectors[keep],
-                [chunk[i] for i in keep],
-            )
-        return ids
-
-    def upsert_vectors(
-        self,
-        collection: str,
-        ids: Sequence[str],
-        vectors: npt.NDArray[np.float32],
-        items: Sequence[MemoryItem],
-    ) -> None:
-        """Upsert precomputed vectors (bench, re-embedding); checks their dimension."""
+    # -- the engine's half of writes and reads (the rest: SemanticMemoryBase) ---------------
+    def _store(self, collection: str, points: Sequence[Point]) -> None:
         from qdrant_client import models
 
-        self.check(collection)
-        if vectors.ndim != 2 or vectors.shape[1] != self.embedder.dimension:
-            got = int(vectors.shape[-1]) if vectors.ndim else 0
-            raise DimensionMismatchError(self.embedder.dimension, got, f"upsert into {collection}")
-        _check_values(vectors, f"upsert into {collection}")
-        points = [
-            models.PointStruct(id=pid, vector=vec.tolist(), payload=item.payload())
-            for pid, vec, item in zip(ids, vectors, items, strict=True)
+        batch = [
+            models.PointStruct(id=pid, vector=vec, payload=payload) for pid, vec, payload in points
         ]
-        self._call("upsert", collection, points, wait=True)
+        self._call("upsert", collection, batch, wait=True)
 
-    def search(
-        self,
-        collection: str,
-        query: str,
-        *,
-        limit: int = 5,
-        session: str | None = None,
-        expert: str | None = None,
-        ticket: str | None = None,
-        exclude_session: str | None = None,
-    ) -> list[Hit]:
-        """Nearest items by cosine; the tag filters go inside the query (not after it)."""
-        self.check(collection)
-        vector = self.embedder.embed(query)
-        return self.search_vector(
-            collection,
-            vector,
-            limit=limit,
-            session=session,
-            expert=expert,
-            ticket=ticket,
-            exclude_session=exclude_session,
-        )
-
-    def search_vector(
-        self,
-        collection: str,
-        vector: npt.NDArray[np.float32],
-        *,
-        limit: int = 5,
-        session: str | None = None,
-        expert: str | None = None,
-        ticket: str | None = None,
-        exclude_session: str | None = None,
-    ) -> list[Hit]:
+    def _nearest(
+        self, collection: str, vector: npt.NDArray[np.float32], limit: int, tags: Tags
+    ) -> Iterable[Any]:
         from qdrant_client import models
 
-        self.check(collection)
-        if vector.shape != (self.embedder.dimension,):
-            got = int(vector.shape[-1]) if vector.ndim else 0
-            raise DimensionMismatchError(self.embedder.dimension, got, f"search in {collection}")
-        if not _check_values(vector.reshape(1, -1), f"search in {collection}", zero=True):
-            return []  # an all-zero query has no direction: no neighbours
         conditions = [
             models.FieldCondition(key=key, match=models.MatchValue(value=value))
-            for key, value in (("session", session), ("expert", expert), ("ticket", ticket))
+            for key, value in (
+                ("session", tags.session),
+                ("expert", tags.expert),
+                ("ticket", tags.ticket),
+            )
             if value is not None
         ]
         excluded = (
-            [models.FieldCondition(key="session", match=models.MatchValue(value=exclude_session))]
-            if exclude_session is not None
+            [
+                models.FieldCondition(
+                    key="session", match=models.MatchValue(value=tags.exclude_session)
+                )
+            ]
+            if tags.exclude_session is not None
             else []
         )
         query_filter = (
@@ -436,34 +300,7 @@ class QdrantSemanticMemory:
             limit=limit,
             with_payload=True,
         )
-        hits = []
-        for point in reply.points:
-            payload = dict(point.payload or {})
-            hits.append(
-                Hit(
-                    collection=collection,
-                    id=str(point.id),
-                    score=float(point.score),
-                    text=str(payload.get("text", "")),
-                    session=str(payload.get("session", "")),
-                    expert=str(payload.get("expert", "")),
-                    ticket=str(payload.get("ticket", "")),
-                    payload=payload,
-                )
-            )
-        return hits
-
-    def search_all(self, query: str, *, limit: int = 5, **filters: str | None) -> list[Hit]:
-        """Search every collection; best first."""
-        self.check()
-        vector = self.embedder.embed(query)
-        hits = [
-            hit
-            for name in self.collections
-            for hit in self.search_vector(name, vector, limit=limit, **filters)
-        ]
-        hits.sort(key=lambda h: -h.score)
-        return hits[:limit]
+        return list(reply.points)
 
     def count(self, collection: str) -> int:
         reply = self._call("count", collection, exact=True)

@@ -42,30 +42,19 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from backends.errors import (
-    DimensionMismatchError,
-    EmbedderMismatchError,
-    InvalidVectorError,
-    StoreUnavailableError,
-)
+from backends.errors import StoreUnavailableError
 from backends.models.embedders import Embedder
 from backends.progress import Progress
-from backends.stores.vectors import (
-    COLLECTIONS,
-    INDEXED_FIELDS,
-    REEMBED_HINT,
-    CollectionStatus,
-    Hit,
-    MemoryItem,
-)
+from backends.stores.vectors import COLLECTIONS, INDEXED_FIELDS
+from backends.stores.vectors.semantic import Point, SemanticMemoryBase, Tags
 
 if TYPE_CHECKING:
     from qdrant_edge import EdgeShard
@@ -90,17 +79,6 @@ def _edge() -> Any:
     except ImportError as err:
         raise StoreUnavailableError(f"qdrant-edge-py is not installed: {err}") from err
     return qdrant_edge
-
-
-def _check_values(vectors: npt.NDArray[Any], where: str, *, zero: bool = False) -> bool:
-    """Raise :class:`InvalidVectorError` for NaN, infinite or (unless ``zero``) all-zero rows;
-    return False when some row is all zeros."""
-    if not np.isfinite(vectors).all():
-        raise InvalidVectorError(f"{where}: a vector has NaN or infinite values")
-    nonzero = bool((np.abs(vectors).sum(axis=1) > 0).all())
-    if not nonzero and not zero:
-        raise InvalidVectorError(f"{where}: a vector is all zeros (it has no direction)")
-    return nonzero
 
 
 def _is_busy(err: BaseException) -> bool:
@@ -151,9 +129,10 @@ def _optimise_child(shard_dir: str, dimension: int, threshold_kb: int) -> None:
         shard.close()
 
 
-class EdgeSemanticMemory:
+class EdgeSemanticMemory(SemanticMemoryBase):
     """The three collections as qdrant-edge shards, one configured embedder."""
 
+    _add_batch = _BATCH
     kind = "edge"
     local = True
     #: how long an operation waits for another process's lease (seconds) by default
@@ -451,151 +430,21 @@ class EdgeSemanticMemory:
             if offset is None:
                 return
 
-    # -- the embedder guard (MA11) ---------------------------------------------------------
-    def problem(self, name: str) -> DimensionMismatchError | None:
-        """Why ``name`` cannot be used with the configured embedder, or None."""
-        meta = self._meta.get(name)
-        if meta is None:
-            raise KeyError(f"unknown collection {name!r}; known: {', '.join(self.collections)}")
-        where = f"semantic memory collection {name!r}"
-        dimension = int(meta.get("dimension", 0))
-        error: DimensionMismatchError
-        if dimension != self.embedder.dimension:
-            error = DimensionMismatchError(dimension, self.embedder.dimension, where)
-        else:
-            recorded = str(meta.get("embedder", ""))
-            if recorded == self.embedder.name:
-                return None
-            error = EmbedderMismatchError(
-                recorded,
-                self.embedder.name,
-                where,
-                dimension=dimension,
-                advice="Re-embed to switch models.",
-            )
-        error.args = (f"{error} {REEMBED_HINT}",)
-        return error
+    # -- the engine's half of writes and reads (the rest: SemanticMemoryBase) ---------------
+    def _guard(self) -> AbstractContextManager[None]:
+        return self._lease()
 
-    def check(self, name: str | None = None) -> None:
-        """Raise the first mismatch (of ``name``, or of any collection)."""
-        for candidate in (name,) if name else self.collections:
-            error = self.problem(candidate)
-            if error is not None:
-                raise error
+    def _store(self, collection: str, points: Sequence[Point]) -> None:
+        self._upsert(self._shard(collection), points)
 
-    @property
-    def needs_reembed(self) -> bool:
-        return any(self.problem(name) is not None for name in self.collections)
-
-    def status(self) -> list[CollectionStatus]:
-        with self._lease():
-            out = []
-            for name in self.collections:
-                meta = self._meta[name]
-                error = self.problem(name)
-                out.append(
-                    CollectionStatus(
-                        name=name,
-                        embedder=str(meta.get("embedder", "")),
-                        dimension=int(meta.get("dimension", 0)),
-                        points=self.count(name),
-                        problem="" if error is None else str(error),
-                    )
-                )
-            return out
-
-    # -- writes and reads ------------------------------------------------------------------
-    def add(self, collection: str, item: MemoryItem) -> str:
-        return self.add_many(collection, [item])[0]
-
-    def add_many(self, collection: str, items: Sequence[MemoryItem]) -> list[str]:
-        """Embed and upsert in batches; returns the (deterministic) point ids."""
-        with self._lease():
-            self.check(collection)
-        ids = [item.point_id(collection) for item in items]
-        for start in range(0, len(items), _BATCH):
-            chunk = items[start : start + _BATCH]
-            vectors = self.embedder.embed_batch([i.text for i in chunk])
-            keep = [int(i) for i in np.flatnonzero(np.abs(vectors).sum(axis=1) > 0)]
-            self.upsert_vectors(
-                collection,
-                [ids[start + i] for i in keep],
-                vectors[keep],
-                [chunk[i] for i in keep],
-            )
-        return ids
-
-    def upsert_vectors(
-        self,
-        collection: str,
-        ids: Sequence[str],
-        vectors: npt.NDArray[np.float32],
-        items: Sequence[MemoryItem],
-    ) -> None:
-        """Upsert precomputed vectors (bench, re-embedding); checks their dimension."""
-        with self._lease():
-            self.check(collection)
-            if vectors.ndim != 2 or vectors.shape[1] != self.embedder.dimension:
-                got = int(vectors.shape[-1]) if vectors.ndim else 0
-                raise DimensionMismatchError(
-                    self.embedder.dimension, got, f"upsert into {collection}"
-                )
-            _check_values(vectors, f"upsert into {collection}")
-            points = [
-                (pid, vec.tolist(), item.payload())
-                for pid, vec, item in zip(ids, vectors, items, strict=True)
-            ]
-            self._upsert(self._shard(collection), points)
-
-    def search(
-        self,
-        collection: str,
-        query: str,
-        *,
-        limit: int = 5,
-        session: str | None = None,
-        expert: str | None = None,
-        ticket: str | None = None,
-        exclude_session: str | None = None,
-    ) -> list[Hit]:
-        """Nearest items by cosine; the tag filters go inside the query (not after it)."""
-        with self._lease():
-            self.check(collection)
-        vector = self.embedder.embed(query)
-        return self.search_vector(
-            collection,
-            vector,
-            limit=limit,
-            session=session,
-            expert=expert,
-            ticket=ticket,
-            exclude_session=exclude_session,
-        )
-
-    def search_vector(
-        self,
-        collection: str,
-        vector: npt.NDArray[np.float32],
-        *,
-        limit: int = 5,
-        session: str | None = None,
-        expert: str | None = None,
-        ticket: str | None = None,
-        exclude_session: str | None = None,
-    ) -> list[Hit]:
+    def _nearest(
+        self, collection: str, vector: npt.NDArray[np.float32], limit: int, tags: Tags
+    ) -> Iterable[Any]:
         qe = _edge()
-        with self._lease():
-            self.check(collection)
-            if vector.shape != (self.embedder.dimension,):
-                got = int(vector.shape[-1]) if vector.ndim else 0
-                raise DimensionMismatchError(
-                    self.embedder.dimension, got, f"search in {collection}"
-                )
-            if not _check_values(vector.reshape(1, -1), f"search in {collection}", zero=True):
-                return []  # an all-zero query has no direction: no neighbours
-            query_filter = self._filter(session, expert, ticket, exclude_session)
-            try:
-                points = self._shard(collection).query(
+        query_filter = self._filter(*tags)
+        try:
+            return list(
+                self._shard(collection).query(
                     qe.QueryRequest(
                         limit=limit,
                         query=qe.Query.Nearest(vector.tolist()),
@@ -603,26 +452,11 @@ class EdgeSemanticMemory:
                         with_payload=True,
                     )
                 )
-            except StoreUnavailableError:
-                raise
-            except Exception as err:
-                raise StoreUnavailableError(f"search in {self.where} failed: {err}") from err
-        hits = []
-        for point in points:
-            payload = dict(point.payload or {})
-            hits.append(
-                Hit(
-                    collection=collection,
-                    id=str(point.id),
-                    score=float(point.score),
-                    text=str(payload.get("text", "")),
-                    session=str(payload.get("session", "")),
-                    expert=str(payload.get("expert", "")),
-                    ticket=str(payload.get("ticket", "")),
-                    payload=payload,
-                )
             )
-        return hits
+        except StoreUnavailableError:
+            raise
+        except Exception as err:
+            raise StoreUnavailableError(f"search in {self.where} failed: {err}") from err
 
     @staticmethod
     def _filter(
@@ -642,20 +476,6 @@ class EdgeSemanticMemory:
         if not must and not must_not:
             return None
         return qe.Filter(must=must or None, must_not=must_not or None)
-
-    def search_all(self, query: str, *, limit: int = 5, **filters: str | None) -> list[Hit]:
-        """Search every collection; best first."""
-        with self._lease():
-            self.check()
-        vector = self.embedder.embed(query)
-        with self._lease():
-            hits = [
-                hit
-                for name in self.collections
-                for hit in self.search_vector(name, vector, limit=limit, **filters)
-            ]
-        hits.sort(key=lambda h: -h.score)
-        return hits[:limit]
 
     def count(self, collection: str) -> int:
         qe = _edge()
