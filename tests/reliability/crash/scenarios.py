@@ -146,6 +146,8 @@ class Scenario:
     name = ""
     #: seconds after ``ready`` the kill lands (uniform in this range)
     kill_window = (0.02, 0.2)
+    #: kills of the slow (CI) loop: 200, fewer for a scenario whose every run moves a store
+    slow_kills = 200
 
     def prepare(self, home: Path, **extra: Any) -> None:
         """Parent side, once, before the first child (seed data)."""
@@ -1053,6 +1055,8 @@ class QdrantEdgeMoveScenario(Scenario):
 
     name = "qdrant-edge-move"
     kill_window = (0.0, 2.5)
+    #: each run copies and verifies a whole local-mode folder (~2.7 s): 100 kills, ~5 min
+    slow_kills = 100
     items = 60
 
     def prepare(self, home: Path, **extra: Any) -> None:
