@@ -18,6 +18,9 @@ from tests.contract.semantic import Open, SemanticMemoryContract
 
 
 class TestQdrantLocal(SemanticMemoryContract):
+    def stored_names(self, memory: SemanticMemory) -> set[str]:
+        return {c.name for c in memory._client.get_collections().collections}  # type: ignore[attr-defined]
+
     @pytest.fixture
     def open_memory(self, tmp_path: Path) -> Iterator[Open]:
         opened: list[SemanticMemory] = []
