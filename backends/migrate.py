@@ -959,7 +959,7 @@ def _plan_keys(run: _Run) -> Step:
 
 def _tutor_available() -> bool:
     try:
-        import backends.tutor.tutor  # noqa: F401
+        import backends.tutor.service  # noqa: F401
     except ImportError:
         return False
     return True
@@ -983,7 +983,7 @@ def _kb_counts(config: Config) -> tuple[int, int]:
 def _target_tutor(run: _Run) -> Any:
     """A tutor service on the target stores (same knowledge base file), made once per run."""
     if run.tutor is None:
-        from backends.tutor.tutor import TutorService
+        from backends.tutor.service import TutorService
 
         target = run.target
         graph: Any = None

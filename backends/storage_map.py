@@ -514,7 +514,7 @@ GRAPH_FILE = "tutor-graph.sqlite3"
 
 def _tutor_rows(ctx: _Context) -> list[StorageRow]:
     try:
-        import backends.tutor.tutor  # noqa: F401
+        import backends.tutor.service  # noqa: F401
     except ImportError:
         available = False
     else:
@@ -615,7 +615,7 @@ def _graph(ctx: _Context) -> StorageRow:
             return row
         if ctx.services is None:
             raise CustodiaEnvironmentError("needs the running services")
-        from backends.tutor.tutor import get_service
+        from backends.tutor.service import get_service
 
         graph = get_service(ctx.services).graph  # the tutor's own driver
         counts = graph.counts()

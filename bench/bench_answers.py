@@ -21,7 +21,7 @@ Figures, per configuration (the default model, and the extractive answer alone):
 The support checker alone, on the labelled pairs: false accepts (an unsupported sentence
 passed: the figure that must be 0) and recall on supported sentences.
 
-The coverage rule (``COVERAGE_RULES`` in backends/tutor/tutor.py: the best passage's vector
+The coverage rule (``COVERAGE_RULES`` in backends/tutor/service.py: the best passage's vector
 similarity, whether the question uses a word the notes never use, and the share of its words
 the best passage holds) was chosen on this set by a grid over its three floors, for MiniLM
 (the product's embedder); other embedders get the lexical rule.
@@ -50,7 +50,7 @@ from backends.config import Config  # noqa: E402
 from backends.models.chat import ChatModel, RetrievalOnlyChat  # noqa: E402
 from backends.models.embedders import Embedder  # noqa: E402
 from backends.tutor.kb import shipped_kb_dir  # noqa: E402
-from backends.tutor.tutor import COVERAGE_RULES, NOT_COVERED, Turn, TutorService  # noqa: E402
+from backends.tutor.service import COVERAGE_RULES, NOT_COVERED, Turn, TutorService  # noqa: E402
 from bench.common import table, write  # noqa: E402
 
 DATA = ROOT / "bench" / "data"

@@ -202,8 +202,8 @@ def _child_window(home: Path) -> dict[str, Any]:
     from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QWidget
 
     from backends.config import Config
-    from backends.conversations.agent import ConversationAgent
     from backends.conversations.keys import generate_key
+    from backends.conversations.service import ConversationAgent
     from backends.services import Services
     from bench.common import rss_mb
     from desktop.main_window import MainWindow

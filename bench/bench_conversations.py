@@ -34,7 +34,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from backends.config import Config  # noqa: E402
-from backends.conversations.agent import ConversationAgent  # noqa: E402
 from backends.conversations.files import (  # noqa: E402
     Conversation,
     ConversationFiles,
@@ -43,6 +42,7 @@ from backends.conversations.files import (  # noqa: E402
     now_iso,
 )
 from backends.conversations.keys import HistoryCipher, generate_key  # noqa: E402
+from backends.conversations.service import ConversationAgent  # noqa: E402
 from backends.models.chat import ScriptedChat  # noqa: E402
 from backends.models.embedders import HashingEmbedder  # noqa: E402
 from backends.models.registry import ChatChoice  # noqa: E402

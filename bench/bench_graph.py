@@ -44,7 +44,7 @@ QUERIES = 40  # random anchors (or pairs) per query kind and engine
 def corpus_relations(tmp: Path) -> list[Relation]:
     """The shipped corpus's relations, as the tutor builds them (hashing embedder)."""
     from backends.config import Config
-    from backends.tutor.tutor import GRAPH_FILE, TutorService
+    from backends.tutor.service import GRAPH_FILE, TutorService
 
     home = tmp / "corpus"
     home.mkdir(mode=0o700)

@@ -11,7 +11,7 @@ from the shared corpus and we score each method's ranked list:
 
 Questions are "textbook" (the notes' clinical words) or "lay" (everyday words); figures are
 given for all and per kind. "fused" is the tutor's fusion (K and weights in
-``backends/tutor/tutor.py``); "fused k=60 equal" is plain RRF for comparison. The fusion
+``backends/tutor/service.py``); "fused k=60 equal" is plain RRF for comparison. The fusion
 parameters were chosen by two-fold cross-validation over this set, reproduced here: each fold
 picks (K, graph weight) from a small grid on half the questions and is measured on the other.
 
@@ -45,7 +45,7 @@ from backends.models.chat import RetrievalOnlyChat  # noqa: E402
 from backends.models.embedders import Embedder, HashingEmbedder  # noqa: E402
 from backends.tutor.fusion import Hit, rrf  # noqa: E402
 from backends.tutor.kb import SHARED, shipped_kb_dir  # noqa: E402
-from backends.tutor.tutor import FUSION_K, FUSION_WEIGHTS, TutorService  # noqa: E402
+from backends.tutor.service import FUSION_K, FUSION_WEIGHTS, TutorService  # noqa: E402
 from bench.common import table, write  # noqa: E402
 
 EVAL = ROOT / "bench" / "tutor_eval.json"

@@ -491,7 +491,7 @@ class CitingScriptedChat(ScriptedChat):
 
 def _tutor_get_service() -> Callable[[Services], Any]:
     """The tutor's ``get_service(services)``; :class:`StepFailed` when it has not landed."""
-    for module_name in ("backends.tutor", "backends.tutor.tutor", "backends.tutor.service"):
+    for module_name in ("backends.tutor", "backends.tutor.service"):
         try:
             module = importlib.import_module(module_name)
         except ImportError:

@@ -7,16 +7,6 @@ The public surface — what the desktop and the CLI use: :class:`ConversationAge
 needs, and the import/export functions.
 """
 
-from backends.conversations.agent import (
-    ConversationAgent,
-    EncryptionStatus,
-    KeyOutcome,
-    ModelChoice,
-    NewHistory,
-    SearchHit,
-    TurnResult,
-    get_service,
-)
 from backends.conversations.errors import (
     ConversationError,
     ConversationNotFoundError,
@@ -34,6 +24,16 @@ from backends.conversations.keys import (
     key_id,
     normalise_passphrase,
     validate_key,
+)
+from backends.conversations.service import (
+    ConversationAgent,
+    EncryptionStatus,
+    KeyOutcome,
+    ModelChoice,
+    NewHistory,
+    SearchHit,
+    TurnResult,
+    get_service,
 )
 
 __all__ = [

@@ -23,10 +23,10 @@ from backends.cli import (
     silence_stdout,
 )
 from backends.conversations import importers
-from backends.conversations.agent import ConversationAgent, get_service
 from backends.conversations.errors import HistoryWrongKeyError, TurnFailedError
 from backends.conversations.files import fit_name, repair_text, repaired_notice, tidy_name
 from backends.conversations.keys import generate_key, key_id, validate_key
+from backends.conversations.service import ConversationAgent, get_service
 from backends.errors import CustodiaEnvironmentError
 from backends.progress import Progress
 from backends.services import Services

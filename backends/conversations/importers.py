@@ -28,7 +28,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from backends.conversations.agent import ConversationAgent, ImportResult
 from backends.conversations.errors import ConversationError, CorruptConversationError
 from backends.conversations.files import FORMAT as FILE_FORMAT
 from backends.conversations.files import (
@@ -43,6 +42,7 @@ from backends.conversations.files import (
     repair_text,
     repaired_notice,
 )
+from backends.conversations.service import ConversationAgent, ImportResult
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
 

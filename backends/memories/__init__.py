@@ -5,7 +5,7 @@ The public surface — what the desktop and the CLI use: :class:`MemoryAssistant
 storage layer (:mod:`backends.stores.memories`).
 """
 
-from backends.memories.assistant import (
+from backends.memories.service import (
     AssistantSettings,
     FoundMemory,
     MemoryAssistant,

@@ -14,7 +14,7 @@ from dataclasses import asdict
 from typing import Any
 
 from backends.cli import ask_subparsers, positive_int
-from backends.memories.assistant import AssistantSettings, MemoryAssistant, get_service
+from backends.memories.service import AssistantSettings, MemoryAssistant, get_service
 from backends.progress import Progress
 from backends.services import Services
 

@@ -10,7 +10,7 @@ The public surface — what the desktop uses: :class:`TutorService` (built by
 """
 
 from backends.tutor.kb import ImportReport
-from backends.tutor.tutor import (
+from backends.tutor.service import (
     EXTRACTIVE,
     GENERATED,
     NOT_COVERED,

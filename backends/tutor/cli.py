@@ -30,7 +30,7 @@ from typing import Any
 from backends.progress import Progress
 from backends.services import Services
 from backends.tutor.kb import SHARED, ScopeError, collect_files, user_scope
-from backends.tutor.tutor import (
+from backends.tutor.service import (
     CONTEXT_PASSAGES,
     GENERATED,
     MAX_PASSAGES,

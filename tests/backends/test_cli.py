@@ -191,7 +191,7 @@ def test_a_folder_import_reports_a_file_name_that_is_not_utf8(tmp_path: Path) ->
 def test_backend_entry_points_refuse_text_that_is_not_unicode(tmp_path: Path) -> None:
     """The window passes text too: memories and tutor refuse it with a clear error (a
     :class:`~backends.errors.CustodiaEnvironmentError`), before anything is stored."""
-    from backends.memories.assistant import MemoryAssistant
+    from backends.memories.service import MemoryAssistant
     from backends.models.chat import ScriptedChat
     from backends.models.embedders import HashingEmbedder
     from backends.text import InvalidTextError

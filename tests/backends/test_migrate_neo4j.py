@@ -60,7 +60,7 @@ def _neo4j(config: Config, server: Neo4jServer) -> Config:
 def test_the_graph_is_rebuilt_on_neo4j_and_the_tutor_answers_from_it(
     config: Config, neo4j_server: Neo4jServer
 ) -> None:
-    from backends.tutor.tutor import TutorService
+    from backends.tutor.service import TutorService
 
     namespace = f"migrate-{uuid.uuid4().hex[:8]}"
     embedded = SqliteGraph(config.path("tutor-graph.sqlite3"))

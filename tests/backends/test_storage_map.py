@@ -17,7 +17,7 @@ import pytest
 from backends.audit.service import get_service as audit_service
 from backends.config import Config
 from backends.conversations import get_service as conversations_service
-from backends.memories.assistant import get_service as memories_service
+from backends.memories.service import get_service as memories_service
 from backends.multiagent import get_service as multiagent_service
 from backends.services import Services
 from backends.storage_map import (
@@ -104,7 +104,7 @@ def test_every_count_is_the_stores_own(filled: Services) -> None:
     assert rows["conversation vectors"].items == agent.vectors().count() == 4
 
     if tutor_available():
-        from backends.tutor.tutor import get_service as tutor_service
+        from backends.tutor.service import get_service as tutor_service
 
         status = tutor_service(filled).status()
         assert rows["knowledge base"].items == status.chunks > 0

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QDialog, QPlainTextEdit, QPushButton, QTableWidget
 from backends import config as config_module
 from backends.audit.service import get_service as audit_service
 from backends.config import Config
-from backends.memories.assistant import get_service as memories_service
+from backends.memories.service import get_service as memories_service
 from backends.storage_map import KINDS
 from backends.stores.audit_log.record import Draft
 from desktop.dialogs import SettingsDialog

@@ -12,7 +12,7 @@ from typing import Any
 
 from backends.audit.service import get_service as audit_service
 from backends.conversations import get_service as conversations_service
-from backends.memories.assistant import get_service as memories_service
+from backends.memories.service import get_service as memories_service
 from backends.multiagent import get_service as multiagent_service
 from backends.services import Services
 
@@ -27,7 +27,7 @@ TUTOR_QUESTION = "What are the first-line treatments for community-acquired pneu
 
 def tutor_available() -> bool:
     try:
-        from backends.tutor.tutor import get_service  # noqa: F401
+        from backends.tutor.service import get_service  # noqa: F401
     except ImportError:
         return False
     return True
@@ -35,7 +35,7 @@ def tutor_available() -> bool:
 
 def _tutor_turn(services: Services) -> dict[str, Any]:
     """The clinical tutor's audited turn (the tutor appends its own audit record)."""
-    from backends.tutor.tutor import get_service
+    from backends.tutor.service import get_service
 
     tutor = get_service(services)
     tutor.prepare()

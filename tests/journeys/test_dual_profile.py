@@ -41,7 +41,7 @@ def _use_bolt_graph(services: Services, driver: Any, namespace: str) -> None:
     """The tutor of these services on the harness's one long-lived Bolt driver (DESIGN.md:
     a second driver makes FalkorDB hang), in a namespace of this test's own."""
     from backends.stores.graph.bolt import BoltGraph
-    from backends.tutor.tutor import TutorService
+    from backends.tutor.service import TutorService
 
     cfg = services.config
     graph = BoltGraph(cfg.neo4j_uri, namespace=namespace, driver=driver, timeout=10.0)

@@ -46,7 +46,7 @@ def _journey(
     services = Services(cfg)
     try:
         if graph is not None:  # the tutor in this test's own namespace on Neo4j
-            from backends.tutor.tutor import TutorService
+            from backends.tutor.service import TutorService
 
             services.service(
                 "tutor",

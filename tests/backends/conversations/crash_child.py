@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from backends.config import Config
-from backends.conversations.agent import ConversationAgent
+from backends.conversations.service import ConversationAgent
 from backends.errors import StoreUnavailableError
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder

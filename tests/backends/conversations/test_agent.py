@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from backends.config import Config
-from backends.conversations.agent import ConversationAgent
 from backends.conversations.errors import (
     ConversationError,
     CorruptConversationError,
@@ -25,6 +24,7 @@ from backends.conversations.errors import (
 )
 from backends.conversations.files import MAX_NAME, ConversationFiles
 from backends.conversations.keys import HistoryCipher, generate_key, key_id
+from backends.conversations.service import ConversationAgent
 from backends.errors import CustodiaEnvironmentError, ModelUnavailableError
 from backends.models.chat import (
     RETRIEVAL_ONLY_LABEL,

@@ -557,8 +557,8 @@ def test_an_interrupted_generated_rotation_is_finished_by_the_next_rotate_key(
     home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from backends.config import Config
-    from backends.conversations.agent import ConversationAgent
     from backends.conversations.keys import PENDING_KEY_FILE
+    from backends.conversations.service import ConversationAgent
     from backends.errors import CancelledError
     from backends.models.chat import ScriptedChat
     from backends.models.embedders import HashingEmbedder

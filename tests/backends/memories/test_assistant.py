@@ -10,7 +10,7 @@ import pytest
 
 from backends.config import Config
 from backends.errors import CancelledError, ModelUnavailableError
-from backends.memories.assistant import (
+from backends.memories.service import (
     AssistantSettings,
     MemoryAssistant,
     factual_statements,

@@ -229,7 +229,7 @@ def test_the_tutor_answers_with_a_user_picked_gguf(
 
     monkeypatch.setattr(LlamaCppChat, "stream", spy)
     from backends.audit.service import get_service as audit_service
-    from backends.tutor.tutor import TutorService
+    from backends.tutor.service import TutorService
     from tests.backends.tutor.conftest import make_small_kb
 
     home = tmp_path / "home"
@@ -263,7 +263,7 @@ def test_the_tutor_answers_with_a_user_picked_gguf(
 
 
 def test_conversations_offer_the_users_gguf_files_never_the_test_model(tmp_path: Path) -> None:
-    from backends.conversations.agent import ConversationAgent
+    from backends.conversations.service import ConversationAgent
     from backends.models.embedders import HashingEmbedder
 
     (tmp_path / "models").mkdir()

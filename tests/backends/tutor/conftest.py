@@ -15,7 +15,7 @@ from backends.config import Config
 from backends.models.chat import ChatModel, ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.tutor.kb import shipped_kb_dir
-from backends.tutor.tutor import TutorService
+from backends.tutor.service import TutorService
 
 #: the shipped notes the small knowledge base holds
 SMALL_NOTES = ("warfarin", "inr", "metformin", "anaphylaxis", "adrenaline", "asthma")

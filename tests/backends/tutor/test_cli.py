@@ -33,7 +33,7 @@ def home(tmp_path: Path, small_kb: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     monkeypatch.setenv("CUSTODIA_EMBEDDER", "hashing")
     monkeypatch.setenv("CUSTODIA_CHAT_MODEL", "retrieval-only")
     # a few shipped notes instead of the whole corpus, to stay quick
-    monkeypatch.setattr("backends.tutor.tutor.shipped_kb_dir", lambda: small_kb)
+    monkeypatch.setattr("backends.tutor.service.shipped_kb_dir", lambda: small_kb)
     return home
 
 
@@ -196,7 +196,7 @@ def test_sigint_to_the_process_mid_answer_is_audited(tmp_path: Path, small_kb: P
     script = (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "import backends.tutor.tutor as tutor\n"
+        "import backends.tutor.service as tutor\n"
         "tutor.shipped_kb_dir = lambda: Path(sys.argv[1])\n"
         "from backends.models.chat import ScriptedChat\n"
         "from backends.models.registry import register_chat_model\n"

@@ -27,7 +27,7 @@ from backends.tutor.kb import (
     split_markdown,
     user_scope,
 )
-from backends.tutor.tutor import TutorService
+from backends.tutor.service import TutorService
 from tests.backends.tutor.conftest import write_note
 
 ROOT = Path(__file__).resolve().parents[3]

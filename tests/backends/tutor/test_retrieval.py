@@ -11,7 +11,7 @@ import pytest
 from backends.stores.vectors import scope_filter
 from backends.tutor.fusion import Hit, rrf
 from backends.tutor.keyword import fts_query
-from backends.tutor.tutor import TutorService
+from backends.tutor.service import TutorService
 from tests.backends.tutor.conftest import write_note
 
 SECRET = "Zebrafish protocol Q: on ward seven warfarin reversal starts with protocol Q and gout."

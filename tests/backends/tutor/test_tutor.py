@@ -18,7 +18,7 @@ from backends.progress import Progress
 from backends.stores.audit_log import Filter
 from backends.stores.graph.bolt import BoltGraph
 from backends.tutor.kb import ScopeError, shipped_documents
-from backends.tutor.tutor import (
+from backends.tutor.service import (
     AUDIT_EVENT,
     EXTRACTIVE,
     GENERATED,
@@ -551,7 +551,7 @@ def test_a_question_does_not_wait_for_another_process_indexing(
     import fcntl
     import os
 
-    from backends.tutor.tutor import LOCK_FILE
+    from backends.tutor.service import LOCK_FILE
 
     config.chroma_path.write_text("not a folder", encoding="utf-8")
     tutor = make_tutor()

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from backends.config import Config
-from backends.memories.assistant import STORE_FILE, MemoryAssistant
+from backends.memories.service import STORE_FILE, MemoryAssistant
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from desktop.markdown import MarkdownView

@@ -34,7 +34,7 @@ from backends.models.embedders import HashingEmbedder
 from backends.services import Services
 from backends.stores.audit_log import Filter
 from backends.stores.graph.bolt import BoltGraph
-from backends.tutor.tutor import AUDIT_EVENT, TutorService
+from backends.tutor.service import AUDIT_EVENT, TutorService
 from tests.backends.tutor.conftest import make_small_kb
 from tests.harness.servers import free_port
 

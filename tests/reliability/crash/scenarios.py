@@ -50,12 +50,12 @@ def preload() -> None:
     from qdrant_client.local import qdrant_local  # noqa: F401
 
     import backends.audit.service
-    import backends.conversations.agent
-    import backends.memories.assistant
+    import backends.conversations.service
+    import backends.memories.service
     import backends.migrate
     import backends.multiagent.service
     import backends.stores.audit_log.sqlite
-    import backends.tutor.tutor  # noqa: F401
+    import backends.tutor.service  # noqa: F401
 
 
 class Channel:
@@ -192,7 +192,7 @@ class MemoriesScenario(Scenario):
         return f"m{parts[1]}", int(parts[3])
 
     def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
-        from backends.memories.assistant import STORE_FILE, get_service
+        from backends.memories.service import STORE_FILE, get_service
 
         services = services_for(home)
         assistant = get_service(services)
@@ -354,7 +354,7 @@ class ConversationsScenario(Scenario):
         return f"{name} message {index}: {words(f'{name}:{index}', 12)}"
 
     def agent(self, home: Path) -> Any:
-        from backends.conversations.agent import ConversationAgent
+        from backends.conversations.service import ConversationAgent
 
         services = services_for(
             home, chat=EchoChat(), conversations_key=CONVERSATIONS_KEY.decode("ascii")
@@ -456,7 +456,7 @@ class RotationScenario(Scenario):
         return f"rotation {conversation} message {index}: {words(f'r{conversation}:{index}', 15)}"
 
     def agent(self, home: Path, key: str) -> Any:
-        from backends.conversations.agent import ConversationAgent
+        from backends.conversations.service import ConversationAgent
 
         services = services_for(home, conversations_key=key)
         return ConversationAgent(
@@ -722,7 +722,7 @@ class FirstStartScenario(Scenario):
             time.sleep(1)
 
     def journey(self, home: Path, channel: Channel, v: int) -> None:
-        from backends.memories.assistant import get_service as memories
+        from backends.memories.service import get_service as memories
 
         tag = home.name
         scenario = ConversationsScenario()
@@ -745,7 +745,7 @@ class FirstStartScenario(Scenario):
         channel.ack(f"{tag} audit", {"v": v})
 
     def check(self, home: Path, ledger: Ledger) -> None:
-        from backends.memories.assistant import get_service as memories
+        from backends.memories.service import get_service as memories
         from backends.multiagent.service import get_service as multiagent
 
         tag = home.name
@@ -808,7 +808,7 @@ class TutorScenario(Scenario):
 
     def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
         from backends.audit.service import AuditService
-        from backends.tutor.tutor import TutorService
+        from backends.tutor.service import TutorService
 
         services = services_for(home)
         audit = AuditService.open(services.config, checkpoint_every=10)

@@ -20,9 +20,9 @@ import pytest
 
 from backends.audit.service import AuditService
 from backends.config import Config
-from backends.conversations.agent import ConversationAgent
+from backends.conversations.service import ConversationAgent
 from backends.errors import CustodiaEnvironmentError
-from backends.memories.assistant import MemoryAssistant
+from backends.memories.service import MemoryAssistant
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.models.registry import ChatChoice

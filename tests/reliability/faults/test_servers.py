@@ -175,7 +175,7 @@ def test_bolt_server_restarted_mid_use(
     falkordb_server: Any, tmp_path: Path, config: Config, figures: Figures
 ) -> None:
     from backends.stores.graph.bolt import BoltGraph
-    from backends.tutor.tutor import TutorService
+    from backends.tutor.service import TutorService
     from tests.backends.tutor.conftest import make_small_kb
 
     audit = AuditService.open(config)

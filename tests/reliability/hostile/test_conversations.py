@@ -23,11 +23,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from backends.config import Config
-from backends.conversations.agent import ConversationAgent
 from backends.conversations.errors import ConversationError
 from backends.conversations.files import FORMAT, Conversation, StoredMessage, now_iso
 from backends.conversations.importers import EXPORT_FORMAT, import_file, parse
 from backends.conversations.keys import generate_key, key_id
+from backends.conversations.service import ConversationAgent
 from backends.errors import CustodiaEnvironmentError
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
@@ -445,7 +445,7 @@ def _clear_file(history: list[dict[str, str]]) -> bytes:
 
 
 def _agent_with(config: Config, embedder: HashingEmbedder) -> ConversationAgent:
-    from backends.conversations.agent import default_vectors
+    from backends.conversations.service import default_vectors
 
     chat = ChatChoice(ScriptedChat())
     return ConversationAgent(

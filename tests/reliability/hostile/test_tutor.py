@@ -132,7 +132,7 @@ def test_hostile_parameters_of_constant_queries_are_refused_typed(
 def tutor(config: Any, tmp_path: Path) -> Iterator[Any]:
     from backends.audit.service import AuditService
     from backends.models.chat import ScriptedChat
-    from backends.tutor.tutor import TutorService
+    from backends.tutor.service import TutorService
     from tests.backends.tutor.conftest import make_small_kb
 
     audit = AuditService.open(config)
