@@ -18,7 +18,7 @@ from backends.errors import StoreUnavailableError
 from backends.stores.audit_log.record import GENESIS, Draft, Entry
 
 if TYPE_CHECKING:
-    from backends.audit.checkpoints import Checkpoint
+    from backends.stores.audit_log.checkpoint import Checkpoint
 
 
 class AuditLogError(StoreUnavailableError):

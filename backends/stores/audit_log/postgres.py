@@ -42,8 +42,8 @@ from backends.stores.audit_log.record import (
 )
 
 if TYPE_CHECKING:
-    from backends.audit.checkpoints import Checkpoint
     from backends.config import Config
+    from backends.stores.audit_log.checkpoint import Checkpoint
 
 #: the advisory lock every append takes (one per database; "CUSTAUDT" as 8 bytes)
 AUDIT_LOCK_KEY = 0x4355535441554454
@@ -603,7 +603,7 @@ class PostgresAuditLog:
         return [str(r[0]) for r in rows]
 
     def checkpoints(self) -> list[Checkpoint]:
-        from backends.audit.checkpoints import Checkpoint, CheckpointRejected
+        from backends.stores.audit_log.checkpoint import Checkpoint, CheckpointRejected
 
         rows = self._query(
             sql.SQL("SELECT body FROM {} ORDER BY seq").format(

@@ -27,8 +27,8 @@ from backends.stores.audit_log.record import Draft, Entry, chain_drafts
 from backends.stores.engines.sqlite import Migration, connect, migrate
 
 if TYPE_CHECKING:
-    from backends.audit.checkpoints import Checkpoint
     from backends.config import Config
+    from backends.stores.audit_log.checkpoint import Checkpoint
 
 _PROTECTED = ("audit_log", "audit_meta", "audit_checkpoint")
 
@@ -276,7 +276,7 @@ class SQLiteAuditLog:
         return [str(r[0]) for r in rows]
 
     def checkpoints(self) -> list[Checkpoint]:
-        from backends.audit.checkpoints import Checkpoint, CheckpointRejected
+        from backends.stores.audit_log.checkpoint import Checkpoint, CheckpointRejected
 
         out = []
         for (body,) in self._query("SELECT body FROM audit_checkpoint ORDER BY seq"):

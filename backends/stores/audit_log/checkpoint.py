@@ -1,0 +1,91 @@
+"""A signed checkpoint of an audit log: "log ``log_id`` had head ``head`` at ``seq``".
+
+The type belongs to the storage layer, since each audit log keeps the checkpoints offered to it
+(:meth:`~backends.stores.audit_log.AuditLog.add_checkpoint`). Signing, the trust file and the
+key files stay in :mod:`backends.audit.checkpoints`, which re-exports these names.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import asdict, dataclass
+from hashlib import sha256
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from backends.errors import CustodiaEnvironmentError
+from backends.stores.audit_log.record import canonical
+
+#: prefix of the signed bytes, so the signature cannot be reused for anything else
+DOMAIN = b"custodia-audit-checkpoint-v1\n"
+
+
+class CheckpointError(CustodiaEnvironmentError):
+    """The signing key or the checkpoint file cannot be used."""
+
+
+class CheckpointRejected(CheckpointError):
+    """A checkpoint that must not be trusted: bad signature, unknown key, replay, fork."""
+
+
+def key_id(public_key: Ed25519PublicKey) -> str:
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return sha256(raw).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    log_id: str
+    seq: int
+    head: str
+    time: str
+    key_id: str
+    signature: str = ""  # base64 of the Ed25519 signature over :meth:`payload`
+
+    def payload(self) -> bytes:
+        fields = {
+            "head": self.head,
+            "key_id": self.key_id,
+            "log_id": self.log_id,
+            "seq": self.seq,
+            "time": self.time,
+        }
+        return DOMAIN + canonical(fields).encode("utf-8")
+
+    def to_json(self) -> str:
+        return canonical(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Checkpoint:
+        try:
+            obj = json.loads(text)
+            return cls(
+                log_id=str(obj["log_id"]),
+                seq=int(obj["seq"]),
+                head=str(obj["head"]),
+                time=str(obj["time"]),
+                key_id=str(obj["key_id"]),
+                signature=str(obj["signature"]),
+            )
+        except (ValueError, KeyError, TypeError) as err:
+            raise CheckpointRejected(f"not a checkpoint: {err}") from None
+
+    def check(self, public_key: Ed25519PublicKey, log_id: str | None = None) -> None:
+        """Raise :class:`CheckpointRejected` unless signed by ``public_key`` (for ``log_id``)."""
+        if log_id is not None and self.log_id != log_id:
+            raise CheckpointRejected(
+                f"checkpoint at seq {self.seq} belongs to another log ({self.log_id})"
+            )
+        if self.key_id != key_id(public_key):
+            raise CheckpointRejected(
+                f"checkpoint at seq {self.seq} is signed by an unknown key ({self.key_id})"
+            )
+        try:
+            public_key.verify(base64.b64decode(self.signature, validate=True), self.payload())
+        except (InvalidSignature, ValueError):
+            raise CheckpointRejected(
+                f"checkpoint at seq {self.seq}: the signature does not verify"
+            ) from None
