@@ -6,6 +6,7 @@ Each implementation runs it from a small fixtures class in ``tests/backends/stor
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -335,6 +336,79 @@ class AuditLogContract:
             assert verify_chain(log).line() == "OK 160 records"
         finally:
             log.close()
+
+    # -- copy_to: a migration's copy (the very rows, resumable, never merged) -----------------
+
+    @staticmethod
+    def rows_of(log: AuditLog) -> list[tuple[int, bytes, bytes]]:
+        return [row for batch in log.chain() for row in batch]
+
+    def test_copy_to_copies_the_very_rows_and_resumes_after_the_target_head(
+        self, audit_log: AuditLog, tmp_path: Path
+    ) -> None:
+        from backends.progress import Progress
+        from backends.stores.audit_log.sqlite import SQLiteAuditLog
+
+        source = SQLiteAuditLog(tmp_path / "source.sqlite3")
+        back = SQLiteAuditLog(tmp_path / "back.sqlite3")
+        try:
+            self.fill(source, 30)
+            seen: list[int] = []
+            progress = Progress()
+            # into this implementation: stopped at 10, then resumed where the target ends
+            assert source.copy_to(audit_log, progress, until=10, batch=4, copied=seen.append)
+            assert seen == [4, 8, 10] and progress.done == 10
+            assert audit_log.head().seq == 10
+            assert source.copy_to(audit_log, batch=7) == 20
+            assert source.copy_to(audit_log) == 0  # finished: nothing twice
+            assert self.rows_of(audit_log) == self.rows_of(source)
+            assert verify_chain(audit_log).line() == "OK 30 records"
+            # out of this implementation (its chain() feeding another log)
+            assert audit_log.copy_to(back, batch=8) == 30
+            assert self.rows_of(back) == self.rows_of(source)
+        finally:
+            source.close()
+            back.close()
+
+    def test_copy_to_refuses_a_target_that_is_not_its_prefix(
+        self, audit_log: AuditLog, tmp_path: Path
+    ) -> None:
+        from backends.stores.audit_log import NotAPrefix
+        from backends.stores.audit_log.sqlite import SQLiteAuditLog
+
+        source = SQLiteAuditLog(tmp_path / "source.sqlite3")
+        try:
+            self.fill(source, 5)
+            self.fill(audit_log, 1)  # a record of another chain
+            with pytest.raises(NotAPrefix, match="not a prefix"):
+                source.copy_to(audit_log)
+            rows = [(1, "x", "y")]
+            with pytest.raises(NotAPrefix, match="changed during the copy"):
+                audit_log.extend(rows, Head())  # its head is no longer genesis
+            assert audit_log.head().seq == 1  # nothing was inserted
+        finally:
+            source.close()
+
+    def test_copy_to_stops_at_a_link_that_does_not_verify(
+        self, audit_log: AuditLog, tmp_path: Path
+    ) -> None:
+        from backends.stores.audit_log import ChainChanged
+        from backends.stores.audit_log.sqlite import SQLiteAuditLog
+
+        path = tmp_path / "source.sqlite3"
+        source = SQLiteAuditLog(path)
+        try:
+            self.fill(source, 12)
+            with sqlite3.connect(path) as conn:
+                conn.execute("DROP TRIGGER audit_log_no_update")
+                conn.execute(
+                    "UPDATE audit_log SET record = replace(record, '1', '2') WHERE seq = 9"
+                )
+            with pytest.raises(ChainChanged, match="seq 9"):
+                source.copy_to(audit_log, batch=4)
+            assert audit_log.head().seq == 8  # whole batches only, up to the break
+        finally:
+            source.close()
 
     def test_group_commit_keeps_one_chain(self, service: AuditService) -> None:
         barrier = threading.Barrier(8)

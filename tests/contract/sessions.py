@@ -113,6 +113,46 @@ class SessionMirrorContract:
     def key(self, namespace: str, session_id: str) -> str:
         return f"{namespace}:session:{session_id}"
 
+    # -- copy_to: a migration warms the L2 ---------------------------------------------------
+    def test_copy_to_warms_the_l2_with_recent_sessions_and_their_ttl_left(
+        self, l2: TTLStore, namespace: str, db: Path
+    ) -> None:
+        from backends.progress import Progress
+
+        mirror = SqliteSessionMirror(db)
+        try:
+            now = time.time()
+            recent = [Session.new(f"recent {i}") for i in range(3)]
+            for i, session in enumerate(recent):
+                session.updated_at = now - 3600 * (i + 1)
+                mirror.save(session)
+            old = Session.new("two days ago", model="m")
+            old.updated_at = now - 2 * SESSION_TTL
+            mirror.save(old)
+            fresher = recent[0].copy()
+            fresher.updated_at = now
+            fresher.phase = "done"
+            l2.set(self.key(namespace, fresher.session_id), fresher.to_json(), 60)
+
+            progress = Progress()
+            assert mirror.copy_to(l2, progress, namespace=namespace, now=now) == 3
+            assert progress.done == 3
+            assert l2.get(self.key(namespace, old.session_id)) is None
+            kept = l2.get(self.key(namespace, fresher.session_id))
+            assert kept is not None and Session.from_json(kept).phase == "done"
+            for i, session in enumerate(recent[1:], start=2):
+                raw = l2.get(self.key(namespace, session.session_id))
+                assert raw is not None and Session.from_json(raw).to_json() == session.to_json()
+                left = l2.remaining(self.key(namespace, session.session_id))
+                assert left is not None and left <= SESSION_TTL - 3600 * i + 1
+            # a rerun changes nothing
+            assert mirror.copy_to(l2, namespace=namespace, now=now) == 3
+            assert Session.from_json(
+                l2.get(self.key(namespace, fresher.session_id)) or ""
+            ).phase == ("done")
+        finally:
+            mirror.close()
+
     # -- MA5, MA7 --------------------------------------------------------------------------
     def test_table_is_exactly_ma7_in_wal_mode(self, open_store: Factory, db: Path) -> None:
         open_store()

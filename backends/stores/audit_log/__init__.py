@@ -6,16 +6,23 @@ from the record text by the database (generated columns), so they cannot disagre
 the hash covers; they exist only to index the inspector's filters.
 
 Capabilities are attributes (``kind``, ``stores_checkpoints``), never ``if kind == ...``.
+
+A migration copies one log into another with :meth:`ChainCopy.copy_to` (every implementation
+inherits it): the very rows ``(seq, record, hash)``, checked link by link as they are read,
+written by the target's :meth:`AuditLog.extend` only while its head is still where the copy
+left it — so a copy stopped anywhere resumes after the target's head, never duplicating a
+record, and never merges into a log that is not this one's prefix.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from backends.errors import StoreUnavailableError
-from backends.stores.audit_log.record import GENESIS, Draft, Entry
+from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
+from backends.progress import Progress
+from backends.stores.audit_log.record import GENESIS, Draft, Entry, chain_hash
 
 if TYPE_CHECKING:
     from backends.stores.audit_log.checkpoint import Checkpoint
@@ -27,6 +34,28 @@ class AuditLogError(StoreUnavailableError):
 
 class AuditPermissionError(AuditLogError):
     """The database refused the operation to this role (e.g. UPDATE as the application)."""
+
+
+class ChainCopyError(CustodiaEnvironmentError):
+    """A copy of the chain that must stop (nothing half-written: each batch is atomic)."""
+
+
+class NotAPrefix(ChainCopyError):
+    """The target log holds records that are not this log's prefix, or its head moved
+    while copying (someone else appends): two chains are never merged."""
+
+    def __init__(self, message: str, head: Head, expected: Head) -> None:
+        super().__init__(message)
+        self.head = head
+        self.expected = expected
+
+
+class ChainChanged(ChainCopyError):
+    """This log's chain does not link while it is copied (changed underneath the copy)."""
+
+    def __init__(self, message: str, seq: int) -> None:
+        super().__init__(message)
+        self.seq = seq
 
 
 @dataclass(frozen=True)
@@ -111,6 +140,25 @@ class AuditLog(Protocol):
 
     def event_types(self) -> list[str]: ...
 
+    def extend(self, rows: Sequence[tuple[int, str, str]], after: Head) -> None:
+        """Insert another log's verified ``(seq, record, hash)`` rows as they are, in one
+        transaction under the log's lock, if its head is still ``after``; otherwise insert
+        nothing and raise :class:`NotAPrefix` (a migration's copy, :meth:`ChainCopy.copy_to`)."""
+        ...
+
+    def copy_to(
+        self,
+        other: AuditLog,
+        progress: Progress | None = None,
+        *,
+        after: int | None = None,
+        until: int | None = None,
+        batch: int = ...,
+        copied: Callable[[int], None] | None = None,
+    ) -> int:
+        """This chain's rows into ``other`` (:meth:`ChainCopy.copy_to`, inherited)."""
+        ...
+
     def add_checkpoint(self, checkpoint: Checkpoint) -> None: ...
 
     def checkpoints(self) -> list[Checkpoint]:
@@ -123,3 +171,89 @@ class AuditLog(Protocol):
 def append(log: AuditLog, draft: Draft) -> Entry:
     """One record (its own transaction)."""
     return log.append_many([draft])[0]
+
+
+#: rows per transaction of :meth:`ChainCopy.copy_to`
+COPY_BATCH = 500
+
+
+class ChainCopy:
+    """``copy_to`` for every :class:`AuditLog` (written against the Protocol: one copy, every
+    engine)."""
+
+    def resume_point(self: AuditLog, other: AuditLog) -> int:
+        """The seq ``other`` already holds of this chain (0 when empty); :class:`NotAPrefix`
+        when it holds anything that is not this log's prefix."""
+        head = other.head()
+        if head.seq == 0:
+            return 0
+        mine = self.get(head.seq)
+        if mine is None or mine.hash != head.hash:
+            raise NotAPrefix(
+                f"{other.location} already holds {head.seq} records that are not a prefix of "
+                f"{self.location}",
+                head,
+                Head(mine.seq, mine.hash) if mine is not None else Head(),
+            )
+        return int(head.seq)
+
+    def copy_to(
+        self: AuditLog,
+        other: AuditLog,
+        progress: Progress | None = None,
+        *,
+        after: int | None = None,
+        until: int | None = None,
+        batch: int = COPY_BATCH,
+        copied: Callable[[int], None] | None = None,
+    ) -> int:
+        """Copy this chain's records ``after < seq <= until`` into ``other``, the same rows;
+        returns how many were copied.
+
+        ``after`` defaults to :meth:`resume_point` (a stopped copy resumes, a finished one
+        copies nothing); ``until`` to this log's head. Each batch is one transaction of
+        ``other`` and is checked link by link first (:class:`ChainChanged`); ``copied(seq)``
+        is called after each committed batch (a journal), before ``progress`` advances.
+        Cancellation is checked before each batch.
+        """
+        progress = progress or Progress()
+        start = ChainCopy.resume_point(self, other) if after is None else after
+        last = self.head().seq if until is None else until
+        previous = GENESIS
+        if start:
+            entry = self.get(start)
+            if entry is None:
+                raise ChainChanged(f"{self.location}: no record {start} to resume after", start)
+            previous = entry.hash
+        expected, done = start + 1, 0
+        rows: list[tuple[int, str, str]] = []
+        first_previous = previous
+
+        def flush() -> None:
+            nonlocal rows, done
+            if not rows:
+                return
+            progress.check()
+            other.extend(rows, Head(rows[0][0] - 1, first_previous))
+            if copied is not None:
+                copied(rows[-1][0])
+            done += len(rows)
+            progress.advance(len(rows), f"{rows[-1][0]}/{last}")
+            rows = []
+
+        for chunk in self.chain(start, batch=batch, until_seq=last):
+            for seq, record_bytes, hash_bytes in chunk:
+                record, stored = record_bytes.decode("utf-8"), hash_bytes.decode("ascii")
+                # only a chain that links is copied, record by record
+                if seq != expected or chain_hash(previous, record) != stored:
+                    raise ChainChanged(
+                        f"{self.location}: the chain changed while copying (seq {seq})", seq
+                    )
+                if not rows:
+                    first_previous = previous
+                rows.append((seq, record, stored))
+                previous, expected = stored, seq + 1
+                if len(rows) >= batch:
+                    flush()
+        flush()
+        return done

@@ -31,7 +31,15 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from backends.config import redact_url
-from backends.stores.audit_log import AuditLogError, AuditPermissionError, ChainBatch, Filter, Head
+from backends.stores.audit_log import (
+    AuditLogError,
+    AuditPermissionError,
+    ChainBatch,
+    ChainCopy,
+    Filter,
+    Head,
+    NotAPrefix,
+)
 from backends.stores.audit_log.record import (
     GENESIS,
     RECORD_VERSION,
@@ -316,7 +324,7 @@ def _fail(what: str, err: psycopg.Error) -> AuditLogError:
     return AuditLogError(f"{what}: {text}")
 
 
-class PostgresAuditLog:
+class PostgresAuditLog(ChainCopy):
     """The :class:`~backends.stores.audit_log.AuditLog` in a Postgres schema (:func:`bootstrap`)."""
 
     kind = "postgres"
@@ -476,6 +484,36 @@ class PostgresAuditLog:
                 [v for e in entries for v in (e.seq, e.record, e.hash)],
             )
         return entries
+
+    def extend(self, rows: Sequence[tuple[int, str, str]], after: Head) -> None:
+        if not rows:
+            return
+        with self._write_lock:
+            conn = self._writing()
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK_KEY,))
+                    row = conn.execute(
+                        sql.SQL("SELECT seq, hash FROM {} ORDER BY seq DESC LIMIT 1").format(
+                            self._t
+                        )
+                    ).fetchone()
+                    head = Head(int(row[0]), str(row[1])) if row else Head()
+                    if head != after:
+                        raise NotAPrefix(
+                            f"{self.location}: the log changed during the copy (head seq "
+                            f"{head.seq}, expected {after.seq})",
+                            head,
+                            after,
+                        )
+                    values = sql.SQL(", ").join([sql.SQL("(%s, %s, %s)")] * len(rows))
+                    conn.execute(
+                        sql.SQL("INSERT INTO {} (seq, record, hash) VALUES ").format(self._t)
+                        + values,
+                        [v for r in rows for v in r],
+                    )
+            except psycopg.Error as err:
+                raise _fail(f"{self.location}: copying records failed", err) from err
 
     def add_checkpoint(self, checkpoint: Checkpoint) -> None:
         with self._write_lock:

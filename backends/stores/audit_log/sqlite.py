@@ -22,7 +22,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from backends.stores.audit_log import AuditLogError, ChainBatch, Filter, Head
+from backends.stores.audit_log import (
+    AuditLogError,
+    ChainBatch,
+    ChainCopy,
+    Filter,
+    Head,
+    NotAPrefix,
+)
 from backends.stores.audit_log.record import Draft, Entry, chain_drafts
 from backends.stores.engines.sqlite import Migration, connect, migrate
 
@@ -116,7 +123,7 @@ def migrate_locked(conn: sqlite3.Connection, path: Path, migrations: list[Migrat
         os.close(fd)
 
 
-class SQLiteAuditLog:
+class SQLiteAuditLog(ChainCopy):
     """:class:`~backends.stores.audit_log.AuditLog` on a SQLite file."""
 
     kind = "sqlite"
@@ -194,6 +201,38 @@ class SQLiteAuditLog:
                     conn.execute("ROLLBACK")
                 raise
         return entries
+
+    def extend(self, rows: Sequence[tuple[int, str, str]], after: Head) -> None:
+        if not rows:
+            return
+        conn = self._conn
+        with self._write_lock:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as err:
+                raise AuditLogError(f"{self.path}: cannot lock the audit log: {err}") from err
+            try:
+                row = conn.execute(
+                    "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1"
+                ).fetchone()
+                head = Head(int(row[0]), str(row[1])) if row else Head()
+                if head != after:
+                    raise NotAPrefix(
+                        f"{self.path}: the log changed during the copy (head seq {head.seq}, "
+                        f"expected {after.seq})",
+                        head,
+                        after,
+                    )
+                conn.executemany(_INSERT, rows)
+                conn.execute("COMMIT")
+            except sqlite3.Error as err:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise AuditLogError(f"{self.path}: copying records failed: {err}") from err
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
 
     def add_checkpoint(self, checkpoint: Checkpoint) -> None:
         with self._write_lock:

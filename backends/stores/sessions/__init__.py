@@ -4,6 +4,10 @@ A :class:`Session` is one row of MA7; a :class:`SessionMirror` saves, loads and 
 raises :class:`~backends.errors.StoreUnavailableError` on failure (the session store above it
 degrades, MA6). Implementation: ``sqlite`` (:mod:`backends.stores.sessions.sqlite`, WAL mode,
 shared by several processes).
+
+A migration warms the L2 with :meth:`WarmsL2.copy_to` (every mirror inherits it): the sessions
+of the last 24 h go to a :class:`~backends.stores.ttl.TTLStore` under :func:`l2_prefix` with the
+TTL they have left; a fresher copy already there is kept, so a rerun is harmless.
 """
 
 from __future__ import annotations
@@ -12,13 +16,25 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from backends.progress import Progress
+
+if TYPE_CHECKING:
+    from backends.stores.ttl import TTLStore
 
 #: the coordinator's phases, in order, then the three ends
 PHASES = ("planning", "working", "reviewing", "done", "failed", "cancelled")
 ACTIVE_PHASES = ("planning", "working", "reviewing")
 #: 24 h in L2 (MA1)
 SESSION_TTL = 86_400
+#: the namespace of the application's keys
+DEFAULT_NAMESPACE = "custodia"
+
+
+def l2_prefix(namespace: str = DEFAULT_NAMESPACE) -> str:
+    """The L2 keys of the sessions: ``<namespace>:session:<session id>``."""
+    return f"{namespace}:session:"
 
 
 @dataclass
@@ -109,3 +125,39 @@ class SessionMirror(Protocol):
 def check_limit(limit: int | None) -> None:
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a positive integer or None, not {limit!r}")
+
+
+class WarmsL2:
+    """``copy_to`` for every :class:`SessionMirror`: its recent sessions into an L2."""
+
+    def recent(self: SessionMirror, now: float | None = None) -> list[Session]:
+        """The sessions saved in the last 24 h (those an L2 would still hold)."""
+        now = time.time() if now is None else now
+        return [s for s in self.list() if now - s.updated_at < SESSION_TTL - 1]
+
+    def copy_to(
+        self: SessionMirror,
+        other: TTLStore,
+        progress: Progress | None = None,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
+        now: float | None = None,
+    ) -> int:
+        """Write each recent session to ``other`` with the TTL it has left, unless ``other``
+        holds a fresher copy; returns how many sessions were looked at. Idempotent."""
+        progress = progress or Progress()
+        now = time.time() if now is None else now
+        prefix, done = l2_prefix(namespace), 0
+        for session in WarmsL2.recent(self, now):
+            progress.check()
+            key = prefix + session.session_id
+            current = other.get(key)
+            fresher = current is not None and (
+                Session.from_json(current).updated_at > session.updated_at
+            )
+            left = SESSION_TTL - (now - session.updated_at)
+            if not fresher and left > 0:
+                other.set(key, session.to_json(), round(left, 3))
+            done += 1
+            progress.advance(1)
+        return done

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from backends.errors import StoreUnavailableError
 from backends.stores.engines.sqlite import Migration, connect, migrate
-from backends.stores.sessions import Session, check_limit
+from backends.stores.sessions import Session, WarmsL2, check_limit
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -43,7 +43,7 @@ MIGRATIONS: Sequence[Migration] = (
 _COLUMNS = "session_id, created_at, updated_at, phase, model, task, data"
 
 
-class SqliteSessionMirror:
+class SqliteSessionMirror(WarmsL2):
     """``sessions`` table of MA7 in a WAL-mode SQLite file (0600, folder 0700).
 
     A save never replaces a fresher row (``updated_at``), so two processes writing one file
