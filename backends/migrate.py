@@ -25,6 +25,16 @@ checkpoints        the trust file and the signing key stay local (they must live
 pseudonym keys     stay local, never on a server (CT4)
 ================== ============================================================================
 
+The migration is a loop over :data:`DATA`, the declared list of what it knows: each
+:class:`Datum` names its step, the store role holding it and the server setting it moves to
+(the key of the journal's target), and plans its step as COPY, REBUILD, STAYS or NOTHING.
+Stores are opened through the registry (:func:`backends.services.open_store`) on the embedded
+configuration (:func:`source_config`) and on the target's (:func:`target_config`); the copies
+themselves are the stores' own ``copy_to`` (the session mirror's into the L2, the audit log's
+into the server log, the semantic memory's into the Qdrant server), and the rebuilds are the
+assistants' own (the conversation index and vectors, the tutor's vectors and graph). File
+names come from their owners. No step names an engine class.
+
 Nothing embedded is ever deleted or changed. Progress goes through :class:`Progress` (each
 batch checks cancellation); a journal in the data dir (``migration-journal.json``) records
 each finished step and the audit copy's position, so running again after an interruption
@@ -40,38 +50,45 @@ configured DSN keeps working.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from backends import stores
 from backends.config import Config, redact_url
 from backends.errors import CancelledError, CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
 from backends.services import open_store
-from backends.storage_map import (
-    AUDIT_FILE,
-    CHECKPOINTS_FILE,
-    SESSION_PREFIX,
-    SESSIONS_FILE,
-    SIGNING_KEY_FILE,
-    read_only,
-)
+from backends.stores.sessions import SESSION_TTL as SESSION_TTL
 
 if TYPE_CHECKING:
+    from neo4j import Driver
+
+    from backends.audit.checkpoints import Signer, TrustStore
+    from backends.audit.verify import VerifyResult
+    from backends.conversations.service import ConversationAgent
     from backends.services import Services
+    from backends.stores.audit_log import AuditLog
     from backends.stores.audit_log.postgres import Roles
+    from backends.stores.graph import AllowListedGraph
+    from backends.stores.sessions import SessionMirror
+    from backends.stores.ttl import TTLStore
+    from backends.stores.vectors import SemanticMemory, VectorIndex
+    from backends.tutor.service import Status, TutorService
 
 log = logging.getLogger(__name__)
 
 JOURNAL_FILE = "migration-journal.json"
 JOURNAL_VERSION = 1
-#: how long a session lives in the Redis L2 (MA1)
-SESSION_TTL = 86_400
+#: a JSON object as the journal holds it
+JSONDict = dict[str, object]
 
 COPY = "copy"
 REBUILD = "rebuild"
@@ -151,7 +168,7 @@ class MigrationPlan:
         out.extend(self.notes)
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "dry_run": self.dry_run,
             "resumed": self.resumed,
@@ -173,7 +190,7 @@ class MigrateOptions:
     #: records per Postgres transaction
     audit_batch: int = 500
     #: an existing neo4j driver to reuse (tests: one long-lived driver per session)
-    bolt_driver: Any = None
+    bolt_driver: Driver | None = None
     #: the graph's namespace on the Bolt server (the app's is ``custodia``)
     graph_namespace: str = "custodia"
 
@@ -183,18 +200,25 @@ def target_config(config: Config) -> Config:
     return replace(config, profile="server")
 
 
+def source_config(config: Config) -> Config:
+    """The configuration the data is copied from: the embedded profile, no vector server."""
+    return replace(config, profile="embedded", qdrant_url="", chroma_url="")
+
+
 # -- the journal -------------------------------------------------------------------------------
 
 
 class Journal:
     """``migration-journal.json`` in the data dir: finished steps and the audit position.
 
-    Written atomically (temporary file, fsync, rename), 0600.
+    Written atomically (temporary file, fsync, rename), 0600. A journal of another version
+    (or not a JSON object) is not resumed: the migration starts over, which every step
+    allows (each copy resumes from what its target holds).
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.data: dict[str, Any] = {}
+        self.data: JSONDict = {}
 
     @classmethod
     def load(cls, path: Path) -> Journal:
@@ -213,19 +237,29 @@ class Journal:
     def unfinished(self) -> bool:
         return bool(self.data) and not self.data.get("finished")
 
-    def target(self) -> dict[str, str]:
-        return dict(self.data.get("target") or {})
+    def _object(self, key: str) -> JSONDict:
+        found = self.data.get(key)
+        if not isinstance(found, dict):
+            found = {}
+            self.data[key] = found
+        return found
 
-    def step(self, name: str) -> dict[str, Any]:
-        steps = self.data.setdefault("steps", {})
-        found: dict[str, Any] = steps.setdefault(name, {})
+    def target(self) -> dict[str, str]:
+        found = self.data.get("target")
+        return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+    def step(self, name: str) -> JSONDict:
+        steps = self._object("steps")
+        found = steps.get(name)
+        if not isinstance(found, dict):
+            found = {}
+            steps[name] = found
         return found
 
     @property
-    def audit_link(self) -> dict[str, Any]:
+    def audit_link(self) -> JSONDict:
         """Which embedded log was copied into which server log (kept across migrations)."""
-        link: dict[str, Any] = self.data.setdefault("audit_link", {})
-        return link
+        return self._object("audit_link")
 
     def begin(self, target: dict[str, str], resume: bool) -> None:
         if not resume:
@@ -251,6 +285,9 @@ class Journal:
 
 
 def _target_fingerprint(target: Config) -> dict[str, str]:
+    """Where the data goes, as the journal records it (its format since the first release:
+    a journal resumes only towards the same servers). A key's value is empty when its datum
+    stays embedded; :attr:`Datum.server` names these keys."""
     return {
         "cache": target.cache,
         "redis": redact_url(target.redis_url) if target.cache == "redis" else "",
@@ -281,10 +318,7 @@ class _StepProgress:
         self.parent.advance(delta, f"{self.label}: {message}" if message else self.label)
 
 
-# -- the steps ---------------------------------------------------------------------------------
-
-
-StepRun = Callable[["_Run", Step], None]
+# -- a run -------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -297,9 +331,23 @@ class _Run:
     journal: Journal
     dry_run: bool
     notes: list[str] = field(default_factory=list)
-    tutor: Any = None
+    tutor: TutorService | None = None
+    #: the target's graph, when the graph moves (opened with the tutor on the target)
+    graph: AllowListedGraph | None = None
     tutor_prepared: bool = False
     cleanup: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def source(self) -> Config:
+        return source_config(self.config)
+
+    @property
+    def fingerprint(self) -> dict[str, str]:
+        return _target_fingerprint(self.target)
+
+    def moves(self, datum: Datum) -> bool:
+        """The target keeps ``datum`` on a server (else it stays where it is)."""
+        return bool(datum.server and self.fingerprint[datum.server])
 
     def close(self) -> None:
         for closer in reversed(self.cleanup):
@@ -309,79 +357,129 @@ class _Run:
                 log.exception("migration: closing a store failed")
         self.cleanup.clear()
 
-    def advance(self, step: Step, n: int, message: str = "") -> None:
-        step.done += n
-        self.progress.advance(n, f"{step.name}: {message}" if message else step.name)
+
+Planner = Callable[["_Run", "Datum"], Step]
+StepRun = Callable[["_Run", Step], None]
+
+
+@dataclass(frozen=True)
+class Datum:
+    """One kind of data the migration knows, declared in :data:`DATA`."""
+
+    #: the step's name (the plan's, the report's and the journal's)
+    step: str
+    #: the store role holding it ("" for files outside the registry: JSON files, keys)
+    role: str
+    #: the target's key (:func:`_target_fingerprint`) naming the server it moves to; ""
+    #: when it never moves
+    server: str
+    #: plans the step: COPY or REBUILD when it moves, else STAYS (or NOTHING when empty)
+    plan: Planner
+    #: does the step's work (None: a step with no work)
+    run: StepRun | None = None
+    #: the step exists only when this is true (the tutor's, when the tutor is installed)
+    present: Callable[[], bool] = lambda: True
+
+
+def _probe(fn: Callable[[], object]) -> str:
+    try:
+        fn()
+    except CustodiaEnvironmentError as err:
+        return str(err)
+    except Exception as err:
+        return f"{type(err).__name__}: {err}"
+    return ""
+
+
+def _http_probe(target: Config, url: str, path: str) -> None:
+    """A read-only GET (the dry run must not even create a collection)."""
+    from backends.net import http_json
+
+    try:
+        http_json(url.rstrip("/") + path, None, target.network_timeout)
+    except CustodiaEnvironmentError as err:
+        raise StoreUnavailableError(f"server not reachable: {err}") from err
+
+
+def _count(path: Path, query: str, params: tuple[str, ...] = ()) -> int:
+    """One number from an existing SQLite file, read-only (the dry run creates nothing)."""
+    if not path.exists():
+        return 0
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    with contextlib.closing(conn):
+        conn.execute("PRAGMA busy_timeout=5000")
+        row = conn.execute(query, params).fetchone()
+    return int(row[0]) if row else 0
 
 
 # --- sessions ---
 
 
-def _recent_sessions(config: Config) -> list[Any]:
-    path = config.path(SESSIONS_FILE)
+def _sessions_file(config: Config) -> Path:
+    from backends.multiagent.service import SESSIONS_FILE
+
+    return config.path(SESSIONS_FILE)
+
+
+def _mirror(config: Config) -> SessionMirror | None:
+    """The session mirror, read-only; None when it was never created."""
+    path = _sessions_file(config)
     if not path.exists():
-        return []
-    mirror = open_store("sessions", config, path=path, read_only=True)
-    try:
-        sessions = mirror.list()
-    finally:
-        mirror.close()
-    now = time.time()
-    return [s for s in sessions if now - s.updated_at < SESSION_TTL - 1]
+        return None
+    mirror: SessionMirror = open_store("sessions", config, path=path, read_only=True)
+    return mirror
 
 
-def _plan_sessions(run: _Run) -> Step:
-    cfg, target = run.config, run.target
-    source = f"SQLite {cfg.path(SESSIONS_FILE)}"
-    if target.cache != "redis":
-        return Step("sessions", STAYS, source, source, detail="no Redis configured (redis_url)")
-    recent = _recent_sessions(cfg)
+def _plan_sessions(run: _Run, datum: Datum) -> Step:
+    cfg = run.config
+    source = f"SQLite {_sessions_file(cfg)}"
+    if not run.moves(datum):
+        return Step(datum.step, STAYS, source, source, detail="no Redis configured (redis_url)")
+    mirror = _mirror(cfg)
+    recent = 0
+    if mirror is not None:
+        try:
+            recent = len(mirror.recent())
+        finally:
+            mirror.close()
     step = Step(
-        "sessions",
+        datum.step,
         COPY,
         source,
-        f"Redis L2 {redact_url(target.redis_url)}",
-        items=len(recent),
+        f"Redis L2 {run.fingerprint[datum.server]}",
+        items=recent,
         detail="sessions of the last 24 h (with the TTL they have left); "
         "the durable mirror stays SQLite",
     )
     if run.dry_run:
-        step.problem = _probe(lambda: _redis_store(target).ping())
+        step.problem = _probe(lambda: _l2(run, datum).ping())
     return step
 
 
-def _redis_store(target: Config) -> Any:
-    return open_store("ttl", target)  # the target's is Redis
+def _l2(run: _Run, datum: Datum) -> TTLStore:
+    store: TTLStore = open_store(datum.role, run.target)
+    run.cleanup.append(store.close)
+    return store
 
 
 def _run_sessions(run: _Run, step: Step) -> None:
-    from backends.stores.sessions import Session
-
-    store = _redis_store(run.target)
+    mirror = _mirror(run.config)
+    if mirror is None:
+        return
     try:
-        now = time.time()
-        for session in _recent_sessions(run.config):
-            run.progress.check()
-            key = SESSION_PREFIX + session.session_id
-            current = store.get(key)
-            fresher = current is not None and Session.from_json(current).updated_at > (
-                session.updated_at
-            )
-            left = SESSION_TTL - (now - session.updated_at)
-            if not fresher and left > 0:
-                store.set(key, session.to_json(), round(left, 3))
-            run.advance(step, 1)
+        sub = _StepProgress(run.progress, step.name)
+        step.done = mirror.copy_to(_l2(run, SESSIONS), sub.progress)
     finally:
-        store.close()
+        mirror.close()
 
 
 # --- tickets, feed ---
 
 
-def _plan_tickets(run: _Run) -> Step:
-    where = "Redis" if run.target.cache == "redis" else "in-process"
+def _plan_tickets(run: _Run, datum: Datum) -> Step:
+    where = "Redis" if run.moves(datum) else "in-process"
     return Step(
-        "tickets",
+        datum.step,
         NOTHING,
         f"in-process TTL store -> {where}",
         where,
@@ -389,10 +487,10 @@ def _plan_tickets(run: _Run) -> Step:
     )
 
 
-def _plan_feed(run: _Run) -> Step:
-    where = "Redis pub/sub" if run.target.cache == "redis" else "in-process bus"
+def _plan_feed(run: _Run, datum: Datum) -> Step:
+    where = "Redis pub/sub" if run.moves(datum) else "in-process bus"
     return Step(
-        "feed",
+        datum.step,
         NOTHING,
         f"in-process bus -> {where}",
         where,
@@ -403,31 +501,33 @@ def _plan_feed(run: _Run) -> Step:
 # --- semantic memory ---
 
 
-def _local_memory(run: _Run) -> Any:
-    """The local-mode semantic memory (the process's own when it is the configured one)."""
-    from backends.multiagent import get_service
+def _local_memory(run: _Run, datum: Datum) -> tuple[SemanticMemory, bool]:
+    """The local semantic memory, and whether it was opened here (else it is the process's
+    own: only one process may hold it)."""
+    if stores.kind_for(datum.role, run.config) == stores.kind_for(datum.role, run.source):
+        from backends.multiagent import get_service
 
-    if not run.config.qdrant_url:
         return get_service(run.services).memory(), False
-    memory = open_store("semantic", run.config, kind="edge", embedder=run.services.embedder)
+    memory: SemanticMemory = open_store(datum.role, run.source, embedder=run.services.embedder)
     return memory, True
 
 
-def _plan_semantic(run: _Run) -> Step:
-    cfg, target = run.config, run.target
+def _plan_semantic(run: _Run, datum: Datum) -> Step:
+    cfg = run.config
     source = f"qdrant-edge {cfg.qdrant_edge_path}"
-    if not target.qdrant_url or not (cfg.qdrant_edge_path.exists() or cfg.qdrant_path.exists()):
+    url = run.fingerprint[datum.server]
+    if not url or not (cfg.qdrant_edge_path.exists() or cfg.qdrant_path.exists()):
         reason = (
             "no Qdrant server configured (qdrant_url); no Qdrant server ships for these "
             "machines, so this path is untested here"
-            if not target.qdrant_url
+            if not url
             else "nothing stored locally"
         )
-        return Step("semantic memory", STAYS, source, source, detail=reason)
-    step = Step("semantic memory", COPY, source, f"Qdrant server {target.qdrant_url}")
+        return Step(datum.step, STAYS, source, source, detail=reason)
+    step = Step(datum.step, COPY, source, f"Qdrant server {url}")
     if run.dry_run:
-        step.problem = _probe(lambda: _http_probe(target, target.qdrant_url, "/"))
-    memory, owned = _local_memory(run)
+        step.problem = _probe(lambda: _http_probe(run.target, url, "/"))
+    memory, owned = _local_memory(run, datum)
     try:
         step.items = sum(s.points for s in memory.status())
         problems = [s.problem for s in memory.status() if s.problem]
@@ -439,7 +539,9 @@ def _plan_semantic(run: _Run) -> Step:
     return step
 
 
-def copy_semantic_memory(source: Any, target: Any, progress: Progress | None = None) -> int:
+def copy_semantic_memory(
+    source: SemanticMemory, target: SemanticMemory, progress: Progress | None = None
+) -> int:
     """Copy every point (same id, vector and payload) of ``source`` into ``target``.
 
     Both are :class:`~backends.stores.vectors.SemanticMemory`; upserts are idempotent.
@@ -448,7 +550,7 @@ def copy_semantic_memory(source: Any, target: Any, progress: Progress | None = N
     copied = 0
     for name in source.collections:
         source.check(name)  # a collection of another embedder must be re-embedded first
-        batch: list[tuple[str, list[float], dict[str, Any]]] = []
+        batch: list[tuple[str, list[float], dict[str, object]]] = []
         for point in source.points(name):
             batch.append(point)
             if len(batch) >= 256:
@@ -459,7 +561,10 @@ def copy_semantic_memory(source: Any, target: Any, progress: Progress | None = N
 
 
 def _upsert_points(
-    target: Any, name: str, batch: list[tuple[str, list[float], dict[str, Any]]], progress: Progress
+    target: SemanticMemory,
+    name: str,
+    batch: list[tuple[str, list[float], dict[str, object]]],
+    progress: Progress,
 ) -> int:
     import numpy as np
 
@@ -486,9 +591,11 @@ def _upsert_points(
 
 
 def _run_semantic(run: _Run, step: Step) -> None:
-    memory, owned = _local_memory(run)
+    memory, owned = _local_memory(run, SEMANTIC)
     try:
-        server = open_store("semantic", run.target, embedder=run.services.embedder)
+        server: SemanticMemory = open_store(
+            SEMANTIC.role, run.target, embedder=run.services.embedder
+        )
         try:
             sub = _StepProgress(run.progress, step.name)
             step.done = copy_semantic_memory(memory, server, sub.progress)
@@ -502,10 +609,12 @@ def _run_semantic(run: _Run, step: Step) -> None:
 # --- memories, conversations ---
 
 
-def _plan_memories(run: _Run) -> Step:
-    path = run.config.path("memories.sqlite3")
+def _plan_memories(run: _Run, datum: Datum) -> Step:
+    from backends.memories.service import STORE_FILE
+
+    path = run.config.path(STORE_FILE)
     return Step(
-        "memories",
+        datum.step,
         STAYS,
         f"SQLite {path}",
         f"SQLite {path}",
@@ -514,10 +623,22 @@ def _plan_memories(run: _Run) -> Step:
     )
 
 
-def _plan_conversations(run: _Run) -> Step:
-    folder = run.config.path("conversations")
+def _conversation_folder(config: Config) -> Path:
+    from backends.conversations.service import FOLDER
+
+    return config.path(FOLDER)
+
+
+def _conversation_index(config: Config) -> Path:
+    from backends.conversations.service import INDEX_FILE
+
+    return config.path(INDEX_FILE)
+
+
+def _plan_conversations(run: _Run, datum: Datum) -> Step:
+    folder = _conversation_folder(run.config)
     return Step(
-        "conversations",
+        datum.step,
         STAYS,
         f"JSON files {folder}",
         f"JSON files {folder}",
@@ -525,18 +646,18 @@ def _plan_conversations(run: _Run) -> Step:
     )
 
 
-def _conversations(run: _Run) -> Any:
+def _conversations(run: _Run) -> ConversationAgent:
     from backends.conversations import get_service
 
     return get_service(run.services)
 
 
-def _plan_conversation_index(run: _Run) -> Step:
-    path = run.config.path("conversations.sqlite3")
-    folder = run.config.path("conversations")
+def _plan_conversation_index(run: _Run, datum: Datum) -> Step:
+    path = _conversation_index(run.config)
+    folder = _conversation_folder(run.config)
     files = sum(1 for _ in folder.glob("*.json")) if folder.exists() else 0
     return Step(
-        "conversation index",
+        datum.step,
         REBUILD if files else NOTHING,
         f"JSON files {folder}",
         f"SQLite {path}",
@@ -555,48 +676,35 @@ def _run_conversation_index(run: _Run, step: Step) -> None:
     )
 
 
-def _indexed_messages(config: Config) -> int:
-    """Messages the conversation index knows (read-only: the dry run writes nothing)."""
-    path = config.path("conversations.sqlite3")
-    if not path.exists():
-        return 0
-    with read_only(path) as conn:
-        row = conn.execute(
-            "SELECT coalesce(sum(messages), 0) FROM conversations WHERE error IS NULL"
-        ).fetchone()
-    return int(row[0]) if row else 0
-
-
-def _plan_conversation_vectors(run: _Run) -> Step:
-    cfg, target = run.config, run.target
-    source = f"JSON files {cfg.path('conversations')}"
-    if not target.chroma_url:
+def _plan_conversation_vectors(run: _Run, datum: Datum) -> Step:
+    cfg = run.config
+    source = f"JSON files {_conversation_folder(cfg)}"
+    url = run.fingerprint[datum.server]
+    if not url:
         return Step(
-            "conversation vectors",
+            datum.step,
             STAYS,
             f"Chroma local {cfg.chroma_path}",
             f"Chroma local {cfg.chroma_path}",
             detail="no Chroma server configured (chroma_url)",
         )
+    # the messages the conversation index knows (read-only: the dry run writes nothing)
+    messages = _count(
+        _conversation_index(cfg),
+        "SELECT coalesce(sum(messages), 0) FROM conversations WHERE error IS NULL",
+    )
     step = Step(
-        "conversation vectors",
+        datum.step,
         REBUILD,
         source,
-        f"Chroma server {target.chroma_url}",
-        items=_indexed_messages(cfg),
+        f"Chroma server {url}",
+        items=messages,
         detail="re-embedded from the files and upserted (ids file:index; a rerun adds only "
         "what is missing)",
     )
     if run.dry_run:
-        step.problem = _probe(lambda: _http_probe(target, target.chroma_url, "/api/v2/heartbeat"))
+        step.problem = _probe(lambda: _http_probe(run.target, url, "/api/v2/heartbeat"))
     return step
-
-
-def _server_vectors(run: _Run) -> Any:
-    embedder = run.services.embedder
-    return open_store(
-        "vectors", run.target, embedder_name=embedder.name, dimension=embedder.dimension
-    )
 
 
 def _run_conversation_vectors(run: _Run, step: Step) -> None:
@@ -604,10 +712,16 @@ def _run_conversation_vectors(run: _Run, step: Step) -> None:
 
     agent = _conversations(run)
     agent.reconcile()
-    server = _server_vectors(run)
+    embedder = run.services.embedder
+    server: VectorIndex = open_store(
+        CONVERSATION_VECTORS.role,
+        run.target,
+        embedder_name=embedder.name,
+        dimension=embedder.dimension,
+    )
     try:
         sub = _StepProgress(run.progress, step.name)
-        report = sync(agent.files, agent.index, server, run.services.embedder, sub.progress)
+        report = sync(agent.files, agent.index, server, embedder, sub.progress)
         step.done = report.added
         step.detail = (
             f"{report.added} added, {report.present} already there, {report.dropped} dropped"
@@ -619,20 +733,29 @@ def _run_conversation_vectors(run: _Run, step: Step) -> None:
 # --- audit ---
 
 
-def _audit_source(config: Config) -> Any:
-    return open_store("audit_log", config, kind="sqlite", path=config.path(AUDIT_FILE))
+def _audit_file(config: Config) -> Path:
+    from backends.audit.service import LOG_FILE
+
+    return config.path(LOG_FILE)
 
 
-def _trust(config: Config) -> tuple[Any, Any]:
+def _audit_source(run: _Run) -> AuditLog:
+    source: AuditLog = open_store(AUDIT.role, run.source, path=_audit_file(run.config))
+    return source
+
+
+def _trust(config: Config) -> tuple[Signer, TrustStore]:
     from backends.audit.checkpoints import Signer, TrustStore
+    from backends.audit.service import CHECKPOINTS_FILE, SIGNING_KEY_FILE
 
     signer = Signer.load_or_create(config.path(SIGNING_KEY_FILE))
     return signer, TrustStore(config.path(CHECKPOINTS_FILE), signer.public_key)
 
 
-def _existing_trust(config: Config) -> Any:
+def _existing_trust(config: Config) -> TrustStore | None:
     """The trust store when a signing key exists (the dry run creates nothing)."""
     from backends.audit.checkpoints import Signer, TrustStore
+    from backends.audit.service import CHECKPOINTS_FILE, SIGNING_KEY_FILE
 
     path = config.path(SIGNING_KEY_FILE)
     if not path.exists():
@@ -640,12 +763,15 @@ def _existing_trust(config: Config) -> Any:
     return TrustStore(config.path(CHECKPOINTS_FILE), Signer.load(path).public_key)
 
 
-def _open_target_log(run: _Run, *, bootstrap_if_missing: bool) -> tuple[Any, str]:
+def _open_target_log(run: _Run, *, bootstrap_if_missing: bool) -> tuple[AuditLog | None, str]:
     """The server log (bootstrapped when missing and allowed) and what was done."""
     from backends.stores.audit_log import AuditLogError
 
-    def target_log() -> Any:
-        return open_store("audit_log", run.target, kind="postgres", schema=run.options.schema)
+    def target_log() -> AuditLog:
+        opened: AuditLog = open_store(
+            AUDIT.role, run.target, schema=run.options.schema, path=_audit_file(run.target)
+        )
+        return opened
 
     try:
         return target_log(), ""
@@ -664,7 +790,7 @@ def _open_target_log(run: _Run, *, bootstrap_if_missing: bool) -> tuple[Any, str
 def _bootstrap(run: _Run) -> str:
     from psycopg.conninfo import conninfo_to_dict
 
-    from backends.stores.audit_log.postgres import Roles, bootstrap
+    from backends.stores.audit_log.postgres import Roles, bootstrap, redact_dsn
 
     roles = run.options.roles or Roles()
     admin = run.options.admin_dsn or run.target.postgres_dsn
@@ -677,8 +803,6 @@ def _bootstrap(run: _Run) -> str:
         app_password=str(keep) if keep else None,
         timeout=run.target.network_timeout,
     )
-    from backends.stores.audit_log.postgres import redact_dsn
-
     note = (
         f"bootstrapped the audit schema {result.schema!r} and roles "
         f"{roles.owner}/{roles.app}/{roles.maintenance} with {redact_dsn(admin)}"
@@ -715,24 +839,23 @@ def dsn_url(dsn: str) -> str:
     return url
 
 
-def _plan_audit(run: _Run) -> Step:
-    cfg, target = run.config, run.target
-    path = cfg.path(AUDIT_FILE)
+def _plan_audit(run: _Run, datum: Datum) -> Step:
+    path = _audit_file(run.config)
     source = f"SQLite {path}"
-    if target.audit != "postgres":
-        return Step("audit log", STAYS, source, source, detail="no Postgres configured")
+    if not run.moves(datum):
+        return Step(datum.step, STAYS, source, source, detail="no Postgres configured")
     step = Step(
-        "audit log",
+        datum.step,
         COPY,
         source,
-        f"Postgres {redact_url(target.postgres_dsn)}",
+        f"Postgres {run.fingerprint[datum.server]}",
         detail="record by record (seq, record, hash), chain verified on both sides "
         "before and after",
     )
     if not path.exists():
         step.action, step.detail = NOTHING, "no embedded audit log"
         return step
-    source_log = _audit_source(cfg)
+    source_log = _audit_source(run)
     try:
         head = source_log.head()
         step.items = head.seq
@@ -740,7 +863,7 @@ def _plan_audit(run: _Run) -> Step:
             return step
         from backends.audit.verify import verify_chain
 
-        result = verify_chain(source_log, _existing_trust(cfg))
+        result = verify_chain(source_log, _existing_trust(run.config))
         if not result.ok:
             step.problem = f"the embedded chain is broken: {result.line()}"
             return step
@@ -766,8 +889,19 @@ def _plan_audit(run: _Run) -> Step:
     return step
 
 
-def _resume_point(run: _Run, source_log: Any, target_log: Any) -> int:
-    """Seq already copied (0 for an empty server log); refuses anything but our own prefix."""
+def _refused(target_log: AuditLog, seq: int) -> AuditMergeRefused:
+    return AuditMergeRefused(
+        f"the server audit log ({target_log.location}) already holds {seq} records "
+        "that are not a copy started by this migration: refusing to merge two chains. "
+        "Point postgres_dsn at an empty database (or schema)."
+    )
+
+
+def _resume_point(run: _Run, source_log: AuditLog, target_log: AuditLog) -> int:
+    """Seq already copied (0 for an empty server log); refuses anything but our own prefix:
+    the journal's link must name both logs, and the server log must be this chain's prefix."""
+    from backends.stores.audit_log import NotAPrefix
+
     head = target_log.head()
     if head.seq == 0:
         return 0
@@ -776,72 +910,15 @@ def _resume_point(run: _Run, source_log: Any, target_log: Any) -> int:
         link.get("source_log_id") == source_log.log_id
         and link.get("target_log_id") == target_log.log_id
     )
-    mine = source_log.get(head.seq)
-    if not ours or mine is None or mine.hash != head.hash:
-        raise AuditMergeRefused(
-            f"the server audit log ({target_log.location}) already holds {head.seq} records "
-            "that are not a copy started by this migration: refusing to merge two chains. "
-            "Point postgres_dsn at an empty database (or schema)."
-        )
-    return int(head.seq)
+    if not ours:
+        raise _refused(target_log, head.seq)
+    try:
+        return source_log.resume_point(target_log)
+    except NotAPrefix as err:
+        raise _refused(target_log, head.seq) from err
 
 
-class _PostgresChainWriter:
-    """Inserts verified ``(seq, record, hash)`` rows as they are, under the append lock."""
-
-    def __init__(self, dsn: str, schema: str, timeout: float) -> None:
-        import psycopg
-        from psycopg import sql
-
-        from backends.stores.audit_log.postgres import STATEMENT_TIMEOUT_MS
-
-        self._table = sql.Identifier(schema, "audit_log")
-        try:
-            self._conn = psycopg.connect(
-                dsn,
-                autocommit=True,
-                connect_timeout=max(1, int(timeout)),
-                options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
-            )
-        except psycopg.Error as err:
-            raise StoreUnavailableError(f"Postgres: cannot connect: {err}") from err
-
-    def append(self, rows: Sequence[tuple[int, str, str]], after: tuple[int, str]) -> None:
-        """Insert ``rows`` if the log's head is still ``after`` (seq, hash); else refuse."""
-        import psycopg
-        from psycopg import sql
-
-        from backends.stores.audit_log.postgres import AUDIT_LOCK_KEY
-        from backends.stores.audit_log.record import GENESIS
-
-        try:
-            with self._conn.transaction():
-                self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK_KEY,))
-                row = self._conn.execute(
-                    sql.SQL("SELECT seq, hash FROM {} ORDER BY seq DESC LIMIT 1").format(
-                        self._table
-                    )
-                ).fetchone()
-                head = (int(row[0]), str(row[1])) if row else (0, GENESIS)
-                if head != after:
-                    raise AuditMergeRefused(
-                        f"the server audit log changed during the copy (head seq {head[0]}, "
-                        f"expected {after[0]}): someone else is appending; stopped"
-                    )
-                values = sql.SQL(", ").join([sql.SQL("(%s, %s, %s)")] * len(rows))
-                self._conn.execute(
-                    sql.SQL("INSERT INTO {} (seq, record, hash) VALUES ").format(self._table)
-                    + values,
-                    [v for r in rows for v in r],
-                )
-        except psycopg.Error as err:
-            raise StoreUnavailableError(f"Postgres: copying audit records failed: {err}") from err
-
-    def close(self) -> None:
-        self._conn.close()
-
-
-def _verify(log_: Any, trust: Any, where: str) -> Any:
+def _verify(log_: AuditLog, trust: TrustStore, where: str) -> VerifyResult:
     from backends.audit.verify import verify_chain
 
     result = verify_chain(log_, trust)
@@ -851,102 +928,91 @@ def _verify(log_: Any, trust: Any, where: str) -> Any:
 
 
 def _run_audit(run: _Run, step: Step) -> None:
-    from backends.stores.audit_log.record import GENESIS, chain_hash
+    from backends.stores.audit_log import ChainChanged, NotAPrefix
 
-    cfg = run.config
-    signer, trust = _trust(cfg)
-    source_log = _audit_source(cfg)
-    writer: _PostgresChainWriter | None = None
-    target_log = None
+    signer, trust = _trust(run.config)
+    source_log = _audit_source(run)
+    target_log: AuditLog | None = None
     try:
         # Before: the embedded chain verifies (with its trusted checkpoints).
         before = _verify(source_log, trust, "the embedded audit chain is broken; not copying it")
         target_log, _ = _open_target_log(run, bootstrap_if_missing=True)
+        assert target_log is not None
         start = _resume_point(run, source_log, target_log)
         if start:
             _verify(target_log, trust, "the server audit chain is broken; not continuing")
-        state = run.journal.step("audit log")
+        state = run.journal.step(step.name)
         run.journal.audit_link.update(
             source_log_id=source_log.log_id, target_log_id=target_log.log_id
         )
         state["copied_seq"] = start
         run.journal.save()
         until = before.head.seq
-        previous = source_log.get(start).hash if start else GENESIS
-        writer = _PostgresChainWriter(
-            run.target.postgres_dsn, run.options.schema, run.target.network_timeout
-        )
-        batch: list[tuple[int, str, str]] = []
-        expected = start + 1
 
-        def flush() -> None:
-            nonlocal batch
-            if not batch:
-                return
-            run.progress.check()
-            assert writer is not None
-            first_prev = previous_of_batch
-            writer.append(batch, (batch[0][0] - 1, first_prev))
-            state["copied_seq"] = batch[-1][0]
+        def copied(seq: int) -> None:  # each committed batch, before the progress moves
+            state["copied_seq"] = seq
             run.journal.save()
-            run.advance(step, len(batch), f"{batch[-1][0]}/{until}")
-            batch = []
 
-        previous_of_batch = previous
-        for rows in source_log.chain(start, batch=run.options.audit_batch, until_seq=until):
-            for seq, record_bytes, hash_bytes in rows:
-                record, stored = record_bytes.decode("utf-8"), hash_bytes.decode("ascii")
-                # Only a verified chain is copied, record by record.
-                if seq != expected or chain_hash(previous, record) != stored:
-                    raise BrokenChainError(
-                        f"the embedded audit chain changed while copying (seq {seq}); stopped"
-                    )
-                if not batch:
-                    previous_of_batch = previous
-                batch.append((seq, record, stored))
-                previous, expected = stored, seq + 1
-                if len(batch) >= run.options.audit_batch:
-                    flush()
-        flush()
-        # After: both chains verify and the copy ends on the same head.
-        copied = _verify(target_log, trust, "the copied audit chain does not verify")
-        again = _verify(source_log, trust, "the embedded audit chain no longer verifies")
-        mine = source_log.get(copied.head.seq) if copied.head.seq else None
-        if copied.head.seq != until or (mine is not None and mine.hash != copied.head.hash):
-            raise BrokenChainError(
-                f"the server log ends at seq {copied.head.seq}, the embedded copy at {until}"
+        sub = _StepProgress(run.progress, step.name)
+        try:
+            step.done = source_log.copy_to(
+                target_log,
+                sub.progress,
+                after=start,
+                until=until,
+                batch=run.options.audit_batch,
+                copied=copied,
             )
-        if copied.head.seq:
-            checkpoint = signer.sign(target_log.log_id, copied.head.seq, copied.head.hash)
+        except NotAPrefix as err:
+            raise AuditMergeRefused(
+                f"the server audit log changed during the copy (head seq {err.head.seq}, "
+                f"expected {err.expected.seq}): someone else is appending; stopped"
+            ) from err
+        except ChainChanged as err:
+            raise BrokenChainError(
+                f"the embedded audit chain changed while copying (seq {err.seq}); stopped"
+            ) from err
+        # After: both chains verify and the copy ends on the same head.
+        copied_log = _verify(target_log, trust, "the copied audit chain does not verify")
+        again = _verify(source_log, trust, "the embedded audit chain no longer verifies")
+        mine = source_log.get(copied_log.head.seq) if copied_log.head.seq else None
+        if copied_log.head.seq != until or (mine is not None and mine.hash != copied_log.head.hash):
+            raise BrokenChainError(
+                f"the server log ends at seq {copied_log.head.seq}, the embedded copy at {until}"
+            )
+        if copied_log.head.seq:
+            checkpoint = signer.sign(target_log.log_id, copied_log.head.seq, copied_log.head.hash)
             trust.accept(checkpoint)
             if target_log.stores_checkpoints:
                 target_log.add_checkpoint(checkpoint)
             state["checkpoint"] = {"seq": checkpoint.seq, "head": checkpoint.head}
         step.detail = (
-            f"{copied.records} records on the server, both chains verified "
-            f"(embedded: {again.records}); head {copied.head.hash[:12]}… signed as a checkpoint "
-            f"of the server log {target_log.log_id}"
+            f"{copied_log.records} records on the server, both chains verified "
+            f"(embedded: {again.records}); head {copied_log.head.hash[:12]}… signed as a "
+            f"checkpoint of the server log {target_log.log_id}"
         )
     finally:
-        if writer is not None:
-            writer.close()
         if target_log is not None:
             target_log.close()
         source_log.close()
 
 
-def _plan_checkpoints(run: _Run) -> Step:
+def _plan_checkpoints(run: _Run, datum: Datum) -> Step:
+    from backends.audit.service import CHECKPOINTS_FILE
+
     path = run.config.path(CHECKPOINTS_FILE)
     detail = "the trust file and the signing key stay outside any database"
-    if run.target.audit == "postgres":
+    if run.moves(AUDIT):
         detail += "; after the copy, a checkpoint of the server log at the copied head is signed"
-    return Step("checkpoints", STAYS, f"local {path}", f"local {path}", detail=detail)
+    return Step(datum.step, STAYS, f"local {path}", f"local {path}", detail=detail)
 
 
-def _plan_keys(run: _Run) -> Step:
-    path = run.config.path("audit-keys.sqlite3")
+def _plan_keys(run: _Run, datum: Datum) -> Step:
+    from backends.audit.service import KEYS_FILE
+
+    path = run.config.path(KEYS_FILE)
     return Step(
-        "pseudonym keys",
+        datum.step,
         STAYS,
         f"SQLite {path}",
         f"SQLite {path}",
@@ -965,37 +1031,50 @@ def _tutor_available() -> bool:
     return True
 
 
-def _kb_counts(config: Config) -> tuple[int, int]:
-    """(chunks in the knowledge base, relations in the embedded graph), read-only."""
-    from backends.storage_map import GRAPH_FILE, NAMESPACE, TUTOR_FILE
+def _kb_file(config: Config) -> Path:
+    from backends.tutor.kb import DB_FILE
 
-    chunks = relations = 0
-    if config.path(TUTOR_FILE).exists():
-        with read_only(config.path(TUTOR_FILE)) as conn:
-            chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
-    if config.path(GRAPH_FILE).exists():
-        with read_only(config.path(GRAPH_FILE)) as conn:
-            row = conn.execute("SELECT count(*) FROM relations WHERE ns = ?", (NAMESPACE,))
-            relations = int(row.fetchone()[0])
-    return chunks, relations
+    return config.path(DB_FILE)
 
 
-def _target_tutor(run: _Run) -> Any:
+def _graph_file(config: Config) -> Path:
+    from backends.tutor.service import GRAPH_FILE
+
+    return config.path(GRAPH_FILE)
+
+
+def _chunks(config: Config) -> int:
+    """Chunks in the knowledge base, read-only."""
+    return _count(_kb_file(config), "SELECT count(*) FROM chunks")
+
+
+def _relations(config: Config) -> int:
+    """Relations of the application's namespace in the embedded graph, read-only."""
+    from backends.stores.graph import DEFAULT_NAMESPACE
+
+    return _count(
+        _graph_file(config), "SELECT count(*) FROM relations WHERE ns = ?", (DEFAULT_NAMESPACE,)
+    )
+
+
+def _target_tutor(run: _Run) -> TutorService:
     """A tutor service on the target stores (same knowledge base file), made once per run."""
     if run.tutor is None:
+        from backends.audit.service import AuditService
         from backends.tutor.service import TutorService
 
         target = run.target
-        graph: Any = None
-        if target.graph == "neo4j":
-            graph = open_store(
-                "graph",
+        graph: AllowListedGraph | None = None
+        if run.moves(GRAPH):
+            graph = run.graph = open_store(
+                GRAPH.role,
                 target,
+                path=_graph_file(target),
                 namespace=run.options.graph_namespace,
                 driver=run.options.bolt_driver,
             )
 
-        def no_audit() -> Any:
+        def no_audit() -> AuditService:
             raise MigrationError("the migration never writes tutor turns")
 
         services = run.services
@@ -1011,7 +1090,14 @@ def _target_tutor(run: _Run) -> Any:
     return run.tutor
 
 
-def _prepare_tutor(run: _Run, step: Step) -> Any:
+def _target_graph(run: _Run) -> AllowListedGraph:
+    _target_tutor(run)
+    if run.graph is None:
+        raise MigrationError("the graph stays where it is")
+    return run.graph
+
+
+def _prepare_tutor(run: _Run, step: Step) -> Status:
     tutor = _target_tutor(run)
     if not run.tutor_prepared:
         sub = _StepProgress(run.progress, step.name)
@@ -1041,134 +1127,124 @@ def _run_tutor_graph(run: _Run, step: Step) -> None:
     )
 
 
-def _tutor_steps(run: _Run) -> list[tuple[Step, StepRun | None]]:
-    cfg, target = run.config, run.target
-    kb = f"SQLite {cfg.path('tutor.sqlite3')}"
+def _plan_knowledge_base(run: _Run, datum: Datum) -> Step:
+    kb = f"SQLite {_kb_file(run.config)}"
     if not _tutor_available():
-        return [(Step("knowledge base", STAYS, kb, kb, detail="the tutor is not installed"), None)]
-    chunks, relations = _kb_counts(cfg)
-    out: list[tuple[Step, StepRun | None]] = [
-        (
-            Step(
-                "knowledge base",
-                STAYS,
-                kb,
-                kb,
-                detail="chunks and the FTS5 keyword index are SQLite in every profile",
-            ),
-            None,
+        return Step(datum.step, STAYS, kb, kb, detail="the tutor is not installed")
+    return Step(
+        datum.step,
+        STAYS,
+        kb,
+        kb,
+        detail="chunks and the FTS5 keyword index are SQLite in every profile",
+    )
+
+
+def _plan_tutor_vectors(run: _Run, datum: Datum) -> Step:
+    cfg = run.config
+    kb = f"SQLite {_kb_file(cfg)}"
+    url = run.fingerprint[datum.server]
+    if not url:
+        local_chroma = f"Chroma local {cfg.chroma_path}"
+        return Step(
+            datum.step,
+            STAYS,
+            local_chroma,
+            local_chroma,
+            detail="no Chroma server configured (chroma_url)",
         )
-    ]
-    local_chroma = f"Chroma local {cfg.chroma_path}"
-    if target.chroma_url:
-        step = Step(
-            "knowledge base vectors",
-            REBUILD if chunks else NOTHING,
-            kb,
-            f"Chroma server {target.chroma_url}",
-            items=chunks,
-            detail="re-embedded from the chunks into the server's tutor_chunks collection",
+    chunks = _chunks(cfg)
+    step = Step(
+        datum.step,
+        REBUILD if chunks else NOTHING,
+        kb,
+        f"Chroma server {url}",
+        items=chunks,
+        detail="re-embedded from the chunks into the server's tutor_chunks collection",
+    )
+    if run.dry_run and chunks:
+        step.problem = _probe(lambda: _http_probe(run.target, url, "/api/v2/heartbeat"))
+    return step
+
+
+def _plan_graph(run: _Run, datum: Datum) -> Step:
+    cfg = run.config
+    if not run.moves(datum):
+        graph_file = f"SQLite {_graph_file(cfg)}"
+        return Step(
+            datum.step,
+            STAYS,
+            graph_file,
+            graph_file,
+            detail="no Bolt server configured (neo4j_uri)",
         )
-        if run.dry_run and chunks:
-            step.problem = _probe(
-                lambda: _http_probe(target, target.chroma_url, "/api/v2/heartbeat")
-            )
-        out.append((step, _run_tutor_vectors))
-    else:
-        out.append(
-            (
-                Step(
-                    "knowledge base vectors",
-                    STAYS,
-                    local_chroma,
-                    local_chroma,
-                    detail="no Chroma server configured (chroma_url)",
-                ),
-                None,
-            )
-        )
-    graph_file = f"SQLite {cfg.path('tutor-graph.sqlite3')}"
-    if target.graph == "neo4j":
-        step = Step(
-            "graph",
-            REBUILD if chunks else NOTHING,
-            kb,
-            f"Bolt {target.neo4j_uri}",
-            items=relations,
-            detail="rebuilt from the knowledge base's co-occurring terms, in batches of ≤ 50",
-        )
-        if run.dry_run and chunks:
-            step.problem = _probe(lambda: _target_tutor(run).graph.probe())
-        out.append((step, _run_tutor_graph))
-    else:
-        out.append(
-            (
-                Step(
-                    "graph",
-                    STAYS,
-                    graph_file,
-                    graph_file,
-                    detail="no Bolt server configured (neo4j_uri)",
-                ),
-                None,
-            )
-        )
-    return out
+    chunks = _chunks(cfg)
+    step = Step(
+        datum.step,
+        REBUILD if chunks else NOTHING,
+        f"SQLite {_kb_file(cfg)}",
+        f"Bolt {run.fingerprint[datum.server]}",
+        items=_relations(cfg),
+        detail="rebuilt from the knowledge base's co-occurring terms, in batches of ≤ 50",
+    )
+    if run.dry_run and chunks:
+        step.problem = _probe(lambda: _target_graph(run).probe())
+    return step
+
+
+# -- what the migration knows ------------------------------------------------------------------
+
+SESSIONS = Datum("sessions", "ttl", "redis", _plan_sessions, _run_sessions)
+SEMANTIC = Datum("semantic memory", "semantic", "qdrant", _plan_semantic, _run_semantic)
+CONVERSATION_VECTORS = Datum(
+    "conversation vectors",
+    "vectors",
+    "chroma",
+    _plan_conversation_vectors,
+    _run_conversation_vectors,
+)
+GRAPH = Datum("graph", "graph", "neo4j", _plan_graph, _run_tutor_graph, _tutor_available)
+AUDIT = Datum("audit log", "audit_log", "postgres", _plan_audit, _run_audit)
+
+#: every datum, in the plan's order
+DATA: tuple[Datum, ...] = (
+    SESSIONS,
+    Datum("tickets", "ttl", "redis", _plan_tickets),
+    Datum("feed", "bus", "redis", _plan_feed),
+    SEMANTIC,
+    Datum("memories", "memories", "", _plan_memories),
+    Datum("conversations", "", "", _plan_conversations),
+    Datum("conversation index", "", "", _plan_conversation_index, _run_conversation_index),
+    CONVERSATION_VECTORS,
+    Datum("knowledge base", "", "", _plan_knowledge_base),
+    Datum(
+        "knowledge base vectors",
+        "chunks",
+        "chroma",
+        _plan_tutor_vectors,
+        _run_tutor_vectors,
+        _tutor_available,
+    ),
+    GRAPH,
+    AUDIT,
+    Datum("checkpoints", "", "", _plan_checkpoints),
+    Datum("pseudonym keys", "", "", _plan_keys),
+)
+
+#: the steps whose journal state is re-entered on a resume (their copy resumes by itself)
+REENTERED = frozenset({AUDIT.step})
 
 
 # -- planning and running ----------------------------------------------------------------------
 
 
-def _http_probe(target: Config, url: str, path: str) -> None:
-    """A read-only GET (the dry run must not even create a collection)."""
-    from backends.net import http_json
-
-    try:
-        http_json(url.rstrip("/") + path, None, target.network_timeout)
-    except CustodiaEnvironmentError as err:
-        raise StoreUnavailableError(f"server not reachable: {err}") from err
-
-
-def _probe(fn: Callable[[], object]) -> str:
-    try:
-        fn()
-    except CustodiaEnvironmentError as err:
-        return str(err)
-    except Exception as err:
-        return f"{type(err).__name__}: {err}"
-    return ""
-
-
 def _steps(run: _Run) -> list[tuple[Step, StepRun | None]]:
-    out: list[tuple[Step, StepRun | None]] = [
-        (_plan_sessions(run), _run_sessions),
-        (_plan_tickets(run), None),
-        (_plan_feed(run), None),
-        (_plan_semantic(run), _run_semantic),
-        (_plan_memories(run), None),
-        (_plan_conversations(run), None),
-        (_plan_conversation_index(run), _run_conversation_index),
-        (_plan_conversation_vectors(run), _run_conversation_vectors),
-    ]
-    out.extend(_tutor_steps(run))
-    out.extend(
-        [
-            (_plan_audit(run), _run_audit),
-            (_plan_checkpoints(run), None),
-            (_plan_keys(run), None),
-        ]
-    )
-    return out
+    return [(datum.plan(run, datum), datum.run) for datum in DATA if datum.present()]
 
 
 def _require_server_target(target: Config) -> None:
-    if (
-        target.cache != "redis"
-        and target.audit != "postgres"
-        and target.graph != "neo4j"
-        and not target.qdrant_url
-        and not target.chroma_url
-    ):
+    fingerprint = _target_fingerprint(target)
+    if not any(fingerprint[datum.server] for datum in DATA if datum.server):
         raise MigrationError(
             "no server is configured: set redis_url, postgres_dsn, neo4j_uri, qdrant_url or "
             "chroma_url (Settings, custodia.toml or CUSTODIA_* variables) first"
@@ -1245,7 +1321,7 @@ def _run_step(run: _Run, step: Step, runner: StepRun | None, resume: bool) -> No
         step.state = "unchanged"
         return
     state = journal.step(step.name)
-    if resume and state.get("state") == "done" and step.name != "audit log":
+    if resume and state.get("state") == "done" and step.name not in REENTERED:
         step.state = "done earlier"
         progress.advance(step.items, f"{step.name}: done earlier")
         return

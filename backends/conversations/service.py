@@ -127,6 +127,11 @@ def _never() -> bool:
     return False
 
 
+#: the conversation files' folder and the index of them, in the data dir
+FOLDER = "conversations"
+INDEX_FILE = "conversations.sqlite3"
+
+
 def default_vectors(config: Config, embedder: Embedder, fresh: bool = False) -> VectorIndex:
     """Local persistent Chroma under the data dir, or the server at ``config.chroma_url``.
 

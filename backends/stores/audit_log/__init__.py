@@ -146,6 +146,10 @@ class AuditLog(Protocol):
         nothing and raise :class:`NotAPrefix` (a migration's copy, :meth:`ChainCopy.copy_to`)."""
         ...
 
+    def resume_point(self, other: AuditLog) -> int:
+        """The seq ``other`` holds of this chain (:meth:`ChainCopy.resume_point`, inherited)."""
+        ...
+
     def copy_to(
         self,
         other: AuditLog,

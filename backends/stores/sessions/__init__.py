@@ -12,6 +12,7 @@ TTL they have left; a fresher copy already there is kept, so a rerun is harmless
 
 from __future__ import annotations
 
+import builtins
 import json
 import time
 import uuid
@@ -120,6 +121,21 @@ class SessionMirror(Protocol):
         limit: int | None = None,
     ) -> list[Session]: ...
     def close(self) -> None: ...
+
+    def recent(self, now: float | None = None) -> builtins.list[Session]:
+        """The sessions an L2 would still hold (:meth:`WarmsL2.recent`, inherited)."""
+        ...
+
+    def copy_to(
+        self,
+        other: TTLStore,
+        progress: Progress | None = None,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
+        now: float | None = None,
+    ) -> int:
+        """The recent sessions into an L2 (:meth:`WarmsL2.copy_to`, inherited)."""
+        ...
 
 
 def check_limit(limit: int | None) -> None:
