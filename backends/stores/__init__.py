@@ -10,17 +10,21 @@ caller of :func:`open`; the assistants get their stores through their constructo
 Adding an engine: one module in the role's package (``backends/stores/<role>/<engine>.py``,
 a class with ``kind`` and ``from_config``), one line here, one fixtures class in
 ``tests/backends/stores/<role>/``. See docs/ARCHITECTURE.md.
+
+Every implementation describes itself (:mod:`backends.stores.description`): :func:`describe`
+(engine, location — nothing opened), :func:`measure` (items, size, health) and
+:func:`checkup` (the doctor's probe) ask the configured one.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from backends.config import Config
+    from backends.stores.description import Description, Measurement, Probed, SelfDescribing
 
 #: role -> kind -> "module:Class"
 REGISTRY: dict[str, dict[str, str]] = {
@@ -124,20 +128,47 @@ def open(role: str, config: Config, *, kind: str | None = None, **context: Any) 
     return get_class(role, chosen).from_config(config, **context)
 
 
-@dataclass(frozen=True)
-class Description:
-    """What a store says about itself, without opening it (the storage map's columns)."""
-
-    role: str
-    kind: str
-    engine: str
-    location: str
-
-
 def describe(role: str, config: Config, **context: Any) -> Description:
     """The configured store of ``role``: its kind, engine and where it keeps its data.
 
     ``context`` is the role's (a file for the embedded engines); nothing is opened."""
+    from backends.stores.description import Description
+
     chosen = kind_for(role, config)
-    cls = get_class(role, chosen)
-    return Description(role, chosen, cls.ENGINE, cls.locate(config, **context))
+    cls: type[SelfDescribing] = get_class(role, chosen)
+    return Description(
+        role,
+        chosen,
+        cls.engine_for(config),
+        cls.locate(config, **context),
+        label=cls.label_for(config),
+        address=cls.address(config, **context),
+        product=cls.PRODUCT,
+        shared=cls.SHARED,
+    )
+
+
+def measure(
+    role: str, config: Config, *, running: Callable[[], Any] | None = None, **context: Any
+) -> Measurement:
+    """What the configured store of ``role`` holds now (see :mod:`backends.stores.description`):
+    not created yet while an embedded store has no file; read-only otherwise; ``running`` is
+    the instance the process holds, for a store only one process may open."""
+    from backends.stores.description import NOT_CREATED_YET
+
+    cls: type[SelfDescribing] = get_class(role, kind_for(role, config))
+    if not cls.created(config, **context):
+        return NOT_CREATED_YET
+    return cls.measure(config, running=running, **context)
+
+
+def created(role: str, config: Config, **context: Any) -> bool:
+    """False while the configured embedded store of ``role`` has no file or folder yet."""
+    cls: type[SelfDescribing] = get_class(role, kind_for(role, config))
+    return cls.created(config, **context)
+
+
+def checkup(role: str, config: Config, **context: Any) -> Probed:
+    """The doctor's probe of the configured store of ``role`` (raises why it is unusable)."""
+    cls: type[SelfDescribing] = get_class(role, kind_for(role, config))
+    return cls.checkup(config, **context)

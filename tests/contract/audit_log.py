@@ -32,6 +32,7 @@ from backends.audit.verify import (
 from backends.stores.audit_log import AuditLog, Filter, Head
 from backends.stores.audit_log.record import GENESIS, Draft, chain_hash
 from tests.backends.audit.writers import open_log, write
+from tests.contract import describing
 
 Row = tuple[int, str, str]
 
@@ -424,6 +425,16 @@ class AuditLogContract:
         for t in threads:
             t.join()
         assert service.verify().line() == "OK 200 records"
+
+    # -- self-description (the storage map's row, the doctor's probe) -----------------------
+    def test_describes_and_measures_itself(self, audit_log: AuditLog, tmp_path: Path) -> None:
+        cfg = describing.config(tmp_path)
+        where = Path(audit_log.location)
+        assert describing.measure(audit_log, cfg, path=where).items == 0
+        self.fill(audit_log, 3)
+        measured = describing.measure(audit_log, cfg, path=where)
+        assert measured.items == audit_log.head().seq == audit_log.count() == 3
+        describing.check_probe(audit_log, cfg, path=where)
 
 
 # -- implementations -------------------------------------------------------------------------

@@ -9,10 +9,12 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from backends.stores.bus import Event, EventBus, Subscription
+from tests.contract import describing
 
 
 def drain(sub: Subscription, count: int, timeout: float = 5.0) -> list[Event]:
@@ -108,3 +110,10 @@ class EventBusContract:
     def test_events_must_be_json(self, bus: EventBus, channel: str) -> None:
         with pytest.raises(ValueError):
             bus.publish(channel, {"not json": object()})
+
+    # -- self-description (the storage map's row, the doctor's probe) -----------------------
+    def test_describes_and_measures_itself(self, bus: EventBus, tmp_path: Path) -> None:
+        cfg = describing.config(tmp_path)
+        measured = describing.measure(bus, cfg)
+        assert measured.items == 0  # a bus keeps no event
+        describing.check_probe(bus, cfg)

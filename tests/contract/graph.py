@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from backends.stores.graph import (
     GraphQueryRefused,
     Relation,
 )
+from tests.contract import describing
 
 MakeGraph = Callable[[str], Graph]
 S = "shared"
@@ -197,3 +199,15 @@ class GraphContract:
             assert other.digest(S) == "2" * 64
         finally:
             other.clear()
+
+    # -- self-description (the storage map's row, the doctor's probe) -----------------------
+    def test_describes_and_measures_itself(
+        self, graph: Graph, namespace: str, tmp_path: Path
+    ) -> None:
+        cfg = describing.config(tmp_path)
+        graph.replace_scope(S, [rel("a", "b", 2), rel("b", "c")], "1" * 64)
+        where = Path(graph.where)
+        measured = describing.measure(graph, cfg, path=where, namespace=namespace)
+        assert measured.items == sum(graph.counts().relations.values()) == 2
+        assert measured.note == f"{graph.counts().entities} entities"
+        describing.check_probe(graph, cfg, path=where)

@@ -6,6 +6,7 @@ Each implementation runs it from a small fixtures class in ``tests/backends/stor
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 from backends.errors import CustodiaEnvironmentError, DimensionMismatchError
 from backends.progress import Progress
 from backends.stores.memories import MemoryExistsError, MemoryNotFoundError, MemoryStore
+from tests.contract import describing
 
 DIM = 16
 OpenStore = Callable[..., Any]
@@ -237,3 +239,13 @@ class MemoryStoreContract:
         assert [h.text for h in reader.search(unit(2), k=5)] == ["edited elsewhere"]
         writer.delete("edited elsewhere")
         assert reader.search(unit(2), k=5) == []
+
+    # -- self-description (the storage map's row, the doctor's probe) -----------------------
+    def test_describes_and_measures_itself_read_only(self, store: Any, tmp_path: Path) -> None:
+        cfg = describing.config(tmp_path)
+        store.add("first", unit(1))
+        store.add("second", unit(2))
+        measured = describing.measure(store, cfg, path=store.path)
+        assert measured.items == store.count() == 2
+        assert measured.size_bytes and measured.size_bytes > 0
+        describing.check_probe(store, cfg, path=store.path)

@@ -24,6 +24,7 @@ from backends.stores.sessions import SESSION_TTL, Session
 from backends.stores.sessions.sqlite import SqliteSessionMirror
 from backends.stores.ttl import TTLItem, TTLStore
 from backends.stores.ttl.memory import MemoryTTLStore
+from tests.contract import describing
 
 MA7_COLUMNS = [
     # (name, type, pk)
@@ -313,3 +314,25 @@ class SessionMirrorContract:
         store = open_store()
         store.save(Session.new("t"))
         assert store.health() == {"l1": "ok", "l2": "ok", "sqlite": "ok"}
+
+    # -- self-description (the storage map's row, the doctor's probe) -----------------------
+    def test_the_mirror_describes_and_measures_itself_read_only(
+        self, db: Path, tmp_path: Path
+    ) -> None:
+        cfg = describing.config(tmp_path)
+        sessions = [Session.new("first"), Session.new("second")]
+        sessions[0].events.append({"type": "phase", "phase": "plan"})
+        mirror = SqliteSessionMirror(db)
+        cls = describing.check_description(mirror, cfg, path=db)
+        try:
+            for session in sessions:
+                mirror.save(session)
+            measured = describing.measure(mirror, cfg, path=db)
+            events = cls.measure(cfg, path=db, count="events")
+        finally:
+            mirror.close()
+        assert measured.items == 2 and measured.size_bytes and measured.size_bytes > 0
+        assert events.items == sum(len(s.events) for s in sessions) == 1
+        describing.check_probe(mirror, cfg, path=db)
+        missing = tmp_path / "none" / "multiagent.sqlite3"
+        assert cls.created(cfg, path=missing) is False and not missing.parent.exists()

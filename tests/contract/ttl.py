@@ -8,10 +8,12 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from backends.stores.ttl import TTLStore
+from tests.contract import describing
 
 
 class TTLStoreContract:
@@ -81,3 +83,16 @@ class TTLStoreContract:
         with pytest.raises(ValueError):
             store.set(prefix + "bad", "x", ttl)
         assert store.get(prefix + "bad") is None
+
+    # -- self-description (the storage map's row, the doctor's probe) -----------------------
+    def test_describes_and_measures_itself(
+        self, store: TTLStore, prefix: str, tmp_path: Path
+    ) -> None:
+        cfg = describing.config(tmp_path)
+        store.set(prefix + "a", "one", 60)
+        store.set(prefix + "b", "two", 60)
+        store.set(prefix.rstrip(":") + "-elsewhere:c", "three", 60)
+        measured = describing.measure(store, cfg, prefix=prefix)
+        assert measured.items == 2
+        assert measured.size_bytes is None or measured.size_bytes > 0
+        describing.check_probe(store, cfg)

@@ -22,15 +22,16 @@ import contextlib
 import secrets
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from backends.config import redact_url
+from backends.errors import CustodiaEnvironmentError
 from backends.stores.audit_log import (
     AuditLogError,
     AuditPermissionError,
@@ -48,6 +49,7 @@ from backends.stores.audit_log.record import (
     chain_drafts,
     chain_hash,
 )
+from backends.stores.description import Measurement, Probed, SelfDescribing
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -324,18 +326,58 @@ def _fail(what: str, err: psycopg.Error) -> AuditLogError:
     return AuditLogError(f"{what}: {text}")
 
 
-class PostgresAuditLog(ChainCopy):
+class PostgresAuditLog(ChainCopy, SelfDescribing):
     """The :class:`~backends.stores.audit_log.AuditLog` in a Postgres schema (:func:`bootstrap`)."""
 
     kind = "postgres"
 
     #: the engine, as the storage map names it
     ENGINE = "Postgres (roles, advisory lock)"
+    LABEL = "postgres"
+    PRODUCT = "Postgres"
+    SHARED = True
 
     @classmethod
     def locate(cls, config: Config, **context: Any) -> str:
         """Where this store keeps its data, as the storage map shows it."""
         return redact_url(config.postgres_dsn)
+
+    @classmethod
+    def checkup(cls, config: Config, **context: Any) -> Probed:
+        """The server answers (its version), with the configured timeout."""
+        try:
+            timeout = max(1, int(config.network_timeout))
+            with psycopg.connect(config.postgres_dsn, connect_timeout=timeout) as conn:
+                row = conn.execute("SHOW server_version").fetchone()
+                return Probed(str(row[0]) if row else "")
+        except psycopg.Error as err:
+            raise CustodiaEnvironmentError(f"Postgres not reachable: {err}".strip()) from err
+
+    @classmethod
+    def measure(
+        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
+    ) -> Measurement:
+        """The records (the head's seq) through the running log (else one of its own), and
+        ``pg_total_relation_size`` of the table when the role may ask (else None)."""
+        log = running() if running is not None else cls.from_config(config, **context)
+        try:
+            return Measurement(log.head().seq, log.table_size())
+        finally:
+            if running is None:
+                log.close()
+
+    def table_size(self) -> int | None:
+        """``pg_total_relation_size`` of the log table, when the role may ask."""
+        try:
+            with psycopg.connect(self.dsn, connect_timeout=max(1, int(self._timeout))) as conn:
+                row = conn.execute(
+                    sql.SQL("SELECT pg_total_relation_size({})").format(
+                        sql.Literal(f"{self.schema}.audit_log")
+                    )
+                ).fetchone()
+            return int(row[0]) if row and row[0] is not None else None
+        except psycopg.Error:
+            return None
 
     def __init__(self, dsn: str, *, schema: str = DEFAULT_SCHEMA, timeout: float = 5.0) -> None:
         self.dsn = dsn

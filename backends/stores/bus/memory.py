@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Self
 
 from backends.stores.bus import Event, Subscription, encode
+from backends.stores.description import Measurement, SelfDescribing
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -37,13 +38,14 @@ class _QueueSubscription:
             self._bus._unsubscribe(self)
 
 
-class InProcessEventBus:
+class InProcessEventBus(SelfDescribing):
     """Channel -> subscriber queues. Events are JSON round-tripped, as over Redis."""
 
     kind = "memory"
 
     #: the engine, as the storage map names it
     ENGINE = "in-process event bus"
+    LABEL = PRODUCT = "in-process"
 
     @classmethod
     def locate(cls, config: Config, **context: Any) -> str:
@@ -57,6 +59,13 @@ class InProcessEventBus:
     @classmethod
     def from_config(cls, config: Config, **context: Any) -> InProcessEventBus:
         return cls()
+
+    @classmethod
+    def measure(
+        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
+    ) -> Measurement:
+        """A bus stores nothing: each event is handed to the subscribers and gone."""
+        return Measurement(0, None, note="the bus itself stores none")
 
     def publish(self, channel: str, event: Mapping[str, Any]) -> int:
         raw = encode(event)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Self
 
 from backends.config import redact_url
 from backends.errors import StoreUnavailableError
 from backends.stores.bus import Event, Subscription, encode
+from backends.stores.description import Measurement, Probed, SelfDescribing
 
 if TYPE_CHECKING:
     import redis
@@ -64,13 +65,16 @@ class _RedisSubscription:
             self._pubsub.close()
 
 
-class RedisEventBus:
+class RedisEventBus(SelfDescribing):
     """Redis pub/sub; each subscription holds its own connection."""
 
     kind = "redis"
 
     #: the engine, as the storage map names it
     ENGINE = "Redis pub/sub"
+    LABEL = "redis"
+    PRODUCT = "Redis"
+    SHARED = True
 
     @classmethod
     def locate(cls, config: Config, **context: Any) -> str:
@@ -91,6 +95,30 @@ class RedisEventBus:
 
         client = redis_client(config.redis_url, config.network_timeout)
         return cls(client, timeout=config.network_timeout, close_client=True)
+
+    @classmethod
+    def checkup(cls, config: Config, **context: Any) -> Probed:
+        """The Redis it publishes on answers (the TTL store's probe: one server)."""
+        from backends.stores.ttl.redis import RedisTTLStore
+
+        return RedisTTLStore.checkup(config)
+
+    @classmethod
+    def measure(
+        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
+    ) -> Measurement:
+        """Pub/sub stores nothing; the measurement is whether the server answers (PING)."""
+        import redis
+
+        bus = running() if running is not None else cls.from_config(config)
+        try:
+            bus._client.ping()
+        except redis.RedisError as err:
+            raise StoreUnavailableError(f"Redis PING failed: {err}") from err
+        finally:
+            if running is None:
+                bus.close()
+        return Measurement(0, None, note="the bus itself stores none")
 
     def publish(self, channel: str, event: Mapping[str, Any]) -> int:
         import redis as redis_mod

@@ -13,17 +13,28 @@ import logging
 import shutil
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlparse
 
 import numpy as np
 import numpy.typing as npt
 
 from backends.errors import CustodiaEnvironmentError, DimensionMismatchError, StoreUnavailableError
-from backends.net import require_loopback
+from backends.net import http_json, require_loopback
+from backends.stores.description import (
+    Measurement,
+    Probed,
+    SelfDescribing,
+    dir_size,
+    running_store,
+    writable_folder,
+)
 from backends.stores.engines import hnsw_check
+
+if TYPE_CHECKING:
+    from backends.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +123,7 @@ def is_not_found(err: Exception) -> bool:
     return type(err).__name__ == "NotFoundError" or "does not exist" in str(err)
 
 
-class ChromaCollection:
+class ChromaCollection(SelfDescribing):
     """One Chroma collection holding a derived vector index made by our own embedder.
 
     What every assistant's adapter shares: the collection records the embedder's name and
@@ -121,6 +132,44 @@ class ChromaCollection:
     :class:`StoreUnavailableError`, writes go in pages of :data:`WRITE_PAGE`, and the
     collection is opened on first use.
     """
+
+    PRODUCT = "Chroma"
+
+    # -- self-description: a local folder, or the server at chroma_url ---------------------
+    @classmethod
+    def engine_for(cls, config: Config) -> str:
+        return "Chroma server" if config.chroma_url else "Chroma local"
+
+    @classmethod
+    def label_for(cls, config: Config) -> str:
+        return "chroma" if config.chroma_url else "chroma-local"
+
+    @classmethod
+    def locate(cls, config: Config, **context: Any) -> str:
+        return config.chroma_url or str(config.chroma_path)
+
+    @classmethod
+    def created(cls, config: Config, **context: Any) -> bool:
+        return bool(config.chroma_url) or config.chroma_path.exists()
+
+    @classmethod
+    def checkup(cls, config: Config, **context: Any) -> Probed:
+        """The server's version (``/api/v2/version``), or the local folder is writable."""
+        if not config.chroma_url:
+            return writable_folder(config.chroma_path)
+        reply = http_json(
+            config.chroma_url.rstrip("/") + "/api/v2/version", None, config.network_timeout
+        )
+        return Probed(str(reply.get("version", "")) if isinstance(reply, dict) else "")
+
+    @classmethod
+    def measure(
+        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
+    ) -> Measurement:
+        """The collection's vectors, through the running index (Chroma's folder is held by
+        one client per process), and the local folder's size (every collection in it)."""
+        count = running_store(running).count()
+        return Measurement(count, None if config.chroma_url else dir_size(config.chroma_path))
 
     def __init__(
         self,

@@ -392,6 +392,8 @@ class Graph(Protocol):
 
     kind: ClassVar[str]
     namespace: str
+    #: where it keeps its data (a file, a server's URI), for the storage map and messages
+    where: str
 
     def execute(self, text: str, parameters: Mapping[str, Any]) -> list[dict[str, Any]]: ...
 

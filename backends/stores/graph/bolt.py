@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from backends.config import Config
+from backends.stores.description import Measurement, Probed, SelfDescribing, running_store
 from backends.stores.graph import (
     CYPHER,
     DEFAULT_NAMESPACE,
@@ -177,7 +178,7 @@ def _escape(value: Any) -> Any:
 PROBE = "\\\\"  # two backslashes: a server that splices parameters returns one
 
 
-class BoltGraph(AllowListedGraph):
+class BoltGraph(AllowListedGraph, SelfDescribing):
     """Neo4j 5 (the target) or any Bolt server (FalkorDB in tests) via the ``neo4j`` driver."""
 
     kind = "bolt"
@@ -185,11 +186,41 @@ class BoltGraph(AllowListedGraph):
 
     #: the engine, as the storage map names it
     ENGINE = "Bolt server (Neo4j)"
+    LABEL = "neo4j"
+    PRODUCT = "Neo4j"
+    SHARED = True
 
     @classmethod
     def locate(cls, config: Config, **context: Any) -> str:
         """Where this store keeps its data, as the storage map shows it."""
         return config.neo4j_uri
+
+    @classmethod
+    def checkup(cls, config: Config, **context: Any) -> Probed:
+        """The server through a graph store of its own: its typed errors (password refused,
+        no such database, not reachable) and, for Neo4j, its version and edition."""
+        graph = cls.from_config(config)
+        try:
+            info = graph.server_info()
+        finally:
+            graph.close()
+        version = f"{info['version']} {info['edition']}".strip()
+        return Probed(version, {k: v for k, v in info.items() if v})
+
+    @classmethod
+    def measure(
+        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
+    ) -> Measurement:
+        """The namespace's relations through the running store (the tutor's own driver),
+        and the server as it names itself."""
+        graph = running_store(running)
+        counts = graph.counts()
+        return Measurement(
+            sum(counts.relations.values()),
+            None,
+            note=f"{counts.entities} entities",
+            engine=f"Bolt server ({graph.describe()})",
+        )
 
     def __init__(
         self,
@@ -207,6 +238,8 @@ class BoltGraph(AllowListedGraph):
         for dialect in (PORTABLE, *DIALECTS.values()):
             self._by_text.update({t: OPERATIONS[n] for n, t in dialect.queries.items()})
         self.uri = uri
+        #: where it keeps its data (the storage map's location)
+        self.where = uri
         self.timeout = float(timeout)
         self.database = database
         self._owns_driver = driver is None

@@ -7,9 +7,19 @@ import json
 import logging
 import sqlite3
 import threading
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
+from backends.stores.description import (
+    Measurement,
+    Probed,
+    SelfDescribing,
+    scalar,
+    sqlite_count,
+    writable_folder,
+)
 from backends.stores.engines.sqlite import connect, migrate
 from backends.stores.graph import (
     DEFAULT_NAMESPACE,
@@ -56,7 +66,7 @@ GRAPH_MIGRATIONS = [
 ]
 
 
-class SqliteGraph(AllowListedGraph):
+class SqliteGraph(AllowListedGraph, SelfDescribing):
     """The embedded graph: two tables and recursive CTEs in ``tutor-graph.sqlite3``."""
 
     kind = "sqlite"
@@ -64,15 +74,39 @@ class SqliteGraph(AllowListedGraph):
 
     #: the engine, as the storage map names it
     ENGINE = "SQLite (recursive CTEs)"
+    LABEL = "sqlite"
+    PRODUCT = "SQLite"
 
     @classmethod
     def locate(cls, config: Config, **context: Any) -> str:
         """Where this store keeps its data, as the storage map shows it."""
         return str(context["path"])
 
+    @classmethod
+    def created(cls, config: Config, **context: Any) -> bool:
+        return Path(context["path"]).exists()
+
+    @classmethod
+    def checkup(cls, config: Config, **context: Any) -> Probed:
+        return writable_folder(Path(context["path"]).parent)
+
+    @classmethod
+    def measure(
+        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
+    ) -> Measurement:
+        """The namespace's relations (and, as a note, its entities), read-only."""
+        path = Path(context["path"])
+        namespace = str(context.get("namespace", DEFAULT_NAMESPACE))
+        count = "SELECT count(*) FROM {} WHERE ns = ?"
+        measured = sqlite_count(path, count.format("relations"), (namespace,))
+        entities = scalar(path, count.format("entities"), (namespace,))
+        return replace(measured, note=f"{entities} entities")
+
     def __init__(self, path: Path, namespace: str = DEFAULT_NAMESPACE) -> None:
         super().__init__(namespace)
         self.file = path
+        #: where it keeps its data (the storage map's location)
+        self.where = str(path)
         self._lock = threading.RLock()
         self._writer = connect(path)
         try:

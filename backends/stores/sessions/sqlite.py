@@ -10,9 +10,16 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from backends.errors import StoreUnavailableError
+from backends.stores.description import (
+    Measurement,
+    Probed,
+    SelfDescribing,
+    sqlite_count,
+    writable_folder,
+)
 from backends.stores.engines.sqlite import Migration, connect, migrate
 from backends.stores.sessions import Session, WarmsL2, check_limit
 
@@ -40,16 +47,46 @@ MIGRATIONS: Sequence[Migration] = (
     ),
 )
 
+_EVENTS = (
+    "SELECT coalesce(sum(json_array_length(data, '$.events')), 0) "
+    "FROM sessions WHERE json_valid(data)"
+)
 _COLUMNS = "session_id, created_at, updated_at, phase, model, task, data"
 
 
-class SqliteSessionMirror(WarmsL2):
+class SqliteSessionMirror(WarmsL2, SelfDescribing):
     """``sessions`` table of MA7 in a WAL-mode SQLite file (0600, folder 0700).
 
     A save never replaces a fresher row (``updated_at``), so two processes writing one file
     cannot roll each other back. ``read_only=True`` opens the file with ``mode=ro`` (for
     listing from a second process; every write then fails, typed).
     """
+
+    ENGINE = "SQLite (WAL)"
+    LABEL = "sqlite"
+    PRODUCT = "SQLite"
+
+    @classmethod
+    def locate(cls, config: Config, **context: Any) -> str:
+        return str(context["path"])
+
+    @classmethod
+    def created(cls, config: Config, **context: Any) -> bool:
+        return Path(context["path"]).exists()
+
+    @classmethod
+    def checkup(cls, config: Config, **context: Any) -> Probed:
+        return writable_folder(Path(context["path"]).parent)
+
+    @classmethod
+    def measure(
+        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
+    ) -> Measurement:
+        """The sessions in the file (``count="events"``: the feed events they keep), read-only,
+        and the file's size with its -wal and -shm."""
+        if context.get("count") == "events":
+            return sqlite_count(Path(context["path"]), _EVENTS)
+        return sqlite_count(Path(context["path"]), "SELECT count(*) FROM sessions")
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path

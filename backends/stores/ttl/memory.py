@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
+from backends.stores.description import Measurement, SelfDescribing
 from backends.stores.ttl import TTLItem, check_ttl
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 Clock = Callable[[], float]
 
 
-class MemoryTTLStore:
+class MemoryTTLStore(SelfDescribing):
     """In-process TTL store: a dict of (value, deadline) behind a lock; lazy expiry.
 
     ``clock`` is monotonic time by default; tests may pass a fake one.
@@ -25,11 +26,25 @@ class MemoryTTLStore:
 
     #: the engine, as the storage map names it
     ENGINE = "in-process TTL store"
+    LABEL = PRODUCT = "in-process"
 
     @classmethod
     def locate(cls, config: Config, **context: Any) -> str:
         """Where this store keeps its data, as the storage map shows it."""
         return "memory of this process"
+
+    @classmethod
+    def address(cls, config: Config, **context: Any) -> str:
+        return "memory"
+
+    @classmethod
+    def measure(
+        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
+    ) -> Measurement:
+        """The live entries under ``prefix`` in the running store (none outside this
+        process: a new store is empty); their size is not counted."""
+        prefix = str(context.get("prefix", ""))
+        return Measurement(len(running().items(prefix)) if running is not None else 0)
 
     def __init__(self, clock: Clock = time.monotonic) -> None:
         self._clock = clock

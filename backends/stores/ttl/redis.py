@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from backends.config import redact_url
-from backends.errors import StoreUnavailableError
+from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
+from backends.stores.description import Measurement, Probed, SelfDescribing
 from backends.stores.engines.redis import redis_client
 from backends.stores.ttl import TTLItem, check_ttl
 
@@ -16,18 +17,58 @@ if TYPE_CHECKING:
     from backends.config import Config
 
 
-class RedisTTLStore:
+class RedisTTLStore(SelfDescribing):
     """Redis: ``SET key value EX seconds`` (``PX`` for fractional TTLs), ``SCAN`` for items."""
 
     kind = "redis"
 
     #: the engine, as the storage map names it
     ENGINE = "Redis (SETEX)"
+    LABEL = "redis"
+    PRODUCT = "Redis"
+    SHARED = True
 
     @classmethod
     def locate(cls, config: Config, **context: Any) -> str:
         """Where this store keeps its data, as the storage map shows it."""
         return redact_url(config.redis_url)
+
+    @classmethod
+    def checkup(cls, config: Config, **context: Any) -> Probed:
+        """PING and the server's version, with the configured timeouts."""
+        import redis
+
+        client = redis_client(config.redis_url, config.network_timeout)
+        try:
+            client.ping()
+            return Probed(str(client.info("server").get("redis_version", "")))
+        except redis.RedisError as err:
+            raise CustodiaEnvironmentError(f"Redis not reachable: {err}") from err
+        finally:
+            client.close()
+
+    @classmethod
+    def measure(
+        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
+    ) -> Measurement:
+        """The live keys under ``prefix`` and their memory (``MEMORY USAGE``; None when the
+        server refuses it), through the running store or a client of its own with the
+        configured timeouts."""
+        prefix = str(context.get("prefix", ""))
+        store = running() if running is not None else cls.from_config(config)
+        try:
+            items = store.items(prefix)
+            size: int | None = 0
+            try:
+                for item in items[:10_000]:
+                    usage = store.client.memory_usage(item.key)
+                    size = (size or 0) + int(usage or 0)
+            except Exception:  # MEMORY USAGE may be refused (ACLs): the count still stands
+                size = None
+            return Measurement(len(items), size)
+        finally:
+            if running is None:
+                store.close()
 
     def __init__(self, client: redis.Redis, *, close_client: bool = True) -> None:
         self._client = client
