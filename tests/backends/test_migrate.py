@@ -8,6 +8,7 @@ and, for the vectors, a ``chroma run`` server.
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import sqlite3
 import uuid
@@ -452,3 +453,64 @@ def test_graph_is_rebuilt_on_the_bolt_server(
     finally:
         graph.clear()
         graph.close()
+
+
+def test_a_journal_of_another_version_starts_over_and_an_unreadable_one_is_refused(
+    config: Config,
+) -> None:
+    target = replace(config, postgres_dsn="postgresql://nobody@127.0.0.1:9/none")
+    journal = config.path(JOURNAL_FILE)
+    services = Services(target)
+    try:
+        journal.write_text(json.dumps({"version": 99, "steps": {"audit log": {"state": "done"}}}))
+        assert not plan_migration(services).resumed  # not this format: nothing is resumed
+        journal.write_text('{"version": 1, "steps": ')  # torn by hand
+        with pytest.raises(MigrationError, match="unreadable migration journal"):
+            plan_migration(services)
+    finally:
+        services.close()
+
+
+@pytest.mark.server
+def test_the_journal_keeps_the_first_release_format_and_resumes_from_it(
+    servers: Config, options: MigrateOptions
+) -> None:
+    """The journal as the first release wrote it (its keys, the target's fingerprint, the
+    audit link, ``copied_seq``) is what a cancelled migration leaves, and such a file resumes."""
+    embedded_rows = _sqlite_rows(servers)
+
+    def cancel_midway(done: int, total: int, message: str) -> None:
+        if message.startswith("audit log") and done > total // 2:
+            progress.cancel()
+
+    progress = Progress(callback=cancel_midway)
+    services = Services(servers)
+    try:
+        with pytest.raises(CancelledError):
+            migrate(services, options, progress)
+    finally:
+        services.close()
+    data = json.loads(servers.path(JOURNAL_FILE).read_text())
+    assert set(data) == {"version", "started", "steps", "audit_link", "target", "finished"}
+    assert data["version"] == 1 and data["finished"] is None
+    assert set(data["target"]) == {
+        "cache", "redis", "audit", "postgres", "graph", "neo4j", "qdrant", "chroma"
+    }  # fmt: skip
+    assert data["target"]["audit"] == "postgres" and data["target"]["cache"] == "redis"
+    assert set(data["audit_link"]) == {"source_log_id", "target_log_id"}
+    assert data["steps"]["sessions"]["state"] == "done"
+    audit = data["steps"]["audit log"]
+    assert audit["state"] == "running"
+    copied = len(_postgres_rows(servers.postgres_dsn))
+    assert audit["copied_seq"] == copied and 0 < copied < len(embedded_rows)
+
+    # Written back as the first release would have (plain json.dump, no extra keys): resumes.
+    servers.path(JOURNAL_FILE).write_text(json.dumps(data))
+    services = Services(servers)
+    try:
+        report = migrate(services, options)
+    finally:
+        services.close()
+    assert report.resumed and report.step("sessions").state == "done earlier"
+    assert report.step("audit log").done == len(embedded_rows) - copied
+    assert _postgres_rows(servers.postgres_dsn) == embedded_rows
