@@ -88,6 +88,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         default=CONTEXT_PASSAGES,
         help=f"passages to retrieve and cite, 1 to {MAX_PASSAGES} (default {CONTEXT_PASSAGES})",
     )
+    ask.add_argument(
+        "--after",
+        metavar="QUESTION",
+        type=question_text,
+        default=None,
+        help="the earlier question this one follows up ('and in children?' is read with it)",
+    )
     ask.add_argument("--json", action="store_true", help="machine-readable output")
     ask.set_defaults(handler=_cmd_ask)
 
@@ -180,7 +187,9 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
 
     try:
         with _one_interrupt():
-            turn = tutor.ask(args.question, args.user, on_token=on_token, k=args.k)
+            turn = tutor.ask(
+                args.question, args.user, on_token=on_token, k=args.k, earlier=args.after or ""
+            )
     except TurnInterrupted as stopped:
         _end_progress()
         if not args.json:
@@ -210,6 +219,8 @@ def _print_answer(turn: Turn) -> None:
     if g is None:
         print(turn.answer)
         return
+    if turn.follow_up_note:
+        print(f"({turn.follow_up_note})")
     print(g.heading)
     print(turn.answer)
     if g.mode == GENERATED or not g.sentences:
@@ -239,6 +250,8 @@ def _print_sources(turn: Turn) -> None:
 def _turn_json(turn: Turn) -> dict[str, Any]:
     return {
         "question": turn.question,
+        "follows": turn.retrieval.follows,
+        "carried": turn.retrieval.carried,
         "answer": turn.answer,
         **_grounding_json(turn),
         "model": turn.model,

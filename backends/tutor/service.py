@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from backends import grounding
 from backends.config import Config
@@ -53,9 +54,9 @@ from backends.stores.graph import (
     GraphUnavailableError,
     Relation,
 )
-from backends.stores.vectors import ChunkIndex
+from backends.stores.vectors import VectorHit, VectorIndex
 from backends.text import checked_text
-from backends.tutor import shipped_vectors
+from backends.tutor import followup, shipped_vectors
 from backends.tutor.fusion import Hit, Reason, rrf
 from backends.tutor.kb import (
     DB_FILE,
@@ -66,6 +67,7 @@ from backends.tutor.kb import (
     collect_files,
     load_terms,
     read_document,
+    scope_filter,
     scopes_for,
     shipped_documents,
     shipped_kb_dir,
@@ -253,10 +255,31 @@ class Retrieval:
     language: str = "en"
     #: the question's content words the passages are weighed by (Spanish ones in English)
     asked: tuple[str, ...] = ()
+    #: the earlier question of the thread this one was read as a follow-up to ("": none)
+    follows: str = ""
+    #: the words of ``follows`` searched and weighed with this question's
+    carried: str = ""
+
+    @property
+    def understood(self) -> str:
+        """What this question was understood as: the next question of a thread may follow it."""
+        return followup.understood(self.question, self.follows)
 
     @property
     def degraded_methods(self) -> tuple[str, ...]:
         return tuple(line.split(":", 1)[0] for line in self.degraded)
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """What a retrieval's passages say to its question (:meth:`TutorService._judge`)."""
+
+    sources: list[Source]
+    vocabulary: Vocabulary
+    coverage: float
+    scored: list[Quote]
+    quotes: tuple[Quote, ...]
+    covered: bool
 
 
 #: what the user is shown, by how it was made (:attr:`Grounding.mode`)
@@ -289,6 +312,10 @@ NOT_COVERED_TEXT = {
     "answer is given. Check a clinical reference, or import notes on the topic.",
     "es": "Sus notas no tratan esta pregunta: nada de lo encontrado en ellas la responde, así "
     "que no se da ninguna respuesta. Consulte una referencia clínica o importe notas del tema.",
+}
+FOLLOW_UP_NOTE = {
+    "en": "Read as a follow-up to your earlier question: searched with “{}” from it.",
+    "es": "Leída como continuación de su pregunta anterior: buscada con «{}» de ella.",
 }
 NO_EXTRACT_TEXT = {
     "en": "The passages found do not contain a sentence that answers this question.",
@@ -345,6 +372,14 @@ class Turn:
     def generated(self) -> str:
         """The model's own answer (checked; shown as fact only in "generated" mode)."""
         return self.grounding.generated if self.grounding else self.answer
+
+    @property
+    def follow_up_note(self) -> str:
+        """How a follow-up was read ("" when the question was read alone), in its language."""
+        carried = self.retrieval.carried
+        if not carried:
+            return ""
+        return FOLLOW_UP_NOTE.get(self.retrieval.language, FOLLOW_UP_NOTE["en"]).format(carried)
 
 
 @dataclass(frozen=True)
@@ -424,7 +459,9 @@ class TutorService:
         self._lock = threading.RLock()
         self._kb: KnowledgeBase | None = None
         self._keyword: KeywordIndex | None = None
-        self._vectors: ChunkIndex | None = None
+        self._vectors: VectorIndex | None = None
+        #: the ``where`` filter of the last vector search (the trace shown to testers)
+        self.last_where: dict[str, Any] = {}
         self._graph: Graph | None = None
         self._graph_synced = False
         self._graph_message = ""
@@ -490,23 +527,31 @@ class TutorService:
             return self._graph
 
     @property
-    def vectors(self) -> ChunkIndex:
+    def vectors(self) -> VectorIndex:
+        """The chunk vectors (role ``chunks``): a vector index whose payload is each chunk's
+        ``scope`` and ``doc``; built by another embedder, it is rebuilt (``fresh``)."""
         with self._lock:
             if self._vectors is None:
                 embedder = self.embedder
-                vectors: ChunkIndex = self._open_store(
-                    "chunks",
-                    self.config,
-                    embedder_name=embedder.name,
-                    dimension=embedder.dimension,
-                )
+                context = {"embedder_name": embedder.name, "dimension": embedder.dimension}
                 try:
-                    vectors.open()
+                    vectors: VectorIndex = self._open_store("chunks", self.config, **context)
                 except DimensionMismatchError as err:  # another dimension or embedder
                     log.info("tutor: %s; rebuilding the vector index", err)
-                    vectors.reset()
+                    vectors = self._open_store("chunks", self.config, fresh=True, **context)
                 self._vectors = vectors
             return self._vectors
+
+    def search_vectors(
+        self, vector: npt.NDArray[np.float32], scopes: Sequence[str], k: int
+    ) -> list[VectorHit]:
+        """The ``k`` nearest chunks among ``scopes`` only: the filter is part of the query
+        (CT6); :attr:`last_where` keeps it (the trace shown to testers)."""
+        where = scope_filter(scopes)
+        self.last_where = where
+        if k <= 0 or not scopes:
+            return []
+        return self.vectors.query(vector, k, where=where)
 
     # -- indexing ----------------------------------------------------------------------------
     @property
@@ -633,7 +678,8 @@ class TutorService:
         with self._lock, self._indexing(progress):
             documents, chunk_ids = self.kb.delete_scope(scope)
             try:
-                self.vectors.delete_scope(scope)
+                # every vector of the scope, whatever the ids: the filter is in the delete
+                self.vectors.delete(where=scope_filter([scope]))
             except (StoreUnavailableError, ModelUnavailableError) as err:
                 self._vectors_synced = False
                 self._vector_message = str(err)
@@ -681,8 +727,7 @@ class TutorService:
             vectors.upsert(
                 [c.chunk_id for c in batch],
                 np.vstack([known[c.chunk_id] for c in batch]),
-                [c.scope for c in batch],
-                [c.doc_id for c in batch],
+                [c.vector_payload() for c in batch],
             )
             progress.advance(len(batch), "embedding the knowledge base")
         todo = [i for i in missing if i not in known]
@@ -693,8 +738,7 @@ class TutorService:
             vectors.upsert(
                 [c.chunk_id for c in batch],
                 matrix,
-                [c.scope for c in batch],
-                [c.doc_id for c in batch],
+                [c.vector_payload() for c in batch],
             )
             progress.advance(len(batch), "embedding the knowledge base")
 
@@ -802,8 +846,14 @@ class TutorService:
         user: str | None,
         k: int = CONTEXT_PASSAGES,
         candidates: int = CANDIDATES,
+        *,
+        follows: str = "",
     ) -> Retrieval:
         """The ``k`` best passages for ``question`` among ``user``'s scopes, fused (CT7).
+
+        ``follows``: the earlier question of the thread (as it was understood) this one is read
+        as a follow-up to — its words are searched and weighed with this question's
+        (:mod:`backends.tutor.followup`).
 
         A vector store or graph that cannot be reached (or brought up to date) leaves its
         method out: the retrieval is *degraded* (:attr:`Retrieval.degraded` says which and
@@ -820,12 +870,15 @@ class TutorService:
             self.prepare()
         vocabulary = self.vocabulary(scopes)
         lang = grounding.language(question)
-        translation = (
-            grounding.translate(question, self.glossary, vocabulary) if lang == "es" else {}
-        )
+        carried = followup.carried(question, follows) if follows else ""
+        read = f"{question} {carried}".strip()
+        translation = grounding.translate(read, self.glossary, vocabulary) if lang == "es" else {}
+        # a follow-up is weighed by its own words: the carried ones find the earlier note (and
+        # name its entities, which a quote must name), but "and in children?" is answered only
+        # by a sentence about children, not by the antidote's sentence the earlier one matched
         asked = tuple(grounding.question_words(question, translation))
         # a Spanish question is searched with its English words too (the notes are English)
-        search = " ".join([question, *dict.fromkeys(translation.values())])
+        search = " ".join([read, *dict.fromkeys(translation.values())])
         # the question's entities by their canonical names too: "heart attack" is searched as
         # "acute coronary syndrome", the note's own words (resources/kb/terms.txt)
         seeds = self.kb.terms.find(search, nested=True)[:MAX_SEEDS]
@@ -850,9 +903,9 @@ class TutorService:
         if not vector_error:
             try:
                 query = self.embedder.embed(search)
-                vector_hits = self.vectors.search(query, scopes, candidates)
+                vector_hits = self.search_vectors(query, scopes, candidates)
                 lists["vector"] = [
-                    Hit(h.chunk_id, h.score, f"similarity {h.score:.2f}") for h in vector_hits
+                    Hit(h.id, h.score, f"similarity {h.score:.2f}") for h in vector_hits
                 ]
             except (StoreUnavailableError, ModelUnavailableError) as err:
                 self._vectors_synced = False
@@ -860,7 +913,7 @@ class TutorService:
         if vector_error:
             down["vector"] = f"vector search is unavailable ({vector_error})"
             lists["vector"] = []
-        trace["vector"] = {"where": self._vectors.last_where if self._vectors else {}}
+        trace["vector"] = {"where": self.last_where if self._vectors else {}}
 
         keyword_hits = self.keyword.search(search, scopes, candidates)
         lists["keyword"] = [Hit(h.chunk_id, h.score, f"bm25 {h.score:.2f}") for h in keyword_hits]
@@ -927,6 +980,8 @@ class TutorService:
             seconds=time.perf_counter() - started,
             language=lang,
             asked=asked,
+            follows=follows if carried else "",
+            carried=carried,
         )
 
     def _graph_search(
@@ -1006,8 +1061,14 @@ class TutorService:
         should_stop: ShouldStop | None = None,
         k: int = CONTEXT_PASSAGES,
         on_retrieved: Callable[[Retrieval], None] | None = None,
+        earlier: str = "",
     ) -> Turn:
         """Retrieve, answer with citations, check the answer, append exactly one audit record.
+
+        ``earlier``: the thread's last question as it was understood (the last turn's
+        ``retrieval.understood``); a question that names nothing of the notes ("and in
+        children?") is then read as its follow-up (:mod:`backends.tutor.followup`), and the
+        turn says so (:attr:`Retrieval.follows`).
 
         ``on_retrieved`` gets the passages as soon as they are found (the tab shows the
         sources while the model writes).
@@ -1029,17 +1090,21 @@ class TutorService:
         """
         user_scope(user)  # a valid user name, or ScopeError before anything runs
         retrieval = self.retrieve(question, user, k)
+        judged = self._judge(retrieval)
+        if earlier.strip() and not retrieval.graph.seeds:
+            how = followup.kind(retrieval.question, names_entity=False)
+            if how == followup.MARKED or (how == followup.SHORT and not judged.covered):
+                again = self.retrieve(question, user, k, follows=earlier.strip())
+                judged_again = self._judge(again)
+                if how == followup.MARKED or judged_again.covered:
+                    retrieval, judged = again, judged_again
         if on_retrieved is not None:
             on_retrieved(retrieval)
         chat = self.chat
         lang = retrieval.language
-        sources = [p.source_for_check() for p in retrieval.passages]
-        vocabulary = self.vocabulary(retrieval.scopes)
-        covered_by = grounding.coverage(retrieval.asked, sources, vocabulary)
-        about = self._about(retrieval)
-        scored = grounding.score_sentences(retrieval.asked, sources, vocabulary, about=about)
-        quotes = tuple(grounding.extract(retrieval.asked, sources, vocabulary, about=about))
-        covered = self._covers(retrieval, vocabulary, covered_by, quotes)
+        sources = judged.sources
+        covered_by, scored, quotes = judged.coverage, judged.scored, judged.quotes
+        covered = judged.covered
 
         stop = should_stop or (lambda: False)
         pieces: list[str] = []
@@ -1085,6 +1150,8 @@ class TutorService:
                 # reviewer reads it in the inspector, and erasing the person shreds it (CT9)
                 personal={
                     "question": retrieval.question,
+                    # the earlier question this one was read as a follow-up to ("" if none)
+                    "follows": retrieval.follows,
                     "answer": answer,
                     "heading": checked.heading,
                     "language": lang,
@@ -1133,6 +1200,18 @@ class TutorService:
         if interrupted is not None:
             raise interrupted
         return turn
+
+    def _judge(self, retrieval: Retrieval) -> _Judged:
+        """What the passages say to the question: its coverage, the scored passage sentences,
+        the extractive answer, and whether the notes cover it at all."""
+        sources = [p.source_for_check() for p in retrieval.passages]
+        vocabulary = self.vocabulary(retrieval.scopes)
+        covered_by = grounding.coverage(retrieval.asked, sources, vocabulary)
+        about = self._about(retrieval)
+        scored = grounding.score_sentences(retrieval.asked, sources, vocabulary, about=about)
+        quotes = tuple(grounding.extract(retrieval.asked, sources, vocabulary, about=about))
+        covered = self._covers(retrieval, vocabulary, covered_by, quotes)
+        return _Judged(sources, vocabulary, covered_by, scored, quotes, covered)
 
     def _about(self, retrieval: Retrieval) -> grounding.About | None:
         """How many of the question's entities a text names (None: the question names none)."""

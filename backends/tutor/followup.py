@@ -1,0 +1,106 @@
+"""Reading a question as a follow-up of the thread's last one ("and what dose?").
+
+A student asks "What is the antidote for paracetamol overdose?", then "What dose is given?".
+The second question, alone, is about nothing: searched alone it finds a dose of any drug, and
+its answer would be a true sentence about the wrong drug. So, inside a thread, a question that
+names none of the notes' entities is read together with the earlier question it follows — its
+words are searched and weighed with the earlier one's — and the answer says so ("read as a
+follow-up to …"), so the student can see how it was understood and ask again in full.
+
+Two kinds of follow-up (:func:`kind`):
+
+- :data:`MARKED` — it points back ("its dose?", "and in children?", "what about the
+  elderly?", "¿y en niños?"): read with the earlier question straight away;
+- :data:`SHORT` — a few words and no entity ("what dose is given?"): read alone first, and
+  with the earlier question only when the notes do not cover it alone (so "what is sepsis?"
+  after a paracetamol question stays a question about sepsis).
+
+A question that names an entity of the notes is never a follow-up: it says what it is about.
+"""
+
+from __future__ import annotations
+
+from backends.grounding import NEGATORS, QUESTION_WORDS_ES, STOPWORDS, fold, normal, words
+
+MARKED = "marked"
+SHORT = "short"
+NONE = ""
+
+#: words that point back to something said before (English and Spanish)
+POINTERS = frozenset(
+    words(
+        "it its itself they them their theirs this that these those he she him her his "
+        "same also too instead either "
+        "eso esto ese esa este esta estos estas esos esas su sus él ella ellos ellas "
+        "mismo misma también"
+    )
+)
+#: openings that continue the thread ("and …", "what about …")
+OPENINGS = (
+    "and ",
+    "but ",
+    "or ",
+    "so ",
+    "what about ",
+    "how about ",
+    "what if ",
+    "then ",
+    "y ",
+    "e ",
+    "pero ",
+    "o ",
+    "entonces ",
+    "qué hay de ",
+    "que hay de ",
+    "y si ",
+)
+#: at most this many content words makes a short question
+SHORT_WORDS = 3
+#: the earlier questions' content words carried into a follow-up, newest kept
+CARRIED_WORDS = 12
+
+
+def kind(question: str, *, names_entity: bool) -> str:
+    """:data:`MARKED`, :data:`SHORT` or :data:`NONE` (not a follow-up): see the module."""
+    if names_entity:
+        return NONE
+    text = fold(question).strip().lstrip("¿¡\"'(").lstrip()
+    if text.startswith(OPENINGS) or any(w in POINTERS for w in words(question)):
+        return MARKED
+    if len(_content_words(question)) <= SHORT_WORDS:
+        return SHORT
+    return NONE
+
+
+def carried(question: str, earlier: str) -> str:
+    """The earlier question's words this one does not already have, as search text.
+
+    ``earlier`` is what the thread's last turn was understood as (itself perhaps a follow-up:
+    :func:`understood`), so "and in children?" after "what dose?" after "paracetamol
+    antidote?" still reads as a question about paracetamol."""
+    own = {normal(w) for w in _content_words(question)}
+    out: dict[str, str] = {}  # normal form -> the word as written (searched as written)
+    for word in _content_words(earlier):
+        form = normal(word)
+        if form not in own and form not in out:
+            out[form] = word
+    return " ".join(list(out.values())[-CARRIED_WORDS:])
+
+
+def understood(question: str, follows: str) -> str:
+    """What a turn was understood as, for the next question of the thread to follow."""
+    return f"{follows} {question}".strip() if follows else question
+
+
+def _content_words(text: str) -> list[str]:
+    """The words of ``text`` that say something (folded, as written): no glue, no question
+    word, no pointer."""
+    out = []
+    for w in words(text):
+        if w in STOPWORDS or w in NEGATORS or w in QUESTION_WORDS_ES or w in POINTERS:
+            continue
+        if len(w) == 1 and not w.isdigit():
+            continue
+        if normal(w) not in STOPWORDS:
+            out.append(w)
+    return out
