@@ -15,7 +15,10 @@ from backends.multiagent.coordinator import (
 from backends.multiagent.service import MultiAgentService, get_service
 from backends.multiagent.tickets import LiveTicket
 from backends.stores.sessions import PHASES, Session
-from backends.stores.vectors import CollectionStatus, Hit
+from backends.stores.vectors import CollectionStatus, MemoryHit
+
+#: the name the tab shows a semantic-memory hit by (the storage layer's one hit type)
+Hit = MemoryHit
 
 __all__ = [
     "PHASES",
@@ -23,6 +26,7 @@ __all__ = [
     "CollectionStatus",
     "Hit",
     "LiveTicket",
+    "MemoryHit",
     "MultiAgentService",
     "RunState",
     "Session",

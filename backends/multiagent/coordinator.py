@@ -39,7 +39,7 @@ from backends.multiagent.sessions import SessionStore
 from backends.multiagent.tickets import Ticket, TicketBoard
 from backends.progress import Progress
 from backends.stores.sessions import ACTIVE_PHASES, Session
-from backends.stores.vectors import Hit, MemoryItem, SemanticMemory
+from backends.stores.vectors import MemoryHit, MemoryItem, SemanticMemory
 
 log = logging.getLogger(__name__)
 
@@ -604,7 +604,7 @@ class _Run:
         self.session.phase = phase
         self.event(SESSION_FINISHED, text, outcome=phase)
 
-    def retrieve(self, expert: Expert, query: str, own_session: bool) -> list[Hit]:
+    def retrieve(self, expert: Expert, query: str, own_session: bool) -> list[MemoryHit]:
         memory = self.memory
         if memory is None:
             return []
@@ -612,7 +612,7 @@ class _Run:
         # Its own session's results for the reviewer; past sessions' for everyone else (this
         # session's work reaches them through the prompt). Filters go inside the query.
         scope: dict[str, str | None] = {"session": sid} if own_session else {"exclude_session": sid}
-        hits: list[Hit] = []
+        hits: list[MemoryHit] = []
         try:
             for name in expert.reads:
                 hits.extend(memory.search(name, query, limit=self.c.memory_limit, **scope))

@@ -28,7 +28,7 @@ from backends.services import StoreOpener, open_store
 from backends.stores.bus import EventBus, Subscription
 from backends.stores.sessions import Session, SessionMirror
 from backends.stores.ttl import TTLStore
-from backends.stores.vectors import CollectionStatus, Hit, SemanticMemory
+from backends.stores.vectors import CollectionStatus, MemoryHit, SemanticMemory
 
 if TYPE_CHECKING:
     from backends.services import Services
@@ -111,7 +111,7 @@ class MultiAgentService:
     def memory_status(self) -> list[CollectionStatus]:
         return self.memory().status()
 
-    def search_memory(self, query: str, limit: int = 5, collection: str = "") -> list[Hit]:
+    def search_memory(self, query: str, limit: int = 5, collection: str = "") -> list[MemoryHit]:
         memory = self.memory()
         if collection:
             return memory.search(collection, query, limit=limit)

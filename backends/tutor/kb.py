@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
@@ -94,6 +95,12 @@ def scopes_for(user: str | None) -> tuple[str, ...]:
     if not user or not user.strip():
         return (SHARED,)
     return (SHARED, user_scope(user))
+
+
+def scope_filter(scopes: Sequence[str]) -> dict[str, Any]:
+    """The vector index's ``where`` filter of a search (or a delete) restricted to ``scopes``
+    (CT6: the scopes go inside the query, never applied after it)."""
+    return {"scope": {"$in": list(scopes)}}
 
 
 def count_documents(path: Path, scope: str) -> int | None:
@@ -441,6 +448,10 @@ class Chunk:
     def indexed_text(self) -> str:
         """What is embedded and keyword-indexed: the note's title, then the passage."""
         return f"{self.title}\n{self.text}"
+
+    def vector_payload(self) -> dict[str, str]:
+        """What the vector index keeps beside the chunk's vector: its scope and document."""
+        return {"scope": self.scope, "doc": self.doc_id}
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,37 @@
-"""The vector roles: vectors plus pointers or tags, always derived (rebuildable from a source).
+"""The vector role: vectors plus a small payload, always derived (rebuildable from a source).
 
-Three Protocols share one engine family (Chroma, Qdrant) and one error family
-(:class:`~backends.errors.DimensionMismatchError` and its
-:class:`~backends.errors.EmbedderMismatchError`): an index records the embedder that made it,
-and a different embedder is a typed error, never a silently wrong result.
+**One Protocol, one hit type.** Every vector store implements :class:`VectorIndex` — count,
+ids, upsert(ids, vectors, payloads), delete (by id or by a :data:`Where` filter),
+query(vector, k, where) → list of :class:`VectorHit`, reset, close, and the embedder it was
+opened for (``embedder_name``, ``dimension``): an index records the embedder that made it, and
+opening it with another one is a typed error of one family
+(:class:`~backends.errors.DimensionMismatchError`, and its
+:class:`~backends.errors.EmbedderMismatchError` for the same dimension), never a silently
+wrong result. Its :data:`Where` filter is one small engine-neutral language (equality,
+``$ne``, ``$in``, several keys ANDed) that each engine translates into its own, so a filter
+always goes *inside* the query.
 
-* :class:`VectorIndex` — the conversations' index (CA4–CA6): vectors and *pointers* (never
-  text). Implementation: ``chroma`` (:mod:`backends.stores.vectors.chroma`, local or server).
-* :class:`ChunkIndex` — the tutor's chunk vectors (CT6): the user's scopes inside the query.
-  Implementation: ``chroma``.
-* :class:`SemanticMemory` — the multi-agent memory (MA10–MA11): named collections with payload
-  tags that filter inside the query, re-embedding from the text in the payload.
-  Implementations: ``edge`` (:mod:`backends.stores.vectors.qdrant_edge`, Qdrant's engine
-  in-process, embedded) and ``qdrant`` (:mod:`backends.stores.vectors.qdrant`, qdrant-client:
-  a server at ``qdrant_url``; its local mode is what older data dirs hold, moved over by
-  ``edge``).
+Implementations:
+
+* ``chroma`` (:mod:`backends.stores.vectors.chroma`, a local folder or a ``chroma run``
+  server): :class:`~backends.stores.vectors.chroma.ChromaVectorIndex`, the conversations'
+  collection (role ``vectors``, CA4–CA6: payloads are *pointers*, never text), and
+  :class:`~backends.stores.vectors.chroma.ChromaChunkIndex`, the same class configured for
+  the tutor's collection (role ``chunks``, CT6: the tutor's scopes are a ``where`` filter).
+* ``edge`` (:mod:`backends.stores.vectors.qdrant_edge`, Qdrant's engine in-process) and
+  ``qdrant`` (:mod:`backends.stores.vectors.qdrant`, qdrant-client: a server at
+  ``qdrant_url``; its local mode is what older data dirs hold, moved over by ``edge``): each
+  Qdrant collection is a :class:`VectorIndex` (``memory.collection(name)``).
+
+**One extension: collections.** The Qdrant stores implement :class:`SemanticMemory` (role
+``semantic``, MA10–MA11): named collections under one *configured* embedder, which open even
+when that embedder changed (the guard reports the mismatch collection by collection and every
+read and write raises it) and can be re-embedded in place from the text each payload keeps
+(staging, crash-safe swap: engine work). A collection seen through :meth:`SemanticMemory.collection`
+is an ordinary :class:`VectorIndex` — one Qdrant collection, or an edge shard — and the text
+operations (:meth:`SemanticMemory.search`, ``add``: embed then query or upsert, hits as
+:class:`MemoryHit`, a :class:`VectorHit` that names its collection) are written once over it
+(:mod:`backends.stores.vectors.semantic`).
 
 Engines are imported by the implementation modules only, on first use.
 """
@@ -34,31 +51,69 @@ from backends.errors import DimensionMismatchError
 from backends.models.embedders import Embedder
 from backends.progress import Progress
 
-# -- the conversations' index -----------------------------------------------------------------
+# -- the one Protocol and its hit -------------------------------------------------------------
 
-#: metadata keys a pointer may carry; values are ints or short identifiers (no spaces)
-POINTER_FIELDS = frozenset({"file", "index"})
-_IDENTIFIER = re.compile(r"^[A-Za-z0-9._:-]{0,200}$")
-Pointer = Mapping[str, str | int]
+Scalar = str | int | float | bool
+#: a value (equality) or operators: ``{"$eq": v}``, ``{"$ne": v}``, ``{"$in": [v, ...]}``
+Condition = Scalar | Mapping[str, Any]
+#: key -> condition, every key must hold (AND); the same language for every engine
+Where = Mapping[str, Condition]
+OPERATORS = ("$eq", "$ne", "$in")
+Payload = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
 class VectorHit:
+    """One neighbour: its id, cosine similarity (1.0 for the same direction), its payload."""
+
     id: str
-    #: cosine similarity, 1.0 for the same direction
     score: float
-    pointer: dict[str, str | int]
+    payload: dict[str, Any]
+
+
+def clauses(where: Where | None) -> list[tuple[str, str, Any]]:
+    """``where`` as (key, operator, value) triples; an unknown operator is a bug (ValueError).
+
+    Engines translate these; an ``$in`` with no value matches nothing
+    (:func:`matches_nothing`)."""
+    out: list[tuple[str, str, Any]] = []
+    for key, condition in (where or {}).items():
+        if isinstance(condition, Mapping):
+            if not condition:
+                raise ValueError(f"filter on {key!r}: no operator")
+            for op, value in condition.items():
+                if op not in OPERATORS:
+                    raise ValueError(f"filter on {key!r}: unknown operator {op!r}")
+                if op == "$in":
+                    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+                        raise ValueError(f"filter on {key!r}: $in takes a list")
+                    value = list(value)
+                out.append((key, op, value))
+        else:
+            out.append((key, "$eq", condition))
+    return out
+
+
+def matches_nothing(where: Where | None) -> bool:
+    """An ``$in`` with an empty list: no point can match (no need to ask the engine)."""
+    return any(op == "$in" and not value for _, op, value in clauses(where))
 
 
 @runtime_checkable
 class VectorIndex(Protocol):
-    """The "derived vector index" role: vectors plus pointers, rebuildable from the source."""
+    """A derived vector index: vectors plus payloads, rebuildable from their source.
+
+    Opening it for another embedder raises (DimensionMismatchError / EmbedderMismatchError)
+    and loses nothing; ``fresh`` (of each implementation's constructor) or :meth:`reset`
+    starts it empty for the embedder it was opened for, with a new :attr:`generation`."""
 
     kind: str
     #: survives closing and reopening (a server or a folder)
     persistent: bool
     embedder_name: str
     dimension: int
+    #: where it lives, for messages
+    where: str
 
     @property
     def generation(self) -> str:
@@ -70,16 +125,35 @@ class VectorIndex(Protocol):
     def ids(self) -> set[str]: ...
 
     def upsert(
-        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], pointers: Sequence[Pointer]
-    ) -> None: ...
+        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], payloads: Sequence[Payload]
+    ) -> None:
+        """Insert or replace (same id: replaced, never duplicated). Every row must be finite
+        and non-zero, of :attr:`dimension` (else DimensionMismatchError)."""
+        ...
 
-    def delete(self, ids: Sequence[str]) -> None: ...
+    def delete(self, ids: Sequence[str] = (), *, where: Where | None = None) -> None:
+        """Delete ``ids`` (unknown ones are ignored) and, with ``where``, every point it
+        matches: the filter is part of the delete, as it is of a query."""
+        ...
 
-    def query(self, vector: npt.NDArray[np.float32], k: int) -> list[VectorHit]: ...
+    def query(
+        self, vector: npt.NDArray[np.float32], k: int, where: Where | None = None
+    ) -> list[VectorHit]:
+        """The ``k`` nearest by cosine, best first, among the points ``where`` matches
+        (inside the query, never after it); an all-zero query has no neighbours."""
+        ...
 
     def reset(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+# -- the conversations' pointers (CA6) --------------------------------------------------------
+
+#: metadata keys a pointer may carry; values are ints or short identifiers (no spaces)
+POINTER_FIELDS = frozenset({"file", "index"})
+_IDENTIFIER = re.compile(r"^[A-Za-z0-9._:-]{0,200}$")
+Pointer = Mapping[str, str | int]
 
 
 def check_pointer(pointer: Pointer) -> dict[str, str | int]:
@@ -98,60 +172,7 @@ def check_pointer(pointer: Pointer) -> dict[str, str | int]:
     return out
 
 
-# -- the tutor's chunk vectors -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ChunkHit:
-    chunk_id: str
-    #: cosine similarity
-    score: float
-    scope: str
-
-
-def scope_filter(scopes: Sequence[str]) -> dict[str, Any]:
-    """The ``where`` filter of a search restricted to ``scopes`` (CT6)."""
-    return {"scope": {"$in": list(scopes)}}
-
-
-@runtime_checkable
-class ChunkIndex(Protocol):
-    """The tutor's chunk vectors: one collection, a ``scope`` and a ``doc`` per chunk."""
-
-    embedder_name: str
-    dimension: int
-    where: str
-    #: the ``where`` filter of the last search (the trace shown to testers)
-    last_where: dict[str, Any]
-
-    def open(self) -> None: ...
-
-    def count(self) -> int: ...
-
-    def ids(self) -> set[str]: ...
-
-    def delete(self, ids: Sequence[str]) -> None: ...
-
-    def upsert(
-        self,
-        ids: Sequence[str],
-        vectors: npt.NDArray[np.float32],
-        scopes: Sequence[str],
-        docs: Sequence[str],
-    ) -> None: ...
-
-    def delete_scope(self, scope: str) -> None: ...
-
-    def search(
-        self, vector: npt.NDArray[np.float32], scopes: Sequence[str], k: int
-    ) -> list[ChunkHit]: ...
-
-    def reset(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-# -- the multi-agent semantic memory ---------------------------------------------------------
+# -- the collections extension: the multi-agent semantic memory (MA10–MA11) -------------------
 
 COLLECTIONS = ("agent_results", "code_patterns", "session_memory")
 INDEXED_FIELDS = ("session", "expert", "ticket")
@@ -182,15 +203,48 @@ class MemoryItem:
 
 
 @dataclass(frozen=True)
-class Hit:
-    collection: str
-    id: str
-    score: float
-    text: str
-    session: str
-    expert: str
-    ticket: str
-    payload: dict[str, Any]
+class MemoryHit(VectorHit):
+    """A :class:`VectorHit` of a semantic-memory collection; its text and tags are read from
+    the payload (the keys :meth:`MemoryItem.payload` writes)."""
+
+    collection: str = ""
+
+    @property
+    def text(self) -> str:
+        return str(self.payload.get("text", ""))
+
+    @property
+    def session(self) -> str:
+        return str(self.payload.get("session", ""))
+
+    @property
+    def expert(self) -> str:
+        return str(self.payload.get("expert", ""))
+
+    @property
+    def ticket(self) -> str:
+        return str(self.payload.get("ticket", ""))
+
+
+def tags_where(
+    session: str | None = None,
+    expert: str | None = None,
+    ticket: str | None = None,
+    exclude_session: str | None = None,
+) -> dict[str, Condition]:
+    """A semantic-memory search's tag filters as a :data:`Where` (None: any)."""
+    where: dict[str, Condition] = {}
+    session_ops: dict[str, Any] = {}
+    if session is not None:
+        session_ops["$eq"] = session
+    if exclude_session is not None:
+        session_ops["$ne"] = exclude_session
+    if session_ops:
+        where["session"] = session_ops
+    for key, value in (("expert", expert), ("ticket", ticket)):
+        if value is not None:
+            where[key] = value
+    return where
 
 
 @dataclass(frozen=True)
@@ -205,14 +259,28 @@ class CollectionStatus:
 
 @runtime_checkable
 class SemanticMemory(Protocol):
-    """Named collections of tagged items, one configured embedder (MA10–MA11)."""
+    """The collections extension of :class:`VectorIndex`: named collections under one
+    configured embedder (MA10–MA11).
 
+    Each collection is a :class:`VectorIndex` (:meth:`collection`); the rest is what only a
+    store of several collections that re-embeds itself has: the embedder guard (``problem``,
+    ``check``, ``needs_reembed``, ``status``: the store opens whatever embedder made it, and
+    every read and write of a mismatched collection raises), :meth:`reembed` (staging and a
+    crash-safe swap, engine work), and the text operations written once over the collections
+    (embed then upsert or query; hits as :class:`MemoryHit`)."""
+
+    kind: str
     collections: tuple[str, ...]
     #: the configured embedder (every read and write is checked against it)
     embedder: Embedder
     #: where it lives, for messages (a folder or a URL)
     where: str
     local: bool
+
+    def collection(self, name: str, *, fresh: bool = False) -> VectorIndex:
+        """``name`` as a :class:`VectorIndex` for the configured embedder: a mismatch raises
+        (``fresh`` empties it for that embedder instead)."""
+        ...
 
     def problem(self, name: str) -> DimensionMismatchError | None: ...
 
@@ -245,7 +313,7 @@ class SemanticMemory(Protocol):
         expert: str | None = None,
         ticket: str | None = None,
         exclude_session: str | None = None,
-    ) -> list[Hit]: ...
+    ) -> list[MemoryHit]: ...
 
     def search_vector(
         self,
@@ -257,9 +325,11 @@ class SemanticMemory(Protocol):
         expert: str | None = None,
         ticket: str | None = None,
         exclude_session: str | None = None,
-    ) -> list[Hit]: ...
+    ) -> list[MemoryHit]: ...
 
-    def search_all(self, query: str, *, limit: int = 5, **filters: str | None) -> list[Hit]: ...
+    def search_all(
+        self, query: str, *, limit: int = 5, **filters: str | None
+    ) -> list[MemoryHit]: ...
 
     def count(self, collection: str) -> int: ...
 

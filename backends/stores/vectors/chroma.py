@@ -1,20 +1,28 @@
-"""Chroma (local folder or ``chroma run`` server) for the vector roles: the conversations'
-:class:`~backends.stores.vectors.VectorIndex` and the tutor's
-:class:`~backends.stores.vectors.ChunkIndex`. chromadb is imported by the engine helper
-(:mod:`backends.stores.engines.chroma`) on first open."""
+"""Chroma (local folder or ``chroma run`` server) as a
+:class:`~backends.stores.vectors.VectorIndex`: one class over one collection, configured for
+the conversations' collection (:class:`ChromaVectorIndex`, role ``vectors``) and for the
+tutor's (:class:`ChromaChunkIndex`, role ``chunks``). chromadb is imported by the engine
+helper (:mod:`backends.stores.engines.chroma`) on first open."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from backends.errors import DimensionMismatchError, EmbedderMismatchError, InvalidVectorError
 from backends.stores.engines import chroma
-from backends.stores.vectors import ChunkHit, Pointer, VectorHit, check_pointer, scope_filter
+from backends.stores.vectors import (
+    Payload,
+    VectorHit,
+    Where,
+    check_pointer,
+    clauses,
+    matches_nothing,
+)
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -29,10 +37,26 @@ CHUNKS = "tutor_chunks"
 HNSW = {"space": "cosine", "sync_threshold": 100, "batch_size": 100}
 
 
+def chroma_where(where: Where | None) -> dict[str, Any] | None:
+    """A :data:`~backends.stores.vectors.Where` in Chroma's syntax (one clause as it is,
+    several under ``$and``)."""
+    parts = [{key: {op: value}} for key, op, value in clauses(where)]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else {"$and": parts}
+
+
 class ChromaVectorIndex(chroma.ChromaCollection):
-    """:class:`VectorIndex` over one Chroma collection (cosine space, our own embeddings)."""
+    """:class:`VectorIndex` over one Chroma collection (cosine space, our own embeddings).
+
+    Opened (or created, for this embedder) by the constructor: another embedder raises, and
+    ``fresh`` drops the collection first. The class attributes are its configuration: the
+    collection's default name, its HNSW settings (used when it is created) and what a payload
+    may hold (the conversations': pointers only, never text, CA6)."""
 
     persistent = True
+    COLLECTION: ClassVar[str] = CONVERSATIONS
+    HNSW: ClassVar[dict[str, Any]] = HNSW
 
     def __init__(
         self,
@@ -42,7 +66,7 @@ class ChromaVectorIndex(chroma.ChromaCollection):
         where: str,
         embedder_name: str,
         dimension: int,
-        collection: str = CONVERSATIONS,
+        collection: str | None = None,
         fresh: bool = False,
     ) -> None:
         super().__init__(
@@ -50,8 +74,8 @@ class ChromaVectorIndex(chroma.ChromaCollection):
             where=where,
             embedder_name=embedder_name,
             dimension=dimension,
-            collection=collection,
-            hnsw=HNSW,
+            collection=collection or self.COLLECTION,
+            hnsw=self.HNSW,
         )
         self.kind = kind
         try:
@@ -70,7 +94,7 @@ class ChromaVectorIndex(chroma.ChromaCollection):
         *,
         embedder_name: str,
         dimension: int,
-        collection: str = CONVERSATIONS,
+        collection: str | None = None,
         fresh: bool = False,
     ) -> ChromaVectorIndex:
         """Persistent local Chroma in ``path`` (created 0700)."""
@@ -93,7 +117,7 @@ class ChromaVectorIndex(chroma.ChromaCollection):
         timeout: float,
         embedder_name: str,
         dimension: int,
-        collection: str = CONVERSATIONS,
+        collection: str | None = None,
         fresh: bool = False,
     ) -> ChromaVectorIndex:
         """A Chroma server (``chroma run``) at ``url``; every request times out."""
@@ -135,6 +159,10 @@ class ChromaVectorIndex(chroma.ChromaCollection):
     def _other_embedder(self, name: str) -> EmbedderMismatchError:
         return EmbedderMismatchError(name, self.embedder_name, self.where)
 
+    def _check_payload(self, payload: Payload) -> dict[str, Any]:
+        """The conversations' payload is a pointer (CA6): only ``file`` and ``index``."""
+        return dict(check_pointer(payload))
+
     # -- the role --------------------------------------------------------------------------
     @property
     def generation(self) -> str:
@@ -143,6 +171,8 @@ class ChromaVectorIndex(chroma.ChromaCollection):
     def _check_vectors(self, vectors: npt.NDArray[np.float32], rows: int) -> bool:
         """Raise for a wrong shape or dimension, NaN or infinity; False if a row is all zeros."""
         if vectors.ndim != 2 or vectors.shape[0] != rows:
+            if vectors.ndim == 2 and vectors.shape[1] != self.dimension:
+                raise DimensionMismatchError(self.dimension, int(vectors.shape[1]), self.where)
             raise ValueError(f"expected {rows} vectors, got an array of shape {vectors.shape}")
         if vectors.shape[1] != self.dimension:
             raise DimensionMismatchError(self.dimension, int(vectors.shape[1]), self.where)
@@ -151,95 +181,44 @@ class ChromaVectorIndex(chroma.ChromaCollection):
         return bool((np.abs(vectors).sum(axis=1) > 0).all())
 
     def upsert(
-        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], pointers: Sequence[Pointer]
+        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], payloads: Sequence[Payload]
     ) -> None:
         if not ids:
             return
         vectors = np.asarray(vectors, dtype=np.float32)
         if not self._check_vectors(vectors, len(ids)):
             raise InvalidVectorError(f"{self.where}: a vector is all zeros (it has no direction)")
-        if len(pointers) != len(ids):
-            raise ValueError("one pointer per id")
-        self._write(ids, vectors, [check_pointer(p) for p in pointers])
+        if len(payloads) != len(ids):
+            raise ValueError("one payload per id")
+        self._write(ids, vectors, [self._check_payload(p) for p in payloads])
 
-    def query(self, vector: npt.NDArray[np.float32], k: int) -> list[VectorHit]:
+    def delete(self, ids: Sequence[str] = (), *, where: Where | None = None) -> None:
+        super().delete(ids)
+        if where is not None and not matches_nothing(where):
+            with self._lock:
+                self._call("delete vectors", self.collection.delete, where=chroma_where(where))
+
+    def query(
+        self, vector: npt.NDArray[np.float32], k: int, where: Where | None = None
+    ) -> list[VectorHit]:
         vector = np.asarray(vector, dtype=np.float32).reshape(1, -1)
         nonzero = self._check_vectors(vector, 1)
         with self._lock:
-            if k <= 0 or not nonzero or self.count() == 0:
+            if k <= 0 or not nonzero or matches_nothing(where) or self.count() == 0:
                 return []
-            return [VectorHit(i, score, meta) for i, score, meta in self._nearest(vector, k)]
+            return [
+                VectorHit(i, score, meta)
+                for i, score, meta in self._nearest(vector, k, chroma_where(where))
+            ]
 
 
-class ChromaChunkIndex(chroma.ChromaCollection):
-    """The tutor's Chroma collection (opened on first use)."""
+class ChromaChunkIndex(ChromaVectorIndex):
+    """The same index, configured for the tutor's collection (CT6): a ``scope`` and a ``doc``
+    per chunk (the tutor's scopes go inside the query as a ``where`` filter); another embedder
+    is answered by rebuilding it from the knowledge base."""
 
-    def __init__(
-        self,
-        client: Any,
-        *,
-        where: str,
-        embedder_name: str,
-        dimension: int,
-        collection: str = CHUNKS,
-    ) -> None:
-        super().__init__(
-            client,
-            where=where,
-            embedder_name=embedder_name,
-            dimension=dimension,
-            collection=collection,
-            hnsw={"space": "cosine"},
-        )
-        #: the ``where`` filter of the last search (the trace shown to testers)
-        self.last_where: dict[str, Any] = {}
-
-    # -- construction ----------------------------------------------------------------------
-    @classmethod
-    def local(
-        cls, path: Path, *, embedder_name: str, dimension: int, collection: str = CHUNKS
-    ) -> ChromaChunkIndex:
-        client = chroma.open_local(path)
-        return cls(
-            client,
-            where=f"Chroma at {path}",
-            embedder_name=embedder_name,
-            dimension=dimension,
-            collection=collection,
-        )
-
-    @classmethod
-    def server(
-        cls,
-        url: str,
-        *,
-        timeout: float,
-        embedder_name: str,
-        dimension: int,
-        collection: str = CHUNKS,
-    ) -> ChromaChunkIndex:
-        client = chroma.open_server(url, timeout)
-        return cls(
-            client,
-            where=f"Chroma server {url}",
-            embedder_name=embedder_name,
-            dimension=dimension,
-            collection=collection,
-        )
-
-    @classmethod
-    def from_config(
-        cls, config: Config, *, embedder_name: str, dimension: int, **context: Any
-    ) -> ChromaChunkIndex:
-        """The server at ``chroma_url``, else the local folder under the data dir."""
-        if config.chroma_url:
-            return cls.server(
-                config.chroma_url,
-                timeout=config.network_timeout,
-                embedder_name=embedder_name,
-                dimension=dimension,
-            )
-        return cls.local(config.chroma_path, embedder_name=embedder_name, dimension=dimension)
+    COLLECTION: ClassVar[str] = CHUNKS
+    HNSW: ClassVar[dict[str, Any]] = {"space": "cosine"}
 
     def _other_embedder(self, name: str) -> EmbedderMismatchError:
         return EmbedderMismatchError(
@@ -250,46 +229,10 @@ class ChromaChunkIndex(chroma.ChromaCollection):
             advice="The tutor's vectors are rebuilt from the knowledge base.",
         )
 
-    def open(self) -> None:
-        """Open (or create) the collection; a typed error when another embedder built it."""
-        self._open()
-
-    # -- the role --------------------------------------------------------------------------
-    def upsert(
-        self,
-        ids: Sequence[str],
-        vectors: npt.NDArray[np.float32],
-        scopes: Sequence[str],
-        docs: Sequence[str],
-    ) -> None:
-        if not ids:
-            return
-        vectors = np.asarray(vectors, dtype=np.float32)
-        if vectors.shape != (len(ids), self.dimension):
-            if vectors.ndim == 2 and vectors.shape[1] != self.dimension:
-                raise DimensionMismatchError(self.dimension, int(vectors.shape[1]), self.where)
-            raise ValueError(f"expected {len(ids)} vectors, got shape {vectors.shape}")
-        metadatas = [{"scope": s, "doc": d} for s, d in zip(scopes, docs, strict=True)]
-        self._write(ids, vectors, metadatas)
-
-    def delete_scope(self, scope: str) -> None:
-        """Delete every vector of ``scope`` (a user's notes), whatever the ids: the filter is
-        part of the delete, as it is of a search."""
-        with self._lock:
-            self._call("delete vectors", self.collection.delete, where=scope_filter([scope]))
-
-    def search(
-        self, vector: npt.NDArray[np.float32], scopes: Sequence[str], k: int
-    ) -> list[ChunkHit]:
-        """The ``k`` nearest chunks among ``scopes`` only: the filter is part of the query."""
-        vector = np.asarray(vector, dtype=np.float32).reshape(1, -1)
-        if vector.shape[1] != self.dimension:
-            raise DimensionMismatchError(self.dimension, int(vector.shape[1]), self.where)
-        where = scope_filter(scopes)
-        self.last_where = where
-        if k <= 0 or not scopes:
-            return []
-        return [
-            ChunkHit(i, score, str(meta.get("scope", "")))
-            for i, score, meta in self._nearest(vector, k, where)
-        ]
+    def _check_payload(self, payload: Payload) -> dict[str, Any]:
+        """Chroma's metadata: strings, numbers and booleans only."""
+        out = dict(payload)
+        for key, value in out.items():
+            if not isinstance(value, str | int | float | bool):
+                raise ValueError(f"payload field {key!r} must be a string or a number")
+        return out

@@ -20,6 +20,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -32,8 +33,8 @@ from backends.errors import StoreUnavailableError
 from backends.models.embedders import Embedder
 from backends.net import require_loopback
 from backends.progress import Progress
-from backends.stores.vectors import COLLECTIONS, INDEXED_FIELDS
-from backends.stores.vectors.semantic import Point, SemanticMemoryBase, Tags
+from backends.stores.vectors import COLLECTIONS, INDEXED_FIELDS, Where, clauses
+from backends.stores.vectors.semantic import Point, SemanticMemoryBase
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
@@ -55,6 +56,7 @@ class QdrantSemanticMemory(SemanticMemoryBase):
     """The three collections, one Qdrant client, one configured embedder."""
 
     _add_batch = _BATCH
+    kind = "qdrant"
 
     def __init__(
         self,
@@ -165,6 +167,7 @@ class QdrantSemanticMemory(SemanticMemoryBase):
             "distance": "cosine",
             "indexes": list(INDEXED_FIELDS),
             "state": state,
+            "generation": uuid.uuid4().hex,
         }
         self._call(
             "create_collection",
@@ -230,6 +233,7 @@ class QdrantSemanticMemory(SemanticMemoryBase):
         from qdrant_client import models
 
         dimension = int(meta["dimension"])
+        meta = dict(meta, generation=meta.get("generation") or uuid.uuid4().hex)
         filling = dict(meta, state="filling")
         self._call(
             "create_collection",
@@ -265,42 +269,38 @@ class QdrantSemanticMemory(SemanticMemoryBase):
         self._call("upsert", collection, batch, wait=True)
 
     def _nearest(
-        self, collection: str, vector: npt.NDArray[np.float32], limit: int, tags: Tags
+        self, collection: str, vector: npt.NDArray[np.float32], limit: int, where: Where | None
     ) -> Iterable[Any]:
-        from qdrant_client import models
-
-        conditions = [
-            models.FieldCondition(key=key, match=models.MatchValue(value=value))
-            for key, value in (
-                ("session", tags.session),
-                ("expert", tags.expert),
-                ("ticket", tags.ticket),
-            )
-            if value is not None
-        ]
-        excluded = (
-            [
-                models.FieldCondition(
-                    key="session", match=models.MatchValue(value=tags.exclude_session)
-                )
-            ]
-            if tags.exclude_session is not None
-            else []
-        )
-        query_filter = (
-            models.Filter(must=conditions or None, must_not=excluded or None)  # type: ignore[arg-type]
-            if conditions or excluded
-            else None
-        )
         reply = self._call(
             "query_points",
             collection,
             query=vector.tolist(),
-            query_filter=query_filter,
+            query_filter=_filter(where),
             limit=limit,
             with_payload=True,
         )
         return list(reply.points)
+
+    def _ids(self, collection: str) -> set[str]:
+        return {str(point.id) for point in self._scroll(collection, with_payload=False)}
+
+    def _delete(self, collection: str, ids: Sequence[str], where: Where | None) -> None:
+        from qdrant_client import models
+
+        selectors: list[Any] = [
+            models.PointIdsList(points=list(ids[start : start + _BATCH]))
+            for start in range(0, len(ids), _BATCH)
+        ]
+        query_filter = _filter(where)
+        if query_filter is not None:
+            selectors.append(models.FilterSelector(filter=query_filter))
+        for selector in selectors:
+            self._call("delete", collection, points_selector=selector, wait=True)
+
+    def _recreate(self, collection: str) -> None:
+        if self._exists(collection):
+            self._call("delete_collection", collection)
+        self._create(collection, "complete")
 
     def count(self, collection: str) -> int:
         reply = self._call("count", collection, exact=True)
@@ -311,7 +311,9 @@ class QdrantSemanticMemory(SemanticMemoryBase):
         for point in self._scroll(collection, with_vectors=True):
             yield str(point.id), list(point.vector), dict(point.payload or {})
 
-    def _scroll(self, name: str, *, with_vectors: bool = False) -> Iterator[Any]:
+    def _scroll(
+        self, name: str, *, with_vectors: bool = False, with_payload: bool = True
+    ) -> Iterator[Any]:
         offset = None
         while True:
             points, offset = self._call(
@@ -319,7 +321,7 @@ class QdrantSemanticMemory(SemanticMemoryBase):
                 name,
                 limit=_BATCH,
                 offset=offset,
-                with_payload=True,
+                with_payload=with_payload,
                 with_vectors=with_vectors,
             )
             yield from points
@@ -394,3 +396,20 @@ class QdrantSemanticMemory(SemanticMemoryBase):
                     client.close()
                 except Exception:
                     log.exception("semantic memory: closing Qdrant failed")
+
+
+def _filter(where: Where | None) -> Any:
+    """A :data:`~backends.stores.vectors.Where` as qdrant-client's ``Filter`` (None: none)."""
+    from qdrant_client import models
+
+    must: list[Any] = []
+    must_not: list[Any] = []
+    for key, op, value in clauses(where):
+        if op == "$in":
+            must.append(models.FieldCondition(key=key, match=models.MatchAny(any=value)))
+        else:
+            condition = models.FieldCondition(key=key, match=models.MatchValue(value=value))
+            (must_not if op == "$ne" else must).append(condition)
+    if not must and not must_not:
+        return None
+    return models.Filter(must=must or None, must_not=must_not or None)

@@ -53,8 +53,8 @@ import numpy.typing as npt
 from backends.errors import StoreUnavailableError
 from backends.models.embedders import Embedder
 from backends.progress import Progress
-from backends.stores.vectors import COLLECTIONS, INDEXED_FIELDS
-from backends.stores.vectors.semantic import Point, SemanticMemoryBase, Tags
+from backends.stores.vectors import COLLECTIONS, INDEXED_FIELDS, Where, clauses
+from backends.stores.vectors.semantic import Point, SemanticMemoryBase
 
 if TYPE_CHECKING:
     from qdrant_edge import EdgeShard
@@ -370,6 +370,7 @@ class EdgeSemanticMemory(SemanticMemoryBase):
             "distance": "cosine",
             "indexes": list(INDEXED_FIELDS),
             "state": "creating",  # a kill before the end leaves an empty shard: made again
+            "generation": uuid.uuid4().hex,
         }
         _write_json(folder / "meta.json", meta)
         config = qe.EdgeConfig(
@@ -438,10 +439,10 @@ class EdgeSemanticMemory(SemanticMemoryBase):
         self._upsert(self._shard(collection), points)
 
     def _nearest(
-        self, collection: str, vector: npt.NDArray[np.float32], limit: int, tags: Tags
+        self, collection: str, vector: npt.NDArray[np.float32], limit: int, where: Where | None
     ) -> Iterable[Any]:
         qe = _edge()
-        query_filter = self._filter(*tags)
+        query_filter = self._filter(where)
         try:
             return list(
                 self._shard(collection).query(
@@ -459,23 +460,51 @@ class EdgeSemanticMemory(SemanticMemoryBase):
             raise StoreUnavailableError(f"search in {self.where} failed: {err}") from err
 
     @staticmethod
-    def _filter(
-        session: str | None, expert: str | None, ticket: str | None, exclude_session: str | None
-    ) -> Any:
+    def _filter(where: Where | None) -> Any:
+        """A :data:`~backends.stores.vectors.Where` as the engine's ``Filter`` (None: none)."""
         qe = _edge()
-        must = [
-            qe.FieldCondition(key=key, match=qe.MatchValue(value))
-            for key, value in (("session", session), ("expert", expert), ("ticket", ticket))
-            if value is not None
-        ]
-        must_not = (
-            [qe.FieldCondition(key="session", match=qe.MatchValue(exclude_session))]
-            if exclude_session is not None
-            else []
-        )
+        must: list[Any] = []
+        must_not: list[Any] = []
+        for key, op, value in clauses(where):
+            if op == "$in":
+                must.append(qe.FieldCondition(key=key, match=qe.MatchAny(list(value))))
+            else:
+                condition = qe.FieldCondition(key=key, match=qe.MatchValue(value))
+                (must_not if op == "$ne" else must).append(condition)
         if not must and not must_not:
             return None
         return qe.Filter(must=must or None, must_not=must_not or None)
+
+    def _ids(self, collection: str) -> set[str]:
+        qe = _edge()
+        shard = self._shard(collection)
+        out: set[str] = set()
+        offset: Any = None
+        while True:
+            records, offset = shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=_BATCH, with_payload=False, with_vector=False)
+            )
+            out.update(str(record.id) for record in records)
+            if offset is None:
+                return out
+
+    def _delete(self, collection: str, ids: Sequence[str], where: Where | None) -> None:
+        qe = _edge()
+        shard = self._shard(collection)
+        try:
+            for start in range(0, len(ids), _BATCH):
+                chunk = [uuid.UUID(i) if _is_uuid(i) else i for i in ids[start : start + _BATCH]]
+                shard.update(qe.UpdateOperation.delete_points(chunk))
+            query_filter = self._filter(where)
+            if query_filter is not None:
+                shard.update(qe.UpdateOperation.delete_points_by_filter(query_filter))
+        except Exception as err:
+            raise StoreUnavailableError(f"delete in {self.where} failed: {err}") from err
+
+    def _recreate(self, collection: str) -> None:
+        self._close_shard(collection)
+        self._create(self._dir(collection), self.embedder.name, self.embedder.dimension)
+        self._reload_meta()
 
     def count(self, collection: str) -> int:
         qe = _edge()

@@ -1,10 +1,13 @@
 """What the two semantic memories (:mod:`.qdrant`, :mod:`.qdrant_edge`) share, engine aside.
 
-The embedder guard (MA11: a collection's recorded dimension and embedder against the
-configured one, with the re-embed hint), the value checks of vectors, embedding in batches and
-turning the engine's points into :class:`~backends.stores.vectors.Hit`. Each implementation
-supplies only what talks to its engine: :meth:`_guard` (held around each operation),
-:meth:`_nearest`, :meth:`_store` and :meth:`count`.
+Each collection as a :class:`~backends.stores.vectors.VectorIndex` (:class:`Collection`,
+what :meth:`SemanticMemoryBase.collection` returns), the embedder guard (MA11: a
+collection's recorded dimension and embedder against the configured one, with the re-embed
+hint), the value checks of vectors, and the text operations written over the collections
+(embed in batches then upsert; embed then query; hits as
+:class:`~backends.stores.vectors.MemoryHit`). Each implementation supplies only what talks to
+its engine: :meth:`_guard` (held around each operation), :meth:`_nearest`, :meth:`_store`,
+:meth:`_ids`, :meth:`_delete`, :meth:`_recreate` and :meth:`count`.
 """
 
 from __future__ import annotations
@@ -12,26 +15,27 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from backends.errors import DimensionMismatchError, EmbedderMismatchError, InvalidVectorError
 from backends.models.embedders import Embedder
-from backends.stores.vectors import REEMBED_HINT, CollectionStatus, Hit, MemoryItem
+from backends.stores.vectors import (
+    REEMBED_HINT,
+    CollectionStatus,
+    MemoryHit,
+    MemoryItem,
+    Payload,
+    VectorHit,
+    Where,
+    matches_nothing,
+    tags_where,
+)
 
 #: (point id, vector, payload), what an engine stores
 Point = tuple[str, list[float], dict[str, Any]]
-
-
-class Tags(NamedTuple):
-    """A search's tag filters (None: any), for the engine to apply inside the query."""
-
-    session: str | None
-    expert: str | None
-    ticket: str | None
-    exclude_session: str | None
 
 
 def check_values(vectors: npt.NDArray[Any], where: str, *, zero: bool = False) -> bool:
@@ -45,13 +49,115 @@ def check_values(vectors: npt.NDArray[Any], where: str, *, zero: bool = False) -
     return nonzero
 
 
+class Collection:
+    """One collection of a semantic memory as a :class:`~backends.stores.vectors.VectorIndex`
+    for the configured embedder. Every operation holds the memory's guard (the edge's lease)
+    and checks the collection against the embedder first (MA11: a mismatch raises, never an
+    empty result). Closing it closes nothing: the memory owns the engine."""
+
+    persistent = True
+
+    def __init__(self, memory: SemanticMemoryBase, name: str) -> None:
+        self._memory = memory
+        self.name = name
+        self.kind = memory.kind
+        self.embedder_name = memory.embedder.name
+        self.dimension = memory.embedder.dimension
+        self.where = f"semantic memory collection {name!r} ({memory.where})"
+
+    @property
+    def generation(self) -> str:
+        with self._memory._guard():
+            meta = self._memory._meta[self.name]
+            return str(meta.get("generation") or f"{self._memory.where}#{self.name}")
+
+    def count(self) -> int:
+        return self._memory.count(self.name)
+
+    def ids(self) -> set[str]:
+        with self._memory._guard():
+            self._memory.check(self.name)
+            return self._memory._ids(self.name)
+
+    def upsert(
+        self, ids: Sequence[str], vectors: npt.NDArray[np.float32], payloads: Sequence[Payload]
+    ) -> None:
+        memory = self._memory
+        with memory._guard():
+            memory.check(self.name)
+            vectors = np.asarray(vectors, dtype=np.float32)
+            if vectors.ndim != 2 or vectors.shape[1] != self.dimension:
+                got = int(vectors.shape[-1]) if vectors.ndim else 0
+                raise DimensionMismatchError(self.dimension, got, f"upsert into {self.name}")
+            if not (len(ids) == len(payloads) == vectors.shape[0]):
+                raise ValueError("one vector and one payload per id")
+            if not ids:
+                return
+            check_values(vectors, f"upsert into {self.name}")
+            points = [
+                (str(pid), vec.tolist(), dict(payload))
+                for pid, vec, payload in zip(ids, vectors, payloads, strict=True)
+            ]
+            memory._store(self.name, points)
+
+    def delete(self, ids: Sequence[str] = (), *, where: Where | None = None) -> None:
+        with self._memory._guard():
+            self._memory.check(self.name)
+            self._memory._delete(
+                self.name, list(ids), None if where is None or matches_nothing(where) else where
+            )
+
+    def query(
+        self, vector: npt.NDArray[np.float32], k: int, where: Where | None = None
+    ) -> list[VectorHit]:
+        return [hit for hit in self.hits(vector, k, where)]
+
+    def hits(
+        self, vector: npt.NDArray[np.float32], k: int, where: Where | None = None
+    ) -> list[MemoryHit]:
+        """:meth:`query`, each hit naming its collection (and its text and tags)."""
+        memory = self._memory
+        vector = np.asarray(vector, dtype=np.float32)
+        if vector.ndim == 2 and vector.shape[0] == 1:
+            vector = vector[0]
+        with memory._guard():
+            memory.check(self.name)
+            if vector.shape != (self.dimension,):
+                got = int(vector.shape[-1]) if vector.ndim else 0
+                raise DimensionMismatchError(self.dimension, got, f"search in {self.name}")
+            if not check_values(vector.reshape(1, -1), f"search in {self.name}", zero=True):
+                return []  # an all-zero query has no direction: no neighbours
+            if k <= 0 or matches_nothing(where):
+                return []
+            points = list(memory._nearest(self.name, vector, k, where))
+        return [
+            MemoryHit(
+                id=str(point.id),
+                score=float(point.score),
+                payload=dict(point.payload or {}),
+                collection=self.name,
+            )
+            for point in points
+        ]
+
+    def reset(self) -> None:
+        """Empty the collection for the configured embedder (a new generation)."""
+        with self._memory._guard():
+            self._memory._recreate(self.name)
+
+    def close(self) -> None:
+        """Nothing: the memory's :meth:`~SemanticMemoryBase.close` closes the engine."""
+
+
 class SemanticMemoryBase:
     """The engine-independent half of a :class:`~backends.stores.vectors.SemanticMemory`."""
 
+    kind: str
     embedder: Embedder
     collections: tuple[str, ...]
     where: str
-    #: each collection's metadata: ``dimension`` (the engine's vector size), ``embedder``
+    #: each collection's metadata: ``dimension`` (the engine's vector size), ``embedder``,
+    #: ``generation`` (made when the collection is created; older ones have none)
     _meta: dict[str, dict[str, Any]]
     #: how many items are embedded and upserted at a time by :meth:`add_many`
     _add_batch: int = 256
@@ -69,10 +175,37 @@ class SemanticMemoryBase:
         raise NotImplementedError
 
     def _nearest(
-        self, collection: str, vector: npt.NDArray[np.float32], limit: int, tags: Tags
+        self,
+        collection: str,
+        vector: npt.NDArray[np.float32],
+        limit: int,
+        where: Where | None,
     ) -> Iterable[Any]:
-        """The engine's scored points (``id``, ``score``, ``payload``), ``tags`` inside."""
+        """The engine's scored points (``id``, ``score``, ``payload``), ``where`` inside."""
         raise NotImplementedError
+
+    def _ids(self, collection: str) -> set[str]:
+        raise NotImplementedError
+
+    def _delete(self, collection: str, ids: Sequence[str], where: Where | None) -> None:
+        """Delete ``ids`` and, with ``where``, every point it matches."""
+        raise NotImplementedError
+
+    def _recreate(self, collection: str) -> None:
+        """Drop ``collection`` and create it empty for the configured embedder."""
+        raise NotImplementedError
+
+    # -- each collection as a VectorIndex --------------------------------------------------
+    def collection(self, name: str, *, fresh: bool = False) -> Collection:
+        """``name`` as a :class:`~backends.stores.vectors.VectorIndex`: raises the mismatch
+        when another embedder made it (``fresh``: emptied for the configured one instead)."""
+        with self._guard():
+            if fresh:
+                self.problem(name)  # an unknown name is a KeyError, before anything is dropped
+                self._recreate(name)
+            else:
+                self.check(name)
+        return Collection(self, name)
 
     # -- the embedder guard (MA11) ---------------------------------------------------------
     def problem(self, name: str) -> DimensionMismatchError | None:
@@ -127,7 +260,7 @@ class SemanticMemoryBase:
                 )
             return out
 
-    # -- writes and reads ------------------------------------------------------------------
+    # -- the text operations, over the collections -----------------------------------------
     def add(self, collection: str, item: MemoryItem) -> str:
         return self.add_many(collection, [item])[0]
 
@@ -159,18 +292,8 @@ class SemanticMemoryBase:
     ) -> None:
         """Upsert precomputed vectors (bench, re-embedding); checks their dimension."""
         with self._guard():
-            self.check(collection)
-            if vectors.ndim != 2 or vectors.shape[1] != self.embedder.dimension:
-                got = int(vectors.shape[-1]) if vectors.ndim else 0
-                raise DimensionMismatchError(
-                    self.embedder.dimension, got, f"upsert into {collection}"
-                )
-            check_values(vectors, f"upsert into {collection}")
-            points = [
-                (pid, vec.tolist(), item.payload())
-                for pid, vec, item in zip(ids, vectors, items, strict=True)
-            ]
-            self._store(collection, points)
+            index = self.collection(collection)
+            index.upsert(ids, vectors, [item.payload() for item in items])
 
     def search(
         self,
@@ -182,7 +305,7 @@ class SemanticMemoryBase:
         expert: str | None = None,
         ticket: str | None = None,
         exclude_session: str | None = None,
-    ) -> list[Hit]:
+    ) -> list[MemoryHit]:
         """Nearest items by cosine; the tag filters go inside the query (not after it)."""
         with self._guard():
             self.check(collection)
@@ -207,39 +330,13 @@ class SemanticMemoryBase:
         expert: str | None = None,
         ticket: str | None = None,
         exclude_session: str | None = None,
-    ) -> list[Hit]:
+    ) -> list[MemoryHit]:
         with self._guard():
-            self.check(collection)
-            if vector.shape != (self.embedder.dimension,):
-                got = int(vector.shape[-1]) if vector.ndim else 0
-                raise DimensionMismatchError(
-                    self.embedder.dimension, got, f"search in {collection}"
-                )
-            if not check_values(vector.reshape(1, -1), f"search in {collection}", zero=True):
-                return []  # an all-zero query has no direction: no neighbours
-            points = list(
-                self._nearest(
-                    collection, vector, limit, Tags(session, expert, ticket, exclude_session)
-                )
-            )
-        hits = []
-        for point in points:
-            payload = dict(point.payload or {})
-            hits.append(
-                Hit(
-                    collection=collection,
-                    id=str(point.id),
-                    score=float(point.score),
-                    text=str(payload.get("text", "")),
-                    session=str(payload.get("session", "")),
-                    expert=str(payload.get("expert", "")),
-                    ticket=str(payload.get("ticket", "")),
-                    payload=payload,
-                )
-            )
-        return hits
+            index = self.collection(collection)
+            where = tags_where(session, expert, ticket, exclude_session)
+            return index.hits(vector, limit, where or None)
 
-    def search_all(self, query: str, *, limit: int = 5, **filters: str | None) -> list[Hit]:
+    def search_all(self, query: str, *, limit: int = 5, **filters: str | None) -> list[MemoryHit]:
         """Search every collection; best first."""
         with self._guard():
             self.check()

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.stores.vectors import scope_filter
 from backends.tutor.fusion import Hit, rrf
+from backends.tutor.kb import scope_filter
 from backends.tutor.keyword import fts_query
 from backends.tutor.service import TutorService
 from tests.backends.tutor.conftest import write_note
@@ -94,7 +94,7 @@ def test_vector_search_checks_the_dimension(tutor: TutorService) -> None:
     from backends.errors import DimensionMismatchError
 
     with pytest.raises(DimensionMismatchError):
-        tutor.vectors.search(np.zeros(12, dtype=np.float32), ["shared"], 3)
+        tutor.search_vectors(np.zeros(12, dtype=np.float32), ["shared"], 3)
     assert scope_filter(["shared", "user:x"]) == {"scope": {"$in": ["shared", "user:x"]}}
 
 

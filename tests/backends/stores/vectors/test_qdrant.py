@@ -1,10 +1,14 @@
-"""The semantic-memory role's suite on qdrant-client's local mode (a Qdrant server cannot run on
-these machines: its half of the suite is not run here)."""
+"""Qdrant through qdrant-client: each collection passes the vector role's suite, the memory the
+semantic-memory suite, in local mode; a Qdrant server (``CUSTODIA_TEST_QDRANT_URL``) runs the
+same classes when one is given (none can run on these machines: skipped otherwise)."""
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +18,32 @@ from backends.errors import (
 from backends.models.embedders import Embedder, HashingEmbedder
 from backends.stores.vectors import COLLECTIONS, SemanticMemory
 from backends.stores.vectors.qdrant import STAGING_SUFFIX, QdrantSemanticMemory
+from tests.backends.stores.vectors.semantic_fixtures import CollectionIndex
 from tests.contract.semantic import Open, SemanticMemoryContract
+from tests.contract.vectors import VectorIndexContract
+
+SERVER_ENV = "CUSTODIA_TEST_QDRANT_URL"
+
+
+def _server_url() -> str:
+    url = os.environ.get(SERVER_ENV, "")
+    if not url:
+        pytest.skip(f"no Qdrant server ({SERVER_ENV} unset; none can run on these machines)")
+    return url
+
+
+class TestQdrantLocalCollection(CollectionIndex, VectorIndexContract):
+    def open_store(self, embedder: Embedder, path: Path) -> Any:
+        return QdrantSemanticMemory(embedder, path=path)
+
+
+@pytest.mark.server
+class TestQdrantServerCollection(CollectionIndex, VectorIndexContract):
+    def open_store(self, embedder: Embedder, path: Path) -> Any:
+        # one set of collections per test: the path's name keeps tests apart on one server
+        tag = uuid.uuid5(uuid.NAMESPACE_URL, str(path)).hex[:8]
+        names = tuple(f"{name}-{tag}" for name in COLLECTIONS)
+        return QdrantSemanticMemory(embedder, url=_server_url(), collections=names)
 
 
 class TestQdrantLocal(SemanticMemoryContract):

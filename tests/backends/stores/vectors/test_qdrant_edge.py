@@ -1,5 +1,6 @@
-"""The semantic memory on qdrant-edge: the role's contract suite plus what only this engine has
-(its payload indexes, the background HNSW pass, the lease shared by two processes)."""
+"""qdrant-edge: each collection passes the vector role's suite, the memory the semantic-memory
+suite, plus what only this engine has (its payload indexes, the background HNSW pass, the lease
+shared by two processes)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,16 @@ from backends.stores.vectors.qdrant_edge import (
     EdgeSemanticMemory,
     shard_dimension,
 )
+from tests.backends.stores.vectors.semantic_fixtures import CollectionIndex
 from tests.contract.semantic import SemanticMemoryContract
+from tests.contract.vectors import VectorIndexContract
 
 Open = Callable[[Embedder], SemanticMemory]
+
+
+class TestQdrantEdgeCollection(CollectionIndex, VectorIndexContract):
+    def open_store(self, embedder: Embedder, path: Path) -> EdgeSemanticMemory:
+        return EdgeSemanticMemory(embedder, path=path, wait=2.0, idle=0.2)
 
 
 class TestQdrantEdge(SemanticMemoryContract):
