@@ -3,6 +3,12 @@
 Both front ends — the CLI and the window — build one :class:`Services` at start-up and pass
 it (or the pieces they need) on. Heavy things (models, vector stores) are built on first use,
 so the window appears before any model is loaded; the desktop warms them up in a worker.
+
+The window unpacks the container into narrow pieces for its tabs: each tab gets a
+:class:`Lazy` handle on its own service (``services.lazy("memories", get_service)``; built on
+the first :meth:`Lazy.get`, which a tab calls only inside a worker job) and, for its model
+picker, :class:`ModelChoices` (``services.model_choices("memories")``). A tab never holds the
+container.
 """
 
 from __future__ import annotations
@@ -11,18 +17,20 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-from backends.config import Config
+from backends.config import Config, update_file
 from backends.models import local
 from backends.models.chat import ChatModel
 from backends.models.embedders import Embedder
 from backends.models.registry import (
     ChatChoice,
     LoadedModels,
+    ModelOption,
     create_chat_model,
     create_embedder,
     load_key,
+    model_options,
 )
 from backends.models.settings import ASSISTANTS
 
@@ -40,6 +48,81 @@ def open_store(role: str, config: Config, *, kind: str | None = None, **context:
     from backends import stores
 
     return stores.open(role, config, kind=kind, **context)
+
+
+class Lazy(Generic[T]):
+    """A handle on one object built on first use: :meth:`get` builds it once (thread-safe;
+    call it off the GUI thread when building is slow), :meth:`is_built` says whether it was.
+
+    The window gives each tab one of these for its service instead of the container
+    (:meth:`Services.lazy`); a test may give a tab ``Lazy.of(service)``.
+    """
+
+    def __init__(self, build: Callable[[], T], *, built: Callable[[], bool] | None = None) -> None:
+        self._build = build
+        #: whether the owner (the container) built it already, perhaps through another path
+        self._owner_built = built
+        self._lock = threading.Lock()
+        self._value: T | None = None
+        self._done = False
+
+    @classmethod
+    def of(cls, value: T) -> Lazy[T]:
+        """A handle on an object that exists already."""
+        handle = cls(lambda: value)
+        handle._value, handle._done = value, True
+        return handle
+
+    def get(self) -> T:
+        with self._lock:
+            if not self._done:
+                self._value = self._build()
+                self._done = True
+            return self._value  # type: ignore[return-value]  # set above (T may be None)
+
+    def is_built(self) -> bool:
+        with self._lock:
+            if self._done:
+                return True
+        return self._owner_built is not None and self._owner_built()
+
+
+class ModelChoices:
+    """Which model one assistant answers with: what a tab's model picker reads and changes —
+    and nothing else of the container. Built by :meth:`Services.model_choices`."""
+
+    def __init__(self, services: Services, assistant: str) -> None:
+        if assistant not in ASSISTANTS:
+            raise ValueError(f"unknown assistant {assistant!r}")
+        self._services = services
+        self.assistant = assistant
+
+    def current(self) -> str:
+        """The key of the model this assistant answers with now."""
+        return self._services.config.model_for(self.assistant)
+
+    def options(self) -> list[ModelOption]:
+        """What the picker offers, the current key included (reads the models folders' file
+        headers: call it off the GUI thread)."""
+        config = self._services.config
+        return model_options(config, (config.model_for(self.assistant),))
+
+    def use(self, key: str) -> Config:
+        """From the next answer on, answer with ``key`` (not saved: see :meth:`save`)."""
+        return self._services.use_model(self.assistant, key)
+
+    def save(self, key: str) -> Config:
+        """Keep ``key`` in ``custodia.toml``'s ``[models]`` (raises :class:`ConfigError` or
+        :class:`OSError` when it cannot be written)."""
+        assistant = self.assistant
+        return update_file(
+            self._services.config.home,
+            lambda c: replace(c, models={**c.models, assistant: key}),
+        )
+
+    def load(self) -> ChatChoice:
+        """The chosen model, loaded (slow: call it off the GUI thread)."""
+        return self._services.chat_choice_for(self.assistant)
 
 
 class Services:
@@ -88,6 +171,15 @@ class Services:
     def is_built(self, name: str) -> bool:
         with self._lock:
             return name in self._built
+
+    def lazy(self, name: str, factory: Callable[[Services], T]) -> Lazy[T]:
+        """A handle on the service ``factory(self)`` builds under ``name`` (the assistants'
+        ``get_service``); nothing is built until its :meth:`Lazy.get`."""
+        return Lazy(lambda: factory(self), built=lambda: self.is_built(name))
+
+    def model_choices(self, assistant: str) -> ModelChoices:
+        """What ``assistant``'s model picker may read and change (see :class:`ModelChoices`)."""
+        return ModelChoices(self, assistant)
 
     def open_store(self, role: str, **context: Any) -> Any:
         """The store of ``role`` for this configuration (see :func:`open_store`)."""

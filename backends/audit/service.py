@@ -37,7 +37,7 @@ from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
 from backends.progress import Progress
 from backends.services import StoreOpener, open_store
-from backends.stores.audit_log import AuditLog, Filter
+from backends.stores.audit_log import AuditLog, Filter, Head
 from backends.stores.audit_log.record import Draft, Entry
 
 if TYPE_CHECKING:
@@ -265,6 +265,41 @@ class AuditService:
         self.keys.finish_forget(pseudonym, remember=remember)
 
     # -- reading ---------------------------------------------------------------------------
+    # What the inspector reads, so no caller reaches through the service into its log.
+    @property
+    def location(self) -> str:
+        """Where the log keeps its records (a file, or the server and table), for people."""
+        return self.log.location
+
+    def head(self) -> Head:
+        """The last record's sequence number and hash (``seq`` 0 for an empty log)."""
+        return self.log.head()
+
+    def first_seq(self) -> int | None:
+        """The first sequence number kept (``None`` for an empty log)."""
+        return self.log.first_seq()
+
+    def count(self, flt: Filter | None = None) -> int:
+        """How many records match ``flt`` (all of them without one)."""
+        return self.log.count(flt)
+
+    def event_types(self) -> list[str]:
+        """The event types recorded so far (for a filter's choices)."""
+        return self.log.event_types()
+
+    def entry(self, seq: int) -> Entry | None:
+        """The record ``seq`` (``None`` when there is none)."""
+        return self.log.get(seq)
+
+    def between(self, first_seq: int, last_seq: int) -> list[Entry]:
+        """The records from ``first_seq`` to ``last_seq`` (both included) that exist; a
+        missing one (a deleted row) is simply not there."""
+        return self.log.range(first_seq, last_seq)
+
+    def page(self, flt: Filter, offset: int, limit: int) -> list[Entry]:
+        """Up to ``limit`` records matching ``flt``, after the first ``offset`` of them."""
+        return self.log.page(flt, offset, limit)
+
     def verify(
         self, *, from_checkpoint: bool = False, progress: Progress | None = None
     ) -> VerifyResult:

@@ -111,6 +111,15 @@ class MultiAgentService:
     def memory_status(self) -> list[CollectionStatus]:
         return self.memory().status()
 
+    def memory_failed(self, err: BaseException) -> None:
+        """The semantic memory could not be used (``err``): :meth:`health` says so."""
+        self.coordinator.memory_state.fail(err)
+
+    @property
+    def recall_floor(self) -> float:
+        """The least score of a memory the experts use (a search shows no less either)."""
+        return self.coordinator.min_score
+
     def search_memory(self, query: str, limit: int = 5, collection: str = "") -> list[MemoryHit]:
         memory = self.memory()
         if collection:
@@ -188,6 +197,16 @@ class MultiAgentService:
 
     def subscribe(self, session_id: str) -> Subscription:
         return self.feed.subscribe(session_id)
+
+    def feed_ok(self) -> bool:
+        """Whether the live feed's bus delivers now (when not, a run's events come through
+        its ``on_event`` instead)."""
+        return self.feed.state.ok
+
+    def stop_for_shutdown(self) -> None:
+        """The app is quitting: the runs stop and stay interrupted (resumable at the next
+        start), not recorded as cancelled by the user."""
+        self.coordinator.stop_for_shutdown()
 
     # -- health ----------------------------------------------------------------------------
     def health(self) -> dict[str, str]:
