@@ -56,8 +56,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends.audit import AuditService, Entry, Filter, VerifyResult, get_service
+from backends.audit import AuditService, Entry, Filter, VerifyResult
 from backends.progress import Progress
+from backends.services import Lazy
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -250,12 +251,12 @@ class AuditTableModel(QAbstractTableModel):
             if ranged:
                 first = view.first_seq + page * PAGE
                 last = min(first + PAGE, view.first_seq + view.total) - 1
-                found = {e.seq: e for e in service.log.range(first, last)}
+                found = {e.seq: e for e in service.between(first, last)}
                 entries: list[tuple[int, Entry | None]] = [
                     (seq, found.get(seq)) for seq in range(first, last + 1)
                 ]
             else:
-                page_entries = service.log.page(view.flt, page * PAGE, PAGE)
+                page_entries = service.page(view.flt, page * PAGE, PAGE)
                 entries = [(e.seq, e) for e in page_entries]
             statuses: dict[str, str] = {}
             rows = []
@@ -496,13 +497,13 @@ class InspectorPane(QWidget):
 
         def job(progress: Progress, emit: Emit) -> View:
             service = existing if existing is not None else source()
-            first = service.log.first_seq() or 1
+            first = service.first_seq() or 1
             if flt.empty:
-                head = service.log.head()
+                head = service.head()
                 total = max(head.seq - first + 1, 0)
             else:
-                total = service.log.count(flt)
-            return View(service, flt, total, first, tuple(service.log.event_types()))
+                total = service.count(flt)
+            return View(service, flt, total, first, tuple(service.event_types()))
 
         self._set_busy(True)
         self.inspector_status.setText(self.tr("Loading the audit log…"))
@@ -520,7 +521,7 @@ class InspectorPane(QWidget):
         self.filter_event.setCurrentText(current)
         self.filter_event.blockSignals(False)
         self.audit_detail.clear()
-        where = view.service.log.location
+        where = view.service.location
         if view.flt.empty:
             text = self.tr("{0} in {1}").format(_records(view.total), where)
         else:
@@ -590,7 +591,7 @@ class InspectorPane(QWidget):
         service = view.service
 
         def job(progress: Progress, emit: Emit) -> tuple[int, str]:
-            entry = service.log.get(seq)
+            entry = service.entry(seq)
             if entry is None:
                 return seq, ""
             revealed = service.reveal(entry)
@@ -769,16 +770,17 @@ class InspectorPane(QWidget):
 def open_inspector(window: QMainWindow) -> InspectorPane:
     """Show the inspector docked in ``window`` (made on first use); return the pane.
 
-    ``window`` needs ``services`` and ``workers`` (the main window has both); the tutor tab
-    calls this with its window too.
+    ``window`` needs ``audit`` (a :class:`~backends.services.Lazy` handle on the audit
+    service) and ``workers`` (the main window has both); the tutor tab calls this with its
+    window too.
     """
     dock = window.findChild(QDockWidget, "inspector_dock")
     if dock is None:
-        services = window.services  # type: ignore[attr-defined]
+        audit: Lazy[AuditService] = window.audit  # type: ignore[attr-defined]
         workers: WorkerPool = window.workers  # type: ignore[attr-defined]
         dock = QDockWidget(window.tr("Audit inspector"), window)
         dock.setObjectName("inspector_dock")
-        pane = InspectorPane(workers, lambda: get_service(services), dock)
+        pane = InspectorPane(workers, audit.get, dock)
         dock.setWidget(pane)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
     dock.show()

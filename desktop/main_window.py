@@ -1,10 +1,16 @@
 """The main window: one tab per assistant, a status bar, menus, the start-up checks.
 
 All signal wiring lives in :meth:`MainWindow._connect_signals`; slots are ``_on_<signal>``.
+
+The window is the one place of the desktop that holds the :class:`Services` container: it
+unpacks it into each tab's pieces (:func:`tab_pieces`: a lazy handle on the tab's own service
+and its model choices) and the inspector's (:attr:`MainWindow.audit`). Nothing is built here:
+every service is built on first use, in a worker, after the window appeared.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 from typing import Any
 
@@ -25,10 +31,10 @@ from backends import doctor, preload
 from backends.models.registry import ModelOption, model_options
 from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
-from backends.services import Services
+from backends.services import Lazy, Services
 from desktop.dialogs import AboutDialog, DoctorDialog, SettingsDialog
 from desktop.model_picker import TITLES, ModelPicker
-from desktop.tabs import TABS, build_tabs
+from desktop.tabs import TABS, TabPieces, build_tabs
 from desktop.theme import MODES, Theme
 from desktop.welcome import SETTINGS_KEY as WELCOME_KEY
 from desktop.welcome import WelcomeBanner
@@ -56,6 +62,36 @@ RUNS: dict[str, str] = {
 }
 
 
+#: whose service is built by which assistant package's ``get_service`` (imported on first use:
+#: the audit service's package, for one, is not needed before the inspector opens)
+SERVICE_PACKAGES: dict[str, str] = {
+    "multiagent": "backends.multiagent",
+    "memories": "backends.memories",
+    "conversations": "backends.conversations",
+    "tutor": "backends.tutor",
+    "audit": "backends.audit",
+}
+
+
+def service_handle(services: Services, name: str) -> Lazy[Any]:
+    """A lazy handle on the service called ``name`` (see :data:`SERVICE_PACKAGES`)."""
+    package = SERVICE_PACKAGES[name]
+
+    def build(container: Services) -> Any:
+        return importlib.import_module(package).get_service(container)
+
+    return services.lazy(name, build)
+
+
+def tab_pieces(services: Services) -> dict[str, TabPieces]:
+    """The container unpacked for the tabs: each its own service and model choices."""
+    return {
+        name: TabPieces(service_handle(services, name), services.model_choices(name))
+        for name, _title, _spec, module in TABS
+        if module is not None
+    }
+
+
 def window_settings() -> QSettings:
     """Where the window keeps its size, splitters, last tab, theme and the welcome flag: the
     user's ``Custodia/Custodia.ini`` (tests point ``QSettings.setPath`` elsewhere)."""
@@ -71,7 +107,8 @@ def _with_platform(documented: str, standard: QKeySequence.StandardKey) -> list[
 
 
 class MainWindow(QMainWindow):
-    """Owns the worker pool; every tab gets the services and the pool injected."""
+    """Owns the worker pool and the container; every tab gets the pool and its own pieces of
+    the container (:func:`tab_pieces`) injected."""
 
     #: emitted once the start-up checks finished: the list of :class:`doctor.Check`
     checks_ready = Signal(object)
@@ -85,6 +122,8 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.setObjectName("main_window")
         self.services = services
+        #: the audit service, for the inspector (built when it first loads the log)
+        self.audit: Lazy[Any] = service_handle(services, "audit")
         self.settings = settings if settings is not None else window_settings()
         self.theme = Theme(self)
         #: the user chose "Quit anyway" (or nothing was running): close without asking
@@ -109,7 +148,7 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("assistants")
         self.tabs.setDocumentMode(True)
-        for widget, title in build_tabs(services, self.workers, self):
+        for widget, title in build_tabs(tab_pieces(services), self.workers, self):
             self.tabs.addTab(widget, title)
         central = QWidget(self)
         central.setObjectName("central")

@@ -9,7 +9,6 @@ list (bundled model, retrieval-only, every GGUF in the models folders) is read i
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -17,9 +16,9 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
 from backends import config as config_module
-from backends.models.registry import ChatChoice, ModelOption, model_options
+from backends.models.registry import ChatChoice, ModelOption
 from backends.progress import Progress
-from backends.services import Services
+from backends.services import ModelChoices
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 #: what the status line says of an assistant's model before it is loaded
@@ -49,21 +48,22 @@ def describe_choice(choice: ChatChoice) -> tuple[str, str]:
 
 class ModelPicker(QWidget):
     """``Model: [combo]`` for one assistant. Object names: ``<assistant>_model_picker`` (the
-    combo box) and ``<assistant>_model_state`` (what is loaded, or why not)."""
+    combo box) and ``<assistant>_model_state`` (what is loaded, or why not).
+
+    It is given the assistant's :class:`~backends.services.ModelChoices`, not the container."""
 
     #: (assistant, short text, tooltip) once the chosen model is loaded or refused
     model_loaded = Signal(str, str, str)
 
     def __init__(
         self,
-        assistant: str,
-        services: Services,
+        choices: ModelChoices,
         workers: WorkerPool,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.assistant = assistant
-        self.services = services
+        self.assistant = assistant = choices.assistant
+        self.choices = choices
         self.workers = workers
         self.setObjectName(f"{assistant}_model_row")
         self._list_job: JobHandle | None = None
@@ -87,7 +87,7 @@ class ModelPicker(QWidget):
         self.state.setObjectName(f"{assistant}_model_state")
         self.state.setStyleSheet("color: #666")
         layout.addWidget(self.state)
-        current = services.config.model_for(assistant)
+        current = choices.current()
         self.combo.addItem(current, current)
         self.env_var = f"CUSTODIA_{assistant.upper()}_MODEL"
         if self.env_var in os.environ:
@@ -105,22 +105,21 @@ class ModelPicker(QWidget):
     # -- the list --------------------------------------------------------------------------
     def refresh(self) -> None:
         """Read the models folders again (in a worker) and list what is there."""
-        services, assistant = self.services, self.assistant
+        choices = self.choices
         self._list_serial += 1
         serial = self._list_serial
 
         def job(progress: Progress, emit: Emit) -> tuple[int, list[ModelOption]]:
-            config = services.config
-            return serial, model_options(config, (config.model_for(assistant),))
+            return serial, choices.options()
 
-        self._list_job = self.workers.start(f"{assistant}: list models", job)
+        self._list_job = self.workers.start(f"{self.assistant}: list models", job)
         self._list_job.signals.succeeded.connect(self._on_listed)
 
     def _on_listed(self, result: Any) -> None:
         serial, options = result
         if serial != self._list_serial:
             return  # a newer listing was asked for: it decides
-        current = self.services.config.model_for(self.assistant)
+        current = self.choices.current()
         self._filling = True
         try:
             self.combo.clear()
@@ -146,27 +145,24 @@ class ModelPicker(QWidget):
         if self._filling:
             return
         key = str(self.combo.itemData(index) or "")
-        if key and key != self.services.config.model_for(self.assistant):
+        if key and key != self.choices.current():
             self.choose(key)
 
     def choose(self, key: str) -> JobHandle:
         """Use ``key`` for this assistant from its next answer: saved, then loaded here."""
-        services, assistant = self.services, self.assistant
-        services.use_model(assistant, key)
+        choices, assistant = self.choices, self.assistant
+        choices.use(key)
         self.state.setText(self.tr("loading {0}…").format(key))
         self.state.setToolTip("")
 
         def job(progress: Progress, emit: Emit) -> tuple[str, str, str]:
             error = ""
             try:
-                config_module.update_file(
-                    services.config.home,
-                    lambda c: replace(c, models={**c.models, assistant: key}),
-                )
+                choices.save(key)
             except (config_module.ConfigError, OSError) as err:
                 error = f"not saved in custodia.toml: {err}"
             progress.start(1, f"loading {key}")
-            shown, tip = describe_choice(services.chat_choice_for(assistant))
+            shown, tip = describe_choice(choices.load())
             return shown, tip, error
 
         self._load_job = self.workers.start(f"{assistant}: load model", job)

@@ -1,4 +1,9 @@
-"""One tab per assistant (DC1). Each tab module exposes ``create(services, workers, parent)``.
+"""One tab per assistant (DC1). Each tab module exposes ``create(service, models, workers,
+parent)``: ``service`` is a :class:`~backends.services.Lazy` handle on its assistant's service
+(built on first use, inside a worker job), ``models`` the assistant's
+:class:`~backends.services.ModelChoices` (for the model picker). A tab never gets the
+:class:`~backends.services.Services` container: the main window unpacks it into these
+(:class:`TabPieces`). Tab modules are imported by name when the tabs are built.
 
 Tabs whose assistant has not landed yet are an honest "coming in the next release" page —
 no fake behaviour.
@@ -7,12 +12,14 @@ no fake behaviour.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from backends.services import Services
+from backends.services import Lazy, ModelChoices
 from desktop.workers import WorkerPool
 
 #: (objectName, title, SPEC ids, module or None while the assistant has not landed)
@@ -23,7 +30,15 @@ TABS: list[tuple[str, str, str, str | None]] = [
     ("tutor", "Clinical tutor", "CT1–CT8", "desktop.tabs.tutor"),
 ]
 
-TabFactory = Callable[[Services, WorkerPool, QWidget], QWidget]
+TabFactory = Callable[[Lazy[Any], ModelChoices, WorkerPool, QWidget], QWidget]
+
+
+@dataclass(frozen=True)
+class TabPieces:
+    """What one tab is given of the container: its service (lazy) and its model choices."""
+
+    service: Lazy[Any]
+    models: ModelChoices
 
 
 class ComingSoonTab(QWidget):
@@ -47,8 +62,9 @@ class ComingSoonTab(QWidget):
 
 
 def build_tabs(
-    services: Services, workers: WorkerPool, parent: QWidget
+    pieces: Mapping[str, TabPieces], workers: WorkerPool, parent: QWidget
 ) -> list[tuple[QWidget, str]]:
+    """The tabs of :data:`TABS`, each built from its ``pieces[name]``."""
     out: list[tuple[QWidget, str]] = []
     for name, title, spec, module in TABS:
         translated = QCoreApplication.translate("tabs", title)
@@ -56,7 +72,8 @@ def build_tabs(
             widget: QWidget = ComingSoonTab(name, translated, spec, parent)
         else:
             factory: TabFactory = importlib.import_module(module).create
-            widget = factory(services, workers, parent)
+            given = pieces[name]
+            widget = factory(given.service, given.models, workers, parent)
             assert widget.objectName() == name, f"tab {module} must be named {name!r}"
         out.append((widget, translated))
     return out

@@ -79,7 +79,6 @@ from backends.conversations import (
     TurnResult,
     export_conversations,
     generate_key,
-    get_service,
     import_file,
     key_id,
     normalise_passphrase,
@@ -88,7 +87,7 @@ from backends.conversations import (
 )
 from backends.errors import DimensionMismatchError
 from backends.progress import Progress
-from backends.services import Services
+from backends.services import Lazy, ModelChoices
 from desktop import theme
 from desktop.markdown import set_markdown, split_markdown
 from desktop.workers import Emit, JobHandle, WorkerPool
@@ -495,10 +494,13 @@ class ConversationsTab(QWidget):
     #: a message or code block was copied from the transcript (its text)
     copied = Signal(str)
 
-    def __init__(self, services: Services, workers: WorkerPool, parent: QWidget | None = None):
+    def __init__(
+        self, service: Lazy[ConversationAgent], workers: WorkerPool, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("conversations")
-        self.services = services
+        #: this tab's service, built on first use (only ever inside a worker job)
+        self.service = service
         self.workers = workers
         self.current_id: str | None = None
         self.ready = False
@@ -759,10 +761,10 @@ class ConversationsTab(QWidget):
         return handle
 
     def _start(self) -> None:
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> _Started:
-            agent = get_service(services)
+            agent = service.get()
             agent.start(progress)
             return _Started(agent.conversations(), agent.encryption_status(), agent.model_choices())
 
@@ -782,10 +784,10 @@ class ConversationsTab(QWidget):
         self._discover_models()
 
     def _sync_index(self) -> None:
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> _Indexed:
-            agent = get_service(services)
+            agent = service.get()
             try:
                 report = agent.sync_vectors(progress)
             except (DimensionMismatchError, EmbedderMismatchError) as err:
@@ -801,18 +803,18 @@ class ConversationsTab(QWidget):
         )
 
     def _discover_models(self) -> None:
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> list[ModelChoice]:
-            return get_service(services).discover_models()
+            return service.get().discover_models()
 
         self._run("conversations: models", job, self._on_models_discovered)
 
     def _refresh(self, note: str = "") -> None:
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> _Listing:
-            agent = get_service(services)
+            agent = service.get()
             agent.reconcile()
             return _listing(agent, note)
 
@@ -1006,7 +1008,7 @@ class ConversationsTab(QWidget):
         text = self.chat_input.text().strip()
         if not text or self._chat is not None or not self.ready:
             return
-        services = self.services
+        service = self.service
         conversation_id = self.current_id
         model_key = self.model_picker.currentData()
         stop = self._stop_chat
@@ -1014,7 +1016,7 @@ class ConversationsTab(QWidget):
         self._answering = conversation_id
 
         def job(progress: Progress, emit: Emit) -> TurnResult:
-            agent = get_service(services)
+            agent = service.get()
             return agent.ask(
                 text,
                 conversation_id,
@@ -1145,13 +1147,13 @@ class ConversationsTab(QWidget):
 
     # -- opening conversations -------------------------------------------------------------
     def _open(self, conversation_id: str, highlight: int | None) -> None:
-        services = self.services
+        service = self.service
         self._open_serial += 1
         serial = self._open_serial
 
         def job(progress: Progress, emit: Emit) -> _Opened:
             try:
-                conversation = get_service(services).load(conversation_id)
+                conversation = service.get().load(conversation_id)
             except ConversationNotFoundError:  # deleted elsewhere (the CLI, another window)
                 return _Opened(serial, None, highlight, conversation_id)
             except ConversationError as err:  # unreadable since it was listed or found
@@ -1289,11 +1291,11 @@ class ConversationsTab(QWidget):
         name = item.text(0).strip()
         if row is None or not name or name == row.name:
             return
-        services = self.services
+        service = self.service
         is_current = conversation_id == self.current_id
 
         def job(progress: Progress, emit: Emit) -> _Listing:
-            agent = get_service(services)
+            agent = service.get()
             renamed = agent.rename(conversation_id, name)  # tidied, or InvalidNameError
             return _listing(agent, "", title=renamed.name if is_current else "")
 
@@ -1363,11 +1365,11 @@ class ConversationsTab(QWidget):
         return self._hit_names.get(conversation_id) or self.tr("this conversation")
 
     def _delete(self, conversation_id: str) -> None:
-        services = self.services
+        service = self.service
         note = self.tr("Deleted “{0}”.").format(self._name(conversation_id))
 
         def job(progress: Progress, emit: Emit) -> _Listing:
-            agent = get_service(services)
+            agent = service.get()
             agent.delete(conversation_id)
             return _listing(agent, note)
 
@@ -1416,12 +1418,12 @@ class ConversationsTab(QWidget):
     def _search(self, query: str, *, quiet: bool = False) -> None:
         if not query:
             return
-        services = self.services
+        service = self.service
         self._search_serial += 1
         serial = self._search_serial
 
         def job(progress: Progress, emit: Emit) -> _Found:
-            agent = get_service(services)
+            agent = service.get()
             hits = agent.search(query, 20)
             reasons = agent.unreadable_reasons()
             unsearched = ", ".join(f"{n} {why}" for why, n in sorted(reasons.items()))
@@ -1470,10 +1472,10 @@ class ConversationsTab(QWidget):
 
     # -- index, key, import, export --------------------------------------------------------
     def _on_rebuild_index_clicked(self) -> None:
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> _Indexed:
-            report = get_service(services).rebuild_vectors(progress)
+            report = service.get().rebuild_vectors(progress)
             return _Indexed(f"{report.added} message(s) indexed")
 
         self.rebuild_index.setEnabled(False)
@@ -1516,11 +1518,11 @@ class ConversationsTab(QWidget):
     def _on_key_dialog_passphrase_submitted(self, passphrase: str, new: bool) -> None:
         """Derive the passphrase's key off the GUI thread (Scrypt: ~0.4 s, 128 MiB); the
         dialog waits, saying so, and shows a wrong passphrase itself."""
-        services = self.services
+        service = self.service
         dialog = self.key_dialog
 
         def job(progress: Progress, emit: Emit) -> str:
-            return get_service(services).key_from_passphrase(passphrase, new=new)
+            return service.get().key_from_passphrase(passphrase, new=new)
 
         def derived(key: Any) -> None:
             if dialog is not None and dialog is self.key_dialog:
@@ -1539,14 +1541,14 @@ class ConversationsTab(QWidget):
         handle.signals.failed.connect(failed)
 
     def _on_key_dialog_key_chosen(self, key: str, generated: bool, passphrase: bool) -> None:
-        services = self.services
+        service = self.service
         dialog = self.key_dialog
         if dialog is not None and dialog.new_history:
             self._start_new_history(key, passphrase)
             return
 
         def job(progress: Progress, emit: Emit) -> _Listing:
-            agent = get_service(services)
+            agent = service.get()
             # a generated key is saved (keyring, else conversations/.rotation.key) before
             # the first file is rewritten: an interrupted change is recoverable
             outcome: KeyOutcome = agent.use_key(
@@ -1600,10 +1602,10 @@ class ConversationsTab(QWidget):
             self._start_new_history(None, False)
 
     def _start_new_history(self, key: str | None, passphrase: bool) -> None:
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> _Listing:
-            agent = get_service(services)
+            agent = service.get()
             made: NewHistory = agent.start_new_history(key, passphrase=passphrase)
             how = "encrypted" if made.encrypted else "stored in clear text"
             note = (
@@ -1648,10 +1650,10 @@ class ConversationsTab(QWidget):
         )
 
     def _on_import_file_selected(self, path: str) -> None:
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> _Listing:
-            agent = get_service(services)
+            agent = service.get()
             result = import_file(agent, Path(path), progress)
             note = f"Imported {len(result.imported)} conversation(s), named “… (imported)”"
             if result.renamed:
@@ -1708,10 +1710,10 @@ class ConversationsTab(QWidget):
         chosen = dialog.selectedNameFilter() if dialog is not None else ""
         path, fmt = export_target(path, chosen)
         ids = None if self._export_all else [self.current_id or ""]
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> _Listing:
-            agent = get_service(services)
+            agent = service.get()
             text, problems = export_conversations(agent, ids, fmt, progress)
             write_private(Path(path), text)
             note = f"Exported to {path} (plaintext)"
@@ -1825,5 +1827,8 @@ def _message_html(
     )
 
 
-def create(services: Services, workers: WorkerPool, parent: QWidget) -> QWidget:
-    return ConversationsTab(services, workers, parent)
+def create(
+    service: Lazy[ConversationAgent], models: ModelChoices, workers: WorkerPool, parent: QWidget
+) -> QWidget:
+    """The tab; ``models`` is not used: the agent lists and loads its own models."""
+    return ConversationsTab(service, workers, parent)

@@ -50,16 +50,16 @@ from PySide6.QtWidgets import (
 from backends.memories import (
     FoundMemory,
     Hit,
+    MemoryAssistant,
     MemoryStatus,
     Proposal,
     RememberOutcome,
     TurnResult,
     Undo,
-    get_service,
 )
 from backends.models.chat import Message
 from backends.progress import Progress
-from backends.services import Services
+from backends.services import Lazy, ModelChoices
 from desktop import theme
 from desktop.markdown import MessageView
 from desktop.model_picker import ModelPicker
@@ -206,10 +206,19 @@ class ProposalRow(QFrame):
 class MemoriesTab(QWidget):
     """The memory assistant: chat, memories used, memory panel."""
 
-    def __init__(self, services: Services, workers: WorkerPool, parent: QWidget | None) -> None:
+    def __init__(
+        self,
+        service: Lazy[MemoryAssistant],
+        models: ModelChoices | None,
+        workers: WorkerPool,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("memories")
-        self.services = services
+        #: this tab's service, built on first use (only ever inside a worker job)
+        self.service = service
+        #: which model it answers with (none: no picker; it keeps the model it was built with)
+        self.models = models
         self.workers = workers
         self._exchanges: list[_Exchange] = []
         #: the exchange whose question is being edited (it and what follows are greyed)
@@ -277,8 +286,10 @@ class MemoriesTab(QWidget):
         chat = QWidget()
         layout = QVBoxLayout(chat)
         layout.setContentsMargins(0, 0, 0, 0)
-        self.model_picker = ModelPicker("memories", self.services, self.workers, self)
-        layout.addWidget(self.model_picker, 0, Qt.AlignmentFlag.AlignRight)
+        self.model_picker: ModelPicker | None = None
+        if self.models is not None:
+            self.model_picker = ModelPicker(self.models, self.workers, self)
+            layout.addWidget(self.model_picker, 0, Qt.AlignmentFlag.AlignRight)
         self.transcript = QScrollArea()
         self.transcript.setObjectName("transcript")
         self.transcript.setWidgetResizable(True)
@@ -455,10 +466,10 @@ class MemoriesTab(QWidget):
         return handle
 
     def _open(self) -> None:
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> MemoryStatus:
-            return get_service(services).open()
+            return service.get().open()
 
         handle = self._start("memories: open", job, self._on_open_succeeded)
         handle.signals.failed.connect(self._on_open_failed)
@@ -477,13 +488,13 @@ class MemoriesTab(QWidget):
 
     def refresh(self) -> None:
         """Reload the memory list (and status) for the current search text."""
-        services = self.services
+        service = self.service
         query = self.memory_search_box.text()
         self._refresh_serial += 1
         serial = self._refresh_serial
 
         def job(progress: Progress, emit: Emit) -> tuple[int, str, list[FoundMemory], MemoryStatus]:
-            assistant = get_service(services)
+            assistant = service.get()
             return serial, query, assistant.find(query, limit=LIST_LIMIT), assistant.status()
 
         self._start("memories: list", job, self._on_refresh_succeeded)
@@ -597,10 +608,10 @@ class MemoriesTab(QWidget):
         self._answer.set_status(self.tr("Thinking…"))
         self._exchanges.append(_Exchange(user, self._answer))
         history = self.history
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> TurnResult:
-            return get_service(services).turn(
+            return service.get().turn(
                 message, history, on_token=emit, should_stop=lambda: progress.cancelled
             )
 
@@ -772,10 +783,10 @@ class MemoriesTab(QWidget):
 
     # -- creating, editing, deleting memories ----------------------------------------------
     def _remember(self, text: str, source: str) -> None:
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> RememberOutcome:
-            return get_service(services).remember(text, source=source)
+            return service.get().remember(text, source=source)
 
         self._start("memories: remember", job, self._on_outcome)
 
@@ -842,10 +853,10 @@ class MemoriesTab(QWidget):
             return
         proposal = row.proposal
         self._drop_proposal(row)
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> RememberOutcome:
-            return get_service(services).accept(proposal, keep_both=keep_both)
+            return service.get().accept(proposal, keep_both=keep_both)
 
         self._start("memories: accept proposal", job, self._on_outcome)
 
@@ -877,10 +888,10 @@ class MemoriesTab(QWidget):
         new = item.text().strip()
         if not new or new == old:
             return
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> RememberOutcome:
-            return get_service(services).update(old, new, source="edit")
+            return service.get().update(old, new, source="edit")
 
         handle = self._start("memories: edit", job, self._on_outcome)
         handle.signals.failed.connect(self._on_edit_failed)
@@ -895,10 +906,10 @@ class MemoriesTab(QWidget):
         text = str(item.data(Qt.ItemDataRole.UserRole))
         row = self.memory_list.row(item)
         self.memory_list.takeItem(row)  # at once; the store follows in the worker
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> Undo:
-            return get_service(services).delete(text)
+            return service.get().delete(text)
 
         handle = self._start("memories: delete", job, self._on_delete_succeeded)
         handle.signals.failed.connect(self._on_edit_failed)
@@ -923,10 +934,10 @@ class MemoriesTab(QWidget):
             return
         undo = self.undo_stack.pop()
         self.memory_undo.setEnabled(bool(self.undo_stack))
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> Undo:
-            get_service(services).undo(undo)
+            service.get().undo(undo)
             return undo
 
         self._start("memories: undo", job, self._on_undo_succeeded)
@@ -942,10 +953,10 @@ class MemoriesTab(QWidget):
     def _on_reembed_all_clicked(self) -> None:
         if self._reembed is not None:
             return
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> int:
-            return get_service(services).reembed(progress)
+            return service.get().reembed(progress)
 
         handle = self._start("memories: re-embed", job, self._on_reembed_succeeded)
         handle.signals.progress.connect(self._on_reembed_progress)
@@ -988,5 +999,7 @@ class MemoriesTab(QWidget):
         self.search_timer.stop()
 
 
-def create(services: Services, workers: WorkerPool, parent: QWidget) -> QWidget:
-    return MemoriesTab(services, workers, parent)
+def create(
+    service: Lazy[MemoryAssistant], models: ModelChoices, workers: WorkerPool, parent: QWidget
+) -> QWidget:
+    return MemoriesTab(service, models, workers, parent)

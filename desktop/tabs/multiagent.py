@@ -69,10 +69,9 @@ from backends.multiagent import (
     Session,
     SessionBusyError,
     assemble_result,
-    get_service,
 )
 from backends.progress import Progress
-from backends.services import Services
+from backends.services import Lazy, ModelChoices
 from desktop import theme
 from desktop.markdown import set_markdown
 from desktop.model_picker import ModelPicker
@@ -142,10 +141,19 @@ class MultiAgentTab(QWidget):
     #: the semantic memory's search index (HNSW) was built: how many collections
     memory_indexed = Signal(int)
 
-    def __init__(self, services: Services, workers: WorkerPool, parent: QWidget | None) -> None:
+    def __init__(
+        self,
+        service: Lazy[MultiAgentService],
+        models: ModelChoices | None,
+        workers: WorkerPool,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("multiagent")
-        self.services = services
+        #: this tab's service, built on first use (only ever inside a worker job)
+        self.service = service
+        #: which model it answers with (none: no picker; it keeps the model it was built with)
+        self.models = models
         self.workers = workers
         self.current: Session | None = None
         self._seen_seq = 0
@@ -210,8 +218,10 @@ class MultiAgentTab(QWidget):
         self.resume_button.setToolTip(self.tr("Continue the selected unfinished session"))
         self.resume_button.setEnabled(False)
         top.addWidget(self.resume_button)
-        self.model_picker = ModelPicker("multiagent", self.services, self.workers, self)
-        top.addWidget(self.model_picker)
+        self.model_picker: ModelPicker | None = None
+        if self.models is not None:
+            self.model_picker = ModelPicker(self.models, self.workers, self)
+            top.addWidget(self.model_picker)
         layout.addLayout(top)
 
         status = QHBoxLayout()
@@ -430,7 +440,7 @@ class MultiAgentTab(QWidget):
 
     def _service(self) -> MultiAgentService:
         """Only ever called inside jobs (worker threads)."""
-        return get_service(self.services)
+        return self.service.get()
 
     def _phase_name(self, phase: str) -> str:
         names = {
@@ -616,7 +626,7 @@ class MultiAgentTab(QWidget):
             try:
                 return service.memory_status(), service.health()
             except StoreUnavailableError as err:
-                service.coordinator.memory_state.fail(err)
+                service.memory_failed(err)
                 return str(err), service.health()
 
         handle = self.workers.start("multi-agent: memory status", job)
@@ -1070,10 +1080,9 @@ class MultiAgentTab(QWidget):
 
         def job(progress: Progress, emit: Emit) -> Any:
             service = self._service()
-            feed_state = service.feed.state
 
             def fallback(event: dict[str, Any]) -> None:
-                if not feed_state.ok:  # the bus failed: deliver through the job instead
+                if not service.feed_ok():  # the bus failed: deliver through the job instead
                     emit(event)
 
             try:
@@ -1309,7 +1318,7 @@ class MultiAgentTab(QWidget):
         def job(progress: Progress, emit: Emit) -> Any:
             service = self._service()
             # The experts' own recall threshold: what they would not use is not shown either.
-            floor = service.coordinator.min_score
+            floor = service.recall_floor
             return floor, service.search_memory(query, limit=MEMORY_SEARCH_LIMIT)
 
         self.memory_results.clear()
@@ -1402,7 +1411,7 @@ class MultiAgentTab(QWidget):
         if self._run is None:
             return
         with contextlib.suppress(CustodiaEnvironmentError):
-            self._service().coordinator.stop_for_shutdown()  # built already: a run uses it
+            self._service().stop_for_shutdown()  # built already: a run uses it
 
     def shutdown(self) -> None:
         """Called by the window on close, after the workers were cancelled and waited for."""
@@ -1413,5 +1422,7 @@ class MultiAgentTab(QWidget):
         self._index = None
 
 
-def create(services: Services, workers: WorkerPool, parent: QWidget) -> QWidget:
-    return MultiAgentTab(services, workers, parent)
+def create(
+    service: Lazy[MultiAgentService], models: ModelChoices, workers: WorkerPool, parent: QWidget
+) -> QWidget:
+    return MultiAgentTab(service, models, workers, parent)

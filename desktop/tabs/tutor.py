@@ -46,7 +46,7 @@ from PySide6.QtWidgets import (
 )
 
 from backends.progress import Progress
-from backends.services import Services
+from backends.services import Lazy, ModelChoices
 from backends.tutor import (
     EXTRACTIVE,
     GENERATED,
@@ -55,7 +55,7 @@ from backends.tutor import (
     ImportReport,
     Status,
     Turn,
-    get_service,
+    TutorService,
 )
 from desktop.model_picker import ModelPicker
 from desktop.workers import Emit, JobHandle, WorkerPool
@@ -81,10 +81,19 @@ class TutorTab(QWidget):
     #: an import finished (the :class:`ImportReport`)
     imported = Signal(object)
 
-    def __init__(self, services: Services, workers: WorkerPool, parent: QWidget | None) -> None:
+    def __init__(
+        self,
+        service: Lazy[TutorService],
+        models: ModelChoices | None,
+        workers: WorkerPool,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("tutor")
-        self.services = services
+        #: this tab's service, built on first use (only ever inside a worker job)
+        self.service = service
+        #: which model it answers with (none: no picker; it keeps the model it was built with)
+        self.models = models
         self.workers = workers
         self.status: Status | None = None
         self.turn: Turn | None = None
@@ -150,8 +159,10 @@ class TutorTab(QWidget):
         self.open_inspector.setObjectName("open_inspector")
         self.open_inspector.setToolTip(self.tr("Review the audit log of every turn"))
         top.addWidget(self.open_inspector)
-        self.model_picker = ModelPicker("tutor", self.services, self.workers, self)
-        top.addWidget(self.model_picker)
+        self.model_picker: ModelPicker | None = None
+        if self.models is not None:
+            self.model_picker = ModelPicker(self.models, self.workers, self)
+            top.addWidget(self.model_picker)
         layout.addLayout(top)
 
         self.degraded_notice = QLabel("")
@@ -263,10 +274,10 @@ class TutorTab(QWidget):
         if self._started:
             return
         self._started = True
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> Status:
-            return get_service(services).prepare(progress)
+            return service.get().prepare(progress)
 
         self.tutor_status.setText(self.tr("Indexing the study notes…"))
         self.tutor_progress.setVisible(True)
@@ -345,10 +356,10 @@ class TutorTab(QWidget):
         if not question or self._ask is not None or not self.ask.isEnabled():
             return
         user = self.current_user()
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> Turn:
-            return get_service(services).ask(
+            return service.get().ask(
                 question,
                 user,
                 on_token=emit,
@@ -613,7 +624,7 @@ class TutorTab(QWidget):
         from desktop.inspector import open_inspector
 
         window = self.window()
-        if hasattr(window, "services") and hasattr(window, "workers"):
+        if hasattr(window, "audit") and hasattr(window, "workers"):
             open_inspector(window)  # type: ignore[arg-type]
 
     def _on_import_notes_clicked(self) -> None:
@@ -631,12 +642,12 @@ class TutorTab(QWidget):
         if self._importing is not None:
             return
         user = self.current_user()
-        services = self.services
+        service = self.service
 
         def job(progress: Progress, emit: Emit) -> ImportReport:
             from pathlib import Path
 
-            tutor = get_service(services)
+            tutor = service.get()
             total = ImportReport()
             for path in paths:
                 total.merge(tutor.import_path(Path(path), user, progress))
@@ -775,5 +786,7 @@ def render_answer(turn: Turn, labels: AnswerLabels | None = None, *, sources: bo
     return "".join(parts)
 
 
-def create(services: Services, workers: WorkerPool, parent: QWidget) -> QWidget:
-    return TutorTab(services, workers, parent)
+def create(
+    service: Lazy[TutorService], models: ModelChoices, workers: WorkerPool, parent: QWidget
+) -> QWidget:
+    return TutorTab(service, models, workers, parent)

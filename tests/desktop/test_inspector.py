@@ -146,7 +146,7 @@ def test_detail_view_reveals_and_marks_erased(qtbot: Any, pane: InspectorPane) -
     text = pane.audit_detail.toPlainText()
     shown = json.loads(text.split("\n\n")[0])
     assert shown["personal"] == {"name": "Ana", "n": 0} and shown["status"] == "sealed"
-    assert text.endswith(pane.service.log.get(1).record)  # type: ignore[union-attr]
+    assert text.endswith(pane.service.entry(1).record)  # type: ignore[union-attr]
     with qtbot.waitSignal(pane.detail_shown, timeout=10_000):
         pane.audit_table.selectRow(2)
     shown = json.loads(pane.audit_detail.toPlainText().split("\n\n")[0])

@@ -55,6 +55,67 @@ def test_documented_shortcuts_are_bound(custodia_window: Any) -> None:
     assert keys("action_inspector") == ["Ctrl+I"]
 
 
+def test_no_tab_holds_the_container(custodia_window: Any) -> None:
+    """Constructor injection: each tab (and each widget in it) holds its own service's
+    handle and model choices, never the :class:`Services` container."""
+    from PySide6.QtCore import QObject
+
+    from backends.services import Lazy, Services
+
+    for name in TAB_NAMES:
+        tab = custodia_window.findChild(QWidget, name)
+        for obj in [tab, *tab.findChildren(QObject)]:
+            held = vars(obj).values() if hasattr(obj, "__dict__") else ()
+            assert not any(isinstance(value, Services) for value in held), (name, obj)
+        assert isinstance(tab.service, Lazy)
+
+
+def test_the_window_appears_before_any_service_is_built(
+    qtbot: Any, custodia_config: Config, custodia_qsettings: Any
+) -> None:
+    """Opening a store is slow: the window is shown while every assistant's service (and the
+    audit service) waits to be built, and each is then built off the GUI thread."""
+    import threading
+    from collections.abc import Callable
+
+    from backends.services import Services
+    from desktop.main_window import SERVICE_PACKAGES, MainWindow
+
+    gate = threading.Event()
+    built_on: dict[str, threading.Thread] = {}
+    finished: list[str] = []
+
+    class GatedServices(Services):
+        """Real services whose named ones wait for ``gate`` before they are built."""
+
+        def service(self, name: str, build: Callable[[], Any], close: Any = None) -> Any:
+            def gated() -> Any:
+                built_on[name] = threading.current_thread()
+                gate.wait(30)
+                built = build()
+                finished.append(name)
+                return built
+
+            return super().service(name, gated, close)
+
+    services = GatedServices(custodia_config)
+    window = MainWindow(services, settings=custodia_qsettings)
+    qtbot.addWidget(window, before_close_func=lambda w: w.workers.shutdown())
+    ready: list[Any] = []
+    window.checks_ready.connect(ready.append)
+    try:
+        window.show()
+        qtbot.waitExposed(window)
+        assert window.isVisible() and finished == []
+        assert threading.main_thread() not in built_on.values()
+    finally:
+        gate.set()
+    qtbot.waitUntil(lambda: bool(ready) and not window.workers.active, timeout=60_000)
+    assert built_on and set(built_on) <= set(SERVICE_PACKAGES)  # the tabs' start-up work
+    assert threading.main_thread() not in built_on.values()
+    window.close_now()
+
+
 def test_problem_in_a_store_is_shown_without_blocking(qtbot: Any, tmp_path: Path) -> None:
     import socket
 

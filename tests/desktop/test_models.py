@@ -154,7 +154,7 @@ def test_add_folder_lists_its_files_and_saves_it(
 def test_picker_offers_files_not_the_test_model_and_switches_the_next_answer(
     qtbot: Any, services: Services, workers: WorkerPool
 ) -> None:
-    picker = ModelPicker("tutor", services, workers)
+    picker = ModelPicker(services.model_choices("tutor"), workers)
     qtbot.addWidget(picker)
     combo = child(picker, QComboBox, "tutor_model_picker")
     qtbot.waitUntil(lambda: combo.findData("gguf:tiny-chat") >= 0, timeout=10_000)
@@ -176,7 +176,7 @@ def test_picker_offers_files_not_the_test_model_and_switches_the_next_answer(
 def test_picker_a_broken_file_leaves_retrieval_only_with_the_reason(
     qtbot: Any, services: Services, workers: WorkerPool
 ) -> None:
-    picker = ModelPicker("memories", services, workers)
+    picker = ModelPicker(services.model_choices("memories"), workers)
     qtbot.addWidget(picker)
     with qtbot.waitSignal(picker.model_loaded, timeout=10_000) as loaded:
         picker.choose("gguf:cut")
@@ -190,7 +190,7 @@ def test_picker_follows_the_environment(
     qtbot: Any, services: Services, workers: WorkerPool, monkeypatch: Any
 ) -> None:
     monkeypatch.setenv("CUSTODIA_TUTOR_MODEL", "scripted")
-    picker = ModelPicker("tutor", services, workers)
+    picker = ModelPicker(services.model_choices("tutor"), workers)
     qtbot.addWidget(picker)
     assert not picker.combo.isEnabled() and "CUSTODIA_TUTOR_MODEL" in picker.combo.toolTip()
 
@@ -297,7 +297,7 @@ def test_picking_a_real_gguf_for_the_tutor_loads_it_for_the_next_answer(
     except Exception as err:
         pytest.skip(f"bundled SmolLM2 or llama.cpp not available: {err}")
     (services.config.path("models") / "mine.gguf").symlink_to(smollm2)
-    picker = ModelPicker("tutor", services, workers)
+    picker = ModelPicker(services.model_choices("tutor"), workers)
     qtbot.addWidget(picker)
     qtbot.waitUntil(lambda: picker.combo.findData("gguf:mine") >= 0, timeout=10_000)
     picker.combo.setCurrentIndex(picker.combo.findData("gguf:mine"))

@@ -10,6 +10,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -64,6 +65,11 @@ def rows(tab: QWidget) -> list[list[str]]:
     ]
 
 
+def conversations_folder(tab: ConversationsTab) -> Path:
+    """Where the tab's agent keeps its conversation files."""
+    return tab.service.get().config.path("conversations")
+
+
 def idle(qtbot: Any, tab: ConversationsTab) -> None:
     qtbot.waitUntil(lambda: tab.ready and not tab.busy, timeout=WAIT)
 
@@ -92,6 +98,8 @@ def seed(services: Services, name: str, texts: list[str]) -> str:
 
 
 MakeTab = Callable[..., ConversationsTab]
+#: the container each ``make_tab`` tab's service came from (the tab holds only its service)
+containers: dict[ConversationsTab, Services] = {}
 
 
 @pytest.fixture
@@ -108,10 +116,11 @@ def make_tab(qtbot: Any, custodia_config: Config) -> Iterator[MakeTab]:
         if prepare is not None:
             prepare(services)
         workers = WorkerPool()
-        tab = ConversationsTab(services, workers)
+        tab = ConversationsTab(services.lazy("conversations", get_service), workers)
         tab.resize(1000, 650)
         tab.show()
         built.append((tab, workers, services))
+        containers[tab] = services
         idle(qtbot, tab)
         return tab
 
@@ -121,6 +130,7 @@ def make_tab(qtbot: Any, custodia_config: Config) -> Iterator[MakeTab]:
         tab.close()
         tab.deleteLater()
         services.close()
+        containers.pop(tab, None)
 
 
 # -- inside the main window -------------------------------------------------------------------
@@ -153,7 +163,7 @@ def test_a_chat_turn_streams_into_the_transcript_and_is_listed(
     title = child(tab, QLabel, "conversation_title")
     qtbot.waitUntil(lambda: title.text() == "Tell me about zebras", timeout=WAIT)
     conversation_id = transcript.property("conversation_id")
-    agent = get_service(tab.services)
+    agent = tab.service.get()
     assert [m.content for m in agent.load(conversation_id).history] == [
         "Tell me about zebras",
         expected,
@@ -220,7 +230,7 @@ def test_set_key_encrypts_every_conversation(qtbot: Any, make_tab: MakeTab) -> N
     status = child(tab, QLabel, "encryption_status")
     qtbot.waitUntil(lambda: "for this session only" in status.text(), timeout=WAIT)
     idle(qtbot, tab)
-    data = json.loads((tab.services.config.path("conversations") / "old-notes.json").read_text())
+    data = json.loads((conversations_folder(tab) / "old-notes.json").read_text())
     assert data["encrypted"] is True and "kept in clear" not in json.dumps(data)
     assert "1 conversation(s) re-encrypted" in child(tab, QLabel, "tab_status").text()
 
@@ -232,7 +242,7 @@ def test_rename_in_place_and_delete_with_confirmation(qtbot: Any, make_tab: Make
     item.setText(0, "Second name")  # what an in-place edit (F2, double click) does
     qtbot.waitUntil(lambda: rows(tab) and rows(tab)[0][0] == "Second name", timeout=WAIT)
     idle(qtbot, tab)
-    path = tab.services.config.path("conversations") / "first-name.json"
+    path = conversations_folder(tab) / "first-name.json"
     assert json.loads(path.read_text())["name"] == "Second name"
     tree.setCurrentItem(tree.topLevelItem(0))
     child(tab, QPushButton, "delete_conversation").click()
@@ -298,7 +308,7 @@ def test_import_then_rebuild_index(qtbot: Any, make_tab: MakeTab) -> None:
     dialog.close()
     qtbot.waitUntil(lambda: len(rows(tab)) == 2, timeout=WAIT)
     idle(qtbot, tab)
-    assert get_service(tab.services).vectors().count() == 7
+    assert tab.service.get().vectors().count() == 7
     child(tab, QPushButton, "rebuild_index").click()
     status = child(tab, QLabel, "tab_status")
     qtbot.waitUntil(lambda: "rebuilt" in status.text(), timeout=WAIT)
@@ -310,13 +320,13 @@ def test_another_embedder_offers_a_rebuild(
 ) -> None:
     first = make_tab()
     say(qtbot, first, "indexed with 384 dimensions")
-    first.services.close()
+    containers[first].close()
     tab = make_tab(embedder=HashingEmbedder(64))
     status = child(tab, QLabel, "tab_status")
     assert "Rebuild index" in status.text() and "384" in status.text()
     child(tab, QPushButton, "rebuild_index").click()
     qtbot.waitUntil(lambda: "rebuilt" in status.text(), timeout=WAIT)
-    assert get_service(tab.services).vectors().dimension == 64
+    assert tab.service.get().vectors().dimension == 64
 
 
 def test_without_the_key_of_an_encrypted_history_nothing_is_written(
@@ -333,7 +343,7 @@ def test_without_the_key_of_an_encrypted_history_nothing_is_written(
     status = child(tab, QLabel, "encryption_status")
     assert "New messages are refused" in status.text() and status.property("warning") is True
     assert "encrypted and locked" in status.text() and "clear text" not in status.text()
-    folder = tab.services.config.path("conversations")
+    folder = conversations_folder(tab)
     before = sorted(p.name for p in folder.iterdir())
     say(qtbot, tab, "this would be stored in clear")
     tab_status = child(tab, QLabel, "tab_status")
@@ -381,7 +391,7 @@ def test_stop_keeps_what_was_said_marked_stopped(qtbot: Any, make_tab: MakeTab) 
     status = child(tab, QLabel, "tab_status")
     qtbot.waitUntil(lambda: "Stopped" in status.text(), timeout=WAIT)
     cid = transcript.property("conversation_id")
-    answer = get_service(tab.services).load(cid).history[1]
+    answer = tab.service.get().load(cid).history[1]
     assert answer.stopped and answer.content.startswith("word0 word1 word2 word3 word4 word5 ")
     assert "word1999" not in answer.content
     qtbot.waitUntil(lambda: "stopped" in transcript.toPlainText(), timeout=WAIT)
@@ -395,7 +405,7 @@ def test_a_name_too_long_is_refused_and_the_list_shows_the_stored_one(
     qtbot: Any, make_tab: MakeTab
 ) -> None:
     tab = make_tab(prepare=lambda s: seed(s, "Short name", ["hello", "hi"]))
-    path = tab.services.config.path("conversations") / "short-name.json"
+    path = conversations_folder(tab) / "short-name.json"
     before = path.read_bytes()
     tree = child(tab, QTreeWidget, "conversation_list")
     tree.topLevelItem(0).setText(0, "x" * 5000)
@@ -441,7 +451,7 @@ def test_deleting_the_conversation_being_answered_stops_it_then_starts_afresh(
     """Delete… while its answer streams: confirmed, the answer stops, the file goes (not
     written again by the stopped answer), and the tab is a new conversation again."""
     tab = make_tab(chat=_SlowChat(), prepare=lambda s: seed(s, "Long talk", ["hello", "hi"]))
-    path = tab.services.config.path("conversations") / "long-talk.json"
+    path = conversations_folder(tab) / "long-talk.json"
     _open_in_list(qtbot, tab, "long-talk")
     transcript = child(tab, QTextBrowser, "transcript")
     qtbot.keyClicks(child(tab, QLineEdit, "chat_input"), "talk for a long time")
@@ -467,7 +477,7 @@ def test_deleting_the_conversation_being_answered_stops_it_then_starts_afresh(
     assert "no such conversation" not in status.text()
     new_id = transcript.property("conversation_id")
     assert new_id and new_id != "long-talk" and tab.current_id == new_id
-    assert get_service(tab.services).load(new_id).history[0].content == "a fresh start"
+    assert tab.service.get().load(new_id).history[0].content == "a fresh start"
 
 
 def test_after_new_delete_acts_on_nothing_and_deleting_the_open_one_starts_afresh(
@@ -498,7 +508,7 @@ def test_a_conversation_deleted_elsewhere_gives_way_to_a_new_one(
 ) -> None:
     tab = make_tab(prepare=lambda s: seed(s, "Elsewhere", ["hello", "hi"]))
     _open_in_list(qtbot, tab, "elsewhere")
-    get_service(tab.services).delete("elsewhere")  # the CLI, another window
+    tab.service.get().delete("elsewhere")  # the CLI, another window
     chat_input = child(tab, QLineEdit, "chat_input")
     qtbot.keyClicks(chat_input, "are you still there?")
     child(tab, QPushButton, "send").click()
@@ -531,7 +541,7 @@ def test_an_invalid_key_is_explained_in_the_dialog_which_stays_open(
     qtbot: Any, make_tab: MakeTab
 ) -> None:
     tab = make_tab(prepare=lambda s: seed(s, "Old notes", ["kept in clear", "for now"]))
-    path = tab.services.config.path("conversations") / "old-notes.json"
+    path = conversations_folder(tab) / "old-notes.json"
     before = path.read_bytes()
     dialog = _key_dialog(qtbot, tab)
     key_input = child(dialog, QLineEdit, "key_input")
@@ -648,7 +658,7 @@ def test_a_passphrase_encrypts_and_a_wrong_one_is_said_in_the_dialog(
     status = child(tab, QLabel, "encryption_status")
     qtbot.waitUntil(lambda: "derived from your passphrase" in status.text(), timeout=WAIT)
     idle(qtbot, tab)
-    folder = tab.services.config.path("conversations")
+    folder = conversations_folder(tab)
     data = json.loads((folder / "old-notes.json").read_text())
     assert data["encrypted"] is True and (folder / ".kdf.json").exists()
     assert not (folder / ".rotation.key").exists()  # the derived key is never written
@@ -688,7 +698,7 @@ def test_without_a_keyring_the_dialog_says_so_and_offers_the_passphrase(
     qtbot: Any, make_tab: MakeTab
 ) -> None:
     tab = make_tab()
-    agent = get_service(tab.services)
+    agent = tab.service.get()
     assert not agent.keys.keyring().usable  # these machines have no OS keyring
     child(tab, QPushButton, "set_key").click()
     dialog = child(tab, QDialog, "key_dialog")
@@ -715,7 +725,7 @@ def test_generate_in_the_window_saves_the_key_before_rewriting_any_file(
             seed(services, f"Note {i}", [f"text {i}", "answer"])
 
     tab = make_tab(prepare=prepare)
-    folder = tab.services.config.path("conversations")
+    folder = conversations_folder(tab)
     dialog = _key_dialog(qtbot, tab)
     child(dialog, QPushButton, "generate_key").click()
     key = child(dialog, QLineEdit, "key_input").text()
@@ -756,7 +766,7 @@ def test_a_new_history_after_the_key_is_lost(qtbot: Any, make_tab: MakeTab) -> N
         ConversationFiles(folder, HistoryCipher([generate_key()])).write(old, create=True)
 
     tab = make_tab(prepare=prepare)
-    folder = tab.services.config.path("conversations")
+    folder = conversations_folder(tab)
     before = (folder / "secret.json").read_bytes()
     new_history = child(tab, QPushButton, "new_history")
     assert new_history.isVisible()
@@ -794,7 +804,7 @@ def test_continue_unencrypted_warns_and_keeps_the_old_files(qtbot: Any, make_tab
         ConversationFiles(folder, HistoryCipher([generate_key()])).write(old, create=True)
 
     tab = make_tab(prepare=prepare)
-    folder = tab.services.config.path("conversations")
+    folder = conversations_folder(tab)
     before = (folder / "secret.json").read_bytes()
     child(tab, QPushButton, "new_history").click()
     box = child(tab, QMessageBox, "new_history_dialog")
@@ -828,7 +838,7 @@ def test_search_hits_follow_renames_and_deletes_and_never_show_a_raw_id(
     )
     idle(qtbot, tab)
     # deleted elsewhere (the CLI): clicking the stale hit names it, never its id
-    (tab.services.config.path("conversations") / "zebra-facts.json").unlink()
+    (conversations_folder(tab) / "zebra-facts.json").unlink()
     item = results.item(0)
     qtbot.mouseClick(
         results.viewport(), Qt.MouseButton.LeftButton, pos=results.visualItemRect(item).center()
@@ -962,7 +972,7 @@ def test_a_hit_whose_file_became_unreadable_is_named_not_shown_by_id(
     qtbot.keyClick(search, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: results.count() > 0, timeout=WAIT)
     idle(qtbot, tab)
-    path = tab.services.config.path("conversations") / "zebra-facts.json"
+    path = conversations_folder(tab) / "zebra-facts.json"
     path.write_bytes(path.read_bytes()[:-40])  # damaged since the search
     item = results.item(0)
     qtbot.mouseClick(
@@ -997,3 +1007,31 @@ def test_the_transcript_follows_a_dark_theme(qtbot: Any, make_tab: MakeTab) -> N
     finally:
         app.setPalette(before)
     qtbot.waitUntil(lambda: "#0b5394" in transcript.toHtml(), timeout=WAIT)
+
+
+def test_the_tab_works_given_only_its_service(qtbot: Any, custodia_config: Config) -> None:
+    """Constructor injection: a handle on an agent built here, no container anywhere."""
+    from backends.conversations import ConversationAgent
+    from backends.models.chat import ScriptedChat
+    from backends.models.registry import ChatChoice
+    from backends.services import Lazy
+
+    agent = ConversationAgent(
+        custodia_config,
+        embedder=HashingEmbedder,
+        chat=lambda: ChatChoice(ScriptedChat()),
+        use_keyring=False,
+    )
+    workers = WorkerPool()
+    tab = ConversationsTab(Lazy.of(agent), workers)
+    qtbot.addWidget(tab, before_close_func=lambda w: workers.shutdown())
+    tab.show()
+    idle(qtbot, tab)
+    say(qtbot, tab, "Tell me about zebras")
+    qtbot.waitUntil(lambda: len(rows(tab)) == 1, timeout=WAIT)
+    [[name, _date, model, count]] = rows(tab)
+    assert (name, model, count) == ("Tell me about zebras", "scripted", "2")
+    conversation_id = child(tab, QTextBrowser, "transcript").property("conversation_id")
+    assert agent.load(conversation_id).history[0].content == "Tell me about zebras"
+    workers.shutdown()
+    agent.close()

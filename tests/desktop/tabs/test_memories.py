@@ -180,6 +180,44 @@ def test_search_and_edit(qtbot: Any, tab: QWidget) -> None:
     qtbot.waitUntil(lambda: "My dog is called Rex" in memory_texts(tab), timeout=WAIT)
 
 
+def test_the_tab_works_given_only_its_service(qtbot: Any, custodia_config: Config) -> None:
+    """Constructor injection: no container — a handle on a memory assistant built here, and
+    no model choices (so no model picker). It is built on first use, off the GUI thread."""
+    import threading
+
+    from backends.services import Lazy
+    from desktop.tabs.memories import MemoriesTab
+    from desktop.workers import WorkerPool
+
+    built_on: list[threading.Thread] = []
+
+    def build() -> MemoryAssistant:
+        built_on.append(threading.current_thread())
+        return MemoryAssistant(
+            custodia_config.path(STORE_FILE),
+            HashingEmbedder,
+            lambda: ScriptedChat(),
+            config=custodia_config,
+        )
+
+    service = Lazy(build)
+    workers = WorkerPool()
+    tab = MemoriesTab(service, None, workers)
+    qtbot.addWidget(tab, before_close_func=lambda w: workers.shutdown())
+    tab.show()
+    assert tab.findChild(QWidget, "memories_model_row") is None
+    qtbot.waitUntil(child(tab, QPushButton, "send").isEnabled, timeout=WAIT)
+    assert service.is_built() and built_on and built_on != [threading.main_thread()]
+
+    say(qtbot, tab, "Remember that my dog is called Rex")
+    qtbot.waitUntil(lambda: memory_texts(tab) == ["My dog is called Rex"], timeout=WAIT)
+    answer = say(qtbot, tab, "What is my dog called?")
+    qtbot.waitUntil(lambda: "(context passages: 1)" in bubble_text(answer), timeout=WAIT)
+    assert used_rows(tab) == [("0.56", "My dog is called Rex")]
+    workers.shutdown()
+    service.get().close()
+
+
 @pytest.fixture
 def memories_of_another_embedder(custodia_config: Config) -> None:
     """Memories written earlier with a 64-d embedder, before the window opens (384-d)."""
