@@ -13,15 +13,16 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from backends.config import Config, redact_url
+from backends import stores
+from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
 from backends.net import http_json
 
 if TYPE_CHECKING:
     from backends.services import Services
+    from backends.stores.description import Datum
 
 
 @dataclass
@@ -35,7 +36,7 @@ class Check:
     required: bool = True  # False: detected, never required (e.g. Ollama)
     reason: str = ""
     version: str = ""
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, object] = field(default_factory=dict)
     seconds: float = 0.0
 
     def line(self) -> str:
@@ -48,6 +49,15 @@ class Check:
 
 
 Probe = Callable[[Check], None]
+
+#: the doctor's store rows: its name for each, and the datum whose store it asks
+STORES = (
+    ("sessions/tickets/feed", "tickets"),
+    ("audit log", "audit log"),
+    ("graph", "graph"),
+    ("semantic memory", "semantic memory"),
+    ("vector index", "conversation vectors"),
+)
 
 
 def _run(check: Check, probe: Probe) -> Check:
@@ -76,52 +86,13 @@ def _probe_data_dir(config: Config) -> Probe:
     return probe
 
 
-def _probe_redis(config: Config) -> Probe:
-    def probe(check: Check) -> None:
-        import redis
-
-        t = config.network_timeout
-        client = redis.Redis.from_url(config.redis_url, socket_timeout=t, socket_connect_timeout=t)
-        try:
-            client.ping()
-            check.version = str(client.info("server").get("redis_version", ""))
-        except redis.RedisError as err:
-            raise CustodiaEnvironmentError(f"Redis not reachable: {err}") from err
-        finally:
-            client.close()
-
-    return probe
-
-
-def _probe_postgres(config: Config) -> Probe:
-    def probe(check: Check) -> None:
-        import psycopg
-
-        try:
-            timeout = max(1, int(config.network_timeout))
-            with psycopg.connect(config.postgres_dsn, connect_timeout=timeout) as conn:
-                row = conn.execute("SHOW server_version").fetchone()
-                check.version = str(row[0]) if row else ""
-        except psycopg.Error as err:
-            raise CustodiaEnvironmentError(f"Postgres not reachable: {err}".strip()) from err
-
-    return probe
-
-
-def _probe_neo4j(config: Config) -> Probe:
-    """The graph server through the graph store itself: its typed errors (password refused,
-    no such database, not reachable) and, for Neo4j, its version and edition."""
+def _probe_store(config: Config, datum: Datum) -> Probe:
+    """The store holding ``datum`` probes itself (its own typed errors, its timeouts)."""
 
     def probe(check: Check) -> None:
-        from backends import stores
-
-        graph = stores.open("graph", config)
-        try:
-            info = graph.server_info()
-        finally:
-            graph.close()
-        check.version = f"{info['version']} {info['edition']}".strip()
-        check.details.update({k: v for k, v in info.items() if v})
+        probed = stores.checkup(datum.role, config, **datum.context(config))
+        check.version = probed.version
+        check.details.update(probed.details)
 
     return probe
 
@@ -131,15 +102,6 @@ def _probe_http(url: str, path: str, timeout: float) -> Probe:
         reply = http_json(url.rstrip("/") + path, None, timeout)
         if isinstance(reply, dict):
             check.version = str(reply.get("version", ""))
-
-    return probe
-
-
-def _probe_local_dir(path: Path) -> Probe:
-    def probe(check: Check) -> None:
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if not os.access(path, os.W_OK):
-            raise CustodiaEnvironmentError(f"{path} is not writable")
 
     return probe
 
@@ -223,44 +185,18 @@ def plan(config: Config, services: Services | None = None) -> list[tuple[Check, 
     checks: list[tuple[Check, Probe]] = [
         (Check("data dir", "sqlite", str(config.home)), _probe_data_dir(config)),
     ]
-    if config.cache == "redis":
-        where = redact_url(config.redis_url)
-        checks.append((Check("sessions/tickets/feed", "redis", where), _probe_redis(config)))
-    else:
-        checks.append((Check("sessions/tickets/feed", "in-process", "memory"), lambda check: None))
-    if config.audit == "postgres":
-        where = redact_url(config.postgres_dsn)
-        checks.append((Check("audit log", "postgres", where), _probe_postgres(config)))
-    else:
-        where = str(config.path("audit.sqlite3"))
-        checks.append((Check("audit log", "sqlite", where), _probe_local_dir(config.home)))
-    if config.graph == "neo4j":
-        checks.append((Check("graph", "neo4j", config.neo4j_uri), _probe_neo4j(config)))
-    else:
-        where = str(config.path("tutor.sqlite3"))
-        checks.append((Check("graph", "sqlite", where), _probe_local_dir(config.home)))
-    if config.qdrant_url:
-        probe = _probe_http(config.qdrant_url, "/", config.network_timeout)
-        checks.append((Check("semantic memory", "qdrant", config.qdrant_url), probe))
-    else:
-        where = str(config.qdrant_edge_path)
-        checks.append(
-            (
-                Check("semantic memory", "qdrant-edge", where),
-                _probe_local_dir(config.qdrant_edge_path),
-            )
-        )
-    if config.chroma_url:
-        probe = _probe_http(config.chroma_url, "/api/v2/version", config.network_timeout)
-        checks.append((Check("vector index", "chroma", config.chroma_url), probe))
-    else:
-        where = str(config.chroma_path)
-        checks.append(
-            (Check("vector index", "chroma-local", where), _probe_local_dir(config.chroma_path))
-        )
+    from backends.storage_map import DATA  # the assistants' declarations (imported on use)
+
+    data = {datum.kind: datum for datum in DATA}
+    for role, kind in STORES:  # each configured store, asked through the datum it holds
+        datum = data[kind]
+        store = stores.describe(datum.role, config, **datum.context(config))
+        checks.append((Check(role, store.label, store.address), _probe_store(config, datum)))
     checks.append((Check("embedder", config.embedder, "local"), _probe_embedder(config, services)))
     if services is not None:
-        check = Check("multi-agent layers", "sessions", str(config.path("multiagent.sqlite3")))
+        sessions = data["sessions"]
+        where = stores.describe(sessions.role, config, **sessions.context(config)).location
+        check = Check("multi-agent layers", "sessions", where)
         checks.append((check, _probe_multiagent_layers(services)))
     checks.append((Check("chat model", config.chat_model, "local"), _probe_chat(config, services)))
     from backends.models.settings import ASSISTANTS

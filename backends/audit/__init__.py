@@ -10,9 +10,18 @@ The public surface — what the desktop uses: :class:`AuditService` (built by
 :func:`get_service`) and the value types it returns.
 """
 
+from backends.audit.data import DATA
 from backends.audit.service import EXPORT_FORMATS, AuditService, get_service
 from backends.audit.verify import VerifyResult
 from backends.stores.audit_log import Filter
 from backends.stores.audit_log.record import Entry
 
-__all__ = ["EXPORT_FORMATS", "AuditService", "Entry", "Filter", "VerifyResult", "get_service"]
+__all__ = [
+    "DATA",
+    "EXPORT_FORMATS",
+    "AuditService",
+    "Entry",
+    "Filter",
+    "VerifyResult",
+    "get_service",
+]

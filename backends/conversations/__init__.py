@@ -7,6 +7,7 @@ The public surface — what the desktop and the CLI use: :class:`ConversationAge
 needs, and the import/export functions.
 """
 
+from backends.conversations.data import DATA
 from backends.conversations.errors import (
     ConversationError,
     ConversationNotFoundError,
@@ -37,6 +38,7 @@ from backends.conversations.service import (
 )
 
 __all__ = [
+    "DATA",
     "FERNET_SHAPE",
     "MIN_PASSPHRASE",
     "Conversation",

@@ -270,7 +270,7 @@ class ConversationAgent:
         passphrase: str | None = None,
     ) -> None:
         self.config = config
-        self.folder = config.path("conversations")
+        self.folder = config.path(FOLDER)
         self.passphrases = PassphraseFile(self.folder / KDF_FILE)
         self._embedder_factory = embedder
         self._chat_factory = chat
@@ -294,7 +294,7 @@ class ConversationAgent:
         self.files = ConversationFiles(self.folder)
         self.files.ensure()
         self._apply_key()
-        self.index = ConversationIndex(config.path("conversations.sqlite3"), self.folder)
+        self.index = ConversationIndex(config.path(INDEX_FILE), self.folder)
         if self.index.recovered is not None:
             self.reconcile()  # the damaged index was moved aside: rebuild it from the files
 

@@ -5,6 +5,7 @@ The public surface — what the desktop and the CLI use: :class:`MemoryAssistant
 storage layer (:mod:`backends.stores.memories`).
 """
 
+from backends.memories.data import DATA
 from backends.memories.service import (
     AssistantSettings,
     FoundMemory,
@@ -19,6 +20,7 @@ from backends.memories.service import (
 from backends.stores.memories import Hit, MemoryNotFoundError
 
 __all__ = [
+    "DATA",
     "AssistantSettings",
     "FoundMemory",
     "Hit",

@@ -12,6 +12,7 @@ from backends.multiagent.coordinator import (
     SessionBusyError,
     assemble_result,
 )
+from backends.multiagent.data import DATA
 from backends.multiagent.service import MultiAgentService, get_service
 from backends.multiagent.tickets import LiveTicket
 from backends.stores.sessions import PHASES, Session
@@ -21,6 +22,7 @@ from backends.stores.vectors import CollectionStatus, MemoryHit
 Hit = MemoryHit
 
 __all__ = [
+    "DATA",
     "PHASES",
     "SESSION_FINISHED",
     "CollectionStatus",

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from backends.errors import StoreUnavailableError
 from backends.multiagent.health import OK, LayerState
-from backends.stores.sessions import SESSION_TTL, Session, SessionMirror, check_limit
+from backends.stores.sessions import SESSION_TTL, Session, SessionMirror, check_limit, l2_prefix
 from backends.stores.ttl import TTLStore
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ class SessionStore:
         self._l2 = l2
         self._mirror_factory = mirror
         self._mirror: SessionMirror | None = None
-        self._prefix = f"{namespace}:session:"
+        self._prefix = l2_prefix(namespace)
         self._ttl = ttl
         self._lock = threading.RLock()
         self._dirty: set[str] = set()  # saved, but not yet in SQLite

@@ -69,6 +69,11 @@ class LiveTicket:
         return max(0.0, self.expires_at - (time.time() if now is None else now))
 
 
+def key_prefix(namespace: str = "custodia") -> str:
+    """The keys of a namespace's tickets in the TTL store (the storage map counts them)."""
+    return f"{namespace}:ticket:"
+
+
 class TicketBoard:
     def __init__(
         self,
@@ -79,7 +84,7 @@ class TicketBoard:
         retry_after: float = 5.0,
     ) -> None:
         self._store = store
-        self._prefix = f"{namespace}:ticket:"
+        self._prefix = key_prefix(namespace)
         self.ttl = ttl
         self.state = LayerState(f"tickets ({store.kind})", retry_after)
 

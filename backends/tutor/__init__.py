@@ -9,6 +9,7 @@ The public surface — what the desktop uses: :class:`TutorService` (built by
 :func:`get_service`) and the value types it returns.
 """
 
+from backends.tutor.data import DATA
 from backends.tutor.kb import ImportReport
 from backends.tutor.service import (
     EXTRACTIVE,
@@ -22,6 +23,7 @@ from backends.tutor.service import (
 )
 
 __all__ = [
+    "DATA",
     "EXTRACTIVE",
     "GENERATED",
     "NOT_COVERED",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from backends import stores
 from backends.config import Config
 from backends.stores.description import OK, Measurement, Probed, SelfDescribing
 
@@ -23,6 +24,13 @@ def config(home: Path) -> Config:
         postgres_dsn="postgresql://custodia@127.0.0.1:5432/custodia",
         neo4j_uri="bolt://127.0.0.1:7687",
     )
+
+
+def registered(store: object) -> bool:
+    """``store``'s class is an implementation in the registry (not a view over one, such as a
+    semantic-memory collection seen as a vector index: its memory describes itself)."""
+    target = f"{type(store).__module__}:{type(store).__qualname__}"
+    return any(target in stores.implementations(role).values() for role in stores.roles())
 
 
 def check_description(store: object, cfg: Config, **context: object) -> type[SelfDescribing]:

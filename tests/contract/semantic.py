@@ -6,6 +6,7 @@ Each implementation runs it from a small fixtures class in ``tests/backends/stor
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from backends.models.embedders import Embedder, HashingEmbedder
 from backends.progress import Progress
 from backends.stores.vectors import COLLECTIONS, INDEXED_FIELDS, MemoryItem, SemanticMemory
 from backends.stores.vectors.qdrant import STAGING_SUFFIX
+from tests.contract import describing
 
 Open = Callable[[Embedder], SemanticMemory]
 
@@ -56,6 +58,15 @@ class SemanticMemoryContract:
             ],
         )
 
+    # -- self-description (the storage map's row, the doctor's probe) -----------------------
+    def test_describes_and_measures_itself(self, memory: SemanticMemory, tmp_path: Path) -> None:
+        cfg = describing.config(tmp_path)
+        self.fill(memory)
+        measured = describing.measure(memory, cfg)
+        assert measured.items == sum(s.points for s in memory.status()) == 4
+        assert measured.note.startswith("agent_results 4, ")
+        describing.check_probe(memory, cfg)
+
     def test_collections_cosine_and_recorded_embedder(self, memory: SemanticMemory) -> None:
         assert memory.collections == COLLECTIONS
         statuses = {s.name: s for s in memory.status()}
@@ -70,6 +81,39 @@ class SemanticMemoryContract:
             assert vectors.distance.name == "COSINE"
             assert vectors.size == 64
             assert (info.config.metadata or {})["indexes"] == list(INDEXED_FIELDS)
+
+    # -- copy_to: a migration's copy (same ids, vectors and payloads; idempotent) ----------
+    def test_copy_to_copies_every_point_in_and_out(
+        self, memory: SemanticMemory, tmp_path: Path
+    ) -> None:
+        from backends.stores.vectors.qdrant import QdrantSemanticMemory
+
+        embedder = HashingEmbedder(64)
+        source = QdrantSemanticMemory(embedder, path=tmp_path / "copy-source")
+        back = QdrantSemanticMemory(embedder, path=tmp_path / "copy-back")
+        try:
+            self.fill(source)
+            source.add(
+                "session_memory",
+                MemoryItem("Task: csv. Outcome: done", "s1", extra={"phase": "done"}),
+            )
+            progress = Progress()
+            assert source.copy_to(memory, progress, batch=2) == 5  # into this engine
+            assert progress.done == 5
+            assert source.copy_to(memory) == 5  # again: upserts, nothing twice
+            assert memory.count("agent_results") == 4 and memory.count("session_memory") == 1
+            assert memory.copy_to(back) == 5  # and out of it
+            for name in source.collections:
+                a, b, c = (sorted(m.points(name)) for m in (source, memory, back))
+                assert [(i, p) for i, _, p in a] == [(i, p) for i, _, p in b]
+                assert [(i, p) for i, _, p in a] == [(i, p) for i, _, p in c]
+                for (_, va, _), (_, vb, _) in zip(a, b, strict=True):
+                    assert np.allclose(va, vb, atol=1e-6)
+            hits = memory.search("agent_results", "parse csv files", limit=1, session="s1")
+            assert hits[0].text == "parse csv files with the csv module"
+        finally:
+            source.close()
+            back.close()
 
     def test_add_and_search_keep_text_and_tags(self, memory: SemanticMemory) -> None:
         self.fill(memory)

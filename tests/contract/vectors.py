@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ import pytest
 
 from backends.errors import DimensionMismatchError, EmbedderMismatchError, InvalidVectorError
 from backends.stores.vectors import VectorHit, VectorIndex
+from tests.contract import describing
 
 DIM = 8
 NAME = "hashing-8"
@@ -201,6 +203,16 @@ class VectorIndexContract:
         assert other.query(rows(1, dim=DIM * 2)[0], 1)[0].id == uid("z.json:0")
         other.close()
         assert open_index("another-model-16", DIM * 2).count() == 1
+
+    # -- self-description (the storage map's row, the doctor's probe) -----------------------
+    def test_describes_and_measures_itself(self, index: Any, tmp_path: Path) -> None:
+        if not describing.registered(index):
+            pytest.skip("a view over a registry store (its store describes itself)")
+        cfg = describing.config(tmp_path)
+        self._files(index)
+        measured = describing.measure(index, cfg)
+        assert measured.items == index.count() == 4
+        describing.check_probe(index, cfg)
 
 
 class PointerIndexContract:

@@ -53,6 +53,7 @@ import numpy.typing as npt
 from backends.errors import StoreUnavailableError
 from backends.models.embedders import Embedder
 from backends.progress import Progress
+from backends.stores.description import Probed, dir_size, writable_folder
 from backends.stores.vectors import COLLECTIONS, INDEXED_FIELDS, Where, clauses
 from backends.stores.vectors.semantic import Point, SemanticMemoryBase
 
@@ -135,6 +136,26 @@ class EdgeSemanticMemory(SemanticMemoryBase):
     _add_batch = _BATCH
     kind = "edge"
     local = True
+    ENGINE = "qdrant-edge (embedded)"
+    LABEL = PRODUCT = "qdrant-edge"
+
+    @classmethod
+    def locate(cls, config: Config, **context: Any) -> str:
+        return str(config.qdrant_edge_path)
+
+    @classmethod
+    def created(cls, config: Config, **context: Any) -> bool:
+        """Its folder, or an older local-mode folder it moves over at its first opening."""
+        return config.qdrant_edge_path.exists() or config.qdrant_path.exists()
+
+    @classmethod
+    def checkup(cls, config: Config, **context: Any) -> Probed:
+        return writable_folder(config.qdrant_edge_path)
+
+    @classmethod
+    def disk_size(cls, config: Config) -> int | None:
+        return dir_size(config.qdrant_edge_path)
+
     #: how long an operation waits for another process's lease (seconds) by default
     DEFAULT_WAIT = 10.0
 

@@ -13,26 +13,31 @@ its engine: :meth:`_guard` (held around each operation), :meth:`_nearest`, :meth
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 import numpy.typing as npt
 
 from backends.errors import DimensionMismatchError, EmbedderMismatchError, InvalidVectorError
 from backends.models.embedders import Embedder
+from backends.stores.description import OK, Measurement, SelfDescribing, running_store
 from backends.stores.vectors import (
     REEMBED_HINT,
     CollectionStatus,
     MemoryHit,
     MemoryItem,
     Payload,
+    SemanticCopy,
     VectorHit,
     Where,
     matches_nothing,
     tags_where,
 )
+
+if TYPE_CHECKING:
+    from backends.config import Config
 
 #: (point id, vector, payload), what an engine stores
 Point = tuple[str, list[float], dict[str, Any]]
@@ -149,8 +154,28 @@ class Collection:
         """Nothing: the memory's :meth:`~SemanticMemoryBase.close` closes the engine."""
 
 
-class SemanticMemoryBase:
+class SemanticMemoryBase(SemanticCopy, SelfDescribing):
     """The engine-independent half of a :class:`~backends.stores.vectors.SemanticMemory`."""
+
+    @classmethod
+    def measure(
+        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
+    ) -> Measurement:
+        """The points of every collection, through the running memory (one process holds
+        it), its first problem (MA11: another embedder) as health, and its folder's size."""
+        status = running_store(running).status()
+        problems = [s.problem for s in status if s.problem]
+        return Measurement(
+            sum(s.points for s in status),
+            cls.disk_size(config),
+            problems[0] if problems else OK,
+            ", ".join(f"{s.name} {s.points}" for s in status),
+        )
+
+    @classmethod
+    def disk_size(cls, config: Config) -> int | None:
+        """The bytes its folder takes (None: a server's own disk)."""
+        return None
 
     kind: str
     embedder: Embedder

@@ -1,0 +1,129 @@
+"""The audit log's data, declared once (the storage map's rows, shown under the clinical tutor,
+which writes them): the hash-chained log, the signed checkpoints and the pseudonym keys."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from backends import stores
+from backends.audit.service import (
+    CHECKPOINTS_FILE,
+    KEYS_FILE,
+    LOG_FILE,
+    SIGNING_KEY_FILE,
+    AuditService,
+    get_service,
+)
+from backends.errors import CustodiaEnvironmentError
+from backends.stores.description import (
+    HISTORY,
+    NEEDS_SERVICES,
+    NOT_CREATED,
+    NOT_CREATED_YET,
+    OK,
+    PROVABLE,
+    Datum,
+    Measurement,
+    Place,
+    file_size,
+    scalar,
+    sqlite_count,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from backends.config import Config
+    from backends.services import Services
+    from backends.stores.audit_log import AuditLog
+
+ASSISTANT = "clinical tutor"
+
+
+def _log_file(config: Config) -> Mapping[str, object]:
+    return {"path": config.path(LOG_FILE)}
+
+
+def _service(services: Services | None) -> AuditService:
+    if services is None:
+        raise CustodiaEnvironmentError(NEEDS_SERVICES)
+    return get_service(services)
+
+
+def _log(config: Config, services: Services | None) -> Measurement:
+    running: Callable[[], AuditLog] | None = None
+    if services is not None:  # built only when there is a log to count
+        running = lambda: _service(services).log  # noqa: E731
+    measured = stores.measure("audit_log", config, running=running, **_log_file(config))
+    if measured.health == NOT_CREATED:
+        return measured
+    result = _service(services).verify(from_checkpoint=True)
+    return replace(
+        measured, health=OK if result.ok else result.line(), note=f"chain {result.line()}"
+    )
+
+
+def _checkpoints_place(config: Config) -> Place:
+    return Place("signed JSON lines + Ed25519 key file", str(config.path(CHECKPOINTS_FILE)))
+
+
+def _checkpoints(config: Config, services: Services | None) -> Measurement:
+    if not stores.created("audit_log", config, **_log_file(config)):
+        return NOT_CREATED_YET
+    service = _service(services)
+    trusted = service.trust.all()
+    stored = len(service.log.checkpoints())
+    size = file_size(config.path(CHECKPOINTS_FILE)) + file_size(config.path(SIGNING_KEY_FILE))
+    mine = sum(1 for c in trusted if c.log_id == service.log.log_id)
+    return Measurement(
+        len(trusted), size, note=f"{mine} for this log, {stored} also stored in the log's database"
+    )
+
+
+def _keys_place(config: Config) -> Place:
+    return Place("SQLite (secure_delete), never on a server", str(config.path(KEYS_FILE)))
+
+
+def _keys(config: Config, services: Services | None) -> Measurement:
+    path = config.path(KEYS_FILE)
+    measured = sqlite_count(path, "SELECT count(*) FROM person_key")
+    if measured.health != OK:
+        return measured
+    erased = scalar(path, "SELECT count(*) FROM erased")
+    return replace(measured, note=f"erased: {erased} (their keys destroyed)")
+
+
+DATA = (
+    Datum(
+        "audit log",
+        ASSISTANT,
+        PROVABLE,
+        "records",
+        "detectable: signed checkpoints kept outside the log show what existed",
+        _log,
+        role="audit_log",
+        context=_log_file,
+    ),
+    Datum(
+        "checkpoints",
+        ASSISTANT,
+        PROVABLE,
+        "checkpoints",
+        "the chain still verifies, but a rewrite of the whole log is no longer evident "
+        "(keep exported checkpoints elsewhere)",
+        _checkpoints,
+        place=_checkpoints_place,
+    ),
+    Datum(
+        "pseudonym keys",
+        ASSISTANT,
+        HISTORY,
+        "keys",
+        "personal fields in the log become unreadable (as if everyone was erased); "
+        "the chain still verifies",
+        _keys,
+        place=_keys_place,
+    ),
+)

@@ -1,0 +1,106 @@
+"""The conversations assistant's data, declared once (the storage map's rows): the JSON files
+(the source of truth), their SQLite index and their vectors."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from backends import stores
+from backends.conversations.files import SUFFIX, is_valid_id
+from backends.conversations.service import FOLDER, INDEX_FILE, get_service
+from backends.stores.description import (
+    HISTORY,
+    NOT_CREATED_YET,
+    OK,
+    RECOMPUTABLE,
+    Datum,
+    Measurement,
+    Place,
+    scalar,
+    sqlite_count,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from backends.config import Config
+    from backends.services import Services
+    from backends.stores.vectors import VectorIndex
+
+ASSISTANT = "conversations"
+
+
+def _files_place(config: Config) -> Place:
+    return Place("JSON files (one per conversation)", str(config.path(FOLDER)))
+
+
+def _files(config: Config, services: Services | None) -> Measurement:
+    folder = config.path(FOLDER)
+    if not folder.exists():
+        return NOT_CREATED_YET
+    count = size = 0
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(SUFFIX) or not is_valid_id(name[: -len(SUFFIX)]):
+                continue
+            if entry.is_file(follow_symlinks=False):
+                count += 1
+                size += entry.stat(follow_symlinks=False).st_size
+    return Measurement(count, size)
+
+
+def _index_place(config: Config) -> Place:
+    return Place("SQLite (WAL)", str(config.path(INDEX_FILE)))
+
+
+def _index(config: Config, services: Services | None) -> Measurement:
+    path = config.path(INDEX_FILE)
+    measured = sqlite_count(path, "SELECT count(*) FROM conversations")
+    if measured.health != OK:
+        return measured
+    bad = scalar(path, "SELECT count(*) FROM conversations WHERE error IS NOT NULL")
+    return replace(measured, note=f"{bad} unreadable now (no key, damaged)") if bad else measured
+
+
+def _vectors(config: Config, services: Services | None) -> Measurement:
+    running: Callable[[], VectorIndex] | None = None
+    if services is not None:  # built only when there is something to count
+        running = lambda: get_service(services).vectors()  # noqa: E731
+    measured = stores.measure("vectors", config, running=running)
+    if measured.size_bytes is None:  # a server's own disk
+        return measured
+    return replace(measured, note="size: the whole Chroma folder (shared with the tutor)")
+
+
+DATA = (
+    Datum(
+        "conversations",
+        ASSISTANT,
+        HISTORY,
+        "files",
+        "lost: they are the source of truth (back up this folder)",
+        _files,
+        place=_files_place,
+    ),
+    Datum(
+        "conversation index",
+        ASSISTANT,
+        RECOMPUTABLE,
+        "rows",
+        "rebuilt from the JSON files at the next start",
+        _index,
+        place=_index_place,
+    ),
+    Datum(
+        "conversation vectors",
+        ASSISTANT,
+        RECOMPUTABLE,
+        "vectors",
+        "rebuilt from the JSON files (Rebuild index)",
+        _vectors,
+        role="vectors",
+    ),
+)

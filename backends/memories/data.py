@@ -1,0 +1,37 @@
+"""The memories assistant's data, declared once (a storage map row): the facts the user asked
+to be remembered, in their store's file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from backends import stores
+from backends.memories.service import STORE_FILE
+from backends.stores.description import HISTORY, Datum, Measurement
+
+if TYPE_CHECKING:
+    from backends.config import Config
+    from backends.services import Services
+
+
+def _store(config: Config) -> Mapping[str, object]:
+    return {"path": config.path(STORE_FILE)}
+
+
+def _memories(config: Config, services: Services | None) -> Measurement:
+    return stores.measure("memories", config, path=config.path(STORE_FILE))
+
+
+DATA = (
+    Datum(
+        "memories",
+        "memories",
+        HISTORY,
+        "memories",
+        "lost: the facts the user asked to be remembered (back up this file)",
+        _memories,
+        role="memories",
+        context=_store,
+    ),
+)

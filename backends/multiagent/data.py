@@ -1,0 +1,120 @@
+"""The multi-agent assistant's data, declared once (the storage map's rows): its sessions (the
+SQLite mirror and the L2), tickets, feed and semantic memory, measured in their stores."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from backends import stores
+from backends.errors import CustodiaEnvironmentError
+from backends.multiagent import tickets
+from backends.multiagent.service import SESSIONS_FILE, get_service
+from backends.stores.description import (
+    HISTORY,
+    RECOMPUTABLE,
+    Datum,
+    Measurement,
+    Place,
+)
+from backends.stores.sessions import l2_prefix
+
+if TYPE_CHECKING:
+    from backends.config import Config
+    from backends.services import Services
+    from backends.stores.ttl import TTLStore
+    from backends.stores.vectors import SemanticMemory
+
+ASSISTANT = "multi-agent"
+
+
+def _mirror(config: Config) -> Mapping[str, object]:
+    return {"path": config.path(SESSIONS_FILE)}
+
+
+def _sessions_place(config: Config) -> Place:
+    mirror = stores.describe("sessions", config, **_mirror(config))
+    l2 = stores.describe("ttl", config)
+    kept = f" ({l2.product} L2 keeps the last 24 h and repairs it at the next start)"
+    return Place(f"{mirror.engine} + {l2.product} L2", mirror.location, kept if l2.shared else "")
+
+
+def _sessions(config: Config, services: Services | None) -> Measurement:
+    measured = stores.measure("sessions", config, path=config.path(SESSIONS_FILE))
+    l2 = stores.describe("ttl", config)
+    if not l2.shared:  # an in-process L2 holds nothing another process could count
+        return measured
+    try:
+        copies = stores.measure("ttl", config, prefix=l2_prefix())
+    except CustodiaEnvironmentError as err:
+        return replace(measured, health=f"L2: {err}")
+    return replace(measured, note=f"{copies.items} in {l2.product} L2 ({l2.location})")
+
+
+def _tickets(config: Config, services: Services | None) -> Measurement:
+    running: Callable[[], TTLStore] | None = None
+    if services is not None and services.is_built("multiagent"):
+        service = get_service(services)
+        running = lambda: service.l2  # noqa: E731
+    measured = stores.measure("ttl", config, running=running, prefix=tickets.key_prefix())
+    if running is None and not stores.describe("ttl", config).shared:
+        return replace(measured, note="only while a task runs in this process")
+    return measured
+
+
+def _feed(config: Config, services: Services | None) -> Measurement:
+    path = config.path(SESSIONS_FILE)
+    events = stores.measure("sessions", config, path=path, count="events")
+    bus = stores.measure("bus", config)  # the bus holds none; a server must answer
+    return replace(bus, items=events.items, note="")
+
+
+def _semantic_memory(config: Config, services: Services | None) -> Measurement:
+    running: Callable[[], SemanticMemory] | None = None
+    if services is not None:  # built only when there is something to count
+        running = lambda: get_service(services).memory()  # noqa: E731
+    return stores.measure("semantic", config, running=running)
+
+
+DATA = (
+    Datum(
+        "sessions",
+        ASSISTANT,
+        HISTORY,
+        "sessions",
+        "history lost: the SQLite mirror is the durable copy",
+        _sessions,
+        role="sessions",
+        context=_mirror,
+        place=_sessions_place,
+    ),
+    Datum(
+        "tickets",
+        ASSISTANT,
+        RECOMPUTABLE,
+        "tickets",
+        "nothing durable: a ticket is a 30-minute hand-off; the session records the work",
+        _tickets,
+        role="ttl",
+    ),
+    Datum(
+        "feed",
+        ASSISTANT,
+        RECOMPUTABLE,
+        "events",
+        "nothing: every event is also kept in its session",
+        _feed,
+        role="bus",
+        note="events kept in sessions; the bus itself stores none",
+    ),
+    Datum(
+        "semantic memory",
+        ASSISTANT,
+        RECOMPUTABLE,
+        "points",
+        "the experts stop recalling past results; the results stay in their sessions",
+        _semantic_memory,
+        role="semantic",
+    ),
+)

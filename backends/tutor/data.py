@@ -1,0 +1,110 @@
+"""The clinical tutor's data, declared once (the storage map's rows): the knowledge base (its
+source of truth), the chunks' vectors and the graph derived from it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from backends import stores
+from backends.errors import CustodiaEnvironmentError
+from backends.stores.description import (
+    HISTORY,
+    NEEDS_SERVICES,
+    NOT_CREATED_YET,
+    OK,
+    RECOMPUTABLE,
+    Datum,
+    Measurement,
+    Place,
+    scalar,
+    sqlite_count,
+)
+from backends.tutor.kb import DB_FILE
+from backends.tutor.service import GRAPH_FILE, get_service
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from backends.config import Config
+    from backends.services import Services
+    from backends.stores.graph import Graph
+    from backends.stores.vectors import VectorIndex
+
+ASSISTANT = "clinical tutor"
+
+
+def _kb_place(config: Config) -> Place:
+    return Place("SQLite (chunks + FTS5)", str(config.path(DB_FILE)))
+
+
+def _kb(config: Config, services: Services | None) -> Measurement:
+    path = config.path(DB_FILE)
+    measured = sqlite_count(path, "SELECT count(*) FROM chunks")
+    if measured.health != OK:
+        return measured
+    documents = scalar(path, "SELECT count(*) FROM documents")
+    mine = scalar(path, "SELECT count(*) FROM documents WHERE scope LIKE 'user:%'")
+    return replace(measured, note=f"{documents} documents, {mine} imported by users")
+
+
+def _vectors(config: Config, services: Services | None) -> Measurement:
+    if not stores.created("chunks", config):
+        return NOT_CREATED_YET
+    if services is None:
+        raise CustodiaEnvironmentError(NEEDS_SERVICES)
+    embedder = services.embedder
+    vectors: VectorIndex = services.open_store(
+        "chunks", embedder_name=embedder.name, dimension=embedder.dimension
+    )
+    try:
+        measured = stores.measure("chunks", config, running=lambda: vectors)
+    finally:
+        vectors.close()
+    if measured.size_bytes is None:  # a server's own disk
+        return measured
+    return replace(measured, size_bytes=None, note="size: counted with the conversation vectors")
+
+
+def _graph_file(config: Config) -> Mapping[str, object]:
+    return {"path": config.path(GRAPH_FILE)}
+
+
+def _graph(config: Config, services: Services | None) -> Measurement:
+    running: Callable[[], Graph] | None = None
+    if services is not None:  # the tutor's own driver, for a server
+        running = lambda: get_service(services).graph  # noqa: E731
+    return stores.measure("graph", config, running=running, **_graph_file(config))
+
+
+DATA = (
+    Datum(
+        "knowledge base",
+        ASSISTANT,
+        HISTORY,
+        "chunks",
+        "the shipped notes are imported again; documents you imported are lost",
+        _kb,
+        place=_kb_place,
+    ),
+    Datum(
+        "knowledge base vectors",
+        ASSISTANT,
+        RECOMPUTABLE,
+        "vectors",
+        "rebuilt from the knowledge base chunks (automatically, at the tutor's next start)",
+        _vectors,
+        role="chunks",
+    ),
+    Datum(
+        "graph",
+        ASSISTANT,
+        RECOMPUTABLE,
+        "relations",
+        "rebuilt from the knowledge base (terms that co-occur in a chunk)",
+        _graph,
+        role="graph",
+        context=_graph_file,
+    ),
+)
