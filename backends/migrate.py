@@ -59,7 +59,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from backends import stores
 from backends.config import Config, redact_url
@@ -77,7 +77,13 @@ if TYPE_CHECKING:
     from backends.services import Services
     from backends.stores.audit_log import AuditLog
     from backends.stores.audit_log.postgres import Roles
-    from backends.stores.graph import AllowListedGraph
+    from backends.stores.graph import Graph
+
+    class ProbedGraph(Graph, Protocol):
+        """A graph that says which server answers (every allow-listed adapter)."""
+
+        def probe(self) -> str: ...
+
     from backends.stores.sessions import SessionMirror
     from backends.stores.ttl import TTLStore
     from backends.stores.vectors import SemanticMemory, VectorIndex
@@ -333,7 +339,7 @@ class _Run:
     notes: list[str] = field(default_factory=list)
     tutor: TutorService | None = None
     #: the target's graph, when the graph moves (opened with the tutor on the target)
-    graph: AllowListedGraph | None = None
+    graph: ProbedGraph | None = None
     tutor_prepared: bool = False
     cleanup: list[Callable[[], None]] = field(default_factory=list)
 
@@ -542,52 +548,9 @@ def _plan_semantic(run: _Run, datum: Datum) -> Step:
 def copy_semantic_memory(
     source: SemanticMemory, target: SemanticMemory, progress: Progress | None = None
 ) -> int:
-    """Copy every point (same id, vector and payload) of ``source`` into ``target``.
-
-    Both are :class:`~backends.stores.vectors.SemanticMemory`; upserts are idempotent.
-    """
-    progress = progress or Progress()
-    copied = 0
-    for name in source.collections:
-        source.check(name)  # a collection of another embedder must be re-embedded first
-        batch: list[tuple[str, list[float], dict[str, object]]] = []
-        for point in source.points(name):
-            batch.append(point)
-            if len(batch) >= 256:
-                copied += _upsert_points(target, name, batch, progress)
-                batch = []
-        copied += _upsert_points(target, name, batch, progress)
-    return copied
-
-
-def _upsert_points(
-    target: SemanticMemory,
-    name: str,
-    batch: list[tuple[str, list[float], dict[str, object]]],
-    progress: Progress,
-) -> int:
-    import numpy as np
-
-    from backends.stores.vectors import MemoryItem
-
-    if not batch:
-        return 0
-    progress.check()
-    tags = ("text", "session", "expert", "ticket")
-    items = [
-        MemoryItem(
-            text=str(p.get("text", "")),
-            session=str(p.get("session", "")),
-            expert=str(p.get("expert", "")),
-            ticket=str(p.get("ticket", "")),
-            extra={k: v for k, v in p.items() if k not in tags},
-        )
-        for _, _, p in batch
-    ]
-    vectors = np.asarray([v for _, v, _ in batch], dtype=np.float32)
-    target.upsert_vectors(name, [i for i, _, _ in batch], vectors, items)
-    progress.advance(len(batch), name)
-    return len(batch)
+    """Copy every point (same id, vector and payload) of ``source`` into ``target``: the
+    role's own :meth:`~backends.stores.vectors.SemanticCopy.copy_to` (upserts: idempotent)."""
+    return source.copy_to(target, progress)
 
 
 def _run_semantic(run: _Run, step: Step) -> None:
@@ -1064,7 +1027,7 @@ def _target_tutor(run: _Run) -> TutorService:
         from backends.tutor.service import TutorService
 
         target = run.target
-        graph: AllowListedGraph | None = None
+        graph: ProbedGraph | None = None
         if run.moves(GRAPH):
             graph = run.graph = open_store(
                 GRAPH.role,
@@ -1090,7 +1053,7 @@ def _target_tutor(run: _Run) -> TutorService:
     return run.tutor
 
 
-def _target_graph(run: _Run) -> AllowListedGraph:
+def _target_graph(run: _Run) -> ProbedGraph:
     _target_tutor(run)
     if run.graph is None:
         raise MigrationError("the graph stays where it is")

@@ -337,4 +337,70 @@ class SemanticMemory(Protocol):
 
     def reembed(self, progress: Progress | None = None) -> int: ...
 
+    def copy_to(
+        self, other: SemanticMemory, progress: Progress | None = None, *, batch: int = ...
+    ) -> int:
+        """Every point into ``other`` (:meth:`SemanticCopy.copy_to`, inherited)."""
+        ...
+
     def close(self) -> None: ...
+
+
+#: points per upsert of :meth:`SemanticCopy.copy_to`
+COPY_BATCH = 256
+#: the payload keys a :class:`MemoryItem` has fields for
+_TAGS = ("text", "session", "expert", "ticket")
+
+
+class SemanticCopy:
+    """``copy_to`` for every :class:`SemanticMemory` (a migration's copy, e.g. local to a
+    Qdrant server): written against the Protocol, once for every engine."""
+
+    def copy_to(
+        self: SemanticMemory,
+        other: SemanticMemory,
+        progress: Progress | None = None,
+        *,
+        batch: int = COPY_BATCH,
+    ) -> int:
+        """Copy every point of every collection (same id, vector and payload) into ``other``;
+        returns how many. Upserts are idempotent, so a copy stopped anywhere is finished by
+        running it again. A collection made by another embedder is refused (MA11: it must be
+        re-embedded first); cancellation is checked before each batch."""
+        progress = progress or Progress()
+        copied = 0
+        for name in self.collections:
+            self.check(name)
+            points: list[tuple[str, list[float], dict[str, Any]]] = []
+            for point in self.points(name):
+                points.append(point)
+                if len(points) >= batch:
+                    copied += _upsert_points(other, name, points, progress)
+                    points = []
+            copied += _upsert_points(other, name, points, progress)
+        return copied
+
+
+def _upsert_points(
+    target: SemanticMemory,
+    name: str,
+    points: Sequence[tuple[str, list[float], dict[str, Any]]],
+    progress: Progress,
+) -> int:
+    if not points:
+        return 0
+    progress.check()
+    items = [
+        MemoryItem(
+            text=str(p.get("text", "")),
+            session=str(p.get("session", "")),
+            expert=str(p.get("expert", "")),
+            ticket=str(p.get("ticket", "")),
+            extra={k: v for k, v in p.items() if k not in _TAGS},
+        )
+        for _, _, p in points
+    ]
+    vectors = np.asarray([v for _, v, _ in points], dtype=np.float32)
+    target.upsert_vectors(name, [i for i, _, _ in points], vectors, items)
+    progress.advance(len(points), name)
+    return len(points)
