@@ -11,11 +11,19 @@ Two kinds of follow-up (:func:`kind`):
 
 - :data:`MARKED` — it points back ("its dose?", "and in children?", "what about the
   elderly?", "¿y en niños?"): read with the earlier question straight away;
-- :data:`SHORT` — a few words and no entity ("what dose is given?"): read alone first, and
-  with the earlier question only when the notes do not cover it alone (so "what is sepsis?"
-  after a paracetamol question stays a question about sepsis).
+- :data:`SHORT` — a few words and no entity ("what dose is given?"): read with the earlier
+  question when the earlier note answers it that way, else alone.
 
-A question that names an entity of the notes is never a follow-up: it says what it is about.
+A longer question that names nothing and does not point back is read alone. A question that
+names an entity of the notes is never a follow-up: it says what it is about.
+
+A thread reading must pass the same coverage check as any question, and it names the earlier
+question's entities, which every quote must then name: a self-contained question ("what is
+the FAST test?" after a warfarin one) is not covered that way and is answered alone
+(:func:`tries_thread`, :func:`keeps_thread`). Measured on bench/data/followup_eval.json
+(bench/bench_followups.py; docs/BENCHMARKS.md): reading a short question alone first left
+"what value is diagnostic?" after an HbA1c question answered about natriuretic peptides,
+since a few words are "covered" by some note or other.
 """
 
 from __future__ import annotations
@@ -70,6 +78,21 @@ def kind(question: str, *, names_entity: bool) -> str:
     if len(_content_words(question)) <= SHORT_WORDS:
         return SHORT
     return NONE
+
+
+def tries_thread(how: str) -> bool:
+    """Whether a question of a thread that names no entity is also read with the earlier one
+    (``how``: its :func:`kind`): a marked or short one is, whether or not the notes cover it
+    alone (a few words are "covered" by some note or other); a longer one is not."""
+    return how in (MARKED, SHORT)
+
+
+def keeps_thread(how: str, *, covered_in_thread: bool) -> bool:
+    """Whether the thread reading (tried: :func:`tries_thread`) is the one answered: always
+    for a marked follow-up ("and in children?" the earlier note does not answer is *not
+    covered*, not answered about another subject alone); otherwise when the notes cover it
+    read that way."""
+    return how == MARKED or covered_in_thread
 
 
 def carried(question: str, earlier: str) -> str:

@@ -1093,10 +1093,10 @@ class TutorService:
         judged = self._judge(retrieval)
         if earlier.strip() and not retrieval.graph.seeds:
             how = followup.kind(retrieval.question, names_entity=False)
-            if how == followup.MARKED or (how == followup.SHORT and not judged.covered):
+            if followup.tries_thread(how):
                 again = self.retrieve(question, user, k, follows=earlier.strip())
                 judged_again = self._judge(again)
-                if how == followup.MARKED or judged_again.covered:
+                if followup.keeps_thread(how, covered_in_thread=judged_again.covered):
                     retrieval, judged = again, judged_again
         if on_retrieved is not None:
             on_retrieved(retrieval)

@@ -88,3 +88,58 @@ def test_a_question_that_names_its_subject_is_read_alone(tutor: TutorService) ->
     turn = tutor.ask("What does warfarin interact with?", "ana", earlier=first.retrieval.understood)
     assert turn.retrieval.follows == "" and turn.retrieval.carried == ""
     assert turn.passages[0].doc_id == "kb/warfarin"
+
+
+@pytest.mark.parametrize(
+    ("earlier", "question", "note", "fact"),
+    [
+        (
+            "How does metformin lower blood glucose?",
+            "What are the common side effects?",
+            "kb/metformin",
+            "gastrointestinal",
+        ),
+        ("How is asthma treated?", "How is a severe attack recognised?", "kb/asthma", "sentences"),
+        ("What does the INR measure?", "What is the main use?", "kb/inr", "monitoring warfarin"),
+    ],
+)
+def test_a_short_follow_up_is_read_in_the_thread_even_when_another_note_covers_it_alone(
+    tutor: TutorService, earlier: str, question: str, note: str, fact: str
+) -> None:
+    """A few words with no entity are "covered" by some note or other when read alone; in a
+    thread the earlier question's note answers them (found by bench/bench_followups.py:
+    "what value is diagnostic?" after an HbA1c question was answered about BNP)."""
+    first = tutor.ask(earlier, "ana")
+    assert followup.kind(question, names_entity=False) == followup.SHORT
+    alone = tutor.ask(question, "ana")  # covered alone, by another note: read alone before
+    assert alone.grounding is not None and alone.grounding.covered
+    assert alone.passages[0].doc_id != note
+    turn = tutor.ask(question, "ana", earlier=first.retrieval.understood)
+    assert turn.retrieval.follows == earlier
+    assert turn.grounding is not None and turn.grounding.covered
+    cited = {p.number: p.doc_id for p in turn.passages}
+    assert cited[turn.cited[0]] == note
+    assert fact in turn.answer
+
+
+def test_a_short_self_contained_question_after_a_thread_is_answered_alone(
+    tutor: TutorService,
+) -> None:
+    """The thread reading names the earlier question's entities, which a quote must name: a
+    short question about something else is not covered that way and is read alone."""
+    first = tutor.ask("How is the effect of warfarin monitored?", "ana")
+    question = "What is a silent chest?"
+    assert followup.kind(question, names_entity=False) == followup.SHORT
+    turn = tutor.ask(question, "ana", earlier=first.retrieval.understood)
+    assert turn.retrieval.follows == ""
+    assert turn.grounding is not None and turn.grounding.covered
+    assert turn.passages[0].doc_id == "kb/asthma"
+    assert "silent chest" in turn.answer
+
+
+def test_tries_and_keeps_the_thread_reading_by_kind() -> None:
+    assert followup.tries_thread(followup.MARKED) and followup.tries_thread(followup.SHORT)
+    assert not followup.tries_thread(followup.NONE)
+    assert followup.keeps_thread(followup.MARKED, covered_in_thread=False)
+    assert followup.keeps_thread(followup.SHORT, covered_in_thread=True)
+    assert not followup.keeps_thread(followup.SHORT, covered_in_thread=False)
