@@ -50,11 +50,9 @@ configured DSN keeps working.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -66,6 +64,8 @@ from backends.config import Config, redact_url
 from backends.errors import CancelledError, CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
 from backends.services import open_store
+from backends.stores.audit_log import COPY_BATCH, DEFAULT_SCHEMA
+from backends.stores.graph import DEFAULT_NAMESPACE
 from backends.stores.sessions import SESSION_TTL as SESSION_TTL
 
 if TYPE_CHECKING:
@@ -192,13 +192,13 @@ class MigrateOptions:
     admin_dsn: str = ""
     #: Postgres role names for the bootstrap (default ``custodia_owner/_app/_maint``)
     roles: Roles | None = None
-    schema: str = "custodia_audit"
+    schema: str = DEFAULT_SCHEMA
     #: records per Postgres transaction
-    audit_batch: int = 500
+    audit_batch: int = COPY_BATCH
     #: an existing neo4j driver to reuse (tests: one long-lived driver per session)
     bolt_driver: Driver | None = None
     #: the graph's namespace on the Bolt server (the app's is ``custodia``)
-    graph_namespace: str = "custodia"
+    graph_namespace: str = DEFAULT_NAMESPACE
 
 
 def target_config(config: Config) -> Config:
@@ -409,13 +409,9 @@ def _http_probe(target: Config, url: str, path: str) -> None:
 
 def _count(path: Path, query: str, params: tuple[str, ...] = ()) -> int:
     """One number from an existing SQLite file, read-only (the dry run creates nothing)."""
-    if not path.exists():
-        return 0
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
-    with contextlib.closing(conn):
-        conn.execute("PRAGMA busy_timeout=5000")
-        row = conn.execute(query, params).fetchone()
-    return int(row[0]) if row else 0
+    from backends.stores.description import scalar
+
+    return scalar(path, query, params) if path.exists() else 0
 
 
 # --- sessions ---
@@ -1013,8 +1009,6 @@ def _chunks(config: Config) -> int:
 
 def _relations(config: Config) -> int:
     """Relations of the application's namespace in the embedded graph, read-only."""
-    from backends.stores.graph import DEFAULT_NAMESPACE
-
     return _count(
         _graph_file(config), "SELECT count(*) FROM relations WHERE ns = ?", (DEFAULT_NAMESPACE,)
     )

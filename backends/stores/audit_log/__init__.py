@@ -179,6 +179,8 @@ def append(log: AuditLog, draft: Draft) -> Entry:
 
 #: rows per transaction of :meth:`ChainCopy.copy_to`
 COPY_BATCH = 500
+#: the schema a server log lives in unless told otherwise
+DEFAULT_SCHEMA = "custodia_audit"
 
 
 class ChainCopy:

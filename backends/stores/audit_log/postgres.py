@@ -33,6 +33,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from backends.config import redact_url
 from backends.errors import CustodiaEnvironmentError
 from backends.stores.audit_log import (
+    DEFAULT_SCHEMA,
     AuditLogError,
     AuditPermissionError,
     ChainBatch,
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 
 #: the advisory lock every append takes (one per database; "CUSTAUDT" as 8 bytes)
 AUDIT_LOCK_KEY = 0x4355535441554454
-DEFAULT_SCHEMA = "custodia_audit"
 STATEMENT_TIMEOUT_MS = 60_000
 
 
