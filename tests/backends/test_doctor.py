@@ -116,3 +116,34 @@ def test_server_profile_against_real_servers(
     assert checks["audit log"].version.startswith(("15", "16", "17"))
     assert checks["graph"].kind == "neo4j", checks["graph"].reason
     assert checks["graph"].ok, checks["graph"].reason
+
+
+def test_each_store_row_is_the_configured_stores_own_description(tmp_path: Path) -> None:
+    """The store rows come from the stores (their label and address); planning opens none."""
+    home = tmp_path / "home"
+    cfg = Config(home=home, embedder="hashing", chat_model="scripted")
+    rows = {c.role: (c.kind, c.where) for c, _probe in doctor.plan(cfg)}
+    assert rows["sessions/tickets/feed"] == ("in-process", "memory")
+    assert rows["audit log"] == ("sqlite", str(cfg.path("audit.sqlite3")))
+    assert rows["graph"] == ("sqlite", str(cfg.path("tutor-graph.sqlite3")))
+    assert rows["semantic memory"] == ("qdrant-edge", str(cfg.qdrant_edge_path))
+    assert rows["vector index"] == ("chroma-local", str(cfg.chroma_path))
+    server = Config(
+        home=home,
+        profile="server",
+        redis_url="redis://:secret@127.0.0.1:6390/0",
+        postgres_dsn="postgresql://custodia:secret@127.0.0.1:5439/custodia",
+        neo4j_uri="bolt://127.0.0.1:7699",
+        qdrant_url="http://127.0.0.1:6339",
+        chroma_url="http://127.0.0.1:8009",
+        embedder="hashing",
+        chat_model="scripted",
+    ).validated()
+    rows = {c.role: (c.kind, c.where) for c, _probe in doctor.plan(server)}
+    assert rows["sessions/tickets/feed"][0] == "redis"
+    assert rows["audit log"][0] == "postgres"
+    assert "secret" not in rows["sessions/tickets/feed"][1] + rows["audit log"][1]
+    assert rows["graph"] == ("neo4j", "bolt://127.0.0.1:7699")
+    assert rows["semantic memory"] == ("qdrant", "http://127.0.0.1:6339")
+    assert rows["vector index"] == ("chroma", "http://127.0.0.1:8009")
+    assert not home.exists()  # describing opened nothing

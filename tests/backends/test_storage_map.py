@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from backends import stores
 from backends.audit.service import get_service as audit_service
 from backends.config import Config
 from backends.conversations import get_service as conversations_service
@@ -21,6 +22,8 @@ from backends.memories.service import get_service as memories_service
 from backends.multiagent import get_service as multiagent_service
 from backends.services import Services
 from backends.storage_map import (
+    DATA,
+    DURABILITY,
     HISTORY,
     KINDS,
     NOT_CREATED,
@@ -176,3 +179,18 @@ def test_table_and_json(filled: Services) -> None:
     data = json.loads(to_json(filled.config, rows))
     assert [r["kind"] for r in data["rows"]] == list(KINDS)
     assert all("if_lost" in r and "durability" in r for r in data["rows"])
+
+
+def test_each_datum_is_declared_once_by_its_owner(tmp_path: Path) -> None:
+    """The map is a loop over the assistants' declarations: every kind once, each held by a
+    registry role (described by its store) or placed by its owner, none measured here."""
+    cfg = _config(tmp_path)
+    assert tuple(d.kind for d in DATA) == KINDS and len(set(KINDS)) == len(KINDS) == 14
+    for datum in DATA:
+        assert datum.durability in DURABILITY and datum.if_lost and datum.unit
+        assert datum.role or datum.place is not None, datum.kind
+        if datum.role:
+            assert datum.role in stores.roles(), datum.kind
+            described = stores.describe(datum.role, cfg, **datum.context(cfg))
+            assert described.engine and described.location, datum.kind
+    assert os.listdir(tmp_path) == []  # describing opened nothing
