@@ -455,9 +455,15 @@ class Quote:
     score: float
 
 
+#: what a question's verb asks for, in the notes' word: "what do you give for X?" asks for
+#: X's treatment, which a note states as "treatment is …" (the question's own word is kept)
+ASKS_FOR = {"give": "treatment", "prescribe": "treatment", "take": "treatment"}
+
+
 def question_words(question: str, translate: dict[str, str] | None = None) -> list[str]:
     """The question's content words, each once; Spanish words through ``translate``."""
     out: list[str] = []
+    asks_for = {normal(verb): normal(word) for verb, word in ASKS_FOR.items()}
     for w in words(question):
         w = (translate or {}).get(w, w)
         for part in w.split():
@@ -466,8 +472,9 @@ def question_words(question: str, translate: dict[str, str] | None = None) -> li
             if len(part) == 1 and not part.isdigit():
                 continue
             n = normal(part)
-            if n not in out:
-                out.append(n)
+            for form in (n, asks_for.get(n)):
+                if form is not None and form not in out:
+                    out.append(form)
     return out
 
 

@@ -189,6 +189,25 @@ class Terms:
                 hits.append((m.start(), -len(m.group(0)), self._exact[m.group(0)]))
         return _ordered(hits)
 
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where ``text`` names an entity: ``(start, end, canonical name)``, left to right,
+        the longest alias at a position, never overlapping."""
+        hits: list[tuple[int, int, str]] = []
+        for pattern, names, fold in (
+            (self._folded_re, self._folded, True),
+            (self._exact_re, self._exact, False),
+        ):
+            if pattern is None:
+                continue
+            for m in pattern.finditer(text):
+                found = m.group(0)
+                hits.append((m.start(), m.end(), names[found.casefold() if fold else found]))
+        out: list[tuple[int, int, str]] = []
+        for start, end, name in sorted(hits, key=lambda h: (h[0], h[0] - h[1])):
+            if not out or start >= out[-1][1]:
+                out.append((start, end, name))
+        return out
+
     def _find_nested(self, text: str) -> list[str]:
         if self._each is None:
             self._each = [

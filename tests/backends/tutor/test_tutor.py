@@ -687,3 +687,39 @@ def test_forgetting_a_users_notes_with_the_graph_down_finishes_at_the_next_sync(
     again.prepare()
     assert "user:ana" not in again.graph.counts().relations
     assert again.graph.digest("user:ana") is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what do u give for a heart attack", "What is given for a heart attack?"],
+)
+def test_a_lay_question_is_weighed_in_the_notes_words(
+    make_tutor: TutorFactory, tmp_path: Path, question: str
+) -> None:
+    """No note says "heart attack" or "give": the question is weighed as one about the
+    treatment of acute coronary syndrome, the note's words, and answered from it (a QA pass
+    found it refused as not covered)."""
+    kb = make_small_kb(tmp_path / "with-acs", (*SMALL_NOTES, "acute-coronary-syndrome"))
+    tutor = make_tutor(ScriptedChat(replies=["Give rest."]), kb_dir=kb)
+    turn = tutor.ask(question, "ana")
+    assert turn.grounding is not None and turn.grounding.mode == EXTRACTIVE
+    assert "aspirin" in turn.answer
+    assert "treatment" in turn.retrieval.asked and "coronary" in turn.retrieval.asked
+
+
+def test_a_dose_question_is_answered_only_by_a_number_with_its_unit(
+    make_tutor: TutorFactory, tmp_path: Path
+) -> None:
+    """The UTI note names nitrofurantoin and a number, "avoided when the eGFR is below 45",
+    but gives no dose: not covered (a near miss of the evaluation set). The anaphylaxis note
+    gives adrenaline's dose in mg: covered."""
+    kb = make_small_kb(tmp_path / "with-uti", (*SMALL_NOTES, "urinary-tract-infection"))
+    tutor = make_tutor(ScriptedChat(replies=["Take 100 mg."] * 2), kb_dir=kb)
+    missed = tutor.ask(
+        "What dose of nitrofurantoin is used for uncomplicated cystitis, and for how many days?",
+        "ana",
+    )
+    assert missed.grounding is not None and missed.grounding.mode == NOT_COVERED
+    dose = tutor.ask("What dose of adrenaline does an adult get for anaphylaxis?", "ana")
+    assert dose.grounding is not None and dose.grounding.mode == EXTRACTIVE
+    assert "0.5 mg" in dose.answer
