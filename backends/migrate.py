@@ -26,7 +26,7 @@ pseudonym keys     stay local, never on a server (CT4)
 ================== ============================================================================
 
 The migration is a loop over :data:`DATA`, the declared list of what it knows: each
-:class:`Datum` names its step, the store role holding it and the server setting it moves to
+:class:`Migratable` names its step, the store role holding it and the server setting it moves to
 (the key of the journal's target), and plans its step as COPY, REBUILD, STAYS or NOTHING.
 Stores are opened through the registry (:func:`backends.services.open_store`) on the embedded
 configuration (:func:`source_config`) and on the target's (:func:`target_config`); the copies
@@ -293,7 +293,7 @@ class Journal:
 def _target_fingerprint(target: Config) -> dict[str, str]:
     """Where the data goes, as the journal records it (its format since the first release:
     a journal resumes only towards the same servers). A key's value is empty when its datum
-    stays embedded; :attr:`Datum.server` names these keys."""
+    stays embedded; :attr:`Migratable.server` names these keys."""
     return {
         "cache": target.cache,
         "redis": redact_url(target.redis_url) if target.cache == "redis" else "",
@@ -351,7 +351,7 @@ class _Run:
     def fingerprint(self) -> dict[str, str]:
         return _target_fingerprint(self.target)
 
-    def moves(self, datum: Datum) -> bool:
+    def moves(self, datum: Migratable) -> bool:
         """The target keeps ``datum`` on a server (else it stays where it is)."""
         return bool(datum.server and self.fingerprint[datum.server])
 
@@ -364,12 +364,12 @@ class _Run:
         self.cleanup.clear()
 
 
-Planner = Callable[["_Run", "Datum"], Step]
+Planner = Callable[["_Run", "Migratable"], Step]
 StepRun = Callable[["_Run", Step], None]
 
 
 @dataclass(frozen=True)
-class Datum:
+class Migratable:
     """One kind of data the migration knows, declared in :data:`DATA`."""
 
     #: the step's name (the plan's, the report's and the journal's)
@@ -432,7 +432,7 @@ def _mirror(config: Config) -> SessionMirror | None:
     return mirror
 
 
-def _plan_sessions(run: _Run, datum: Datum) -> Step:
+def _plan_sessions(run: _Run, datum: Migratable) -> Step:
     cfg = run.config
     source = f"SQLite {_sessions_file(cfg)}"
     if not run.moves(datum):
@@ -458,7 +458,7 @@ def _plan_sessions(run: _Run, datum: Datum) -> Step:
     return step
 
 
-def _l2(run: _Run, datum: Datum) -> TTLStore:
+def _l2(run: _Run, datum: Migratable) -> TTLStore:
     store: TTLStore = open_store(datum.role, run.target)
     run.cleanup.append(store.close)
     return store
@@ -478,7 +478,7 @@ def _run_sessions(run: _Run, step: Step) -> None:
 # --- tickets, feed ---
 
 
-def _plan_tickets(run: _Run, datum: Datum) -> Step:
+def _plan_tickets(run: _Run, datum: Migratable) -> Step:
     where = "Redis" if run.moves(datum) else "in-process"
     return Step(
         datum.step,
@@ -489,7 +489,7 @@ def _plan_tickets(run: _Run, datum: Datum) -> Step:
     )
 
 
-def _plan_feed(run: _Run, datum: Datum) -> Step:
+def _plan_feed(run: _Run, datum: Migratable) -> Step:
     where = "Redis pub/sub" if run.moves(datum) else "in-process bus"
     return Step(
         datum.step,
@@ -503,7 +503,7 @@ def _plan_feed(run: _Run, datum: Datum) -> Step:
 # --- semantic memory ---
 
 
-def _local_memory(run: _Run, datum: Datum) -> tuple[SemanticMemory, bool]:
+def _local_memory(run: _Run, datum: Migratable) -> tuple[SemanticMemory, bool]:
     """The local semantic memory, and whether it was opened here (else it is the process's
     own: only one process may hold it)."""
     if stores.kind_for(datum.role, run.config) == stores.kind_for(datum.role, run.source):
@@ -514,7 +514,7 @@ def _local_memory(run: _Run, datum: Datum) -> tuple[SemanticMemory, bool]:
     return memory, True
 
 
-def _plan_semantic(run: _Run, datum: Datum) -> Step:
+def _plan_semantic(run: _Run, datum: Migratable) -> Step:
     cfg = run.config
     source = f"qdrant-edge {cfg.qdrant_edge_path}"
     url = run.fingerprint[datum.server]
@@ -568,7 +568,7 @@ def _run_semantic(run: _Run, step: Step) -> None:
 # --- memories, conversations ---
 
 
-def _plan_memories(run: _Run, datum: Datum) -> Step:
+def _plan_memories(run: _Run, datum: Migratable) -> Step:
     from backends.memories.service import STORE_FILE
 
     path = run.config.path(STORE_FILE)
@@ -594,7 +594,7 @@ def _conversation_index(config: Config) -> Path:
     return config.path(INDEX_FILE)
 
 
-def _plan_conversations(run: _Run, datum: Datum) -> Step:
+def _plan_conversations(run: _Run, datum: Migratable) -> Step:
     folder = _conversation_folder(run.config)
     return Step(
         datum.step,
@@ -611,7 +611,7 @@ def _conversations(run: _Run) -> ConversationAgent:
     return get_service(run.services)
 
 
-def _plan_conversation_index(run: _Run, datum: Datum) -> Step:
+def _plan_conversation_index(run: _Run, datum: Migratable) -> Step:
     path = _conversation_index(run.config)
     folder = _conversation_folder(run.config)
     files = sum(1 for _ in folder.glob("*.json")) if folder.exists() else 0
@@ -635,7 +635,7 @@ def _run_conversation_index(run: _Run, step: Step) -> None:
     )
 
 
-def _plan_conversation_vectors(run: _Run, datum: Datum) -> Step:
+def _plan_conversation_vectors(run: _Run, datum: Migratable) -> Step:
     cfg = run.config
     source = f"JSON files {_conversation_folder(cfg)}"
     url = run.fingerprint[datum.server]
@@ -798,7 +798,7 @@ def dsn_url(dsn: str) -> str:
     return url
 
 
-def _plan_audit(run: _Run, datum: Datum) -> Step:
+def _plan_audit(run: _Run, datum: Migratable) -> Step:
     path = _audit_file(run.config)
     source = f"SQLite {path}"
     if not run.moves(datum):
@@ -956,7 +956,7 @@ def _run_audit(run: _Run, step: Step) -> None:
         source_log.close()
 
 
-def _plan_checkpoints(run: _Run, datum: Datum) -> Step:
+def _plan_checkpoints(run: _Run, datum: Migratable) -> Step:
     from backends.audit.service import CHECKPOINTS_FILE
 
     path = run.config.path(CHECKPOINTS_FILE)
@@ -966,7 +966,7 @@ def _plan_checkpoints(run: _Run, datum: Datum) -> Step:
     return Step(datum.step, STAYS, f"local {path}", f"local {path}", detail=detail)
 
 
-def _plan_keys(run: _Run, datum: Datum) -> Step:
+def _plan_keys(run: _Run, datum: Migratable) -> Step:
     from backends.audit.service import KEYS_FILE
 
     path = run.config.path(KEYS_FILE)
@@ -1084,7 +1084,7 @@ def _run_tutor_graph(run: _Run, step: Step) -> None:
     )
 
 
-def _plan_knowledge_base(run: _Run, datum: Datum) -> Step:
+def _plan_knowledge_base(run: _Run, datum: Migratable) -> Step:
     kb = f"SQLite {_kb_file(run.config)}"
     if not _tutor_available():
         return Step(datum.step, STAYS, kb, kb, detail="the tutor is not installed")
@@ -1097,7 +1097,7 @@ def _plan_knowledge_base(run: _Run, datum: Datum) -> Step:
     )
 
 
-def _plan_tutor_vectors(run: _Run, datum: Datum) -> Step:
+def _plan_tutor_vectors(run: _Run, datum: Migratable) -> Step:
     cfg = run.config
     kb = f"SQLite {_kb_file(cfg)}"
     url = run.fingerprint[datum.server]
@@ -1124,7 +1124,7 @@ def _plan_tutor_vectors(run: _Run, datum: Datum) -> Step:
     return step
 
 
-def _plan_graph(run: _Run, datum: Datum) -> Step:
+def _plan_graph(run: _Run, datum: Migratable) -> Step:
     cfg = run.config
     if not run.moves(datum):
         graph_file = f"SQLite {_graph_file(cfg)}"
@@ -1151,30 +1151,30 @@ def _plan_graph(run: _Run, datum: Datum) -> Step:
 
 # -- what the migration knows ------------------------------------------------------------------
 
-SESSIONS = Datum("sessions", "ttl", "redis", _plan_sessions, _run_sessions)
-SEMANTIC = Datum("semantic memory", "semantic", "qdrant", _plan_semantic, _run_semantic)
-CONVERSATION_VECTORS = Datum(
+SESSIONS = Migratable("sessions", "ttl", "redis", _plan_sessions, _run_sessions)
+SEMANTIC = Migratable("semantic memory", "semantic", "qdrant", _plan_semantic, _run_semantic)
+CONVERSATION_VECTORS = Migratable(
     "conversation vectors",
     "vectors",
     "chroma",
     _plan_conversation_vectors,
     _run_conversation_vectors,
 )
-GRAPH = Datum("graph", "graph", "neo4j", _plan_graph, _run_tutor_graph, _tutor_available)
-AUDIT = Datum("audit log", "audit_log", "postgres", _plan_audit, _run_audit)
+GRAPH = Migratable("graph", "graph", "neo4j", _plan_graph, _run_tutor_graph, _tutor_available)
+AUDIT = Migratable("audit log", "audit_log", "postgres", _plan_audit, _run_audit)
 
 #: every datum, in the plan's order
-DATA: tuple[Datum, ...] = (
+DATA: tuple[Migratable, ...] = (
     SESSIONS,
-    Datum("tickets", "ttl", "redis", _plan_tickets),
-    Datum("feed", "bus", "redis", _plan_feed),
+    Migratable("tickets", "ttl", "redis", _plan_tickets),
+    Migratable("feed", "bus", "redis", _plan_feed),
     SEMANTIC,
-    Datum("memories", "memories", "", _plan_memories),
-    Datum("conversations", "", "", _plan_conversations),
-    Datum("conversation index", "", "", _plan_conversation_index, _run_conversation_index),
+    Migratable("memories", "memories", "", _plan_memories),
+    Migratable("conversations", "", "", _plan_conversations),
+    Migratable("conversation index", "", "", _plan_conversation_index, _run_conversation_index),
     CONVERSATION_VECTORS,
-    Datum("knowledge base", "", "", _plan_knowledge_base),
-    Datum(
+    Migratable("knowledge base", "", "", _plan_knowledge_base),
+    Migratable(
         "knowledge base vectors",
         "chunks",
         "chroma",
@@ -1184,8 +1184,8 @@ DATA: tuple[Datum, ...] = (
     ),
     GRAPH,
     AUDIT,
-    Datum("checkpoints", "", "", _plan_checkpoints),
-    Datum("pseudonym keys", "", "", _plan_keys),
+    Migratable("checkpoints", "", "", _plan_checkpoints),
+    Migratable("pseudonym keys", "", "", _plan_keys),
 )
 
 #: the steps whose journal state is re-entered on a resume (their copy resumes by itself)
