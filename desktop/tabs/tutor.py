@@ -104,6 +104,8 @@ class TutorTab(QWidget):
         self._started = False
         #: this thread's earlier turns, rendered (newest last); New thread clears it
         self._thread: list[str] = []
+        #: what the thread's last question was understood as: the next one may follow it up
+        self._understood = ""
         self._asking = ""
         self._answered: Turn | None = None
         self._imported: ImportReport | None = None
@@ -357,6 +359,7 @@ class TutorTab(QWidget):
             return
         user = self.current_user()
         service = self.service
+        earlier = self._understood
 
         def job(progress: Progress, emit: Emit) -> Turn:
             return service.get().ask(
@@ -365,6 +368,7 @@ class TutorTab(QWidget):
                 on_token=emit,
                 should_stop=lambda: progress.cancelled,
                 on_retrieved=lambda retrieval: emit(("retrieved", retrieval)),
+                earlier=earlier,
             )
 
         self._streamed = ""
@@ -434,6 +438,7 @@ class TutorTab(QWidget):
         if self._ask is not None:
             return
         self._thread.clear()
+        self._understood = ""
         self.answer.clear()
         self.sources.clear()
         self.source_text.clear()
@@ -445,6 +450,7 @@ class TutorTab(QWidget):
         current = render_turn(turn, self._answer_labels())
         self._show_current(render_thread([*self._thread, current]))
         self._thread.append(render_turn(turn, self._answer_labels(), sources=False))
+        self._understood = turn.retrieval.understood
         self.answer.setProperty("mode", turn.grounding.mode if turn.grounding else "")
         self._show_sources(turn.passages, turn.cited)
         self.draw_graph(turn.retrieval.graph)
@@ -752,6 +758,8 @@ def render_answer(turn: Turn, labels: AnswerLabels | None = None, *, sources: bo
     numbers = {p.number for p in turn.passages} if sources else set()
     g = turn.grounding
     parts: list[str] = []
+    if turn.follow_up_note:  # how a follow-up was read, so the student can ask in full
+        parts.append(f'<p style="color:#616161"><i>{html.escape(turn.follow_up_note)}</i></p>')
     if g is not None:
         colour = MODE_COLOURS.get(g.mode, "#424242")
         parts.append(f'<p style="color:{colour}"><b>{html.escape(g.heading)}</b></p>')

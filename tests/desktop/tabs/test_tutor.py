@@ -266,6 +266,24 @@ def test_the_thread_keeps_earlier_turns_until_a_new_thread(qtbot: Any, tab: QWid
     assert third.question in text and first.question not in text
 
 
+def test_a_follow_up_in_the_thread_is_read_with_the_earlier_question(
+    qtbot: Any, tab: QWidget
+) -> None:
+    """ "How is its effect reversed?" after a warfarin question is about warfarin, and the
+    answer says how it was read; after New thread the same words are read alone."""
+    ask(qtbot, tab, "Which blood test monitors warfarin?")
+    turn = ask(qtbot, tab, "How is its effect reversed?")
+    assert turn.retrieval.follows == "Which blood test monitors warfarin?"
+    assert "warfarin" in turn.retrieval.carried
+    assert turn.passages[0].doc_id == "kb/warfarin"
+    text = child(tab, QTextBrowser, "answer").toPlainText()
+    assert "Read as a follow-up to your earlier question" in text
+    child(tab, QPushButton, "new_thread").click()
+    alone = ask(qtbot, tab, "How is its effect reversed?")
+    assert alone.retrieval.follows == "" and alone.follow_up_note == ""
+    assert "Read as a follow-up" not in child(tab, QTextBrowser, "answer").toPlainText()
+
+
 def test_sources_and_a_waiting_state_show_before_the_model_answers(
     qtbot: Any, custodia_services: Services, small_kb: Path, custodia_window: Any
 ) -> None:
