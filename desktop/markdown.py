@@ -20,11 +20,15 @@ API (object names in docs/TESTING.md):
   ``message_status`` line ("Thinking…", "Cancelling…"), then the body. Signals
   ``edit_requested()``, ``regenerate_requested()``, ``copied(str)``; ``add_header_button``
   for a tab's own action.
+* :func:`checked_html`, :func:`checked_list_html` — an answer's sentences marked as checked
+  against what the model was given (CT9): ✓ and a citation, or muted as the model's own.
 """
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -42,6 +46,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from backends.grounding import CheckedSentence, split_sentences, strip_citations
 
 #: streamed tokens are re-rendered at most this often (a long answer is parsed once per tick)
 RENDER_INTERVAL_MS = 40
@@ -366,3 +372,54 @@ class MessageView(QFrame):
         text = self.copy_text()
         _copy(text)
         self.copied.emit(text)
+
+
+# -- answers checked against what the model was given (CT9 in the chat tabs) ---------------
+
+_EMPHASIS = re.compile(r"\*\*|__|`|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
+
+
+def checked_html(
+    answer: str,
+    checked: Sequence[CheckedSentence],
+    cite: Callable[[CheckedSentence], str],
+    muted: str,
+) -> str | None:
+    """``answer`` as HTML with its sentences marked: one that a source states is followed by
+    ``cite(sentence)`` (its ✓ and ``[n]`` link); any other is in ``muted`` italics — the
+    model's own words, shown but not as fact. None when the answer is not prose its checked
+    sentences can be laid back on (code blocks, headings): the caller keeps the Markdown."""
+    if not checked or re.search(r"^\s{0,3}#", answer, re.MULTILINE):
+        return None
+    if any(segment.kind == "code" for segment in split_markdown(answer)):
+        return None
+    queue = list(checked)
+    paragraphs: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", answer):
+        parts: list[str] = []
+        for sentence in split_sentences(paragraph):
+            said, _numbers = strip_citations(sentence)
+            mark = queue.pop(0) if queue and queue[0].text == said else None
+            text = html.escape(_EMPHASIS.sub("", said), quote=False)
+            if mark is not None and mark.supported:
+                parts.append(f"{text} {cite(mark)}")
+            else:
+                parts.append(f'<span style="color:{muted}"><i>{text}</i></span>')
+        if parts:
+            paragraphs.append("<p>" + " ".join(parts) + "</p>")
+    return None if queue else "".join(paragraphs)
+
+
+def checked_list_html(
+    checked: Sequence[CheckedSentence], cite: Callable[[CheckedSentence], str], muted: str, own: str
+) -> str:
+    """The checked sentences one a line (for an answer :func:`checked_html` cannot mark in
+    place): ✓ and the citation, or in ``muted`` italics with ``own`` ("not from …")."""
+    lines = []
+    for sentence in checked:
+        text = html.escape(_EMPHASIS.sub("", sentence.text), quote=False)
+        if sentence.supported:
+            lines.append(f"{text} {cite(sentence)}")
+        else:
+            lines.append(f'<span style="color:{muted}"><i>{text}</i> · {html.escape(own)}</span>')
+    return "<p>" + "<br>".join(lines) + "</p>"

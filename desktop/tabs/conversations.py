@@ -86,10 +86,11 @@ from backends.conversations import (
     write_private,
 )
 from backends.errors import DimensionMismatchError
+from backends.grounding import CheckedSentence
 from backends.progress import Progress
 from backends.services import Lazy, ModelChoices
 from desktop import theme
-from desktop.markdown import set_markdown, split_markdown
+from desktop.markdown import checked_html, checked_list_html, set_markdown, split_markdown
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -109,6 +110,12 @@ HIGHLIGHT_DARK = "#5a4a00"
 #: who wrote a message, readable on the light and on the dark palette
 _ROLE_COLOURS = {"user": "#0b5394", "assistant": "#38761d"}
 _ROLE_COLOURS_DARK = {"user": "#8ab4f8", "assistant": "#81c784"}
+#: the link of an answer's ✓ [n] mark: ``source:<message index>:<n>``
+SOURCE_SCHEME = "source"
+#: a context passage as the agent gives it to the model: "[name, date] role: text"
+_PASSAGE = re.compile(
+    r"^\[(?P<name>.*), (?P<date>[^,\]]*)\] (?P<role>\w+): (?P<text>.*)$", re.DOTALL
+)
 
 
 @dataclass(frozen=True)
@@ -533,6 +540,9 @@ class ConversationsTab(QWidget):
         self._shown: dict[int, str] = {}
         #: the conversation on screen, drawn again when the theme changes
         self._last_opened: _Opened | None = None
+        #: answers of this session checked against past conversations (CT9), by
+        #: (conversation id, message index): their sentences are shown marked
+        self._checks: dict[tuple[str, int], TurnResult] = {}
         self._build()
         self._connect_signals()
         self._set_busy_chat(False)
@@ -652,6 +662,7 @@ class ConversationsTab(QWidget):
         self.transcript.setOpenLinks(False)
         self.transcript.setProperty("conversation_id", "")
         self.transcript.setProperty("highlighted_message", -1)
+        self.transcript.setProperty("checked_messages", "")
         right_layout.addWidget(self.transcript, 1)
         chat_row = QHBoxLayout()
         self.chat_input = QLineEdit()
@@ -1066,6 +1077,8 @@ class ConversationsTab(QWidget):
             return  # stopped to be deleted: ``_on_chat_finished`` deletes it
         self.current_id = result.conversation_id
         self.transcript.setProperty("conversation_id", result.conversation_id)
+        if result.checked:  # marked when the conversation is drawn again (``_on_opened``)
+            self._checks[(result.conversation_id, result.answer_index)] = result
         note = self.tr("Answered by {0}:{1}").format(result.provider, result.model)
         if result.stopped:
             note = self.tr("Stopped: what was said is kept (marked stopped).")
@@ -1121,7 +1134,11 @@ class ConversationsTab(QWidget):
         )
 
     def _on_transcript_anchor_clicked(self, url: QUrl) -> None:
-        """``copy:<i>`` copies message *i*, ``copy:<i>:<k>`` its code block *k*."""
+        """``copy:<i>`` copies message *i*, ``copy:<i>:<k>`` its code block *k*;
+        ``source:<i>:<n>`` says which past message answer *i*'s sentence came from."""
+        if url.scheme() == SOURCE_SCHEME:
+            self._show_source(url.path())
+            return
         if url.scheme() != "copy":
             return
         parts = url.path().split(":")
@@ -1135,6 +1152,61 @@ class ConversationsTab(QWidget):
         QGuiApplication.clipboard().setText(text)
         self.tab_status.setText(self.tr("Copied to the clipboard."))
         self.copied.emit(text)
+
+    def _show_source(self, path: str) -> None:
+        index, _, number = path.partition(":")
+        result = self._checks.get((self.current_id or "", int(index))) if index.isdigit() else None
+        if result is None or not number.isdigit():
+            return
+        n = int(number)
+        if 0 < n <= len(result.context_passages):
+            self.tab_status.setText(
+                f"[{n}] " + self._source_name(result.context_passages[n - 1], full=True)
+            )
+
+    def _source_name(self, passage: str, *, full: bool = False) -> str:
+        """A past message given as context, named as the user knows it: its conversation,
+        date and who wrote it (its text, shortened unless ``full``)."""
+        match = _PASSAGE.match(passage)
+        if match is None:
+            return passage
+        text = " ".join(match["text"].split())
+        if not full and len(text) > 80:
+            text = text[:77] + "…"
+        return self.tr("from “{0}” ({1}), {2}: {3}").format(
+            match["name"], match["date"], self._who(match["role"]), text
+        )
+
+    def _checked(self, index: int, result: TurnResult) -> tuple[str, str]:
+        """Answer *index* marked (CT9): the body to show in place of its Markdown ("" to
+        keep it) and what follows it — the past messages it cites, named, and the legend."""
+        colours = theme.colors()
+        ok, muted = colours["ok"], colours["muted"]
+
+        def cite(sentence: CheckedSentence) -> str:
+            return (
+                f"<a href='{SOURCE_SCHEME}:{index}:{sentence.number}' "
+                f"style='color:{ok}; text-decoration:none'>"
+                f"<small>✓&nbsp;[{sentence.number}]</small></a>"
+            )
+
+        own = self.tr("not from your past conversations")
+        body = checked_html(result.answer, result.checked, cite, muted)
+        after = checked_list_html(result.checked, cite, muted, own) if body is None else ""
+        cited = sorted({c.number for c in result.checked if c.supported})
+        sources = [
+            f"[{n}] {html.escape(self._source_name(result.context_passages[n - 1]))}"
+            for n in cited
+            if 0 < n <= len(result.context_passages)
+        ]
+        if sources:
+            after += f"<p style='color:{muted}'><small>" + "<br>".join(sources) + "</small></p>"
+        legend = self.tr(
+            "✓ [n]: past message n says it (named under the answer; click ✓ to see it whole) "
+            "· in grey italics: the assistant's own words, {0}"
+        ).format(own)
+        after += f"<p style='color:{muted}'><small>{html.escape(legend)}</small></p>"
+        return body or "", after
 
     def _who(self, role: str) -> str:
         names = {
@@ -1189,6 +1261,12 @@ class ConversationsTab(QWidget):
         self.title.setText(conversation.display_name)
         stopped = self.tr("stopped")
         self._shown = {i: m.content for i, m in enumerate(conversation.history)}
+        checks = {
+            i: self._checked(i, result)
+            for i, m in enumerate(conversation.history)
+            if (result := self._checks.get((conversation.id, i))) is not None
+            and result.answer == m.content
+        }
         parts = [
             _message_html(
                 i,
@@ -1202,10 +1280,17 @@ class ConversationsTab(QWidget):
                 i == opened.highlight,
                 self._who(m.role),
                 self.tr("Copy"),
+                checks.get(i),
             )
             for i, m in enumerate(conversation.history)
         ]
         self.transcript.setHtml("".join(parts))
+        marked = [self._checks[(conversation.id, i)] for i in sorted(checks)]
+        last = marked[-1].checked if marked else ()
+        # for testers: which answers are marked; the last one's sentences by kind
+        self.transcript.setProperty("checked_messages", ",".join(map(str, sorted(checks))))
+        self.transcript.setProperty("from_past", sum(c.supported for c in last))
+        self.transcript.setProperty("own", sum(not c.supported for c in last))
         self._message_count = len(conversation.history)
         self.transcript.setProperty("conversation_id", conversation.id)
         self.transcript.setProperty(
@@ -1268,6 +1353,7 @@ class ConversationsTab(QWidget):
         self.transcript.clear()
         self.transcript.setProperty("conversation_id", "")
         self.transcript.setProperty("highlighted_message", -1)
+        self.transcript.setProperty("checked_messages", "")
         self.title.setText(self.tr("New conversation"))
         self.conversation_list.clearSelection()
         self.conversation_list.setCurrentIndex(QModelIndex())  # Delete acts on nothing now
@@ -1806,9 +1892,22 @@ def markdown_body(content: str) -> tuple[str, list[str]]:
 
 
 def _message_html(
-    index: int, role: str, content: str, meta: str, highlight: bool, who: str, copy: str = "Copy"
+    index: int,
+    role: str,
+    content: str,
+    meta: str,
+    highlight: bool,
+    who: str,
+    copy: str = "Copy",
+    checked: tuple[str, str] | None = None,
 ) -> str:
+    """One message; ``checked``: its sentences marked (the body in place of its Markdown,
+    or "" to keep it, and what follows it)."""
     body, codes = markdown_body(content)
+    after = ""
+    if checked is not None:
+        body = checked[0] or body
+        after = checked[1]
     links = "".join(
         f" <a href='copy:{index}:{k}' style='color:gray'>{html.escape(copy)} code {k + 1}</a>"
         for k in range(len(codes))
@@ -1823,7 +1922,7 @@ def _message_html(
         f"<b style='color:{colour}'>{html.escape(who)}</b> "
         f"<span style='color:gray'>{html.escape(meta)}</span> "
         f"<a href='copy:{index}' style='color:gray'>{html.escape(copy)}</a>{links}"
-        f"{body}</td></tr></table>"
+        f"{body}{after}</td></tr></table>"
     )
 
 

@@ -11,6 +11,7 @@ Every store and model call runs through the worker pool; this module only draws.
 
 from __future__ import annotations
 
+import html
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     Qt,
     QTimer,
+    Signal,
 )
 from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -47,6 +49,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from backends.grounding import CheckedSentence
 from backends.memories import (
     FoundMemory,
     Hit,
@@ -61,7 +64,7 @@ from backends.models.chat import Message
 from backends.progress import Progress
 from backends.services import Lazy, ModelChoices
 from desktop import theme
-from desktop.markdown import MessageView
+from desktop.markdown import MessageView, checked_html, checked_list_html
 from desktop.model_picker import ModelPicker
 from desktop.workers import Emit, JobHandle, WorkerPool
 
@@ -76,9 +79,9 @@ QFrame#transcript_message {{ border-radius: 8px; padding: 4px; }}
 QFrame#transcript_message[role="user"] {{ background: {user_bubble}; margin-left: 48px; }}
 QFrame#transcript_message[role="assistant"] {{
     background: {assistant_bubble}; margin-right: 48px; }}
-QLabel#message_memories, QLabel#message_status, QLabel#transcript_intro {{
-    color: {muted}; }}
-QLabel#message_memories {{ font-size: 11px; }}
+QLabel#message_memories, QLabel#message_status, QLabel#transcript_intro,
+QLabel#message_checked_legend {{ color: {muted}; }}
+QLabel#message_memories, QLabel#message_checked_legend {{ font-size: 11px; }}
 QLabel#message_status {{ font-style: italic; }}
 QFrame#code_block {{ background: {code}; border-radius: 4px; }}
 QFrame#proposal {{ background: {proposal}; border: 1px solid {proposal_border};
@@ -115,12 +118,28 @@ class _MemoryTextDelegate(QStyledItemDelegate):
             model.setData(index, new, Qt.ItemDataRole.EditRole)  # itemChanged: a real edit
 
 
+#: the link of a ✓ [n] mark: memory n of the memories used (1-based)
+CITE_SCHEME = "memory"
+
+
 class MessageBubble(MessageView):
-    """One message of the transcript (Markdown, copy, edit / regenerate) with "Remember"."""
+    """One message of the transcript (Markdown, copy, edit / regenerate) with "Remember".
+
+    A finished answer whose sentences were checked against the memories used (CT9) shows
+    them marked (``message_checked``, properties ``checked``, ``from_memories``, ``own``): a
+    sentence a memory states with ✓ and its ``[n]`` (a ``memory:n`` link, ``cite_activated``),
+    any other muted as the assistant's own; a legend says which is which
+    (``message_checked_legend``).
+    """
+
+    #: a ✓ [n] mark was clicked: memory n (1-based) of this answer's memories used
+    cite_activated = Signal(int)
 
     def __init__(self, role: str, text: str, parent: QWidget | None = None) -> None:
         super().__init__(role, text, parent)
         self.hits: tuple[Hit, ...] = ()
+        self.checked: tuple[CheckedSentence, ...] = ()
+        self._marker = ""
         self._message: str | None = None  # set by finish(); until then the streamed text
         self.remember_button = QToolButton()
         self.remember_button.setObjectName("remember_message")
@@ -133,9 +152,23 @@ class MessageBubble(MessageView):
         self.memories_label.setObjectName("message_memories")
         self.memories_label.setWordWrap(True)
         self.memories_label.setVisible(False)
+        self.checked_label = QLabel("")
+        self.checked_label.setObjectName("message_checked")
+        self.checked_label.setTextFormat(Qt.TextFormat.RichText)
+        self.checked_label.setWordWrap(True)
+        self.checked_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        self.checked_label.setProperty("checked", False)
+        self.checked_label.setVisible(False)
+        self.checked_legend = QLabel("")
+        self.checked_legend.setObjectName("message_checked_legend")
+        self.checked_legend.setWordWrap(True)
+        self.checked_legend.setVisible(False)
         layout = self.layout()
         assert layout is not None
+        layout.addWidget(self.checked_label)  # just after the body (hidden when it shows)
+        layout.addWidget(self.checked_legend)
         layout.addWidget(self.memories_label)
+        self.checked_label.linkActivated.connect(self._on_checked_link_activated)
 
     @property
     def text(self) -> str:
@@ -145,20 +178,80 @@ class MessageBubble(MessageView):
     def copy_text(self) -> str:
         return self.text
 
-    def finish(self, text: str, hits: tuple[Hit, ...], note: str = "", marker: str = "") -> None:
-        """Show the final ``text``; ``marker`` (e.g. "[stopped]") is shown after it only."""
+    def finish(
+        self,
+        text: str,
+        hits: tuple[Hit, ...],
+        note: str = "",
+        marker: str = "",
+        checked: tuple[CheckedSentence, ...] = (),
+    ) -> None:
+        """Show the final ``text``; ``marker`` (e.g. "[stopped]") is shown after it only;
+        ``checked``: its sentences as checked against ``hits`` (numbers index them)."""
         self._message = text
         self.set_status("")
         self.set_text(f"{text} {marker}".strip() if marker else text)
         self.hits = hits
+        self.checked = checked
+        self._marker = marker
         self.remember_button.setEnabled(bool(text.strip()))
         if hits:
-            lines = [f"{h.similarity:.2f}  {h.text}" for h in hits]
+            lines = [f"[{n}] {h.similarity:.2f}  {h.text}" for n, h in enumerate(hits, 1)]
             self.memories_label.setText(self.tr("Memories used:") + "\n" + "\n".join(lines))
             self.memories_label.setVisible(True)
         elif note:
             self.memories_label.setText(note)
             self.memories_label.setVisible(True)
+        self.show_checked()
+
+    def show_checked(self) -> None:
+        """Mark the answer's sentences (again, in the theme's colours); nothing when none
+        was checked (a stopped or failed answer, retrieval-only mode, no memory used)."""
+        checked = self.checked
+        self.checked_label.setProperty("checked", bool(checked))
+        self.checked_label.setProperty("from_memories", sum(c.supported for c in checked))
+        self.checked_label.setProperty("own", sum(not c.supported for c in checked))
+        if not checked:
+            self.checked_label.setVisible(False)
+            self.checked_legend.setVisible(False)
+            self.body.setVisible(True)
+            return
+        colours = theme.colors()
+
+        def cite(sentence: CheckedSentence) -> str:
+            hit = self.hits[sentence.number - 1] if 0 < sentence.number <= len(self.hits) else None
+            title = html.escape(hit.text if hit is not None else "", quote=True)
+            return (
+                f'<a href="{CITE_SCHEME}:{sentence.number}" title="{title}" '
+                f'style="color:{colours["ok"]}; text-decoration:none">'
+                f"<small>✓&nbsp;[{sentence.number}]</small></a>"
+            )
+
+        own = self.tr("not from your memories")
+        marked = checked_html(self.text, checked, cite, colours["muted"])
+        if marked is None:  # code or headings: the Markdown stays, the marks follow it
+            marked = checked_list_html(checked, cite, colours["muted"], own)
+            self.body.setVisible(True)
+        else:
+            self.body.setVisible(False)
+            if self._marker:
+                marked += f'<p style="color:{colours["muted"]}">{html.escape(self._marker)}</p>'
+        self.checked_label.setText(marked)
+        self.checked_label.setToolTip(
+            self.tr("✓ [n]: stated by memory n of the memories used (click to select it)")
+        )
+        self.checked_label.setVisible(True)
+        legend = self.tr(
+            "✓ [n]: a memory used says it (click to see which) · in grey italics: the "
+            "assistant's own words, {0}"
+        ).format(own)
+        self.checked_legend.setText(legend)
+        self.checked_legend.setVisible(True)
+
+    def _on_checked_link_activated(self, link: str) -> None:
+        scheme, _, number = link.partition(":")
+        if scheme == CITE_SCHEME and number.isdigit():
+            self.cite_activated.emit(int(number))
 
 
 @dataclass
@@ -281,6 +374,8 @@ class MemoriesTab(QWidget):
         if theme.colors() != self._colors:
             self._colors = theme.colors()
             self.setStyleSheet(_STYLE.format(**self._colors))
+            for bubble in self.messages():
+                bubble.show_checked()
 
     def _build_chat(self) -> QWidget:
         chat = QWidget()
@@ -577,6 +672,7 @@ class MemoriesTab(QWidget):
         bubble.edit_requested.connect(self._on_edit_message_requested)
         bubble.regenerate_requested.connect(self._on_regenerate_requested)
         bubble.copied.connect(self._on_message_copied)
+        bubble.cite_activated.connect(self._on_cite_activated)
         self.messages_layout.insertWidget(self.messages_layout.count() - 1, bubble)
         return bubble
 
@@ -640,7 +736,7 @@ class MemoriesTab(QWidget):
                 note += " — " + self.tr("recall is limited until the memories are re-embedded")
         marker = self.tr("[stopped]") if result.stopped else ""
         if bubble is not None:
-            bubble.finish(result.answer, result.used, note, marker)
+            bubble.finish(result.answer, result.used, note, marker, result.checked)
         # a stopped answer stays part of the conversation: the next question may refer to it
         for exchange in self._exchanges:
             if exchange.answer is bubble:
@@ -765,11 +861,24 @@ class MemoriesTab(QWidget):
             self.tr("<b>Memories used to answer</b> “{0}”").format(short.replace("<", "&lt;"))
         )
         self.memories_used.clear()
-        for hit in hits:
+        for number, hit in enumerate(hits, 1):
             item = QTreeWidgetItem([f"{hit.similarity:.2f}", hit.text])
             item.setData(0, Qt.ItemDataRole.UserRole, hit.similarity)
-            item.setToolTip(1, hit.text)
+            item.setToolTip(0, f"[{number}]")
+            item.setToolTip(1, f"[{number}] {hit.text}")
             self.memories_used.addTopLevelItem(item)
+
+    def _on_cite_activated(self, number: int) -> None:
+        """A ✓ [n] of an answer: its memories used are listed, memory n selected."""
+        bubble = self.sender()
+        index = self._exchange_of(bubble)
+        if index is None or not isinstance(bubble, MessageBubble):
+            return
+        self._show_used(self._exchanges[index].user.text, bubble.hits)
+        item = self.memories_used.topLevelItem(number - 1)
+        if item is not None:
+            self.memories_used.setCurrentItem(item)
+            self.memories_used.scrollToItem(item)
 
     def _on_transcript_range_changed(self, minimum: int, maximum: int) -> None:
         self.transcript.verticalScrollBar().setValue(maximum)

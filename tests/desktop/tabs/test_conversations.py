@@ -7,6 +7,7 @@ chat); the first two run it inside the main window (``custodia_window``).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -1035,3 +1036,49 @@ def test_the_tab_works_given_only_its_service(qtbot: Any, custodia_config: Confi
     assert agent.load(conversation_id).history[0].content == "Tell me about zebras"
     workers.shutdown()
     agent.close()
+
+
+# -- answers checked against past conversations (CT9) -------------------------------------
+
+
+def test_the_answer_marks_what_a_past_message_states_and_what_is_its_own(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    """The sentence a past message states gets ✓ [1] and names that conversation; the other
+    is muted, as not from the past conversations — not struck out."""
+    from backends.models.chat import ScriptedChat
+
+    reply = "Zebras have stripes. They are my favourite animals."
+    tab = make_tab(
+        chat=ScriptedChat(replies=[reply]),
+        prepare=lambda s: seed(s, "Zebra facts", ["zebras have stripes", "yes, they do"]),
+    )
+    say(qtbot, tab, "Do zebras have stripes?")
+    transcript = child(tab, QTextBrowser, "transcript")
+    qtbot.waitUntil(lambda: transcript.property("checked_messages") == "1", timeout=WAIT)
+    assert (transcript.property("from_past"), transcript.property("own")) == (1, 1)
+    text = transcript.toPlainText()
+    assert "Zebras have stripes. ✓ [1]" in text
+    assert "[1] from “Zebra facts”" in text and "You: zebras have stripes" in text
+    assert "not from your past conversations" in text
+    page = transcript.toHtml()
+    assert 'href="source:1:1"' in page
+    assert "font-style:italic" in page and "line-through" not in page
+    own = re.search(r"<span style=\"[^\"]*\">They are my favourite animals\.</span>", page)
+    assert own is not None and "italic" in own.group(0)
+
+    status = child(tab, QLabel, "tab_status")
+    tab._on_transcript_anchor_clicked(QUrl("source:1:1"))  # what clicking ✓ [1] does
+    assert status.text().startswith("[1] from “Zebra facts”")
+    assert "zebras have stripes" in status.text()
+
+
+def test_no_marks_without_past_conversations(qtbot: Any, make_tab: MakeTab) -> None:
+    from backends.models.chat import ScriptedChat
+
+    tab = make_tab(chat=ScriptedChat(replies=["Zebras have stripes."]))
+    say(qtbot, tab, "Do zebras have stripes?")
+    transcript = child(tab, QTextBrowser, "transcript")
+    qtbot.waitUntil(lambda: "Zebras have stripes." in transcript.toPlainText(), timeout=WAIT)
+    assert transcript.property("checked_messages") == ""
+    assert "✓" not in transcript.toPlainText()

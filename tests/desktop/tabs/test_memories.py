@@ -536,3 +536,96 @@ def test_edit_and_resend_replaces_the_question_and_what_followed(qtbot: Any, gat
     )
     assert bubble_text(messages(tab)[0]) == "My cat is called Felix"
     assert list(chat.calls[-1].history) == []  # the edited exchange and the later one left
+
+
+def checked_tab(qtbot: Any, config: Config, reply: str) -> QWidget:
+    """The tab alone, one memory stored, answering ``reply`` to every question."""
+    from backends.services import Lazy
+    from desktop.tabs.memories import MemoriesTab
+    from desktop.workers import WorkerPool
+
+    assistant = MemoryAssistant(
+        config.path(STORE_FILE),
+        HashingEmbedder,
+        lambda: ScriptedChat(replies=[reply]),
+        config=config,
+    )
+    assistant.remember("My dog is called Rex")
+    workers = WorkerPool()
+    tab = MemoriesTab(Lazy.of(assistant), None, workers)
+    qtbot.addWidget(tab, before_close_func=lambda w: (workers.shutdown(), assistant.close()))
+    tab.resize(1000, 600)
+    tab.show()
+    qtbot.waitUntil(child(tab, QPushButton, "send").isEnabled, timeout=WAIT)
+    return tab
+
+
+def test_the_answer_marks_what_a_memory_states_and_what_is_its_own(
+    qtbot: Any, custodia_config: Config
+) -> None:
+    """CT9 in the chat: the sentence a memory states gets ✓ [1], linking to that memory in
+    "memories used"; the other is shown muted, as not from the memories — not struck out."""
+    tab = checked_tab(qtbot, custodia_config, "Your dog is called Rex. Dogs are loyal animals.")
+    answer = say(qtbot, tab, "What is my dog called?")
+    marks = child(answer, QLabel, "message_checked")
+    qtbot.waitUntil(marks.isVisible, timeout=WAIT)
+    assert marks.property("checked") is True
+    assert (marks.property("from_memories"), marks.property("own")) == (1, 1)
+    shown = marks.text()
+    supported, own = shown.split("Dogs are loyal animals.")[0], shown
+    assert "Your dog is called Rex." in supported and 'href="memory:1"' in supported
+    assert "✓&nbsp;[1]" in supported
+    assert "<i>Dogs are loyal animals.</i>" in own and "<s>" not in own
+    assert not child(answer, MarkdownView, "message_text").isVisible()  # the marked one shows
+    assert bubble_text(answer) == "Your dog is called Rex. Dogs are loyal animals."
+    legend = child(answer, QLabel, "message_checked_legend")
+    assert legend.isVisible() and "not from your memories" in legend.text()
+
+    used = child(tab, QTreeWidget, "memories_used")
+    used.setCurrentItem(None)
+    marks.linkActivated.emit("memory:1")  # what clicking ✓ [1] does
+    assert used.currentItem() is used.topLevelItem(0)
+    assert used.currentItem().text(1) == "My dog is called Rex"
+
+
+def test_no_marks_when_nothing_was_checked(qtbot: Any, custodia_config: Config) -> None:
+    """An answer no memory was used for has nothing checked: it is shown as it is."""
+    tab = checked_tab(qtbot, custodia_config, "Paris is the capital of France.")
+    answer = say(qtbot, tab, "Which city is the capital of France?")
+    assert used_rows(tab) == []
+    assert child(answer, MarkdownView, "message_text").isVisible()
+    marks = child(answer, QLabel, "message_checked")
+    assert marks.property("checked") is False and not marks.isVisible()
+    assert not child(answer, QLabel, "message_checked_legend").isVisible()
+
+
+def test_marks_follow_the_theme(qtbot: Any, custodia_config: Config) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from desktop import theme
+
+    tab = checked_tab(qtbot, custodia_config, "Your dog is called Rex. Dogs are loyal animals.")
+    answer = say(qtbot, tab, "What is my dog called?")
+    marks = child(answer, QLabel, "message_checked")
+    assert theme.colors(False)["ok"] in marks.text()
+    app = QApplication.instance()
+    before = app.palette()
+    try:
+        app.setPalette(theme.dark_palette())
+        qtbot.waitUntil(lambda: theme.colors(True)["ok"] in marks.text(), timeout=WAIT)
+        assert theme.colors(True)["muted"] in marks.text()
+    finally:
+        app.setPalette(before)
+
+
+def test_an_answer_with_code_keeps_its_markdown_and_lists_the_marks(
+    qtbot: Any, custodia_config: Config
+) -> None:
+    reply = "Your dog is called Rex.\n\n```python\nprint('woof')\n```"
+    tab = checked_tab(qtbot, custodia_config, reply)
+    answer = say(qtbot, tab, "What is my dog called?")
+    body = child(answer, MarkdownView, "message_text")
+    marks = child(answer, QLabel, "message_checked")
+    assert body.isVisible() and len(body.code_blocks()) == 1
+    assert marks.isVisible() and marks.property("from_memories") == 1
+    assert "Your dog is called Rex." in marks.text() and 'href="memory:1"' in marks.text()
