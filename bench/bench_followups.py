@@ -27,16 +27,22 @@ model when it is installed):
   be 0);
 * **median answer time** of the last question in the thread.
 
-Run: ``python -m bench.bench_followups`` (``--quick``: the extractive answer only, no model).
+With the model, the earlier turns are answered extractively (how a turn is understood does not
+depend on the model) and ``--every K`` asks every K-th thread of each set.
+
+Run: ``python -m bench.bench_followups`` (``--quick``: the extractive answer only, no model;
+``--every K``: a sample for the model).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,17 +86,37 @@ def judge(turn: Turn, item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_threads(tutor: TutorService, label: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+@contextlib.contextmanager
+def extractive(tutor: TutorService, when: bool) -> Iterator[None]:
+    """The earlier turns of a model run answered without the model (``when``): how a turn is
+    understood (what the next one follows) is decided before the model is asked, and those
+    questions' answers are bench_answers' to measure; on two shared cores a model turn takes
+    ~20 s, and the earlier turns would double the run."""
+    if not when:
+        yield
+        return
+    chat = tutor._chat  # a bench-only swap of the service's model provider
+    tutor._chat = RetrievalOnlyChat
+    try:
+        yield
+    finally:
+        tutor._chat = chat
+
+
+def run_threads(
+    tutor: TutorService, label: str, *, every: int = 1, earlier_extractive: bool = False
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     data = json.loads(FOLLOWUPS.read_text("utf-8"))
     rows: list[dict[str, Any]] = []
     for name in SETS:
-        for item in data[name]:
+        for item in data[name][::every]:
             unsupported = 0
             understood = ""
-            for question in item["earlier"]:
-                turn = tutor.ask(question, USER, earlier=understood)
-                unsupported += shown_unsupported(turn)
-                understood = turn.retrieval.understood
+            with extractive(tutor, earlier_extractive):
+                for question in item["earlier"]:
+                    turn = tutor.ask(question, USER, earlier=understood)
+                    unsupported += shown_unsupported(turn)
+                    understood = turn.retrieval.understood
             started = time.perf_counter()
             in_thread = tutor.ask(item["question"], USER, earlier=understood)
             seconds = time.perf_counter() - started
@@ -194,6 +220,8 @@ def failures(rows: list[dict[str, Any]]) -> list[str]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     argv = sys.argv[1:] if argv is None else argv
     quick = "--quick" in argv
+    # --every K: the model run asks every K-th thread of each set (the extractive run, all)
+    every = int(argv[argv.index("--every") + 1]) if "--every" in argv else 1
     from backends.models.embedders import MiniLMEmbedder
     from backends.models.registry import create_chat_model
 
@@ -214,7 +242,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as home:
             tutor = _tutor(Path(home), embedder, chat)
             try:
-                summary, rows = run_threads(tutor, label)
+                model = not chat.retrieval_only
+                summary, rows = run_threads(
+                    tutor, label, every=every if model else 1, earlier_extractive=model
+                )
+                summary["threads asked"] = len(rows)
             finally:
                 tutor.close()
         summaries.append(summary)
