@@ -344,6 +344,8 @@ class Vocabulary:
 
     documents: int = 0
     frequency: Counter[str] = field(default_factory=Counter)
+    #: how the notes write each word (normal form -> its written forms, counted)
+    spellings: dict[str, Counter[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> Vocabulary:
@@ -351,7 +353,23 @@ class Vocabulary:
         for text in texts:
             vocabulary.documents += 1
             vocabulary.frequency.update(set(content(text)))
+            for w in words(text):
+                if w not in STOPWORDS and len(w) > 2:
+                    vocabulary.spellings.setdefault(normal(w), Counter())[w] += 1
         return vocabulary
+
+    def update(self, other: Vocabulary) -> None:
+        """Add ``other``'s counts (the vocabularies of several scopes as one)."""
+        self.documents += other.documents
+        self.frequency.update(other.frequency)
+        for form, spelled in other.spellings.items():
+            self.spellings.setdefault(form, Counter()).update(spelled)
+
+    def spelling(self, word: str) -> str:
+        """How the notes most often write ``word`` (a word of the same normal form), or
+        ``word`` itself: "warfarine" is written "warfarin" there."""
+        spelled = self.spellings.get(normal(word))
+        return spelled.most_common(1)[0][0] if spelled else word
 
     def __contains__(self, word: str) -> bool:
         return word in self.frequency
@@ -724,5 +742,7 @@ def _cognate(word: str, vocabulary: Vocabulary) -> str:
                 continue
             candidate = (spelling[: len(spelling) - len(ending)] if ending else spelling) + english
             if len(candidate) >= 3 and normal(candidate) in vocabulary:
-                return candidate
+                # the notes' own spelling: "warfarina" -> "warfarin", not "warfarine" (which
+                # the entity matcher does not know)
+                return vocabulary.spelling(candidate)
     return ""

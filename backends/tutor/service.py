@@ -831,8 +831,7 @@ class TutorService:
                 texts = (f"{c.title}\n{c.text}" for c in self.kb.all_chunks(scope))
                 cached = (key, Vocabulary.of(texts))
                 self._vocabularies[scope] = cached
-            merged.documents += cached[1].documents
-            merged.frequency.update(cached[1].frequency)
+            merged.update(cached[1])
         return merged
 
     @property
@@ -1271,7 +1270,14 @@ class TutorService:
         beyond = [w for w in retrieval.asked if w not in subject]
         if beyond and not set(beyond) & set(grounding.content(best.text)):
             return False
-        asks_amount = any(w in QUANTITY_WORDS for w in grounding.words(retrieval.question))
+        asked_words = grounding.words(retrieval.question)
+        # "why are the doses reduced…?" asks for a reason, "until when is the dose increased?"
+        # for a condition (a target level), not an amount
+        asks_amount = asked_words[:1] not in (["why"], ["until"]) and asked_words[:2] not in (
+            ["por", "que"],
+            ["hasta", "cuando"],
+        )
+        asks_amount = asks_amount and any(w in QUANTITY_WORDS for w in asked_words)
         # an amount is a number with its unit: "avoided when the eGFR is below 45" gives no
         # dose of nitrofurantoin (a near miss of the evaluation set)
         return not (asks_amount and not any(AMOUNT.search(q.text) for q in quotes))

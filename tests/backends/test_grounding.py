@@ -191,3 +191,17 @@ def test_no_unsupported_sentence_of_the_labelled_set_passes_the_check() -> None:
         for p in verbatim
     )
     assert passed >= 0.9 * len(verbatim)  # what a note says word for word is supported
+
+
+def test_a_spanish_cognate_is_translated_into_the_notes_own_spelling() -> None:
+    """"warfarina" could be "warfarine" or "warfarin": the notes write "warfarin", and only
+    that spelling is known to the entity matcher (a follow-up evaluation found "¿Y la
+    warfarina?" read as naming nothing)."""
+    vocabulary = grounding.Vocabulary.of(
+        ["Warfarin is monitored with the INR.", "Metformin; adrenaline is given IM."]
+    )
+    found = grounding.translate("¿Y la warfarina? metformina, adrenalina", {}, vocabulary)
+    assert found == {"warfarina": "warfarin", "metformina": "metformin", "adrenalina": "adrenaline"}
+    merged = grounding.Vocabulary()
+    merged.update(vocabulary)
+    assert merged.spelling("warfarine") == "warfarin" and merged.documents == 2

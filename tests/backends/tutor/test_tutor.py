@@ -723,3 +723,20 @@ def test_a_dose_question_is_answered_only_by_a_number_with_its_unit(
     dose = tutor.ask("What dose of adrenaline does an adult get for anaphylaxis?", "ana")
     assert dose.grounding is not None and dose.grounding.mode == EXTRACTIVE
     assert "0.5 mg" in dose.answer
+
+
+def test_a_question_asking_why_a_dose_changes_is_not_an_amount_question(
+    make_tutor: TutorFactory, tmp_path: Path
+) -> None:
+    """ "Why are the doses reduced…" asks for a reason: a quote without a dose answers it (the
+    amount rule refused it; found by the follow-up evaluation, thread f013)."""
+    kb = make_small_kb(tmp_path / "with-heparin", (*SMALL_NOTES, "heparin"))
+    tutor = make_tutor(ScriptedChat(replies=["Because."] * 2), kb_dir=kb)
+    first = tutor.ask("How is low-molecular-weight heparin given?", "ana")
+    turn = tutor.ask(
+        "Why are the doses reduced in kidney impairment?",
+        "ana",
+        earlier=first.retrieval.understood,
+    )
+    assert turn.grounding is not None and turn.grounding.mode == EXTRACTIVE
+    assert "cleared by the kidneys" in turn.answer
