@@ -97,25 +97,30 @@ class _Runnable(QRunnable):
     def run(self) -> None:
         handle = self._handle
         signals = handle.signals
+        outcome: tuple[str, object] | None = None  # None: a BaseException is on its way
         try:
             handle.progress.check()  # cancelled before it even started
             result = self._job(handle.progress, lambda item: signals.send("item", item))
         except CancelledError:
-            signals.send("cancelled")
+            outcome = ("cancelled", None)
         except CustodiaEnvironmentError as err:
             log.warning("%s: %s", handle.name, err)
-            signals.send("failed", (str(err), True))
+            outcome = ("failed", (str(err), True))
         except Exception as err:  # a bug: log with trace, tell the user something went wrong
             log.error("%s failed:\n%s", handle.name, traceback.format_exc())
-            signals.send("failed", (f"{type(err).__name__}: {err}", False))
+            outcome = ("failed", (f"{type(err).__name__}: {err}", False))
         else:
             # A job that returns has a result, even when cancelled on the way: a chat turn
             # stopped by the user returns what was said (and was audited); work that must not
             # count as done raises CancelledError through ``progress.check()`` instead.
-            signals.send("succeeded", result)
+            outcome = ("succeeded", result)
         finally:
+            # done before its outcome is told: a slot of "succeeded" that starts the next job
+            # (the migration dialog's Start after its dry run) must not find this one running
             handle.done.set()
             self._on_done(handle)
+            if outcome is not None:
+                signals.send(*outcome)
             signals.send("finished")
 
 

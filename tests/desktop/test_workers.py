@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -73,6 +74,38 @@ def test_results_items_and_progress_arrive_in_order(qtbot: Any, pool: WorkerPool
     assert rec.items == [0, 1, 2]
     assert rec.progress[-1] == (3, 3)
     assert rec.results == ["done"]
+
+
+class SlowDone(threading.Event):
+    """An Event that takes its time to be set: widens the window between a job's end and
+    ``done`` so a slot that runs in it is seen (the migration dialog's flaky Start)."""
+
+    def set(self) -> None:
+        time.sleep(0.3)
+        super().set()
+
+
+class RunningSeen(QObject):
+    def __init__(self, handle: Any) -> None:
+        super().__init__()
+        self.handle = handle
+        self.seen: list[bool] = []
+
+    @Slot(object)
+    def _on_succeeded(self, result: Any) -> None:
+        self.seen.append(self.handle.running)
+
+
+def test_a_job_is_done_when_its_outcome_arrives(qtbot: Any, pool: WorkerPool) -> None:
+    """A slot of "succeeded" that starts the next job (Start after the dry run) must not find
+    the one that succeeded still running."""
+    handle = pool.start("quick", lambda progress, emit: "planned")
+    handle.done = SlowDone()
+    seen = RunningSeen(handle)
+    handle.signals.succeeded.connect(seen._on_succeeded)
+    with qtbot.waitSignal(handle.signals.finished, timeout=5000):
+        pass
+    assert seen.seen == [False]
 
 
 def test_environment_error_and_bug_are_told_apart(qtbot: Any, pool: WorkerPool) -> None:
