@@ -140,6 +140,36 @@ class SelfDescribing:
         raise NotImplementedError
 
 
+class SqliteFile(SelfDescribing):
+    """The self-description of a store that is one SQLite file (``context["path"]``): it is
+    there once created, usable while its folder is writable, and counted read-only by
+    :attr:`COUNT` (a query giving one number)."""
+
+    LABEL: ClassVar[str] = "sqlite"
+    PRODUCT: ClassVar[str] = "SQLite"
+    #: what :meth:`measure` counts
+    COUNT: ClassVar[str] = ""
+
+    @classmethod
+    def locate(cls, config: Config, **context: object) -> str:
+        return str(context["path"])
+
+    @classmethod
+    def created(cls, config: Config, **context: object) -> bool:
+        return Path(str(context["path"])).exists()
+
+    @classmethod
+    def checkup(cls, config: Config, **context: object) -> Probed:
+        return writable_folder(Path(str(context["path"])).parent)
+
+    @classmethod
+    def measure(
+        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: object
+    ) -> Measurement:
+        """The file's :attr:`COUNT` and its size with its -wal and -shm, read-only."""
+        return sqlite_count(Path(str(context["path"])), cls.COUNT)
+
+
 # -- measuring files, read-only ------------------------------------------------------------------
 
 

@@ -18,9 +18,9 @@ import os
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 from backends.stores.audit_log import (
     AuditLogError,
@@ -31,13 +31,7 @@ from backends.stores.audit_log import (
     NotAPrefix,
 )
 from backends.stores.audit_log.record import Draft, Entry, chain_drafts
-from backends.stores.description import (
-    Measurement,
-    Probed,
-    SelfDescribing,
-    sqlite_count,
-    writable_folder,
-)
+from backends.stores.description import SqliteFile
 from backends.stores.engines.sqlite import Migration, connect, migrate
 
 if TYPE_CHECKING:
@@ -130,35 +124,14 @@ def migrate_locked(conn: sqlite3.Connection, path: Path, migrations: list[Migrat
         os.close(fd)
 
 
-class SQLiteAuditLog(ChainCopy, SelfDescribing):
+class SQLiteAuditLog(ChainCopy, SqliteFile):
     """:class:`~backends.stores.audit_log.AuditLog` on a SQLite file."""
 
     kind = "sqlite"
 
     #: the engine, as the storage map names it
     ENGINE = "SQLite (WAL, append-only triggers)"
-    LABEL = "sqlite"
-    PRODUCT = "SQLite"
-
-    @classmethod
-    def locate(cls, config: Config, **context: Any) -> str:
-        """Where this store keeps its data, as the storage map shows it."""
-        return str(context["path"])
-
-    @classmethod
-    def created(cls, config: Config, **context: Any) -> bool:
-        return Path(context["path"]).exists()
-
-    @classmethod
-    def checkup(cls, config: Config, **context: Any) -> Probed:
-        return writable_folder(Path(context["path"]).parent)
-
-    @classmethod
-    def measure(
-        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
-    ) -> Measurement:
-        """The records (the head's seq) and the file's size, read-only."""
-        return sqlite_count(Path(context["path"]), "SELECT coalesce(max(seq), 0) FROM audit_log")
+    COUNT = "SELECT coalesce(max(seq), 0) FROM audit_log"
 
     stores_checkpoints = True
 

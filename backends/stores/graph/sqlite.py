@@ -14,11 +14,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 from backends.stores.description import (
     Measurement,
-    Probed,
-    SelfDescribing,
+    SqliteFile,
     scalar,
     sqlite_count,
-    writable_folder,
 )
 from backends.stores.engines.sqlite import connect, migrate
 from backends.stores.graph import (
@@ -66,7 +64,7 @@ GRAPH_MIGRATIONS = [
 ]
 
 
-class SqliteGraph(AllowListedGraph, SelfDescribing):
+class SqliteGraph(AllowListedGraph, SqliteFile):
     """The embedded graph: two tables and recursive CTEs in ``tutor-graph.sqlite3``."""
 
     kind = "sqlite"
@@ -74,21 +72,6 @@ class SqliteGraph(AllowListedGraph, SelfDescribing):
 
     #: the engine, as the storage map names it
     ENGINE = "SQLite (recursive CTEs)"
-    LABEL = "sqlite"
-    PRODUCT = "SQLite"
-
-    @classmethod
-    def locate(cls, config: Config, **context: Any) -> str:
-        """Where this store keeps its data, as the storage map shows it."""
-        return str(context["path"])
-
-    @classmethod
-    def created(cls, config: Config, **context: Any) -> bool:
-        return Path(context["path"]).exists()
-
-    @classmethod
-    def checkup(cls, config: Config, **context: Any) -> Probed:
-        return writable_folder(Path(context["path"]).parent)
 
     @classmethod
     def measure(

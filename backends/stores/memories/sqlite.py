@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -42,13 +42,7 @@ from backends.errors import (
     InvalidVectorError,
 )
 from backends.progress import Progress
-from backends.stores.description import (
-    Measurement,
-    Probed,
-    SelfDescribing,
-    sqlite_count,
-    writable_folder,
-)
+from backends.stores.description import SqliteFile
 from backends.stores.engines.sqlite import Migration, connect, migrate
 from backends.stores.memories import (
     AddResult,
@@ -175,7 +169,7 @@ def from_blob(blob: bytes, dimension: int) -> Vector | None:
     return vector
 
 
-class SQLiteMemoryStore(SelfDescribing):
+class SQLiteMemoryStore(SqliteFile):
     """The ``vectores`` table with an in-memory matrix kept in step with the file.
 
     Thread-safe (one lock around the connection and the matrix). ``dimension`` and ``model``
@@ -183,27 +177,7 @@ class SQLiteMemoryStore(SelfDescribing):
     """
 
     ENGINE = "SQLite (WAL), vectors as BLOBs"
-    LABEL = "sqlite"
-    PRODUCT = "SQLite"
-
-    @classmethod
-    def locate(cls, config: Config, **context: Any) -> str:
-        return str(context["path"])
-
-    @classmethod
-    def created(cls, config: Config, **context: Any) -> bool:
-        return Path(context["path"]).exists()
-
-    @classmethod
-    def checkup(cls, config: Config, **context: Any) -> Probed:
-        return writable_folder(Path(context["path"]).parent)
-
-    @classmethod
-    def measure(
-        cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
-    ) -> Measurement:
-        """The memories in the file, read-only (its size with its -wal and -shm)."""
-        return sqlite_count(Path(context["path"]), "SELECT count(*) FROM vectores")
+    COUNT = "SELECT count(*) FROM vectores"
 
     def __init__(self, path: Path, dimension: int, model: str = "") -> None:
         if dimension < 1:

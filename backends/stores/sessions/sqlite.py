@@ -15,10 +15,8 @@ from typing import TYPE_CHECKING, Any, Self
 from backends.errors import StoreUnavailableError
 from backends.stores.description import (
     Measurement,
-    Probed,
-    SelfDescribing,
+    SqliteFile,
     sqlite_count,
-    writable_folder,
 )
 from backends.stores.engines.sqlite import Migration, connect, migrate
 from backends.stores.sessions import Session, WarmsL2, check_limit
@@ -54,7 +52,7 @@ _EVENTS = (
 _COLUMNS = "session_id, created_at, updated_at, phase, model, task, data"
 
 
-class SqliteSessionMirror(WarmsL2, SelfDescribing):
+class SqliteSessionMirror(WarmsL2, SqliteFile):
     """``sessions`` table of MA7 in a WAL-mode SQLite file (0600, folder 0700).
 
     A save never replaces a fresher row (``updated_at``), so two processes writing one file
@@ -63,20 +61,6 @@ class SqliteSessionMirror(WarmsL2, SelfDescribing):
     """
 
     ENGINE = "SQLite (WAL)"
-    LABEL = "sqlite"
-    PRODUCT = "SQLite"
-
-    @classmethod
-    def locate(cls, config: Config, **context: Any) -> str:
-        return str(context["path"])
-
-    @classmethod
-    def created(cls, config: Config, **context: Any) -> bool:
-        return Path(context["path"]).exists()
-
-    @classmethod
-    def checkup(cls, config: Config, **context: Any) -> Probed:
-        return writable_folder(Path(context["path"]).parent)
 
     @classmethod
     def measure(
