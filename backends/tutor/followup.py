@@ -34,15 +34,21 @@ MARKED = "marked"
 SHORT = "short"
 NONE = ""
 
-#: words that point back to something said before (English and Spanish)
-POINTERS = frozenset(
+#: pronouns that stand for something said before, wherever they are ("what are its
+#: early symptoms?", "how is it monitored in pregnancy?"; English and Spanish)
+PRONOUNS = frozenset(
+    words("it its itself they them their theirs he she him her his su sus él ella ellos ellas")
+)
+#: words that may point back, or not: "that" and "also" are as often glue ("when is treatment
+#: also needed?"), so they mark only a short question ("and that?", "¿y eso?")
+MAYBE_POINTERS = frozenset(
     words(
-        "it its itself they them their theirs this that these those he she him her his "
-        "same also too instead either "
-        "eso esto ese esa este esta estos estas esos esas su sus él ella ellos ellas "
-        "mismo misma también"
+        "this that these those same also too instead either "
+        "eso esto ese esa este esta estos estas esos esas mismo misma también"
     )
 )
+#: words that point back to something said before
+POINTERS = PRONOUNS | MAYBE_POINTERS
 #: openings that continue the thread ("and …", "what about …")
 OPENINGS = (
     "and ",
@@ -73,11 +79,13 @@ def kind(question: str, *, names_entity: bool) -> str:
     if names_entity:
         return NONE
     text = fold(question).strip().lstrip("¿¡\"'(").lstrip()
-    if text.startswith(OPENINGS) or any(w in POINTERS for w in words(question)):
+    said = words(question)
+    short = len(_content_words(question)) <= SHORT_WORDS
+    if text.startswith(OPENINGS) or any(w in PRONOUNS for w in said):
         return MARKED
-    if len(_content_words(question)) <= SHORT_WORDS:
-        return SHORT
-    return NONE
+    if short and any(w in MAYBE_POINTERS for w in said):
+        return MARKED
+    return SHORT if short else NONE
 
 
 def tries_thread(how: str) -> bool:

@@ -143,3 +143,19 @@ def test_tries_and_keeps_the_thread_reading_by_kind() -> None:
     assert followup.keeps_thread(followup.MARKED, covered_in_thread=False)
     assert followup.keeps_thread(followup.SHORT, covered_in_thread=True)
     assert not followup.keeps_thread(followup.SHORT, covered_in_thread=False)
+
+
+def test_a_self_contained_question_with_a_glue_that_or_also_is_read_alone(
+    tutor: TutorService,
+) -> None:
+    """ "also" (like "that") is as often glue as a pointer: a longer question holding it says
+    what it is about, and is answered from its own note, not the earlier one's (a review
+    found the asthma question answered from the paracetamol note)."""
+    question = "What is a silent chest, and when is treatment also needed?"
+    assert followup.kind(question, names_entity=False) == followup.NONE
+    assert followup.kind("And that?", names_entity=False) == followup.MARKED
+    assert followup.kind("Is that also true?", names_entity=False) == followup.MARKED
+    first = tutor.ask(FIRST, "ana")
+    turn = tutor.ask(question, "ana", earlier=first.retrieval.understood)
+    assert turn.retrieval.follows == ""
+    assert turn.passages[0].doc_id == "kb/asthma"
