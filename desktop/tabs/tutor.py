@@ -104,8 +104,11 @@ class TutorTab(QWidget):
         self._started = False
         #: this thread's earlier turns, rendered (newest last); New thread clears it
         self._thread: list[str] = []
-        #: what the thread's last question was understood as: the next one may follow it up
+        #: what the thread's last question was understood as, and whose it was: the next
+        #: question of the same user may follow it up (another user's never does: their
+        #: words would be searched, shown and sealed in this user's record)
         self._understood = ""
+        self._understood_user = ""
         self._asking = ""
         self._answered: Turn | None = None
         self._imported: ImportReport | None = None
@@ -359,7 +362,7 @@ class TutorTab(QWidget):
             return
         user = self.current_user()
         service = self.service
-        earlier = self._understood
+        earlier = self._understood if self._understood_user == user else ""
 
         def job(progress: Progress, emit: Emit) -> Turn:
             return service.get().ask(
@@ -438,7 +441,7 @@ class TutorTab(QWidget):
         if self._ask is not None:
             return
         self._thread.clear()
-        self._understood = ""
+        self._understood = self._understood_user = ""
         self.answer.clear()
         self.sources.clear()
         self.source_text.clear()
@@ -451,6 +454,7 @@ class TutorTab(QWidget):
         self._show_current(render_thread([*self._thread, current]))
         self._thread.append(render_turn(turn, self._answer_labels(), sources=False))
         self._understood = turn.retrieval.understood
+        self._understood_user = turn.retrieval.user
         self.answer.setProperty("mode", turn.grounding.mode if turn.grounding else "")
         self._show_sources(turn.passages, turn.cited)
         self.draw_graph(turn.retrieval.graph)

@@ -284,6 +284,19 @@ def test_a_follow_up_in_the_thread_is_read_with_the_earlier_question(
     assert "Read as a follow-up" not in child(tab, QTextBrowser, "answer").toPlainText()
 
 
+def test_another_users_question_is_never_followed_up(qtbot: Any, tab: QWidget) -> None:
+    """Ana's question is not carried into Bob's: its words would be searched for him, shown
+    to him and sealed in his audit record (a review found it)."""
+    child(tab, QComboBox, "scope").setCurrentText("ana")
+    ask(qtbot, tab, "Which blood test monitors warfarin?")
+    child(tab, QComboBox, "scope").setCurrentText("bob")
+    turn = ask(qtbot, tab, "How is its effect reversed?")
+    assert turn.retrieval.user == "bob" and turn.retrieval.follows == ""
+    child(tab, QComboBox, "scope").setCurrentText("ana")
+    again = ask(qtbot, tab, "How is its effect reversed?")
+    assert again.retrieval.follows == ""  # Bob's turn was the last: nothing of Ana's to follow
+
+
 def test_sources_and_a_waiting_state_show_before_the_model_answers(
     qtbot: Any, custodia_services: Services, small_kb: Path, custodia_window: Any
 ) -> None:
