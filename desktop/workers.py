@@ -118,9 +118,9 @@ class _Runnable(QRunnable):
             # done before its outcome is told: a slot of "succeeded" that starts the next job
             # (the migration dialog's Start after its dry run) must not find this one running
             handle.done.set()
-            self._on_done(handle)
             if outcome is not None:
                 signals.send(*outcome)
+            self._on_done(handle)
             signals.send("finished")
 
 
