@@ -194,7 +194,7 @@ def test_no_unsupported_sentence_of_the_labelled_set_passes_the_check() -> None:
 
 
 def test_a_spanish_cognate_is_translated_into_the_notes_own_spelling() -> None:
-    """"warfarina" could be "warfarine" or "warfarin": the notes write "warfarin", and only
+    """ "warfarina" could be "warfarine" or "warfarin": the notes write "warfarin", and only
     that spelling is known to the entity matcher (a follow-up evaluation found "¿Y la
     warfarina?" read as naming nothing)."""
     vocabulary = grounding.Vocabulary.of(
