@@ -117,10 +117,13 @@ class _Runnable(QRunnable):
         finally:
             # done before its outcome is told: a slot of "succeeded" that starts the next job
             # (the migration dialog's Start after its dry run) must not find this one running
+            # the job has ended: it is not running nor active when its outcome arrives (the
+            # pool is never asked about it after the window reacted to the outcome, when the
+            # window may be gone: only then is "finished" sent)
             handle.done.set()
+            self._on_done(handle)
             if outcome is not None:
                 signals.send(*outcome)
-            self._on_done(handle)
             signals.send("finished")
 
 
@@ -166,7 +169,10 @@ class WorkerPool(QObject):
             if handle in self._active:
                 self._active.remove(handle)
             count = len(self._active)
-        self.active_changed.emit(count)
+        try:
+            self.active_changed.emit(count)
+        except RuntimeError:  # the pool was deleted (its window closed) as the job ended
+            log.debug("worker pool gone before %s was forgotten", handle.name)
 
     @property
     def active(self) -> list[JobHandle]:
