@@ -1,0 +1,112 @@
+"""The shared answer policy (AL1): kinds of sentence, the parroting guard, draft pass rates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from backends import answers
+from backends.answers import (
+    COMPOSED,
+    GENERATED,
+    OWN,
+    SUPPORTED,
+    WITHHELD,
+    Answer,
+    DraftStats,
+    Shown,
+)
+from backends.grounding import Source
+
+SOURCES = [
+    Source(1, "", "My sister Elena lives in Valencia with her husband"),
+    Source(2, "", "I am allergic to peanuts"),
+]
+
+
+def test_a_supported_sentence_is_cited_and_an_invented_phone_number_withheld() -> None:
+    judged = answers.judge_draft(
+        "Your sister Elena lives in Valencia. Please call 1-800-325-4769.",
+        SOURCES,
+        question="Where does my sister live?",
+    )
+    assert [s.kind for s in judged] == [SUPPORTED, WITHHELD]
+    assert judged[0].number == 1
+    assert "1-800-325-4769" in judged[1].reason
+
+
+def test_echoed_scaffolding_is_withheld_even_when_its_words_are_true() -> None:
+    judged = answers.judge_draft("The user said earlier: I am allergic to peanuts.", SOURCES)
+    assert [s.kind for s in judged] == [WITHHELD]
+    assert "copies the prompt" in judged[0].reason
+
+
+def test_an_answer_repeating_the_previous_one_is_withheld_whole() -> None:
+    earlier = ["I'm glad you asked about your teeth. I'd like to remind you to brush twice."]
+    judged = answers.judge_draft(
+        "I'm glad you asked about your teeth. I'd like to remind you to brush twice a day.",
+        SOURCES,
+        earlier=earlier,
+        needs_support=False,
+    )
+    assert judged and all(s.kind == WITHHELD for s in judged)
+    assert "repeats an earlier answer" in judged[0].reason
+
+
+def test_the_models_words_on_a_general_question_are_its_own() -> None:
+    judged = answers.judge_draft("Luna is a good name for a cat.", [], needs_support=False)
+    assert [s.kind for s in judged] == [OWN]
+    # ... but not when a source should back it (a question about the user)
+    judged = answers.judge_draft("Your blood type is O negative.", SOURCES)
+    assert [s.kind for s in judged] == [WITHHELD]
+
+
+def test_specifics_the_sources_hold_are_not_invented() -> None:
+    held = ["My number is +34 600 123 456", "I was born on 3 May 1990", "Mail me at a@b.org"]
+    said = "Your number is 600 123 456, you were born on 3 May 1990 and your mail is a@b.org."
+    assert answers.invented_specifics(said, held) == []
+    assert answers.invented_specifics("Write to help@example.com", held) == ["help@example.com"]
+    assert answers.invented_specifics("Visit www.example.com", held) == ["www.example.com"]
+    assert answers.invented_specifics("It was on 12/03/2021.", held) == ["12/03/2021"]
+    assert answers.invented_specifics("You have 3 cats.", held) == []  # "3" is held
+    assert answers.invented_specifics("You have 7 cats.", held) == ["7"]
+
+
+def test_choose_keeps_the_composed_answer_unless_the_draft_passes() -> None:
+    composed = Answer(COMPOSED, (Shown("Your sister Elena lives in Valencia.", SUPPORTED, 1),))
+    bad = answers.judge_draft("Your sister lives in Madrid.", SOURCES)
+    kept = answers.choose(composed, "Your sister lives in Madrid.", bad)
+    assert kept.mode == COMPOSED
+    assert kept.text == "Your sister Elena lives in Valencia [1]."
+    assert kept.reason.startswith("1 of 1 sentences not supported")
+    assert kept.withheld == bad
+    good = answers.judge_draft("Your sister Elena lives in Valencia.", SOURCES)
+    shown = answers.choose(composed, "Your sister Elena lives in Valencia.", good)
+    assert shown.mode == GENERATED and shown.cited == (1,)
+    assert answers.choose(composed, "", ()).reason == "the model gave no answer"
+
+
+def test_draft_stats_stop_drafts_when_they_rarely_pass_and_persist(tmp_path: Path) -> None:
+    path = tmp_path / answers.STATS_FILE
+    stats = DraftStats(path)
+    assert stats.rate("memories:smollm2") is None and stats.should_draft("memories:smollm2")
+    for _ in range(5):
+        stats.record("memories:smollm2", passed=False)
+    stats.record("memories:other", passed=True)
+    assert stats.rate("memories:smollm2") == 0.0
+    assert not stats.should_draft("memories:smollm2")
+    assert stats.should_draft("memories:other")
+    again = DraftStats(path)  # read back from the file
+    assert again.counts("memories:smollm2") == (0, 5)
+    assert not again.should_draft("memories:smollm2")
+    again.reset("memories:smollm2")
+    assert DraftStats(path).should_draft("memories:smollm2")
+
+
+def test_a_torn_stats_file_starts_again(tmp_path: Path) -> None:
+    path = tmp_path / answers.STATS_FILE
+    path.write_text("{not json", encoding="utf-8")
+    stats = DraftStats(path)
+    assert stats.counts("x") == (0, 0)
+    stats.record("x", passed=True)
+    assert json.loads(path.read_text(encoding="utf-8")) == {"x": {"drafts": 1, "passed": 1}}
