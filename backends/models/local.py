@@ -37,8 +37,32 @@ _MAGIC = b"GGUF"
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?"}
 _SCALARS.update({10: "<Q", 11: "<q", 12: "<d"})
 _STRING, _ARRAY = 8, 9
-#: the largest string or array a header may declare before it is called corrupt
-_MAX_LEN = 1 << 31
+
+# Every count, length and depth a header declares is bounded before it is acted on, so a
+# hostile file costs bounded time and memory and fails alone (issue 25, item 8). The bounds
+# are far above what llama.cpp's converters write (about 40 keys, short key names, a few
+# kilobytes of chat template, a vocabulary of at most a few hundred thousand entries).
+#: the longest key name accepted
+_MAX_KEY = 4096
+#: the longest text value kept (a chat template, a name); longer ones are refused
+_MAX_TEXT = 4 << 20
+#: the most values an array that is kept may hold (per-layer head counts)
+_MAX_KEPT = 1 << 16
+#: the most entries one array may declare
+_MAX_ITEMS = 1 << 22
+#: the most values a whole header may declare (arrays' entries included): bounds the time
+_MAX_VALUES = 1 << 23
+#: how deep arrays may nest (llama.cpp writes none nested)
+_MAX_NESTING = 4
+#: the most metadata keys and tensors a header may declare
+_MAX_KEYS = 1 << 14
+_MAX_TENSORS = 1 << 20
+#: a ggml tensor has at most four dimensions (GGML_MAX_DIMS)
+_MAX_DIMS = 4
+#: the keys whose text is read; every other text value is skipped unread
+_TEXT_KEYS = frozenset({"general.name", "general.architecture", "tokenizer.chat_template"})
+#: array-valued keys whose values are kept (per-layer head counts); the rest are skipped
+_KEEP_ARRAYS = ("attention.head_count", "attention.head_count_kv")
 
 
 class GGUFError(ModelUnavailableError):
@@ -109,12 +133,20 @@ class _Truncated(Exception):
 
 
 class _Header:
-    """Reads GGUF values from a buffered file; ``_Truncated`` when the file ends early."""
+    """Reads GGUF values from a buffered file of ``size`` bytes, within the bounds above;
+    ``_Truncated`` when the file ends early, ``ValueError`` naming a bound exceeded."""
 
-    def __init__(self, fh: BinaryIO) -> None:
+    def __init__(self, fh: BinaryIO, size: int) -> None:
         self.fh = fh
+        self.size = size
+        self.budget = _MAX_VALUES
+
+    def remaining(self) -> int:
+        return self.size - self.fh.tell()
 
     def take(self, size: int) -> bytes:
+        if size > self.remaining():
+            raise _Truncated  # before asking for the bytes: a declared gigabyte is not read
         data = self.fh.read(size)
         if len(data) != size:
             raise _Truncated
@@ -123,41 +155,60 @@ class _Header:
     def unpack(self, fmt: str) -> Any:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
 
-    def length(self) -> int:
+    def count(self, what: str, limit: int, least: int = 1) -> int:
+        """A declared count or length: refused above ``limit``, or when the rest of the file
+        cannot hold it at ``least`` bytes per item."""
         value = int(self.unpack("<Q"))
-        if value > _MAX_LEN:
-            raise ValueError(f"a declared length of {value} bytes is impossible")
+        if value > limit:
+            raise ValueError(f"it declares {value} {what} (at most {limit} are accepted)")
+        if value * least > self.remaining():
+            raise _Truncated
         return value
 
-    def string(self) -> str:
-        return self.take(self.length()).decode("utf-8", errors="replace")
+    def spend(self, values: int) -> None:
+        self.budget -= values
+        if self.budget < 0:
+            raise ValueError(f"its header declares more than {_MAX_VALUES} values")
+
+    def string(self, what: str, limit: int) -> str:
+        return self.take(self.count(what, limit)).decode("utf-8", errors="replace")
 
     def skip(self, size: int) -> None:
+        if size > self.remaining():
+            raise _Truncated
         if size:
-            self.fh.seek(size - 1, os.SEEK_CUR)
-            self.take(1)  # seeking past the end succeeds; reading there does not
+            self.fh.seek(size, os.SEEK_CUR)
 
-    def value(self, kind: int, keep: bool) -> Any:
+    def value(self, kind: int, keep: bool, depth: int = 0) -> Any:
+        """The value of type ``kind``; unless ``keep``, texts and arrays are skipped (their
+        length or count is returned instead)."""
+        self.spend(1)
         if kind in _SCALARS:
             return self.unpack(_SCALARS[kind])
         if kind == _STRING:
-            return self.string()
-        if kind == _ARRAY:
-            item = int(self.unpack("<I"))
-            count = self.length()
-            if item in _SCALARS and not keep:
-                self.skip(count * struct.calcsize(_SCALARS[item]))
+            if keep:
+                return self.string("bytes of text", _MAX_TEXT)
+            self.skip(self.count("bytes of text", _MAX_ITEMS * 64))
+            return None
+        if kind != _ARRAY:
+            raise ValueError(f"unknown metadata value type {kind}")
+        if depth >= _MAX_NESTING:
+            raise ValueError(f"its arrays are nested more than {_MAX_NESTING} deep")
+        item = int(self.unpack("<I"))
+        if item in _SCALARS:
+            width = struct.calcsize(_SCALARS[item])
+            count = self.count("array entries", _MAX_KEPT if keep else _MAX_ITEMS, width)
+            if not keep:
+                self.skip(count * width)
                 return count
-            if item == _STRING and not keep:
-                for _ in range(count):
-                    self.skip(self.length())
-                return count
-            return [self.value(item, True) for _ in range(count)]
-        raise ValueError(f"unknown metadata value type {kind}")
-
-
-#: array-valued keys whose values are kept (per-layer head counts); the rest are skipped
-_KEEP_ARRAYS = ("attention.head_count", "attention.head_count_kv")
+            self.spend(count)
+            return list(struct.unpack(f"<{count}{_SCALARS[item][1]}", self.take(count * width)))
+        if item not in (_STRING, _ARRAY):
+            raise ValueError(f"unknown metadata value type {item}")
+        count = self.count("array entries", _MAX_ITEMS, 8)
+        for _ in range(count):  # arrays of texts or arrays: skipped, never kept
+            self.value(item, False, depth + 1)
+        return None if keep else count
 
 
 def read_gguf(path: Path | str) -> GGUFInfo:
@@ -166,7 +217,7 @@ def read_gguf(path: Path | str) -> GGUFInfo:
     try:
         size = path.stat().st_size
         with path.open("rb") as raw:
-            return _parse(path, size, _Header(raw))
+            return _parse(path, size, _Header(raw, size))
     except _Truncated:
         raise GGUFError(
             path, "truncated", "the file is truncated (it ends inside its header); copy it again"
@@ -177,7 +228,7 @@ def read_gguf(path: Path | str) -> GGUFInfo:
         raise GGUFError(path, "not-gguf", "is a folder, not a GGUF file") from None
     except OSError as err:
         raise GGUFError(path, "missing", f"cannot read it: {err.strerror or err}") from None
-    except (ValueError, UnicodeDecodeError) as err:
+    except (ValueError, UnicodeDecodeError, struct.error, OverflowError) as err:
         raise GGUFError(path, "not-gguf", f"not a valid GGUF file ({err})") from None
 
 
@@ -193,19 +244,25 @@ def _parse(path: Path, size: int, h: _Header) -> GGUFInfo:
     version = int(h.unpack("<I"))
     if version not in (2, 3):
         raise GGUFError(path, "version", f"GGUF version {version} is not supported (2 or 3)")
-    tensor_count = h.length()
-    kv_count = h.length()
+    tensor_count = h.count("tensors", _MAX_TENSORS, 24)
+    kv_count = h.count("metadata keys", _MAX_KEYS, 13)
     meta: dict[str, Any] = {}
     for _ in range(kv_count):
-        key = h.string()
+        key = h.string("bytes of key name", _MAX_KEY)
         kind = int(h.unpack("<I"))
-        meta[key] = h.value(kind, keep=key.endswith(_KEEP_ARRAYS) or key.endswith("alignment"))
+        keep = key in _TEXT_KEYS or (kind == _ARRAY and key.endswith(_KEEP_ARRAYS))
+        value = h.value(kind, keep=keep or kind not in (_STRING, _ARRAY))
+        if keep or kind not in (_STRING, _ARRAY):
+            meta[key] = value
     parameters = 0
     data_end = 0
     type_counts: dict[int, int] = {}
     for _ in range(tensor_count):
-        h.skip(h.length())  # the tensor's name
-        dims = [int(h.unpack("<Q")) for _ in range(int(h.unpack("<I")))]
+        h.skip(h.count("bytes of tensor name", _MAX_KEY))
+        n_dims = int(h.unpack("<I"))
+        if n_dims > _MAX_DIMS:
+            raise ValueError(f"a tensor of {n_dims} dimensions (ggml has at most {_MAX_DIMS})")
+        dims = [int(h.unpack("<Q")) for _ in range(n_dims)]
         ggml_type = int(h.unpack("<I"))
         offset = int(h.unpack("<Q"))
         elements = 1
@@ -219,7 +276,14 @@ def _parse(path: Path, size: int, h: _Header) -> GGUFInfo:
         data_end = max(data_end, offset + elements * type_size // block)
         if len(dims) > 1:
             type_counts[ggml_type] = type_counts.get(ggml_type, 0) + elements
-    alignment = int(meta.get("general.alignment", 32) or 32)
+    alignment = meta.get("general.alignment", 32)
+    if (
+        isinstance(alignment, bool)
+        or not isinstance(alignment, int)
+        or not 0 < alignment <= 1 << 20
+        or alignment & (alignment - 1)
+    ):
+        raise ValueError(f"general.alignment is {alignment!r}, not a power of two")
     start = h.fh.tell()
     start += (-start) % alignment
     if start + data_end > size:
@@ -230,15 +294,15 @@ def _parse(path: Path, size: int, h: _Header) -> GGUFInfo:
             f"the file is truncated: its tensors need {_mb(start + data_end)} but it holds "
             f"{_mb(size)} ({_mb(missing)} missing); copy or download it again",
         )
-    arch = str(meta.get("general.architecture", "") or "")
+    arch = _text(meta.get("general.architecture"))
 
     def num(key: str, default: int = 0) -> int:
         value = meta.get(f"{arch}.{key}", default)
         if isinstance(value, list):
-            value = max((int(v) for v in value), default=default)
+            value = max((v for v in value if isinstance(v, int | float)), default=default)
         try:
-            return int(value)
-        except (TypeError, ValueError):
+            return max(0, int(value))
+        except (TypeError, ValueError, OverflowError):
             return default
 
     embedding = num("embedding_length")
@@ -247,13 +311,13 @@ def _parse(path: Path, size: int, h: _Header) -> GGUFInfo:
     head_dim = embedding // heads if heads else 0
     return GGUFInfo(
         path=path,
-        name=str(meta.get("general.name") or path.stem),
+        name=_text(meta.get("general.name"))[:200] or path.stem,
         architecture=arch or "unknown",
         parameters=parameters,
         quantisation=_quantisation(meta.get("general.file_type"), type_counts),
         context_length=num("context_length"),
         file_size=size,
-        chat_template=str(meta.get("tokenizer.chat_template", "") or ""),
+        chat_template=_text(meta.get("tokenizer.chat_template")),
         layers=num("block_count"),
         embedding=embedding,
         head_count=heads,
@@ -262,6 +326,11 @@ def _parse(path: Path, size: int, h: _Header) -> GGUFInfo:
         value_length=num("attention.value_length", head_dim),
         version=version,
     )
+
+
+def _text(value: Any) -> str:
+    """A metadata text, or "" when the key holds something else (a number, an array)."""
+    return value if isinstance(value, str) else ""
 
 
 def _quantisation(file_type: Any, type_counts: dict[int, int]) -> str:
@@ -296,7 +365,11 @@ def known_architectures() -> frozenset[str]:
 def _mb(size: int) -> str:
     if size >= 1 << 30:
         return f"{size / (1 << 30):.1f} GB"
-    return f"{size / (1 << 20):.0f} MB"
+    if size >= 1 << 20:
+        return f"{size / (1 << 20):.0f} MB"
+    if size >= 1 << 10:  # a truncated file: "0 MB" would say nothing
+        return f"{size / (1 << 10):.0f} KB"
+    return f"{size} bytes"
 
 
 human_size = _mb
