@@ -15,12 +15,13 @@ import io
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
-from backends import __version__, config, doctor
+from backends import __version__, config, doctor, i18n
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import _
 from backends.services import Services
 from backends.text import bad_character, printable
 
@@ -51,11 +52,17 @@ def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            _("must be a positive integer, not {text!r}").format(text=text)
+        ) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {value}")
+        raise argparse.ArgumentTypeError(
+            _("must be a positive integer, not {value}").format(value=value)
+        )
     if value > MAX_COUNT:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_COUNT:,}, not {value}")
+        raise argparse.ArgumentTypeError(
+            _("must be at most {most}, not {value}").format(most=f"{MAX_COUNT:,}", value=value)
+        )
     return value
 
 
@@ -69,19 +76,21 @@ def shared_subparsers(sub: SubParsers, name: str, help: str, dest: str) -> SubPa
             if isinstance(action, argparse._SubParsersAction):
                 return action
     parser = sub.add_parser(name, help=help)
-    return parser.add_subparsers(dest=dest, metavar="ASSISTANT", required=True)
+    return parser.add_subparsers(dest=dest, metavar=_("ASSISTANT"), required=True)
 
 
 def ask_subparsers(sub: SubParsers) -> SubParsers:
     """The shared ``custodia ask <assistant> ...`` command: each assistant adds its parser."""
     return shared_subparsers(
-        sub, "ask", "one turn with an assistant, printed to the terminal", "assistant"
+        sub, "ask", _("one turn with an assistant, printed to the terminal"), "assistant"
     )
 
 
 def reindex_subparsers(sub: SubParsers) -> SubParsers:
     """The shared ``custodia reindex <assistant>`` command."""
-    return shared_subparsers(sub, "reindex", "rebuild an assistant's derived search index", "index")
+    return shared_subparsers(
+        sub, "reindex", _("rebuild an assistant's derived search index"), "index"
+    )
 
 
 def _cmd_doctor(args: argparse.Namespace, services: Services) -> int:
@@ -93,26 +102,49 @@ def _cmd_doctor(args: argparse.Namespace, services: Services) -> int:
     if args.storage and not args.json:
         from backends.storage_map import format_table, storage_map
 
-        print("\nStorage map:\n" + format_table(storage_map(services.config, services)) + "\n")
+        print(
+            "\n"
+            + _("Storage map:")
+            + "\n"
+            + format_table(storage_map(services.config, services))
+            + "\n"
+        )
     if args.json:
         print(doctor.report_json(services.config, checks))
     elif doctor.healthy(checks):
-        print("Everything this configuration needs is usable.")
+        print(_("Everything this configuration needs is usable."))
     else:
-        print("Some stores or models this configuration needs are not usable (see above).")
+        print(_("Some stores or models this configuration needs are not usable (see above)."))
     return 0 if doctor.healthy(checks) else 1
+
+
+def install_language(environ: Mapping[str, str] | None = None) -> str:
+    """The commands speak the ``language`` setting (``CUSTODIA_LANGUAGE``, custodia.toml;
+    ``"system"``: ``LANG``/``LC_MESSAGES``), installed before any help text is made. A
+    configuration that does not load still gets its error in the language asked for."""
+    env = os.environ if environ is None else environ
+    try:
+        setting = config.load(env).language
+    except CustodiaEnvironmentError:
+        setting = env.get("CUSTODIA_LANGUAGE", "system").strip()
+    return i18n.install(i18n.resolve(setting, env))
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="custodia",
-        description="Custodia: four offline AI assistants. Without a command, opens the window.",
+        description=_("Custodia: four offline AI assistants. Without a command, opens the window."),
     )
-    parser.add_argument("--version", action="version", version=f"custodia {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    p = sub.add_parser("doctor", help="check every configured store and model")
-    p.add_argument("--json", action="store_true", help="machine-readable report")
-    p.add_argument("--storage", action="store_true", help="also print the storage map")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"custodia {__version__}",
+        help=_("show the version number and exit"),
+    )
+    sub = parser.add_subparsers(dest="command", metavar=_("COMMAND"))
+    p = sub.add_parser("doctor", help=_("check every configured store and model"))
+    p.add_argument("--json", action="store_true", help=_("machine-readable report"))
+    p.add_argument("--storage", action="store_true", help=_("also print the storage map"))
     p.set_defaults(handler=_cmd_doctor)
     for name in COMMAND_MODULES:
         importlib.import_module(name).add_commands(sub)
@@ -123,10 +155,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Private files whoever creates them (Chroma and Qdrant make theirs 0644/0755 otherwise).
     os.umask(0o077)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    install_language()
     try:  # Ctrl+C while the commands' modules are still being imported
         parser = build_parser()
     except KeyboardInterrupt:
-        print("custodia: interrupted", file=sys.stderr)
+        print("custodia: " + _("interrupted"), file=sys.stderr)
         return 130
     _never_fail_on_undecodable_output()
     args = parser.parse_args(argv)
@@ -140,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         cfg = config.load()
     except CustodiaEnvironmentError as err:
-        print(f"custodia: configuration error: {err}", file=sys.stderr)
+        print("custodia: " + _("configuration error: {0}").format(err), file=sys.stderr)
         return 2
     services = Services(cfg)
     try:
@@ -149,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"custodia: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("custodia: interrupted", file=sys.stderr)
+        print("custodia: " + _("interrupted"), file=sys.stderr)
         return 130
     except BrokenPipeError:
         # `custodia … | head`: the reader left; stop quietly, as other Unix tools do
@@ -198,10 +231,10 @@ def undecodable_argument(parser: argparse.ArgumentParser, args: argparse.Namespa
             continue
         for item in value if isinstance(value, list | tuple) else [value]:
             if isinstance(item, str) and (problem := bad_character(item)):
-                return (
-                    f"argument {names.get(dest, dest)}: {printable(item)!r} is not valid UTF-8 "
-                    f"text ({problem}); give it in UTF-8"
-                )
+                return _(
+                    "argument {name}: {value!r} is not valid UTF-8 text ({problem}); "
+                    "give it in UTF-8"
+                ).format(name=names.get(dest, dest), value=printable(item), problem=problem)
     return ""
 
 

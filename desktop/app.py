@@ -44,6 +44,7 @@ def run(argv: Sequence[str]) -> int:
         return selftest.run()
     from PySide6.QtWidgets import QApplication, QMessageBox
 
+    from desktop import i18n
     from desktop.main_window import MainWindow
     from desktop.selftest import app_icon
 
@@ -58,6 +59,7 @@ def run(argv: Sequence[str]) -> int:
     try:
         cfg = config_module.load()
     except CustodiaEnvironmentError as err:
+        i18n.install(os.environ.get("CUSTODIA_LANGUAGE", "system").strip())
         QMessageBox.critical(
             None,
             app.translate("startup", "Custodia: configuration error"),
@@ -69,6 +71,9 @@ def run(argv: Sequence[str]) -> int:
         )
         return 2
     _setup_logging(cfg.home)
+    # before any widget is built: a widget reads its tr() strings when it is made
+    language = i18n.install(cfg.language)
+    log.info("language %s (setting %r)", language, cfg.language)
     services = Services(cfg)
     window = MainWindow(services)
     window.show()

@@ -3,13 +3,16 @@
 Fixtures:
 
 * ``custodia_config`` — a :class:`~backends.config.Config` on a fresh temporary data dir with
-  the deterministic providers: the ``hashing`` embedder and the ``scripted`` chat model.
-  Override it in your own conftest to change any setting.
+  the deterministic providers: the ``hashing`` embedder and the ``scripted`` chat model,
+  in English (``language="en"``, whatever the machine's locale). Override it in your own
+  conftest to change any setting — ``language="es"`` opens the window in Spanish.
 * ``custodia_services`` — the :class:`~backends.services.Services` built from it.
 * ``custodia_qsettings`` — the window's settings (size, splitters, last tab, theme, the
   first-run welcome) in a temporary folder, never the user's; the welcome is marked as seen.
 * ``custodia_window`` — the main window, shown, with its start-up checks finished; closed
-  (work cancelled and waited for, without the "Quit anyway?" question) after the test.
+  (work cancelled and waited for, without the "Quit anyway?" question) after the test. It
+  is built in ``custodia_config.language`` (Qt's and Custodia's translators installed
+  first, as at start-up; removed after the test).
 
 Widgets have stable object names, listed in docs/TESTING.md; find them with
 ``window.findChild(QWidget, "name")``.
@@ -37,7 +40,7 @@ from backends.services import Services
 def custodia_config(tmp_path: Path) -> Config:
     home = tmp_path / "custodia-home"
     home.mkdir(mode=0o700)
-    return Config(home=home, embedder="hashing", chat_model="scripted").validated()
+    return Config(home=home, embedder="hashing", chat_model="scripted", language="en").validated()
 
 
 @pytest.fixture
@@ -79,11 +82,16 @@ def custodia_qsettings(tmp_path: Path) -> Iterator[Any]:
 def custodia_window(
     qtbot: Any, custodia_services: Services, custodia_qsettings: Any
 ) -> Iterator[Any]:
+    from desktop import i18n
     from desktop.main_window import MainWindow
 
-    window = MainWindow(custodia_services, settings=custodia_qsettings)
-    qtbot.addWidget(window, before_close_func=lambda w: w.workers.shutdown())
-    with qtbot.waitSignal(window.checks_ready, timeout=60_000):
-        window.show()
-    yield window
-    window.close_now()
+    i18n.install(custodia_services.config.language)  # before any widget, as at start-up
+    try:
+        window = MainWindow(custodia_services, settings=custodia_qsettings)
+        qtbot.addWidget(window, before_close_func=lambda w: w.workers.shutdown())
+        with qtbot.waitSignal(window.checks_ready, timeout=60_000):
+            window.show()
+        yield window
+        window.close_now()
+    finally:
+        i18n.uninstall()

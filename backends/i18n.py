@@ -1,0 +1,122 @@
+"""The user's language, for the commands and the messages of the backends (no Qt here).
+
+One setting, ``language`` (``custodia.toml``, ``CUSTODIA_LANGUAGE``, Settings ▸ Language), is
+``"system"``, ``"en"`` or ``"es"``; :func:`resolve` turns it into the language to show, and
+``"system"`` reads the locale variables (``LC_ALL``, ``LC_MESSAGES``, ``LANG``, as gettext
+does; the window passes Qt's own idea of the system locale instead). :func:`install` loads
+the gettext catalogue ``resources/i18n/<lang>/LC_MESSAGES/custodia.mo`` (compiled from the
+``.po`` by ``scripts/i18n.py compile``) and points argparse's own words ("usage:",
+"options:", ...) at it too, so a Spanish ``custodia --help`` has no English left.
+
+Messages are marked with :func:`_` (and :func:`ngettext`) at the point they are shown, so a
+module-level constant is marked with :func:`N_` and translated when used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gettext
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+#: what the ``language`` setting accepts
+SETTINGS = ("system", "en", "es")
+#: the languages Custodia is written in (English is the source: it needs no catalogue)
+LANGUAGES = ("en", "es")
+DEFAULT = "en"
+DOMAIN = "custodia"
+
+_translation: gettext.NullTranslations = gettext.NullTranslations()
+_language = DEFAULT
+
+
+def catalogue_dir() -> Path:
+    """``resources/i18n`` of the source tree, or of a PyInstaller bundle."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    if bundle:
+        return Path(bundle) / "resources" / "i18n"
+    return Path(__file__).resolve().parents[1] / "resources" / "i18n"
+
+
+def from_locale_name(name: str) -> str | None:
+    """``"es_ES.UTF-8"``, ``"es"``, ``"es-419"`` -> ``"es"``; an unknown or empty name -> None."""
+    code = name.strip().split(".")[0].split("@")[0].replace("-", "_").split("_")[0].lower()
+    if code in LANGUAGES:
+        return code
+    return None
+
+
+def system_language(environ: Mapping[str, str] | None = None) -> str:
+    """The language the locale variables ask for, as gettext reads them (the first one set
+    wins: ``LANGUAGE``'s first entry, ``LC_ALL``, ``LC_MESSAGES``, ``LANG``); English when
+    none names a language Custodia has."""
+    env = os.environ if environ is None else environ
+    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(var, "")
+        if not value:
+            continue
+        first = value.split(":")[0]
+        if first in ("C", "POSIX") or first.startswith(("C.", "POSIX.")):
+            return DEFAULT
+        return from_locale_name(first) or DEFAULT
+    return DEFAULT
+
+
+def resolve(
+    setting: str, environ: Mapping[str, str] | None = None, system: str | None = None
+) -> str:
+    """The language to show for ``setting``: itself when it names one, else the system's
+    (``system`` if given, as the window reads it from Qt; else the locale variables)."""
+    if setting in LANGUAGES:
+        return setting
+    if system is not None:
+        return from_locale_name(system) or DEFAULT
+    return system_language(environ)
+
+
+def load(language: str) -> gettext.NullTranslations:
+    """The catalogue for ``language``; English, or a catalogue not compiled yet, translates
+    nothing (the messages are written in English)."""
+    if language == DEFAULT:
+        return gettext.NullTranslations()
+    return gettext.translation(
+        DOMAIN, localedir=str(catalogue_dir()), languages=[language], fallback=True
+    )
+
+
+def install(language: str) -> str:
+    """Use ``language`` for every message from now on (and argparse's own words); returns
+    the language installed."""
+    global _translation, _language
+    _translation = load(language)
+    _language = language if language in LANGUAGES else DEFAULT
+    # argparse calls its module's `_` and `ngettext` (Python 3.11: imported from gettext),
+    # looked up each time a message is made, so rebinding them translates its words too
+    argparse._ = gettext_  # type: ignore[attr-defined]
+    argparse.ngettext = ngettext  # type: ignore[attr-defined]
+    return _language
+
+
+def current() -> str:
+    """The language installed (``"en"`` before :func:`install`)."""
+    return _language
+
+
+def gettext_(message: str) -> str:
+    """``message`` in the installed language."""
+    return _translation.gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The form of ``singular``/``plural`` for ``n``, in the installed language."""
+    return _translation.ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for extraction only; translate it with :func:`_` where it is shown."""
+    return message
+
+
+_ = gettext_

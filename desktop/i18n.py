@@ -1,0 +1,67 @@
+"""The window's language: Qt translators for Custodia's own strings and Qt's standard ones.
+
+Installed once at start-up, before any widget is built (a widget reads its ``tr()`` strings
+when it is made): ``resources/i18n/custodia_<lang>.qm`` (compiled from the ``.ts`` by
+``scripts/i18n.py compile``) and Qt's ``qtbase_<lang>.qm`` (the standard buttons and
+dialogs). The same language is installed for the backends' messages
+(:func:`backends.i18n.install`), and QLocale's default follows it, so dates and numbers are
+written the way the language writes them. A change in Settings ▸ Language is applied at the
+next start.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+
+from backends import i18n
+
+log = logging.getLogger(__name__)
+
+#: the translators installed (kept referenced: Qt does not own them)
+_installed: list[QTranslator] = []
+#: QLocale's default before :func:`install`, put back by :func:`uninstall`
+_locale_before: list[QLocale] = []
+
+
+def qm_path(language: str) -> str:
+    return str(i18n.catalogue_dir() / f"custodia_{language}.qm")
+
+
+def install(setting: str) -> str:
+    """Install the translators for ``setting`` ("system", "en", "es"); return the language
+    shown. A catalogue that is missing leaves those strings in English (logged)."""
+    uninstall()
+    system = QLocale.system()
+    language = i18n.resolve(setting, system=system.name())
+    i18n.install(language)
+    _locale_before.append(QLocale())
+    if i18n.from_locale_name(system.name()) == language:
+        QLocale.setDefault(system)  # the user's own country's formats
+    else:
+        QLocale.setDefault(QLocale(language))
+    if language == i18n.DEFAULT:
+        return language
+    qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
+    for name, folder in (
+        (f"qtbase_{language}", qt_dir),
+        (f"custodia_{language}", str(i18n.catalogue_dir())),
+    ):
+        translator = QTranslator()
+        if translator.load(name, folder):
+            QCoreApplication.installTranslator(translator)
+            _installed.append(translator)
+        else:
+            log.warning("no %s.qm in %s: those strings stay in English", name, folder)
+    return language
+
+
+def uninstall() -> None:
+    """Remove what :func:`install` installed (tests switch languages within one process)."""
+    while _installed:
+        QCoreApplication.removeTranslator(_installed.pop())
+    if _locale_before:
+        QLocale.setDefault(_locale_before.pop())
+        _locale_before.clear()
+    i18n.install(i18n.DEFAULT)

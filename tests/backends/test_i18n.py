@@ -1,0 +1,100 @@
+"""The language setting and the commands' language (SPEC AL4)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from backends import cli, config, i18n
+from backends.errors import ConfigError
+
+
+@pytest.fixture(autouse=True)
+def english_after() -> Iterator[None]:
+    yield
+    i18n.install("en")
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({}, "en"),
+        ({"LANG": "es_ES.UTF-8"}, "es"),
+        ({"LANG": "es_MX"}, "es"),
+        ({"LANG": "fr_FR.UTF-8"}, "en"),
+        ({"LANG": "C.UTF-8"}, "en"),
+        ({"LANG": "en_GB.UTF-8", "LC_MESSAGES": "es_AR.UTF-8"}, "es"),
+        ({"LANG": "es_ES.UTF-8", "LC_ALL": "C"}, "en"),
+        ({"LANGUAGE": "es:en", "LANG": "en_US.UTF-8"}, "es"),
+    ],
+)
+def test_system_language_reads_the_locale_variables_as_gettext_does(
+    environ: dict[str, str], expected: str
+) -> None:
+    assert i18n.resolve("system", environ) == expected
+
+
+def test_a_named_language_wins_over_the_system() -> None:
+    assert i18n.resolve("en", {"LANG": "es_ES.UTF-8"}) == "en"
+    assert i18n.resolve("es", {"LANG": "en_US.UTF-8"}) == "es"
+    assert i18n.resolve("system", {}, system="es_CL") == "es"
+
+
+def test_language_setting_from_file_and_environment(tmp_path: Path) -> None:
+    assert config.load({}, home=tmp_path).language == "system"
+    (tmp_path / config.CONFIG_FILE).write_text('language = "es"\n', encoding="utf-8")
+    assert config.load({}, home=tmp_path).language == "es"
+    assert config.load({"CUSTODIA_LANGUAGE": "en"}, home=tmp_path).language == "en"
+    with pytest.raises(ConfigError, match="language"):
+        config.load({"CUSTODIA_LANGUAGE": "fr"}, home=tmp_path)
+
+
+def test_the_language_is_saved_with_the_settings(tmp_path: Path) -> None:
+    saved = config.update_file(tmp_path, lambda c: replace(c, language="es"))
+    assert saved.language == "es"
+    assert 'language = "es"' in (tmp_path / config.CONFIG_FILE).read_text(encoding="utf-8")
+
+
+def _help(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(argv)
+    out = capsys.readouterr()
+    return out.out + out.err
+
+
+def test_custodia_help_in_spanish_has_no_english_left(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert cli.install_language({"CUSTODIA_LANGUAGE": "es", "CUSTODIA_HOME": str(tmp_path)}) == "es"
+    text = _help(capsys, ["--help"])
+    assert text.startswith("uso: custodia")
+    for english in ("usage:", "options:", "show this help message", "positional arguments"):
+        assert english not in text
+    assert "opciones:" in text
+    assert "muestra este mensaje de ayuda y sale" in text
+
+
+def test_argparse_errors_in_spanish(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    cli.install_language({"CUSTODIA_LANGUAGE": "es", "CUSTODIA_HOME": str(tmp_path)})
+    text = _help(capsys, ["no-such-command"])
+    assert "error:" in text  # "custodia: error: ..." reads the same in Spanish
+    assert "elección no válida" in text
+    assert "invalid choice" not in text
+
+
+def test_english_is_unchanged(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    cli.install_language({"CUSTODIA_LANGUAGE": "en", "CUSTODIA_HOME": str(tmp_path)})
+    text = _help(capsys, ["--help"])
+    assert text.startswith("usage: custodia")
+    assert "show this help message and exit" in text
+
+
+def test_a_bad_configuration_still_gets_the_language_asked_for(tmp_path: Path) -> None:
+    (tmp_path / config.CONFIG_FILE).write_text("profile = 3\n", encoding="utf-8")
+    env = {"CUSTODIA_LANGUAGE": "es", "CUSTODIA_HOME": str(tmp_path)}
+    assert cli.install_language(env) == "es"
+    assert argparse._("usage: ") == "uso: "  # type: ignore[attr-defined]
