@@ -501,6 +501,21 @@ class TutorTab(QWidget):
             self._error(message)
         else:
             self._error(self.tr("Something went wrong (see the log): {0}").format(message))
+        if self._ask is not None and self._asking:
+            # as the CLI: nothing that was not audited stays on screen — no draft, no quote,
+            # no sources (issue 25: the draft was kept under "could not be recorded")
+            self._streamed = ""
+            self.sources.clear()
+            self.source_text.clear()
+            self.graph_scene.clear()
+            self._show_current(
+                render_failed(
+                    self._asking,
+                    self.tr("Not answered: the turn was not recorded, so nothing is shown."),
+                    message,
+                    self._thread,
+                )
+            )
 
     def _on_ask_cancelled(self) -> None:
         self.tutor_status.setText(self.tr("Stopped."))
@@ -744,6 +759,15 @@ def render_waiting(question: str, state: str, thread: list[str], draft: str = ""
         current += (
             f'<p style="color:#9e9e9e"><i>{html.escape(draft).replace(chr(10), "<br>")}</i></p>'
         )
+    return render_thread([*thread, current])
+
+
+def render_failed(question: str, what: str, why: str, thread: list[str]) -> str:
+    """The thread so far, then the question and why it has no answer (nothing of it shown)."""
+    current = (
+        _question_html(question)
+        + f'<p style="color:#b00020"><b>{html.escape(what)}</b><br>{html.escape(why)}</p>'
+    )
     return render_thread([*thread, current])
 
 

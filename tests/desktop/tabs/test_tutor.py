@@ -318,3 +318,40 @@ def test_sources_and_a_waiting_state_show_before_the_model_answers(
         qtbot.waitUntil(lambda: sources.topLevelItemCount() == 5, timeout=WAIT)
         assert "checking what they say" in child(tab, QTextBrowser, "answer").toPlainText()
         release.set()
+
+
+def test_an_answer_the_audit_log_could_not_record_is_not_kept_on_screen(
+    qtbot: Any, custodia_services: Services, small_kb: Path, custodia_window: Any
+) -> None:
+    """Issue 25 item 6: with the audit log down the tab said "could not be recorded in the
+    audit log" yet kept the model's unchecked draft on screen. As the CLI: nothing unaudited
+    stays shown — not the draft, not an answer."""
+    from backends.errors import StoreUnavailableError
+
+    class LogDown:
+        def append(self, *args: Any, **kwargs: Any) -> Any:
+            raise StoreUnavailableError("the audit database is not reachable")
+
+    services = custodia_services
+    services.service(
+        "tutor",
+        lambda: TutorService(
+            services.config,
+            embedder=HashingEmbedder(384),
+            chat=ScriptedChat(replies=[ANSWER]),
+            audit=LogDown(),  # type: ignore[arg-type]
+            kb_dir=small_kb,
+        ),
+        TutorService.close,
+    )
+    tab = show_tutor(qtbot, custodia_window)
+    status = child(tab, QLabel, "tutor_status")
+    child(tab, QLineEdit, "question").setText("Which blood test monitors warfarin?")
+    child(tab, QPushButton, "ask").click()
+    qtbot.waitUntil(lambda: "could not be recorded" in status.text(), timeout=WAIT)
+    qtbot.waitUntil(lambda: child(tab, QPushButton, "ask").isEnabled(), timeout=WAIT)
+    shown = child(tab, QTextBrowser, "answer").toPlainText()
+    assert "monitored with the INR" not in shown  # neither the draft nor a quote
+    assert "INR" not in shown
+    assert "not recorded" in shown or "nothing is shown" in shown.lower()
+    assert child(tab, QTreeWidget, "sources").topLevelItemCount() == 0
