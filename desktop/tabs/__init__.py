@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from backends.services import Lazy, ModelChoices
@@ -24,10 +24,15 @@ from desktop.workers import WorkerPool
 
 #: (objectName, title, SPEC ids, module or None while the assistant has not landed)
 TABS: list[tuple[str, str, str, str | None]] = [
-    ("multiagent", "Multi-agent", "MA1–MA11", "desktop.tabs.multiagent"),
-    ("memories", "Memories", "PA1–PA5", "desktop.tabs.memories"),
-    ("conversations", "Conversations", "CA1–CA6", "desktop.tabs.conversations"),
-    ("tutor", "Clinical tutor", "CT1–CT8", "desktop.tabs.tutor"),
+    ("multiagent", QT_TRANSLATE_NOOP("tabs", "Multi-agent"), "MA1–MA11", "desktop.tabs.multiagent"),
+    ("memories", QT_TRANSLATE_NOOP("tabs", "Memories"), "PA1–PA5", "desktop.tabs.memories"),
+    (
+        "conversations",
+        QT_TRANSLATE_NOOP("tabs", "Conversations"),
+        "CA1–CA6",
+        "desktop.tabs.conversations",
+    ),
+    ("tutor", QT_TRANSLATE_NOOP("tabs", "Clinical tutor"), "CT1–CT8", "desktop.tabs.tutor"),
 ]
 
 TabFactory = Callable[[Lazy[Any], ModelChoices, WorkerPool, QWidget], QWidget]
