@@ -29,7 +29,7 @@ from backends.audit.verify import (
     UNKNOWN_CHECKPOINT,
     verify_chain,
 )
-from backends.stores.audit_log import AuditLog, Filter, Head
+from backends.stores.audit_log import AuditLog, Filter, Head, merkle
 from backends.stores.audit_log.record import GENESIS, Draft, chain_hash
 from tests.backends.audit.writers import open_log, write
 from tests.contract import describing
@@ -144,6 +144,50 @@ class AuditLogContract:
         entry = log.get(seq)
         assert entry is not None
         trust.accept(signer.sign(log.log_id, seq, entry.hash))
+
+    # -- the Merkle tree beside the chain (CT10) ---------------------------------------------
+    def test_the_tree_grows_with_the_log_in_the_same_transaction(self, audit_log: AuditLog) -> None:
+        assert audit_log.tree_size() == 0
+        assert merkle.root(0, audit_log.tree_nodes) == merkle.EMPTY_ROOT
+        entries = audit_log.append_many([Draft("tutor.turn", "p-1", {"q": "¿dolor?"})])
+        for batch in (1, 5, 2, 13, 1):
+            entries += audit_log.append_many(
+                [Draft("test.write", None, {"n": i, "é": "ü"}) for i in range(batch)]
+            )
+        size = len(entries)
+        assert audit_log.tree_size() == size == audit_log.head().seq
+        records = [e.record.encode("utf-8") for e in entries]
+        for n in range(size + 1):
+            assert merkle.root(n, audit_log.tree_nodes) == merkle.reference_root(records[:n])
+        top = merkle.reference_root(records)
+        for index in range(size):
+            path = merkle.inclusion_proof(index, size, audit_log.tree_nodes)
+            merkle.verify_inclusion(index, size, merkle.leaf_hash(records[index]), path, top)
+        for old in range(size + 1):
+            proof = merkle.consistency_proof(old, size, audit_log.tree_nodes)
+            merkle.verify_consistency(old, size, merkle.reference_root(records[:old]), top, proof)
+
+    def test_the_tree_follows_concurrent_writers(self, log_spec: tuple[str, str, str]) -> None:
+        def run(index: int) -> None:
+            log = open_log(log_spec)
+            try:
+                for i in range(5):
+                    log.append_many([Draft("test.write", None, {"w": index, "i": i})])
+            finally:
+                log.close()
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        log = open_log(log_spec)
+        try:
+            records = [r for rows in log.chain(0) for _, r, _ in rows]
+            assert log.tree_size() == len(records) == 40
+            assert merkle.root(40, log.tree_nodes) == merkle.reference_root(records)
+        finally:
+            log.close()
 
     # -- the basics ------------------------------------------------------------------------
     def test_empty_log(self, audit_log: AuditLog) -> None:

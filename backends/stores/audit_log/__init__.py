@@ -16,12 +16,13 @@ record, and never merges into a log that is not this one's prefix.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
+from backends.stores.audit_log.merkle import NodeId
 from backends.stores.audit_log.record import GENESIS, Draft, Entry, chain_hash
 
 if TYPE_CHECKING:
@@ -164,6 +165,19 @@ class AuditLog(Protocol):
         ...
 
     def add_checkpoint(self, checkpoint: Checkpoint) -> None: ...
+
+    # the Merkle tree beside the chain (CT10, :mod:`backends.stores.audit_log.merkle`)
+    def tree_size(self) -> int:
+        """How many leaves (records, from seq 1) the stored tree covers."""
+        ...
+
+    def tree_nodes(self, ids: Collection[NodeId]) -> dict[NodeId, bytes]:
+        """Stored complete-subtree hashes, ``(level, index) -> hash`` (missing ones absent)."""
+        ...
+
+    def build_tree(self, progress: Progress | None = None, *, batch: int = ...) -> int:
+        """Extend the tree to the head, in resumable batches; how many leaves were added."""
+        ...
 
     def checkpoints(self) -> list[Checkpoint]:
         """Checkpoints stored in the database (not trusted until their signature checks)."""

@@ -32,6 +32,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from backends.config import redact_url
 from backends.errors import CustodiaEnvironmentError
+from backends.net import pg_connect
 from backends.stores.audit_log import (
     DEFAULT_SCHEMA,
     AuditLogError,
@@ -219,7 +220,7 @@ def bootstrap(
     s = sql.Identifier(schema)
     try:
         with (
-            psycopg.connect(admin_dsn, connect_timeout=max(1, int(timeout))) as conn,
+            pg_connect(admin_dsn, connect_timeout=max(1, int(timeout))) as conn,
             conn.transaction(),
         ):
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK_KEY,))
@@ -347,7 +348,7 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
         """The server answers (its version), with the configured timeout."""
         try:
             timeout = max(1, int(config.network_timeout))
-            with psycopg.connect(config.postgres_dsn, connect_timeout=timeout) as conn:
+            with pg_connect(config.postgres_dsn, connect_timeout=timeout) as conn:
                 row = conn.execute("SHOW server_version").fetchone()
                 return Probed(str(row[0]) if row else "")
         except psycopg.Error as err:
@@ -369,7 +370,7 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
     def table_size(self) -> int | None:
         """``pg_total_relation_size`` of the log table, when the role may ask."""
         try:
-            with psycopg.connect(self.dsn, connect_timeout=max(1, int(self._timeout))) as conn:
+            with pg_connect(self.dsn, connect_timeout=max(1, int(self._timeout))) as conn:
                 row = conn.execute(
                     sql.SQL("SELECT pg_total_relation_size({})").format(
                         sql.Literal(f"{self.schema}.audit_log")
@@ -431,7 +432,7 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
 
     def _connect(self, autocommit: bool = True) -> psycopg.Connection[Any]:
         try:
-            return psycopg.connect(
+            return pg_connect(
                 self.dsn,
                 autocommit=autocommit,
                 connect_timeout=max(1, int(self._timeout)),

@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import sqlite3
+import tempfile
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
+from backends.progress import Progress
 from backends.stores.audit_log import (
     AuditLogError,
     ChainBatch,
@@ -30,6 +34,7 @@ from backends.stores.audit_log import (
     Head,
     NotAPrefix,
 )
+from backends.stores.audit_log.merkle import MemoryTree, NodeId, completed, leaf_hash
 from backends.stores.audit_log.record import Draft, Entry, chain_drafts
 from backends.stores.description import SqliteFile
 from backends.stores.engines.sqlite import Migration, connect, migrate
@@ -39,6 +44,8 @@ if TYPE_CHECKING:
     from backends.stores.audit_log.checkpoint import Checkpoint
 
 _PROTECTED = ("audit_log", "audit_meta", "audit_checkpoint")
+#: the Merkle tree's table, guarded like the records (migration 3)
+_TREE = "audit_tree"
 
 
 def _create_schema(conn: sqlite3.Connection) -> None:
@@ -80,10 +87,25 @@ def _create_triggers(conn: sqlite3.Connection) -> None:
             )
 
 
+def _create_tree(conn: sqlite3.Connection) -> None:
+    """The Merkle tree's complete subtrees (CT10), append-only like the records. An existing
+    log's tree is built after the migration, resumably (:meth:`SQLiteAuditLog.build_tree`)."""
+    conn.execute(
+        f"CREATE TABLE {_TREE} (level INTEGER NOT NULL, idx INTEGER NOT NULL, "
+        "hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID"
+    )
+    for verb in ("UPDATE", "DELETE"):
+        conn.execute(
+            f"CREATE TRIGGER {_TREE}_no_{verb.lower()} BEFORE {verb} ON {_TREE} "
+            f"BEGIN SELECT RAISE(ABORT, '{_TREE} is append-only: {verb} refused'); END"
+        )
+
+
 #: append-only named migrations (PRAGMA user_version counts them)
 MIGRATIONS: list[Migration] = [
     ("audit log, metadata, checkpoints", _create_schema),
     ("append-only triggers", _create_triggers),
+    ("merkle tree", _create_tree),
 ]
 
 _SELECT = "SELECT seq, record, hash FROM audit_log"
@@ -112,6 +134,88 @@ def _where(flt: Filter | None, before_seq: int | None = None) -> tuple[str, list
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 
+_TREE_HAS = f"SELECT 1 FROM {_TREE} WHERE level = 0 AND idx = ?"
+_TREE_INSERT = f"INSERT INTO {_TREE}(level, idx, hash) VALUES (?, ?, ?)"
+_TREE_GET = f"SELECT hash FROM {_TREE} WHERE level = ? AND idx = ?"
+
+
+def _tree_nodes(
+    conn: sqlite3.Connection, first: int, leaves: Sequence[bytes]
+) -> list[tuple[int, int, bytes]]:
+    """The rows leaves ``first…`` add: each leaf and the parents it completes (left siblings
+    from this batch, else from the table)."""
+    made: dict[NodeId, bytes] = {}
+
+    def left(level: int, idx: int) -> bytes:
+        h = made.get((level, idx))
+        if h is None:
+            row = conn.execute(_TREE_GET, (level, idx)).fetchone()
+            if row is None:
+                raise AuditLogError(f"the Merkle tree lacks node ({level}, {idx})")
+            h = bytes(row[0])
+        return h
+
+    out: list[tuple[int, int, bytes]] = []
+    for offset, leaf in enumerate(leaves):
+        for level, idx, h in completed(first + offset, leaf, left):
+            made[(level, idx)] = h
+            out.append((level, idx, h))
+    return out
+
+
+class ReadOnlyCopy:
+    """Opens connections to a log that write not a byte, to the file or beside it (a backup,
+    read-only media, ``chmod -R a-w``).
+
+    ``immutable=1`` when no ``-wal`` file holds frames (a log closed cleanly, the usual
+    backup): SQLite then takes no lock and creates no ``-shm``, ``-wal`` or journal, and reads
+    the file as it is. ``mode=ro`` is not enough on its own: it still creates or updates the
+    ``-shm`` index beside the file whenever it can (always, as root), and cannot open a WAL
+    database without one. A copy taken while the log was open keeps its last commits in
+    ``-wal``, which ``immutable=1`` would silently not read: that copy's file and ``-wal`` are
+    copied to a private temporary folder (removed on :meth:`close`) and read there.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        if not path.exists():
+            raise AuditLogError(f"{path}: no audit log there")
+        wal = Path(f"{path}-wal")
+        try:
+            has_wal = wal.stat().st_size > 0
+        except OSError:
+            has_wal = False
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if has_wal:
+            self._tmp = tempfile.TemporaryDirectory(prefix="custodia-audit-ro-")
+            target = Path(self._tmp.name) / path.name
+            try:
+                shutil.copyfile(path, target)
+                shutil.copyfile(wal, Path(f"{target}-wal"))
+            except OSError as err:
+                self.close()
+                raise AuditLogError(f"{path}: cannot read the copy: {err}") from err
+            self._uri = f"file:{quote(str(target))}?mode=ro"
+        else:
+            self._uri = f"file:{quote(str(path.resolve()))}?immutable=1"
+
+    def connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                self._uri, uri=True, check_same_thread=False, isolation_level=None
+            )
+            conn.execute("PRAGMA query_only=ON")
+            conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+        except sqlite3.Error as err:
+            raise AuditLogError(f"{self.path}: cannot open the copy read-only: {err}") from err
+        return conn
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+
 def migrate_locked(conn: sqlite3.Connection, path: Path, migrations: list[Migration]) -> int:
     """``migrate`` under an exclusive lock file: processes opening a new file at once would
     otherwise both see version 0 and the second would fail creating the tables."""
@@ -134,28 +238,56 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
     COUNT = "SELECT coalesce(max(seq), 0) FROM audit_log"
 
     stores_checkpoints = True
+    #: leaves per transaction when an existing log's tree is built
+    TREE_BATCH = 50_000
 
-    def __init__(self, path: Path, *, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        timeout: float = 30.0,
+        read_only: bool = False,
+        build: Progress | None = None,
+    ) -> None:
+        """Open (creating and migrating) the log; ``read_only`` opens a copy without writing a
+        byte (:func:`open_read_only`). A log from before the tree gets it built here, resumably,
+        reporting to ``build``."""
         self.path = Path(path)
         self._timeout = timeout
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
+        self.read_only = read_only
+        self.stores_checkpoints = not read_only
+        self._copy = ReadOnlyCopy(self.path) if read_only else None
         self._conn = self._open()
         try:
-            migrate_locked(self._conn, self.path, MIGRATIONS)
+            if not read_only:
+                migrate_locked(self._conn, self.path, MIGRATIONS)
             row = self._conn.execute("SELECT value FROM audit_meta WHERE key = 'log_id'").fetchone()
+            self._has_tree = bool(
+                self._conn.execute(
+                    "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", (_TREE,)
+                ).fetchone()
+            )
         except (sqlite3.Error, OSError) as err:
             self._conn.close()
+            if self._copy is not None:
+                self._copy.close()
             raise AuditLogError(f"{self.path}: not a usable audit log: {err}") from err
         self._log_id = str(row[0])
         self._reader = self._open()
+        self._memory_tree: MemoryTree | None = None
+        if not read_only:
+            self.build_tree(build)
 
     @classmethod
     def from_config(cls, config: Config, *, path: Path, **context: Any) -> SQLiteAuditLog:
-        """The file ``path`` (in the data dir)."""
-        return cls(path)
+        """The file ``path`` (in the data dir); ``read_only=True`` for a copy."""
+        return cls(path, read_only=bool(context.get("read_only", False)))
 
     def _open(self) -> sqlite3.Connection:
+        if self._copy is not None:
+            return self._copy.connect()
         # synchronous=FULL: an audit record a power cut can lose is not audited.
         return connect(self.path, synchronous="FULL", timeout=self._timeout)
 
@@ -188,6 +320,7 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
                     conn.execute(_INSERT, (e.seq, e.record, e.hash))
                 else:
                     conn.executemany(_INSERT, [(e.seq, e.record, e.hash) for e in entries])
+                self._grow_tree(conn, entries[0].seq - 1, [e.record for e in entries])
                 conn.execute("COMMIT")
             except sqlite3.Error as err:
                 if conn.in_transaction:  # SQLite already rolled back after "disk is full"
@@ -221,6 +354,7 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
                         after,
                     )
                 conn.executemany(_INSERT, rows)
+                self._grow_tree(conn, rows[0][0] - 1, [r[1] for r in rows])
                 conn.execute("COMMIT")
             except sqlite3.Error as err:
                 if conn.in_transaction:
@@ -240,6 +374,105 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
                 )
             except sqlite3.Error as err:
                 raise AuditLogError(f"{self.path}: cannot store the checkpoint: {err}") from err
+
+    # -- the Merkle tree (CT10) ----------------------------------------------------------------
+    def _grow_tree(self, conn: sqlite3.Connection, first: int, records: Sequence[str]) -> None:
+        """Add leaves ``first, first+1, …`` and the parents they complete, inside the caller's
+        transaction. A tree not complete up to ``first`` (being built, or behind after a copy
+        by an older release) is left to :meth:`build_tree`, which catches up in order."""
+        if not self._has_tree:
+            return
+        if first and not conn.execute(_TREE_HAS, (first - 1,)).fetchone():
+            return
+        added = _tree_nodes(conn, first, [leaf_hash(r.encode("utf-8")) for r in records])
+        conn.executemany(_TREE_INSERT, added)
+
+    def tree_size(self) -> int:
+        """How many leaves the stored tree holds (the log's size once built)."""
+        if not self._has_tree:
+            return 0
+        rows = self._query(f"SELECT coalesce(max(idx) + 1, 0) FROM {_TREE} WHERE level = 0")
+        return int(rows[0][0])  # type: ignore[call-overload]
+
+    def build_tree(self, progress: Progress | None = None, *, batch: int = 0) -> int:
+        """Build the tree of the records it does not cover yet; returns how many leaves were
+        added. Each batch is one transaction, so a build stopped anywhere (kill -9 included)
+        resumes where it stopped; appends meanwhile wait for a batch at most."""
+        if self.read_only or not self._has_tree:
+            return 0
+        head, size = self.head().seq, self.tree_size()
+        if size >= head:
+            return 0
+        progress = progress or Progress()
+        batch = batch or self.TREE_BATCH
+        progress.start(head - size, "building the audit log's Merkle tree")
+        done = 0
+        conn = self._conn
+        while True:
+            progress.check()
+            with self._write_lock:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        (size,) = conn.execute(
+                            f"SELECT coalesce(max(idx) + 1, 0) FROM {_TREE} WHERE level = 0"
+                        ).fetchone()
+                        conn.text_factory = bytes
+                        rows = conn.execute(
+                            "SELECT seq, record FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?",
+                            (size, batch),
+                        ).fetchall()
+                        conn.text_factory = str
+                        if rows and rows[0][0] != size + 1:
+                            raise AuditLogError(
+                                f"{self.path}: record {size + 1} is missing; the tree cannot "
+                                "be built past a gap (run `custodia audit verify`)"
+                            )
+                        leaves = [leaf_hash(record) for _, record in rows]
+                        conn.executemany(_TREE_INSERT, _tree_nodes(conn, size, leaves))
+                        conn.execute("COMMIT")
+                    finally:
+                        conn.text_factory = str
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
+                except sqlite3.Error as err:
+                    raise AuditLogError(
+                        f"{self.path}: cannot build the Merkle tree: {err}"
+                    ) from err
+            if not rows:
+                return done
+            done += len(rows)
+            progress.advance(len(rows), f"{size + len(rows)}/{head}")
+
+    def tree_nodes(self, ids: Collection[NodeId]) -> dict[NodeId, bytes]:
+        """Stored complete-subtree hashes (a log opened read-only before its tree was built
+        computes them in memory, once)."""
+        if not ids:
+            return {}
+        if self.read_only and self.tree_size() < self.head().seq:
+            return self._in_memory_tree().fetch(ids)
+        found: dict[NodeId, bytes] = {}
+        keys = list(ids)
+        for start in range(0, len(keys), 400):  # SQLite's parameter limit, with margin
+            chunk = keys[start : start + 400]
+            values = ",".join("(?,?)" for _ in chunk)
+            rows = self._query(
+                f"SELECT level, idx, hash FROM {_TREE} WHERE (level, idx) IN (VALUES {values})",
+                [v for key in chunk for v in key],
+            )
+            for level, idx, h in rows:
+                found[(int(level), int(idx))] = bytes(h)  # type: ignore[call-overload,arg-type]
+        return found
+
+    def _in_memory_tree(self) -> MemoryTree:
+        head = self.head().seq
+        if self._memory_tree is None or self._memory_tree.size != head:
+            tree = MemoryTree()
+            for rows in self.chain(0, until_seq=head):
+                for _, record, _ in rows:
+                    tree.append(record)
+            self._memory_tree = tree
+        return self._memory_tree
 
     # -- reading ---------------------------------------------------------------------------
     def _query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
@@ -326,3 +559,5 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
         with self._write_lock, self._read_lock:
             self._conn.close()
             self._reader.close()
+            if self._copy is not None:
+                self._copy.close()

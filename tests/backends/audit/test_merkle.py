@@ -149,7 +149,7 @@ SOME_HASH = h("abacaba000000000000000000000000000000000000000000060061e00123456"
 
 
 def test_empty_root() -> None:
-    assert EMPTY_ROOT == ROOTS[0]
+    assert ROOTS[0] == EMPTY_ROOT
     assert MemoryTree().root() == ROOTS[0]
 
 
