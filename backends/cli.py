@@ -33,6 +33,7 @@ COMMAND_MODULES: list[str] = [
     "backends.audit.cli",
     "backends.migrate_cli",
     "backends.tutor.cli",
+    "backends.models.cli",
 ]
 
 Handler = Callable[[argparse.Namespace, Services], int]

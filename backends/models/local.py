@@ -451,7 +451,8 @@ def model_folders(home: Path, extra: tuple[str, ...] | list[str] = ()) -> list[P
     return out
 
 
-def _walk(folder: Path, depth: int) -> Iterator[Path]:
+def walk(folder: Path, depth: int = MAX_DEPTH) -> Iterator[Path]:
+    """The ``.gguf`` files under ``folder``, ``depth`` folders deep (hidden ones skipped)."""
     try:
         entries = sorted(folder.iterdir(), key=lambda p: p.name.lower())
     except OSError:
@@ -461,7 +462,7 @@ def _walk(folder: Path, depth: int) -> Iterator[Path]:
             continue  # partial copies (".name.gguf.part") and hidden files
         if entry.is_dir():
             if depth > 1:
-                yield from _walk(entry, depth - 1)
+                yield from walk(entry, depth - 1)
         elif entry.suffix.lower() == GGUF_SUFFIX and entry.is_file():
             yield entry
 
@@ -521,7 +522,7 @@ def list_models(folders: list[Path]) -> list[LocalModel]:
     out: list[LocalModel] = []
     seen: set[Path] = set()
     for folder in folders:
-        for path in _walk(folder, MAX_DEPTH):
+        for path in walk(folder, MAX_DEPTH):
             real = path.resolve()
             if real in seen:
                 continue
@@ -546,7 +547,7 @@ def resolve(arg: str, folders: list[Path]) -> Path:
         raise GGUFError(given, "missing", "no such model file")
     names = {arg.lower(), (arg + GGUF_SUFFIX).lower()}
     for folder in folders:
-        for path in _walk(folder, MAX_DEPTH):
+        for path in walk(folder, MAX_DEPTH):
             if path.name.lower() in names:
                 return path
     where = ", ".join(str(f) for f in folders)
@@ -557,19 +558,25 @@ def resolve(arg: str, folders: list[Path]) -> Path:
 
 
 def add_model_file(
-    source: Path, folder: Path, progress: Progress | None = None, *, link: bool = False
+    source: Path,
+    folder: Path,
+    progress: Progress | None = None,
+    *,
+    link: bool = False,
+    name: str = "",
 ) -> Path:
     """Copy (or symlink, with ``link``) a GGUF into ``folder``; return the new path.
 
     The header is read first, so a file that is not a usable GGUF is refused before anything
     is written. The copy goes to a hidden ``.part`` file renamed when complete: a cancelled
     or failed copy leaves nothing behind, and an existing file of that name is never replaced.
+    ``name`` names the new file (an Ollama blob is named by its digest).
     """
     progress = progress or Progress()
     source = Path(source).expanduser()
     info = read_gguf(source)
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / source.name
+    target = folder / (name or source.name)
     if target.suffix.lower() != GGUF_SUFFIX:
         target = target.with_name(target.name + GGUF_SUFFIX)
     if target.exists() or target.is_symlink():
