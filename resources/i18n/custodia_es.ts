@@ -5,11 +5,11 @@
     <name>AboutDialog</name>
     <message>
         <source>About Custodia</source>
-        <translation type="unfinished"></translation>
+        <translation>Acerca de Custodia</translation>
     </message>
     <message>
         <source>&lt;h2&gt;Custodia {0}&lt;/h2&gt;&lt;p&gt;Four offline AI assistants. Every datum lives where its loss is survivable.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;h2&gt;Custodia {0}&lt;/h2&gt;&lt;p&gt;Cuatro asistentes de IA sin conexión. Cada dato vive donde su pérdida se puede soportar.&lt;/p&gt;</translation>
     </message>
 </context>
 <context>
@@ -17,43 +17,43 @@
     <message>
         <source>Seq</source>
         <extracomment>the line before the stored record text in the detail view emitted when a page arrived (tests wait on it) a page could not be read: the message</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>N.º</translation>
     </message>
     <message>
         <source>Time (UTC)</source>
-        <translation type="unfinished"></translation>
+        <translation>Hora (UTC)</translation>
     </message>
     <message>
         <source>Event</source>
-        <translation type="unfinished"></translation>
+        <translation>Evento</translation>
     </message>
     <message>
         <source>Pseudonym</source>
-        <translation type="unfinished"></translation>
+        <translation>Seudónimo</translation>
     </message>
     <message>
         <source>Status</source>
-        <translation type="unfinished"></translation>
+        <translation>Estado</translation>
     </message>
     <message>
         <source>Fields</source>
-        <translation type="unfinished"></translation>
+        <translation>Campos</translation>
     </message>
     <message>
         <source>Hash</source>
-        <translation type="unfinished"></translation>
+        <translation>Hash</translation>
     </message>
     <message>
         <source>— missing —</source>
-        <translation type="unfinished"></translation>
+        <translation>— falta —</translation>
     </message>
     <message>
         <source>erased</source>
-        <translation type="unfinished"></translation>
+        <translation>borrado</translation>
     </message>
     <message>
         <source>sealed</source>
-        <translation type="unfinished"></translation>
+        <translation>sellado</translation>
     </message>
 </context>
 <context>
@@ -61,27 +61,26 @@
     <message>
         <source>code</source>
         <extracomment>streamed tokens are re-rendered at most this often (a long answer is parsed once per tick) a code block taller than this many lines scrolls</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>código</translation>
     </message>
     <message>
         <source>Copy</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiar</translation>
     </message>
     <message>
         <source>Copy this code to the clipboard</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiar este código al portapapeles</translation>
     </message>
     <message>
         <source>Copied</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiado</translation>
     </message>
 </context>
 <context>
     <name>ComingSoonTab</name>
     <message>
         <source>&lt;h2&gt;{0}&lt;/h2&gt;&lt;p&gt;Coming in the next release ({1}).&lt;/p&gt;&lt;p&gt;This assistant is not available yet; nothing here stores or answers anything.&lt;/p&gt;</source>
-        <extracomment>(objectName, title, SPEC ids, module or None while the assistant has not landed)</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>&lt;h2&gt;{0}&lt;/h2&gt;&lt;p&gt;Llega en la próxima versión ({1}).&lt;/p&gt;&lt;p&gt;Este asistente aún no está disponible; aquí nada guarda ni responde nada.&lt;/p&gt;</translation>
     </message>
 </context>
 <context>
@@ -89,413 +88,415 @@
     <message>
         <source>Checking encryption…</source>
         <extracomment>a message or code block was copied from the transcript (its text) this tab&apos;s service, built on first use (only ever inside a worker job) the conversation being answered (None until a new one&apos;s first message is saved) confirmed for deletion while its answer streamed: deleted once the answer stopped set by Stop: the answer ends, what was said is saved (marked stopped) the message being sent until it is on disk (given back if the turn fails before) what each running job is doing, for ``tab_activity`` (id of its handle → text) the last search, re-run when a rename, delete or import may have changed its hits names of conversations opened from a search hit (said if the file is gone) the messages shown in the transcript (index → text), for their Copy links the conversation on screen, drawn again when the theme changes answers of this session checked against past conversations (CT9), by (conversation id, message index): their sentences are shown marked</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Comprobando el cifrado…</translation>
     </message>
     <message>
         <source>Set key…</source>
-        <translation type="unfinished"></translation>
+        <translation>Definir clave…</translation>
     </message>
     <message>
         <source>Start a new history…</source>
-        <translation type="unfinished"></translation>
+        <translation>Empezar un historial nuevo…</translation>
     </message>
     <message>
         <source>The key is lost? Keep the encrypted conversations as they are (locked) and go on with a new history</source>
-        <translation type="unfinished"></translation>
+        <translation>¿Ha perdido la clave? Conserve las conversaciones cifradas tal como están (bloqueadas) y siga con un historial nuevo</translation>
     </message>
     <message>
         <source>New</source>
-        <translation type="unfinished"></translation>
+        <translation>Nueva</translation>
     </message>
     <message>
         <source>Rename</source>
-        <translation type="unfinished"></translation>
+        <translation>Renombrar</translation>
     </message>
     <message>
         <source>Delete…</source>
-        <translation type="unfinished"></translation>
+        <translation>Eliminar…</translation>
     </message>
     <message>
         <source>Name</source>
-        <translation type="unfinished"></translation>
+        <translation>Nombre</translation>
     </message>
     <message>
         <source>Date</source>
-        <translation type="unfinished"></translation>
+        <translation>Fecha</translation>
     </message>
     <message>
         <source>Model</source>
-        <translation type="unfinished"></translation>
+        <translation>Modelo</translation>
     </message>
     <message>
         <source>Messages</source>
-        <translation type="unfinished"></translation>
+        <translation>Mensajes</translation>
     </message>
     <message>
         <source>Search past conversations…</source>
-        <translation type="unfinished"></translation>
+        <translation>Buscar en conversaciones anteriores…</translation>
     </message>
     <message>
         <source>Import…</source>
-        <translation type="unfinished"></translation>
+        <translation>Importar…</translation>
     </message>
     <message>
         <source>Export</source>
-        <translation type="unfinished"></translation>
+        <translation>Exportar</translation>
     </message>
     <message>
         <source>This conversation…</source>
-        <translation type="unfinished"></translation>
+        <translation>Esta conversación…</translation>
     </message>
     <message>
         <source>All conversations…</source>
-        <translation type="unfinished"></translation>
+        <translation>Todas las conversaciones…</translation>
     </message>
     <message>
         <source>Rebuild index</source>
-        <translation type="unfinished"></translation>
+        <translation>Reconstruir índice</translation>
     </message>
     <message>
         <source>Delete the search index and rebuild it from the conversation files</source>
-        <translation type="unfinished"></translation>
+        <translation>Eliminar el índice de búsqueda y reconstruirlo a partir de los archivos de conversación</translation>
     </message>
     <message>
         <source>Model:</source>
-        <translation type="unfinished"></translation>
+        <translation>Modelo:</translation>
     </message>
     <message>
         <source>New conversation</source>
-        <translation type="unfinished"></translation>
+        <translation>Conversación nueva</translation>
     </message>
     <message>
         <source>Write a message and press Enter…</source>
-        <translation type="unfinished"></translation>
+        <translation>Escriba un mensaje y pulse Intro…</translation>
     </message>
     <message>
         <source>Send</source>
-        <translation type="unfinished"></translation>
+        <translation>Enviar</translation>
     </message>
     <message>
         <source>Stop</source>
-        <translation type="unfinished"></translation>
+        <translation>Detener</translation>
     </message>
     <message>
         <source>Start a new history</source>
         <extracomment>what the tab is waiting for, shown once a job has run for ACTIVITY_DELAY_MS</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Empezar un historial nuevo</translation>
     </message>
     <message>
         <source>New encrypted history…</source>
-        <translation type="unfinished"></translation>
+        <translation>Historial cifrado nuevo…</translation>
     </message>
     <message>
         <source>Continue unencrypted</source>
-        <translation type="unfinished"></translation>
+        <translation>Continuar sin cifrar</translation>
     </message>
     <message>
         <source>Delete conversation</source>
-        <translation type="unfinished"></translation>
+        <translation>Eliminar conversación</translation>
     </message>
     <message>
         <source>Reading conversations…</source>
-        <translation type="unfinished"></translation>
+        <translation>Leyendo las conversaciones…</translation>
     </message>
     <message>
         <source>{0} conversation(s)</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} conversación(es)</translation>
     </message>
     <message>
         <source>Updating the search index…</source>
-        <translation type="unfinished"></translation>
+        <translation>Actualizando el índice de búsqueda…</translation>
     </message>
     <message>
         <source>Reading the list…</source>
-        <translation type="unfinished"></translation>
+        <translation>Leyendo la lista…</translation>
     </message>
     <message>
         <source>Unexpected error (see the log): </source>
-        <translation type="unfinished"></translation>
+        <translation>Error inesperado (véase el registro): </translation>
     </message>
     <message>
         <source>Search is off: {0} Use “Rebuild index” to re-embed with the current model.</source>
-        <translation type="unfinished"></translation>
+        <translation>La búsqueda está desactivada: {0} Use «Reconstruir índice» para recalcular los vectores con el modelo actual.</translation>
     </message>
     <message>
         <source>Locked: part of an earlier history (key id {0}), kept untouched. Give its key or passphrase in “Set key…” to read it again.</source>
-        <translation type="unfinished"></translation>
+        <translation>Bloqueada: forma parte de un historial anterior (id. de clave {0}) y se conserva intacta. Indique su clave o frase de contraseña en «Definir clave…» para volver a leerla.</translation>
     </message>
     <message>
         <source>{0} (locked)</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} (bloqueada)</translation>
     </message>
     <message>
         <source>Cannot be read: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se puede leer: {0}</translation>
     </message>
     <message>
         <source>⚠ &lt;b&gt;History is encrypted with a passphrase and locked.&lt;/b&gt; Enter the passphrase in “Set key…” (or set CONVERSATIONS_PASSPHRASE) to read it and add to it — or “Start a new history…” and keep it as it is.</source>
-        <translation type="unfinished"></translation>
+        <translation>⚠ &lt;b&gt;El historial está cifrado con una frase de contraseña y bloqueado.&lt;/b&gt; Escriba la frase de contraseña en «Definir clave…» (o defina CONVERSATIONS_PASSPHRASE) para leerlo y ampliarlo, o elija «Empezar un historial nuevo…» y consérvelo tal como está.</translation>
     </message>
     <message>
         <source>⚠ &lt;b&gt;History is encrypted and locked.&lt;/b&gt; Give its key in “Set key…” (or CONVERSATIONS_KEY) to read it and add to it — or, if the key is lost, “Start a new history…” and keep it as it is.</source>
-        <translation type="unfinished"></translation>
+        <translation>⚠ &lt;b&gt;El historial está cifrado y bloqueado.&lt;/b&gt; Indique su clave en «Definir clave…» (o en CONVERSATIONS_KEY) para leerlo y ampliarlo o, si ha perdido la clave, elija «Empezar un historial nuevo…» y consérvelo tal como está.</translation>
     </message>
     <message>
         <source>⚠ &lt;b&gt;History is stored in clear text.&lt;/b&gt; Anyone who can read your files can read your conversations. Set a key to encrypt it.</source>
-        <translation type="unfinished"></translation>
+        <translation>⚠ &lt;b&gt;El historial se guarda sin cifrar.&lt;/b&gt; Cualquiera que pueda leer sus archivos puede leer sus conversaciones. Defina una clave para cifrarlo.</translation>
     </message>
     <message>
         <source>✓ History encrypted (key from CONVERSATIONS_KEY, id {0}).</source>
-        <translation type="unfinished"></translation>
+        <translation>✓ Historial cifrado (clave de CONVERSATIONS_KEY, id. {0}).</translation>
     </message>
     <message>
         <source>✓ History encrypted (key in the OS keyring, id {0}).</source>
-        <translation type="unfinished"></translation>
+        <translation>✓ Historial cifrado (clave en el llavero del sistema, id. {0}).</translation>
     </message>
     <message>
         <source>✓ History encrypted with a key derived from your passphrase (id {0}); the key is never stored: the passphrase is asked at each start.</source>
-        <translation type="unfinished"></translation>
+        <translation>✓ Historial cifrado con una clave derivada de su frase de contraseña (id. {0}); la clave nunca se guarda: la frase se pide en cada inicio.</translation>
     </message>
     <message>
         <source>✓ History encrypted (key derived from CONVERSATIONS_PASSPHRASE, id {0}).</source>
-        <translation type="unfinished"></translation>
+        <translation>✓ Historial cifrado (clave derivada de CONVERSATIONS_PASSPHRASE, id. {0}).</translation>
     </message>
     <message>
         <source>⚠ History encrypted, but the key is kept &lt;b&gt;for this session only&lt;/b&gt; ({0}): after a restart the history is locked. Copy the key and set CONVERSATIONS_KEY, or use a passphrase in “Set key…” (it needs no keyring).</source>
-        <translation type="unfinished"></translation>
+        <translation>⚠ Historial cifrado, pero la clave se guarda &lt;b&gt;solo durante esta sesión&lt;/b&gt; ({0}): tras reiniciar, el historial queda bloqueado. Copie la clave y defina CONVERSATIONS_KEY, o use una frase de contraseña en «Definir clave…» (no necesita llavero).</translation>
     </message>
     <message>
         <source>⚠ {0} conversation(s) still stored in clear: “Set key…” encrypts them.</source>
-        <translation type="unfinished"></translation>
+        <translation>⚠ {0} conversación(es) todavía sin cifrar: «Definir clave…» las cifra.</translation>
     </message>
     <message>
         <source>⚠ A key change is unfinished (new key id {0}): give that key in “Set key…” to resume it.</source>
-        <translation type="unfinished"></translation>
+        <translation>⚠ Hay un cambio de clave sin terminar (id. de la clave nueva {0}): indique esa clave en «Definir clave…» para reanudarlo.</translation>
     </message>
     <message>
         <source>{0} conversation(s) cannot be read (marked ⚠).</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} conversación(es) no se pueden leer (marcadas con ⚠).</translation>
     </message>
     <message>
         <source>{0} conversation(s) of an earlier history are locked, kept untouched (key id {1}): give that key or passphrase in “Set key…” to read them again.</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} conversación(es) de un historial anterior están bloqueadas y se conservan intactas (id. de clave {1}): indique esa clave o frase de contraseña en «Definir clave…» para volver a leerlas.</translation>
     </message>
     <message>
         <source>New messages are refused:</source>
-        <translation type="unfinished"></translation>
+        <translation>Se rechazan los mensajes nuevos:</translation>
     </message>
     <message>
         <source>Answering…</source>
-        <translation type="unfinished"></translation>
+        <translation>Respondiendo…</translation>
     </message>
     <message>
         <source>Thinking…</source>
-        <translation type="unfinished"></translation>
+        <translation>Pensando…</translation>
     </message>
     <message>
         <source>Answered by {0}:{1}</source>
-        <translation type="unfinished"></translation>
+        <translation>Respondido por {0}:{1}</translation>
     </message>
     <message>
         <source>Stopped: what was said is kept (marked stopped).</source>
-        <translation type="unfinished"></translation>
+        <translation>Detenido: lo dicho se conserva (marcado como detenido).</translation>
     </message>
     <message>
         <source>Retrieval-only mode: showing what was found, no generated text.</source>
-        <translation type="unfinished"></translation>
+        <translation>Modo solo recuperación: se muestra lo encontrado, sin texto generado.</translation>
     </message>
     <message>
         <source>({0} passage(s) from past conversations)</source>
-        <translation type="unfinished"></translation>
+        <translation>({0} fragmento(s) de conversaciones anteriores)</translation>
     </message>
     <message>
         <source>Past conversations not searched: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se buscó en las conversaciones anteriores: {0}</translation>
     </message>
     <message>
         <source>You</source>
-        <translation type="unfinished"></translation>
+        <translation>Usted</translation>
     </message>
     <message>
         <source>Assistant</source>
-        <translation type="unfinished"></translation>
+        <translation>Asistente</translation>
     </message>
     <message>
         <source>Copy</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiar</translation>
     </message>
     <message>
         <source>Copied to the clipboard.</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiado al portapapeles.</translation>
     </message>
     <message>
         <source>from “{0}” ({1}), {2}: {3}</source>
-        <translation type="unfinished"></translation>
+        <translation>de «{0}» ({1}), {2}: {3}</translation>
     </message>
     <message>
         <source>not from your past conversations</source>
-        <translation type="unfinished"></translation>
+        <translation>no procede de sus conversaciones anteriores</translation>
     </message>
     <message>
         <source>✓ [n]: past message n says it (named under the answer; click ✓ to see it whole) · in grey italics: the assistant&apos;s own words, {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>✓ [n]: lo dice el mensaje anterior n (citado bajo la respuesta; pulse ✓ para verlo entero) · en cursiva gris: palabras del propio asistente, {0}</translation>
     </message>
     <message>
         <source>System</source>
-        <translation type="unfinished"></translation>
+        <translation>Sistema</translation>
     </message>
     <message>
         <source>Tool</source>
-        <translation type="unfinished"></translation>
+        <translation>Herramienta</translation>
     </message>
     <message>
         <source>Opening the conversation…</source>
-        <translation type="unfinished"></translation>
+        <translation>Abriendo la conversación…</translation>
     </message>
     <message>
         <source>“{0}” cannot be opened: {1}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se puede abrir «{0}»: {1}</translation>
     </message>
     <message>
         <source>stopped</source>
-        <translation type="unfinished"></translation>
+        <translation>detenido</translation>
     </message>
     <message>
         <source>“{0}” cannot be read: {1}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se puede leer «{0}»: {1}</translation>
     </message>
     <message>
         <source>“{0}” no longer exists (deleted outside this tab?).</source>
-        <translation type="unfinished"></translation>
+        <translation>«{0}» ya no existe (¿se eliminó fuera de esta pestaña?).</translation>
     </message>
     <message>
         <source>Your next message starts a new conversation.</source>
-        <translation type="unfinished"></translation>
+        <translation>Su próximo mensaje empezará una conversación nueva.</translation>
     </message>
     <message>
         <source>Renaming…</source>
-        <translation type="unfinished"></translation>
+        <translation>Renombrando…</translation>
     </message>
     <message>
         <source>Select a conversation to delete.</source>
-        <translation type="unfinished"></translation>
+        <translation>Seleccione la conversación que quiere eliminar.</translation>
     </message>
     <message>
         <source>“{0}” is deleted as soon as its answer has stopped.</source>
-        <translation type="unfinished"></translation>
+        <translation>«{0}» se eliminará en cuanto se detenga su respuesta.</translation>
     </message>
     <message>
         <source>Delete “{0}”? Its file is removed; this cannot be undone.</source>
-        <translation type="unfinished"></translation>
+        <translation>¿Eliminar «{0}»? Se borrará su archivo; no se puede deshacer.</translation>
     </message>
     <message>
         <source>Its answer is still being written: it is stopped first.</source>
-        <translation type="unfinished"></translation>
+        <translation>Su respuesta todavía se está escribiendo: primero se detendrá.</translation>
     </message>
     <message>
         <source>Stopping the answer, then deleting “{0}”…</source>
-        <translation type="unfinished"></translation>
+        <translation>Deteniendo la respuesta y eliminando después «{0}»…</translation>
     </message>
     <message>
         <source>this conversation</source>
-        <translation type="unfinished"></translation>
+        <translation>esta conversación</translation>
     </message>
     <message>
         <source>Deleted “{0}”.</source>
-        <translation type="unfinished"></translation>
+        <translation>Se eliminó «{0}».</translation>
     </message>
     <message>
         <source>Deleting…</source>
-        <translation type="unfinished"></translation>
+        <translation>Eliminando…</translation>
     </message>
     <message>
         <source>Searching past conversations…</source>
-        <translation type="unfinished"></translation>
+        <translation>Buscando en las conversaciones anteriores…</translation>
     </message>
     <message>
         <source>Nothing found.</source>
-        <translation type="unfinished"></translation>
+        <translation>No se encontró nada.</translation>
     </message>
     <message>
         <source>{0} message(s) found</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} mensaje(s) encontrado(s)</translation>
     </message>
     <message>
         <source>Not searched: conversations that cannot be read ({0}; marked ⚠).</source>
-        <translation type="unfinished"></translation>
+        <translation>Sin buscar: conversaciones que no se pueden leer ({0}; marcadas con ⚠).</translation>
     </message>
     <message>
         <source>Rebuilding the search index…</source>
-        <translation type="unfinished"></translation>
+        <translation>Reconstruyendo el índice de búsqueda…</translation>
     </message>
     <message>
         <source>Search index rebuilt: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Índice de búsqueda reconstruido: {0}</translation>
     </message>
     <message>
         <source>Deriving the key from the passphrase…</source>
-        <translation type="unfinished"></translation>
+        <translation>Derivando la clave a partir de la frase de contraseña…</translation>
     </message>
     <message>
         <source>Re-encrypting conversations…</source>
-        <translation type="unfinished"></translation>
+        <translation>Volviendo a cifrar las conversaciones…</translation>
     </message>
     <message>
         <source>Your {0} encrypted conversation(s) cannot be opened without their key. Start a new history? They are kept exactly as they are, listed as locked, and readable again whenever you give their key or passphrase.</source>
-        <translation type="unfinished"></translation>
+        <translation>Sus {0} conversación(es) cifrada(s) no se pueden abrir sin su clave. ¿Empezar un historial nuevo? Se conservan exactamente como están, aparecen como bloqueadas y se podrán leer de nuevo cuando indique su clave o frase de contraseña.</translation>
     </message>
     <message>
         <source>“Continue unencrypted” stores new conversations in clear text: anyone who can read your files can read them.</source>
-        <translation type="unfinished"></translation>
+        <translation>«Continuar sin cifrar» guarda las conversaciones nuevas sin cifrar: cualquiera que pueda leer sus archivos podrá leerlas.</translation>
     </message>
     <message>
         <source>Starting a new history…</source>
-        <translation type="unfinished"></translation>
+        <translation>Empezando un historial nuevo…</translation>
     </message>
     <message>
         <source>Conversations (*.json *.zip)</source>
-        <translation type="unfinished"></translation>
+        <translation>Conversaciones (*.json *.zip)</translation>
     </message>
     <message>
         <source>All files (*)</source>
-        <translation type="unfinished"></translation>
+        <translation>Todos los archivos (*)</translation>
     </message>
     <message>
         <source>Importing…</source>
-        <translation type="unfinished"></translation>
+        <translation>Importando…</translation>
     </message>
     <message>
         <source>Open a conversation to export it.</source>
-        <translation type="unfinished"></translation>
+        <translation>Abra una conversación para exportarla.</translation>
     </message>
     <message>
         <source>JSON (*.json)</source>
-        <translation type="unfinished"></translation>
+        <translation>JSON (*.json)</translation>
     </message>
     <message>
         <source>Markdown (*.md)</source>
-        <translation type="unfinished"></translation>
+        <translation>Markdown (*.md)</translation>
     </message>
     <message>
         <source>Exporting…</source>
-        <translation type="unfinished"></translation>
+        <translation>Exportando…</translation>
     </message>
 </context>
 <context>
     <name>DoctorDialog</name>
     <message>
         <source>Stores and models</source>
-        <translation type="unfinished"></translation>
+        <translation>Almacenes y modelos</translation>
     </message>
     <message>
         <source>
 Everything this configuration needs is usable.</source>
-        <translation type="unfinished"></translation>
+        <translation>
+Todo lo que necesita esta configuración se puede usar.</translation>
     </message>
     <message>
         <source>
 Some stores or models this configuration needs are not usable.</source>
-        <translation type="unfinished"></translation>
+        <translation>
+Algunos almacenes o modelos que necesita esta configuración no se pueden usar.</translation>
     </message>
 </context>
 <context>
@@ -503,163 +504,163 @@ Some stores or models this configuration needs are not usable.</source>
     <message>
         <source>Pseudonym (p-…)</source>
         <extracomment>the view is ready (after opening or applying filters); tests wait on it verification finished: the :class:`VerifyResult` an export finished: the number of records the detail view shows a record</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Seudónimo (p-…)</translation>
     </message>
     <message>
         <source>Any event</source>
-        <translation type="unfinished"></translation>
+        <translation>Cualquier evento</translation>
     </message>
     <message>
         <source>From</source>
-        <translation type="unfinished"></translation>
+        <translation>Desde</translation>
     </message>
     <message>
         <source>Filter</source>
-        <translation type="unfinished"></translation>
+        <translation>Filtrar</translation>
     </message>
     <message>
         <source>Show all</source>
-        <translation type="unfinished"></translation>
+        <translation>Mostrar todo</translation>
     </message>
     <message>
         <source>Pseudonym</source>
-        <translation type="unfinished"></translation>
+        <translation>Seudónimo</translation>
     </message>
     <message>
         <source>Event</source>
-        <translation type="unfinished"></translation>
+        <translation>Evento</translation>
     </message>
     <message>
         <source>to</source>
-        <translation type="unfinished"></translation>
+        <translation>hasta</translation>
     </message>
     <message>
         <source>Select a record to see it in full.</source>
-        <translation type="unfinished"></translation>
+        <translation>Seleccione un registro para verlo completo.</translation>
     </message>
     <message>
         <source>Verify</source>
-        <translation type="unfinished"></translation>
+        <translation>Verificar</translation>
     </message>
     <message>
         <source>Recompute every hash and check the signed checkpoints</source>
-        <translation type="unfinished"></translation>
+        <translation>Recalcular cada hash y comprobar los puntos de control firmados</translation>
     </message>
     <message>
         <source>Only since the last checkpoint</source>
-        <translation type="unfinished"></translation>
+        <translation>Solo desde el último punto de control</translation>
     </message>
     <message>
         <source>Cancel</source>
-        <translation type="unfinished"></translation>
+        <translation>Cancelar</translation>
     </message>
     <message>
         <source>Not verified yet</source>
-        <translation type="unfinished"></translation>
+        <translation>Aún sin verificar</translation>
     </message>
     <message>
         <source>Export CSV…</source>
-        <translation type="unfinished"></translation>
+        <translation>Exportar CSV…</translation>
     </message>
     <message>
         <source>Export JSONL…</source>
-        <translation type="unfinished"></translation>
+        <translation>Exportar JSONL…</translation>
     </message>
     <message>
         <source>With questions and answers</source>
-        <translation type="unfinished"></translation>
+        <translation>Con preguntas y respuestas</translation>
     </message>
     <message>
         <source>For an authorised reviewer: the export also holds each record&apos;s decrypted fields (what was asked and the answer shown). The disclosure is recorded in the audit log.</source>
-        <translation type="unfinished"></translation>
+        <translation>Para un revisor autorizado: la exportación incluye también los campos descifrados de cada registro (lo que se preguntó y la respuesta mostrada). La divulgación queda anotada en el registro de auditoría.</translation>
     </message>
     <message>
         <source>Refresh</source>
-        <translation type="unfinished"></translation>
+        <translation>Actualizar</translation>
     </message>
     <message>
         <source>Loading the audit log…</source>
-        <translation type="unfinished"></translation>
+        <translation>Cargando el registro de auditoría…</translation>
     </message>
     <message>
         <source>{0} in {1}</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} en {1}</translation>
     </message>
     <message>
         <source>{0} match the filters ({1})</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} coinciden con los filtros ({1})</translation>
     </message>
     <message>
         <source>Audit log unavailable</source>
-        <translation type="unfinished"></translation>
+        <translation>Registro de auditoría no disponible</translation>
     </message>
     <message>
         <source>Unexpected error</source>
-        <translation type="unfinished"></translation>
+        <translation>Error inesperado</translation>
     </message>
     <message>
         <source>Some records could not be read: {0} (Refresh to try again)</source>
-        <translation type="unfinished"></translation>
+        <translation>Algunos registros no se pudieron leer: {0} (pulse Actualizar para reintentarlo)</translation>
     </message>
     <message>
         <source>Sequence number {0} is missing from the log: the record was deleted.</source>
-        <translation type="unfinished"></translation>
+        <translation>Falta el número de secuencia {0} en el registro: se eliminó la entrada.</translation>
     </message>
     <message>
         <source>This is the first broken link.</source>
-        <translation type="unfinished"></translation>
+        <translation>Este es el primer eslabón roto.</translation>
     </message>
     <message>
         <source>Verifying…</source>
-        <translation type="unfinished"></translation>
+        <translation>Verificando…</translation>
     </message>
     <message>
         <source>Chain intact: {0} ({1} verified since the checkpoint at seq {2})</source>
-        <translation type="unfinished"></translation>
+        <translation>Cadena intacta: {0} ({1} verificados desde el punto de control en el n.º {2})</translation>
     </message>
     <message>
         <source>Chain intact: {0} verified in {1:.2f} s</source>
-        <translation type="unfinished"></translation>
+        <translation>Cadena intacta: {0} verificados en {1:.2f} s</translation>
     </message>
     <message>
         <source>Broken at seq {0}: {1} — {2}</source>
-        <translation type="unfinished"></translation>
+        <translation>Rota en el n.º {0}: {1} — {2}</translation>
     </message>
     <message>
         <source>Verification failed: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>La verificación falló: {0}</translation>
     </message>
     <message>
         <source>Verification cancelled</source>
-        <translation type="unfinished"></translation>
+        <translation>Verificación cancelada</translation>
     </message>
     <message>
         <source>Export the audit log</source>
-        <translation type="unfinished"></translation>
+        <translation>Exportar el registro de auditoría</translation>
     </message>
     <message>
         <source>CSV files (*.csv)</source>
-        <translation type="unfinished"></translation>
+        <translation>Archivos CSV (*.csv)</translation>
     </message>
     <message>
         <source>JSON lines (*.jsonl)</source>
-        <translation type="unfinished"></translation>
+        <translation>Líneas JSON (*.jsonl)</translation>
     </message>
     <message>
         <source>Export decrypted questions and answers?</source>
-        <translation type="unfinished"></translation>
+        <translation>¿Exportar las preguntas y respuestas descifradas?</translation>
     </message>
     <message>
         <source>The file will hold, in clear, what each person asked and the answer they were shown. Export it only if you are authorised to read it, and keep it safe. The export is recorded in the audit log.</source>
-        <translation type="unfinished"></translation>
+        <translation>El archivo contendrá, sin cifrar, lo que preguntó cada persona y la respuesta que se le mostró. Expórtelo solo si está autorizado a leerlo, y guárdelo en un lugar seguro. La exportación queda anotada en el registro de auditoría.</translation>
     </message>
     <message>
         <source>Exporting to {0}…</source>
-        <translation type="unfinished"></translation>
+        <translation>Exportando a {0}…</translation>
     </message>
     <message>
         <source>Exported {0} to {1}</source>
-        <translation type="unfinished"></translation>
+        <translation>Se exportaron {0} a {1}</translation>
     </message>
 </context>
 <context>
@@ -667,132 +668,132 @@ Some stores or models this configuration needs are not usable.</source>
     <message>
         <source>Start a new encrypted history</source>
         <extracomment>column 0 of a locked conversation (an earlier history set aside): True a search hit&apos;s conversation name, for messages after it is gone a job running longer than this shows what the tab is waiting for (``tab_activity``) who wrote a message, readable on the light and on the dark palette the link of an answer&apos;s ✓ [n] mark: ``source:&lt;message index&gt;:&lt;n&gt;`` a context passage as the agent gives it to the model: &quot;[name, date] role: text&quot; the current conversation&apos;s name after a rename (tidied by the agent) None when the file is gone (deleted outside this tab): ``conversation_id`` says which why it cannot be opened now (damaged, wrong key since it was listed), else &quot;&quot; &quot;3 wrong key&quot;...: conversations that could not be read, so were not searched a refresh of shown hits (after a rename...): the status line is left as it is set when the index belongs to another embedder: the user is offered a rebuild</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Empezar un historial cifrado nuevo</translation>
     </message>
     <message>
         <source>Conversations key</source>
-        <translation type="unfinished"></translation>
+        <translation>Clave de las conversaciones</translation>
     </message>
     <message>
         <source>Your {0} encrypted conversation(s) are kept exactly as they are, listed as &lt;b&gt;locked&lt;/b&gt;; give their key or passphrase here later to read them again. New conversations go to a new history under the key or passphrase you set now.</source>
-        <translation type="unfinished"></translation>
+        <translation>Sus {0} conversación(es) cifrada(s) se conservan exactamente como están, marcadas como &lt;b&gt;bloqueadas&lt;/b&gt;; indique aquí su clave o frase de contraseña más adelante para volver a leerlas. Las conversaciones nuevas irán a un historial nuevo con la clave o frase de contraseña que defina ahora.</translation>
     </message>
     <message>
         <source>Every conversation&apos;s history will be re-encrypted with this key (Fernet), or with a key derived from a passphrase. Keep a copy: without it the history cannot be read. An interrupted change resumes when you give the same key again.</source>
-        <translation type="unfinished"></translation>
+        <translation>El historial de todas las conversaciones se volverá a cifrar con esta clave (Fernet) o con una clave derivada de una frase de contraseña. Guarde una copia: sin ella no se puede leer el historial. Un cambio interrumpido se reanuda al indicar de nuevo la misma clave.</translation>
     </message>
     <message>
         <source>&lt;b&gt;No OS keyring is available&lt;/b&gt; ({0}): a key typed or generated here is kept &lt;b&gt;for this session only&lt;/b&gt; — after a restart your conversations are locked until you set CONVERSATIONS_KEY to it. &lt;b&gt;A passphrase needs no keyring&lt;/b&gt;: you type it again at each start.</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;No hay llavero del sistema disponible&lt;/b&gt; ({0}): una clave escrita o generada aquí se guarda &lt;b&gt;solo durante esta sesión&lt;/b&gt;; tras reiniciar, sus conversaciones quedan bloqueadas hasta que defina CONVERSATIONS_KEY con ella. &lt;b&gt;Una frase de contraseña no necesita llavero&lt;/b&gt;: se vuelve a escribir en cada inicio.</translation>
     </message>
     <message>
         <source>Passphrase</source>
-        <translation type="unfinished"></translation>
+        <translation>Frase de contraseña</translation>
     </message>
     <message>
         <source>Key</source>
-        <translation type="unfinished"></translation>
+        <translation>Clave</translation>
     </message>
     <message>
         <source>a few words you will remember</source>
-        <translation type="unfinished"></translation>
+        <translation>unas palabras que recordará</translation>
     </message>
     <message>
         <source>&amp;Passphrase:</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Frase de contraseña:</translation>
     </message>
     <message>
         <source>Set a new passphrase (re-encrypts every conversation)</source>
-        <translation type="unfinished"></translation>
+        <translation>Definir una frase de contraseña nueva (vuelve a cifrar todas las conversaciones)</translation>
     </message>
     <message>
         <source>the same passphrase again</source>
-        <translation type="unfinished"></translation>
+        <translation>la misma frase de contraseña otra vez</translation>
     </message>
     <message>
         <source>&amp;Again:</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Repetir:</translation>
     </message>
     <message>
         <source>Fernet key (44 characters)</source>
-        <translation type="unfinished"></translation>
+        <translation>Clave Fernet (44 caracteres)</translation>
     </message>
     <message>
         <source>Generate</source>
-        <translation type="unfinished"></translation>
+        <translation>Generar</translation>
     </message>
     <message>
         <source>Copy</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiar</translation>
     </message>
     <message>
         <source>Copy the key to the clipboard (keep it somewhere safe)</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiar la clave al portapapeles (guárdela en un lugar seguro)</translation>
     </message>
     <message>
         <source>Show the key</source>
-        <translation type="unfinished"></translation>
+        <translation>Mostrar la clave</translation>
     </message>
     <message>
         <source>Copy this key now and keep it safe: without an OS keyring it is kept for this session only (set CONVERSATIONS_KEY to it for the next start), or choose Passphrase instead.</source>
         <extracomment>a generated key without a keyring: copy it now (session only otherwise)</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Copie ahora esta clave y guárdela en un lugar seguro: sin llavero del sistema solo se conserva durante esta sesión (defina CONVERSATIONS_KEY con ella para el próximo inicio), o elija en su lugar Frase de contraseña.</translation>
     </message>
     <message>
         <source>Copied</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiado</translation>
     </message>
     <message>
         <source>check it for a typo: an unfinished key change waits for its key (key id {0})</source>
-        <translation type="unfinished"></translation>
+        <translation>compruebe que no tenga erratas: un cambio de clave sin terminar espera su clave (id. de clave {0})</translation>
     </message>
     <message>
         <source>check it for a typo: it must be the key your conversations are encrypted with (a new key from Generate would not open them)</source>
-        <translation type="unfinished"></translation>
+        <translation>compruebe que no tenga erratas: debe ser la clave con la que están cifradas sus conversaciones (una clave nueva de Generar no las abriría)</translation>
     </message>
     <message>
         <source>check it for a typo, or press Generate to make a new one</source>
-        <translation type="unfinished"></translation>
+        <translation>compruebe que no tenga erratas, o pulse Generar para crear una nueva</translation>
     </message>
     <message>
         <source>Enter the key of the unfinished key change (key id {0}).</source>
-        <translation type="unfinished"></translation>
+        <translation>Escriba la clave del cambio de clave sin terminar (id. de clave {0}).</translation>
     </message>
     <message>
         <source>Enter the key your conversations are encrypted with.</source>
-        <translation type="unfinished"></translation>
+        <translation>Escriba la clave con la que están cifradas sus conversaciones.</translation>
     </message>
     <message>
         <source>Enter a key, or press Generate to make a new one.</source>
-        <translation type="unfinished"></translation>
+        <translation>Escriba una clave, o pulse Generar para crear una nueva.</translation>
     </message>
     <message>
         <source>This is not a Fernet key ({0}): {1}.</source>
-        <translation type="unfinished"></translation>
+        <translation>No es una clave Fernet ({0}): {1}.</translation>
     </message>
     <message>
         <source>A key change to key id {0} is unfinished: give that key to resume it (this key has id {1}). Another key can be set once it is done.</source>
-        <translation type="unfinished"></translation>
+        <translation>Hay un cambio a la clave con id. {0} sin terminar: indique esa clave para reanudarlo (esta clave tiene el id. {1}). Se podrá definir otra clave cuando termine.</translation>
     </message>
     <message>
         <source>Enter the passphrase.</source>
-        <translation type="unfinished"></translation>
+        <translation>Escriba la frase de contraseña.</translation>
     </message>
     <message>
         <source>A passphrase needs at least {0} characters (a few words are easier to remember and harder to guess).</source>
-        <translation type="unfinished"></translation>
+        <translation>La frase de contraseña necesita al menos {0} caracteres (unas cuantas palabras son más fáciles de recordar y más difíciles de adivinar).</translation>
     </message>
     <message>
         <source>The two passphrases differ: type the same one twice.</source>
-        <translation type="unfinished"></translation>
+        <translation>Las dos frases de contraseña no coinciden: escriba la misma dos veces.</translation>
     </message>
     <message>
         <source>To set another passphrase, tick “{0}”.</source>
-        <translation type="unfinished"></translation>
+        <translation>Para definir otra frase de contraseña, marque «{0}».</translation>
     </message>
     <message>
         <source>Deriving the key from the passphrase (about half a second)…</source>
-        <translation type="unfinished"></translation>
+        <translation>Derivando la clave a partir de la frase de contraseña (alrededor de medio segundo)…</translation>
     </message>
 </context>
 <context>
@@ -800,167 +801,167 @@ Some stores or models this configuration needs are not usable.</source>
     <message>
         <source>{0} (loading…)</source>
         <extracomment>narrow enough for a 900-px-wide screen (window frame and a scroll bar included) jobs a quit would end (name prefix -&gt; what the user is told); the rest are background reads that a quit loses nothing by stopping whose service is built by which assistant package&apos;s ``get_service`` (imported on first use: the audit service&apos;s package, for one, is not needed before the inspector opens) emitted once the start-up checks finished: the list of :class:`doctor.Check` the audit service, for the inspector (built when it first loads the log) the user chose &quot;Quit anyway&quot; (or nothing was running): close without asking what the model lists offer (read in a worker: the models folders&apos; GGUF headers) assistant -&gt; (what it answers with, why/details) for the status bar</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>{0} (cargando…)</translation>
     </message>
     <message>
         <source>Custodia</source>
-        <translation type="unfinished"></translation>
+        <translation>Custodia</translation>
     </message>
     <message>
         <source>Profile: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Perfil: {0}</translation>
     </message>
     <message>
         <source>Chat: {0} (loading…)</source>
-        <translation type="unfinished"></translation>
+        <translation>Chat: {0} (cargando…)</translation>
     </message>
     <message>
         <source>Embedder: {0} (loading…)</source>
-        <translation type="unfinished"></translation>
+        <translation>Vectorizador: {0} (cargando…)</translation>
     </message>
     <message>
         <source>Checking stores…</source>
-        <translation type="unfinished"></translation>
+        <translation>Comprobando los almacenes…</translation>
     </message>
     <message>
         <source>&amp;File</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Archivo</translation>
     </message>
     <message>
         <source>&amp;Settings…</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Configuración…</translation>
     </message>
     <message>
         <source>&amp;Quit</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Salir</translation>
     </message>
     <message>
         <source>&amp;View</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Ver</translation>
     </message>
     <message>
         <source>Audit &amp;inspector</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Inspector de auditoría</translation>
     </message>
     <message>
         <source>&amp;Storage map</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Mapa de almacenamiento</translation>
     </message>
     <message>
         <source>&amp;Theme</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Tema</translation>
     </message>
     <message>
         <source>&amp;System</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Sistema</translation>
     </message>
     <message>
         <source>&amp;Light</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Claro</translation>
     </message>
     <message>
         <source>&amp;Dark</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Oscuro</translation>
     </message>
     <message>
         <source>&amp;Tools</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Herramientas</translation>
     </message>
     <message>
         <source>Check stores and &amp;models…</source>
-        <translation type="unfinished"></translation>
+        <translation>Comprobar almacenes y &amp;modelos…</translation>
     </message>
     <message>
         <source>&amp;Models…</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Modelos…</translation>
     </message>
     <message>
         <source>&amp;Help</source>
-        <translation type="unfinished"></translation>
+        <translation>A&amp;yuda</translation>
     </message>
     <message>
         <source>&amp;User guide</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Guía del usuario</translation>
     </message>
     <message>
         <source>&amp;Keyboard shortcuts</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Atajos de teclado</translation>
     </message>
     <message>
         <source>&amp;About Custodia</source>
-        <translation type="unfinished"></translation>
+        <translation>A&amp;cerca de Custodia</translation>
     </message>
     <message>
         <source>Chat: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Chat: {0}</translation>
     </message>
     <message>
         <source>Chat: retrieval-only mode</source>
-        <translation type="unfinished"></translation>
+        <translation>Chat: modo solo recuperación</translation>
     </message>
     <message>
         <source>Chat: unavailable</source>
-        <translation type="unfinished"></translation>
+        <translation>Chat: no disponible</translation>
     </message>
     <message>
         <source>Embedder: {0} ({1}-d)</source>
-        <translation type="unfinished"></translation>
+        <translation>Vectorizador: {0} ({1} dim.)</translation>
     </message>
     <message>
         <source>Embedder: unavailable</source>
-        <translation type="unfinished"></translation>
+        <translation>Vectorizador: no disponible</translation>
     </message>
     <message>
         <source>&lt;b&gt;Problems:&lt;/b&gt; {0} — see Tools ▸ Check stores and models</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Problemas:&lt;/b&gt; {0} — véase Herramientas ▸ Comprobar almacenes y modelos</translation>
     </message>
     <message>
         <source>All stores and models ready</source>
-        <translation type="unfinished"></translation>
+        <translation>Todos los almacenes y modelos están listos</translation>
     </message>
     <message>
         <source>&lt;b&gt;Start-up checks failed:&lt;/b&gt; {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Fallaron las comprobaciones de inicio:&lt;/b&gt; {0}</translation>
     </message>
     <message>
         <source>{0}: {1}</source>
-        <translation type="unfinished"></translation>
+        <translation>{0}: {1}</translation>
     </message>
     <message>
         <source>Quit Custodia?</source>
-        <translation type="unfinished"></translation>
+        <translation>¿Salir de Custodia?</translation>
     </message>
     <message>
         <source>Custodia is working: {0}.</source>
-        <translation type="unfinished"></translation>
+        <translation>Custodia está trabajando: {0}.</translation>
     </message>
     <message>
         <source>Quitting stops it; a multi-agent session can be resumed at the next start.</source>
-        <translation type="unfinished"></translation>
+        <translation>Si sale, se detendrá; una sesión multiagente se puede reanudar en el próximo inicio.</translation>
     </message>
     <message>
         <source>Quit anyway</source>
-        <translation type="unfinished"></translation>
+        <translation>Salir de todos modos</translation>
     </message>
     <message>
         <source>Keep running</source>
-        <translation type="unfinished"></translation>
+        <translation>Seguir trabajando</translation>
     </message>
     <message>
         <source>{0} task(s) running</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} tarea(s) en curso</translation>
     </message>
     <message>
         <source>Stopping {0} task(s)…</source>
-        <translation type="unfinished"></translation>
+        <translation>Deteniendo {0} tarea(s)…</translation>
     </message>
     <message>
         <source>Custodia is still working</source>
-        <translation type="unfinished"></translation>
+        <translation>Custodia sigue trabajando</translation>
     </message>
     <message>
         <source>Some work did not stop in 30 s. Quit anyway?</source>
-        <translation type="unfinished"></translation>
+        <translation>Algunas tareas no se detuvieron en 30 s. ¿Salir de todos modos?</translation>
     </message>
 </context>
 <context>
@@ -968,203 +969,203 @@ Some stores or models this configuration needs are not usable.</source>
     <message>
         <source>Memories: undo the last change</source>
         <extracomment>this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) the exchange whose question is being edited (it and what follows are greyed)</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Recuerdos: deshacer el último cambio</translation>
     </message>
     <message>
         <source>Memories: delete the selected memory</source>
-        <translation type="unfinished"></translation>
+        <translation>Recuerdos: eliminar el recuerdo seleccionado</translation>
     </message>
     <message>
         <source>Tell me about yourself and ask me anything: I recall what you told me before, even in another session. “Remember that …” stores a fact; every message has a Remember button.</source>
-        <translation type="unfinished"></translation>
+        <translation>Hábleme de usted y pregúnteme lo que quiera: recuerdo lo que me contó antes, incluso en otra sesión. «Recuerda que…» guarda un dato; cada mensaje tiene un botón Recordar.</translation>
     </message>
     <message>
         <source>Message (Enter to send)…</source>
-        <translation type="unfinished"></translation>
+        <translation>Mensaje (Intro para enviar)…</translation>
     </message>
     <message>
         <source>Send</source>
-        <translation type="unfinished"></translation>
+        <translation>Enviar</translation>
     </message>
     <message>
         <source>Stop</source>
-        <translation type="unfinished"></translation>
+        <translation>Detener</translation>
     </message>
     <message>
         <source>Cancel edit</source>
-        <translation type="unfinished"></translation>
+        <translation>Cancelar la edición</translation>
     </message>
     <message>
         <source>Keep the conversation as it was (Esc)</source>
-        <translation type="unfinished"></translation>
+        <translation>Dejar la conversación como estaba (Esc)</translation>
     </message>
     <message>
         <source>&lt;b&gt;Memories used by the last answer&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Recuerdos usados en la última respuesta&lt;/b&gt;</translation>
     </message>
     <message>
         <source>Similarity</source>
-        <translation type="unfinished"></translation>
+        <translation>Similitud</translation>
     </message>
     <message>
         <source>Memory</source>
-        <translation type="unfinished"></translation>
+        <translation>Recuerdo</translation>
     </message>
     <message>
         <source>&lt;b&gt;Memories&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Recuerdos&lt;/b&gt;</translation>
     </message>
     <message>
         <source>Loading memories…</source>
-        <translation type="unfinished"></translation>
+        <translation>Cargando los recuerdos…</translation>
     </message>
     <message>
         <source>Re-embed all</source>
-        <translation type="unfinished"></translation>
+        <translation>Recalcular vectores</translation>
     </message>
     <message>
         <source>Give every memory a vector of the current embedder so all are searched</source>
-        <translation type="unfinished"></translation>
+        <translation>Dar a cada recuerdo un vector del vectorizador actual para que se busque en todos</translation>
     </message>
     <message>
         <source>Cancel</source>
-        <translation type="unfinished"></translation>
+        <translation>Cancelar</translation>
     </message>
     <message>
         <source>Search memories…</source>
-        <translation type="unfinished"></translation>
+        <translation>Buscar en los recuerdos…</translation>
     </message>
     <message>
         <source>New memory…</source>
-        <translation type="unfinished"></translation>
+        <translation>Recuerdo nuevo…</translation>
     </message>
     <message>
         <source>Add</source>
-        <translation type="unfinished"></translation>
+        <translation>Añadir</translation>
     </message>
     <message>
         <source>Edit</source>
-        <translation type="unfinished"></translation>
+        <translation>Editar</translation>
     </message>
     <message>
         <source>Delete</source>
-        <translation type="unfinished"></translation>
+        <translation>Eliminar</translation>
     </message>
     <message>
         <source>Undo</source>
-        <translation type="unfinished"></translation>
+        <translation>Deshacer</translation>
     </message>
     <message>
         <source>Undo the last change to the memories (Ctrl+Z)</source>
-        <translation type="unfinished"></translation>
+        <translation>Deshacer el último cambio en los recuerdos (Ctrl+Z)</translation>
     </message>
     <message>
         <source>The memories cannot be opened: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se pueden abrir los recuerdos: {0}</translation>
     </message>
     <message>
         <source>Source: {0} · updated {1} · {2}</source>
-        <translation type="unfinished"></translation>
+        <translation>Origen: {0} · actualizado {1} · {2}</translation>
     </message>
     <message>
         <source>unknown model</source>
-        <translation type="unfinished"></translation>
+        <translation>modelo desconocido</translation>
     </message>
     <message>
         <source>Not searched until re-embedded ({0}-d, {1})</source>
-        <translation type="unfinished"></translation>
+        <translation>No se busca hasta recalcular su vector ({0} dim., {1})</translation>
     </message>
     <message>
         <source>1 memory</source>
-        <translation type="unfinished"></translation>
+        <translation>1 recuerdo</translation>
     </message>
     <message>
         <source>{0} memories</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} recuerdos</translation>
     </message>
     <message>
         <source>{0} · recall at similarity ≥ {1:.2f} ({2})</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} · se recuerda con similitud ≥ {1:.2f} ({2})</translation>
     </message>
     <message>
         <source>Something went wrong (see the log): {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Algo salió mal (véase el registro): {0}</translation>
     </message>
     <message>
         <source>Thinking…</source>
-        <translation type="unfinished"></translation>
+        <translation>Pensando…</translation>
     </message>
     <message>
         <source>No memory reached similarity {0:.2f}</source>
-        <translation type="unfinished"></translation>
+        <translation>Ningún recuerdo alcanzó la similitud {0:.2f}</translation>
     </message>
     <message>
         <source>recall is limited until the memories are re-embedded</source>
-        <translation type="unfinished"></translation>
+        <translation>la memoria es limitada hasta recalcular los vectores de los recuerdos</translation>
     </message>
     <message>
         <source>[stopped]</source>
-        <translation type="unfinished"></translation>
+        <translation>[detenido]</translation>
     </message>
     <message>
         <source>[No answer: {0}]</source>
-        <translation type="unfinished"></translation>
+        <translation>[Sin respuesta: {0}]</translation>
     </message>
     <message>
         <source>Cancelling…</source>
-        <translation type="unfinished"></translation>
+        <translation>Cancelando…</translation>
     </message>
     <message>
         <source>Editing a question: Enter sends it in place of the greyed messages; Esc keeps them.</source>
-        <translation type="unfinished"></translation>
+        <translation>Editando una pregunta: Intro la envía en lugar de los mensajes en gris; Esc los conserva.</translation>
     </message>
     <message>
         <source>Copied to the clipboard.</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiado al portapapeles.</translation>
     </message>
     <message>
         <source>&lt;b&gt;Memories used to answer&lt;/b&gt; “{0}”</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Recuerdos usados para responder&lt;/b&gt; «{0}»</translation>
     </message>
     <message>
         <source>A very similar memory exists: “{0}” ({1:.2f}). Update it or keep both?</source>
-        <translation type="unfinished"></translation>
+        <translation>Ya existe un recuerdo muy parecido: «{0}» ({1:.2f}). ¿Actualizarlo o conservar los dos?</translation>
     </message>
     <message>
         <source>Already remembered: “{0}”</source>
-        <translation type="unfinished"></translation>
+        <translation>Ya se recordaba: «{0}»</translation>
     </message>
     <message>
         <source>Updated: “{0}” → “{1}”</source>
-        <translation type="unfinished"></translation>
+        <translation>Actualizado: «{0}» → «{1}»</translation>
     </message>
     <message>
         <source>Remembered: “{0}”</source>
-        <translation type="unfinished"></translation>
+        <translation>Recordado: «{0}»</translation>
     </message>
     <message>
         <source>Deleted “{0}”. Undo brings it back (Ctrl+Z).</source>
-        <translation type="unfinished"></translation>
+        <translation>Se eliminó «{0}». Deshacer lo recupera (Ctrl+Z).</translation>
     </message>
     <message>
         <source>Undo {0} (Ctrl+Z)</source>
-        <translation type="unfinished"></translation>
+        <translation>Deshacer {0} (Ctrl+Z)</translation>
     </message>
     <message>
         <source>Undone: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Deshecho: {0}</translation>
     </message>
     <message>
         <source>{0} of {1} re-embedded</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} de {1} vectores recalculados</translation>
     </message>
     <message>
         <source>Re-embedded {0} memories: all are searched again.</source>
-        <translation type="unfinished"></translation>
+        <translation>Se recalcularon los vectores de {0} recuerdos: se vuelve a buscar en todos.</translation>
     </message>
     <message>
         <source>Re-embedding stopped; what was done is kept. Recall stays limited until it finishes.</source>
-        <translation type="unfinished"></translation>
+        <translation>Se detuvo el recálculo de vectores; lo hecho se conserva. La memoria seguirá limitada hasta que termine.</translation>
     </message>
 </context>
 <context>
@@ -1172,27 +1173,27 @@ Some stores or models this configuration needs are not usable.</source>
     <message>
         <source>Remember</source>
         <extracomment>a theme switch reaches a widget as one of these memories shown in the list without a search (the rest are one search away) where a memory&apos;s own text is kept on its list item (the shown text may add a similarity) the link of a ✓ [n] mark: memory n of the memories used (1-based) a ✓ [n] mark was clicked: memory n (1-based) of this answer&apos;s memories used</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Recordar</translation>
     </message>
     <message>
         <source>Store this message as a memory</source>
-        <translation type="unfinished"></translation>
+        <translation>Guardar este mensaje como recuerdo</translation>
     </message>
     <message>
         <source>Memories used:</source>
-        <translation type="unfinished"></translation>
+        <translation>Recuerdos usados:</translation>
     </message>
     <message>
         <source>not from your memories</source>
-        <translation type="unfinished"></translation>
+        <translation>no procede de sus recuerdos</translation>
     </message>
     <message>
         <source>✓ [n]: stated by memory n of the memories used (click to select it)</source>
-        <translation type="unfinished"></translation>
+        <translation>✓ [n]: lo dice el recuerdo n de los usados (pulse para seleccionarlo)</translation>
     </message>
     <message>
         <source>✓ [n]: a memory used says it (click to see which) · in grey italics: the assistant&apos;s own words, {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>✓ [n]: lo dice un recuerdo usado (pulse para ver cuál) · en cursiva gris: palabras del propio asistente, {0}</translation>
     </message>
 </context>
 <context>
@@ -1200,35 +1201,35 @@ Some stores or models this configuration needs are not usable.</source>
     <message>
         <source>You</source>
         <extracomment>Copy (message or code block) put this text on the clipboard</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Usted</translation>
     </message>
     <message>
         <source>Assistant</source>
-        <translation type="unfinished"></translation>
+        <translation>Asistente</translation>
     </message>
     <message>
         <source>Copy</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiar</translation>
     </message>
     <message>
         <source>Copy the message</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiar el mensaje</translation>
     </message>
     <message>
         <source>Edit</source>
-        <translation type="unfinished"></translation>
+        <translation>Editar</translation>
     </message>
     <message>
         <source>Edit this message and send it again</source>
-        <translation type="unfinished"></translation>
+        <translation>Editar este mensaje y enviarlo de nuevo</translation>
     </message>
     <message>
         <source>Regenerate</source>
-        <translation type="unfinished"></translation>
+        <translation>Regenerar</translation>
     </message>
     <message>
         <source>Ask the same question again</source>
-        <translation type="unfinished"></translation>
+        <translation>Hacer la misma pregunta otra vez</translation>
     </message>
 </context>
 <context>
@@ -1236,123 +1237,123 @@ Some stores or models this configuration needs are not usable.</source>
     <message>
         <source>Migrate to server</source>
         <extracomment>the dry run finished (the plan) — tests wait for it the migration ended (done, failed or cancelled): the map is worth measuring again</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Migrar al servidor</translation>
     </message>
     <message>
         <source>Copies the embedded data in {0} to the servers configured in Settings. Nothing embedded is deleted; if the copy is interrupted or cancelled, run it again to resume.</source>
-        <translation type="unfinished"></translation>
+        <translation>Copia los datos integrados de {0} a los servidores configurados en Configuración. No se elimina nada de lo integrado; si la copia se interrumpe o se cancela, vuelva a ejecutarla para reanudarla.</translation>
     </message>
     <message>
         <source>Datum</source>
-        <translation type="unfinished"></translation>
+        <translation>Dato</translation>
     </message>
     <message>
         <source>Action</source>
-        <translation type="unfinished"></translation>
+        <translation>Acción</translation>
     </message>
     <message>
         <source>From</source>
-        <translation type="unfinished"></translation>
+        <translation>Desde</translation>
     </message>
     <message>
         <source>To</source>
-        <translation type="unfinished"></translation>
+        <translation>Hacia</translation>
     </message>
     <message>
         <source>Items</source>
-        <translation type="unfinished"></translation>
+        <translation>Elementos</translation>
     </message>
     <message>
         <source>State</source>
-        <translation type="unfinished"></translation>
+        <translation>Estado</translation>
     </message>
     <message>
         <source>What happens</source>
-        <translation type="unfinished"></translation>
+        <translation>Qué ocurre</translation>
     </message>
     <message>
         <source>only if the audit schema must be created (default: the configured DSN)</source>
-        <translation type="unfinished"></translation>
+        <translation>solo si hay que crear el esquema de auditoría (por defecto: el DSN configurado)</translation>
     </message>
     <message>
         <source>Postgres admin DSN</source>
-        <translation type="unfinished"></translation>
+        <translation>DSN de administración de Postgres</translation>
     </message>
     <message>
         <source>Switch to the server profile when done (at restart)</source>
-        <translation type="unfinished"></translation>
+        <translation>Cambiar al perfil de servidor al terminar (al reiniciar)</translation>
     </message>
     <message>
         <source>Migrate</source>
-        <translation type="unfinished"></translation>
+        <translation>Migrar</translation>
     </message>
     <message>
         <source>Close</source>
-        <translation type="unfinished"></translation>
+        <translation>Cerrar</translation>
     </message>
     <message>
         <source>Dry run: reading the embedded stores…</source>
-        <translation type="unfinished"></translation>
+        <translation>Simulación: leyendo los almacenes integrados…</translation>
     </message>
     <message>
         <source>Dry run — nothing has been written.</source>
-        <translation type="unfinished"></translation>
+        <translation>Simulación: no se ha escrito nada.</translation>
     </message>
     <message>
         <source>An unfinished migration to these servers will be resumed.</source>
-        <translation type="unfinished"></translation>
+        <translation>Se reanudará una migración sin terminar a estos servidores.</translation>
     </message>
     <message>
         <source>Problems (fix them, then try again):</source>
-        <translation type="unfinished"></translation>
+        <translation>Problemas (corríjalos y vuelva a intentarlo):</translation>
     </message>
     <message>
         <source>{0} item(s) to copy or rebuild.</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} elemento(s) para copiar o reconstruir.</translation>
     </message>
     <message>
         <source>The migration cannot start: see the problems above.</source>
-        <translation type="unfinished"></translation>
+        <translation>La migración no puede empezar: vea los problemas de arriba.</translation>
     </message>
     <message>
         <source>Cancel</source>
-        <translation type="unfinished"></translation>
+        <translation>Cancelar</translation>
     </message>
     <message>
         <source>Migrating…</source>
-        <translation type="unfinished"></translation>
+        <translation>Migrando…</translation>
     </message>
     <message>
         <source>Migration finished.</source>
-        <translation type="unfinished"></translation>
+        <translation>Migración terminada.</translation>
     </message>
     <message>
         <source>Done: every step finished (details above).</source>
-        <translation type="unfinished"></translation>
+        <translation>Hecho: todos los pasos han terminado (detalles arriba).</translation>
     </message>
     <message>
         <source>Nothing was read or changed.</source>
-        <translation type="unfinished"></translation>
+        <translation>No se leyó ni se cambió nada.</translation>
     </message>
     <message>
         <source>Cannot plan a migration: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se puede planificar una migración: {0}</translation>
     </message>
     <message>
         <source>Stopped: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Detenida: {0}</translation>
     </message>
     <message>
         <source>Try again</source>
-        <translation type="unfinished"></translation>
+        <translation>Reintentar</translation>
     </message>
     <message>
         <source>Cancelled. Nothing embedded was touched; Migrate again to resume.</source>
-        <translation type="unfinished"></translation>
+        <translation>Cancelada. No se tocó nada de lo integrado; pulse Migrar de nuevo para reanudar.</translation>
     </message>
     <message>
         <source>Resume</source>
-        <translation type="unfinished"></translation>
+        <translation>Reanudar</translation>
     </message>
 </context>
 <context>
@@ -1360,172 +1361,173 @@ Some stores or models this configuration needs are not usable.</source>
     <message>
         <source>Model:</source>
         <extracomment>what the status line says of an assistant&apos;s model before it is loaded (assistant, short text, tooltip) once the chosen model is loaded or refused the newest listing asked for: an older one that ends later is dropped</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Modelo:</translation>
     </message>
     <message>
         <source>Set by {0} in the environment for this session.</source>
-        <translation type="unfinished"></translation>
+        <translation>Definido por {0} en el entorno para esta sesión.</translation>
     </message>
     <message>
         <source>The model this assistant answers with (saved in custodia.toml)</source>
-        <translation type="unfinished"></translation>
+        <translation>El modelo con el que responde este asistente (guardado en custodia.toml)</translation>
     </message>
     <message>
         <source>loading {0}…</source>
-        <translation type="unfinished"></translation>
+        <translation>cargando {0}…</translation>
     </message>
     <message>
         <source>retrieval-only — {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>solo recuperación — {0}</translation>
     </message>
     <message>
         <source>ready</source>
-        <translation type="unfinished"></translation>
+        <translation>listo</translation>
     </message>
     <message>
         <source>not saved</source>
-        <translation type="unfinished"></translation>
+        <translation>sin guardar</translation>
     </message>
     <message>
         <source>not loaded — {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>sin cargar — {0}</translation>
     </message>
 </context>
 <context>
     <name>ModelsDialog</name>
     <message>
         <source>Models</source>
-        <translation type="unfinished"></translation>
+        <translation>Modelos</translation>
     </message>
     <message>
         <source>Add model file…</source>
         <extracomment>the newest listing asked for: an older one that ends later is dropped what the last add did (kept above the count when the list is read again)</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Añadir archivo de modelo…</translation>
     </message>
     <message>
         <source>Copy (or link) a .gguf file into the models folder</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiar (o enlazar) un archivo .gguf en la carpeta de modelos</translation>
     </message>
     <message>
         <source>Add folder…</source>
-        <translation type="unfinished"></translation>
+        <translation>Añadir carpeta…</translation>
     </message>
     <message>
         <source>Also list the .gguf files of a folder you keep models in</source>
-        <translation type="unfinished"></translation>
+        <translation>Mostrar también los archivos .gguf de una carpeta donde guarde modelos</translation>
     </message>
     <message>
         <source>Refresh</source>
-        <translation type="unfinished"></translation>
+        <translation>Actualizar</translation>
     </message>
     <message>
         <source>Cancel copy</source>
-        <translation type="unfinished"></translation>
+        <translation>Cancelar la copia</translation>
     </message>
     <message>
         <source>Reading the models folders…</source>
-        <translation type="unfinished"></translation>
+        <translation>Leyendo las carpetas de modelos…</translation>
     </message>
     <message>
         <source>GGUF files in: {0}
 This machine: {1} of memory available of {2}.</source>
-        <translation type="unfinished"></translation>
+        <translation>Archivos GGUF en: {0}
+Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>{0} model file(s). Pick one for an assistant in its tab or in Settings.</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} archivo(s) de modelo. Elija uno para un asistente en su pestaña o en Configuración.</translation>
     </message>
     <message>
         <source>No model files yet: add a .gguf file (an instruction-tuned one, e.g. &apos;…-Instruct-Q4_K_M.gguf&apos;) or a folder that holds some.</source>
-        <translation type="unfinished"></translation>
+        <translation>Aún no hay archivos de modelo: añada un archivo .gguf (uno ajustado para instrucciones, p. ej. &apos;…-Instruct-Q4_K_M.gguf&apos;) o una carpeta que los contenga.</translation>
     </message>
     <message>
         <source>not a GGUF file</source>
-        <translation type="unfinished"></translation>
+        <translation>no es un archivo GGUF</translation>
     </message>
     <message>
         <source>truncated: copy it again</source>
-        <translation type="unfinished"></translation>
+        <translation>truncado: vuelva a copiarlo</translation>
     </message>
     <message>
         <source>GGUF version not supported</source>
-        <translation type="unfinished"></translation>
+        <translation>versión de GGUF no compatible</translation>
     </message>
     <message>
         <source>no chat template: cannot chat</source>
-        <translation type="unfinished"></translation>
+        <translation>sin plantilla de chat: no puede conversar</translation>
     </message>
     <message>
         <source>architecture not supported</source>
-        <translation type="unfinished"></translation>
+        <translation>arquitectura no compatible</translation>
     </message>
     <message>
         <source>too large: needs {0}, {1} available</source>
-        <translation type="unfinished"></translation>
+        <translation>demasiado grande: necesita {0}, hay {1} disponibles</translation>
     </message>
     <message>
         <source>ready</source>
-        <translation type="unfinished"></translation>
+        <translation>listo</translation>
     </message>
     <message>
         <source>yes</source>
-        <translation type="unfinished"></translation>
+        <translation>sí</translation>
     </message>
     <message>
         <source>no</source>
-        <translation type="unfinished"></translation>
+        <translation>no</translation>
     </message>
     <message>
         <source>{0} at {1} tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} con {1} tokens</translation>
     </message>
     <message>
         <source>Could not read the models folders: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se pudieron leer las carpetas de modelos: {0}</translation>
     </message>
     <message>
         <source>Add model file</source>
-        <translation type="unfinished"></translation>
+        <translation>Añadir archivo de modelo</translation>
     </message>
     <message>
         <source>GGUF models (*.gguf)</source>
-        <translation type="unfinished"></translation>
+        <translation>Modelos GGUF (*.gguf)</translation>
     </message>
     <message>
         <source>Copy {0} into the models folder, or link it where it is (no copy; moving or deleting the original breaks the link)?</source>
-        <translation type="unfinished"></translation>
+        <translation>¿Copiar {0} en la carpeta de modelos o enlazarlo donde está (sin copia; mover o eliminar el original rompe el enlace)?</translation>
     </message>
     <message>
         <source>Copy</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiar</translation>
     </message>
     <message>
         <source>Link</source>
-        <translation type="unfinished"></translation>
+        <translation>Enlazar</translation>
     </message>
     <message>
         <source>Linking {0}…</source>
-        <translation type="unfinished"></translation>
+        <translation>Enlazando {0}…</translation>
     </message>
     <message>
         <source>Copying {0}…</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiando {0}…</translation>
     </message>
     <message>
         <source>Added {0}.</source>
-        <translation type="unfinished"></translation>
+        <translation>Se añadió {0}.</translation>
     </message>
     <message>
         <source>Not added — {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se añadió — {0}</translation>
     </message>
     <message>
         <source>Copy cancelled; nothing was added.</source>
-        <translation type="unfinished"></translation>
+        <translation>Copia cancelada; no se añadió nada.</translation>
     </message>
     <message>
         <source>Add a models folder</source>
-        <translation type="unfinished"></translation>
+        <translation>Añadir una carpeta de modelos</translation>
     </message>
 </context>
 <context>
@@ -1533,583 +1535,585 @@ This machine: {1} of memory available of {2}.</source>
     <message>
         <source>Describe a task for the team (planner, coder, researcher, reviewer)…</source>
         <extracomment>a theme switch reaches a widget as one of these how long the feed worker waits per poll: it notices cancellation within this time memory hits fetched per search (those under the recall threshold are then hidden) the health layers in the user&apos;s words (the service&apos;s keys name the engine layers, which stay in the tooltip and the CLI) the list, read after the run ended, with the filter it was read with a run ended and its final state is drawn: session id, final phase (for testers) the session list was (re)loaded: number of rows a run was refused, nothing touched (another process runs it): session id, message the result was written to this file the semantic memory&apos;s search index (HNSW) was built: how many collections this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) the task of the session running (or about to run), for the Cancel tooltip a new session is being created (Run or Enter pressed, no session yet) live events of the running session by seq, also while another session is shown the session ``multiagent_notice`` talks about the session the user asked to see last (shown, or being loaded) the semantic memory&apos;s HNSW build (a background job; yields to a run) sessions running here or elsewhere, or interrupted (from the backend) the result pane&apos;s session and its Markdown (Copy and Export use it)</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Describa una tarea para el equipo (planificador, programador, investigador, revisor)…</translation>
     </message>
     <message>
         <source>Run</source>
-        <translation type="unfinished"></translation>
+        <translation>Ejecutar</translation>
     </message>
     <message>
         <source>Cancel</source>
-        <translation type="unfinished"></translation>
+        <translation>Cancelar</translation>
     </message>
     <message>
         <source>Resume</source>
-        <translation type="unfinished"></translation>
+        <translation>Reanudar</translation>
     </message>
     <message>
         <source>Continue the selected unfinished session</source>
-        <translation type="unfinished"></translation>
+        <translation>Continuar la sesión sin terminar seleccionada</translation>
     </message>
     <message>
         <source>Opening the session store…</source>
-        <translation type="unfinished"></translation>
+        <translation>Abriendo el almacén de sesiones…</translation>
     </message>
     <message>
         <source>&lt;b&gt;Sessions&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Sesiones&lt;/b&gt;</translation>
     </message>
     <message>
         <source>Refresh</source>
-        <translation type="unfinished"></translation>
+        <translation>Actualizar</translation>
     </message>
     <message>
         <source>Reload the list (sessions run elsewhere, e.g. from a terminal)</source>
-        <translation type="unfinished"></translation>
+        <translation>Volver a cargar la lista (sesiones ejecutadas en otro lugar, p. ej. desde una terminal)</translation>
     </message>
     <message>
         <source>All phases</source>
-        <translation type="unfinished"></translation>
+        <translation>Todas las fases</translation>
     </message>
     <message>
         <source>Started</source>
-        <translation type="unfinished"></translation>
+        <translation>Inicio</translation>
     </message>
     <message>
         <source>Phase</source>
-        <translation type="unfinished"></translation>
+        <translation>Fase</translation>
     </message>
     <message>
         <source>Task</source>
-        <translation type="unfinished"></translation>
+        <translation>Tarea</translation>
     </message>
     <message>
         <source>&lt;b&gt;Live feed&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Actividad en directo&lt;/b&gt;</translation>
     </message>
     <message>
         <source>&lt;b&gt;Result&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Resultado&lt;/b&gt;</translation>
     </message>
     <message>
         <source>Copy</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiar</translation>
     </message>
     <message>
         <source>Copy the result as Markdown</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiar el resultado como Markdown</translation>
     </message>
     <message>
         <source>Export…</source>
-        <translation type="unfinished"></translation>
+        <translation>Exportar…</translation>
     </message>
     <message>
         <source>Save the result as a Markdown file</source>
-        <translation type="unfinished"></translation>
+        <translation>Guardar el resultado como archivo Markdown</translation>
     </message>
     <message>
         <source>The final answer, assembled from the steps, appears here when a run ends.</source>
-        <translation type="unfinished"></translation>
+        <translation>La respuesta final, compuesta a partir de los pasos, aparece aquí cuando termina una ejecución.</translation>
     </message>
     <message>
         <source>&lt;b&gt;Tickets&lt;/b&gt; (kept only until they expire)</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Tiques&lt;/b&gt; (se conservan solo hasta que caducan)</translation>
     </message>
     <message>
         <source>Step</source>
-        <translation type="unfinished"></translation>
+        <translation>Paso</translation>
     </message>
     <message>
         <source>Held by</source>
-        <translation type="unfinished"></translation>
+        <translation>En manos de</translation>
     </message>
     <message>
         <source>Status</source>
-        <translation type="unfinished"></translation>
+        <translation>Estado</translation>
     </message>
     <message>
         <source>Expires in</source>
-        <translation type="unfinished"></translation>
+        <translation>Caduca en</translation>
     </message>
     <message>
         <source>&lt;b&gt;Semantic memory&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Memoria semántica&lt;/b&gt;</translation>
     </message>
     <message>
         <source>Search past results, code, sessions…</source>
-        <translation type="unfinished"></translation>
+        <translation>Buscar resultados, código y sesiones anteriores…</translation>
     </message>
     <message>
         <source>Re-embed all</source>
-        <translation type="unfinished"></translation>
+        <translation>Recalcular vectores</translation>
     </message>
     <message>
         <source>Rebuild the semantic memory with the configured embedder</source>
-        <translation type="unfinished"></translation>
+        <translation>Reconstruir la memoria semántica con el vectorizador configurado</translation>
     </message>
     <message>
         <source>planning</source>
-        <translation type="unfinished"></translation>
+        <translation>planificando</translation>
     </message>
     <message>
         <source>working</source>
-        <translation type="unfinished"></translation>
+        <translation>trabajando</translation>
     </message>
     <message>
         <source>reviewing</source>
-        <translation type="unfinished"></translation>
+        <translation>revisando</translation>
     </message>
     <message>
         <source>done</source>
-        <translation type="unfinished"></translation>
+        <translation>terminada</translation>
     </message>
     <message>
         <source>failed</source>
-        <translation type="unfinished"></translation>
+        <translation>fallida</translation>
     </message>
     <message>
         <source>cancelled</source>
-        <translation type="unfinished"></translation>
+        <translation>cancelada</translation>
     </message>
     <message>
         <source>Phase: no session selected</source>
-        <translation type="unfinished"></translation>
+        <translation>Fase: ninguna sesión seleccionada</translation>
     </message>
     <message>
         <source>interrupted</source>
-        <translation type="unfinished"></translation>
+        <translation>interrumpida</translation>
     </message>
     <message>
         <source>Phase: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Fase: {0}</translation>
     </message>
     <message>
         <source>pid {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>pid {0}</translation>
     </message>
     <message>
         <source>&lt;i&gt;(running in another Custodia process {0})&lt;/i&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;i&gt;(en ejecución en otro proceso de Custodia {0})&lt;/i&gt;</translation>
     </message>
     <message>
         <source>Stores: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Almacenes: {0}</translation>
     </message>
     <message>
         <source>Every layer works.</source>
-        <translation type="unfinished"></translation>
+        <translation>Todas las capas funcionan.</translation>
     </message>
     <message>
         <source>Cancel the running session</source>
-        <translation type="unfinished"></translation>
+        <translation>Cancelar la sesión en curso</translation>
     </message>
     <message>
         <source>Cancel this session: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Cancelar esta sesión: {0}</translation>
     </message>
     <message>
         <source>Another session is running: {0}. Select it in the list to cancel it.</source>
-        <translation type="unfinished"></translation>
+        <translation>Hay otra sesión en curso: {0}. Selecciónela en la lista para cancelarla.</translation>
     </message>
     <message>
         <source>A session is running: one at a time</source>
-        <translation type="unfinished"></translation>
+        <translation>Hay una sesión en curso: solo una cada vez</translation>
     </message>
     <message>
         <source>Run the task</source>
-        <translation type="unfinished"></translation>
+        <translation>Ejecutar la tarea</translation>
     </message>
     <message>
         <source>Another Custodia process is running this session ({0}); wait for it to finish, or stop it, then Refresh</source>
-        <translation type="unfinished"></translation>
+        <translation>Otro proceso de Custodia está ejecutando esta sesión ({0}); espere a que termine o deténgalo, y después pulse Actualizar</translation>
     </message>
     <message>
         <source>The embedding model changed: the semantic memory must be re-embedded before it can be searched or used by the experts.
 {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>El modelo de vectores cambió: hay que recalcular los vectores de la memoria semántica antes de poder buscar en ella o de que la usen los expertos.
+{0}</translation>
     </message>
     <message>
         <source>{0} item(s) remembered ({1}).</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} elemento(s) en memoria ({1}).</translation>
     </message>
     <message>
         <source>Building the search index of the semantic memory: {0} of {1}…</source>
-        <translation type="unfinished"></translation>
+        <translation>Creando el índice de búsqueda de la memoria semántica: {0} de {1}…</translation>
     </message>
     <message>
         <source>{0} (interrupted)</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} (interrumpida)</translation>
     </message>
     <message>
         <source>{0} (running in another process, pid {1})</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} (en ejecución en otro proceso, pid {1})</translation>
     </message>
     <message>
         <source>&lt;b&gt;Live feed&lt;/b&gt; — loading the session…</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Actividad en directo&lt;/b&gt; — cargando la sesión…</translation>
     </message>
     <message>
         <source>That session is not in any reachable store.</source>
-        <translation type="unfinished"></translation>
+        <translation>Esa sesión no está en ningún almacén accesible.</translation>
     </message>
     <message>
         <source>&lt;b&gt;Live feed&lt;/b&gt; — {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Actividad en directo&lt;/b&gt; — {0}</translation>
     </message>
     <message>
         <source>&lt;b&gt;Result so far&lt;/b&gt; ({0})</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Resultado hasta ahora&lt;/b&gt; ({0})</translation>
     </message>
     <message>
         <source>&lt;b&gt;Result&lt;/b&gt; — copied to the clipboard</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Resultado&lt;/b&gt; — copiado al portapapeles</translation>
     </message>
     <message>
         <source>Export the result as Markdown</source>
-        <translation type="unfinished"></translation>
+        <translation>Exportar el resultado como Markdown</translation>
     </message>
     <message>
         <source>Markdown (*.md)</source>
-        <translation type="unfinished"></translation>
+        <translation>Markdown (*.md)</translation>
     </message>
     <message>
         <source>All files (*)</source>
-        <translation type="unfinished"></translation>
+        <translation>Todos los archivos (*)</translation>
     </message>
     <message>
         <source>&lt;b&gt;Result&lt;/b&gt; — saved to {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Resultado&lt;/b&gt; — guardado en {0}</translation>
     </message>
     <message>
         <source>session started</source>
-        <translation type="unfinished"></translation>
+        <translation>sesión iniciada</translation>
     </message>
     <message>
         <source>phase</source>
-        <translation type="unfinished"></translation>
+        <translation>fase</translation>
     </message>
     <message>
         <source>memory</source>
-        <translation type="unfinished"></translation>
+        <translation>memoria</translation>
     </message>
     <message>
         <source>result</source>
-        <translation type="unfinished"></translation>
+        <translation>resultado</translation>
     </message>
     <message>
         <source>ticket</source>
-        <translation type="unfinished"></translation>
+        <translation>tique</translation>
     </message>
     <message>
         <source>warning</source>
-        <translation type="unfinished"></translation>
+        <translation>aviso</translation>
     </message>
     <message>
         <source>finished</source>
-        <translation type="unfinished"></translation>
+        <translation>terminada</translation>
     </message>
     <message>
         <source>Live feed unavailable: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Actividad en directo no disponible: {0}</translation>
     </message>
     <message>
         <source>Type a task first.</source>
-        <translation type="unfinished"></translation>
+        <translation>Escriba primero una tarea.</translation>
     </message>
     <message>
         <source>Running: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>En ejecución: {0}</translation>
     </message>
     <message>
         <source>“{0}”</source>
-        <translation type="unfinished"></translation>
+        <translation>«{0}»</translation>
     </message>
     <message>
         <source>The session {0} stopped: {1}</source>
-        <translation type="unfinished"></translation>
+        <translation>La sesión {0} se detuvo: {1}</translation>
     </message>
     <message>
         <source>The session stopped: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>La sesión se detuvo: {0}</translation>
     </message>
     <message>
         <source>The session {0} was cancelled. Resume continues where it stopped.</source>
-        <translation type="unfinished"></translation>
+        <translation>Se canceló la sesión {0}. Reanudar continúa donde se detuvo.</translation>
     </message>
     <message>
         <source>Cancelled. Resume continues where it stopped.</source>
-        <translation type="unfinished"></translation>
+        <translation>Cancelada. Reanudar continúa donde se detuvo.</translation>
     </message>
     <message>
         <source>The session “{0}” ended: {1}.</source>
-        <translation type="unfinished"></translation>
+        <translation>La sesión «{0}» terminó: {1}.</translation>
     </message>
     <message>
         <source>open</source>
-        <translation type="unfinished"></translation>
+        <translation>abierto</translation>
     </message>
     <message>
         <source>in review</source>
-        <translation type="unfinished"></translation>
+        <translation>en revisión</translation>
     </message>
     <message>
         <source>closed</source>
-        <translation type="unfinished"></translation>
+        <translation>cerrado</translation>
     </message>
     <message>
         <source>Ticket {0}, handed by {1}</source>
-        <translation type="unfinished"></translation>
+        <translation>Tique {0}, entregado por {1}</translation>
     </message>
     <message>
         <source>expired</source>
-        <translation type="unfinished"></translation>
+        <translation>caducado</translation>
     </message>
     <message>
         <source>Searching the semantic memory…</source>
-        <translation type="unfinished"></translation>
+        <translation>Buscando en la memoria semántica…</translation>
     </message>
     <message>
         <source>Nothing related is remembered yet.</source>
-        <translation type="unfinished"></translation>
+        <translation>Todavía no hay nada relacionado en memoria.</translation>
     </message>
     <message>
         <source>Nothing similar (similarity ≥ {0:.2f}); {1} weaker match(es) hidden.</source>
-        <translation type="unfinished"></translation>
+        <translation>Nada parecido (similitud ≥ {0:.2f}); {1} coincidencia(s) más débil(es) oculta(s).</translation>
     </message>
     <message>
         <source>{0} weaker match(es) below similarity {1:.2f} hidden.</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} coincidencia(s) más débil(es) con similitud inferior a {1:.2f} oculta(s).</translation>
     </message>
     <message>
         <source>Memory search failed: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>La búsqueda en la memoria falló: {0}</translation>
     </message>
     <message>
         <source>Cancel re-embedding</source>
-        <translation type="unfinished"></translation>
+        <translation>Cancelar el recálculo de vectores</translation>
     </message>
     <message>
         <source>Re-embedding: {0} of {1}</source>
-        <translation type="unfinished"></translation>
+        <translation>Recalculando vectores: {0} de {1}</translation>
     </message>
     <message>
         <source>Re-embedding cancelled; the memory is as it was.</source>
-        <translation type="unfinished"></translation>
+        <translation>Recálculo de vectores cancelado; la memoria queda como estaba.</translation>
     </message>
 </context>
 <context>
     <name>ProposalRow</name>
     <message>
         <source>Update “{0}” to “{1}”? (similarity {2:.2f})</source>
-        <translation type="unfinished"></translation>
+        <translation>¿Actualizar «{0}» a «{1}»? (similitud {2:.2f})</translation>
     </message>
     <message>
         <source>Remember “{0}”?</source>
-        <translation type="unfinished"></translation>
+        <translation>¿Recordar «{0}»?</translation>
     </message>
     <message>
         <source>Update</source>
-        <translation type="unfinished"></translation>
+        <translation>Actualizar</translation>
     </message>
     <message>
         <source>Remember</source>
-        <translation type="unfinished"></translation>
+        <translation>Recordar</translation>
     </message>
     <message>
         <source>Keep both</source>
-        <translation type="unfinished"></translation>
+        <translation>Conservar los dos</translation>
     </message>
     <message>
         <source>Dismiss</source>
-        <translation type="unfinished"></translation>
+        <translation>Descartar</translation>
     </message>
 </context>
 <context>
     <name>SettingsDialog</name>
     <message>
         <source>Settings</source>
-        <translation type="unfinished"></translation>
+        <translation>Configuración</translation>
     </message>
     <message>
         <source>Data dir: {0}
 Each store is chosen on its own; &apos;server&apos; makes a store use its server when a URL is set. Environment variables override this file.</source>
         <extracomment>``models.&lt;assistant&gt;`` and ``generation.&lt;assistant&gt;.&lt;setting&gt;`` -&gt; its widget what the model lists offer (the models folders are read by the caller, in a worker)</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Carpeta de datos: {0}
+Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use su servidor cuando hay una URL definida. Las variables de entorno prevalecen sobre este archivo.</translation>
     </message>
     <message>
         <source>Stores</source>
-        <translation type="unfinished"></translation>
+        <translation>Almacenes</translation>
     </message>
     <message>
         <source>Profile</source>
-        <translation type="unfinished"></translation>
+        <translation>Perfil</translation>
     </message>
     <message>
         <source>Sessions, tickets, feed</source>
-        <translation type="unfinished"></translation>
+        <translation>Sesiones, tiques, actividad</translation>
     </message>
     <message>
         <source>Audit log</source>
-        <translation type="unfinished"></translation>
+        <translation>Registro de auditoría</translation>
     </message>
     <message>
         <source>Graph</source>
-        <translation type="unfinished"></translation>
+        <translation>Grafo</translation>
     </message>
     <message>
         <source>Redis URL</source>
-        <translation type="unfinished"></translation>
+        <translation>URL de Redis</translation>
     </message>
     <message>
         <source>Postgres DSN</source>
-        <translation type="unfinished"></translation>
+        <translation>DSN de Postgres</translation>
     </message>
     <message>
         <source>Neo4j URI</source>
-        <translation type="unfinished"></translation>
+        <translation>URI de Neo4j</translation>
     </message>
     <message>
         <source>Neo4j user</source>
-        <translation type="unfinished"></translation>
+        <translation>Usuario de Neo4j</translation>
     </message>
     <message>
         <source>Qdrant URL (empty: local)</source>
-        <translation type="unfinished"></translation>
+        <translation>URL de Qdrant (vacía: local)</translation>
     </message>
     <message>
         <source>Chroma URL (empty: local)</source>
-        <translation type="unfinished"></translation>
+        <translation>URL de Chroma (vacía: local)</translation>
     </message>
     <message>
         <source>Models</source>
-        <translation type="unfinished"></translation>
+        <translation>Modelos</translation>
     </message>
     <message>
         <source>Embedder</source>
-        <translation type="unfinished"></translation>
+        <translation>Vectorizador</translation>
     </message>
     <message>
         <source>Every assistant&apos;s model unless it has its own below (gguf:&lt;path or name&gt;, ollama:&lt;model&gt;, openai:&lt;model&gt; can be typed)</source>
-        <translation type="unfinished"></translation>
+        <translation>El modelo de todos los asistentes salvo que tengan uno propio abajo (se puede escribir gguf:&lt;ruta o nombre&gt;, ollama:&lt;modelo&gt;, openai:&lt;modelo&gt;)</translation>
     </message>
     <message>
         <source>Chat model (default)</source>
-        <translation type="unfinished"></translation>
+        <translation>Modelo de chat (predeterminado)</translation>
     </message>
     <message>
         <source>Ollama URL</source>
-        <translation type="unfinished"></translation>
+        <translation>URL de Ollama</translation>
     </message>
     <message>
         <source>OpenAI-compatible URL</source>
-        <translation type="unfinished"></translation>
+        <translation>URL compatible con OpenAI</translation>
     </message>
     <message>
         <source>Network timeout (s)</source>
-        <translation type="unfinished"></translation>
+        <translation>Tiempo de espera de red (s)</translation>
     </message>
     <message>
         <source>Assistants: model and generation settings</source>
-        <translation type="unfinished"></translation>
+        <translation>Asistentes: modelo y ajustes de generación</translation>
     </message>
     <message>
         <source>Tutor</source>
-        <translation type="unfinished"></translation>
+        <translation>Tutor</translation>
     </message>
     <message>
         <source>Memories</source>
-        <translation type="unfinished"></translation>
+        <translation>Recuerdos</translation>
     </message>
     <message>
         <source>Conversations</source>
-        <translation type="unfinished"></translation>
+        <translation>Conversaciones</translation>
     </message>
     <message>
         <source>Multi-agent</source>
-        <translation type="unfinished"></translation>
+        <translation>Multiagente</translation>
     </message>
     <message>
         <source>Empty: the default chat model</source>
-        <translation type="unfinished"></translation>
+        <translation>Vacío: el modelo de chat predeterminado</translation>
     </message>
     <message>
         <source>Set by {0} in the environment; the file keeps its own value.</source>
-        <translation type="unfinished"></translation>
+        <translation>Definido por {0} en el entorno; el archivo conserva su propio valor.</translation>
     </message>
     <message>
         <source>Model (empty: the default)</source>
-        <translation type="unfinished"></translation>
+        <translation>Modelo (vacío: el predeterminado)</translation>
     </message>
     <message>
         <source>Temperature</source>
-        <translation type="unfinished"></translation>
+        <translation>Temperatura</translation>
     </message>
     <message>
         <source>Top-p</source>
-        <translation type="unfinished"></translation>
+        <translation>Top-p</translation>
     </message>
     <message>
         <source>Max tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>Máx. de tokens</translation>
     </message>
     <message>
         <source>as asked</source>
-        <translation type="unfinished"></translation>
+        <translation>lo pedido</translation>
     </message>
     <message>
         <source>Context size (tokens)</source>
-        <translation type="unfinished"></translation>
+        <translation>Tamaño del contexto (tokens)</translation>
     </message>
     <message>
         <source>Threads</source>
-        <translation type="unfinished"></translation>
+        <translation>Hilos</translation>
     </message>
     <message>
         <source>automatic</source>
-        <translation type="unfinished"></translation>
+        <translation>automático</translation>
     </message>
     <message>
         <source>Repeat penalty</source>
-        <translation type="unfinished"></translation>
+        <translation>Penalización por repetición</translation>
     </message>
     <message>
         <source>Added after the assistant&apos;s own instructions</source>
-        <translation type="unfinished"></translation>
+        <translation>Se añade tras las instrucciones propias del asistente</translation>
     </message>
     <message>
         <source>System prompt</source>
-        <translation type="unfinished"></translation>
+        <translation>Instrucciones del sistema</translation>
     </message>
     <message>
         <source>Not saved — {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se guardó — {0}</translation>
     </message>
     <message>
         <source>Not saved — cannot write the file: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se guardó — no se puede escribir el archivo: {0}</translation>
     </message>
     <message>
         <source>Saved. Restart Custodia to use the new stores and models; nothing stored is lost by switching.</source>
-        <translation type="unfinished"></translation>
+        <translation>Guardado. Reinicie Custodia para usar los almacenes y modelos nuevos; al cambiar no se pierde nada de lo guardado.</translation>
     </message>
     <message>
         <source>Settings saved</source>
-        <translation type="unfinished"></translation>
+        <translation>Configuración guardada</translation>
     </message>
 </context>
 <context>
     <name>ShortcutsDialog</name>
     <message>
         <source>Keyboard shortcuts</source>
-        <translation type="unfinished"></translation>
+        <translation>Atajos de teclado</translation>
     </message>
     <message>
         <source>Action</source>
-        <translation type="unfinished"></translation>
+        <translation>Acción</translation>
     </message>
     <message>
         <source>Shortcut</source>
-        <translation type="unfinished"></translation>
+        <translation>Atajo</translation>
     </message>
 </context>
 <context>
@@ -2117,75 +2121,75 @@ Each store is chosen on its own; &apos;server&apos; makes a store use its server
     <message>
         <source>Profile &lt;b&gt;{0}&lt;/b&gt; — data dir {1}</source>
         <extracomment>a pale background per durability class (the seed&apos;s three answers) emitted after each refresh with the rows shown (tests wait for it)</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Perfil &lt;b&gt;{0}&lt;/b&gt; — carpeta de datos {1}</translation>
     </message>
     <message>
         <source>Datum</source>
-        <translation type="unfinished"></translation>
+        <translation>Dato</translation>
     </message>
     <message>
         <source>Assistant</source>
-        <translation type="unfinished"></translation>
+        <translation>Asistente</translation>
     </message>
     <message>
         <source>Engine now</source>
-        <translation type="unfinished"></translation>
+        <translation>Motor actual</translation>
     </message>
     <message>
         <source>Class</source>
-        <translation type="unfinished"></translation>
+        <translation>Clase</translation>
     </message>
     <message>
         <source>Items</source>
-        <translation type="unfinished"></translation>
+        <translation>Elementos</translation>
     </message>
     <message>
         <source>Size</source>
-        <translation type="unfinished"></translation>
+        <translation>Tamaño</translation>
     </message>
     <message>
         <source>Health</source>
-        <translation type="unfinished"></translation>
+        <translation>Estado</translation>
     </message>
     <message>
         <source>If it is lost</source>
-        <translation type="unfinished"></translation>
+        <translation>Si se pierde</translation>
     </message>
     <message>
         <source>If this datum is lost, what happens? &lt;b&gt;recomputable&lt;/b&gt;: it is recomputed (a cache, a derived index) · &lt;b&gt;history&lt;/b&gt;: history is lost (SQLite, JSON files: back them up) · &lt;b&gt;provable&lt;/b&gt;: I could no longer prove nobody touched it (the hash-chained audit log and its checkpoints)</source>
-        <translation type="unfinished"></translation>
+        <translation>Si se pierde este dato, ¿qué ocurre? &lt;b&gt;recalculable&lt;/b&gt;: se vuelve a calcular (una caché, un índice derivado) · &lt;b&gt;historial&lt;/b&gt;: se pierde el historial (SQLite, archivos JSON: haga copias de seguridad) · &lt;b&gt;demostrable&lt;/b&gt;: ya no podría demostrar que nadie lo tocó (el registro de auditoría encadenado por hashes y sus puntos de control)</translation>
     </message>
     <message>
         <source>Refresh</source>
-        <translation type="unfinished"></translation>
+        <translation>Actualizar</translation>
     </message>
     <message>
         <source>Migrate to server…</source>
-        <translation type="unfinished"></translation>
+        <translation>Migrar al servidor…</translation>
     </message>
     <message>
         <source>Copy the embedded data to the servers configured in Settings (a dry run first shows what will be copied or rebuilt; nothing embedded is deleted)</source>
-        <translation type="unfinished"></translation>
+        <translation>Copiar los datos integrados a los servidores configurados en Configuración (primero una simulación muestra qué se copiará o reconstruirá; no se elimina nada de lo integrado)</translation>
     </message>
     <message>
         <source>Measuring the stores…</source>
-        <translation type="unfinished"></translation>
+        <translation>Midiendo los almacenes…</translation>
     </message>
     <message>
         <source>{0} store(s) need attention: {1}</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} almacén(es) necesita(n) atención: {1}</translation>
     </message>
     <message>
         <source>Every store is readable.</source>
-        <translation type="unfinished"></translation>
+        <translation>Todos los almacenes se pueden leer.</translation>
     </message>
     <message>
         <source>Where: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Dónde: {0}</translation>
     </message>
     <message>
         <source>Could not measure the stores: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se pudieron medir los almacenes: {0}</translation>
     </message>
 </context>
 <context>
@@ -2193,222 +2197,222 @@ Each store is chosen on its own; &apos;server&apos; makes a store use its server
     <message>
         <source>User:</source>
         <extracomment>the knowledge base is indexed and questions can be asked (the :class:`Status`) a turn was answered, shown and audited (the :class:`Turn`) an import finished (the :class:`ImportReport`) this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) this thread&apos;s earlier turns, rendered (newest last); New thread clears it what the thread&apos;s last question was understood as, and whose it was: the next question of the same user may follow it up (another user&apos;s never does: their words would be searched, shown and sealed in this user&apos;s record)</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>Usuario:</translation>
     </message>
     <message>
         <source>Who is asking: the shared notes and this user&apos;s own notes are searched</source>
-        <translation type="unfinished"></translation>
+        <translation>Quién pregunta: se busca en los apuntes compartidos y en los apuntes propios de este usuario</translation>
     </message>
     <message>
         <source>The knowledge base is indexed when first shown.</source>
-        <translation type="unfinished"></translation>
+        <translation>La base de conocimientos se indexa la primera vez que se muestra.</translation>
     </message>
     <message>
         <source>Import notes…</source>
-        <translation type="unfinished"></translation>
+        <translation>Importar apuntes…</translation>
     </message>
     <message>
         <source>Add your own Markdown or text notes to this user&apos;s scope</source>
-        <translation type="unfinished"></translation>
+        <translation>Añadir sus propios apuntes en Markdown o texto al ámbito de este usuario</translation>
     </message>
     <message>
         <source>Open inspector</source>
-        <translation type="unfinished"></translation>
+        <translation>Abrir el inspector</translation>
     </message>
     <message>
         <source>Review the audit log of every turn</source>
-        <translation type="unfinished"></translation>
+        <translation>Revisar el registro de auditoría de cada turno</translation>
     </message>
     <message>
         <source>For study, not for clinical decisions.</source>
-        <translation type="unfinished"></translation>
+        <translation>Para estudiar, no para tomar decisiones clínicas.</translation>
     </message>
     <message>
         <source>Ask a study question. Answers cite their notes: click a citation to read it.</source>
-        <translation type="unfinished"></translation>
+        <translation>Haga una pregunta de estudio. Las respuestas citan sus apuntes: pulse una cita para leerla.</translation>
     </message>
     <message>
         <source>Question (Enter to ask)…</source>
-        <translation type="unfinished"></translation>
+        <translation>Pregunta (Intro para preguntar)…</translation>
     </message>
     <message>
         <source>Ask</source>
-        <translation type="unfinished"></translation>
+        <translation>Preguntar</translation>
     </message>
     <message>
         <source>Stop</source>
-        <translation type="unfinished"></translation>
+        <translation>Detener</translation>
     </message>
     <message>
         <source>New thread</source>
-        <translation type="unfinished"></translation>
+        <translation>Hilo nuevo</translation>
     </message>
     <message>
         <source>Clear the earlier questions from view (every turn stays in the audit log)</source>
-        <translation type="unfinished"></translation>
+        <translation>Quitar de la vista las preguntas anteriores (cada turno sigue en el registro de auditoría)</translation>
     </message>
     <message>
         <source>&lt;b&gt;Sources&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Fuentes&lt;/b&gt;</translation>
     </message>
     <message>
         <source>#</source>
-        <translation type="unfinished"></translation>
+        <translation>N.º</translation>
     </message>
     <message>
         <source>Note</source>
-        <translation type="unfinished"></translation>
+        <translation>Apunte</translation>
     </message>
     <message>
         <source>Found by</source>
-        <translation type="unfinished"></translation>
+        <translation>Hallado por</translation>
     </message>
     <message>
         <source>The selected passage appears here.</source>
-        <translation type="unfinished"></translation>
+        <translation>Aquí aparece el fragmento seleccionado.</translation>
     </message>
     <message>
         <source>&lt;b&gt;Entities around the question&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Entidades en torno a la pregunta&lt;/b&gt;</translation>
     </message>
     <message>
         <source>Indexing the study notes…</source>
-        <translation type="unfinished"></translation>
+        <translation>Indexando los apuntes de estudio…</translation>
     </message>
     <message>
         <source>The knowledge base could not be opened: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se pudo abrir la base de conocimientos: {0}</translation>
     </message>
     <message>
         <source>{0} notes · {1} passages · {2} entities</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} apuntes · {1} fragmentos · {2} entidades</translation>
     </message>
     <message>
         <source>vectors unavailable</source>
-        <translation type="unfinished"></translation>
+        <translation>vectores no disponibles</translation>
     </message>
     <message>
         <source>graph: {0} relations</source>
-        <translation type="unfinished"></translation>
+        <translation>grafo: {0} relaciones</translation>
     </message>
     <message>
         <source>graph unavailable</source>
-        <translation type="unfinished"></translation>
+        <translation>grafo no disponible</translation>
     </message>
     <message>
         <source>Searching your notes…</source>
-        <translation type="unfinished"></translation>
+        <translation>Buscando en sus apuntes…</translation>
     </message>
     <message>
         <source>Found {0} passages; checking what they say…</source>
-        <translation type="unfinished"></translation>
+        <translation>Se encontraron {0} fragmentos; comprobando lo que dicen…</translation>
     </message>
     <message>
         <source>The model is drafting an answer. It is checked against your notes before it is shown: what they do not support is not shown as fact.</source>
-        <translation type="unfinished"></translation>
+        <translation>El modelo está redactando una respuesta. Se contrasta con sus apuntes antes de mostrarla: lo que no respaldan no se muestra como un hecho.</translation>
     </message>
     <message>
         <source>Stopped; recorded in the audit log as #{0}.</source>
-        <translation type="unfinished"></translation>
+        <translation>Detenido; anotado en el registro de auditoría como n.º {0}.</translation>
     </message>
     <message>
         <source>Recorded in the audit log as #{0}.</source>
-        <translation type="unfinished"></translation>
+        <translation>Anotado en el registro de auditoría como n.º {0}.</translation>
     </message>
     <message>
         <source>Sources</source>
-        <translation type="unfinished"></translation>
+        <translation>Fuentes</translation>
     </message>
     <message>
         <source>Passages searched — none of them answers this question</source>
-        <translation type="unfinished"></translation>
+        <translation>Fragmentos consultados: ninguno responde a esta pregunta</translation>
     </message>
     <message>
         <source>The model&apos;s own answer — not shown as fact ({0})</source>
-        <translation type="unfinished"></translation>
+        <translation>La respuesta propia del modelo, no mostrada como un hecho ({0})</translation>
     </message>
     <message>
         <source>unsupported by your notes</source>
-        <translation type="unfinished"></translation>
+        <translation>sin respaldo en sus apuntes</translation>
     </message>
     <message>
         <source>supported</source>
-        <translation type="unfinished"></translation>
+        <translation>respaldado</translation>
     </message>
     <message>
         <source>Degraded retrieval: the graph is unavailable, so answers come from vector and keyword retrieval only (hover for details).</source>
-        <translation type="unfinished"></translation>
+        <translation>Recuperación degradada: el grafo no está disponible, así que las respuestas proceden solo de la búsqueda por vectores y por palabras clave (pase el ratón por encima para ver detalles).</translation>
     </message>
     <message>
         <source>Degraded retrieval: {0} unavailable, so answers come from the other retrieval methods only (hover for details).</source>
-        <translation type="unfinished"></translation>
+        <translation>Recuperación degradada: {0} no disponible, así que las respuestas proceden solo de los demás métodos de recuperación (pase el ratón por encima para ver detalles).</translation>
     </message>
     <message>
         <source>Something went wrong (see the log): {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Algo salió mal (véase el registro): {0}</translation>
     </message>
     <message>
         <source>Not answered: the turn was not recorded, so nothing is shown.</source>
-        <translation type="unfinished"></translation>
+        <translation>Sin respuesta: el turno no se anotó, así que no se muestra nada.</translation>
     </message>
     <message>
         <source>Stopped.</source>
-        <translation type="unfinished"></translation>
+        <translation>Detenido.</translation>
     </message>
     <message>
         <source>Stopping… (the turn is still recorded)</source>
-        <translation type="unfinished"></translation>
+        <translation>Deteniendo… (el turno se anota igualmente)</translation>
     </message>
     <message>
         <source>Source: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Fuente: {0}</translation>
     </message>
     <message>
         <source>Found by: {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Hallado por: {0}</translation>
     </message>
     <message>
         <source>No known entity in this question.</source>
-        <translation type="unfinished"></translation>
+        <translation>No hay ninguna entidad conocida en esta pregunta.</translation>
     </message>
     <message>
         <source>{0} — {1}: together in {2} passages</source>
-        <translation type="unfinished"></translation>
+        <translation>{0} — {1}: juntos en {2} fragmentos</translation>
     </message>
     <message>
         <source>Import notes for {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>Importar apuntes para {0}</translation>
     </message>
     <message>
         <source>Notes (*.md *.markdown *.txt)</source>
-        <translation type="unfinished"></translation>
+        <translation>Apuntes (*.md *.markdown *.txt)</translation>
     </message>
     <message>
         <source>cannot read {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>no se puede leer {0}</translation>
     </message>
     <message>
         <source>skipped {0}</source>
-        <translation type="unfinished"></translation>
+        <translation>se omitió {0}</translation>
     </message>
     <message>
         <source>Nothing was imported for {0}: {1}</source>
-        <translation type="unfinished"></translation>
+        <translation>No se importó nada para {0}: {1}</translation>
     </message>
     <message>
         <source>Imported for {0}: {1}</source>
-        <translation type="unfinished"></translation>
+        <translation>Importado para {0}: {1}</translation>
     </message>
 </context>
 <context>
     <name>UserGuideDialog</name>
     <message>
         <source>Custodia user guide</source>
-        <translation type="unfinished"></translation>
+        <translation>Guía del usuario de Custodia</translation>
     </message>
     <message>
         <source>The user guide ({0}) is not installed with this copy of Custodia.</source>
-        <translation type="unfinished"></translation>
+        <translation>La guía del usuario ({0}) no está instalada con esta copia de Custodia.</translation>
     </message>
 </context>
 <context>
@@ -2416,29 +2420,29 @@ Each store is chosen on its own; &apos;server&apos; makes a store use its server
     <message>
         <source>&lt;b&gt;Welcome to Custodia.&lt;/b&gt; Four assistants that run on this computer; nothing leaves it.&lt;ul style=&apos;margin:2px 0&apos;&gt;{0}&lt;/ul&gt;Help ▸ User guide explains more; Help ▸ Keyboard shortcuts lists the keys.</source>
         <extracomment>tab objectName -&gt; what it is for (shown in the welcome and the user guide)</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Bienvenido a Custodia.&lt;/b&gt; Cuatro asistentes que funcionan en este equipo; nada sale de él.&lt;ul style=&apos;margin:2px 0&apos;&gt;{0}&lt;/ul&gt;Ayuda ▸ Guía del usuario explica más; Ayuda ▸ Atajos de teclado enumera las teclas.</translation>
     </message>
     <message>
         <source>Got it</source>
-        <translation type="unfinished"></translation>
+        <translation>Entendido</translation>
     </message>
 </context>
 <context>
     <name>doctor</name>
     <message>
         <source>○ Ollama: not used by this configuration (optional; none running at {0})</source>
-        <translation type="unfinished"></translation>
+        <translation>○ Ollama: esta configuración no lo usa (opcional; no hay ninguno en ejecución en {0})</translation>
     </message>
     <message>
         <source>○ {0}: optional, not in use — {1}</source>
-        <translation type="unfinished"></translation>
+        <translation>○ {0}: opcional, sin usar — {1}</translation>
     </message>
 </context>
 <context>
     <name>startup</name>
     <message>
         <source>Custodia: configuration error</source>
-        <translation type="unfinished"></translation>
+        <translation>Custodia: error de configuración</translation>
     </message>
     <message>
         <source>The configuration cannot be used:
@@ -2446,7 +2450,31 @@ Each store is chosen on its own; &apos;server&apos; makes a store use its server
 {0}
 
 Fix custodia.toml or the environment and start again.</source>
-        <translation type="unfinished"></translation>
+        <translation>No se puede usar la configuración:
+
+{0}
+
+Corrija custodia.toml o el entorno y vuelva a iniciar.</translation>
+    </message>
+</context>
+<context>
+    <name>tabs</name>
+    <message>
+        <source>Multi-agent</source>
+        <extracomment>(objectName, title, SPEC ids, module or None while the assistant has not landed)</extracomment>
+        <translation>Multiagente</translation>
+    </message>
+    <message>
+        <source>Memories</source>
+        <translation>Recuerdos</translation>
+    </message>
+    <message>
+        <source>Conversations</source>
+        <translation>Conversaciones</translation>
+    </message>
+    <message>
+        <source>Clinical tutor</source>
+        <translation>Tutor clínico</translation>
     </message>
 </context>
 <context>
@@ -2454,18 +2482,18 @@ Fix custodia.toml or the environment and start again.</source>
     <message>
         <source>code</source>
         <extracomment>a code block&apos;s Copy was clicked: the code</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>código</translation>
     </message>
 </context>
 <context>
     <name>window</name>
     <message>
         <source>Audit inspector</source>
-        <translation type="unfinished"></translation>
+        <translation>Inspector de auditoría</translation>
     </message>
     <message>
         <source>Storage map</source>
-        <translation type="unfinished"></translation>
+        <translation>Mapa de almacenamiento</translation>
     </message>
 </context>
 </TS>
