@@ -22,7 +22,7 @@ import contextlib
 import secrets
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
@@ -33,6 +33,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from backends.config import redact_url
 from backends.errors import CustodiaEnvironmentError
 from backends.net import pg_connect
+from backends.progress import Progress
 from backends.stores.audit_log import (
     DEFAULT_SCHEMA,
     AuditLogError,
@@ -43,6 +44,7 @@ from backends.stores.audit_log import (
     Head,
     NotAPrefix,
 )
+from backends.stores.audit_log.merkle import NodeId, completed, leaf_hash
 from backends.stores.audit_log.record import (
     GENESIS,
     RECORD_VERSION,
@@ -121,6 +123,21 @@ def _migrations(schema: str) -> list[tuple[str, list[sql.Composed | sql.SQL]]]:
                 ),
             ],
         ),
+        (
+            "merkle tree",
+            [
+                sql.SQL(
+                    """
+                    CREATE TABLE {}.audit_tree (
+                        level smallint NOT NULL CHECK (level >= 0),
+                        idx bigint NOT NULL CHECK (idx >= 0),
+                        hash bytea NOT NULL CHECK (length(hash) = 32),
+                        PRIMARY KEY (level, idx)
+                    )
+                    """
+                ).format(s),
+            ],
+        ),
     ]
 
 
@@ -153,6 +170,11 @@ def _append_function(schema: str) -> sql.Composed:
             head_hash text;
             stamp text;
             rec text;
+            grow boolean;
+            node bytea;
+            sibling bytea;
+            lvl smallint;
+            ix bigint;
         BEGIN
             PERFORM pg_advisory_xact_lock({AUDIT_LOCK_KEY});
             SELECT l.seq, l.hash INTO head_seq, head_hash
@@ -160,6 +182,13 @@ def _append_function(schema: str) -> sql.Composed:
             IF NOT FOUND THEN
                 head_seq := 0;
                 head_hash := '{GENESIS}';
+            END IF;
+            -- the Merkle tree grows here only while complete up to the head (else the
+            -- client's build_tree catches up, in order)
+            grow := to_regclass('{{tree_text}}') IS NOT NULL;
+            IF grow THEN
+                grow := head_seq = 0 OR EXISTS (
+                    SELECT 1 FROM {{tree}} t WHERE t.level = 0 AND t.idx = head_seq - 1);
             END IF;
             FOR i IN 1 .. coalesce(array_length(data, 1), 0) LOOP
                 head_seq := head_seq + 1;
@@ -169,6 +198,20 @@ def _append_function(schema: str) -> sql.Composed:
                 out_previous := head_hash;
                 head_hash := encode(sha256(convert_to(head_hash || rec, 'UTF8')), 'hex');
                 INSERT INTO {{log}} (seq, record, hash) VALUES (head_seq, rec, head_hash);
+                IF grow THEN
+                    node := sha256('\\x00'::bytea || convert_to(rec, 'UTF8'));
+                    lvl := 0;
+                    ix := head_seq - 1;
+                    INSERT INTO {{tree}} (level, idx, hash) VALUES (lvl, ix, node);
+                    WHILE ix % 2 = 1 LOOP
+                        SELECT t.hash INTO STRICT sibling FROM {{tree}} t
+                            WHERE t.level = lvl AND t.idx = ix - 1;
+                        node := sha256('\\x01'::bytea || sibling || node);
+                        lvl := lvl + 1;
+                        ix := ix / 2;
+                        INSERT INTO {{tree}} (level, idx, hash) VALUES (lvl, ix, node);
+                    END LOOP;
+                END IF;
                 out_seq := head_seq;
                 out_time := stamp;
                 out_hash := head_hash;
@@ -183,7 +226,11 @@ def _append_function(schema: str) -> sql.Composed:
         "SET search_path = pg_catalog, pg_temp AS {body}"
     ).format(
         fn=sql.Identifier(schema, APPEND_FUNCTION),
-        body=sql.Literal(body.replace("{log}", _quoted(schema) + ".audit_log")),
+        body=sql.Literal(
+            body.replace("{log}", _quoted(schema) + ".audit_log")
+            .replace("{tree_text}", (_quoted(schema) + ".audit_tree").replace("'", "''"))
+            .replace("{tree}", _quoted(schema) + ".audit_tree")
+        ),
     )
 
 
@@ -264,7 +311,7 @@ def bootstrap(
                 ).format(s),
                 (str(len(migrations)),),
             )
-            for table in ("audit_log", "audit_meta", "audit_checkpoint"):
+            for table in ("audit_log", "audit_meta", "audit_checkpoint", "audit_tree"):
                 conn.execute(
                     sql.SQL("REVOKE ALL ON {}.{} FROM PUBLIC, {}, {}").format(
                         s, sql.Identifier(table), app, maint
@@ -274,6 +321,8 @@ def bootstrap(
                 ("SELECT, INSERT", "audit_log", app),
                 ("SELECT", "audit_meta", app),
                 ("SELECT", "audit_checkpoint", app),
+                ("SELECT, INSERT", "audit_tree", app),  # never UPDATE, DELETE (CT1)
+                ("SELECT", "audit_tree", maint),
                 ("SELECT", "audit_log", maint),
                 ("SELECT", "audit_meta", maint),
                 ("SELECT, INSERT", "audit_checkpoint", maint),
@@ -331,6 +380,8 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
     """The :class:`~backends.stores.audit_log.AuditLog` in a Postgres schema (:func:`bootstrap`)."""
 
     kind = "postgres"
+    #: leaves per transaction when an existing log's tree is built
+    TREE_BATCH = 50_000
 
     #: the engine, as the storage map names it
     ENGINE = "Postgres (roles, advisory lock)"
@@ -380,7 +431,14 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
         except psycopg.Error:
             return None
 
-    def __init__(self, dsn: str, *, schema: str = DEFAULT_SCHEMA, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        timeout: float = 5.0,
+        build: Progress | None = None,
+    ) -> None:
         self.dsn = dsn
         self.schema = schema
         self._timeout = timeout
@@ -420,6 +478,12 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
             raise AuditLogError(f"{self.location}: the audit schema has no log id")
         self._log_id = str(row[0])
         self.stores_checkpoints = bool(insert and insert[0])
+        self._tree = sql.Identifier(schema, "audit_tree")
+        tree = self._query(sql.SQL("SELECT to_regclass(%s) IS NOT NULL"), (f"{schema}.audit_tree",))
+        #: False for a schema bootstrapped before the tree (bootstrap again to add it)
+        self._has_tree = bool(tree and tree[0][0])
+        if self._has_tree and build is not None:
+            self.build_tree(build)
 
     # -- connections -----------------------------------------------------------------------
 
@@ -428,7 +492,10 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
         cls, config: Config, *, schema: str = DEFAULT_SCHEMA, **context: Any
     ) -> PostgresAuditLog:
         """The ``schema`` at ``postgres_dsn``."""
-        return cls(config.postgres_dsn, schema=schema, timeout=config.network_timeout)
+        log = cls(config.postgres_dsn, schema=schema, timeout=config.network_timeout)
+        if not context.get("read_only"):
+            log.build_tree()  # a log from before the tree gets it on first start
+        return log
 
     def _connect(self, autocommit: bool = True) -> psycopg.Connection[Any]:
         try:
@@ -526,6 +593,7 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
                 sql.SQL("INSERT INTO {} (seq, record, hash) VALUES ").format(self._t) + values,
                 [v for e in entries for v in (e.seq, e.record, e.hash)],
             )
+            self._grow_tree(conn, entries[0].seq - 1, [e.record for e in entries])
         return entries
 
     def extend(self, rows: Sequence[tuple[int, str, str]], after: Head) -> None:
@@ -555,6 +623,7 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
                         + values,
                         [v for r in rows for v in r],
                     )
+                    self._grow_tree(conn, rows[0][0] - 1, [r[1] for r in rows])
             except psycopg.Error as err:
                 raise _fail(f"{self.location}: copying records failed", err) from err
 
@@ -571,6 +640,112 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
                 )
             except psycopg.Error as err:
                 raise _fail(f"{self.location}: cannot store the checkpoint", err) from err
+
+    # -- the Merkle tree (CT10) ----------------------------------------------------------------
+    def _grow_tree(self, conn: psycopg.Connection[Any], first: int, records: Sequence[str]) -> None:
+        """Leaves ``first…`` and the parents they complete, in the caller's transaction (the
+        client-side append and copies; the server's function does the same itself)."""
+        if not self._has_tree:
+            return
+        if (
+            first
+            and not conn.execute(
+                sql.SQL("SELECT 1 FROM {} WHERE level = 0 AND idx = %s").format(self._tree),
+                (first - 1,),
+            ).fetchone()
+        ):
+            return  # behind: build_tree catches up in order
+        made: dict[NodeId, bytes] = {}
+
+        def left(level: int, idx: int) -> bytes:
+            h = made.get((level, idx))
+            if h is None:
+                row = conn.execute(
+                    sql.SQL("SELECT hash FROM {} WHERE level = %s AND idx = %s").format(self._tree),
+                    (level, idx),
+                ).fetchone()
+                if row is None:
+                    raise AuditLogError(f"{self.location}: the tree lacks node ({level}, {idx})")
+                h = bytes(row[0])
+            return h
+
+        rows: list[tuple[int, int, bytes]] = []
+        for offset, record in enumerate(records):
+            for node in completed(first + offset, leaf_hash(record.encode("utf-8")), left):
+                made[(node[0], node[1])] = node[2]
+                rows.append(node)
+        for start in range(0, len(rows), 5_000):
+            chunk = rows[start : start + 5_000]
+            conn.execute(
+                sql.SQL("INSERT INTO {} (level, idx, hash) VALUES ").format(self._tree)
+                + sql.SQL(", ").join([sql.SQL("(%s, %s, %s)")] * len(chunk)),
+                [v for node in chunk for v in node],
+            )
+
+    def tree_size(self) -> int:
+        if not self._has_tree:
+            return 0
+        rows = self._query(
+            sql.SQL("SELECT coalesce(max(idx) + 1, 0) FROM {} WHERE level = 0").format(self._tree)
+        )
+        return int(rows[0][0])
+
+    def build_tree(self, progress: Progress | None = None, *, batch: int = 0) -> int:
+        """Extend the tree to the head in transactions of ``batch`` leaves (resumable); the
+        application role may INSERT tree nodes, so any start of the app does it."""
+        if not self._has_tree:
+            return 0
+        head, size = self.head().seq, self.tree_size()
+        if size >= head:
+            return 0
+        progress = progress or Progress()
+        batch = batch or self.TREE_BATCH
+        progress.start(head - size, "building the audit log's Merkle tree")
+        done = 0
+        while True:
+            progress.check()
+            with self._write_lock:
+                conn = self._writing()
+                try:
+                    with conn.transaction():
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK_KEY,))
+                        (size,) = conn.execute(
+                            sql.SQL(
+                                "SELECT coalesce(max(idx) + 1, 0) FROM {} WHERE level = 0"
+                            ).format(self._tree)
+                        ).fetchone() or (0,)
+                        rows = conn.execute(
+                            sql.SQL(
+                                "SELECT seq, record FROM {} WHERE seq > %s ORDER BY seq LIMIT %s"
+                            ).format(self._t),
+                            (size, batch),
+                        ).fetchall()
+                        if rows and rows[0][0] != size + 1:
+                            raise AuditLogError(
+                                f"{self.location}: record {size + 1} is missing; the tree "
+                                "cannot be built past a gap (run `custodia audit verify`)"
+                            )
+                        if rows:
+                            self._grow_tree(conn, int(size), [str(r[1]) for r in rows])
+                except psycopg.Error as err:
+                    raise _fail(f"{self.location}: cannot build the Merkle tree", err) from err
+            if not rows:
+                return done
+            done += len(rows)
+            progress.advance(len(rows), f"{size + len(rows)}/{head}")
+
+    def tree_nodes(self, ids: Collection[NodeId]) -> dict[NodeId, bytes]:
+        if not ids or not self._has_tree:
+            return {}
+        keys = list(ids)
+        rows = self._query(
+            sql.SQL(
+                "SELECT t.level, t.idx, t.hash FROM {} t JOIN unnest(%s::smallint[], "
+                "%s::bigint[]) AS k(level, idx) ON t.level = k.level AND t.idx = k.idx"
+            ).format(self._tree),
+            ([k[0] for k in keys], [k[1] for k in keys]),
+        )
+        return {(int(level), int(idx)): bytes(h) for level, idx, h in rows}
 
     # -- reading ---------------------------------------------------------------------------
     def _query(

@@ -48,6 +48,9 @@ def _as(dsn: str, query: str) -> Any:
         "DROP TABLE {s}.audit_log",
         "ALTER TABLE {s}.audit_log DISABLE TRIGGER ALL",
         "CREATE TABLE {s}.sneaky (x int)",
+        "UPDATE {s}.audit_tree SET hash = hash",
+        "DELETE FROM {s}.audit_tree",
+        "TRUNCATE {s}.audit_tree",
     ],
 )
 def test_application_role_is_denied(
@@ -172,3 +175,51 @@ def test_a_schema_from_before_the_append_function_still_appends(
         f"SELECT count(*) FROM {roles.schema}.append_records("
         + "ARRAY['{}'], ARRAY['\"t.x\"'], ARRAY['null'], ARRAY['null'])",
     ) == [(1,)]
+
+
+def test_the_tree_grows_on_the_server_and_from_the_client(
+    fresh_postgres_db: str, roles: Bootstrapped, app_log: PostgresAuditLog
+) -> None:
+    """The server's function and the client's fallback add the same nodes (CT10)."""
+    import psycopg
+
+    from backends.stores.audit_log import merkle
+
+    with psycopg.connect(fresh_postgres_db, autocommit=True, connect_timeout=5) as admin:
+        admin.execute(f"DROP FUNCTION {roles.schema}.append_records")
+    app_log.append_many([Draft("test.write", None, {"n": n}) for n in range(3, 8)])
+    records = [r for rows in app_log.chain(0) for _, r, _ in rows]
+    assert app_log.tree_size() == 8
+    assert merkle.root(8, app_log.tree_nodes) == merkle.reference_root(records)
+
+
+def test_an_old_schema_gets_its_tree_when_bootstrapped_again(
+    fresh_postgres_db: str, roles: Bootstrapped
+) -> None:
+    """A schema from before the tree: bootstrap adds the table, the next start builds the tree
+    of the existing records as the application role (INSERT only), resumably."""
+    import psycopg
+
+    from backends.stores.audit_log import merkle
+
+    log = PostgresAuditLog(roles.app_dsn, schema=roles.schema)
+    log.append_many([Draft("test.write", None, {"n": n}) for n in range(5)])
+    log.close()
+    with psycopg.connect(fresh_postgres_db, autocommit=True, connect_timeout=5) as admin:
+        admin.execute(f"DROP TABLE {roles.schema}.audit_tree")
+        admin.execute(
+            f"UPDATE {roles.schema}.audit_meta SET value = '1' WHERE key = 'schema_version'"
+        )
+    old = PostgresAuditLog(roles.app_dsn, schema=roles.schema)
+    old.append_many([Draft("test.write", None, {"n": n}) for n in range(5, 9)])  # no tree yet
+    assert old.tree_size() == 0
+    old.close()
+    bootstrap(fresh_postgres_db, roles=roles.roles, schema=roles.schema)
+    log = PostgresAuditLog(roles.app_dsn, schema=roles.schema)
+    assert log.tree_size() == 0
+    assert log.build_tree(batch=4) == 9
+    records = [r for rows in log.chain(0) for _, r, _ in rows]
+    assert merkle.root(9, log.tree_nodes) == merkle.reference_root(records)
+    log.append_many([Draft("test.write", None, {"n": 9})])
+    assert log.tree_size() == 10
+    log.close()
