@@ -25,6 +25,7 @@ from typing import Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QCoreApplication,
     QDate,
     QModelIndex,
     QObject,
@@ -778,7 +779,8 @@ def open_inspector(window: QMainWindow) -> InspectorPane:
     if dock is None:
         audit: Lazy[AuditService] = window.audit  # type: ignore[attr-defined]
         workers: WorkerPool = window.workers  # type: ignore[attr-defined]
-        dock = QDockWidget(window.tr("Audit inspector"), window)
+        # the window's class name is the context tr() would use: this one is "window"'s
+        dock = QDockWidget(QCoreApplication.translate("window", "Audit inspector"), window)
         dock.setObjectName("inspector_dock")
         pane = InspectorPane(workers, audit.get, dock)
         dock.setWidget(pane)

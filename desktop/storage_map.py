@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -518,7 +518,8 @@ def open_storage_map(window: QMainWindow) -> StorageMapView:
         workers: WorkerPool = window.workers  # type: ignore[attr-defined]
         dialog = QDialog(window)
         dialog.setObjectName("storage_map_window")
-        dialog.setWindowTitle(window.tr("Storage map"))
+        # the window's class name is the context tr() would use: this one is "window"'s
+        dialog.setWindowTitle(QCoreApplication.translate("window", "Storage map"))
         dialog.resize(1280, 560)
         view = StorageMapView(services, workers, dialog)
         layout = QVBoxLayout(dialog)
