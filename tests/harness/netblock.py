@@ -8,6 +8,7 @@ Load it with ``pytest_plugins = ["tests.harness.netblock"]``. From ``pytest_conf
   that is not loopback (127.0.0.0/8, ::1, ::ffff:127.x, the name ``localhost``) raises
   ``NetworkBlockedError``; ``AF_UNIX`` and other families pass through;
 - ``socket.create_connection``: same check on the host before anything is resolved;
+- the interpreter's ``socket.connect`` audit event: the same check for any Python socket;
 - ``socket.getaddrinfo``: resolving a host name other than ``localhost`` raises (a DNS query is
   network access); IP literals and ``None`` (bind to any) pass, their connect is checked.
 
@@ -20,12 +21,14 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 __all__ = [
+    "ATTEMPTS",
     "NetworkBlockedError",
     "assert_network_blocked",
     "block_network",
@@ -88,12 +91,31 @@ def is_loopback(host: object) -> bool:
     return ip.is_loopback
 
 
+#: every blocked attempt, in order (a test may clear it and assert it stays empty: a client
+#: that swallows the NetworkBlockedError still shows up here)
+ATTEMPTS: list[tuple[str, object]] = []
+
+
 def _check(family: int, address: object, operation: str) -> None:
     if family not in (socket.AF_INET, socket.AF_INET6):
         return  # AF_UNIX, AF_NETLINK, ...: local by nature
     host = address[0] if isinstance(address, tuple) and address else address
     if not is_loopback(host):
+        ATTEMPTS.append((operation, address))
         raise NetworkBlockedError(address, operation)
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    """``socket.connect`` as the interpreter reports it: any Python socket, even one whose
+    class bypasses the patched methods."""
+    if event == "socket.connect" and _installed and len(args) == 2:
+        sock, address = args
+        family = getattr(sock, "family", None)
+        if isinstance(family, int):
+            _check(family, address, "connect (audit)")
+
+
+_audit_hooked = False
 
 
 def _connect(self: socket.socket, address: Any, /) -> None:
@@ -117,6 +139,7 @@ def _sendto(self: socket.socket, data: Any, *args: Any) -> int:
 def _create_connection(address: tuple[Any, ...], *args: Any, **kwargs: Any) -> socket.socket:
     host = address[0] if address else None
     if not is_loopback(host):
+        ATTEMPTS.append(("create_connection", address))
         raise NetworkBlockedError(address, "create_connection")
     sock: socket.socket = _ORIGINALS["create_connection"](address, *args, **kwargs)
     return sock
@@ -125,6 +148,7 @@ def _create_connection(address: tuple[Any, ...], *args: Any, **kwargs: Any) -> s
 def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> list[Any]:
     text = _host_text(host)
     if text is not None and text != "" and not is_loopback(text) and _ip(text) is None:
+        ATTEMPTS.append(("getaddrinfo", host))
         raise NetworkBlockedError(host, "getaddrinfo")
     result: list[Any] = _ORIGINALS["getaddrinfo"](host, port, *args, **kwargs)
     return result
@@ -142,9 +166,12 @@ def _patches() -> list[tuple[object, str, object]]:
 
 def install() -> None:
     """Start blocking (idempotent)."""
-    global _installed
+    global _installed, _audit_hooked
     if _installed:
         return
+    if not _audit_hooked:  # an audit hook cannot be removed: it checks _installed
+        sys.addaudithook(_audit)
+        _audit_hooked = True
     for target, name, replacement in _patches():
         setattr(target, name, replacement)
     _installed = True

@@ -104,6 +104,9 @@ def open_server(url: str, timeout: float) -> Any:
         import chromadb
         import httpx
 
+        from backends.stores.engines import chroma_http
+
+        chroma_http.install()  # no proxy from the environment, no redirect
         client = chromadb.HttpClient(
             host=parsed.hostname or "127.0.0.1",
             port=parsed.port or (443 if ssl else 8000),

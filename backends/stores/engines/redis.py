@@ -21,6 +21,9 @@ def redis_client(url: str, timeout: float) -> redis.Redis:
     from redis.backoff import NoBackoff
     from redis.retry import Retry
 
+    from backends.net import require_loopback_redis
+
+    require_loopback_redis("redis_url", url)
     return redis.Redis.from_url(
         url,
         socket_timeout=timeout,

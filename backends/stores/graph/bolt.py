@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from backends.config import Config
+from backends.net import loopback_bolt_uri
 from backends.stores.description import Measurement, Probed, SelfDescribing, running_store
 from backends.stores.graph import (
     CYPHER,
@@ -290,7 +291,7 @@ class BoltGraph(AllowListedGraph, SelfDescribing):
                         else None
                     )
                     self._driver = neo4j.GraphDatabase.driver(
-                        self.uri,
+                        loopback_bolt_uri("neo4j_uri", self.uri),
                         auth=auth,
                         connection_timeout=self.timeout,
                         connection_acquisition_timeout=self.timeout,

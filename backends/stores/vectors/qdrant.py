@@ -130,7 +130,10 @@ class QdrantSemanticMemory(SemanticMemoryBase):
         if url:
             require_loopback("qdrant_url", url)
             try:
-                return QdrantClient(url=url, timeout=max(1, int(timeout)), prefer_grpc=False)
+                # trust_env=False: no proxy from the environment; httpx follows no redirect
+                return QdrantClient(
+                    url=url, timeout=max(1, int(timeout)), prefer_grpc=False, trust_env=False
+                )
             except Exception as err:
                 raise StoreUnavailableError(f"Qdrant server {url}: {err}") from err
         assert path is not None
