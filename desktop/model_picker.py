@@ -16,10 +16,14 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
 from backends import config as config_module
+from backends.models.manage import friendly_name
 from backends.models.registry import ChatChoice, ModelOption
 from backends.progress import Progress
 from backends.services import ModelChoices
 from desktop.workers import Emit, JobHandle, WorkerPool
+
+#: the combo box shows at least this many characters of a model's name, and at most
+MIN_NAME, MAX_NAME = 12, 34
 
 #: what the status line says of an assistant's model before it is loaded
 TITLES = {
@@ -43,6 +47,8 @@ def describe_choice(choice: ChatChoice) -> tuple[str, str]:
         extra.append(str(details["quantisation"]))
     if details.get("context_tokens"):
         extra.append(f"context {details['context_tokens']}")
+        if details.get("context_note"):
+            extra[-1] += f" ({details['context_note']})"
     return model.name, ", ".join(extra)
 
 
@@ -77,10 +83,10 @@ class ModelPicker(QWidget):
         layout.addWidget(label)
         self.combo = QComboBox()
         self.combo.setObjectName(f"{assistant}_model_picker")
-        self.combo.setMinimumContentsLength(16)  # the full name is in the tooltip; 900-px screens
         self.combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
+        self.combo.currentIndexChanged.connect(self._on_current_index_changed)
         label.setBuddy(self.combo)
         layout.addWidget(self.combo)
         self.state = QLabel("")
@@ -88,7 +94,8 @@ class ModelPicker(QWidget):
         self.state.setStyleSheet("color: #666")
         layout.addWidget(self.state)
         current = choices.current()
-        self.combo.addItem(current, current)
+        self.combo.addItem(friendly_name(current), current)
+        self._fit()
         self.env_var = f"CUSTODIA_{assistant.upper()}_MODEL"
         if self.env_var in os.environ:
             self.combo.setEnabled(False)
@@ -136,6 +143,16 @@ class ModelPicker(QWidget):
         finally:
             self._filling = False
 
+    def _on_current_index_changed(self, index: int) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """As wide as the chosen model's name (never cut to "SmolLM2-135M-Instruct ("), up to
+        :data:`MAX_NAME` characters; a longer name is cut with "…" and whole in the tooltip."""
+        text = self.combo.currentText()
+        self.combo.setMinimumContentsLength(max(MIN_NAME, min(len(text), MAX_NAME)))
+        self.combo.updateGeometry()
+
     @property
     def current_key(self) -> str:
         return str(self.combo.currentData() or "")
@@ -152,7 +169,7 @@ class ModelPicker(QWidget):
         """Use ``key`` for this assistant from its next answer: saved, then loaded here."""
         choices, assistant = self.choices, self.assistant
         choices.use(key)
-        self.state.setText(self.tr("loading {0}…").format(key))
+        self.state.setText(self.tr("loading {0}…").format(friendly_name(key)))
         self.state.setToolTip("")
 
         def job(progress: Progress, emit: Emit) -> tuple[str, str, str]:

@@ -7,6 +7,7 @@ are listed in docs/TESTING.md.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,24 +30,24 @@ from PySide6.QtWidgets import (
 )
 
 from backends import config as config_module
-from backends.models import local
+from backends.models import local, manage
 from backends.models.registry import model_folders
-from backends.models.settings import RUNTIME_DEFAULTS, resolve
+from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
 from backends.services import Services
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 COLUMNS = (
-    "File",
-    "Name",
-    "Architecture",
-    "Parameters",
-    "Quantisation",
+    "Model",
+    "Status",
+    "Memory needed",
     "Context",
     "Size",
+    "Parameters",
+    "Quantisation",
+    "Architecture",
     "Chat template",
-    "Memory needed",
-    "Status",
+    "File",
 )
 
 
@@ -63,7 +64,8 @@ def _size(size: int) -> str:
 
 
 class ModelsDialog(QDialog):
-    """The models folders' GGUF files, and adding one."""
+    """The bundled model and the models folders' GGUF files: add, remove (undoable while the
+    dialog is open), see why one cannot chat."""
 
     def __init__(
         self, services: Services, workers: WorkerPool, parent: QWidget | None = None
@@ -71,16 +73,18 @@ class ModelsDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("models_dialog")
         self.setWindowTitle(self.tr("Models"))
-        self.resize(1340, 420)
+        self.resize(1000, 460)
         self.services = services
         self.workers = workers
-        self.found: list[local.LocalModel] = []
+        self.found: list[manage.Entry] = []
         self.copy_job: JobHandle | None = None
         self.list_job: JobHandle | None = None
         #: the newest listing asked for: an older one that ends later is dropped
         self._list_serial = 0
-        #: what the last add did (kept above the count when the list is read again)
+        #: what the last add or remove did (kept above the count when the list is read again)
         self.notice = ""
+        #: removals that Undo can take back while the dialog is open (newest last)
+        self.removed: list[manage.Removed] = []
 
         layout = QVBoxLayout(self)
         self.folders_label = QLabel("")
@@ -93,6 +97,7 @@ class ModelsDialog(QDialog):
         self.table.setHorizontalHeaderLabels([self.tr(c) for c in COLUMNS])
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
@@ -113,6 +118,17 @@ class ModelsDialog(QDialog):
             self.tr("Also list the .gguf files of a folder you keep models in")
         )
         row.addWidget(self.add_folder_button)
+        self.remove_button = QPushButton(self.tr("Remove…"))
+        self.remove_button.setObjectName("models_remove")
+        self.remove_button.setToolTip(
+            self.tr("Unlink a linked model, or delete a copied one (Undo while this is open)")
+        )
+        self.remove_button.setEnabled(False)
+        row.addWidget(self.remove_button)
+        self.undo_button = QPushButton(self.tr("Undo remove"))
+        self.undo_button.setObjectName("models_undo")
+        self.undo_button.setVisible(False)
+        row.addWidget(self.undo_button)
         self.refresh_button = QPushButton(self.tr("Refresh"))
         self.refresh_button.setObjectName("models_refresh")
         row.addWidget(self.refresh_button)
@@ -120,7 +136,7 @@ class ModelsDialog(QDialog):
         self.progress_bar = QProgressBar()
         self.progress_bar.setObjectName("models_progress")
         self.progress_bar.setVisible(False)
-        self.progress_bar.setMinimumWidth(220)
+        self.progress_bar.setMinimumWidth(160)
         row.addWidget(self.progress_bar)
         self.cancel_button = QPushButton(self.tr("Cancel copy"))
         self.cancel_button.setObjectName("models_cancel")
@@ -130,6 +146,7 @@ class ModelsDialog(QDialog):
         self.status = QLabel(self.tr("Reading the models folders…"))
         self.status.setObjectName("models_status")
         self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.status)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
@@ -137,6 +154,8 @@ class ModelsDialog(QDialog):
 
         self.add_file_button.clicked.connect(self._on_add_file_clicked)
         self.add_folder_button.clicked.connect(self._on_add_folder_clicked)
+        self.remove_button.clicked.connect(self._on_remove_clicked)
+        self.undo_button.clicked.connect(self._on_undo_clicked)
         self.refresh_button.clicked.connect(self.refresh)
         self.table.currentCellChanged.connect(self._on_current_cell_changed)
         self.cancel_button.clicked.connect(self._on_cancel_clicked)
@@ -150,7 +169,8 @@ class ModelsDialog(QDialog):
 
         def job(progress: Progress, emit: Emit) -> tuple[int, list[Path], list[Any], Any]:
             folders = model_folders(services.config)
-            return serial, folders, local.list_models(folders), services.memory()
+            memory = services.memory()
+            return serial, folders, manage.entries(services.config, memory), memory
 
         self.list_job = self.workers.start("models: list", job)
         self.list_job.signals.succeeded.connect(self._on_listed)
@@ -170,83 +190,162 @@ class ModelsDialog(QDialog):
             )
         )
         self.table.setRowCount(len(self.found))
-        for row, model in enumerate(self.found):
-            cells, why = self._cells(model, memory)
-            for column, text in enumerate(cells):
+        for row, entry in enumerate(self.found):
+            for column, text in enumerate(self._cells(entry)):
                 item = QTableWidgetItem(text)
-                item.setData(Qt.ItemDataRole.UserRole, model.key)
-                item.setToolTip("\n".join(t for t in (model.key, str(model.path), why) if t))
+                item.setData(Qt.ItemDataRole.UserRole, entry.key)
+                item.setToolTip(self._details(entry))
                 self.table.setItem(row, column, item)
+        self._on_current_cell_changed(self.table.currentRow(), 0, -1, -1)
         if self.copy_job is None or not self.copy_job.running:
+            files = sum(1 for e in self.found if not e.bundled)
             count = (
                 self.tr(
-                    "{0} model file(s). Pick one for an assistant in its tab or in Settings."
-                ).format(len(self.found))
-                if self.found
+                    "The bundled model and {0} model file(s). Pick one for an assistant in its "
+                    "tab or in Settings."
+                ).format(files)
+                if files
                 else self.tr(
-                    "No model files yet: add a .gguf file (an instruction-tuned one, e.g. "
-                    "'…-Instruct-Q4_K_M.gguf') or a folder that holds some."
+                    "Only the bundled model so far: add a .gguf file (an instruction-tuned one, "
+                    "e.g. '…-Instruct-Q4_K_M.gguf'), a folder that holds some, or use Tools ▸ "
+                    "Models ▸ Find models on this computer."
                 )
             )
             self.status.setText(f"{self.notice}\n{count}" if self.notice else count)
 
-    def _short(self, err: local.GGUFError | None, needed: int, memory: local.Memory) -> str:
-        """A status that fits its column (the row's tooltip has the whole reason)."""
-        kind = err.kind if err is not None else ""
-        return {
-            "not-gguf": self.tr("not a GGUF file"),
-            "truncated": self.tr("truncated: copy it again"),
-            "version": self.tr("GGUF version not supported"),
-            "no-template": self.tr("no chat template: cannot chat"),
-            "architecture": self.tr("architecture not supported"),
-            "memory": self.tr("too large: needs {0}, {1} available").format(
-                local.human_size(needed), local.human_size(memory.available)
-            ),
-            "": self.tr("ready"),
-        }.get(kind, str(err))
+    def _details(self, entry: manage.Entry) -> str:
+        """The whole story of a row: where it is, who uses it, why it cannot chat, why its
+        context is smaller than asked."""
+        lines = [entry.name]
+        if entry.path is not None:
+            where = str(entry.path)
+            if entry.linked:
+                with contextlib.suppress(OSError):
+                    where = self.tr("{0} (a link to {1})").format(entry.path, entry.path.resolve())
+            lines.append(where)
+        if entry.used_by:
+            lines.append(self.tr("Used by: {0}").format(", ".join(entry.used_by)))
+        if entry.reason:
+            lines.append(entry.reason)
+        elif entry.context_note:
+            lines.append(
+                self.tr("Context limited to {0:,} tokens: {1}.").format(
+                    entry.context, entry.context_note
+                )
+            )
+        return "\n".join(lines)
 
-    def _cells(self, model: local.LocalModel, memory: local.Memory) -> tuple[list[str], str]:
-        """The row's texts, and the whole reason it cannot be used ("" when it can)."""
-        info = model.info
+    def _cells(self, entry: manage.Entry) -> list[str]:
+        """The row's texts (the tooltip has the whole reason)."""
+        info = entry.info
+        file = entry.path.name if entry.path is not None else ""
         if info is None:
-            reason = str(model.error).removeprefix(f"{model.path}: ")
-            status = self._short(model.error, 0, memory)
-            return [model.path.name, "", "", "", "", "", "", "", "", status], reason
-        config = self.services.config
-        context = resolve("", model.key, config.generation).context_size
-        context = min(
-            context or RUNTIME_DEFAULTS.context_size or 2048, info.context_length or 1 << 30
-        )
-        needed = info.memory_needed(context)
-        problem: local.GGUFError | None = None
-        try:
-            local.check_usable(info)
-            local.check_fits(info, context, memory)
-        except local.GGUFError as err:
-            problem = err
-        cells = [
-            model.path.name,
-            info.name,
-            info.architecture,
-            _parameters(info.parameters),
-            info.quantisation,
+            return [entry.name, entry.status, "", "", "", "", "", "", "", file]
+        return [
+            entry.name,
+            entry.status,
+            self.tr("{0} at {1} tokens").format(local.human_size(entry.needed), entry.context),
             str(info.context_length or "?"),
             _size(info.file_size),
+            _parameters(info.parameters),
+            info.quantisation,
+            info.architecture,
             self.tr("yes") if info.has_chat_template else self.tr("no"),
-            self.tr("{0} at {1} tokens").format(local.human_size(needed), context),
-            self._short(problem, needed, memory),
+            file,
         ]
-        reason = str(problem).removeprefix(f"{model.path}: ") if problem else ""
-        return cells, reason
+
+    def selected(self) -> manage.Entry | None:
+        row = self.table.currentRow()
+        return self.found[row] if 0 <= row < len(self.found) else None
 
     def _on_current_cell_changed(self, row: int, column: int, old_row: int, old: int) -> None:
-        """The selected file's key and, when it cannot be used, the whole reason."""
-        item = self.table.item(row, 0)
-        if item is not None:
-            self.status.setText(item.toolTip())
+        """The selected model's whole story; Remove only for what can be removed."""
+        entry = self.found[row] if 0 <= row < len(self.found) else None
+        self.remove_button.setEnabled(entry is not None and entry.removable)
+        if entry is not None and old_row != -1:
+            self.status.setText(self._details(entry))
 
     def _on_failed(self, message: str, environment: bool) -> None:
         self.status.setText(self.tr("Could not read the models folders: {0}").format(message))
+
+    # -- removing --------------------------------------------------------------------------
+    def remove_question(self, entry: manage.Entry) -> str:
+        """What the confirmation asks before ``entry`` is removed."""
+        text = (
+            self.tr("Remove the link to {0}? The file itself stays where it is.")
+            if entry.linked
+            else self.tr("Delete {0} from the models folder?")
+        ).format(entry.name)
+        if entry.used_by:
+            text += " " + self.tr("{0} answer with it; they will use the bundled model.").format(
+                ", ".join(a.capitalize() for a in entry.used_by)
+            )
+        return text + " " + self.tr("You can undo this until you close this window.")
+
+    def _on_remove_clicked(self) -> None:
+        entry = self.selected()
+        if entry is None or not entry.removable:
+            return
+        answer = QMessageBox.question(
+            self,
+            self.tr("Remove model"),
+            self.remove_question(entry),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.remove(entry)
+
+    def remove(self, entry: manage.Entry) -> bool:
+        """Remove ``entry`` now (confirmed by the caller); Undo takes it back."""
+        try:
+            removed = manage.remove(self.services.config, entry)
+        except (local.GGUFError, OSError, config_module.ConfigError) as err:
+            self._say(self.tr("Not removed — {0}").format(err))
+            return False
+        self.removed.append(removed)
+        self._follow_config()
+        self.undo_button.setVisible(True)
+        self._say(removed.message())
+        self.refresh()
+        return True
+
+    def _on_undo_clicked(self) -> None:
+        self.undo()
+
+    def undo(self) -> bool:
+        """Put back the last model removed while this dialog was open."""
+        if not self.removed:
+            return False
+        removed = self.removed.pop()
+        try:
+            manage.restore(removed)
+        except (local.GGUFError, OSError, config_module.ConfigError) as err:
+            self._say(self.tr("Not put back — {0}").format(err))
+            return False
+        self._follow_config()
+        self.undo_button.setVisible(bool(self.removed))
+        self._say(self.tr("{0} is back.").format(removed.name))
+        self.refresh()
+        return True
+
+    def _follow_config(self) -> None:
+        """The assistants that were moved to or from a removed model answer with what the
+        file now says, from their next answer."""
+        try:
+            saved = config_module.load({}, home=self.services.config.home)
+        except config_module.ConfigError:
+            return
+        for assistant in ASSISTANTS:
+            if saved.model_for(assistant) != self.services.config.model_for(assistant):
+                self.services.use_model(assistant, saved.model_for(assistant))
+
+    def done(self, result: int) -> None:
+        """Closing ends Undo: removed copies are deleted for good."""
+        for removed in self.removed:
+            manage.purge(removed)
+        self.removed.clear()
+        super().done(result)
 
     # -- adding ----------------------------------------------------------------------------
     def _on_add_file_clicked(self) -> None:
@@ -304,7 +403,7 @@ class ModelsDialog(QDialog):
         self.status.setText(notice)
 
     def _on_copied(self, path: Any) -> None:
-        self._say(self.tr("Added {0}.").format(Path(path).name))
+        self._say(self.tr("Added {0}.").format(manage.friendly_name(f"gguf:{Path(path).name}")))
         self.refresh()
 
     def _on_copy_failed(self, message: str, environment: bool) -> None:

@@ -89,6 +89,8 @@ class Entry:
     removable: bool = False
     #: the assistants that answer with it
     used_by: tuple[str, ...] = ()
+    #: why ``context`` is smaller than the settings ask ("" when it is not)
+    context_note: str = ""
 
     @property
     def ready(self) -> bool:
@@ -108,6 +110,7 @@ class Entry:
             "linked": self.linked,
             "removable": self.removable,
             "used_by": list(self.used_by),
+            "context_note": self.context_note,
             **({"file": info} if info else {}),
         }
 
@@ -154,7 +157,7 @@ def entry_for(
     linked = in_folder and path is not None and path.is_symlink()
     name = friendly_name(key) if bundled or path is None else friendly_name(f"gguf:{path.name}")
 
-    def made(status: str, reason: str, context: int = 0, needed: int = 0) -> Entry:
+    def made(status: str, reason: str, context: int = 0, needed: int = 0, note: str = "") -> Entry:
         return Entry(
             key,
             name,
@@ -168,13 +171,14 @@ def entry_for(
             linked=linked,
             removable=in_folder and not bundled,
             used_by=used_by(config, key),
+            context_note=note,
         )
 
     if info is None:
         err = error or local.GGUFError(path or key, "missing", _("no such model file"))
         return made(short_status(err, 0, memory), _reason(err))
     asked = config.generation_for("", key).context_size
-    context, _why = context_bound(info, asked, memory)
+    context, note = context_bound(info, asked, memory)
     needed = info.memory_needed(context)
     problem: local.GGUFError | None = None
     try:
@@ -183,7 +187,11 @@ def entry_for(
     except local.GGUFError as err:
         problem = err
     return made(
-        short_status(problem, needed, memory), _reason(problem) if problem else "", context, needed
+        short_status(problem, needed, memory),
+        _reason(problem) if problem else "",
+        context,
+        needed,
+        note,
     )
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from backends.config import Config
 from backends.errors import ConfigError, CustodiaEnvironmentError
-from backends.models import local
+from backends.models import local, manage
 from backends.models.chat import (
     ChatModel,
     LlamaCppChat,
@@ -73,11 +73,11 @@ def load_gguf(
     a GGUF header, an architecture llama.cpp knows, a chat template, memory enough."""
     info = local.read_gguf(path)
     local.check_usable(info)
-    context = settings.context_size or RUNTIME_DEFAULTS.context_size or 2048
-    if info.context_length:
-        context = min(context, info.context_length)
-    needed = local.check_fits(info, context, memory())
-    details = {**info.describe(), "memory_needed": needed}
+    available = memory()
+    # never more than the file was trained on, nor than memory holds (the reason is kept)
+    context, note = manage.context_bound(info, settings.context_size, available)
+    needed = local.check_fits(info, context, available)
+    details = {**info.describe(), "memory_needed": needed, "context_note": note}
     # the file's name (what the user copied and picks) names the answers, not general.name
     return LlamaCppChat(path, name or path.stem, context, settings.threads or 0, details)
 
@@ -222,7 +222,7 @@ class ModelOption:
 
 #: built-in choices offered to users, in order (``scripted`` is for testers: not offered)
 OFFERED_BUILTINS = (
-    ("smollm2", f"{SMOLLM2_NAME} (bundled, small)"),
+    ("smollm2", f"{SMOLLM2_NAME} (bundled)"),
     ("retrieval-only", "Retrieval-only (no generation: the passages found)"),
 )
 

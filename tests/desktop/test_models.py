@@ -60,7 +60,7 @@ def _rows(dialog: ModelsDialog) -> dict[str, dict[str, str]]:
     """File name -> {column title: text}."""
     table: Any = dialog.table
     return {
-        table.item(r, 0).text(): {
+        table.item(r, COLUMNS.index("File")).text(): {
             COLUMNS[c]: table.item(r, c).text() for c in range(table.columnCount())
         }
         for r in range(table.rowCount())
@@ -72,11 +72,11 @@ def test_models_dialog_lists_each_file_with_its_header(
 ) -> None:
     dialog = ModelsDialog(services, workers)
     qtbot.addWidget(dialog)
-    qtbot.waitUntil(lambda: dialog.table.rowCount() == 3, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
     rows = _rows(dialog)
     chat = rows["tiny-chat.gguf"]
-    assert (chat["Name"], chat["Architecture"], chat["Quantisation"]) == (
-        "Tiny Chat",
+    assert (chat["Model"], chat["Architecture"], chat["Quantisation"]) == (
+        "tiny-chat",
         "llama",
         "F16",
     )
@@ -97,7 +97,7 @@ def test_a_file_too_large_for_the_memory_says_so_in_the_list(
     tight = Services(cfg, memory=lambda: local.Memory(total=64 << 20, available=1 << 20))
     dialog = ModelsDialog(tight, workers)
     qtbot.addWidget(dialog)
-    qtbot.waitUntil(lambda: dialog.table.rowCount() == 3, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
     assert _rows(dialog)["tiny-chat.gguf"]["Status"].startswith("too large: needs")
     tight.close()
 
@@ -109,16 +109,16 @@ def test_add_model_file_copies_with_progress_then_lists_it(
     source = write_gguf(tmp_path / "Downloaded-Instruct.Q4_K_M.gguf", name="Downloaded")
     dialog = ModelsDialog(services, workers)
     qtbot.addWidget(dialog)
-    qtbot.waitUntil(lambda: dialog.table.rowCount() == 3, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
     seen: list[int] = []
     handle = dialog.add_file(source)
     handle.signals.progress.connect(lambda done, total, message: seen.append(done))
     with qtbot.waitSignal(handle.signals.finished, timeout=10_000):
         pass
-    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 5, timeout=10_000)
     assert seen and seen[-1] == 9
     assert (services.config.path("models") / source.name).read_bytes() == source.read_bytes()
-    assert "Added Downloaded-Instruct.Q4_K_M.gguf" in dialog.status.text()
+    assert "Added Downloaded-Instruct.Q4_K_M." in dialog.status.text()
     assert not dialog.progress_bar.isVisible() and dialog.add_file_button.isEnabled()
 
 
@@ -145,7 +145,7 @@ def test_add_folder_lists_its_files_and_saves_it(
     dialog = ModelsDialog(services, workers)
     qtbot.addWidget(dialog)
     dialog.add_folder(extra)
-    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 5, timeout=10_000)
     assert services.config.model_folders == (str(extra),)
     saved = tomllib.loads(services.config.path("custodia.toml").read_text())
     assert saved["model_folders"] == [str(extra)]
@@ -340,7 +340,109 @@ def test_a_slow_earlier_listing_never_overwrites_a_newer_one(
     done = dialog.add_folder(extra)
     with qtbot.waitSignal(done.signals.finished, timeout=10_000):
         pass
-    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 5, timeout=10_000)
     with qtbot.waitSignal(first.signals.finished, timeout=10_000):
         release.set()  # the first listing ends now, with the old folders
-    assert dialog.table.rowCount() == 4
+    assert dialog.table.rowCount() == 5
+
+
+def test_the_bundled_model_is_listed_and_cannot_be_removed(
+    qtbot: Any, services: Services, workers: WorkerPool
+) -> None:
+    dialog = ModelsDialog(services, workers)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
+    bundled = dialog.found[0]
+    assert bundled.bundled and bundled.name == "SmolLM2-135M-Instruct (bundled)"
+    assert dialog.table.item(0, 0).text() == "SmolLM2-135M-Instruct (bundled)"
+    dialog.table.setCurrentCell(0, 0)
+    assert not dialog.remove_button.isEnabled()
+    assert "No model files yet" not in dialog.status.text()
+    assert all("gguf:" not in dialog.table.item(r, 0).text() for r in range(4))
+
+
+def test_remove_a_copy_is_confirmed_and_undone_while_the_dialog_is_open(
+    qtbot: Any, services: Services, workers: WorkerPool, home: Path
+) -> None:
+    config_module.update_file(home, lambda c: replace_models(c, tutor="gguf:tiny-chat"))
+    services.use_model("tutor", "gguf:tiny-chat")
+    dialog = ModelsDialog(services, workers)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
+    entry = next(e for e in dialog.found if e.name == "tiny-chat")
+    question = dialog.remove_question(entry)
+    assert "Delete tiny-chat from the models folder?" in question and "Tutor" in question
+    dialog.table.setCurrentCell(dialog.found.index(entry), 0)
+    assert dialog.remove_button.isEnabled()
+    assert dialog.remove(entry)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 3, timeout=10_000)
+    assert not (home / "models" / "tiny-chat.gguf").exists()
+    assert "Tutor now answer" in dialog.status.text()
+    assert services.config.model_for("tutor") == "smollm2"  # from the next answer
+    assert dialog.undo_button.isVisible() or not dialog.isVisible()
+    assert dialog.undo()
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
+    assert (home / "models" / "tiny-chat.gguf").is_file()
+    assert services.config.model_for("tutor") == "gguf:tiny-chat"
+    assert dialog.remove(next(e for e in dialog.found if e.name == "tiny-base"))
+    dialog.reject()  # closing ends undo: the copy is deleted for good
+    assert sorted(p.name for p in (home / "models").iterdir()) == ["cut.gguf", "tiny-chat.gguf"]
+
+
+def test_remove_a_link_keeps_the_file(
+    qtbot: Any, services: Services, workers: WorkerPool, home: Path, tmp_path: Path
+) -> None:
+    source = write_gguf(tmp_path / "kept-elsewhere.gguf")
+    (home / "models" / "kept-elsewhere.gguf").symlink_to(source)
+    dialog = ModelsDialog(services, workers)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 5, timeout=10_000)
+    entry = next(e for e in dialog.found if e.name == "kept-elsewhere")
+    assert entry.linked and "The file itself stays where it is" in dialog.remove_question(entry)
+    assert dialog.remove(entry)
+    assert source.is_file() and not (home / "models" / "kept-elsewhere.gguf").is_symlink()
+    assert dialog.undo()
+    assert (home / "models" / "kept-elsewhere.gguf").resolve() == source.resolve()
+
+
+def test_the_context_is_bounded_by_what_the_file_was_trained_on(
+    qtbot: Any, home: Path, workers: WorkerPool
+) -> None:
+    cfg = Config(
+        home=home,
+        embedder="hashing",
+        chat_model="scripted",
+        generation={"gguf:tiny-chat": {"context_size": 99_999}},
+    ).validated()
+    services = Services(cfg)
+    dialog = ModelsDialog(services, workers)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 4, timeout=10_000)
+    chat = _rows(dialog)["tiny-chat.gguf"]
+    assert chat["Memory needed"].endswith("at 4096 tokens")
+    entry = next(e for e in dialog.found if e.name == "tiny-chat")
+    assert "Context limited to 4,096 tokens: Tiny Chat was trained on 4,096 tokens" in (
+        dialog._details(entry)
+    )
+    services.close()
+
+
+def replace_models(config: Config, **models: str) -> Config:
+    from dataclasses import replace
+
+    return replace(config, models={**config.models, **models})
+
+
+def test_the_picker_shows_the_whole_name_of_the_model(
+    qtbot: Any, home: Path, workers: WorkerPool
+) -> None:
+    """It was clipped to "SmolLM2-135M-Instruct (" at every window size."""
+    services = Services(Config(home=home, embedder="hashing", chat_model="smollm2").validated())
+    picker = ModelPicker(services.model_choices("tutor"), workers)
+    qtbot.addWidget(picker)
+    qtbot.waitUntil(lambda: picker.combo.count() > 2, timeout=10_000)
+    text = picker.combo.currentText()
+    assert text == "SmolLM2-135M-Instruct (bundled)"
+    room = picker.combo.sizeHint().width() - 30  # the arrow and the frame
+    assert room >= picker.combo.fontMetrics().horizontalAdvance(text)
+    services.close()
