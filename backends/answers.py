@@ -23,7 +23,8 @@ Stable API (the tutor, memories, conversations and multi-agent assistants use it
 :func:`cite`, :func:`judge_draft`, :func:`draft_passes`, :func:`choose`, :func:`parroting`,
 :func:`echoed_scaffolding`, :func:`repeats_earlier`, :func:`invented_specifics`,
 :class:`DraftStats` (per-model draft pass rate, persisted: when low, drafts stop unless the
-user asks for one). Qt-free and model-free.
+user asks for one), :func:`render_text` (how a command line prints the three kinds). Qt-free
+and model-free.
 """
 
 from __future__ import annotations
@@ -197,16 +198,18 @@ def echoed_scaffolding(text: str) -> str:
     return match.group(0).strip() if match else ""
 
 
-def invented_specifics(text: str, sources: Iterable[str]) -> list[str]:
+def invented_specifics(text: str, sources: Iterable[str], *, numbers: bool = True) -> list[str]:
     """The phone numbers, e-mails, URLs, dates and numbers of ``text`` that none of
-    ``sources`` (the memories, messages, notes — and the question) holds."""
+    ``sources`` (the memories, messages, notes — and the question) holds. ``numbers=False``
+    leaves dates and plain numbers out (the model's own words on a general question: "a leap
+    year has 366 days"); contact details are never the model's to give."""
     held = " ".join(sources)
     held_folded = grounding.fold(held)
     held_numbers = {_digits(n) for n in _NUMBER.findall(held)}
     held_phones = [_digits(m) for m in _PHONE.findall(held)]
     out: list[str] = []
     rest = text
-    for pattern in (_EMAIL, _URL, _PHONE, _DATE):
+    for pattern in (_EMAIL, _URL, _PHONE, _DATE) if numbers else (_EMAIL, _URL, _PHONE):
         for match in pattern.findall(rest):
             found = match if isinstance(match, str) else match[0]
             if pattern in (_EMAIL, _URL):
@@ -220,7 +223,7 @@ def invented_specifics(text: str, sources: Iterable[str]) -> list[str]:
                 if not dated or any(_digits(n) not in held_numbers for n in dated):
                     out.append(found)
             rest = rest.replace(found, " ")
-    for number in _NUMBER.findall(rest):
+    for number in _NUMBER.findall(rest) if numbers else ():
         if _digits(number) not in held_numbers:
             out.append(number)
     return out
@@ -288,7 +291,7 @@ def judge_draft(
     for sentence in grounding.split_sentences(text):
         said, _ = grounding.strip_citations(sentence)
         echoed = echoed_scaffolding(said)
-        invented = invented_specifics(said, [*texts, question])
+        invented = invented_specifics(said, [*texts, question], numbers=needs_support)
         c = checked.get(said)
         if echoed:
             out.append(Shown(said, WITHHELD, reason=f"it copies the prompt (“{echoed}”)"))
@@ -334,6 +337,34 @@ def choose(
     if reason:
         return replace(composed, draft=draft, draft_sentences=sentences, reason=reason)
     return Answer(GENERATED, sentences, heading or composed.heading, draft, sentences)
+
+
+# -- printing -------------------------------------------------------------------------------
+
+#: how a terminal marks each kind of sentence (the tabs use ✓ [n], grey italics, struck out)
+MARKS = {SUPPORTED: "✓", OWN: "·", WITHHELD: "✗"}
+
+
+def render_text(
+    answer: Answer,
+    *,
+    own: str = "the model's own words, not from your sources",
+    withheld: str = "Withheld from the model's draft (not shown as an answer):",
+) -> str:
+    """``answer`` for a terminal: its heading, each sentence marked by kind (✓ with its
+    ``[n]``, · for the model's own words, with ``own``), then the draft's withheld sentences
+    with why. A sentence the assistant states itself ("You haven't told me that.") is plain."""
+    lines = [answer.heading] if answer.heading else []
+    for s in answer.sentences:
+        if s.kind == SUPPORTED:
+            lines.append(f"  {MARKS[SUPPORTED]} {s.display()}" if s.number else f"  {s.text}")
+        elif s.kind == OWN:
+            lines.append(f"  {MARKS[OWN]} {s.text}  ({own})")
+    held = answer.withheld
+    if held:
+        lines.append(withheld)
+        lines += [f"  {MARKS[WITHHELD]} {s.text} — {s.reason}" for s in held]
+    return "\n".join(lines)
 
 
 # -- how often a model's drafts pass --------------------------------------------------------

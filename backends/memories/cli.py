@@ -1,7 +1,9 @@
 """Headless commands of the memory assistant.
 
-``custodia ask memories "MESSAGE"`` runs one turn (streams the answer, then lists the memories
-it used with their similarity); ``custodia memories list|add|delete|search|reembed`` manage the
+``custodia ask memories "MESSAGE"`` runs one turn: the answer composed from the memories at
+once (✓ [n]: a memory states it), the model's draft on stderr while it runs, then what is shown
+in the end (the draft only when every sentence passed; withheld sentences with why) and the
+memories used; ``custodia memories list|add|delete|search|reembed`` manage the
 memories. Results go to stdout, progress to stderr.
 """
 
@@ -10,9 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
+from backends.answers import GENERATED, MODEL, Answer, render_text
 from backends.cli import ask_subparsers, positive_int
 from backends.memories.service import AssistantSettings, MemoryAssistant, get_service
 from backends.progress import Progress
@@ -27,6 +30,15 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     _recall_options(ask)
     ask.add_argument(
         "--accept", action="store_true", help="store the facts it proposes without asking"
+    )
+    drafts = ask.add_mutually_exclusive_group()
+    drafts.add_argument(
+        "--rephrase",
+        action="store_true",
+        help="ask the model for a draft even when its drafts rarely pass the check",
+    )
+    drafts.add_argument(
+        "--no-draft", action="store_true", help="only the answer composed from the memories"
     )
     ask.set_defaults(handler=_cmd_ask)
 
@@ -112,25 +124,45 @@ def _warn_limited(assistant: MemoryAssistant) -> None:
 def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     assistant = _assistant(services, args)
     _warn_limited(assistant)
+    drafting: list[bool] = []
+
+    def on_answer(answer: Answer) -> None:
+        # the composed answer, at once; the model's draft follows on stderr while it runs
+        if answer.sentences:
+            print(render_text(answer), flush=True)
 
     def on_token(piece: str) -> None:
-        print(piece, end="", flush=True)
+        if not drafting:
+            drafting.append(True)
+            print("(the model's draft, checked before it is shown:) ", end="", file=sys.stderr)
+        print(piece, end="", file=sys.stderr, flush=True)
 
-    result = assistant.turn(args.message, on_token=on_token)
-    print()
+    draft = True if args.rephrase else (False if args.no_draft else None)
+    result = assistant.turn(args.message, on_token=on_token, on_answer=on_answer, draft=draft)
+    if drafting:
+        print(file=sys.stderr)
+    if result.remembered is not None:
+        print(result.answer)
+    shown = result.shown
+    if shown is not None and (shown.draft or shown.mode == MODEL):
+        if shown.mode in (GENERATED, MODEL):
+            print(render_text(shown))
+        else:
+            held = render_text(replace(shown, heading="", sentences=()))
+            note = f"The model's draft was not shown: {shown.reason}."
+            print("\n".join(x for x in (note, held) if x))
+    if result.draft_skipped:
+        rate = f"{result.draft_rate:.0%}" if result.draft_rate is not None else "?"
+        print(
+            f"(No draft asked of {result.model}: {rate} of its drafts passed the check; "
+            "--rephrase asks for one.)"
+        )
     if result.remembered is None:
         print()
         if result.used:
-            print(f"Memories used (similarity ≥ {result.threshold:.2f}):")
+            print(f"Memories used (similarity ≥ {result.threshold:.2f} recalled; others cited):")
             for number, hit in enumerate(result.used, 1):
                 print(f"  [{number}] {hit.similarity:5.2f}  {hit.text}")
-            if result.checked:
-                print("Checked against those memories:")
-                for sentence in result.checked:
-                    if sentence.supported:
-                        print(f"  ✓ [{sentence.number}] {sentence.text}")
-                    else:
-                        print(f"  · {sentence.text}  (not from your memories)")
         else:
             print(f"Memories used: none (none reached similarity {result.threshold:.2f})")
     for proposal in result.proposals:

@@ -15,13 +15,15 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from backends import grounding
+from backends import answers, grounding
+from backends.answers import COMPOSED, MODEL, SUPPORTED, WITHHELD, Answer, DraftStats
 from backends.config import Config
 from backends.grounding import CheckedSentence, Source
+from backends.memories.answer import TEXTS, compose, language, restate
 from backends.models.chat import ChatModel, Message, Prompt
 from backends.models.embedders import Embedder
 from backends.progress import Progress
@@ -48,6 +50,8 @@ RECALL_THRESHOLDS: dict[str, float] = {"hashing": 0.28, "all-MiniLM-L6-v2": 0.30
 #: At or above this similarity a new memory is offered as an update of the old one.
 NEAR_DUPLICATE_THRESHOLDS: dict[str, float] = {"hashing": 0.75, "all-MiniLM-L6-v2": 0.85}
 DEFAULT_RECALL_THRESHOLD = 0.35
+#: a store this small is read whole for the composed answer, besides what recall finds
+LEXICAL_SCAN = 500
 DEFAULT_NEAR_DUPLICATE_THRESHOLD = 0.88
 
 #: The assistant's own words (one catalogue, so a translation can follow).
@@ -57,7 +61,14 @@ MESSAGES = {
         "facts the user told you in earlier conversations. Use them when they help to answer; "
         "never invent facts about the user. Answer briefly."
     ),
-    "memory_label": "The user said earlier: {text}",
+    "memory_label": "[{number}] {text}",
+    "draft_system": (
+        "You are Custodia, a personal assistant with a long-term memory. The context lists, "
+        "numbered, facts the user told you. Answer the user's question in one or two short "
+        'sentences, speaking to the user as "you", using only those facts, and cite the '
+        "number of the fact you use like [1]. Never add anything they did not tell you."
+    ),
+    "general_system": "You are Custodia, a helpful assistant. Answer briefly and plainly.",
     "created": "OK, I will remember that: “{text}”.",
     "duplicate": "I already remember that: “{text}”.",
     "refreshed": "I already remembered that; I have re-indexed it: “{text}”.",
@@ -155,9 +166,12 @@ class AssistantSettings:
     recall_threshold: float | None = None
     near_duplicate_threshold: float | None = None
     recall_k: int = 5
-    #: previous messages (user and assistant) sent with each turn
-    history_messages: int = 8
+    #: previous messages (user and assistant) sent with the model's draft; 0: none. A small
+    #: model given the thread repeats its earlier answers (measured: docs/BENCHMARKS.md)
+    history_messages: int = 0
     max_tokens: int = 256
+    #: memories looked at for the composed answer (recall below the threshold included)
+    answer_candidates: int = 10
 
 
 @dataclass(frozen=True)
@@ -226,6 +240,14 @@ class TurnResult:
     #: each sentence of a generated answer checked against the memories used (CT9's check,
     #: :mod:`backends.grounding`): ``number`` is the 1-based index into ``used``
     checked: tuple[CheckedSentence, ...] = ()
+    #: the answer shown and how it was made (:mod:`backends.answers`): ``answer`` is its text
+    shown: Answer | None = None
+    #: whether the question was read as being about the user (:func:`answer.about_user`)
+    about_user: bool = False
+    #: no draft was asked of the model (its drafts rarely pass): the user may ask for one
+    draft_skipped: bool = False
+    #: the share of this model's drafts that passed so far (None: none judged yet)
+    draft_rate: float | None = None
 
     @property
     def from_memories(self) -> tuple[CheckedSentence, ...]:
@@ -285,6 +307,7 @@ class MemoryAssistant:
         *,
         config: Config | None = None,
         open_store: StoreOpener = open_store,
+        draft_stats: DraftStats | None = None,
     ) -> None:
         self.store_path = Path(store_path)
         #: the configuration the store is chosen by (the data dir of ``store_path`` if none)
@@ -296,6 +319,12 @@ class MemoryAssistant:
         self._lock = threading.Lock()
         self._store: MemoryStore | None = None
         self._embedder: Embedder | None = None
+        #: how often each model's drafts pass (a cache file in the data dir)
+        self.draft_stats = (
+            draft_stats
+            if draft_stats is not None
+            else DraftStats(self._config.path(answers.STATS_FILE))
+        )
 
     # -- lazily built pieces ---------------------------------------------------------------
     @property
@@ -492,16 +521,30 @@ class MemoryAssistant:
         return out
 
     # -- a chat turn -----------------------------------------------------------------------
+    def draft_key(self, model: str) -> str:
+        """The :class:`DraftStats` key of ``model``'s drafts in this assistant."""
+        return f"memories:{model}"
+
     def turn(
         self,
         message: str,
         history: Sequence[Message] = (),
         on_token: TokenCallback | None = None,
         should_stop: Callable[[], bool] | None = None,
+        *,
+        on_answer: Callable[[Answer], None] | None = None,
+        draft: bool | None = None,
+        earlier_drafts: Sequence[str] = (),
     ) -> TurnResult:
-        """Answer ``message``: recall, prompt the chat model, stream its tokens to
-        ``on_token``; propose the facts it states. "Remember that …" stores the fact
-        instead (no model call)."""
+        """Answer ``message`` (AL1, AL2): the answer composed from the memories first (to
+        ``on_answer``, at once), then the model's draft streamed to ``on_token``, shown in
+        its place only when every sentence of it is stated by a memory (:mod:`backends.
+        answers`). ``draft``: True asks the model whatever its pass rate ("Ask the model to
+        rephrase"), False never; None: unless this model's drafts rarely pass, or the user was
+        never told the answer. A question not about the user gets the model's words, labelled
+        as its own. ``earlier_drafts``: the model's earlier drafts in this thread, shown or
+        not (a draft repeating one for a new question is withheld). "Remember that …" stores
+        the fact instead (no model call)."""
         message = checked_text(message, "the message").strip()
         if not message:
             raise EmptyTextError("the message is empty")
@@ -520,45 +563,162 @@ class MemoryAssistant:
                 proposals=(proposal,) if proposal else (),
                 threshold=self.recall_threshold,
             )
-        used = tuple(self.recall(message))
+        recalled, candidates = self._candidates(message)
         chat = self.chat
-        keep = self.settings.history_messages
-        prompt = Prompt(
-            user=message,
-            system=MESSAGES["system"],
-            history=tuple(history)[-keep:] if keep else (),
-            context=[MESSAGES["memory_label"].format(text=h.text) for h in used],
-            max_tokens=self.settings.max_tokens,
+        composed = compose(
+            message,
+            [h.text for h in candidates],
+            [h.similarity for h in candidates],
+            retrieval_only=chat.retrieval_only,
         )
-        pieces: list[str] = []
-        for piece in chat.stream(prompt, stop):
-            pieces.append(piece)
-            emit(piece)
-        stopped = stop()
-        proposals = tuple(self.propose(message))
-        answer = "".join(pieces).strip()
-        # which sentences a memory states: the rest is the model's own (general knowledge or
-        # a guess), never to be read as something the user said
-        checked = (
-            ()
-            if chat.retrieval_only or not used
-            else tuple(
-                grounding.check_sentences(
-                    answer, [Source(i + 1, "", h.text) for i, h in enumerate(used)]
-                )
+        # the memories shown as used: those recalled, then any other the answer cites
+        used = list(recalled)
+        numbers: dict[int, int] = {}
+        for number in [s.number for s in composed.sentences if s.number]:
+            hit = candidates[number - 1]
+            if hit not in used:
+                used.append(hit)
+            numbers[number] = used.index(hit) + 1
+        composed = replace(
+            composed,
+            sentences=tuple(
+                replace(s, number=numbers[s.number]) if s.number else s for s in composed.sentences
+            ),
+        )
+        if on_answer is not None:
+            on_answer(composed)
+        key = self.draft_key(chat.name)
+        wanted = draft
+        if wanted is None:
+            wanted = composed.mode == MODEL or (
+                composed.mode == COMPOSED and self.draft_stats.should_draft(key)
             )
-        )
+        skipped = composed.mode == COMPOSED and not wanted and not chat.retrieval_only
+        shown = composed
+        draft_text = ""
+        stopped = False
+        checked: tuple[CheckedSentence, ...] = ()
+        if wanted and not chat.retrieval_only:
+            draft_text, stopped = self._draft(chat, message, history, used, composed, emit, stop)
+            sources = [
+                Source(i + 1, "", f"{h.text}. {restate(h.text)}") for i, h in enumerate(used)
+            ]
+            earlier = [m.content for m in history if m.role == "assistant"]
+            earlier += list(earlier_drafts)
+            needs_support = composed.mode != MODEL
+            judged = answers.judge_draft(
+                draft_text,
+                sources,
+                question=message,
+                earlier=earlier,
+                needs_support=needs_support,
+            )
+            checked = tuple(grounding.check_sentences(draft_text, sources)) if used else ()
+            if stopped:
+                reason = "the model's draft was stopped before it finished"
+                shown = replace(composed, draft=draft_text, draft_sentences=judged, reason=reason)
+            elif composed.mode == MODEL:
+                shown = self._model_answer(composed, draft_text, judged, language(message))
+            else:
+                lang_texts = TEXTS[language(message)]
+                cited = set(composed.cited)
+                shown = answers.choose(
+                    composed,
+                    draft_text,
+                    judged,
+                    answers_question=composed.mode == COMPOSED
+                    and any(s.supported and s.number in cited for s in judged),
+                    heading=lang_texts["generated_heading"],
+                )
+                self.draft_stats.record(key, shown.mode == answers.GENERATED)
+        proposals = tuple(self.propose(message))
         return TurnResult(
             message,
-            answer,
-            used=used,
+            shown.text,
+            used=tuple(used),
             proposals=proposals,
             retrieval_only=chat.retrieval_only,
             model=chat.name,
             threshold=self.recall_threshold,
             stopped=stopped,
             checked=checked,
+            shown=shown,
+            about_user=composed.mode != MODEL,
+            draft_skipped=skipped,
+            draft_rate=self.draft_stats.rate(key),
         )
+
+    def _candidates(self, message: str) -> tuple[tuple[Hit, ...], tuple[Hit, ...]]:
+        """The recalled memories, and the candidates the composed answer looks at: those,
+        closer misses (half the threshold), and — in a store of at most
+        :data:`LEXICAL_SCAN` memories — every memory (a paraphrase may share no meaning an
+        embedder sees: "What can't I eat?" / "I'm allergic to peanuts")."""
+        recalled = tuple(self.recall(message))
+        more = self.recall(
+            message,
+            k=max(self.settings.answer_candidates, self.settings.recall_k),
+            threshold=self.recall_threshold / 2,
+        )
+        seen = {h.text for h in recalled}
+        candidates = list(recalled)
+        for hit in more:
+            if hit.text not in seen:
+                candidates.append(hit)
+                seen.add(hit.text)
+        everything = self.store.list(limit=LEXICAL_SCAN + 1)
+        if len(everything) <= LEXICAL_SCAN:
+            candidates += [Hit(m.text, 0.0) for m in everything if m.text not in seen]
+        return recalled, tuple(candidates)
+
+    def _draft(
+        self,
+        chat: ChatModel,
+        message: str,
+        history: Sequence[Message],
+        used: Sequence[Hit],
+        composed: Answer,
+        emit: TokenCallback,
+        stop: Callable[[], bool],
+    ) -> tuple[str, bool]:
+        """The model's draft (streamed to ``emit``) and whether it was stopped."""
+        keep = self.settings.history_messages
+        personal = composed.mode != MODEL
+        prompt = Prompt(
+            user=message,
+            system=MESSAGES["draft_system" if personal else "general_system"],
+            history=tuple(history)[-keep:] if keep else (),
+            context=[
+                MESSAGES["memory_label"].format(number=i + 1, text=restate(h.text))
+                for i, h in enumerate(used)
+            ]
+            if personal
+            else [],
+            max_tokens=self.settings.max_tokens,
+        )
+        pieces: list[str] = []
+        for piece in chat.stream(prompt, stop):
+            pieces.append(piece)
+            emit(piece)
+        return "".join(pieces).strip(), stop()
+
+    @staticmethod
+    def _model_answer(
+        composed: Answer, draft: str, judged: tuple[answers.Shown, ...], lang: str
+    ) -> Answer:
+        """A question not about the user: the model's sentences, labelled as its own (or
+        cited, when a memory states one); parroted ones withheld."""
+        shown = tuple(s for s in judged if s.kind != WITHHELD)
+        reason = ""
+        if not shown:
+            first = next((s.reason for s in judged if s.reason), "it gave no answer")
+            reason = f"the model's answer was withheld: {first}"
+            note = (
+                f"La respuesta del modelo se ha retenido: {first}."
+                if lang == "es"
+                else f"The model's answer was withheld: {first}."
+            )
+            shown = (answers.Shown(note, SUPPORTED, 0, reason),)
+        return Answer(MODEL, shown, composed.heading, draft, judged, reason)
 
 
 def get_service(services: Services, settings: AssistantSettings | None = None) -> MemoryAssistant:

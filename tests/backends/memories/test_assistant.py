@@ -108,10 +108,11 @@ def test_a_turn_recalls_memories_into_the_prompt(
     assert [h.text for h in result.used] == ["My dog is called Rex"]
     assert result.used[0].similarity >= assistant.recall_threshold
     prompt = chat.calls[-1]
-    assert prompt.context == ["The user said earlier: My dog is called Rex"]
-    assert "long-term memory" in prompt.system
-    assert "".join(tokens).strip() == result.answer
-    assert result.answer.endswith("(context passages: 1)")
+    # numbered and restated to the user, without scaffolding a small model copies
+    assert prompt.context == ["[1] Your dog is called Rex"]
+    assert "long-term memory" in prompt.system and prompt.history == ()
+    assert "".join(tokens).strip() == result.shown.draft  # the draft streams
+    assert result.answer == "Your dog is called Rex [1]."  # the memory is the answer
     assert result.threshold == assistant.recall_threshold and result.model == "scripted"
 
 
@@ -165,9 +166,11 @@ def test_retrieval_only_mode_shows_the_memories(tmp_path: Path) -> None:
     )
     plain.remember("My dog is called Rex")
     result = plain.turn("What is my dog called?")
-    assert result.retrieval_only
-    assert result.answer.startswith(RETRIEVAL_ONLY_LABEL)
-    assert "My dog is called Rex" in result.answer
+    assert result.retrieval_only and not result.draft_skipped
+    assert result.answer == "Your dog is called Rex [1]."
+    general = plain.turn("Tell me a joke")
+    assert "no chat model is loaded" in general.answer
+    assert RETRIEVAL_ONLY_LABEL not in general.answer
     plain.close()
 
 
@@ -294,7 +297,7 @@ def test_a_fact_told_in_one_session_is_recalled_in_the_next(custodia_config: Con
     second = Services(custodia_config)  # a new start of the app on the same data dir
     result = get_service(second).turn("What is my dog called?")
     assert [h.text for h in result.used] == ["My dog is called Rex"]
-    assert result.answer.endswith("(context passages: 1)")
+    assert result.answer == "Your dog is called Rex [1]."
     second.close()
 
 

@@ -37,15 +37,18 @@ def test_ask_prints_the_answer_and_the_memories_used(
     assert code == 0 and "My dog is called Rex" in out
     code, out, _ = run(capsys, "ask", "memories", "What is my dog called?")
     assert code == 0
-    assert "Scripted answer to: What is my dog called? (context passages: 1)" in out
-    assert "Memories used (similarity ≥ 0.28):" in out
+    # the answer composed from the memory, cited; the scripted draft names a number no
+    # memory holds ("context passages: 1"): withheld, with why
+    assert "✓ Your dog is called Rex [1]." in out
+    assert "✗ Scripted answer to: What is my dog called? (context passages: 1)" in out
+    assert "Memories used (similarity ≥ 0.28 recalled; others cited):" in out
     assert "0.56  My dog is called Rex" in out
 
 
 def test_ask_with_a_threshold_and_proposals(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run(capsys, "memories", "add", "My dog is called Rex")
-    _, out, _ = run(capsys, "ask", "memories", "What is my dog called?", "--threshold", "0.9")
-    assert "Memories used: none" in out
+    _, out, _ = run(capsys, "ask", "memories", "What is my blood type?", "--threshold", "0.9")
+    assert "Memories used: none" in out and "You haven't told me that." in out
     _, out, _ = run(capsys, "ask", "memories", "I live in Valencia. How are you?")
     assert 'custodia memories add "I live in Valencia"' in out
     _, out, _ = run(capsys, "ask", "memories", "I live in Valencia.", "--accept")
