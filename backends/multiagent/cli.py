@@ -2,7 +2,10 @@
 
 * ``custodia ask multiagent "TASK"`` — runs a session to its end, printing each feed event as
   a line and the session id (``--resume ID`` continues an unfinished session; a session
-  another live process is running is refused, exit 1). The first Ctrl-C cancels cleanly
+  another live process is running is refused, exit 1). At the end it prints what was
+  verified — each checked step's tests, passed or failed — and the session's status
+  (``verified``, ``failed verification`` — exit 1 — or ``unverified draft``; never just
+  "done"); ``--tests FILE`` attaches the user's own tests. The first Ctrl-C cancels cleanly
   (the session is saved ``cancelled``, resumable), a second one stops at once;
 * ``custodia sessions [--phase P] [--limit N]`` — lists sessions, newest first, marking
   those running in another process and those a dead process left ``(interrupted)``
@@ -22,12 +25,14 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from backends.errors import CancelledError
 from backends.multiagent.coordinator import RunState
 from backends.multiagent.service import get_service, healthy
+from backends.multiagent.verify import FAILED, LABELS, label, status_of
 from backends.progress import Progress
 from backends.services import Services
 from backends.stores.sessions import PHASES, Session
@@ -43,6 +48,44 @@ def format_event(event: dict[str, Any]) -> str:
     text = " ⏎ ".join(line for line in str(event.get("text", "")).splitlines() if line.strip())
     seq, phase, kind = event.get("seq", 0), event.get("phase", ""), event.get("kind", "")
     return f"{stamp} #{seq:<3} [{phase}]{who} {kind}: {text}"
+
+
+_MARKS = {"passed": "✓", "failed": "✗", "error": "⚠", "skipped": "-"}
+
+
+def verification_lines(session: Session) -> list[str]:
+    """What was verified, as the terminal shows it: each checked step, its tests and their
+    outcome, the first lines of each failure."""
+    record = session.data.get("verification")
+    if session.phase != "done" or not isinstance(record, dict):
+        return []
+    lines = [f"verification: {LABELS[status_of(session.data)]} — {record.get('summary', '')}"]
+    for step in session.data.get("steps") or []:
+        check = step.get("verification")
+        if not isinstance(check, dict) or check.get("status") not in LABELS:
+            continue
+        attempts = check.get("attempts") or []
+        if step.get("expert") != "coder" and not any(a.get("code_lines") for a in attempts):
+            continue  # prose: nothing to check, the status line says so
+        retried = f", {len(attempts)} attempts" if len(attempts) > 1 else ""
+        lines.append(
+            f"  step {step.get('index')} ({step.get('expert')}): "
+            f"{LABELS[check['status']]} — {check.get('summary', '')}{retried}"
+        )
+        last = attempts[-1] if attempts else {}
+        if last.get("tests_from"):
+            limits = last.get("limits") or {}
+            lines.append(
+                f"    tests: {last['tests_from']}; sandbox: no network ({last.get('network')}), "
+                f"{limits.get('wall_seconds')} s, {limits.get('memory_mb')} MB"
+            )
+        for test in last.get("tests") or []:
+            mark = _MARKS.get(str(test.get("outcome")), "?")
+            lines.append(f"    {mark} {test.get('name')}  {test.get('outcome')}")
+            if test.get("outcome") != "passed":
+                out = [x for x in str(test.get("output") or "").splitlines() if x.strip()]
+                lines += [f"        {x}" for x in out[-4:]]
+    return lines
 
 
 @contextlib.contextmanager
@@ -81,7 +124,14 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
         if not task:
             print("custodia: give a task, or --resume SESSION_ID", file=sys.stderr)
             return 2
-        session = service.start(task)
+        tests = ""
+        if args.tests:
+            try:
+                tests = Path(args.tests).read_text(encoding="utf-8")
+            except OSError as err:
+                print(f"custodia: cannot read the tests: {err}", file=sys.stderr)
+                return 2
+        session = service.start(task, tests)
     session_id = session.session_id
     print(f"session: {session_id}", flush=True)
     progress = Progress()
@@ -104,8 +154,12 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
         return 130
     finally:
         _warn_degraded(service.health())
-    print(f"session: {final.session_id} {final.phase}", flush=True)
-    return 0 if final.phase == "done" else 1
+    for line in verification_lines(final):
+        print(line, flush=True)
+    print(f"session: {final.session_id} {label(final.phase, final.data)}", flush=True)
+    if final.phase != "done" or status_of(final.data) == FAILED:
+        return 1
+    return 0
 
 
 def _warn_degraded(health: dict[str, str]) -> None:
@@ -117,7 +171,8 @@ def _warn_degraded(health: dict[str, str]) -> None:
 def _phase_text(session: Session, states: dict[str, RunState]) -> str:
     """The phase, with what the tab shows too: "(interrupted)", "(running in another …)"."""
     state = states.get(session.session_id)
-    return f"{session.phase} ({state.label})" if state is not None else session.phase
+    shown = label(session.phase, session.data)
+    return f"{shown} ({state.label})" if state is not None else shown
 
 
 def _cmd_sessions(args: argparse.Namespace, services: Services) -> int:
@@ -135,6 +190,7 @@ def _cmd_sessions(args: argparse.Namespace, services: Services) -> int:
                     "created_at": s.created_at,
                     "updated_at": s.updated_at,
                     "phase": s.phase,
+                    "status": label(s.phase, s.data),
                     "state": state.kind if state is not None else None,
                     "pid": state.pid if state is not None else None,
                     "model": s.model,
@@ -226,6 +282,12 @@ def add_commands(sub: SubParsers) -> None:
         "--resume",
         metavar="SESSION_ID",
         help="continue an unfinished session (refused while another process runs it)",
+    )
+    p.add_argument(
+        "--tests",
+        metavar="FILE",
+        help="your own Python tests for the team's code (run in the sandbox, never shown to "
+        "the model)",
     )
     p.set_defaults(handler=_cmd_ask)
 

@@ -3,7 +3,13 @@
 * the **planner** breaks the task into steps; each step becomes a ticket (MA8) handed to a
   specialist — the **coder** or the **researcher**;
 * each specialist does its step and hands its ticket to the **reviewer**;
+* a step that wrote Python is **checked** (:mod:`backends.multiagent.verify`): its tests — the
+  user's, the task's, the coder's own, else the **tester**'s — run in a sandbox; a step that
+  fails is retried once with the failure as feedback;
 * the **reviewer** judges the results and writes the final answer.
+
+A finished session is never just "done": it is ``verified``, ``failed verification`` or an
+``unverified draft`` (``data["verification"]``, shown by the tab and the CLI).
 
 Every expert is a system prompt plus the configured :class:`~backends.models.chat.ChatModel`.
 Before acting it retrieves related items from semantic memory (MA10); after acting it stores
@@ -35,8 +41,21 @@ from backends.multiagent.events import Feed
 from backends.multiagent.health import LayerState
 from backends.multiagent.runlock import RunLock, RunLocks, SessionBusyError
 from backends.multiagent.runlock import SessionRunningError as SessionRunningError  # re-exported
+from backends.multiagent.sandbox import Limits, NetworkChoice
 from backends.multiagent.sessions import SessionStore
 from backends.multiagent.tickets import Ticket, TicketBoard
+from backends.multiagent.verify import (
+    FAILED,
+    LABELS,
+    UNVERIFIED,
+    VERIFIED,
+    Attempt,
+    check,
+    find_tests,
+    python_source,
+    session_status,
+    split_tests,
+)
 from backends.progress import Progress
 from backends.stores.sessions import ACTIVE_PHASES, Session
 from backends.stores.vectors import MemoryHit, MemoryItem, SemanticMemory
@@ -55,6 +74,11 @@ EXPERT_RESULT = "expert_result"
 TICKET = "ticket"
 WARNING = "warning"
 SESSION_FINISHED = "session_finished"  # last event of a run, whatever the outcome
+VERIFYING = "verifying"  # a step's code goes to the sandbox
+VERIFICATION = "verification"  # what the sandbox found (``verification``: the attempt)
+RETRY = "retry"  # a step that failed its check is done again with the failure
+#: a step's check is over
+_CHECKED = (VERIFIED, FAILED, UNVERIFIED)
 #: the reviewer's token budget, in steps' budgets: its final answer must not stop mid-line
 REVIEW_BUDGET = 3
 
@@ -102,7 +126,8 @@ EXPERTS: dict[str, Expert] = {
     "coder": Expert(
         "coder",
         "You are the coder. Do the step you are given for the task: write the code or the "
-        "exact commands, briefly explained. Be concise.",
+        "exact commands, briefly explained. Be concise. Write Python in one ```python block, "
+        "with a few test_ functions that assert what it must do.",
         reads=("code_patterns", "agent_results"),
         writes=("agent_results", "code_patterns"),
     ),
@@ -112,6 +137,14 @@ EXPERTS: dict[str, Expert] = {
         "options and trade-offs needed, briefly. Be concise.",
         reads=("agent_results", "session_memory"),
         writes=("agent_results",),
+    ),
+    "tester": Expert(
+        "tester",
+        "You are the tester. Write pytest tests for the code you are given: a few test_ "
+        "functions with assert statements that check what the task asks for. Only the tests, "
+        "in one ```python block; do not repeat the code.",
+        reads=(),
+        writes=(),
     ),
     "reviewer": Expert(
         "reviewer",
@@ -207,6 +240,7 @@ def assemble_result(session: Session) -> str:
     work, in plan order — what the result pane shows, copies and exports."""
     data = session.data
     lines = [f"# {session.task.strip()}", ""]
+    lines += verification_markdown(session)
     review = str(data.get("review") or "").strip()
     if review:
         review, cut = complete_text(review)
@@ -228,9 +262,58 @@ def assemble_result(session: Session) -> str:
             lines += ["*(not done yet)*", ""]
         else:
             lines += [str(result).strip() or "*(no text)*", ""]
+        check = step.get("verification")
+        if isinstance(check, dict) and check.get("status") in _CHECKED:
+            lines += [f"*Check: {LABELS[check['status']]} — {check.get('summary', '')}*", ""]
     if not review and session.phase != "done":
         lines += [f"*(Session {session.phase}: no final answer yet.)*", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+_MARKS = {"passed": "✓", "failed": "✗", "error": "⚠", "skipped": "–"}
+
+
+def verification_markdown(session: Session) -> list[str]:
+    """The "what was verified" section: the status, then each checked step's tests with their
+    outcome, the failures' output, and the sandbox's limits. Empty before the run ends."""
+    record = session.data.get("verification")
+    if session.phase != "done" or not isinstance(record, dict):
+        return []
+    status = str(record.get("status") or UNVERIFIED)
+    lines = [f"## {LABELS.get(status, status).capitalize()}", "", f"{record.get('summary', '')}."]
+    if status == UNVERIFIED:
+        lines[-1] += " Nothing here was run: read it as the model's draft."
+    lines.append("")
+    for step in session.data.get("steps") or []:
+        check = step.get("verification")
+        if not isinstance(check, dict) or check.get("status") not in _CHECKED:
+            continue
+        attempts = list(check.get("attempts") or [])
+        head = f"**Step {step.get('index')}** ({step.get('expert')}): "
+        lines += [head + f"{LABELS[check['status']]} — {check.get('summary', '')}", ""]
+        for attempt in attempts:
+            if len(attempts) > 1:
+                lines += [f"Attempt {attempt.get('attempt')}: {attempt.get('summary', '')}", ""]
+            if attempt.get("tests_from"):
+                limits = attempt.get("limits") or {}
+                lines += [
+                    f"Tests: {attempt['tests_from']}; sandbox: no network "
+                    f"({attempt.get('network')}), {limits.get('wall_seconds', '?')} s, "
+                    f"{limits.get('memory_mb', '?')} MB, {attempt.get('seconds', 0):.2f} s",
+                    "",
+                ]
+            for test in attempt.get("tests") or []:
+                mark = _MARKS.get(str(test.get("outcome")), "?")
+                lines.append(f"- {mark} `{test.get('name')}` — {test.get('outcome')}")
+            if attempt.get("tests"):
+                lines.append("")
+            failures = [t for t in attempt.get("tests") or [] if t.get("outcome") != "passed"]
+            output = "\n\n".join(
+                f"{t['name']}:\n{t['output']}" for t in failures if t.get("output")
+            ) or str(attempt.get("output") or "")
+            if output.strip() and attempt.get("status") != VERIFIED:
+                lines += ["```text", output.strip()[-1500:], "```", ""]
+    return lines
 
 
 class Coordinator:
@@ -247,8 +330,13 @@ class Coordinator:
         memory_limit: int = 3,
         min_score: float = 0.15,
         run_locks: RunLocks | None = None,
+        limits: Limits | None = None,
+        network: NetworkChoice = "auto",
     ) -> None:
         self.sessions = sessions
+        #: the sandbox a step's code runs in
+        self.limits = limits or Limits()
+        self.network: NetworkChoice = network
         #: one run per session across processes; None: this process only (tests, tools)
         self.run_locks = run_locks
         self.tickets = tickets
@@ -266,12 +354,17 @@ class Coordinator:
         self._lock = threading.Lock()
 
     # -- public ----------------------------------------------------------------------------
-    def start(self, task: str) -> Session:
-        """A new session in phase ``planning``, saved (it runs with :meth:`run`)."""
+    def start(self, task: str, tests: str = "") -> Session:
+        """A new session in phase ``planning``, saved (it runs with :meth:`run`).
+
+        ``tests``: Python tests the user attaches, run against the team's code and never shown
+        to the model (the strongest check: nobody on the team wrote them)."""
         task = task.strip()
         if not task:
             raise ValueError("the task is empty")
         session = Session.new(task, model=self._model_name())
+        if tests.strip():
+            session.data["tests"] = tests
         self.sessions.save(session)
         return session
 
@@ -406,9 +499,12 @@ class Coordinator:
             session.data["error"] = f"{type(err).__name__}: {err}"
             ctx.finish("failed", f"Failed (bug, see the log): {type(err).__name__}: {err}")
             raise
+        status, why = session_status(list(session.data.get("steps") or []))
+        session.data["verification"] = {"status": status, "label": LABELS[status], "summary": why}
+        session.phase = "done"  # the run is over (MA7's phase); what it is worth: its status
         session.data["result"] = assemble_result(session)
         ctx.save()
-        ctx.finish("done", "Done: the result is assembled from the steps and the review.")
+        ctx.finish("done", f"Finished — {LABELS[status]}: {why}.", verification=status)
         return session.copy()
 
     def _need_a_model(self) -> None:
@@ -467,12 +563,12 @@ class Coordinator:
         return steps
 
     def _work(self, ctx: _Run, steps: list[dict[str, Any]]) -> None:
-        if all(step.get("result") is not None for step in steps):
+        if all(_step_done(step) for step in steps):
             return
         ctx.phase("working")
         task = ctx.session.task
         for step in ctx.session.data["steps"]:
-            if step.get("result") is not None:
+            if _step_done(step):
                 continue
             ctx.progress.check()
             ticket = Ticket(
@@ -485,16 +581,100 @@ class Coordinator:
                 status="working",
                 created_at=step.get("created_at", 0.0),
             )
-            ctx.ticket(ticket, f"{step['expert']} took step {step['index']}")
-            prompt = f"Task: {task}\nYour step ({step['index']}): {step['title']}"
-            result = ctx.act(EXPERTS[step["expert"]], prompt, ticket=step["ticket"])
-            step["result"] = result
-            ctx.save()
-            ctx.advance()
+            if step.get("result") is None:
+                ctx.ticket(ticket, f"{step['expert']} took step {step['index']}")
+                prompt = f"Task: {task}\nYour step ({step['index']}): {step['title']}"
+                result = ctx.act(EXPERTS[step["expert"]], prompt, ticket=step["ticket"])
+                step["result"] = result
+                ctx.save()
+                ctx.advance()
+            self._verify(ctx, step)
             ctx.ticket(
                 ticket.handed("reviewer", "review"),
                 f"{step['expert']} handed step {step['index']} to the reviewer",
             )
+
+    # -- the check ---------------------------------------------------------------------------
+    def _verify(self, ctx: _Run, step: dict[str, Any]) -> None:
+        """Check the step's code; a failure is retried once, the failure as feedback. The
+        record goes to ``step["verification"]`` (saved after each attempt: resumable)."""
+        record = step.get("verification") or {}
+        if record.get("status") in _CHECKED:
+            return
+        attempts: list[dict[str, Any]] = list(record.get("attempts") or [])
+        while True:
+            ctx.progress.check()
+            attempt = self._check_once(ctx, step, len(attempts) + 1)
+            attempts.append(attempt.to_dict())
+            step["verification"] = {"status": "checking", "attempts": attempts}
+            ctx.save()
+            if attempt.status != FAILED or step.get("retried"):
+                break
+            ctx.event(
+                RETRY,
+                f"Step {step['index']} failed its check ({attempt.summary}); "
+                f"the {step['expert']} tries once more with the failure.",
+                expert=step["expert"],
+                ticket=step["ticket"],
+                step=step["index"],
+            )
+            prompt = (
+                f"Task: {ctx.session.task}\nYour step ({step['index']}): {step['title']}\n"
+                f"Your previous answer:\n{step['result']}\n\n"
+                f"It failed its check:\n{attempt.feedback()}\n\n"
+                "Fix the code. Write the whole corrected code in one ```python block."
+            )
+            retried = ctx.act(EXPERTS[step["expert"]], prompt, ticket=step["ticket"])
+            step.setdefault("drafts", []).append(step["result"])
+            step["result"] = retried
+            step["retried"] = True
+            ctx.save()
+        step["verification"] = {
+            "status": attempt.status,
+            "summary": attempt.summary
+            + (" (after one retry)" if len(attempts) > 1 and attempt.status == VERIFIED else ""),
+            "tests_from": attempt.tests_from,
+            "attempts": attempts,
+        }
+        ctx.save()
+
+    def _check_once(self, ctx: _Run, step: dict[str, Any], number: int) -> Attempt:
+        """One attempt: find the tests (asking the tester when nobody wrote any), run them."""
+        answer = str(step.get("result") or "")
+        data = ctx.session.data
+        given = [
+            ("the tests you attached", str(data.get("tests") or "")),
+            ("the tests in the task", find_tests(ctx.session.task)),
+        ]
+        source, _why = python_source(answer)
+        if (
+            source
+            and not any(t.strip() for _, t in given)
+            and not split_tests(source)[1].strip()
+            and "tester" not in step
+        ):
+            code = split_tests(source)[0]
+            prompt = f"Task: {ctx.session.task}\nThe code:\n```python\n{code.strip()}\n```"
+            step["tester"] = ctx.act(EXPERTS["tester"], prompt, ticket=step["ticket"])
+            ctx.save()
+        given.append(("tests the tester wrote", find_tests(str(step.get("tester") or ""))))
+        if source:
+            ctx.event(
+                VERIFYING,
+                f"Checking step {step['index']}'s code: parsing it, then running its tests in "
+                f"a sandbox (no network, {self.limits.wall_seconds:g} s, "
+                f"{self.limits.memory_mb} MB)",
+                step=step["index"],
+            )
+        attempt = check(answer, given, number, self.limits, self.network)
+        if source or number > 1:
+            ctx.event(
+                VERIFICATION,
+                f"Step {step['index']}: {LABELS[attempt.status]} — {attempt.summary}",
+                step=step["index"],
+                verification=attempt.to_dict(),
+            )
+        return attempt
 
     def _review(self, ctx: _Run) -> None:
         data = ctx.session.data
@@ -502,7 +682,7 @@ class Coordinator:
             return
         ctx.phase("reviewing")
         results = "\n".join(
-            f"- [{s['expert']}] step {s['index']} ({s['title']}): {s['result']}"
+            f"- [{s['expert']}] step {s['index']} ({s['title']}): {s['result']}" + _check_line(s)
             for s in data["steps"]
         )
         prompt = f"Task: {ctx.session.task}\nResults:\n{results}"
@@ -534,6 +714,23 @@ class Coordinator:
             return self._chat().name
         except CustodiaEnvironmentError:
             return ""
+
+
+def _step_done(step: dict[str, Any]) -> bool:
+    """Worked on and checked (a step of a session from before checks is checked on resume)."""
+    record = step.get("verification")
+    return (
+        step.get("result") is not None
+        and isinstance(record, dict)
+        and record.get("status") in _CHECKED
+    )
+
+
+def _check_line(step: dict[str, Any]) -> str:
+    record = step.get("verification") or {}
+    if record.get("status") not in _CHECKED:
+        return ""
+    return f"\n  Check: {LABELS[record['status']]} — {record.get('summary', '')}"
 
 
 class _Run:
@@ -600,9 +797,9 @@ class _Run:
             stored=stored,
         )
 
-    def finish(self, phase: str, text: str) -> None:
+    def finish(self, phase: str, text: str, **extra: Any) -> None:
         self.session.phase = phase
-        self.event(SESSION_FINISHED, text, outcome=phase)
+        self.event(SESSION_FINISHED, text, outcome=phase, **extra)
 
     def retrieve(self, expert: Expert, query: str, own_session: bool) -> list[MemoryHit]:
         memory = self.memory

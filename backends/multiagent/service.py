@@ -147,8 +147,10 @@ class MultiAgentService:
         return int(optimise(progress)) if optimise is not None else 0
 
     # -- sessions --------------------------------------------------------------------------
-    def start(self, task: str) -> Session:
-        return self.coordinator.start(task)
+    def start(self, task: str, tests: str = "") -> Session:
+        """A new session; ``tests``: the user's own tests for its code (see
+        :meth:`Coordinator.start`)."""
+        return self.coordinator.start(task, tests)
 
     def run(
         self,
@@ -159,10 +161,14 @@ class MultiAgentService:
         return self.coordinator.run(session_id, progress, on_event)
 
     def ask(
-        self, task: str, progress: Progress | None = None, on_event: EventCallback | None = None
+        self,
+        task: str,
+        progress: Progress | None = None,
+        on_event: EventCallback | None = None,
+        tests: str = "",
     ) -> Session:
         """Start a session and run it to the end."""
-        session = self.start(task)
+        session = self.start(task, tests)
         return self.run(session.session_id, progress, on_event)
 
     def session(self, session_id: str) -> Session | None:

@@ -44,8 +44,17 @@ def test_ask_prints_the_feed_and_the_session_id(capsys: pytest.CaptureFixture[st
     assert main(["ask", "multiagent", "Write", "python code to parse CSV"]) == 0
     out = capsys.readouterr().out.splitlines()
     session_id = re.fullmatch(r"session: ([0-9a-f]{32})", out[0]).group(1)  # type: ignore[union-attr]
-    assert out[-1] == f"session: {session_id} done"
-    feed = out[1:-1]
+    # the scripted model writes no code: nothing was run, and the status says so
+    assert out[-1] == f"session: {session_id} unverified draft"
+    verdict = out.index(
+        "verification: unverified draft — nothing in it could be checked (no code): the "
+        "model's draft"
+    )
+    assert (
+        out[verdict + 1]
+        == "  step 1 (coder): unverified draft — not verifiable: no code in the answer"
+    )
+    feed = out[1:verdict]
     assert re.match(r"\d\d:\d\d:\d\d #1 +\[planning\] session_started: Write python code", feed[0])
     assert any("[working] coder expert_result:" in line for line in feed)
     assert "[done] session_finished" in feed[-1]
@@ -78,12 +87,13 @@ def test_resume_and_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert "not both" in capsys.readouterr().err
     main(["ask", "multiagent", "a task"])
     session_id = capsys.readouterr().out.splitlines()[0].split()[1]
-    # A finished session resumes to "done" at once, without new events.
+    # A finished session resumes to its end at once, without new events.
     assert main(["ask", "multiagent", "--resume", session_id]) == 0
-    assert capsys.readouterr().out.splitlines() == [
-        f"session: {session_id}",
-        f"session: {session_id} done",
-    ]
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        out[0] == f"session: {session_id}" and out[-1] == f"session: {session_id} unverified draft"
+    )
+    assert out[1].startswith("verification: unverified draft") and len(out) <= 4
     with pytest.raises(SystemExit):
         main(["sessions", "--phase", "bogus"])
 
@@ -142,7 +152,7 @@ def test_a_session_running_in_another_process_is_refused_then_resumes_after_a_ki
         assert stored(home, session_id) == before
 
     assert main(["ask", "multiagent", "--resume", session_id]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == f"session: {session_id} done"
+    assert capsys.readouterr().out.splitlines()[-1] == f"session: {session_id} unverified draft"
     _, phase, data = stored(home, session_id)
     assert phase == "done"
     # The first process' work is kept (not redone, not overwritten) and the feed goes on
@@ -152,7 +162,7 @@ def test_a_session_running_in_another_process_is_refused_then_resumes_after_a_ki
     assert [e["seq"] for e in data["events"]] == list(range(1, len(data["events"]) + 1))
     assert main(["sessions"]) == 0
     line = session_line(capsys.readouterr().out, session_id)
-    assert " done " in line and "interrupted" not in line
+    assert " unverified draft " in line and "interrupted" not in line
 
 
 def test_sessions_shows_interrupted_sessions_like_the_tab(
@@ -261,7 +271,7 @@ def test_reindex_multiagent_re_embeds_the_memory_after_a_model_change(
     assert [h.text for h in hits] == ["parse csv with the csv module"]
 
     assert main(["ask", "multiagent", "--resume", session_id]) == 0  # the failed run goes on
-    assert capsys.readouterr().out.splitlines()[-1] == f"session: {session_id} done"
+    assert capsys.readouterr().out.splitlines()[-1] == f"session: {session_id} unverified draft"
 
 
 def test_reindex_is_shared_with_the_conversations_command() -> None:
