@@ -25,6 +25,13 @@ _installed: list[QTranslator] = []
 _locale_before: list[QLocale] = []
 
 
+def QT_TRANSLATE_NOOP(context: str, text: str) -> str:
+    """Mark ``text`` for lupdate under ``context``; it is translated where it is shown
+    (``QCoreApplication.translate(context, text)``, or ``self.tr(text)`` in that class).
+    QtCore's own is typed ``object``; lupdate knows the name."""
+    return text
+
+
 def qm_path(language: str) -> str:
     return str(i18n.catalogue_dir() / f"custodia_{language}.qm")
 
@@ -37,9 +44,8 @@ def install(setting: str) -> str:
     language = i18n.resolve(setting, system=system.name())
     i18n.install(language)
     _locale_before.append(QLocale())
-    if i18n.from_locale_name(system.name()) == language:
-        QLocale.setDefault(system)  # the user's own country's formats
-    else:
+    shown = i18n.from_locale_name(system.name()) or i18n.DEFAULT
+    if shown != language:  # else the system's own formats (its country's), as before
         QLocale.setDefault(QLocale(language))
     if language == i18n.DEFAULT:
         return language

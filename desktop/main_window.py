@@ -14,7 +14,7 @@ import importlib
 import logging
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
+from PySide6.QtCore import QByteArray, QCoreApplication, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -28,11 +28,13 @@ from PySide6.QtWidgets import (
 )
 
 from backends import doctor, preload
+from backends.models.manage import friendly_name
 from backends.models.registry import ModelOption, model_options
 from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
 from backends.services import Lazy, Services
 from desktop.dialogs import AboutDialog, DoctorDialog, SettingsDialog
+from desktop.i18n import QT_TRANSLATE_NOOP
 from desktop.model_picker import TITLES, ModelPicker
 from desktop.tabs import TABS, TabPieces, build_tabs
 from desktop.theme import MODES, Theme
@@ -48,19 +50,30 @@ MIN_HEIGHT = 480
 #: jobs a quit would end (name prefix -> what the user is told); the rest are background
 #: reads that a quit loses nothing by stopping
 RUNS: dict[str, str] = {
-    "multi-agent: run": "a multi-agent session",
-    "multi-agent: re-embed": "re-embedding the multi-agent memory",
-    "memories: turn": "an answer in Memories",
-    "memories: re-embed": "re-embedding the memories",
-    "conversations: chat": "an answer in Conversations",
-    "conversations: rebuild": "rebuilding the conversations' search index",
-    "conversations: key": "re-encrypting the conversations",
-    "conversations: import": "an import of conversations",
-    "conversations: export": "an export of conversations",
-    "tutor: ask": "an answer in the clinical tutor",
-    "tutor: import": "an import of study notes",
+    "multi-agent: run": QT_TRANSLATE_NOOP("MainWindow", "a multi-agent session"),
+    "multi-agent: re-embed": QT_TRANSLATE_NOOP("MainWindow", "re-embedding the multi-agent memory"),
+    "memories: turn": QT_TRANSLATE_NOOP("MainWindow", "an answer in Memories"),
+    "memories: re-embed": QT_TRANSLATE_NOOP("MainWindow", "re-embedding the memories"),
+    "conversations: chat": QT_TRANSLATE_NOOP("MainWindow", "an answer in Conversations"),
+    "conversations: rebuild": QT_TRANSLATE_NOOP(
+        "MainWindow", "rebuilding the conversations' search index"
+    ),
+    "conversations: key": QT_TRANSLATE_NOOP("MainWindow", "re-encrypting the conversations"),
+    "conversations: import": QT_TRANSLATE_NOOP("MainWindow", "an import of conversations"),
+    "conversations: export": QT_TRANSLATE_NOOP("MainWindow", "an export of conversations"),
+    "tutor: ask": QT_TRANSLATE_NOOP("MainWindow", "an answer in the clinical tutor"),
+    "tutor: import": QT_TRANSLATE_NOOP("MainWindow", "an import of study notes"),
 }
 
+
+#: the assistants' names (desktop/model_picker.py TITLES) marked for lupdate: the status bar
+#: translates them under this class's name
+_TITLE_WORDS = (
+    QT_TRANSLATE_NOOP("MainWindow", "Tutor"),
+    QT_TRANSLATE_NOOP("MainWindow", "Memories"),
+    QT_TRANSLATE_NOOP("MainWindow", "Conversations"),
+    QT_TRANSLATE_NOOP("MainWindow", "Multi-agent"),
+)
 
 #: whose service is built by which assistant package's ``get_service`` (imported on first use:
 #: the audit service's package, for one, is not needed before the inspector opens)
@@ -135,7 +148,7 @@ class MainWindow(QMainWindow):
         self.model_options: list[ModelOption] = []
         #: assistant -> (what it answers with, why/details) for the status bar
         self.tab_models: dict[str, tuple[str, str]] = {
-            a: (self.tr("{0} (loading…)").format(services.config.model_for(a)), "")
+            a: (self.tr("{0} (loading…)").format(friendly_name(services.config.model_for(a))), "")
             for a in ASSISTANTS
         }
         self.setWindowTitle(self.tr("Custodia"))
@@ -157,7 +170,9 @@ class MainWindow(QMainWindow):
         column.setSpacing(0)
         self.welcome: WelcomeBanner | None = None
         if not _true(self.settings.value(WELCOME_KEY, False)):
-            titles = {name: self.tr(title) for name, title, _spec, _m in TABS}
+            titles = {
+                name: QCoreApplication.translate("tabs", title) for name, title, _spec, _m in TABS
+            }
             self.welcome = WelcomeBanner(titles, central)
             column.addWidget(self.welcome)
         column.addWidget(self.tabs, 1)
@@ -170,6 +185,10 @@ class MainWindow(QMainWindow):
         self._connect_signals()
         self._start_checks()
         self._list_models()
+        #: a better model found on first run, offered in the welcome
+        self.offered_model: Any = None
+        if self.welcome is not None:
+            self._find_better_model()
 
     # -- construction ----------------------------------------------------------------------
     def _build_status_bar(self) -> None:
@@ -260,9 +279,13 @@ class MainWindow(QMainWindow):
         self.doctor_action = QAction(self.tr("Check stores and &models…"), self)
         self.doctor_action.setObjectName("action_doctor")
         tools_menu.addAction(self.doctor_action)
-        self.models_action = QAction(self.tr("&Models…"), self)
+        models_menu = tools_menu.addMenu(self.tr("&Models"))
+        self.models_action = QAction(self.tr("&Manage models…"), self)
         self.models_action.setObjectName("action_models")
-        tools_menu.addAction(self.models_action)
+        models_menu.addAction(self.models_action)
+        self.find_models_action = QAction(self.tr("&Find models on this computer…"), self)
+        self.find_models_action.setObjectName("action_find_models")
+        models_menu.addAction(self.find_models_action)
 
         help_menu = menu.addMenu(self.tr("&Help"))
         self.guide_action = QAction(self.tr("&User guide"), self)
@@ -287,8 +310,10 @@ class MainWindow(QMainWindow):
         self.shortcuts_action.triggered.connect(self._on_shortcuts_triggered)
         if self.welcome is not None:
             self.welcome.dismissed.connect(self._on_welcome_dismissed)
+            self.welcome.use_offered.connect(self._on_welcome_use_offered)
         self.doctor_action.triggered.connect(self._on_doctor_triggered)
         self.models_action.triggered.connect(self._on_models_triggered)
+        self.find_models_action.triggered.connect(self._on_find_models_triggered)
         self.tabs.currentChanged.connect(self._on_tab_changed)
         for picker in self.findChildren(ModelPicker):
             picker.model_loaded.connect(self._on_model_loaded)
@@ -410,9 +435,75 @@ class MainWindow(QMainWindow):
 
         dialog = ModelsDialog(self.services, self.workers, self)
         dialog.exec()
-        self._list_models()  # files added there are offered everywhere now
+        self._models_changed()  # files added there are offered everywhere now
+
+    def _on_find_models_triggered(self) -> None:
+        from desktop.models_dialog import FindModelsDialog  # imported on first use
+
+        FindModelsDialog(self.services, self.workers, self).exec()
+        self._models_changed()
+
+    def _models_changed(self) -> None:
+        """A model was added, removed or chosen: every list and picker reads them again."""
+        self._list_models()
         for picker in self.findChildren(ModelPicker):
             picker.refresh()
+
+    def _find_better_model(self) -> None:
+        """On first run, while the bundled model answers: look for a better one the user
+        already has (other apps' folders; nothing downloaded) and offer it in the welcome."""
+        config = self.services.config
+        if any(config.model_for(a) != "smollm2" for a in ASSISTANTS):
+            return
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> Any:
+            from backends.models import discovery
+
+            memory = services.memory()
+            found = discovery.find(memory=memory)
+            best = discovery.best_fits(found, memory, services.config)
+            return best.get("tutor") or next(iter(best.values()), None)
+
+        handle = self.workers.start("find models", job)
+        handle.signals.succeeded.connect(self._on_better_model_found)
+
+    def _on_better_model_found(self, found: Any) -> None:
+        self.offered_model = found
+        if found is not None and self.welcome is not None:
+            from backends.models.local import human_size
+
+            self.welcome.offer_model(found.name, found.app, human_size(found.needed))
+
+    def _on_welcome_use_offered(self) -> None:
+        found = self.offered_model
+        if found is None:
+            return
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> str:
+            from backends.models import discovery
+
+            return discovery.adopt(services.config, found, services.memory()).chat_model
+
+        handle = self.workers.start("use found model", job)
+        handle.signals.succeeded.connect(self._on_welcome_model_used)
+        handle.signals.failed.connect(self._on_welcome_model_failed)
+
+    def _on_welcome_model_used(self, key: Any) -> None:
+        for assistant in ASSISTANTS:
+            self.services.use_model(assistant, str(key))
+        if self.welcome is not None:
+            self.welcome.model_used(
+                self.tr("Every assistant answers with {0} from its next answer.").format(
+                    friendly_name(str(key))
+                )
+            )
+        self._models_changed()
+
+    def _on_welcome_model_failed(self, message: str, environment: bool) -> None:
+        if self.welcome is not None:
+            self.welcome.model_used(self.tr("Not used — {0}").format(message))
 
     def _on_doctor_triggered(self) -> None:
         DoctorDialog(self.services, self.workers, self).exec()

@@ -20,13 +20,8 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from backends.services import Lazy, ModelChoices
+from desktop.i18n import QT_TRANSLATE_NOOP
 from desktop.workers import WorkerPool
-
-
-def QT_TRANSLATE_NOOP(context: str, text: str) -> str:
-    """Marks ``text`` for lupdate, translated where it is shown (QtCore's is typed ``object``)."""
-    return text
-
 
 #: (objectName, title, SPEC ids, module or None while the assistant has not landed)
 TABS: list[tuple[str, str, str, str | None]] = [

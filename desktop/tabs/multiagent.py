@@ -73,6 +73,7 @@ from backends.multiagent import (
 from backends.progress import Progress
 from backends.services import Lazy, ModelChoices
 from desktop import theme
+from desktop.i18n import QT_TRANSLATE_NOOP
 from desktop.markdown import set_markdown
 from desktop.model_picker import ModelPicker
 from desktop.workers import Emit, JobHandle, WorkerPool
@@ -96,12 +97,12 @@ QLabel#memory_status[problem="true"] {{ color: {warning}; font-weight: bold; }}
 #: the health layers in the user's words (the service's keys name the engine layers, which
 #: stay in the tooltip and the CLI)
 _LAYER_WORDS = (
-    ("sessions L1", "open sessions"),
-    ("sessions L2", "recent sessions"),
-    ("sessions SQLite", "saved sessions"),
-    ("tickets", "tickets"),
-    ("live feed", "live feed"),
-    ("semantic memory", "semantic memory"),
+    ("sessions L1", QT_TRANSLATE_NOOP("MultiAgentTab", "open sessions")),
+    ("sessions L2", QT_TRANSLATE_NOOP("MultiAgentTab", "recent sessions")),
+    ("sessions SQLite", QT_TRANSLATE_NOOP("MultiAgentTab", "saved sessions")),
+    ("tickets", QT_TRANSLATE_NOOP("MultiAgentTab", "tickets")),
+    ("live feed", QT_TRANSLATE_NOOP("MultiAgentTab", "live feed")),
+    ("semantic memory", QT_TRANSLATE_NOOP("MultiAgentTab", "semantic memory")),
 )
 _SERVERS = ("redis", "postgres", "qdrant")
 

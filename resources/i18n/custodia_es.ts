@@ -799,8 +799,70 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
 <context>
     <name>MainWindow</name>
     <message>
+        <source>a multi-agent session</source>
+        <extracomment>narrow enough for a 900-px-wide screen (window frame and a scroll bar included) jobs a quit would end (name prefix -&gt; what the user is told); the rest are background reads that a quit loses nothing by stopping</extracomment>
+        <translation>una sesión multiagente</translation>
+    </message>
+    <message>
+        <source>re-embedding the multi-agent memory</source>
+        <translation>el recálculo de vectores de la memoria multiagente</translation>
+    </message>
+    <message>
+        <source>an answer in Memories</source>
+        <translation>una respuesta en Recuerdos</translation>
+    </message>
+    <message>
+        <source>re-embedding the memories</source>
+        <translation>el recálculo de vectores de los recuerdos</translation>
+    </message>
+    <message>
+        <source>an answer in Conversations</source>
+        <translation>una respuesta en Conversaciones</translation>
+    </message>
+    <message>
+        <source>rebuilding the conversations&apos; search index</source>
+        <translation>la reconstrucción del índice de búsqueda de las conversaciones</translation>
+    </message>
+    <message>
+        <source>re-encrypting the conversations</source>
+        <translation>el nuevo cifrado de las conversaciones</translation>
+    </message>
+    <message>
+        <source>an import of conversations</source>
+        <translation>una importación de conversaciones</translation>
+    </message>
+    <message>
+        <source>an export of conversations</source>
+        <translation>una exportación de conversaciones</translation>
+    </message>
+    <message>
+        <source>an answer in the clinical tutor</source>
+        <translation>una respuesta en el tutor clínico</translation>
+    </message>
+    <message>
+        <source>an import of study notes</source>
+        <translation>una importación de apuntes de estudio</translation>
+    </message>
+    <message>
+        <source>Tutor</source>
+        <extracomment>the assistants&apos; names (desktop/model_picker.py TITLES) marked for lupdate: the status bar translates them under this class&apos;s name</extracomment>
+        <translation>Tutor</translation>
+    </message>
+    <message>
+        <source>Memories</source>
+        <translation>Recuerdos</translation>
+    </message>
+    <message>
+        <source>Conversations</source>
+        <translation>Conversaciones</translation>
+    </message>
+    <message>
+        <source>Multi-agent</source>
+        <translation>Multiagente</translation>
+    </message>
+    <message>
         <source>{0} (loading…)</source>
-        <extracomment>narrow enough for a 900-px-wide screen (window frame and a scroll bar included) jobs a quit would end (name prefix -&gt; what the user is told); the rest are background reads that a quit loses nothing by stopping whose service is built by which assistant package&apos;s ``get_service`` (imported on first use: the audit service&apos;s package, for one, is not needed before the inspector opens) emitted once the start-up checks finished: the list of :class:`doctor.Check` the audit service, for the inspector (built when it first loads the log) the user chose &quot;Quit anyway&quot; (or nothing was running): close without asking what the model lists offer (read in a worker: the models folders&apos; GGUF headers) assistant -&gt; (what it answers with, why/details) for the status bar</extracomment>
+        <extracomment>whose service is built by which assistant package&apos;s ``get_service`` (imported on first use: the audit service&apos;s package, for one, is not needed before the inspector opens) emitted once the start-up checks finished: the list of :class:`doctor.Check` the audit service, for the inspector (built when it first loads the log) the user chose &quot;Quit anyway&quot; (or nothing was running): close without asking what the model lists offer (read in a worker: the models folders&apos; GGUF headers) assistant -&gt; (what it answers with, why/details) for the status bar</extracomment>
         <translation>{0} (cargando…)</translation>
     </message>
     <message>
@@ -1360,7 +1422,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <name>ModelPicker</name>
     <message>
         <source>Model:</source>
-        <extracomment>what the status line says of an assistant&apos;s model before it is loaded (assistant, short text, tooltip) once the chosen model is loaded or refused the newest listing asked for: an older one that ends later is dropped</extracomment>
+        <extracomment>the combo box shows at least this many characters of a model&apos;s name, and at most what the status line says of an assistant&apos;s model before it is loaded (assistant, short text, tooltip) once the chosen model is loaded or refused the newest listing asked for: an older one that ends later is dropped</extracomment>
         <translation>Modelo:</translation>
     </message>
     <message>
@@ -1400,7 +1462,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>Add model file…</source>
-        <extracomment>the newest listing asked for: an older one that ends later is dropped what the last add did (kept above the count when the list is read again)</extracomment>
+        <extracomment>the newest listing asked for: an older one that ends later is dropped what the last add or remove did (kept above the count when the list is read again) removals that Undo can take back while the dialog is open (newest last)</extracomment>
         <translation>Añadir archivo de modelo…</translation>
     </message>
     <message>
@@ -1434,42 +1496,6 @@ This machine: {1} of memory available of {2}.</source>
 Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
-        <source>{0} model file(s). Pick one for an assistant in its tab or in Settings.</source>
-        <translation>{0} archivo(s) de modelo. Elija uno para un asistente en su pestaña o en Configuración.</translation>
-    </message>
-    <message>
-        <source>No model files yet: add a .gguf file (an instruction-tuned one, e.g. &apos;…-Instruct-Q4_K_M.gguf&apos;) or a folder that holds some.</source>
-        <translation>Aún no hay archivos de modelo: añada un archivo .gguf (uno ajustado para instrucciones, p. ej. &apos;…-Instruct-Q4_K_M.gguf&apos;) o una carpeta que los contenga.</translation>
-    </message>
-    <message>
-        <source>not a GGUF file</source>
-        <translation>no es un archivo GGUF</translation>
-    </message>
-    <message>
-        <source>truncated: copy it again</source>
-        <translation>truncado: vuelva a copiarlo</translation>
-    </message>
-    <message>
-        <source>GGUF version not supported</source>
-        <translation>versión de GGUF no compatible</translation>
-    </message>
-    <message>
-        <source>no chat template: cannot chat</source>
-        <translation>sin plantilla de chat: no puede conversar</translation>
-    </message>
-    <message>
-        <source>architecture not supported</source>
-        <translation>arquitectura no compatible</translation>
-    </message>
-    <message>
-        <source>too large: needs {0}, {1} available</source>
-        <translation>demasiado grande: necesita {0}, hay {1} disponibles</translation>
-    </message>
-    <message>
-        <source>ready</source>
-        <translation>listo</translation>
-    </message>
-    <message>
         <source>yes</source>
         <translation>sí</translation>
     </message>
@@ -1482,8 +1508,72 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
         <translation>{0} con {1} tokens</translation>
     </message>
     <message>
+        <source>Remove…</source>
+        <translation>Quitar…</translation>
+    </message>
+    <message>
+        <source>Unlink a linked model, or delete a copied one (Undo while this is open)</source>
+        <translation>Desenlazar un modelo enlazado o eliminar uno copiado (se puede deshacer mientras esto esté abierto)</translation>
+    </message>
+    <message>
+        <source>Undo remove</source>
+        <translation>Deshacer la eliminación</translation>
+    </message>
+    <message>
+        <source>The bundled model and {0} model file(s). Pick one for an assistant in its tab or in Settings.</source>
+        <translation>El modelo incluido y {0} archivo(s) de modelo. Elija uno para un asistente en su pestaña o en Configuración.</translation>
+    </message>
+    <message>
+        <source>Only the bundled model so far: add a .gguf file (an instruction-tuned one, e.g. &apos;…-Instruct-Q4_K_M.gguf&apos;), a folder that holds some, or use Tools ▸ Models ▸ Find models on this computer.</source>
+        <translation>Por ahora solo el modelo incluido: añada un archivo .gguf (uno ajustado para instrucciones, p. ej. &apos;…-Instruct-Q4_K_M.gguf&apos;), una carpeta que los contenga, o use Herramientas ▸ Modelos ▸ Buscar modelos en este equipo.</translation>
+    </message>
+    <message>
+        <source>{0} (a link to {1})</source>
+        <translation>{0} (un enlace a {1})</translation>
+    </message>
+    <message>
+        <source>Used by: {0}</source>
+        <translation>Lo usa: {0}</translation>
+    </message>
+    <message>
+        <source>Context limited to {0:,} tokens: {1}.</source>
+        <translation>Contexto limitado a {0:,} tokens: {1}.</translation>
+    </message>
+    <message>
         <source>Could not read the models folders: {0}</source>
         <translation>No se pudieron leer las carpetas de modelos: {0}</translation>
+    </message>
+    <message>
+        <source>Remove the link to {0}? The file itself stays where it is.</source>
+        <translation>¿Quitar el enlace a {0}? El archivo en sí se queda donde está.</translation>
+    </message>
+    <message>
+        <source>Delete {0} from the models folder?</source>
+        <translation>¿Eliminar {0} de la carpeta de modelos?</translation>
+    </message>
+    <message>
+        <source>{0} answer with it; they will use the bundled model.</source>
+        <translation>{0} responde(n) con él; pasará(n) a usar el modelo incluido.</translation>
+    </message>
+    <message>
+        <source>You can undo this until you close this window.</source>
+        <translation>Puede deshacerlo hasta que cierre esta ventana.</translation>
+    </message>
+    <message>
+        <source>Remove model</source>
+        <translation>Quitar el modelo</translation>
+    </message>
+    <message>
+        <source>Not removed — {0}</source>
+        <translation>No se quitó — {0}</translation>
+    </message>
+    <message>
+        <source>Not put back — {0}</source>
+        <translation>No se restauró — {0}</translation>
+    </message>
+    <message>
+        <source>{0} is back.</source>
+        <translation>{0} ha vuelto.</translation>
     </message>
     <message>
         <source>Add model file</source>
@@ -1533,8 +1623,33 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
 <context>
     <name>MultiAgentTab</name>
     <message>
+        <source>open sessions</source>
+        <extracomment>a theme switch reaches a widget as one of these how long the feed worker waits per poll: it notices cancellation within this time memory hits fetched per search (those under the recall threshold are then hidden) the health layers in the user&apos;s words (the service&apos;s keys name the engine layers, which stay in the tooltip and the CLI)</extracomment>
+        <translation>sesiones abiertas</translation>
+    </message>
+    <message>
+        <source>recent sessions</source>
+        <translation>sesiones recientes</translation>
+    </message>
+    <message>
+        <source>saved sessions</source>
+        <translation>sesiones guardadas</translation>
+    </message>
+    <message>
+        <source>tickets</source>
+        <translation>tiques</translation>
+    </message>
+    <message>
+        <source>live feed</source>
+        <translation>actividad en directo</translation>
+    </message>
+    <message>
+        <source>semantic memory</source>
+        <translation>memoria semántica</translation>
+    </message>
+    <message>
         <source>Describe a task for the team (planner, coder, researcher, reviewer)…</source>
-        <extracomment>a theme switch reaches a widget as one of these how long the feed worker waits per poll: it notices cancellation within this time memory hits fetched per search (those under the recall threshold are then hidden) the health layers in the user&apos;s words (the service&apos;s keys name the engine layers, which stay in the tooltip and the CLI) the list, read after the run ended, with the filter it was read with a run ended and its final state is drawn: session id, final phase (for testers) the session list was (re)loaded: number of rows a run was refused, nothing touched (another process runs it): session id, message the result was written to this file the semantic memory&apos;s search index (HNSW) was built: how many collections this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) the task of the session running (or about to run), for the Cancel tooltip a new session is being created (Run or Enter pressed, no session yet) live events of the running session by seq, also while another session is shown the session ``multiagent_notice`` talks about the session the user asked to see last (shown, or being loaded) the semantic memory&apos;s HNSW build (a background job; yields to a run) sessions running here or elsewhere, or interrupted (from the backend) the result pane&apos;s session and its Markdown (Copy and Export use it)</extracomment>
+        <extracomment>the list, read after the run ended, with the filter it was read with a run ended and its final state is drawn: session id, final phase (for testers) the session list was (re)loaded: number of rows a run was refused, nothing touched (another process runs it): session id, message the result was written to this file the semantic memory&apos;s search index (HNSW) was built: how many collections this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) the task of the session running (or about to run), for the Cancel tooltip a new session is being created (Run or Enter pressed, no session yet) live events of the running session by seq, also while another session is shown the session ``multiagent_notice`` talks about the session the user asked to see last (shown, or being loaded) the semantic memory&apos;s HNSW build (a background job; yields to a run) sessions running here or elsewhere, or interrupted (from the backend) the result pane&apos;s session and its Markdown (Copy and Export use it)</extracomment>
         <translation>Describa una tarea para el equipo (planificador, programador, investigador, revisor)…</translation>
     </message>
     <message>
@@ -2418,8 +2533,24 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
 <context>
     <name>WelcomeBanner</name>
     <message>
-        <source>&lt;b&gt;Welcome to Custodia.&lt;/b&gt; Four assistants that run on this computer; nothing leaves it.&lt;ul style=&apos;margin:2px 0&apos;&gt;{0}&lt;/ul&gt;Help ▸ User guide explains more; Help ▸ Keyboard shortcuts lists the keys.</source>
+        <source>a team of AI experts plans, does and reviews a task for you</source>
         <extracomment>tab objectName -&gt; what it is for (shown in the welcome and the user guide)</extracomment>
+        <translation>un equipo de expertos de IA planifica, realiza y revisa una tarea por usted</translation>
+    </message>
+    <message>
+        <source>a chat that remembers what you tell it, across sessions</source>
+        <translation>un chat que recuerda lo que le cuenta, de una sesión a otra</translation>
+    </message>
+    <message>
+        <source>your chat history, searchable, encrypted if you want</source>
+        <translation>su historial de chat, con búsqueda y cifrado si lo desea</translation>
+    </message>
+    <message>
+        <source>questions on clinical study notes, answered with their sources</source>
+        <translation>preguntas sobre apuntes clínicos de estudio, respondidas con sus fuentes</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Welcome to Custodia.&lt;/b&gt; Four assistants that run on this computer; nothing leaves it.&lt;ul style=&apos;margin:2px 0&apos;&gt;{0}&lt;/ul&gt;Help ▸ User guide explains more; Help ▸ Keyboard shortcuts lists the keys.</source>
         <translation>&lt;b&gt;Bienvenido a Custodia.&lt;/b&gt; Cuatro asistentes que funcionan en este equipo; nada sale de él.&lt;ul style=&apos;margin:2px 0&apos;&gt;{0}&lt;/ul&gt;Ayuda ▸ Guía del usuario explica más; Ayuda ▸ Atajos de teclado enumera las teclas.</translation>
     </message>
     <message>
