@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from backends import config as config_module
-from backends.models import local, manage
+from backends.models import discovery, local, manage
 from backends.models.registry import model_folders
 from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
@@ -448,3 +448,172 @@ class ModelsDialog(QDialog):
         if self.copy_job is not None and self.copy_job.running:
             self.copy_job.cancel()  # a half copy is removed by the job itself
         super().reject()
+
+
+FOUND_COLUMNS = ("Model", "From", "Status", "Memory needed", "File")
+
+
+class FindModelsDialog(QDialog):
+    """Tools ▸ Models ▸ Find models on this computer: the GGUF files LM Studio, Jan, GPT4All,
+    llama.cpp and Ollama keep, the best fit for this machine marked; one click links it (no
+    copy, nothing downloaded) and every assistant answers with it from the next answer."""
+
+    def __init__(
+        self, services: Services, workers: WorkerPool, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("find_models_dialog")
+        self.setWindowTitle(self.tr("Find models on this computer"))
+        self.resize(900, 420)
+        self.services = services
+        self.workers = workers
+        self.found: list[discovery.Found] = []
+        self.best: dict[str, discovery.Found] = {}
+        self.job: JobHandle | None = None
+        layout = QVBoxLayout(self)
+        intro = QLabel(
+            self.tr(
+                "GGUF models that LM Studio, Jan, GPT4All, llama.cpp or Ollama keep on this "
+                "computer. Using one links it where it is: nothing is copied or downloaded."
+            )
+        )
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        self.table = QTableWidget(0, len(FOUND_COLUMNS))
+        self.table.setObjectName("find_models_table")
+        self.table.setHorizontalHeaderLabels([self.tr(c) for c in FOUND_COLUMNS])
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        layout.addWidget(self.table, 1)
+        self.status = QLabel(self.tr("Looking in the usual folders…"))
+        self.status.setObjectName("find_models_status")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.status)
+        row = QHBoxLayout()
+        self.use_button = QPushButton(self.tr("Use for every assistant"))
+        self.use_button.setObjectName("find_models_use")
+        self.use_button.setEnabled(False)
+        row.addWidget(self.use_button)
+        self.link_button = QPushButton(self.tr("Only add it to the list"))
+        self.link_button.setObjectName("find_models_link")
+        self.link_button.setEnabled(False)
+        row.addWidget(self.link_button)
+        row.addStretch(1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        row.addWidget(buttons)
+        layout.addLayout(row)
+        self.use_button.clicked.connect(self._on_use_clicked)
+        self.link_button.clicked.connect(self._on_link_clicked)
+        self.table.currentCellChanged.connect(self._on_current_cell_changed)
+        self.search()
+
+    def search(self) -> JobHandle:
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> tuple[list[Any], dict[str, Any]]:
+            memory = services.memory()
+            found = discovery.find(memory=memory)
+            return found, discovery.best_fits(found, memory, services.config)
+
+        self.job = self.workers.start("models: find", job)
+        self.job.signals.succeeded.connect(self._on_found)
+        self.job.signals.failed.connect(self._on_failed)
+        return self.job
+
+    def _on_found(self, result: Any) -> None:
+        found, best = result
+        self.found, self.best = list(found), dict(best)
+        fits = set(id(f) for f in self.best.values())
+        self.table.setRowCount(len(self.found))
+        for row, item in enumerate(self.found):
+            status = item.status
+            if id(item) in fits:
+                status = self.tr("best fit for this computer")
+            needs = local.human_size(item.needed) if item.info else ""
+            for column, text in enumerate((item.name, item.app, status, needs, str(item.path))):
+                cell = QTableWidgetItem(text)
+                cell.setToolTip(item.reason or str(item.path))
+                self.table.setItem(row, column, cell)
+        if not self.found:
+            self.status.setText(
+                self.tr(
+                    "No GGUF models found in the folders of LM Studio, Jan, GPT4All, llama.cpp "
+                    "or Ollama. Tools ▸ Models… adds a file from anywhere."
+                )
+            )
+            return
+        top = next(iter(self.best.values()), None)
+        if top is not None:
+            self.table.setCurrentCell(self.found.index(top), 0)
+            self.status.setText(
+                self.tr(
+                    "{0} is the best fit for this computer (needs about {1} of memory)."
+                ).format(top.name, local.human_size(top.needed))
+            )
+        else:
+            self.status.setText(
+                self.tr("{0} model(s) found; none can chat within this computer's memory.").format(
+                    len(self.found)
+                )
+            )
+
+    def _on_failed(self, message: str, environment: bool) -> None:
+        self.status.setText(self.tr("Could not look: {0}").format(message))
+
+    def selected(self) -> discovery.Found | None:
+        row = self.table.currentRow()
+        return self.found[row] if 0 <= row < len(self.found) else None
+
+    def _on_current_cell_changed(self, row: int, column: int, old_row: int, old: int) -> None:
+        item = self.selected()
+        self.use_button.setEnabled(item is not None and item.ready)
+        self.link_button.setEnabled(item is not None and item.info is not None)
+        if item is not None and item.reason:
+            self.status.setText(item.reason)
+
+    def _on_use_clicked(self) -> None:
+        item = self.selected()
+        if item is not None:
+            self.use(item)
+
+    def _on_link_clicked(self) -> None:
+        item = self.selected()
+        if item is not None:
+            self.use(item, choose=False)
+
+    def use(self, item: discovery.Found, *, choose: bool = True) -> JobHandle:
+        """Link ``item`` (and, with ``choose``, answer with it from the next answer)."""
+        services = self.services
+
+        def job(progress: Progress, emit: Emit) -> str:
+            if not choose:
+                discovery.link(services.config, item)
+                return ""
+            saved = discovery.adopt(services.config, item, services.memory())
+            return saved.chat_model
+
+        handle = self.workers.start("models: use found", job)
+        handle.signals.succeeded.connect(self._on_used)
+        handle.signals.failed.connect(self._on_failed)
+        self.use_button.setEnabled(False)
+        self.link_button.setEnabled(False)
+        return handle
+
+    def _on_used(self, key: Any) -> None:
+        name = manage.friendly_name(str(key)) if key else ""
+        if key:
+            for assistant in ASSISTANTS:
+                self.services.use_model(assistant, str(key))
+            self.status.setText(
+                self.tr("Every assistant answers with {0} from its next answer.").format(name)
+            )
+        else:
+            self.status.setText(self.tr("Added to the list; pick it in a tab or in Settings."))
+        self._on_current_cell_changed(self.table.currentRow(), 0, -1, -1)

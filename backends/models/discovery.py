@@ -159,6 +159,8 @@ def _candidates(
         for count, path in enumerate(local.walk(folder, DEPTH)):
             if count >= MAX_FILES:
                 break
+            if path.name.lower().startswith("mmproj"):
+                continue  # a vision projector beside its model, not a model to chat with
             stem = path.name[: -len(local.GGUF_SUFFIX)]
             if path.name == "model.gguf":  # Jan: <model id>/model.gguf
                 stem = path.parent.name
