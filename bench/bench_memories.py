@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from backends.memories.recall import BARE, Recall, RecallSettings  # noqa: E402
 from backends.stores.memories.sqlite import SQLiteMemoryStore  # noqa: E402
 from bench.common import RESULTS as RESULTS_DIR  # noqa: E402
 from bench.common import machine  # noqa: E402
@@ -232,6 +234,87 @@ def bench_case(n: int, d: int, workdir: Path, rng: np.random.Generator) -> dict[
     for suffix in ("-wal", "-shm"):
         Path(str(path) + suffix).unlink(missing_ok=True)
     return result
+
+
+# -- recall quality (issue 29) ---------------------------------------------------------------
+
+DATA = Path(__file__).parent / "data"
+
+
+def _recall_variants() -> list[tuple[str, str, bool, RecallSettings]]:
+    """(label, primary embedder, with the second embedder, settings): each part added in turn,
+    then the final pipeline without each part."""
+    final = RecallSettings()
+    return [
+        ("bare cosine, MiniLM", "minilm", False, BARE),
+        ("bare cosine, USE", "use", False, BARE),
+        ("USE + MiniLM fused by rank", "use", True, replace(BARE, second=True)),
+        ("+ query expansion by entities", "use", True, replace(BARE, second=True, expand=True)),
+        ("+ name matching", "use", True, final.without("answer_kind")),
+        ("+ answer kind = final", "use", True, final),
+        ("final without MiniLM", "use", False, final),
+        ("final without expansion", "use", True, final.without("expand")),
+        ("final without names", "use", True, final.without("entities")),
+        ("MiniLM first, + all re-ranking", "minilm", False, final),
+    ]
+
+
+def _rank_metrics(ranks: list[int]) -> dict[str, float]:
+    """recall@1, recall@3 and MRR@10 (a rank of 0: not in the top 10)."""
+    n = len(ranks)
+    return {
+        "recall@1": round(sum(r == 1 for r in ranks) / n, 3),
+        "recall@3": round(sum(1 <= r <= 3 for r in ranks) / n, 3),
+        "mrr": round(sum(1 / r for r in ranks if r) / n, 3),
+    }
+
+
+def recall_quality(workdir: Path, embedders: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Recall@1, recall@3 and MRR of each variant on the evaluation sets of bench/data."""
+    from backends.models.embedders import MiniLMEmbedder, UniversalSentenceEncoder
+
+    models = embedders or {"minilm": MiniLMEmbedder(), "use": UniversalSentenceEncoder()}
+    out: dict[str, Any] = {}
+    for lang in ("en", "es"):
+        data = json.loads((DATA / f"memory_recall_{lang}.json").read_text(encoding="utf-8"))
+        items = data["items"]
+        pool = [i["fact"] for i in items] + [i["distractor"] for i in items]
+        stores = {}
+        for key, model in models.items():
+            path = workdir / f"recall-{lang}-{key}.sqlite3"
+            store = SQLiteMemoryStore(path, model.dimension, model.name)
+            store.add_many(zip(pool, model.embed_many(pool), strict=True))
+            stores[key] = store
+        questions = {"question": [i["question"] for i in items]}
+        if "question_en" in items[0]:
+            questions["question_en"] = [i["question_en"] for i in items]
+        for qkey, asked in questions.items():
+            label = lang if qkey == "question" else f"{lang} facts, English questions"
+            rows: dict[str, Any] = {}
+            for name, primary, with_second, settings in _recall_variants():
+                recall = Recall(
+                    stores[primary],
+                    models[primary],
+                    models["minilm"] if with_second else None,
+                    settings,
+                )
+                ranks = []
+                for item, question in zip(items, asked, strict=True):
+                    texts = [h.text for h in recall.search(question, k=10)]
+                    ranks.append(texts.index(item["fact"]) + 1 if item["fact"] in texts else 0)
+                rows[name] = _rank_metrics(ranks)
+            out[label] = {"facts": len(items), "pool": len(pool), "variants": rows}
+        for store in stores.values():
+            store.close()
+    return out
+
+
+def print_recall_quality(quality: dict[str, Any]) -> None:
+    for label, block in quality.items():
+        print(f"recall on {label} ({block['facts']} questions, {block['pool']} memories)")
+        print(f"  {'variant':<34} {'r@1':>6} {'r@3':>6} {'MRR':>6}")
+        for name, m in block["variants"].items():
+            print(f"  {name:<34} {m['recall@1']:>6.3f} {m['recall@3']:>6.3f} {m['mrr']:>6.3f}")
 
 
 def main(quick: bool = False) -> dict[str, Any]:

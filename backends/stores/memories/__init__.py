@@ -75,6 +75,8 @@ class Hit:
 
     text: str
     similarity: float
+    #: why recall found it, for people ("meaning 0.61 · name: Lucía"); "" from a bare search
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,8 @@ class MemoryStore(Protocol):
 
     dimension: int
     model: str
+    #: changes whenever the searchable rows change (for caches derived from them)
+    generation: int
 
     def add(self, text: str, vector: npt.ArrayLike, source: str = "user") -> AddResult: ...
 
@@ -146,6 +150,16 @@ class MemoryStore(Protocol):
     ) -> int: ...
 
     def nearest(self, vector: npt.ArrayLike) -> Hit | None: ...
+
+    def similarities(self, vector: npt.ArrayLike, texts: Iterable[str]) -> dict[str, float]: ...
+
+    def searchable_texts(self) -> builtins.list[str]: ...
+
+    def signal_vectors(self, model: str, texts: Sequence[str]) -> dict[str, Vector]: ...
+
+    def put_signal_vectors(
+        self, model: str, items: Iterable[tuple[str, npt.ArrayLike]]
+    ) -> None: ...
 
     def find_text(self, fragment: str, limit: int = 200) -> builtins.list[Memory]: ...
 

@@ -25,6 +25,7 @@ another model stay stored, listed and counted in :meth:`SQLiteMemoryStore.stats`
 
 from __future__ import annotations
 
+import builtins
 import logging
 import sqlite3
 import threading
@@ -129,11 +130,30 @@ def _create_log(conn: sqlite3.Connection) -> None:
     )
 
 
+def _create_signal(conn: sqlite3.Connection) -> None:
+    # Vectors of a second embedder, used to re-rank the best candidates (backends.memories.
+    # recall). Derived from the text alone: recomputed when missing, dropped with the text.
+    conn.execute(
+        "CREATE TABLE memory_signal (texto TEXT NOT NULL, model TEXT NOT NULL, "
+        "vector BLOB NOT NULL, PRIMARY KEY (texto, model))"
+    )
+    conn.execute(
+        "CREATE TRIGGER vectores_signal_rename AFTER UPDATE OF texto ON vectores "
+        "WHEN new.texto IS NOT old.texto BEGIN "
+        "DELETE FROM memory_signal WHERE texto = old.texto; END"
+    )
+    conn.execute(
+        "CREATE TRIGGER vectores_signal_delete AFTER DELETE ON vectores BEGIN "
+        "DELETE FROM memory_signal WHERE texto = old.texto; END"
+    )
+
+
 #: append-only: never edit or reorder, only add at the end
 MIGRATIONS: list[Migration] = [
     ("vectores", VECTORES_DDL),
     ("memory_meta", _create_meta),
     ("memory_log", _create_log),
+    ("memory_signal", _create_signal),
 ]
 
 _VECTORES_COLUMNS = [("texto", "TEXT", 1), ("dimension", "INTEGER", 0), ("vector", "BLOB", 0)]
@@ -217,6 +237,8 @@ class SQLiteMemoryStore(SqliteFile):
         #: how many full loads and incremental syncs happened (tests and the bench read it)
         self.full_loads = 0
         self.incremental_syncs = 0
+        #: changes whenever the searchable rows change (recall caches what it derives)
+        self.generation = 0
 
     @classmethod
     def from_config(
@@ -378,6 +400,7 @@ class SQLiteMemoryStore(SqliteFile):
         self._data_version = version
         self._loaded = True
         self.full_loads += 1
+        self.generation += 1
 
     def _sync(self, version: int) -> None:
         """Apply the change log since ``_last_seq``; reload everything on a gap."""
@@ -415,6 +438,7 @@ class SQLiteMemoryStore(SqliteFile):
         self.incremental_syncs += 1
 
     def _put_row(self, text: str, vector: Vector) -> None:
+        self.generation += 1
         self._bad_rows.discard(text)
         row = self._rows.get(text)
         if row is None:
@@ -426,6 +450,7 @@ class SQLiteMemoryStore(SqliteFile):
         self._matrix[row] = vector
 
     def _remove_row(self, text: str) -> None:
+        self.generation += 1
         self._bad_rows.discard(text)
         row = self._rows.pop(text, None)
         if row is None:
@@ -651,6 +676,65 @@ class SQLiteMemoryStore(SqliteFile):
         if threshold is not None:
             hits = [h for h in hits if h.similarity >= threshold]
         return hits
+
+    def similarities(self, vector: npt.ArrayLike, texts: Iterable[str]) -> dict[str, float]:
+        """The cosine of ``vector`` with each of ``texts`` that is searchable (others left out):
+        what a candidate found another way (a name it contains) scores here."""
+        query = self._check(vector, "memory search", zero=True)
+        with self._lock:
+            with self._errors("read"):
+                self._ensure_loaded()
+            rows = [(t, self._rows[t]) for t in dict.fromkeys(texts) if t in self._rows]
+            if not rows:
+                return {}
+            scores = self._matrix[[r for _, r in rows]] @ query
+        return {t: float(score) for (t, _), score in zip(rows, scores, strict=True)}
+
+    def searchable_texts(self) -> builtins.list[str]:
+        """The texts the current embedder can search (a copy), for indexes derived from them."""
+        with self._lock:
+            with self._errors("read"):
+                self._ensure_loaded()
+            return list(self._texts)
+
+    def signal_vectors(self, model: str, texts: Sequence[str]) -> dict[str, Vector]:
+        """Stored vectors of a second embedder ``model`` for ``texts`` (missing ones left out)."""
+        out: dict[str, Vector] = {}
+        unique = list(dict.fromkeys(texts))
+        with self._lock, self._errors("read"):
+            for start in range(0, len(unique), 500):
+                chunk = unique[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for text, blob in self.conn.execute(
+                    "SELECT texto, vector FROM memory_signal "
+                    f"WHERE model = ? AND texto IN ({marks})",
+                    (model, *chunk),
+                ):
+                    if isinstance(blob, bytes) and len(blob) % 4 == 0:
+                        vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                        if np.isfinite(vector).all():
+                            out[text] = vector
+        return out
+
+    def put_signal_vectors(self, model: str, items: Iterable[tuple[str, npt.ArrayLike]]) -> None:
+        """Keep vectors of a second embedder for memories that exist (others are skipped)."""
+        rows = [(t, model, to_blob(np.asarray(v, dtype=np.float32))) for t, v in items]
+        if not rows:
+            return
+        with self._lock, self._errors("write"):
+            conn = self.conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO memory_signal(texto, model, vector) "
+                    "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM vectores WHERE texto = ?)",
+                    [(*row, row[0]) for row in rows],
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
 
     def nearest(self, vector: npt.ArrayLike) -> Hit | None:
         hits = self.search(vector, k=1)
