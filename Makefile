@@ -4,15 +4,19 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.bootstrapped
 export QT_API := pyside6
 
-.PHONY: run test lint bench package package-test clean setup
+.PHONY: run test lint bench package package-test clean setup catalogues
 
 $(STAMP): pyproject.toml requirements/constraints.txt scripts/bootstrap.sh
 	bash scripts/bootstrap.sh
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP) catalogues
 
-run: $(STAMP)
+# The translations, compiled when their .ts/.po is newer (resources/i18n; scripts/i18n.py)
+catalogues: $(STAMP)
+	$(BIN)/python scripts/i18n.py compile
+
+run: $(STAMP) catalogues
 	$(BIN)/custodia
 
 lint: $(STAMP)
@@ -21,13 +25,13 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: lint
+test: lint catalogues
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m bench
 
-package: $(STAMP)
+package: $(STAMP) catalogues
 	$(BIN)/python -m pip install -q -c requirements/constraints.txt -e ".[package]"
 	$(BIN)/pyinstaller --noconfirm --clean packaging/custodia.spec
 	du -sh dist/custodia

@@ -19,19 +19,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from backends import i18n
+
 GUIDE = "USER_GUIDE.md"
+#: the guide in another language than English: USER_GUIDE.<lang>.md beside it
+TRANSLATED_GUIDE = "USER_GUIDE.{0}.md"
 
 
-def guide_path() -> Path | None:
-    """docs/USER_GUIDE.md of the source tree, or the one bundled next to the resources."""
+def guide_path(language: str | None = None) -> Path | None:
+    """docs/USER_GUIDE.md of the source tree, or the one bundled next to the resources; in
+    ``language`` (default: the one installed at start-up) when it has been translated."""
+    language = language or i18n.current()
+    names = [GUIDE] if language == i18n.DEFAULT else [TRANSLATED_GUIDE.format(language), GUIDE]
     roots = [Path(__file__).resolve().parent.parent]
     bundle = getattr(sys, "_MEIPASS", None)
     if bundle:
         roots.insert(0, Path(bundle))
-    for root in roots:
-        path = root / "docs" / GUIDE
-        if path.is_file():
-            return path
+    for name in names:
+        for root in roots:
+            path = root / "docs" / name
+            if path.is_file():
+                return path
     return None
 
 

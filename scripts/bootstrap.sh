@@ -45,4 +45,6 @@ if ! "$VENV/bin/python" -c "import llama_cpp" >/dev/null 2>&1; then
         pip install -q --no-deps "$wheel" diskcache==5.6.3 jinja2==3.1.6 MarkupSafe==3.0.4
     fi
 fi
+echo "bootstrap: compiling the translations"
+"$VENV/bin/python" scripts/i18n.py compile
 echo "bootstrap: ready"

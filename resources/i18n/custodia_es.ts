@@ -500,6 +500,57 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
 </context>
 <context>
+    <name>FindModelsDialog</name>
+    <message>
+        <source>Find models on this computer</source>
+        <translation>Buscar modelos en este equipo</translation>
+    </message>
+    <message>
+        <source>GGUF models that LM Studio, Jan, GPT4All, llama.cpp or Ollama keep on this computer. Using one links it where it is: nothing is copied or downloaded.</source>
+        <translation>Modelos GGUF que LM Studio, Jan, GPT4All, llama.cpp u Ollama guardan en este equipo. Usar uno lo enlaza donde está: no se copia ni se descarga nada.</translation>
+    </message>
+    <message>
+        <source>Looking in the usual folders…</source>
+        <translation>Buscando en las carpetas habituales…</translation>
+    </message>
+    <message>
+        <source>Use for every assistant</source>
+        <translation>Usar en todos los asistentes</translation>
+    </message>
+    <message>
+        <source>Only add it to the list</source>
+        <translation>Solo añadirlo a la lista</translation>
+    </message>
+    <message>
+        <source>best fit for this computer</source>
+        <translation>el más adecuado para este equipo</translation>
+    </message>
+    <message>
+        <source>No GGUF models found in the folders of LM Studio, Jan, GPT4All, llama.cpp or Ollama. Tools ▸ Models… adds a file from anywhere.</source>
+        <translation>No se encontraron modelos GGUF en las carpetas de LM Studio, Jan, GPT4All, llama.cpp u Ollama. Herramientas ▸ Modelos… añade un archivo desde cualquier lugar.</translation>
+    </message>
+    <message>
+        <source>{0} is the best fit for this computer (needs about {1} of memory).</source>
+        <translation>{0} es el más adecuado para este equipo (necesita unos {1} de memoria).</translation>
+    </message>
+    <message>
+        <source>{0} model(s) found; none can chat within this computer&apos;s memory.</source>
+        <translation>Se encontraron {0} modelo(s); ninguno puede conversar con la memoria de este equipo.</translation>
+    </message>
+    <message>
+        <source>Could not look: {0}</source>
+        <translation>No se pudo buscar: {0}</translation>
+    </message>
+    <message>
+        <source>Every assistant answers with {0} from its next answer.</source>
+        <translation>Todos los asistentes responderán con {0} a partir de su próxima respuesta.</translation>
+    </message>
+    <message>
+        <source>Added to the list; pick it in a tab or in Settings.</source>
+        <translation>Añadido a la lista; elíjalo en una pestaña o en Configuración.</translation>
+    </message>
+</context>
+<context>
     <name>InspectorPane</name>
     <message>
         <source>Pseudonym (p-…)</source>
@@ -871,6 +922,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>Profile: {0}</source>
+        <extracomment>a better model found on first run, offered in the welcome</extracomment>
         <translation>Perfil: {0}</translation>
     </message>
     <message>
@@ -934,8 +986,16 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
         <translation>Comprobar almacenes y &amp;modelos…</translation>
     </message>
     <message>
-        <source>&amp;Models…</source>
-        <translation>&amp;Modelos…</translation>
+        <source>&amp;Models</source>
+        <translation>&amp;Modelos</translation>
+    </message>
+    <message>
+        <source>&amp;Manage models…</source>
+        <translation>&amp;Gestionar modelos…</translation>
+    </message>
+    <message>
+        <source>&amp;Find models on this computer…</source>
+        <translation>&amp;Buscar modelos en este equipo…</translation>
     </message>
     <message>
         <source>&amp;Help</source>
@@ -988,6 +1048,14 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <message>
         <source>{0}: {1}</source>
         <translation>{0}: {1}</translation>
+    </message>
+    <message>
+        <source>Every assistant answers with {0} from its next answer.</source>
+        <translation>Todos los asistentes responderán con {0} a partir de su próxima respuesta.</translation>
+    </message>
+    <message>
+        <source>Not used — {0}</source>
+        <translation>Sin usar — {0}</translation>
     </message>
     <message>
         <source>Quit Custodia?</source>
@@ -1234,7 +1302,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <name>MessageBubble</name>
     <message>
         <source>Remember</source>
-        <extracomment>a theme switch reaches a widget as one of these memories shown in the list without a search (the rest are one search away) where a memory&apos;s own text is kept on its list item (the shown text may add a similarity) the link of a ✓ [n] mark: memory n of the memories used (1-based) a ✓ [n] mark was clicked: memory n (1-based) of this answer&apos;s memories used</extracomment>
+        <extracomment>a theme switch reaches a widget as one of these memories shown in the list without a search (the rest are one search away) where a memory&apos;s own text is kept on its list item (the shown text may add a similarity) the link of a ✓ [n] mark: memory n of the memories used (1-based) a ✓ [n] mark was clicked: memory n (1-based) of this answer&apos;s memories used &quot;Ask the model to rephrase&quot; was clicked</extracomment>
         <translation>Recordar</translation>
     </message>
     <message>
@@ -1242,20 +1310,36 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
         <translation>Guardar este mensaje como recuerdo</translation>
     </message>
     <message>
+        <source>Ask the model to rephrase</source>
+        <translation>Pedir al modelo que lo reformule</translation>
+    </message>
+    <message>
+        <source>The model is rephrasing (shown only if every sentence checks out): {0}</source>
+        <translation>El modelo está reformulando (solo se muestra si cada frase se comprueba): {0}</translation>
+    </message>
+    <message>
         <source>Memories used:</source>
         <translation>Recuerdos usados:</translation>
     </message>
     <message>
-        <source>not from your memories</source>
-        <translation>no procede de sus recuerdos</translation>
+        <source>Withheld from the model&apos;s draft (not an answer):</source>
+        <translation>Retenido del borrador del modelo (no es una respuesta):</translation>
+    </message>
+    <message>
+        <source>✓ [n]: a memory you told me says it (click to see which)</source>
+        <translation>✓ [n]: lo dice un recuerdo que me contó (pulse para ver cuál)</translation>
+    </message>
+    <message>
+        <source>in grey italics: the model&apos;s own words, not from your memories</source>
+        <translation>en cursiva gris: palabras del propio modelo, no de sus recuerdos</translation>
+    </message>
+    <message>
+        <source>struck out: the model&apos;s draft, withheld as unsupported</source>
+        <translation>tachado: el borrador del modelo, retenido por falta de respaldo</translation>
     </message>
     <message>
         <source>✓ [n]: stated by memory n of the memories used (click to select it)</source>
         <translation>✓ [n]: lo dice el recuerdo n de los usados (pulse para seleccionarlo)</translation>
-    </message>
-    <message>
-        <source>✓ [n]: a memory used says it (click to see which) · in grey italics: the assistant&apos;s own words, {0}</source>
-        <translation>✓ [n]: lo dice un recuerdo usado (pulse para ver cuál) · en cursiva gris: palabras del propio asistente, {0}</translation>
     </message>
 </context>
 <context>
@@ -1725,6 +1809,14 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
         <translation>Guardar el resultado como archivo Markdown</translation>
     </message>
     <message>
+        <source>What ran</source>
+        <translation>Qué se ejecutó</translation>
+    </message>
+    <message>
+        <source>Outcome</source>
+        <translation>Resultado</translation>
+    </message>
+    <message>
         <source>The final answer, assembled from the steps, appears here when a run ends.</source>
         <translation>La respuesta final, compuesta a partir de los pasos, aparece aquí cuando termina una ejecución.</translation>
     </message>
@@ -1777,16 +1869,24 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
         <translation>revisando</translation>
     </message>
     <message>
-        <source>done</source>
-        <translation>terminada</translation>
-    </message>
-    <message>
         <source>failed</source>
         <translation>fallida</translation>
     </message>
     <message>
         <source>cancelled</source>
         <translation>cancelada</translation>
+    </message>
+    <message>
+        <source>verified</source>
+        <translation>verificado</translation>
+    </message>
+    <message>
+        <source>failed verification</source>
+        <translation>no superó la verificación</translation>
+    </message>
+    <message>
+        <source>unverified draft</source>
+        <translation>borrador sin verificar</translation>
     </message>
     <message>
         <source>Phase: no session selected</source>
@@ -1879,6 +1979,38 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
         <translation>&lt;b&gt;Resultado hasta ahora&lt;/b&gt; ({0})</translation>
     </message>
     <message>
+        <source>Nothing here was run: read it as the model&apos;s draft.</source>
+        <translation>Aquí no se ejecutó nada: léalo como un borrador del modelo.</translation>
+    </message>
+    <message>
+        <source>Step {0} ({1}): {2}</source>
+        <translation>Paso {0} ({1}): {2}</translation>
+    </message>
+    <message>
+        <source>Attempt {0}: {1}</source>
+        <translation>Intento {0}: {1}</translation>
+    </message>
+    <message>
+        <source>Tests: {0}. Sandbox: no network ({1}), {2} s, {3} MB.</source>
+        <translation>Pruebas: {0}. Entorno aislado: sin red ({1}), {2} s, {3} MB.</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>ninguna</translation>
+    </message>
+    <message>
+        <source>passed</source>
+        <translation>superadas</translation>
+    </message>
+    <message>
+        <source>could not run</source>
+        <translation>no se pudo ejecutar</translation>
+    </message>
+    <message>
+        <source>skipped</source>
+        <translation>omitido</translation>
+    </message>
+    <message>
         <source>&lt;b&gt;Result&lt;/b&gt; — copied to the clipboard</source>
         <translation>&lt;b&gt;Resultado&lt;/b&gt; — copiado al portapapeles</translation>
     </message>
@@ -1925,6 +2057,18 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>finished</source>
         <translation>terminada</translation>
+    </message>
+    <message>
+        <source>checking</source>
+        <translation>comprobando</translation>
+    </message>
+    <message>
+        <source>check</source>
+        <translation>comprobación</translation>
+    </message>
+    <message>
+        <source>retry</source>
+        <translation>reintento</translation>
     </message>
     <message>
         <source>Live feed unavailable: {0}</source>
@@ -2019,6 +2163,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <name>ProposalRow</name>
     <message>
         <source>Update “{0}” to “{1}”? (similarity {2:.2f})</source>
+        <extracomment>the model&apos;s draft for it, shown or not (a later draft repeating it is withheld)</extracomment>
         <translation>¿Actualizar «{0}» a «{1}»? (similitud {2:.2f})</translation>
     </message>
     <message>
@@ -2311,7 +2456,7 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     <name>TutorTab</name>
     <message>
         <source>User:</source>
-        <extracomment>the knowledge base is indexed and questions can be asked (the :class:`Status`) a turn was answered, shown and audited (the :class:`Turn`) an import finished (the :class:`ImportReport`) this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) this thread&apos;s earlier turns, rendered (newest last); New thread clears it what the thread&apos;s last question was understood as, and whose it was: the next question of the same user may follow it up (another user&apos;s never does: their words would be searched, shown and sealed in this user&apos;s record)</extracomment>
+        <extracomment>the knowledge base is indexed and questions can be asked (the :class:`Status`) a turn was answered, shown and audited (the :class:`Turn`) an import finished (the :class:`ImportReport`) this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) this thread&apos;s earlier turns, rendered (newest last); New thread clears it what the thread&apos;s last question was understood as, and whose it was: the next question of the same user may follow it up (another user&apos;s never does: their words would be searched, shown and sealed in this user&apos;s record) whether the notes covered it (after an uncovered one, only &quot;and …?&quot; follows it)</extracomment>
         <translation>Usuario:</translation>
     </message>
     <message>
@@ -2523,6 +2668,7 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     <name>UserGuideDialog</name>
     <message>
         <source>Custodia user guide</source>
+        <extracomment>the guide in another language than English: USER_GUIDE.&lt;lang&gt;.md beside it</extracomment>
         <translation>Guía del usuario de Custodia</translation>
     </message>
     <message>
@@ -2551,11 +2697,20 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     </message>
     <message>
         <source>&lt;b&gt;Welcome to Custodia.&lt;/b&gt; Four assistants that run on this computer; nothing leaves it.&lt;ul style=&apos;margin:2px 0&apos;&gt;{0}&lt;/ul&gt;Help ▸ User guide explains more; Help ▸ Keyboard shortcuts lists the keys.</source>
+        <extracomment>the user asked to use the model :meth:`offer_model` offered</extracomment>
         <translation>&lt;b&gt;Bienvenido a Custodia.&lt;/b&gt; Cuatro asistentes que funcionan en este equipo; nada sale de él.&lt;ul style=&apos;margin:2px 0&apos;&gt;{0}&lt;/ul&gt;Ayuda ▸ Guía del usuario explica más; Ayuda ▸ Atajos de teclado enumera las teclas.</translation>
+    </message>
+    <message>
+        <source>Use it</source>
+        <translation>Usarlo</translation>
     </message>
     <message>
         <source>Got it</source>
         <translation>Entendido</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;A better model is already on this computer:&lt;/b&gt; {0} (from {1}; needs about {2} of memory). Custodia can use it where it is — nothing is copied.</source>
+        <translation>&lt;b&gt;Ya hay un modelo mejor en este equipo:&lt;/b&gt; {0} (de {1}; necesita unos {2} de memoria). Custodia puede usarlo donde está: no se copia nada.</translation>
     </message>
 </context>
 <context>
