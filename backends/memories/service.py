@@ -12,6 +12,7 @@ Qt-free: the desktop runs these methods in workers, the CLI calls them directly.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -22,8 +23,10 @@ from typing import TYPE_CHECKING
 from backends import answers, grounding
 from backends.answers import COMPOSED, MODEL, SUPPORTED, WITHHELD, Answer, DraftStats
 from backends.config import Config
+from backends.errors import CustodiaEnvironmentError
 from backends.grounding import CheckedSentence, Source
 from backends.memories.answer import TEXTS, compose, language, restate
+from backends.memories.recall import Recall, RecallSettings
 from backends.models.chat import ChatModel, Message, Prompt
 from backends.models.embedders import Embedder
 from backends.progress import Progress
@@ -42,13 +45,24 @@ from backends.text import checked_text
 if TYPE_CHECKING:
     from backends.services import Services
 
+log = logging.getLogger(__name__)
+
 STORE_FILE = "memories.sqlite3"
 
 #: Recall threshold (cosine) per embedder family. The hashing test embedder only sees shared
 #: words, so related texts score lower than with MiniLM; measured in docs/MEMORIES.md.
-RECALL_THRESHOLDS: dict[str, float] = {"hashing": 0.28, "all-MiniLM-L6-v2": 0.30}
+RECALL_THRESHOLDS: dict[str, float] = {
+    "hashing": 0.28,
+    "all-MiniLM-L6-v2": 0.30,
+    # keeps 95 % of told facts, passes as many never-told questions as MiniLM's 0.30
+    "use-multilingual-v3": 0.25,
+}
 #: At or above this similarity a new memory is offered as an update of the old one.
-NEAR_DUPLICATE_THRESHOLDS: dict[str, float] = {"hashing": 0.75, "all-MiniLM-L6-v2": 0.85}
+NEAR_DUPLICATE_THRESHOLDS: dict[str, float] = {
+    "hashing": 0.75,
+    "all-MiniLM-L6-v2": 0.85,
+    "use-multilingual-v3": 0.85,
+}
 DEFAULT_RECALL_THRESHOLD = 0.35
 #: a store this small is read whole for the composed answer, besides what recall finds
 LEXICAL_SCAN = 500
@@ -261,6 +275,8 @@ class FoundMemory:
 
     memory: Memory
     similarity: float | None = None
+    #: why it was found ("meaning 0.61 · name: Lucía"; "words" for a text match)
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -308,6 +324,8 @@ class MemoryAssistant:
         config: Config | None = None,
         open_store: StoreOpener = open_store,
         draft_stats: DraftStats | None = None,
+        second_embedder: Callable[[], Embedder | None] | None = None,
+        recall_settings: RecallSettings | None = None,
     ) -> None:
         self.store_path = Path(store_path)
         #: the configuration the store is chosen by (the data dir of ``store_path`` if none)
@@ -319,6 +337,10 @@ class MemoryAssistant:
         self._lock = threading.Lock()
         self._store: MemoryStore | None = None
         self._embedder: Embedder | None = None
+        #: a second model that re-ranks recall's candidates (None: the embedder alone)
+        self._second_factory = second_embedder or (lambda: None)
+        self._recall_settings = recall_settings
+        self._recall: Recall | None = None
         #: how often each model's drafts pass (a cache file in the data dir)
         self.draft_stats = (
             draft_stats
@@ -371,30 +393,53 @@ class MemoryAssistant:
 
     def close(self) -> None:
         with self._lock:
+            self._recall = None
             if self._store is not None:
                 self._store.close()
                 self._store = None
 
     # -- recall ----------------------------------------------------------------------------
+    @property
+    def recaller(self) -> Recall:
+        """The recall pipeline (backends.memories.recall) over this store."""
+        store = self.store
+        with self._lock:
+            if self._recall is None or self._recall.store is not store:
+                second: Embedder | None = None
+                try:
+                    second = self._second_factory()
+                except CustodiaEnvironmentError as err:  # recall still works without it
+                    log.warning("memories: no second embedder for recall: %s", err)
+                self._recall = Recall(
+                    store, self._embedder_or_build(), second, self._recall_settings
+                )
+            return self._recall
+
+    def _embedder_or_build(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = self._embedder_factory()
+        return self._embedder
+
     def recall(
         self, message: str, k: int | None = None, threshold: float | None = None
     ) -> list[Hit]:
-        """The memories relevant to ``message``: top ``k`` at or above the threshold."""
-        vector = self.embedder.embed(checked_text(message, "the message"))
-        return self.store.search(
-            vector,
-            k=self.settings.recall_k if k is None else k,
-            threshold=self.recall_threshold if threshold is None else threshold,
+        """The memories relevant to ``message``: top ``k`` at or above the threshold, each
+        with why it was found (``Hit.why``)."""
+        return list(
+            self.recaller.search(
+                checked_text(message, "the message"),
+                k=self.settings.recall_k if k is None else k,
+                threshold=self.recall_threshold if threshold is None else threshold,
+            )
         )
 
     def search(self, query: str, k: int = 10, threshold: float | None = None) -> list[Hit]:
-        """Semantic search over the memories (no threshold unless given)."""
-        vector = self.embedder.embed(checked_text(query, "the search"))
-        return self.store.search(vector, k=k, threshold=threshold)
+        """The same recall over the memories (no threshold unless given)."""
+        return list(self.recaller.search(checked_text(query, "the search"), k, threshold))
 
     def find(self, query: str, limit: int = 200) -> list[FoundMemory]:
-        """The panel's search box: similar memories first (with similarity), then text
-        matches. An empty query lists the most recent memories."""
+        """The panel's search box: recalled memories first (with similarity and why), then
+        text matches. An empty query lists the most recent memories."""
         query = query.strip()
         store = self.store
         if not query:
@@ -405,11 +450,11 @@ class MemoryAssistant:
         for hit in self.search(query, k=min(limit, 50), threshold=floor):
             memory = store.get(hit.text)
             if memory is not None:
-                found.append(FoundMemory(memory, hit.similarity))
+                found.append(FoundMemory(memory, hit.similarity, hit.why))
                 seen.add(memory.text)
         for memory in store.find_text(query, limit=limit):
             if memory.text not in seen and len(found) < limit:
-                found.append(FoundMemory(memory))
+                found.append(FoundMemory(memory, why="words"))
                 seen.add(memory.text)
         return found
 
@@ -726,14 +771,60 @@ def get_service(services: Services, settings: AssistantSettings | None = None) -
 
     ``settings`` apply only when this call builds it.
     """
+    primary, second = memory_embedders(services)
     return services.service(
         "memories",
         lambda: MemoryAssistant(
             services.config.path(STORE_FILE),
-            lambda: services.embedder,
+            primary,
             lambda: services.chat_for("memories"),
             settings,
             config=services.config,
+            second_embedder=second,
         ),
         MemoryAssistant.close,
     )
+
+
+def memory_embedders(
+    services: Services,
+) -> tuple[Callable[[], Embedder], Callable[[], Embedder | None]]:
+    """The memories' embedder and the second one that re-ranks recall (both lazy).
+
+    With the built-in models (``minilm``, the default, or ``use-multilingual``) memories are
+    embedded by the multilingual Universal Sentence Encoder — a fact told in Spanish is found
+    by a Spanish or an English question — and MiniLM re-ranks English recall (docs/MEMORIES.md
+    "Recall"). Any other embedder (hashing, Ollama) serves alone, as configured. A data dir
+    whose memories were embedded by MiniLM keeps them (PA3) until they are re-embedded.
+    """
+    from backends.models.embedders import MiniLMEmbedder, UniversalSentenceEncoder
+    from backends.models.registry import create_embedder
+
+    def named(key: str) -> Embedder:
+        configured = services.embedder
+        if configured.name == {"minilm": MiniLMEmbedder.name}.get(
+            key, UniversalSentenceEncoder.name
+        ):
+            return configured
+        config = replace(services.config, embedder=key)
+        return services.service(f"embedder:{key}", lambda: create_embedder(config))
+
+    builtin = (MiniLMEmbedder.name, UniversalSentenceEncoder.name)
+
+    def primary() -> Embedder:
+        configured = services.embedder
+        if configured.name not in builtin:
+            return configured
+        try:
+            return named("use-multilingual")
+        except CustodiaEnvironmentError as err:  # the wheel missing: MiniLM alone, as before
+            log.warning("memories: the multilingual embedder cannot load: %s", err)
+            return configured
+
+    def second() -> Embedder | None:
+        configured = services.embedder
+        if configured.name not in builtin:
+            return None
+        return named("minilm")
+
+    return primary, second
