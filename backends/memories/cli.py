@@ -239,7 +239,10 @@ def _cmd_search(args: argparse.Namespace, services: Services) -> int:
     if args.json:
         print(
             json.dumps(
-                [{"text": h.text, "similarity": round(h.similarity, 4)} for h in hits],
+                [
+                    {"text": h.text, "similarity": round(h.similarity, 4), "why": h.why}
+                    for h in hits
+                ],
                 ensure_ascii=False,
                 indent=1,
             )
@@ -247,6 +250,8 @@ def _cmd_search(args: argparse.Namespace, services: Services) -> int:
     else:
         for hit in hits:
             print(f"{hit.similarity:5.2f}  {hit.text}")
+            if hit.why:  # why recall found it, under it
+                print(f"       {hit.why}")
         if not hits:
             print("No memories found.", file=sys.stderr)
     _warn_limited(assistant)

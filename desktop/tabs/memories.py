@@ -448,7 +448,9 @@ class MemoriesTab(QWidget):
         layout.addWidget(self.memories_used_title)
         self.memories_used = QTreeWidget()
         self.memories_used.setObjectName("memories_used")
-        self.memories_used.setHeaderLabels([self.tr("Similarity"), self.tr("Memory")])
+        self.memories_used.setHeaderLabels(
+            [self.tr("Similarity"), self.tr("Memory"), self.tr("Why it was recalled")]
+        )
         self.memories_used.setRootIsDecorated(False)
         self.memories_used.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.memories_used.setMaximumHeight(140)
@@ -862,7 +864,7 @@ class MemoriesTab(QWidget):
         )
         self.memories_used.clear()
         for number, hit in enumerate(hits, 1):
-            item = QTreeWidgetItem([f"{hit.similarity:.2f}", hit.text])
+            item = QTreeWidgetItem([f"{hit.similarity:.2f}", hit.text, hit.why])
             item.setData(0, Qt.ItemDataRole.UserRole, hit.similarity)
             item.setToolTip(0, f"[{number}]")
             item.setToolTip(1, f"[{number}] {hit.text}")
