@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
@@ -52,6 +52,18 @@ def describe_choice(choice: ChatChoice) -> tuple[str, str]:
     return model.name, ", ".join(extra)
 
 
+class _NameCombo(QComboBox):
+    """A combo box that asks for room for its current text (up to :data:`MAX_NAME`
+    characters), and can shrink to :data:`MIN_NAME` characters when the window is narrow."""
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        text = self.currentText()[:MAX_NAME]
+        metrics = self.fontMetrics()
+        room = metrics.horizontalAdvance(text) - metrics.horizontalAdvance("x" * MIN_NAME)
+        return QSize(hint.width() + max(0, room), hint.height())
+
+
 class ModelPicker(QWidget):
     """``Model: [combo]`` for one assistant. Object names: ``<assistant>_model_picker`` (the
     combo box) and ``<assistant>_model_state`` (what is loaded, or why not).
@@ -81,11 +93,12 @@ class ModelPicker(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         label = QLabel(self.tr("Model:"))
         layout.addWidget(label)
-        self.combo = QComboBox()
+        self.combo = _NameCombo()
         self.combo.setObjectName(f"{assistant}_model_picker")
         self.combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
+        self.combo.setMinimumContentsLength(MIN_NAME)
         self.combo.currentIndexChanged.connect(self._on_current_index_changed)
         label.setBuddy(self.combo)
         layout.addWidget(self.combo)
@@ -147,10 +160,8 @@ class ModelPicker(QWidget):
         self._fit()
 
     def _fit(self) -> None:
-        """As wide as the chosen model's name (never cut to "SmolLM2-135M-Instruct ("), up to
-        :data:`MAX_NAME` characters; a longer name is cut with "…" and whole in the tooltip."""
-        text = self.combo.currentText()
-        self.combo.setMinimumContentsLength(max(MIN_NAME, min(len(text), MAX_NAME)))
+        """Ask for the chosen model's whole name (it was cut to "SmolLM2-135M-Instruct ("
+        at every window size); a narrow window may still shrink it to :data:`MIN_NAME`."""
         self.combo.updateGeometry()
 
     @property
