@@ -228,6 +228,26 @@ class Services:
             self.config = replace(self.config, model_folders=tuple(folders)).validated()
             return self.config
 
+    def use_settings(self, saved: Config) -> Config:
+        """From each assistant's next answer on, ``saved``'s models and generation settings,
+        without a restart (a loaded file is reused when only sampling changed)."""
+        with self._lock:
+            self.config = replace(
+                self.config,
+                chat_model=saved.chat_model,
+                models=dict(saved.models),
+                generation=dict(saved.generation),
+            ).validated()
+            for assistant in ASSISTANTS:
+                self._built.pop(f"chat:{assistant}", None)
+            if self._injected_chat is None:
+                self._built.pop("chat", None)
+            config = self.config
+            in_use = {load_key(config.model_for(a), config.generation_for(a)) for a in ASSISTANTS}
+            in_use.add(load_key(config.chat_model, config.generation_for("")))
+            self._loaded.keep_only(in_use)
+            return self.config
+
     def use_model(self, assistant: str, key: str) -> Config:
         """From now on ``assistant`` answers with ``key`` (its next answer loads it); the
         caller saves the returned configuration when the choice is to last."""

@@ -28,13 +28,14 @@ from PySide6.QtWidgets import (
 )
 
 from backends import doctor, preload
+from backends.config import Config
 from backends.models.manage import friendly_name
 from backends.models.registry import ModelOption, model_options
 from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
 from backends.services import Lazy, Services
 from desktop.dialogs import AboutDialog, DoctorDialog, SettingsDialog
-from desktop.i18n import QT_TRANSLATE_NOOP
+from desktop.i18n import QT_TRANSLATE_NOOP, config_word
 from desktop.model_picker import TITLES, ModelPicker
 from desktop.tabs import TABS, TabPieces, build_tabs
 from desktop.theme import MODES, Theme
@@ -195,7 +196,7 @@ class MainWindow(QMainWindow):
         cfg = self.services.config
         bar = self.statusBar()
         bar.setObjectName("status_bar")
-        self.profile_label = QLabel(self.tr("Profile: {0}").format(cfg.profile))
+        self.profile_label = QLabel(self.tr("Profile: {0}").format(config_word(cfg.profile)))
         self.profile_label.setObjectName("status_profile")
         self.chat_label = QLabel(self.tr("Chat: {0} (loading…)").format(cfg.chat_model))
         self.chat_label.setObjectName("status_chat_model")
@@ -429,6 +430,20 @@ class MainWindow(QMainWindow):
     def _on_settings_triggered(self) -> None:
         dialog = SettingsDialog(self.services.config, self, self.model_options)
         dialog.exec()
+        if dialog.saved is not None:
+            self.apply_settings(dialog.saved)
+
+    def apply_settings(self, saved: Config) -> None:
+        """What applies without a restart: each assistant's model and generation settings,
+        from its next answer."""
+        self.services.use_settings(saved)
+        for assistant in ASSISTANTS:
+            self.tab_models[assistant] = (
+                self.tr("{0} (loading…)").format(friendly_name(saved.model_for(assistant))),
+                "",
+            )
+        self._show_tab_model()
+        self._models_changed()
 
     def _on_models_triggered(self) -> None:
         from desktop.models_dialog import ModelsDialog  # imported on first use

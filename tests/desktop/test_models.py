@@ -446,3 +446,18 @@ def test_the_picker_shows_the_whole_name_of_the_model(
     room = picker.combo.sizeHint().width() - 30  # the arrow and the frame
     assert room >= picker.combo.fontMetrics().horizontalAdvance(text)
     services.close()
+
+
+def test_generation_settings_apply_to_the_next_answer_without_a_restart(
+    qtbot: Any, custodia_window: Any
+) -> None:
+    from dataclasses import replace
+
+    services = custodia_window.services
+    before = services.chat_for("tutor")
+    assert before.settings.temperature == 0.1
+    saved = replace(services.config, generation={"tutor": {"temperature": 0.9, "top_p": 0.5}})
+    custodia_window.apply_settings(saved)
+    after = services.chat_for("tutor")
+    assert (after.settings.temperature, after.settings.top_p) == (0.9, 0.5)
+    assert services.chat_for("memories").settings.temperature == 0.2  # its own, unchanged
