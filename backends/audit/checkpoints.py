@@ -28,11 +28,13 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from backends.stores.audit_log import note
 from backends.stores.audit_log.checkpoint import DOMAIN as DOMAIN
 from backends.stores.audit_log.checkpoint import Checkpoint as Checkpoint
 from backends.stores.audit_log.checkpoint import CheckpointError as CheckpointError
 from backends.stores.audit_log.checkpoint import CheckpointRejected as CheckpointRejected
 from backends.stores.audit_log.checkpoint import key_id as key_id
+from backends.stores.audit_log.note import NoteCheckpoint, origin_of
 from backends.stores.audit_log.record import utc_now
 
 
@@ -125,18 +127,52 @@ class Signer:
             raise CheckpointError(f"{path}: not an Ed25519 key")
         return cls(key, path)
 
-    def sign(self, log_id: str, seq: int, head: str, time: str | None = None) -> Checkpoint:
+    def sign(
+        self,
+        log_id: str,
+        seq: int,
+        head: str,
+        time: str | None = None,
+        root: bytes | None = None,
+    ) -> Checkpoint:
+        """A checkpoint of ``seq``/``head``; with the Merkle ``root`` of those ``seq`` records
+        it is also a C2SP signed note (the earlier JSON signature is kept beside it, so an
+        earlier release still reads the trust file)."""
         unsigned = Checkpoint(log_id, seq, head, time or utc_now(), self.key_id)
         signature = base64.b64encode(self._key.sign(unsigned.payload())).decode("ascii")
-        return Checkpoint(log_id, seq, head, unsigned.time, self.key_id, signature)
+        text = ""
+        if root is not None:
+            origin = origin_of(log_id)
+            body = NoteCheckpoint(origin, seq, root, seq, head, unsigned.time).body()
+            text = note.sign(body, origin, self._key)
+        return Checkpoint(
+            log_id,
+            seq,
+            head,
+            unsigned.time,
+            self.key_id,
+            signature,
+            root=root.hex() if root is not None else "",
+            note=text,
+        )
+
+    def verifier_key(self, log_id: str) -> str:
+        """The note verifier key of this log: ``<origin>+<key hash>+<base64 key>``."""
+        return note.verifier_key(origin_of(log_id), self.public_key)
 
 
 class TrustStore:
     """Accepted checkpoints, one JSON line each, in a 0600 file outside the database."""
 
-    def __init__(self, path: Path, public_key: Ed25519PublicKey) -> None:
+    def __init__(
+        self, path: Path, public_key: Ed25519PublicKey, *, read_only: bool = False
+    ) -> None:
+        """``read_only``: a copy's trust file is read, never written; checkpoints accepted
+        meanwhile are held in memory for this run only."""
         self.path = path
         self.public_key = public_key
+        self.read_only = read_only
+        self._held: list[Checkpoint] = []
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[int]:
@@ -172,12 +208,29 @@ class TrustStore:
 
     def all(self, log_id: str | None = None) -> list[Checkpoint]:
         """Every accepted checkpoint (of ``log_id``), oldest first; each signature re-checked."""
-        found = [c for c in self._read() if log_id is None or c.log_id == log_id]
+        found = [c for c in [*self._read(), *self._held] if log_id is None or c.log_id == log_id]
         return sorted(found, key=lambda c: c.seq)
 
     def latest(self, log_id: str | None = None) -> Checkpoint | None:
         found = self.all(log_id)
         return found[-1] if found else None
+
+    @staticmethod
+    def _check_against(checkpoint: Checkpoint, trusted: list[Checkpoint]) -> None:
+        """The replay and fork rules of :meth:`accept`, for a store that is not written."""
+        for known in trusted:
+            if known.seq == checkpoint.seq and known.head != checkpoint.head:
+                raise CheckpointRejected(
+                    f"checkpoint at seq {checkpoint.seq} names another head than the trusted "
+                    "one: the log was forked or rewritten"
+                )
+        latest = trusted[-1] if trusted else None
+        if latest is not None and checkpoint.seq < latest.seq:
+            raise OlderCheckpoint(
+                f"checkpoint at seq {checkpoint.seq} is older than the latest trusted "
+                f"checkpoint (seq {latest.seq}): refusing a replayed checkpoint",
+                latest,
+            )
 
     def accept(self, checkpoint: Checkpoint) -> bool:
         """Trust ``checkpoint`` from now on; False if it was already there.
@@ -186,6 +239,10 @@ class TrustStore:
         checkpoint than the latest trusted one (replay) or a different head at the same seq.
         """
         checkpoint.check(self.public_key)
+        if self.read_only:
+            self._check_against(checkpoint, self.all(checkpoint.log_id))
+            self._held.append(checkpoint)
+            return True
         with self._locked() as fd:
             trusted = self.all(checkpoint.log_id)
             latest = trusted[-1] if trusted else None
@@ -217,17 +274,26 @@ class TrustStore:
 
 
 def export_checkpoint(checkpoint: Checkpoint, path: Path, public_key: Ed25519PublicKey) -> Path:
-    """Write one checkpoint and the public key that checks it to ``path`` (0600)."""
+    """Write one checkpoint to ``path`` (0600): its C2SP signed note when it has one (what
+    the ecosystem's tools read), else — a checkpoint from before the tree — the JSON form with
+    the public key that checks it."""
+    if checkpoint.note:
+        return write_private(path, checkpoint.note)
     body = json.dumps(
         {"checkpoint": json.loads(checkpoint.to_json()), "public_key": public_key_hex(public_key)},
         indent=2,
         sort_keys=True,
     )
+    return write_private(path, body + "\n")
+
+
+def write_private(path: Path, text: str) -> Path:
+    """``text`` to a new 0600 file at ``path``, replaced atomically when complete."""
     tmp = path.with_name(path.name + ".tmp")
     try:
         fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(body + "\n")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -236,10 +302,23 @@ def export_checkpoint(checkpoint: Checkpoint, path: Path, public_key: Ed25519Pub
     return path
 
 
-def read_exported(path: Path) -> Checkpoint:
-    """The checkpoint in a file written by :func:`export_checkpoint` (signature not checked)."""
+def read_exported(path: Path, public_key: Ed25519PublicKey | None = None) -> Checkpoint:
+    """The checkpoint in a file written by :func:`export_checkpoint`: a C2SP note (checked
+    against ``public_key``, which it needs) or the JSON of earlier releases (signature not
+    checked here)."""
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise CheckpointRejected(f"{path}: cannot read the checkpoint: {err}") from None
+    if not text.lstrip().startswith("{"):
+        if public_key is None:
+            raise CheckpointRejected(f"{path}: a checkpoint note needs the key to check it")
+        try:
+            return Checkpoint.from_note(text, public_key)
+        except CheckpointRejected as err:
+            raise CheckpointRejected(f"{path}: {err}") from None
+    try:
+        obj = json.loads(text)
         return Checkpoint.from_json(json.dumps(obj["checkpoint"]))
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (ValueError, KeyError, TypeError) as err:
         raise CheckpointRejected(f"{path}: not an exported checkpoint: {err}") from None

@@ -4,8 +4,17 @@
     custodia audit export --format csv|jsonl [--output FILE] [--pseudonym P] [--event E]
                           [--since TIME] [--until TIME]
     custodia audit checkpoint [--output FILE]
+    custodia audit key
+    custodia audit prove SEQ [--checkpoint FILE] --output FILE.tlog-proof
+    custodia audit prove --from OLD --to NEW --output FILE
+    custodia audit check PROOF --key KEY [--entry FILE]
+    custodia audit check PROOF --from OLD --to NEW --key KEY
     custodia audit bootstrap --admin-dsn DSN [--schema S]      (Postgres only)
     custodia forget PERSON
+
+Every command that reads a log takes ``--data-dir PATH`` (a copy, a mounted backup); a data dir
+that is not writable, or ``--read-only``, is opened without writing a byte. ``check`` needs no
+data dir at all: the proof files and the verifier key are enough.
 
 ``verify`` exits 0 and prints ``OK N records``, or exits 1 naming the first broken sequence.
 Bad usage (a malformed time, ``--trusted-key`` without ``--checkpoint``, an output file that
@@ -15,11 +24,14 @@ cannot be written) exits 2 before anything is signed or written.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import sys
 from datetime import datetime
 from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from backends.audit.checkpoints import (
     CheckpointError,
@@ -28,13 +40,21 @@ from backends.audit.checkpoints import (
     export_checkpoint,
     public_key_from_hex,
     read_exported,
+    write_private,
 )
-from backends.audit.service import EXPORT_FORMATS, AuditService, get_service
+from backends.audit.proofs import (
+    ProofFileError,
+    check_consistency,
+    check_inclusion,
+    hashes_text,
+)
+from backends.audit.service import EXPORT_FORMATS, LOG_FILE, AuditService, get_service
 from backends.audit.verify import verify_chain
 from backends.cli import PIPE_CLOSED, silence_stdout
 from backends.progress import Progress
 from backends.services import Services
 from backends.stores.audit_log import Filter
+from backends.stores.audit_log.note import NoteError, Verifier
 
 #: ``YYYY-MM-DD``, optionally followed by ``T`` or a space and ``HH:MM[:SS[.ffffff]]``, and an
 #: optional ``Z`` (record times are UTC)
@@ -72,12 +92,22 @@ def record_time(text: str) -> str:
 
 
 def trusted_key(text: str) -> str:
-    """argparse type of ``--trusted-key``: an Ed25519 public key as 64 hex digits."""
+    """argparse type of ``--trusted-key``: an Ed25519 public key as 64 hex digits, or the
+    log's note verifier key (what ``custodia audit key`` prints)."""
     try:
-        public_key_from_hex(text)
+        trusted_public_key(text)
     except CheckpointError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
     return text.strip()
+
+
+def trusted_public_key(text: str) -> Ed25519PublicKey:
+    if "+" in text:
+        try:
+            return Verifier.parse(text).public_key
+        except NoteError as err:
+            raise CheckpointError(f"not a verifier key: {err}") from None
+    return public_key_from_hex(text)
 
 
 def output_problem(path: Path) -> str:
@@ -107,17 +137,55 @@ def _progress(quiet: bool) -> Progress:
     return Progress(callback=show)
 
 
+def _read_only_dir(home: Path) -> bool:
+    """A data dir that must not be written: its folder or log file has no write permission
+    bit (as ``chmod -R a-w`` or read-only media leave it — checked on the mode, since root
+    could write anyway)."""
+    for path in (home, home / LOG_FILE):
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue
+        if not mode & 0o222:
+            return True
+    try:
+        return os.statvfs(home).f_flag & os.ST_RDONLY != 0
+    except OSError:
+        return False
+
+
+def _service(args: argparse.Namespace, services: Services) -> AuditService:
+    """The audit service of ``--data-dir`` (or the configured one), read-only when asked or
+    when the data dir is not writable."""
+    config = services.config
+    data_dir = getattr(args, "data_dir", None)
+    if data_dir:
+        home = Path(data_dir)
+        if not (home / LOG_FILE).exists() and config.audit == "sqlite":
+            raise CheckpointError(f"{home}: no audit log ({LOG_FILE}) there")
+        config = dataclasses.replace(config, home=home)
+    read_only = bool(getattr(args, "read_only", False)) or _read_only_dir(config.home)
+    if not data_dir and not read_only:
+        return get_service(services)
+    return services.service(
+        "audit",
+        lambda: AuditService.open(config, read_only=read_only),
+        AuditService.close,
+    )
+
+
 def _cmd_verify(args: argparse.Namespace, services: Services) -> int:
     if args.trusted_key and not args.checkpoint:
         return _usage_error(
             "--trusted-key needs --checkpoint FILE: it names the key that file must be signed with"
         )
-    service = get_service(services)
+    service = _service(args, services)
     pinned = None
     if args.checkpoint:
-        checkpoint = read_exported(Path(args.checkpoint))
-        if args.trusted_key:
-            checkpoint.check(public_key_from_hex(args.trusted_key), service.log.log_id)
+        key = trusted_public_key(args.trusted_key) if args.trusted_key else None
+        checkpoint = read_exported(Path(args.checkpoint), key or service.signer.public_key)
+        if key is not None:
+            checkpoint.check(key, service.log.log_id)
         try:
             service.trust.accept(checkpoint)
         except OlderCheckpoint as err:
@@ -150,7 +218,11 @@ def _cmd_export(args: argparse.Namespace, services: Services) -> int:
         return _usage_error(f"--since ({args.since}) must be before --until ({args.until})")
     if args.output and (problem := output_problem(Path(args.output))):
         return _usage_error(f"cannot write the export: {problem}")
-    service = get_service(services)
+    service = _service(args, services)
+    if args.reveal and service.read_only:
+        return _usage_error(
+            "--reveal records the disclosure in the log, which a read-only copy cannot take"
+        )
     flt = Filter(
         pseudonym=args.pseudonym or "",
         event_type=args.event or "",
@@ -173,7 +245,9 @@ def _cmd_export(args: argparse.Namespace, services: Services) -> int:
 def _cmd_checkpoint(args: argparse.Namespace, services: Services) -> int:
     if args.output and (problem := output_problem(Path(args.output))):
         return _usage_error(f"cannot write the checkpoint file: {problem}; nothing was signed")
-    service: AuditService = get_service(services)
+    service: AuditService = _service(args, services)
+    if service.read_only:
+        return _usage_error("a read-only copy cannot take a checkpoint (it would be stored)")
     checkpoint = service.checkpoint()
     print(
         f"checkpoint seq {checkpoint.seq} head {checkpoint.head} signed by key {checkpoint.key_id}"
@@ -190,6 +264,101 @@ def _cmd_checkpoint(args: argparse.Namespace, services: Services) -> int:
             )
             return 1
         print(f"exported to {args.output}: keep it somewhere the database is not")
+    return 0
+
+
+def _cmd_key(args: argparse.Namespace, services: Services) -> int:
+    print(_service(args, services).verifier_key())
+    return 0
+
+
+def _cmd_prove(args: argparse.Namespace, services: Services) -> int:
+    consistency = args.from_checkpoint or args.to_checkpoint
+    if consistency and not (args.from_checkpoint and args.to_checkpoint):
+        return _usage_error("a consistency proof needs both --from OLD and --to NEW")
+    if consistency and (args.seq is not None or args.checkpoint):
+        return _usage_error("give either SEQ [--checkpoint FILE] or --from OLD --to NEW")
+    if not consistency and args.seq is None:
+        return _usage_error("give SEQ (an inclusion proof) or --from OLD --to NEW")
+    if problem := output_problem(Path(args.output)):
+        return _usage_error(f"cannot write the proof: {problem}")
+    service = _service(args, services)
+    key = service.signer.public_key
+    try:
+        if consistency:
+            old = read_exported(Path(args.from_checkpoint), key)
+            new = read_exported(Path(args.to_checkpoint), key)
+            for c in (old, new):
+                c.check(key, service.log.log_id)
+            hashes = service.prove_consistency(old, new)
+            write_private(Path(args.output), hashes_text(hashes))
+            print(
+                f"consistency proof {old.seq} -> {new.seq} ({len(hashes)} hashes) written to "
+                f"{args.output}"
+            )
+            return 0
+        checkpoint = None
+        if args.checkpoint:
+            checkpoint = read_exported(Path(args.checkpoint), key)
+            checkpoint.check(key, service.log.log_id)
+        proof = service.prove(args.seq, checkpoint)
+    except CheckpointRejected as err:
+        print(f"REJECTED {err}")
+        return 1
+    write_private(Path(args.output), proof.text())
+    size = (checkpoint.seq if checkpoint else None) or _size_of(proof.checkpoint)
+    print(
+        f"inclusion proof of record {args.seq} in the tree of {size} records "
+        f"({len(proof.path)} hashes) written to {args.output}"
+    )
+    print(f"check it with: custodia audit check {args.output} --key '{service.verifier_key()}'")
+    return 0
+
+
+def _size_of(note: str) -> int:
+    from backends.audit.checkpoints import Checkpoint
+
+    return Checkpoint.peek_note(note).size
+
+
+def _text_of(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ProofFileError(f"cannot read the {what} {path}: {err}") from None
+
+
+def _cmd_check(args: argparse.Namespace, services: Services) -> int:
+    """Offline: the files and the key, nothing else (no data dir, database or configuration)."""
+    if bool(args.from_checkpoint) != bool(args.to_checkpoint):
+        return _usage_error("a consistency check needs both --from OLD and --to NEW")
+    key = args.key
+    if Path(key).is_file():
+        key = _text_of(key, "key file").strip()
+    try:
+        if args.from_checkpoint:
+            if args.entry:
+                return _usage_error("--entry goes with an inclusion proof, not --from/--to")
+            checked = check_consistency(
+                _text_of(args.from_checkpoint, "checkpoint"),
+                _text_of(args.to_checkpoint, "checkpoint"),
+                _text_of(args.proof, "proof"),
+                key,
+            )
+        else:
+            entry = None
+            if args.entry:
+                try:
+                    entry = Path(args.entry).read_bytes()
+                except OSError as err:
+                    raise ProofFileError(f"cannot read the record {args.entry}: {err}") from None
+                if entry.endswith(b"\n"):  # a record's text never ends with a newline
+                    entry = entry[:-1]
+            checked = check_inclusion(_text_of(args.proof, "proof"), key, entry)
+    except ProofFileError as err:
+        print(f"FAILED {err}")
+        return 1
+    print(checked.line)
     return 0
 
 
@@ -252,10 +421,25 @@ def _quoted(text: str) -> str:
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    audit = sub.add_parser("audit", help="the tamper-evident audit log: verify, export, checkpoint")
+    audit = sub.add_parser(
+        "audit", help="the tamper-evident audit log: verify, export, checkpoint, prove"
+    )
     commands = audit.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
+    where = argparse.ArgumentParser(add_help=False)
+    where.add_argument(
+        "--data-dir",
+        metavar="PATH",
+        help="the data dir to read (a copy, a mounted backup) instead of the configured one",
+    )
+    where.add_argument(
+        "--read-only",
+        action="store_true",
+        help="write not a byte to the data dir (automatic when it is not writable)",
+    )
 
-    p = commands.add_parser("verify", help="verify the hash chain and the signed checkpoints")
+    p = commands.add_parser(
+        "verify", parents=[where], help="verify the hash chain and the signed checkpoints"
+    )
     p.add_argument(
         "--from-checkpoint",
         action="store_true",
@@ -264,14 +448,17 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--checkpoint", metavar="FILE", help="first trust this exported checkpoint")
     p.add_argument(
         "--trusted-key",
-        metavar="HEX",
+        metavar="KEY",
         type=trusted_key,
-        help="public key the --checkpoint must be signed with (needs --checkpoint)",
+        help="public key the --checkpoint must be signed with: 64 hex digits or the verifier "
+        "key `custodia audit key` prints (needs --checkpoint)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(handler=_cmd_verify)
 
-    p = commands.add_parser("export", help="export the records (CSV or JSON lines)")
+    p = commands.add_parser(
+        "export", parents=[where], help="export the records (CSV or JSON lines)"
+    )
     p.add_argument("--format", choices=EXPORT_FORMATS, required=True)
     p.add_argument("--output", metavar="FILE", help="file to write (default: stdout)")
     p.add_argument("--pseudonym")
@@ -292,9 +479,42 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.set_defaults(handler=_cmd_export)
 
-    p = commands.add_parser("checkpoint", help="verify, then sign and store a checkpoint")
-    p.add_argument("--output", metavar="FILE", help="also export it to FILE")
+    p = commands.add_parser(
+        "checkpoint", parents=[where], help="verify, then sign and store a checkpoint"
+    )
+    p.add_argument("--output", metavar="FILE", help="also write it to FILE (a C2SP signed note)")
     p.set_defaults(handler=_cmd_checkpoint)
+
+    p = commands.add_parser(
+        "key", parents=[where], help="print the log's verifier key (for `audit check`)"
+    )
+    p.set_defaults(handler=_cmd_key)
+
+    p = commands.add_parser(
+        "prove",
+        parents=[where],
+        help="write an inclusion proof (tlog-proof) of a record, or a consistency proof",
+    )
+    p.add_argument("seq", metavar="SEQ", type=int, nargs="?", help="the record to prove")
+    p.add_argument(
+        "--checkpoint", metavar="FILE", help="prove against this checkpoint (default: a new one)"
+    )
+    p.add_argument("--from", dest="from_checkpoint", metavar="OLD", help="older checkpoint file")
+    p.add_argument("--to", dest="to_checkpoint", metavar="NEW", help="newer checkpoint file")
+    p.add_argument("--output", metavar="FILE", required=True, help="the proof file to write")
+    p.set_defaults(handler=_cmd_prove)
+
+    p = commands.add_parser(
+        "check", help="verify a proof file offline, with the verifier key alone"
+    )
+    p.add_argument("proof", metavar="PROOF", help="a .tlog-proof, or a consistency proof file")
+    p.add_argument(
+        "--key", required=True, metavar="KEY", help="the verifier key (or a file holding it)"
+    )
+    p.add_argument("--entry", metavar="FILE", help="the record's text, as exported")
+    p.add_argument("--from", dest="from_checkpoint", metavar="OLD", help="older checkpoint file")
+    p.add_argument("--to", dest="to_checkpoint", metavar="NEW", help="newer checkpoint file")
+    p.set_defaults(handler=_cmd_check)
 
     p = commands.add_parser("bootstrap", help="create the Postgres schema and the three roles")
     p.add_argument("--admin-dsn", required=True, help="DSN of a role that may create roles")

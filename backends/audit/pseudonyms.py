@@ -29,6 +29,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -78,16 +79,40 @@ def _pending(conn: sqlite3.Connection) -> None:
 MIGRATIONS: list[Migration] = [("person keys", _create), ("pending erasures", _pending)]
 
 
+def _open_immutable(path: Path) -> sqlite3.Connection:
+    if not path.exists():
+        raise KeyStoreError(f"{path}: no key store there")
+    try:
+        conn = sqlite3.connect(
+            f"file:{quote(str(path.resolve()))}?immutable=1",
+            uri=True,
+            check_same_thread=False,
+            isolation_level=None,
+        )
+        conn.execute("PRAGMA query_only=ON")
+    except sqlite3.Error as err:
+        raise KeyStoreError(f"{path}: cannot open the key store read-only: {err}") from err
+    return conn
+
+
 class KeyStore:
     """person → (pseudonym, key); thread-safe; one SQLite file."""
 
-    def __init__(self, path: Path, *, timeout: float = 30.0) -> None:
+    def __init__(self, path: Path, *, timeout: float = 30.0, read_only: bool = False) -> None:
+        """``read_only`` reads a copy without writing a byte (``immutable=1``: no lock, no
+        ``-shm``; keys only in an un-checkpointed ``-wal`` are not seen — never copied
+        elsewhere either, since a key must leave no copy behind, CT4)."""
         self.path = Path(path)
         self._lock = threading.RLock()
-        self._conn = connect(self.path, synchronous="FULL", timeout=timeout)
+        self.read_only = read_only
+        if read_only:
+            self._conn = _open_immutable(self.path)
+        else:
+            self._conn = connect(self.path, synchronous="FULL", timeout=timeout)
         try:
-            self._conn.execute("PRAGMA secure_delete=ON")
-            migrate_locked(self._conn, self.path, MIGRATIONS)
+            if not read_only:
+                self._conn.execute("PRAGMA secure_delete=ON")
+                migrate_locked(self._conn, self.path, MIGRATIONS)
             row = self._conn.execute("SELECT value FROM key_meta WHERE key = 'salt'").fetchone()
         except (sqlite3.Error, OSError) as err:
             self._conn.close()

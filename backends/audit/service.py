@@ -31,13 +31,14 @@ from backends.audit.checkpoints import (
     Signer,
     TrustStore,
 )
+from backends.audit.proofs import InclusionProof
 from backends.audit.pseudonyms import ErasureError, KeyStore
 from backends.audit.verify import VerifyResult, verify_chain
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
 from backends.progress import Progress
 from backends.services import StoreOpener, open_store
-from backends.stores.audit_log import AuditLog, Filter, Head
+from backends.stores.audit_log import AuditLog, Filter, Head, merkle
 from backends.stores.audit_log.record import Draft, Entry
 
 if TYPE_CHECKING:
@@ -121,6 +122,20 @@ class _GroupCommit:
         return slot.entry
 
 
+class ProofUnavailable(CustodiaEnvironmentError):
+    """No proof can be made: no such record, no checkpoint, or the log no longer matches it."""
+
+
+@dataclass(frozen=True)
+class CheckpointStatus:
+    """A checkpoint and whether the current log is consistent with it."""
+
+    checkpoint: Checkpoint
+    ok: bool
+    detail: str
+    first_broken: bool = False
+
+
 @dataclass(frozen=True)
 class Revealed:
     """A record as the clinician sees it."""
@@ -148,22 +163,41 @@ class AuditService:
         self._commit = _GroupCommit(log)
         self._checkpoint_lock = threading.Lock()
         self._last_checkpoint_seq: int | None = None
+        #: opened on a copy that must not be written (:meth:`open`)
+        self.read_only = False
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
     def open(
-        cls, config: Config, *, open_store: StoreOpener = open_store, **kwargs: Any
+        cls,
+        config: Config,
+        *,
+        open_store: StoreOpener = open_store,
+        read_only: bool = False,
+        **kwargs: Any,
     ) -> AuditService:
-        """The log the configuration names, with its key store, signing key and trust file."""
-        audit_log: AuditLog = open_store("audit_log", config, path=config.path(LOG_FILE))
+        """The log the configuration names, with its key store, signing key and trust file.
+
+        ``read_only`` opens a copy (a backup, read-only media) without writing a byte: no
+        migration, no tree building, no key created, no erasure finished, the trust file only
+        read. Verifying, exporting, proving and reading work; appending does not.
+        """
+        context: dict[str, Any] = {"read_only": True} if read_only else {}
+        audit_log: AuditLog = open_store("audit_log", config, path=config.path(LOG_FILE), **context)
         try:
-            keys = KeyStore(config.path(KEYS_FILE))
-            signer = Signer.load_or_create(config.path(SIGNING_KEY_FILE))
+            keys = KeyStore(config.path(KEYS_FILE), read_only=read_only)
+            if read_only:
+                signer = Signer.load(config.path(SIGNING_KEY_FILE))
+            else:
+                signer = Signer.load_or_create(config.path(SIGNING_KEY_FILE))
         except CustodiaEnvironmentError:
             audit_log.close()
             raise
-        trust = TrustStore(config.path(CHECKPOINTS_FILE), signer.public_key)
+        trust = TrustStore(config.path(CHECKPOINTS_FILE), signer.public_key, read_only=read_only)
         service = cls(audit_log, keys, signer, trust, **kwargs)
+        service.read_only = read_only
+        if read_only:
+            return service
         try:
             service.finish_erasures()
         except CustodiaEnvironmentError as err:  # the next start or `forget` tries again
@@ -223,12 +257,151 @@ class AuditService:
             raise ChainBrokenError(f"not signing a broken chain: {result.broken.line()}")
         if result.head.seq == 0:
             raise CheckpointError("the audit log is empty: nothing to checkpoint")
-        checkpoint = self.signer.sign(self.log.log_id, result.head.seq, result.head.hash)
+        root = self.tree_root(result.head.seq)
+        checkpoint = self.signer.sign(self.log.log_id, result.head.seq, result.head.hash, root=root)
         self.trust.accept(checkpoint)
         if self.log.stores_checkpoints:
             self.log.add_checkpoint(checkpoint)
         self._last_checkpoint_seq = checkpoint.seq
         return checkpoint
+
+    # -- the Merkle tree and its proofs (CT10) ------------------------------------------------
+    def verifier_key(self) -> str:
+        """This log's note verifier key (``<origin>+<key hash>+<base64 key>``): all an
+        outsider needs to check its checkpoints and proofs."""
+        return self.signer.verifier_key(self.log.log_id)
+
+    def tree_root(self, size: int) -> bytes:
+        """The Merkle root of the first ``size`` records (the tree caught up first)."""
+        if self.log.tree_size() < size and not self.read_only:
+            self.log.build_tree()
+        try:
+            return merkle.root(size, self.log.tree_nodes)
+        except merkle.TreeIncomplete as err:
+            raise ProofUnavailable(
+                f"the Merkle tree does not cover {size} records: {err}"
+            ) from None
+
+    def note_checkpoints(self) -> list[Checkpoint]:
+        """Every signed-note checkpoint known (trust file and database) that the trusted key
+        signed, oldest first, one per seq."""
+        found: dict[int, Checkpoint] = {}
+        candidates = [*self.trust.all(self.log.log_id), *self.log.checkpoints()]
+        for checkpoint in candidates:
+            if not checkpoint.note or checkpoint.seq in found:
+                continue
+            try:
+                checkpoint.check(self.trust.public_key, self.log.log_id)
+            except CheckpointRejected:
+                continue
+            found[checkpoint.seq] = checkpoint
+        return [found[seq] for seq in sorted(found)]
+
+    def _matches(self, checkpoint: Checkpoint) -> None:
+        head = self.log.head().seq
+        if checkpoint.seq > head:
+            raise ProofUnavailable(
+                f"the checkpoint covers {checkpoint.seq} records, the log holds {head}: "
+                "it was truncated"
+            )
+        if self.tree_root(checkpoint.seq).hex() != checkpoint.root:
+            raise ProofUnavailable(
+                f"the log's first {checkpoint.seq} records are not the ones the checkpoint "
+                f"signed at {checkpoint.time}: the log was rewritten"
+            )
+
+    def prove(self, seq: int, checkpoint: Checkpoint | None = None) -> InclusionProof:
+        """The tlog-proof of record ``seq`` against ``checkpoint`` — by default a new one (on
+        a read-only copy: the latest signed checkpoint that covers it)."""
+        entry = self.log.get(seq)
+        if entry is None:
+            raise ProofUnavailable(f"no record {seq} in the log")
+        if checkpoint is None:
+            if self.read_only:
+                covering = [c for c in self.note_checkpoints() if c.seq >= seq]
+                if not covering:
+                    raise ProofUnavailable(
+                        f"no signed checkpoint covers record {seq} in this read-only copy: "
+                        "give one with --checkpoint FILE"
+                    )
+                checkpoint = covering[-1]
+            else:
+                checkpoint = self.checkpoint()
+        if not checkpoint.note:
+            raise ProofUnavailable(
+                f"the checkpoint at seq {checkpoint.seq} is from before the Merkle tree (no "
+                "root signed): prove against a newer one"
+            )
+        if seq > checkpoint.seq:
+            raise ProofUnavailable(
+                f"record {seq} is newer than the checkpoint (seq {checkpoint.seq})"
+            )
+        self._matches(checkpoint)
+        path = merkle.inclusion_proof(seq - 1, checkpoint.seq, self.log.tree_nodes)
+        record = entry.record.encode("utf-8")
+        merkle.verify_inclusion(  # never hand out a proof that does not verify
+            seq - 1, checkpoint.seq, merkle.leaf_hash(record), path, bytes.fromhex(checkpoint.root)
+        )
+        return InclusionProof(seq - 1, path, checkpoint.note, record)
+
+    def prove_consistency(self, old: Checkpoint, new: Checkpoint) -> list[bytes]:
+        """The proof that the tree of ``new`` extends the tree of ``old`` (both must be this
+        log's: a log that no longer matches either is reported, not proved)."""
+        if not old.note or not new.note:
+            raise ProofUnavailable("both checkpoints must carry a Merkle root (signed notes)")
+        if old.seq > new.seq:
+            raise ProofUnavailable(f"--from (seq {old.seq}) is newer than --to (seq {new.seq})")
+        self._matches(old)
+        self._matches(new)
+        proof = merkle.consistency_proof(old.seq, new.seq, self.log.tree_nodes)
+        merkle.verify_consistency(
+            old.seq, new.seq, bytes.fromhex(old.root), bytes.fromhex(new.root), proof
+        )
+        return proof
+
+    def consistency_report(self) -> list[CheckpointStatus]:
+        """Each known checkpoint, oldest first, with whether today's log still extends it:
+        a consistency proof from it to the current tree that verifies (checkpoints from before
+        the tree: the record at its seq still has its hash). ``first_broken`` marks the first
+        one the log breaks."""
+        head = self.log.head()
+        statuses: list[CheckpointStatus] = []
+        seen: set[int] = set()
+        current_root = self.tree_root(head.seq) if head.seq else merkle.EMPTY_ROOT
+        for checkpoint in sorted(
+            [*self.note_checkpoints(), *self.trust.all(self.log.log_id)], key=lambda c: c.seq
+        ):
+            if checkpoint.seq in seen:
+                continue
+            seen.add(checkpoint.seq)
+            ok, detail = True, ""
+            if checkpoint.seq > head.seq:
+                ok, detail = False, f"the log ends at {head.seq}: truncated"
+            elif checkpoint.root:
+                try:
+                    proof = merkle.consistency_proof(checkpoint.seq, head.seq, self.log.tree_nodes)
+                    merkle.verify_consistency(
+                        checkpoint.seq,
+                        head.seq,
+                        bytes.fromhex(checkpoint.root),
+                        current_root,
+                        proof,
+                    )
+                    detail = f"consistency proof of {len(proof)} hashes verifies"
+                except (merkle.ProofError, merkle.TreeIncomplete) as err:
+                    ok, detail = False, f"rewritten before seq {checkpoint.seq}: {err}"
+            else:
+                entry = self.log.get(checkpoint.seq)
+                if entry is None or entry.hash != checkpoint.head:
+                    ok, detail = False, f"the record at seq {checkpoint.seq} changed"
+                else:
+                    detail = "head still in the chain (no Merkle root: older checkpoint)"
+            statuses.append(CheckpointStatus(checkpoint, ok, detail))
+        first = next((s for s in statuses if not s.ok), None)
+        return [
+            CheckpointStatus(s.checkpoint, s.ok, s.detail, first_broken=s is first)
+            for s in statuses
+        ]
 
     def forget(self, person: str) -> str | None:
         """Crypto-shred ``person``: destroy their key, record the erasure; their pseudonym.

@@ -16,7 +16,12 @@ Reasons for a break, in :attr:`Break.reason`:
   checkpoint (the chain was rewritten from an earlier point);
 - ``truncated`` — the log ends before the latest trusted checkpoint;
 - ``unknown checkpoint`` — a checkpoint stored in the database is not signed by the
-  trusted key (or is unreadable).
+  trusted key (or is unreadable);
+- ``tree mismatch`` — the records are intact but the Merkle tree stored beside them is not
+  theirs (its nodes were changed): proofs served from it would not verify.
+
+The walk also rebuilds the Merkle tree's root from the records (a compact range, no stored
+node trusted) and holds it to every checkpoint that signs a root and to the stored tree.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from itertools import islice
 
 from backends.audit.checkpoints import Checkpoint, CheckpointRejected, TrustStore
 from backends.progress import Progress
-from backends.stores.audit_log import AuditLog, Head
+from backends.stores.audit_log import AuditLog, Head, merkle
 from backends.stores.audit_log.record import GENESIS, chain_hash, record_seq
 
 GAP = "gap"
@@ -39,11 +44,13 @@ HASH_MISMATCH = "hash mismatch"
 CHECKPOINT_MISMATCH = "checkpoint mismatch"
 TRUNCATED = "truncated"
 UNKNOWN_CHECKPOINT = "unknown checkpoint"
+TREE_MISMATCH = "tree mismatch"
 
 BATCH = 4096  # rows per fetch: small enough to stay in cache (measured faster than 50k)
 _digest = operator.methodcaller("digest")
 _record = operator.itemgetter(1)
 _hash = operator.itemgetter(2)
+_LEAF = b"\x00"
 
 
 @dataclass(frozen=True)
@@ -217,9 +224,40 @@ def verify_chain(
             )
         start, previous = anchor.seq, anchor.head
     progress.start(max(head.seq - start, 0), "verifying the audit chain")
+    frontier: merkle.CompactRange | None = merkle.CompactRange()
+    if start:  # the stored edge of the tree at the anchor, trusted only if it folds to its root
+        try:
+            frontier = merkle.CompactRange.stored(start, log.tree_nodes)
+        except merkle.TreeIncomplete:
+            frontier = None
+        signed_root = anchor.root if anchor is not None else ""
+        if frontier is not None and signed_root and frontier.root().hex() != signed_root:
+            assert anchor is not None
+            return result(
+                Break(
+                    anchor.seq,
+                    TREE_MISMATCH,
+                    "the Merkle tree stored beside the log does not have the root the "
+                    f"checkpoint signed at {anchor.time}",
+                ),
+                0,
+                anchor.seq,
+            )
     broken, verified = _walk(
-        log, checkpoints, start, previous.encode("ascii"), progress, batch, head.seq
+        log, checkpoints, start, previous.encode("ascii"), progress, batch, head.seq, frontier
     )
+    if (
+        broken is None
+        and frontier is not None
+        and log.tree_size() >= head.seq
+        and merkle.root(head.seq, log.tree_nodes) != frontier.root()
+    ):
+        broken = Break(
+            head.seq,
+            TREE_MISMATCH,
+            "the Merkle tree stored beside the log is not the records' tree (its nodes "
+            "were changed): proofs from it would not verify",
+        )
     if broken is None and latest is not None and head.seq < latest.seq:
         broken = Break(
             head.seq + 1,
@@ -238,6 +276,7 @@ def _walk(
     progress: Progress,
     batch: int,
     until_seq: int,
+    frontier: merkle.CompactRange | None = None,
 ) -> tuple[Break | None, int]:
     expected = start + 1
     verified = 0
@@ -300,6 +339,26 @@ def _walk(
                     )
             else:
                 problems.append(Break(mark, GAP, f"the checkpointed seq {mark} is missing"))
+        # 5. the Merkle root of the records, at every checkpoint that signs one
+        if frontier is not None and not problems:
+            leaves = list(map(_digest, map(sha256, map(_LEAF.__add__, records))))
+            done = 0
+            for mark in sorted(
+                m for m in checkpoints if first <= m <= last and checkpoints[m].root
+            ):
+                frontier.extend(leaves[done : mark - first + 1])
+                done = mark - first + 1
+                if frontier.root().hex() != checkpoints[mark].root:
+                    problems.append(
+                        Break(
+                            mark,
+                            CHECKPOINT_MISMATCH,
+                            f"the Merkle root of the first {mark} records differs from the "
+                            f"one signed at {checkpoints[mark].time}",
+                        )
+                    )
+                    break
+            frontier.extend(leaves[done:])
         if problems:
             found = min(problems, key=lambda b: b.seq)
             return found, verified + max(found.seq - expected, 0)

@@ -25,6 +25,7 @@ from backends.audit.verify import (
     GAP,
     HASH_MISMATCH,
     REORDER,
+    TREE_MISMATCH,
     TRUNCATED,
     UNKNOWN_CHECKPOINT,
     verify_chain,
@@ -47,6 +48,10 @@ class Tamper:
         raise NotImplementedError
 
     def insert(self, seq: int, record: str, hash_: str) -> None:
+        raise NotImplementedError
+
+    def wipe_tree(self) -> None:
+        """Delete every Merkle tree node (the log rebuilds them over whatever it holds)."""
         raise NotImplementedError
 
     def row(self, seq: int) -> Row:
@@ -293,6 +298,10 @@ class AuditLogContract:
         self.checkpoint(audit_log, signer, trust, 10)
         self.checkpoint(audit_log, signer, trust, 15)
         tamper.rewrite_from(5, lambda obj: obj["data"].update(n=500))
+        stale = verify_chain(audit_log).broken  # the tree left as it was gives it away...
+        assert stale is not None and (stale.seq, stale.reason) == (20, TREE_MISMATCH)
+        tamper.wipe_tree()  # ...so a thorough forger rebuilds it over the forgery
+        assert audit_log.build_tree() == 20
         assert verify_chain(audit_log).ok  # a bare chain proves nothing against a rewrite...
         full = verify_chain(audit_log, trust).broken  # ...signed checkpoints do
         assert full is not None and (full.seq, full.reason) == (10, CHECKPOINT_MISMATCH)

@@ -17,6 +17,15 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from backends.errors import CustodiaEnvironmentError
+from backends.stores.audit_log.note import (
+    NoteCheckpoint,
+    NoteError,
+    Verifier,
+    log_id_of,
+    open_note,
+    origin_of,
+    split,
+)
 from backends.stores.audit_log.record import canonical
 
 #: prefix of the signed bytes, so the signature cannot be reused for anything else
@@ -44,6 +53,14 @@ class Checkpoint:
     time: str
     key_id: str
     signature: str = ""  # base64 of the Ed25519 signature over :meth:`payload`
+    #: the Merkle root (hex) of the first ``seq`` records ("" in checkpoints before the tree)
+    root: str = ""
+    #: the same checkpoint as a C2SP signed note (:mod:`~backends.stores.audit_log.note`)
+    note: str = ""
+
+    @property
+    def origin(self) -> str:
+        return origin_of(self.log_id)
 
     def payload(self) -> bytes:
         fields = {
@@ -56,7 +73,11 @@ class Checkpoint:
         return DOMAIN + canonical(fields).encode("utf-8")
 
     def to_json(self) -> str:
-        return canonical(asdict(self))
+        fields = asdict(self)
+        for name in ("root", "note"):  # as earlier releases wrote them when absent
+            if not fields[name]:
+                del fields[name]
+        return canonical(fields)
 
     @classmethod
     def from_json(cls, text: str) -> Checkpoint:
@@ -68,7 +89,9 @@ class Checkpoint:
                 head=str(obj["head"]),
                 time=str(obj["time"]),
                 key_id=str(obj["key_id"]),
-                signature=str(obj["signature"]),
+                signature=str(obj.get("signature", "")),
+                root=str(obj.get("root", "")),
+                note=str(obj.get("note", "")),
             )
         except (ValueError, KeyError, TypeError) as err:
             raise CheckpointRejected(f"not a checkpoint: {err}") from None
@@ -83,9 +106,59 @@ class Checkpoint:
             raise CheckpointRejected(
                 f"checkpoint at seq {self.seq} is signed by an unknown key ({self.key_id})"
             )
+        if not self.signature and not self.note:
+            raise CheckpointRejected(f"checkpoint at seq {self.seq} is not signed")
+        if self.signature:
+            try:
+                public_key.verify(base64.b64decode(self.signature, validate=True), self.payload())
+            except (InvalidSignature, ValueError):
+                raise CheckpointRejected(
+                    f"checkpoint at seq {self.seq}: the signature does not verify"
+                ) from None
+        if self.note:
+            try:
+                body = open_note(self.note, Verifier.of(self.origin, public_key))
+                parsed = NoteCheckpoint.parse(body)
+            except NoteError as err:
+                raise CheckpointRejected(f"checkpoint at seq {self.seq}: {err}") from None
+            if (parsed.origin, parsed.size, parsed.root.hex(), parsed.seq, parsed.head) != (
+                self.origin,
+                self.seq,
+                self.root,
+                self.seq,
+                self.head,
+            ):
+                raise CheckpointRejected(
+                    f"checkpoint at seq {self.seq}: its signed note says something else"
+                )
+
+    @classmethod
+    def from_note(cls, text: str, public_key: Ed25519PublicKey) -> Checkpoint:
+        """The checkpoint a C2SP note states, once ``public_key`` is found to have signed it
+        under the note's own origin (:class:`CheckpointRejected` otherwise)."""
         try:
-            public_key.verify(base64.b64decode(self.signature, validate=True), self.payload())
-        except (InvalidSignature, ValueError):
-            raise CheckpointRejected(
-                f"checkpoint at seq {self.seq}: the signature does not verify"
-            ) from None
+            body, _ = split(text)
+            parsed = NoteCheckpoint.parse(body)
+            open_note(text, Verifier.of(parsed.origin, public_key))
+        except NoteError as err:
+            raise CheckpointRejected(f"not a checkpoint signed by this key: {err}") from None
+        log_id = log_id_of(parsed.origin)
+        if not log_id or parsed.size != parsed.seq or not parsed.head:
+            raise CheckpointRejected(f"{parsed.origin}: not a checkpoint of a Custodia audit log")
+        return cls(
+            log_id,
+            parsed.seq,
+            parsed.head,
+            parsed.time,
+            key_id(public_key),
+            root=parsed.root.hex(),
+            note=text,
+        )
+
+    @staticmethod
+    def peek_note(text: str) -> NoteCheckpoint:
+        """What a note says, signature not checked (to find the log and key it needs)."""
+        try:
+            return NoteCheckpoint.parse(split(text)[0])
+        except NoteError as err:
+            raise CheckpointRejected(f"not a checkpoint note: {err}") from None

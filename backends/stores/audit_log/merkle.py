@@ -293,3 +293,41 @@ def verify_consistency(
         raise ProofError(f"the proof does not lead to the old root (size {old})")
     if sr != new_root:
         raise ProofError(f"the proof does not lead to the new root (size {new})")
+
+
+class CompactRange:
+    """The right edge of a growing tree: one hash per set bit of its size (a "compact range"
+    from the left). Appending is O(1) amortised, the root a fold of O(log n) hashes; a verifier
+    walking the records rebuilds the root without any stored node."""
+
+    def __init__(self, size: int = 0, hashes: Sequence[bytes] = ()) -> None:
+        sizes = [1 << (b) for b in reversed(range(size.bit_length())) if size >> b & 1]
+        if len(sizes) != len(hashes):
+            raise ValueError(f"a compact range of size {size} has {len(sizes)} hashes")
+        self.size = size
+        self._sizes = sizes
+        self._hashes = list(hashes)
+
+    @classmethod
+    def stored(cls, size: int, fetch: Fetch) -> CompactRange:
+        """The range of the first ``size`` leaves from a store's nodes."""
+        ids = range_nodes(0, size)
+        found = fetch(ids) if ids else {}
+        if any(i not in found for i in ids):
+            raise TreeIncomplete(f"the tree lacks the nodes of size {size}")
+        return cls(size, [found[i] for i in ids])
+
+    def extend(self, leaves: Iterable[bytes]) -> None:
+        sizes, hashes = self._sizes, self._hashes
+        for h in leaves:
+            size = 1
+            while sizes and sizes[-1] == size:
+                sizes.pop()
+                h = node_hash(hashes.pop(), h)
+                size <<= 1
+            sizes.append(size)
+            hashes.append(h)
+            self.size += 1
+
+    def root(self) -> bytes:
+        return fold(self._hashes)

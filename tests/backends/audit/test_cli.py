@@ -47,10 +47,10 @@ def test_verify_names_the_first_broken_seq(home: Path, capsys: pytest.CaptureFix
 def test_checkpoint_then_incremental(
     home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    exported = tmp_path / "cp.json"
+    exported = tmp_path / "cp.note"
     assert main(["audit", "checkpoint", "--output", str(exported)]) == 0
     assert "checkpoint seq 6" in capsys.readouterr().out
-    assert json.loads(exported.read_text())["checkpoint"]["seq"] == 6
+    assert exported.read_text().split("\n")[1] == "6"  # a C2SP checkpoint: origin, size, root
     assert main(["audit", "verify", "--from-checkpoint"]) == 0
     assert capsys.readouterr().out.strip() == (
         "OK 6 records (0 verified since the checkpoint at seq 6)"
@@ -83,15 +83,16 @@ def test_an_older_exported_checkpoint_is_held_to_the_chain_not_refused(
 
 def _rewrite_from(home: Path, seq: int) -> None:
     """What an attacker with the files does: change record ``seq``, recompute every later hash
-    (a consistent forged chain), wipe the stored checkpoints, re-sign the new head with the
-    data dir's own key."""
+    (a consistent forged chain), wipe the Merkle tree (the next start rebuilds it over the
+    forgery) and the stored checkpoints, re-sign the new head with the data dir's own key."""
     from backends.audit.checkpoints import Signer, TrustStore
     from backends.stores.audit_log.record import GENESIS, chain_hash
 
     conn = sqlite3.connect(home / "audit.sqlite3", isolation_level=None)
-    for table in ("audit_log", "audit_checkpoint"):
+    for table in ("audit_log", "audit_checkpoint", "audit_tree"):
         for verb in ("update", "delete"):
             conn.execute(f"DROP TRIGGER {table}_no_{verb}")
+    conn.execute("DELETE FROM audit_tree")
     rows = conn.execute("SELECT seq, record, hash FROM audit_log ORDER BY seq").fetchall()
     previous = GENESIS
     for s, record, hash_ in rows:
@@ -313,9 +314,10 @@ def test_trusted_key_needs_a_checkpoint_and_must_be_a_key(
         capsys, "audit", "verify", "--checkpoint", str(exported), "--trusted-key", "abcd"
     )
     assert code == 2 and "argument --trusted-key" in err
-    key = json.loads(exported.read_text())["public_key"]
+    code, key, _ = run(capsys, "audit", "key")
+    assert code == 0
     code, out, _ = run(
-        capsys, "audit", "verify", "--checkpoint", str(exported), "--trusted-key", key
+        capsys, "audit", "verify", "--checkpoint", str(exported), "--trusted-key", key.strip()
     )
     assert code == 0 and out.strip() == "OK 6 records"
 

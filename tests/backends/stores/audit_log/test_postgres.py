@@ -35,6 +35,9 @@ class PostgresTamper(Tamper):
     def delete(self, seq: int) -> None:
         self._run(f"DELETE FROM {self.table} WHERE seq = %s", (seq,))
 
+    def wipe_tree(self) -> None:
+        self._run(f"DELETE FROM {self.table.rsplit('.', 1)[0]}.audit_tree")
+
     def insert(self, seq: int, record: str, hash_: str) -> None:
         self._run(
             f"INSERT INTO {self.table} (seq, record, hash) VALUES (%s, %s, %s)",

@@ -34,6 +34,12 @@ class SQLiteTamper(Tamper):
         with sqlite3.connect(self.path) as conn:
             return list(conn.execute("SELECT seq, record, hash FROM audit_log ORDER BY seq"))
 
+    def wipe_tree(self) -> None:
+        conn = sqlite3.connect(self.path, isolation_level=None)
+        conn.execute("DROP TRIGGER IF EXISTS audit_tree_no_delete")
+        conn.execute("DELETE FROM audit_tree")
+        conn.close()
+
     def delete(self, seq: int) -> None:
         conn = self._conn()
         conn.execute("DELETE FROM audit_log WHERE seq = ?", (seq,))
