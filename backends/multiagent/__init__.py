@@ -7,7 +7,10 @@ The public surface — what the desktop and the CLI use: :class:`MultiAgentServi
 """
 
 from backends.multiagent.coordinator import (
+    RETRY,
     SESSION_FINISHED,
+    VERIFICATION,
+    VERIFYING,
     RunState,
     SessionBusyError,
     assemble_result,
@@ -15,6 +18,7 @@ from backends.multiagent.coordinator import (
 from backends.multiagent.data import DATA
 from backends.multiagent.service import MultiAgentService, get_service
 from backends.multiagent.tickets import LiveTicket
+from backends.multiagent.verify import LABELS, status_of
 from backends.stores.sessions import PHASES, Session
 from backends.stores.vectors import CollectionStatus, MemoryHit
 
@@ -23,8 +27,12 @@ Hit = MemoryHit
 
 __all__ = [
     "DATA",
+    "LABELS",
     "PHASES",
+    "RETRY",
     "SESSION_FINISHED",
+    "VERIFICATION",
+    "VERIFYING",
     "CollectionStatus",
     "Hit",
     "LiveTicket",
@@ -35,4 +43,5 @@ __all__ = [
     "SessionBusyError",
     "assemble_result",
     "get_service",
+    "status_of",
 ]

@@ -293,15 +293,21 @@ def session_status(steps: list[dict[str, Any]]) -> tuple[Status, str]:
         s for s, st in zip(checked, statuses, strict=True) if st != UNVERIFIED or _had_code(s)
     ]
     if FAILED in statuses:
-        bad = [str(s.get("index")) for s in checked if s["verification"]["status"] == FAILED]
-        return FAILED, f"step {', '.join(bad)} failed verification"
+        bad = [
+            f"step {s.get('index')}: {s['verification'].get('summary', '')}"
+            for s in checked
+            if s["verification"]["status"] == FAILED
+        ]
+        return FAILED, "; ".join(bad)
     if with_code and all(s["verification"]["status"] == VERIFIED for s in with_code):
         count = sum(
             len(s["verification"]["attempts"][-1].get("tests") or [])
             for s in with_code
             if s["verification"].get("attempts")
         )
-        return VERIFIED, f"the code passed its tests ({count} passed)"
+        retried = any(len(s["verification"].get("attempts") or []) > 1 for s in with_code)
+        after = " after one retry" if retried else ""
+        return VERIFIED, f"the code passed its tests ({count} of {count}){after}"
     if with_code:
         return UNVERIFIED, "the code could not be checked (no tests ran): the model's draft"
     return UNVERIFIED, "nothing in it could be checked (no code): the model's draft"

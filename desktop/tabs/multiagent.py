@@ -5,7 +5,10 @@ indicator (``phase``) and the progress bar. Left: the sessions (``sessions``, ne
 ``phase_filter``). Middle: the live feed (``feed``). Right: the tickets with their countdowns
 (``tickets``) and the semantic memory search (``memory_search``, results in
 ``memory_results``; ``reembed_memory`` when the embedder changed). Bottom: the health of
-every layer (``layer_health``) and errors (``multiagent_error``).
+every layer (``layer_health``) and errors (``multiagent_error``). Above the result: what was
+verified (AL3) — ``verification_badge`` (verified / failed verification / unverified draft)
+and ``verification_tests`` (each checked step, its tests passed or failed, a failure's output
+folded under it). A finished session is listed by that status, never as just "done".
 
 Every store and model call runs through the worker pool. A run is two jobs: one subscribes
 to the session's feed and renders each event as it arrives; once it is subscribed, the other
@@ -28,6 +31,7 @@ says which session ended (its link shows it).
 from __future__ import annotations
 
 import contextlib
+import html
 import re
 import time
 from dataclasses import dataclass
@@ -60,7 +64,10 @@ from PySide6.QtWidgets import (
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.multiagent import (
     PHASES,
+    RETRY,
     SESSION_FINISHED,
+    VERIFICATION,
+    VERIFYING,
     CollectionStatus,
     Hit,
     LiveTicket,
@@ -69,6 +76,7 @@ from backends.multiagent import (
     Session,
     SessionBusyError,
     assemble_result,
+    status_of,
 )
 from backends.progress import Progress
 from backends.services import Lazy, ModelChoices
@@ -92,6 +100,7 @@ _STYLE = """
 QLabel#phase {{ font-size: 13px; padding: 2px 4px; }}
 QLabel#multiagent_error {{ color: {error}; }}
 QLabel#memory_status[problem="true"] {{ color: {warning}; font-weight: bold; }}
+QLabel#verification_badge {{ padding: 4px 6px; border: 1px solid {faint}; border-radius: 3px; }}
 """
 
 #: the health layers in the user's words (the service's keys name the engine layers, which
@@ -105,6 +114,10 @@ _LAYER_WORDS = (
     ("semantic memory", QT_TRANSLATE_NOOP("MultiAgentTab", "semantic memory")),
 )
 _SERVERS = ("redis", "postgres", "qdrant")
+
+
+def _milliseconds(seconds: float) -> str:
+    return "< 1 ms" if seconds < 0.001 else f"{seconds * 1000:.0f} ms"
 
 
 class _Refused:
@@ -346,6 +359,23 @@ class MultiAgentTab(QWidget):
         self.export_result.setEnabled(False)
         row.addWidget(self.export_result)
         layout.addLayout(row)
+        self.verification_badge = QLabel()
+        self.verification_badge.setObjectName("verification_badge")
+        self.verification_badge.setWordWrap(True)
+        self.verification_badge.setTextFormat(Qt.TextFormat.RichText)
+        self.verification_badge.setVisible(False)
+        layout.addWidget(self.verification_badge)
+        self.verification_tests = QTreeWidget()
+        self.verification_tests.setObjectName("verification_tests")
+        self.verification_tests.setHeaderLabels([self.tr("What ran"), self.tr("Outcome"), ""])
+        self.verification_tests.setMaximumHeight(170)
+        self.verification_tests.setVisible(False)
+        header = self.verification_tests.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        layout.addWidget(self.verification_tests)
         self.result_view = QTextBrowser()
         self.result_view.setObjectName("multiagent_result")
         self.result_view.setOpenExternalLinks(False)
@@ -448,11 +478,30 @@ class MultiAgentTab(QWidget):
             "planning": self.tr("planning"),
             "working": self.tr("working"),
             "reviewing": self.tr("reviewing"),
-            "done": self.tr("done"),
+            "done": self.tr("finished"),
             "failed": self.tr("failed"),
             "cancelled": self.tr("cancelled"),
         }
         return names.get(phase, phase)
+
+    def _status_name(self, status: str) -> str:
+        """A finished session's status in the user's words (never just "done")."""
+        names = {
+            "verified": self.tr("verified"),
+            "failed": self.tr("failed verification"),
+            "unverified": self.tr("unverified draft"),
+        }
+        return names.get(status, status)
+
+    def _state_name(self, session: Session) -> str:
+        """What a session is: its phase, or for a finished one its status."""
+        if session.phase == "done":
+            return self._status_name(status_of(session.data))
+        return self._phase_name(session.phase)
+
+    def _status_color(self, status: str) -> str:
+        c = self._colors
+        return {"verified": c["ok"], "failed": c["error"]}.get(status, c["warning"])
 
     def _show_phase(self, session: Session | None) -> None:
         if session is None:
@@ -478,6 +527,10 @@ class MultiAgentTab(QWidget):
             c = self._colors
             if stopped and index == reached:
                 parts.append(f"<b style='color:{c['error']}'>✕ {name} ({stopped})</b>")
+            elif step == phase == "done":
+                status = status_of(session.data)
+                name = self._status_name(status)
+                parts.append(f"<b style='color:{self._status_color(status)}'>● {name}</b>")
             elif step == phase:
                 parts.append(f"<b>● {name}</b>")
             elif index < reached:
@@ -736,7 +789,7 @@ class MultiAgentTab(QWidget):
         self.sessions.clear()
         for session in sessions:
             started = time.strftime("%Y-%m-%d %H:%M", time.localtime(session.created_at))
-            phase = self._phase_name(session.phase)
+            phase = self._state_name(session)
             state = self._states.get(session.session_id)
             if self._is_ours(session.session_id):
                 state = None  # our run job is starting or running: not interrupted
@@ -755,14 +808,15 @@ class MultiAgentTab(QWidget):
         self.sessions.blockSignals(False)
         self.sessions_loaded.emit(len(sessions))
 
-    def _show_listed_phase(self, session_id: str, phase: str) -> None:
-        """The sessions list follows a running session's phase as it changes."""
+    def _show_listed_phase(self, session_id: str, phase: str, status: str = "") -> None:
+        """The sessions list follows a running session's phase (its status once finished)."""
         if phase not in PHASES:
             return
+        name = self._status_name(status or "unverified") if phase == "done" else ""
         for index in range(self.sessions.topLevelItemCount()):
             item = self.sessions.topLevelItem(index)
             if item is not None and item.data(0, Qt.ItemDataRole.UserRole) == session_id:
-                item.setText(1, self._phase_name(phase))
+                item.setText(1, name or self._phase_name(phase))
                 item.setData(1, Qt.ItemDataRole.UserRole, phase)
 
     def _on_phase_filter_changed(self, *args: Any) -> None:
@@ -861,6 +915,113 @@ class MultiAgentTab(QWidget):
                 )
         self.copy_result.setEnabled(bool(self.result_markdown))
         self.export_result.setEnabled(bool(self.result_markdown))
+        self._show_verification(session)
+
+    def _show_verification(self, session: Session) -> None:
+        """The badge (what the result is worth) and the tests that ran, step by step; a
+        failure's output is folded under its test."""
+        tree = self.verification_tests
+        tree.clear()
+        record = session.data.get("verification")
+        if session.phase != "done" or not isinstance(record, dict):
+            self.verification_badge.setVisible(False)
+            self.verification_badge.setProperty("status", "")
+            tree.setVisible(False)
+            return
+        status = status_of(session.data)
+        icon = {"verified": "✓", "failed": "✗"}.get(status, "○")
+        text = (
+            f"<b style='color:{self._status_color(status)}'>{icon} "
+            f"{html.escape(self._status_name(status))}</b> — "
+            f"{html.escape(str(record.get('summary') or ''))}."
+        )
+        if status == "unverified":
+            text += " " + self.tr("Nothing here was run: read it as the model's draft.")
+        self.verification_badge.setText(text)
+        self.verification_badge.setProperty("status", status)
+        self.verification_badge.setVisible(True)
+        for step in session.data.get("steps") or []:
+            check = step.get("verification")
+            if not isinstance(check, dict) or check.get("status") not in (
+                "verified",
+                "failed",
+                "unverified",
+            ):
+                continue
+            attempts = list(check.get("attempts") or [])
+            if step.get("expert") != "coder" and not any(a.get("code_lines") for a in attempts):
+                continue  # prose: nothing was there to check
+            item = QTreeWidgetItem(
+                [
+                    self.tr("Step {0} ({1}): {2}").format(
+                        step.get("index"), step.get("expert"), check.get("summary", "")
+                    ),
+                    self._status_name(str(check["status"])),
+                    "",
+                ]
+            )
+            item.setForeground(1, QBrush(QColor(self._status_color(str(check["status"])))))
+            tree.addTopLevelItem(item)
+            for number, attempt in enumerate(attempts, start=1):
+                parent = item
+                if len(attempts) > 1:
+                    parent = QTreeWidgetItem(
+                        [
+                            self.tr("Attempt {0}: {1}").format(
+                                attempt.get("attempt", number), attempt.get("summary", "")
+                            ),
+                            self._status_name(str(attempt.get("status"))),
+                            f"{float(attempt.get('seconds') or 0):.2f} s",
+                        ]
+                    )
+                    item.addChild(parent)
+                    parent.setExpanded(number == len(attempts))
+                self._add_tests(parent, attempt)
+            item.setExpanded(True)
+        tree.setVisible(tree.topLevelItemCount() > 0)
+
+    def _add_tests(self, parent: QTreeWidgetItem, attempt: dict[str, Any]) -> None:
+        """One attempt's tests under ``parent``; where they came from and the sandbox in the
+        tooltip; a failure's output as a folded child."""
+        limits = attempt.get("limits") or {}
+        where = self.tr("Tests: {0}. Sandbox: no network ({1}), {2} s, {3} MB.").format(
+            attempt.get("tests_from") or self.tr("none"),
+            attempt.get("network") or "-",
+            limits.get("wall_seconds", "-"),
+            limits.get("memory_mb", "-"),
+        )
+        parent.setToolTip(0, where)
+        outcomes = {
+            "passed": ("✓", self.tr("passed"), "ok"),
+            "failed": ("✗", self.tr("failed"), "error"),
+            "error": ("⚠", self.tr("could not run"), "warning"),
+            "skipped": ("–", self.tr("skipped"), "faint"),
+        }
+        for test in attempt.get("tests") or []:
+            mark, word, color = outcomes.get(str(test.get("outcome")), ("?", "?", "faint"))
+            row = QTreeWidgetItem(
+                [
+                    f"{mark} {test.get('name')}",
+                    word,
+                    _milliseconds(float(test.get("seconds") or 0)),
+                ]
+            )
+            row.setForeground(1, QBrush(QColor(self._colors[color])))
+            row.setToolTip(0, where)
+            parent.addChild(row)
+            output = str(test.get("output") or "").strip()
+            if output:
+                detail = QTreeWidgetItem([output])
+                detail.setToolTip(0, output)
+                font = detail.font(0)
+                font.setFamily("monospace")
+                detail.setFont(0, font)
+                row.addChild(detail)
+                detail.setFirstColumnSpanned(True)
+        if not attempt.get("tests") and attempt.get("output"):
+            detail = QTreeWidgetItem([str(attempt["output"]).strip()])
+            parent.addChild(detail)
+            detail.setFirstColumnSpanned(True)
 
     def _on_copy_result_clicked(self) -> None:
         if self.result_markdown:
@@ -929,6 +1090,9 @@ class MultiAgentTab(QWidget):
             "expert_result": self.tr("result"),
             "ticket": self.tr("ticket"),
             "warning": self.tr("warning"),
+            VERIFYING: self.tr("checking"),
+            VERIFICATION: self.tr("check"),
+            RETRY: self.tr("retry"),
             SESSION_FINISHED: self.tr("finished"),
         }
         who = f" {expert}" if expert else ""
@@ -936,8 +1100,17 @@ class MultiAgentTab(QWidget):
         item = QListWidgetItem(f"{stamp}  #{seq}{who} · {labels.get(kind, kind)}: {text}")
         item.setData(Qt.ItemDataRole.UserRole, event)
         item.setToolTip(text)
+        checked = event.get("verification")
+        status = str(checked.get("status")) if isinstance(checked, dict) else str(checked or "")
         if kind == "warning" or (kind == SESSION_FINISHED and event.get("outcome") != "done"):
             item.setForeground(QBrush(QColor(self._colors["error"])))
+        elif kind in (VERIFICATION, SESSION_FINISHED, RETRY) and status in ("verified", "failed"):
+            item.setForeground(QBrush(QColor(self._status_color(status))))
+            font = item.font()
+            font.setBold(True)
+            item.setFont(font)
+        elif kind == RETRY:
+            item.setForeground(QBrush(QColor(self._colors["warning"])))
         elif kind in ("phase", SESSION_FINISHED):
             font = item.font()
             font.setBold(True)
@@ -987,7 +1160,8 @@ class MultiAgentTab(QWidget):
             self._live[seq] = event  # kept while another session is shown
         if event.get("kind") in ("phase", SESSION_FINISHED):
             phase = str(event.get("outcome") or event.get("text") or "")
-            self._show_listed_phase(str(event.get("session", "")), phase)
+            status = str(event.get("verification") or "")
+            self._show_listed_phase(str(event.get("session", "")), phase, status)
         current = self.current
         if current is None or event.get("session") != current.session_id:
             return
@@ -999,6 +1173,9 @@ class MultiAgentTab(QWidget):
             return
         session.events.append(event)
         kind = event.get("kind")
+        if kind == SESSION_FINISHED and event.get("verification"):
+            # the final record comes with the final session; the badge is right already
+            session.data["verification"] = {"status": event["verification"]}
         if kind == "phase" or kind == SESSION_FINISHED:
             session.phase = str(event.get("outcome") or event.get("text") or session.phase)
             self._show_phase(session)
@@ -1218,7 +1395,7 @@ class MultiAgentTab(QWidget):
             self._show_notice(
                 session.session_id,
                 self.tr("The session “{0}” ended: {1}.").format(
-                    self._short(session.task), self._phase_name(session.phase)
+                    self._short(session.task), self._state_name(session)
                 ),
             )
         self._update_buttons()

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPushButton,
+    QTextBrowser,
     QTreeWidget,
     QWidget,
 )
@@ -159,7 +160,8 @@ def test_a_task_runs_live_through_the_tab(
         "reviewing",
     ]
     assert events[-1]["kind"] == "session_finished"
-    assert "<b>● done</b>" in phase.text()
+    # finished, and what it is worth: the scripted coder wrote no code, nothing was run
+    assert "● unverified draft</b>" in phase.text() and "done" not in phase.text()
 
     sessions = child(tab, QTreeWidget, "sessions")
     qtbot.waitUntil(lambda: sessions.topLevelItemCount() == 1)
@@ -260,7 +262,7 @@ def test_session_finished_fires_once_the_list_shows_the_final_phase(
         tab.session_finished, timeout=TIMEOUT, check_params_cb=snapshot
     ) as finished:
         run_task(tab, qtbot, "Parse CSV files")
-    assert at_signal == [{finished.args[0]: "done"}]
+    assert at_signal == [{finished.args[0]: "unverified draft"}]
 
 
 def test_cancelled_in_planning_marks_the_phase_it_stopped_in(
@@ -465,10 +467,10 @@ def test_a_run_ending_does_not_steal_the_view(
     # The view stayed on the session the user chose; the list row shows the end.
     [(shown, rows)] = at_signal
     assert shown == interrupted and "(interrupted)" in title.text()
-    assert rows[running] == "done"
+    assert rows[running] == "unverified draft"
     notice = child(tab, QLabel, "multiagent_notice")
     assert notice.isVisible() and notice.property("session") == running
-    assert "Parse CSV files" in notice.text() and "done" in notice.text()
+    assert "Parse CSV files" in notice.text() and "unverified draft" in notice.text()
 
     notice.linkActivated.emit("show")  # "Show it"
     qtbot.waitUntil(lambda: tab.current.session_id == running, timeout=TIMEOUT)
@@ -519,14 +521,14 @@ def test_the_sessions_list_shows_the_live_phase(
         qtbot.waitUntil(lambda: row.text(1) == "working", timeout=TIMEOUT)  # not "planning"
         assert row.data(1, Qt.ItemDataRole.UserRole) == "working"
         chat.gate.set()
-    assert sessions.topLevelItem(0).text(1) == "done"
+    assert sessions.topLevelItem(0).text(1) == "unverified draft"
 
 
 def test_the_result_pane_assembles_the_answer_with_copy_and_export(
     tab: MultiAgentTab, qtbot: Any, tmp_path: Any
 ) -> None:
     from PySide6.QtGui import QGuiApplication
-    from PySide6.QtWidgets import QFileDialog, QTextBrowser, QToolButton
+    from PySide6.QtWidgets import QFileDialog, QToolButton
 
     result = child(tab, QTextBrowser, "multiagent_result")
     copy = child(tab, QToolButton, "copy_result")
@@ -656,3 +658,75 @@ def test_a_big_memory_gets_its_search_index_in_the_background(
     assert service.memory().indexed("agent_results") == (400, 400)  # type: ignore[attr-defined]
     status = child(tab, QLabel, "memory_status")
     qtbot.waitUntil(lambda: "400 item(s) remembered" in status.text(), timeout=TIMEOUT)
+
+
+# -- issue 24: what was verified -------------------------------------------------------------
+
+CODER_PLAN = "1. coder: write add(a, b) in Python"
+BAD_CODE = "```python\ndef add(a, b):\n    return a - b\n```"
+GOOD_CODE = "```python\ndef add(a, b):\n    return a + b\n```"
+TESTER = "```python\ndef test_add():\n    assert add(2, 3) == 5\n```"
+
+
+def verification_rows(tab: QWidget) -> list[tuple[int, str, str]]:
+    """The tests tree, flattened: (depth, first column, outcome column)."""
+    tree = child(tab, QTreeWidget, "verification_tests")
+    rows: list[tuple[int, str, str]] = []
+
+    def walk(item: Any, depth: int) -> None:
+        rows.append((depth, item.text(0), item.text(1)))
+        for i in range(item.childCount()):
+            walk(item.child(i), depth + 1)
+
+    for i in range(tree.topLevelItemCount()):
+        walk(tree.topLevelItem(i), 0)
+    return rows
+
+
+def test_the_result_pane_shows_the_tests_that_ran_and_the_retry(
+    tab: MultiAgentTab, qtbot: Any, chat: GatedChat
+) -> None:
+    chat.replies[:] = [CODER_PLAN, BAD_CODE, TESTER, GOOD_CODE, "add is right now."]
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT) as finished:
+        run_task(tab, qtbot, "Write add(a, b) in Python")
+    assert finished.args[1] == "done"
+    badge = child(tab, QLabel, "verification_badge")
+    assert badge.isVisible() and badge.property("status") == "verified"
+    assert "✓ verified" in badge.text() and "after one retry" in badge.text()
+    tree = child(tab, QTreeWidget, "verification_tests")
+    assert tree.isVisible()
+    rows = verification_rows(tab)
+    assert rows[0][0] == 0 and rows[0][1].startswith("Step 1 (coder)") and rows[0][2] == "verified"
+    attempts = [r for r in rows if r[0] == 1]
+    assert [a[2] for a in attempts] == ["failed verification", "verified"]
+    tests = [(r[1], r[2]) for r in rows if r[0] == 2]
+    assert tests == [("✗ test_add", "failed"), ("✓ test_add", "passed")]
+    # the failure's output is there, folded under its test
+    failing = tree.topLevelItem(0).child(0).child(0)
+    assert failing.childCount() == 1 and "AssertionError" in failing.child(0).text(0)
+    assert not failing.isExpanded()
+    kinds = [e["kind"] for e in feed_events(tab)]
+    assert "verifying" in kinds and "retry" in kinds and kinds.count("verification") == 2
+    assert child(tab, QTreeWidget, "sessions").topLevelItem(0).text(1) == "verified"
+    tab.grab().save("/tmp/multiagent-verified.png")
+
+
+def test_code_that_fails_its_tests_is_shown_as_failed_never_done(
+    tab: MultiAgentTab, qtbot: Any, chat: GatedChat
+) -> None:
+    chat.replies[:] = [CODER_PLAN, BAD_CODE, TESTER, BAD_CODE, "Looks fine to me."]
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT):
+        run_task(tab, qtbot, "Write add(a, b) in Python")
+    badge = child(tab, QLabel, "verification_badge")
+    assert badge.property("status") == "failed" and "✗ failed verification" in badge.text()
+    phase = child(tab, QLabel, "phase")
+    assert "● failed verification</b>" in phase.text() and "done" not in phase.text()
+    rows = verification_rows(tab)
+    assert [(r[1], r[2]) for r in rows if r[0] == 2] == [
+        ("✗ test_add", "failed"),
+        ("✗ test_add", "failed"),
+    ]
+    assert child(tab, QTreeWidget, "sessions").topLevelItem(0).text(1) == "failed verification"
+    result = child(tab, QTextBrowser, "multiagent_result").toPlainText()
+    assert "Failed verification" in result
+    tab.grab().save("/tmp/multiagent-failed.png")
