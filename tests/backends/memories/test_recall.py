@@ -1,0 +1,232 @@
+"""The recall pipeline (issue 29): entity expansion, re-ranking, why, and the second model's
+vectors kept beside the memories. Deterministic (hashing embedder) unless marked ``model``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from backends.config import Config
+from backends.memories.recall import (
+    BARE,
+    Recall,
+    RecallHit,
+    RecallSettings,
+    asks_for,
+    fold,
+    holds,
+    language,
+    names,
+    relations,
+)
+from backends.memories.service import MemoryAssistant, get_service
+from backends.models.chat import ScriptedChat
+from backends.models.embedders import HashingEmbedder
+from backends.progress import Progress
+from backends.services import Services
+from backends.stores.memories.sqlite import SQLiteMemoryStore
+
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "datadir-0.1"
+DATA = Path(__file__).resolve().parents[3] / "bench" / "data"
+
+
+def test_names_fold_accents_and_skip_question_words() -> None:
+    assert fold("Lucía Ñandú") == "lucia nandu"
+    assert names("My sister Lucía lives in Valencia") == ["lucia", "valencia"]
+    assert names("When is Tomás's wedding?") == ["tomas"]
+    assert names("What does Daniel do on Monday?") == ["daniel"]  # weekdays are not names
+
+
+def test_relations_a_fact_states() -> None:
+    assert relations("My sister Lucía lives in Valencia") == {("sister", "lucia")}
+    assert relations("My mother's name is Carmen") == {("mother", "carmen")}
+    assert relations("Mi jefa se llama Priya") == {("boss", "priya")}
+    assert relations("Leo's best friend is a boy called Sami") == {("friend", "sami")}
+    assert relations("I like tea") == set()
+
+
+def test_what_a_question_asks_for_and_what_a_fact_holds() -> None:
+    assert asks_for("When is my girl's birthday?") == "date"
+    assert asks_for("¿Quién es mi superior?") == "person"
+    assert asks_for("Where did I grow up?") == "place"
+    assert asks_for("¿Cuánto pago de alquiler?") == "number"
+    assert asks_for("What is my job?") is None
+    assert "date" in holds("My daughter Emma was born on 14 March 2015")
+    assert "person" in holds("Javier's wife is called Elena", known={"javier"})
+    assert "person" not in holds("My cousin Javier has three children", known={"javier"})
+    assert "place" in holds("Me crié en Cádiz")
+
+
+def test_language_is_told_by_its_little_words() -> None:
+    assert language("Which city is my sibling based in?") == "en"
+    assert language("¿En qué ciudad vive mi hermana?") == "es"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SQLiteMemoryStore:
+    embedder = HashingEmbedder(256)
+    facts = [
+        "My sister Lucía lives in Valencia",
+        "My sister Lucía works as a nurse",
+        "Marco and I met at a summer camp in 2003",
+        "My best friend Marco likes trains",
+        "I drink my coffee black",
+    ]
+    store = SQLiteMemoryStore(tmp_path / "m.sqlite3", embedder.dimension, embedder.name)
+    store.add_many(zip(facts, embedder.embed_batch(facts), strict=True))
+    return store
+
+
+def test_a_relation_in_the_question_brings_the_people_it_names(store: SQLiteMemoryStore) -> None:
+    recall = Recall(store, HashingEmbedder(256))
+    people, asked = recall.entities.expand("Where does my sibling live?")
+    assert people == set() and "sister" in asked  # no names learnt before the first refresh
+    recall.entities.refresh(store)
+    people, asked = recall.entities.expand("Where does my sibling live?")
+    assert people == {"lucia"} and {"sister", "brother"} <= asked
+    # bare cosine: the hashing embedder sees no shared word with "met at a summer camp"
+    bare = recall.search("How did I get to know my best friend?", k=5, settings=BARE)
+    hits = recall.search("How did I get to know my best friend?", k=5)
+    met = "Marco and I met at a summer camp in 2003"
+
+    def rank(found: list[RecallHit]) -> int:
+        texts = [h.text for h in found]
+        return texts.index(met) if met in texts else len(texts)
+
+    assert rank(hits) < rank(bare)  # "my best friend" is Marco: his memories come up
+    assert "name: Marco" in hits[rank(hits)].why
+
+
+def test_every_hit_says_why_and_the_threshold_is_on_the_question_as_asked(
+    store: SQLiteMemoryStore,
+) -> None:
+    recall = Recall(store, HashingEmbedder(256))
+    hits = recall.search("Where does Lucia live?", k=3)
+    assert hits[0].text == "My sister Lucía lives in Valencia"
+    assert hits[0].why.startswith("meaning ") and "name: Lucía" in hits[0].why
+    assert "has a place" in hits[0].why
+    plain = HashingEmbedder(256).embed("Where does Lucia live?")
+    exact = store.similarities(plain, [hits[0].text])[hits[0].text]
+    assert hits[0].similarity == pytest.approx(exact, abs=1e-6)
+    assert all(h.similarity >= 0.2 for h in recall.search("Where does Lucia live?", 5, 0.2))
+
+
+def test_parts_can_be_switched_off(store: SQLiteMemoryStore) -> None:
+    recall = Recall(store, HashingEmbedder(256))
+    hits = recall.search("Where does Lucia live?", k=2, settings=BARE)
+    assert all(h.why.startswith("meaning ") and "·" not in h.why for h in hits)
+    assert RecallSettings().without("expand", "entities") == RecallSettings(
+        expand=False, entities=False
+    )
+
+
+def test_the_second_models_vectors_are_kept_and_dropped_with_the_text(
+    store: SQLiteMemoryStore,
+) -> None:
+    second = HashingEmbedder(64)
+    recall = Recall(store, HashingEmbedder(256), second)
+    recall.search("Where does my sister live?", k=3)  # English: the second model re-ranks
+    kept = store.signal_vectors(second.name, store.searchable_texts())
+    assert "My sister Lucía lives in Valencia" in kept
+    vector = kept["My sister Lucía lives in Valencia"]
+    assert np.allclose(vector, second.embed("My sister Lucía lives in Valencia"), atol=1e-6)
+    hits = recall.search("Where does my sister live?", k=3)
+    assert any("hashing-64" in h.why for h in hits)
+    store.update(
+        "My sister Lucía lives in Valencia",
+        "My sister Lucía lives in Madrid",
+        HashingEmbedder(256).embed("My sister Lucía lives in Madrid"),
+    )
+    store.delete("My sister Lucía works as a nurse")
+    left = store.signal_vectors(
+        second.name, ["My sister Lucía lives in Valencia", "My sister Lucía works as a nurse"]
+    )
+    assert left == {}
+    # a vector for a memory that does not exist is not kept
+    store.put_signal_vectors(second.name, [("never told", second.embed("never told"))])
+    assert store.signal_vectors(second.name, ["never told"]) == {}
+
+
+def test_an_english_only_second_model_is_not_asked_about_spanish(
+    store: SQLiteMemoryStore,
+) -> None:
+    second = HashingEmbedder(64)
+    recall = Recall(store, HashingEmbedder(256), second)
+    hits = recall.search("¿Dónde vive mi hermana Lucía?", k=3)
+    assert hits and not any("hashing-64" in h.why for h in hits)
+    assert store.signal_vectors(second.name, store.searchable_texts()) == {}
+
+
+def test_the_assistant_search_and_find_use_the_same_recall(tmp_path: Path) -> None:
+    services = Services(Config(home=tmp_path), embedder=HashingEmbedder(128))
+    assistant = get_service(services)
+    try:
+        assistant.remember("My sister Lucía lives in Valencia")
+        assistant.remember("I drink my coffee black")
+        searched = assistant.search("Where does my sister Lucía live?", k=1)
+        recalled = assistant.recall("Where does my sister Lucía live?", k=1, threshold=0.0)
+        found = assistant.find("Where does my sister Lucía live?")
+        assert searched[0].text == recalled[0].text == found[0].memory.text
+        assert searched[0].why == recalled[0].why == found[0].why
+        assert "name: Lucía" in searched[0].why
+    finally:
+        services.close()
+
+
+def _open_old_datadir(tmp_path: Path) -> Config:
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURE, home)
+    for path in home.rglob("*"):
+        path.chmod(0o700 if path.is_dir() else 0o600)
+    return Config(home=home)
+
+
+def test_a_data_dir_from_before_opens_and_re_embeds_with_a_new_embedder(tmp_path: Path) -> None:
+    """Today's data dir (memories by hashing-32) under another memories embedder: nothing is
+    searched by the wrong model, nothing is lost, re-embedding reports progress."""
+    config = _open_old_datadir(tmp_path)
+    before = sorted(
+        (m.text, m.created_at)
+        for m in SQLiteMemoryStore(config.path("memories.sqlite3"), 32, "hashing-32").list()
+    )
+    assistant = MemoryAssistant(
+        config.path("memories.sqlite3"), lambda: HashingEmbedder(48), ScriptedChat, config=config
+    )
+    try:
+        status = assistant.open()
+        assert status.stats.total == 3 and status.stats.needs_reembed == 3
+        assert status.stats.other_dimensions == {32: 3}
+        assert assistant.search("Bob prefers tea") == []  # 32-d rows are never compared
+        steps: list[tuple[int, int]] = []
+        progress = Progress(callback=lambda done, total, message: steps.append((done, total)))
+        assert assistant.reembed(progress) == 3
+        assert steps and steps[-1] == (3, 3)
+        assert assistant.status().stats.needs_reembed == 0
+        assert assistant.search("Bob prefers tea", k=1)[0].text == "Bob prefers tea"
+        after = sorted((m.text, m.created_at) for m in assistant.recent())
+        assert after == before
+    finally:
+        assistant.close()
+
+
+@pytest.mark.model
+def test_spanish_facts_are_recalled_by_spanish_and_english_questions(tmp_path: Path) -> None:
+    items = json.loads((DATA / "memory_recall_es.json").read_text(encoding="utf-8"))["items"][:8]
+    services = Services(Config(home=tmp_path, embedder="minilm"))
+    assistant = get_service(services)
+    try:
+        assert assistant.embedder.name == "use-multilingual-v3"
+        for item in items:
+            assistant.remember(item["fact"], force=True)
+            assistant.remember(item["distractor"], force=True)
+        for key in ("question", "question_en"):
+            top3 = [
+                item["fact"] in [h.text for h in assistant.search(item[key], k=3)] for item in items
+            ]
+            assert sum(top3) >= 7, key
+    finally:
+        services.close()
