@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from backends import audit, conversations, memories, multiagent, stores, tutor
 from backends.config import Config
 from backends.errors import CancelledError, CustodiaEnvironmentError
+from backends.models import data as models_data
 from backends.progress import Progress
 from backends.stores.description import (
     DURABILITY,
@@ -87,6 +88,7 @@ DATA: tuple[Datum, ...] = (
     *conversations.DATA,
     *tutor.DATA,
     *audit.DATA,
+    *models_data.DATA,
 )
 
 #: the datum kinds, in the order the map shows them

@@ -173,21 +173,30 @@ class SqliteFile(SelfDescribing):
 # -- measuring files, read-only ------------------------------------------------------------------
 
 
+def allocated(stat: os.stat_result) -> int:
+    """The bytes a file takes on disk, as ``du`` counts them: sparse files (qdrant-edge maps
+    hundreds of MB of them) take only what was written; ``st_size`` where there are no
+    blocks to count (Windows)."""
+    blocks = getattr(stat, "st_blocks", None)
+    return stat.st_size if blocks is None else int(blocks) * 512
+
+
 def file_size(path: Path) -> int:
-    """A file's bytes, with its SQLite ``-wal`` and ``-shm`` companions when present."""
+    """A file's bytes on disk, with its SQLite ``-wal`` and ``-shm`` companions."""
     total = 0
     for candidate in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
         with contextlib.suppress(OSError):
-            total += candidate.stat().st_size
+            total += allocated(candidate.stat())
     return total
 
 
 def dir_size(path: Path) -> int:
+    """The bytes a folder's files take on disk (``du``, not their apparent sizes)."""
     total = 0
     for root, _dirs, files in os.walk(path):
         for name in files:
             with contextlib.suppress(OSError):
-                total += (Path(root) / name).lstat().st_size
+                total += allocated((Path(root) / name).lstat())
     return total
 
 

@@ -55,6 +55,7 @@ EXPECTED_CLASS = {
     "audit log": PROVABLE,
     "checkpoints": PROVABLE,
     "pseudonym keys": HISTORY,
+    "models": HISTORY,
 }
 
 
@@ -88,7 +89,9 @@ def test_every_count_is_the_stores_own(filled: Services) -> None:
     rows = _rows(filled)
     for kind, row in rows.items():
         assert row.durability == EXPECTED_CLASS[kind], kind
-        if tutor_available() or row.assistant != "clinical tutor":
+        if kind == "models":  # the journey adds no model file
+            assert row.health == NOT_CREATED, row.health
+        elif tutor_available() or row.assistant != "clinical tutor":
             assert row.health == OK, (kind, row.health)
 
     multiagent = multiagent_service(filled)
@@ -185,7 +188,7 @@ def test_each_datum_is_declared_once_by_its_owner(tmp_path: Path) -> None:
     """The map is a loop over the assistants' declarations: every kind once, each held by a
     registry role (described by its store) or placed by its owner, none measured here."""
     cfg = _config(tmp_path)
-    assert tuple(d.kind for d in DATA) == KINDS and len(set(KINDS)) == len(KINDS) == 14
+    assert tuple(d.kind for d in DATA) == KINDS and len(set(KINDS)) == len(KINDS) == 15
     for datum in DATA:
         assert datum.durability in DURABILITY and datum.if_lost and datum.unit
         assert datum.role or datum.place is not None, datum.kind
@@ -194,3 +197,32 @@ def test_each_datum_is_declared_once_by_its_owner(tmp_path: Path) -> None:
             described = stores.describe(datum.role, cfg, **datum.context(cfg))
             assert described.engine and described.location, datum.kind
     assert os.listdir(tmp_path) == []  # describing opened nothing
+
+
+def test_sizes_are_what_the_disk_holds_not_apparent_sizes(tmp_path: Path) -> None:
+    """qdrant-edge maps sparse files: the map said 453 MB where ``du`` said 848 KB."""
+    folder = tmp_path / "sparse"
+    folder.mkdir()
+    with (folder / "page_0.dat").open("wb") as fh:
+        fh.write(b"x" * 4096)
+        fh.truncate(400 << 20)  # 400 MB apparent, one page written
+    assert (folder / "page_0.dat").stat().st_size == 400 << 20
+    assert dir_size(folder) < 1 << 20
+    assert file_size(folder / "page_0.dat") < 1 << 20
+
+
+def test_the_models_folder_is_on_the_map(tmp_path: Path) -> None:
+    from tests.backends.models.gguf_files import write_gguf
+
+    home = tmp_path / "home"
+    (home / "models").mkdir(parents=True, mode=0o700)
+    write_gguf(home / "models" / "copied.gguf")
+    (home / "models" / "linked.gguf").symlink_to(write_gguf(tmp_path / "elsewhere.gguf"))
+    services = Services(_config(home))
+    try:
+        row = _rows(services)["models"]
+    finally:
+        services.close()
+    assert row.ok and row.items == 2 and row.where == str(home / "models")
+    assert row.size_bytes == file_size(home / "models" / "copied.gguf")
+    assert "1 copied, 1 linked" in row.note
