@@ -162,11 +162,13 @@ def run_set(tutor: TutorService, path: Path) -> tuple[dict[str, Any], list[dict[
     rows: list[dict[str, Any]] = []
     for part in ("covered", "uncovered", "threads"):
         for item in data.get(part, []):
-            earlier = ""
+            earlier, covered = "", True
             for before in item.get("earlier", []):
-                earlier = tutor.ask(before, "bench", earlier=earlier).retrieval.understood
+                done = tutor.ask(before, "bench", earlier=earlier, earlier_covered=covered)
+                earlier = done.retrieval.understood
+                covered = done.grounding is None or done.grounding.covered
             started = time.perf_counter()
-            turn = tutor.ask(item["question"], "bench", earlier=earlier)
+            turn = tutor.ask(item["question"], "bench", earlier=earlier, earlier_covered=covered)
             row = _row(item, turn, time.perf_counter() - started)
             row["part"] = part
             rows.append(row)

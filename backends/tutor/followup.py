@@ -88,10 +88,15 @@ def kind(question: str, *, names_entity: bool) -> str:
     return SHORT if short else NONE
 
 
-def tries_thread(how: str) -> bool:
+def tries_thread(how: str, *, earlier_covered: bool = True) -> bool:
     """Whether a question of a thread that names no entity is also read with the earlier one
     (``how``: its :func:`kind`): a marked or short one is, whether or not the notes cover it
-    alone (a few words are "covered" by some note or other); a longer one is not."""
+    alone (a few words are "covered" by some note or other); a longer one is not. After an
+    earlier question the notes did not cover, only a marked one is: a short question is then
+    a new topic ("What monitoring does lithium need?" after an appendicitis question was read
+    with it and answered with the Sepsis Six; issue 24)."""
+    if not earlier_covered:
+        return how == MARKED
     return how in (MARKED, SHORT)
 
 

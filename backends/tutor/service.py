@@ -57,7 +57,7 @@ from backends.stores.graph import (
 )
 from backends.stores.vectors import VectorHit, VectorIndex
 from backends.text import checked_text
-from backends.tutor import followup, shipped_vectors
+from backends.tutor import aspects, followup, shipped_vectors
 from backends.tutor.fusion import Hit, Reason, rrf
 from backends.tutor.kb import (
     DB_FILE,
@@ -143,6 +143,9 @@ class CoverageRule:
 #: scan; docs/BENCHMARKS.md has the figures). An embedder not measured gets the lexical rule.
 COVERAGE_RULES = {"all-MiniLM-L6-v2": CoverageRule(similarity=0.2, unknown=0.5, lexical=0.4)}
 LEXICAL_RULE = CoverageRule(lexical=0.4, unknown_lexical=0.7)
+#: a question's word named by at most this many passages is its subject, which an uncovered
+#: question's answer says the notes only mention ("lithium": in 2 of 227)
+MENTION_CHUNKS = 4
 #: a question asking for an amount ("what dose…") is not answered by sentences without one
 QUANTITY_WORDS = frozenset(
     [
@@ -288,6 +291,10 @@ class _Judged:
     scored: list[Quote]
     quotes: tuple[Quote, ...]
     covered: bool
+    #: not covered, but the notes mention the question's subject: these quotes (cited)
+    mentions: tuple[Quote, ...] = ()
+    #: the subject's words as the mention writes them ("lithium")
+    mentioned: str = ""
 
 
 #: what the user is shown, by how it was made (:attr:`Grounding.mode`)
@@ -325,6 +332,12 @@ FOLLOW_UP_NOTE = {
     "en": "Read as a follow-up to your earlier question: searched with “{}” from it.",
     "es": "Leída como continuación de su pregunta anterior: buscada con «{}» de ella.",
 }
+#: not covered, but the notes name the question's subject: what they only mention, cited
+MENTION_TEXT = {
+    "en": "Not covered — your notes only mention {}, without answering this question:",
+    "es": "No lo tratan — sus notas solo mencionan {}, sin responder a esta pregunta "
+    "(cita en inglés, el idioma de las notas):",
+}
 NO_EXTRACT_TEXT = {
     "en": "The passages found do not contain a sentence that answers this question.",
     "es": "Los pasajes encontrados no contienen ninguna frase que responda a esta pregunta.",
@@ -350,6 +363,10 @@ class Grounding:
     coverage: float = 0.0
     #: why the model's answer is not the one shown ("" when it is, or was not asked)
     reason: str = ""
+    #: not covered, but the notes mention the question's subject: what they say of it
+    mentions: tuple[Quote, ...] = ()
+    #: the subject's words as the mention writes them ("lithium")
+    mentioned: str = ""
 
     @property
     def unsupported(self) -> tuple[CheckedSentence, ...]:
@@ -879,7 +896,10 @@ class TutorService:
         lang = grounding.language(question)
         carried = followup.carried(question, follows) if follows else ""
         read = f"{question} {carried}".strip()
-        translation = grounding.translate(read, self.glossary, vocabulary) if lang == "es" else {}
+        if lang == "es":
+            translation = grounding.translate(read, self.glossary, vocabulary)
+        else:  # lay words and drug-name endings, in the notes' words
+            translation = self._lay(read, vocabulary)
         # a follow-up is weighed by its own words: the carried ones find the earlier note (and
         # name its entities, which a quote must name), but "and in children?" is answered only
         # by a sentence about children, not by the antidote's sentence the earlier one matched
@@ -1002,6 +1022,12 @@ class TutorService:
                 extra.append(name)
         return " ".join([question, *extra])
 
+    @staticmethod
+    def _lay(question: str, vocabulary: Vocabulary) -> dict[str, str]:
+        """The notes' words for an English question's lay words the notes never use and its
+        drug-name endings ("sugar" -> glucose, "-pril" -> ramipril lisinopril enalapril)."""
+        return {**aspects.lay_words(question, vocabulary), **aspects.endings(question, vocabulary)}
+
     def _graph_search(
         self, seeds: Sequence[str], scopes: Sequence[str], candidates: int
     ) -> tuple[list[Hit], GraphView]:
@@ -1080,13 +1106,16 @@ class TutorService:
         k: int = CONTEXT_PASSAGES,
         on_retrieved: Callable[[Retrieval], None] | None = None,
         earlier: str = "",
+        earlier_covered: bool | None = None,
     ) -> Turn:
         """Retrieve, answer with citations, check the answer, append exactly one audit record.
 
         ``earlier``: the thread's last question as it was understood (the last turn's
         ``retrieval.understood``); a question that names nothing of the notes ("and in
         children?") is then read as its follow-up (:mod:`backends.tutor.followup`), and the
-        turn says so (:attr:`Retrieval.follows`).
+        turn says so (:attr:`Retrieval.follows`). ``earlier_covered``: whether the notes
+        covered the earlier question (None: taken as covered — ``--after`` says the user means
+        a follow-up); after one they did not, only a question that points back is read with it.
 
         ``on_retrieved`` gets the passages as soon as they are found (the tab shows the
         sources while the model writes).
@@ -1111,7 +1140,7 @@ class TutorService:
         judged = self._judge(retrieval)
         if earlier.strip() and not retrieval.graph.seeds:
             how = followup.kind(retrieval.question, names_entity=False)
-            if followup.tries_thread(how):
+            if followup.tries_thread(how, earlier_covered=earlier_covered is not False):
                 again = self.retrieve(question, user, k, follows=earlier.strip())
                 judged_again = self._judge(again)
                 if followup.keeps_thread(how, covered_in_thread=judged_again.covered):
@@ -1155,7 +1184,17 @@ class TutorService:
                     close()
         stopped = interrupted is not None or stop()
         checked = self._ground(
-            "".join(pieces), sources, quotes, scored, covered_by, lang, chat, covered, stopped
+            "".join(pieces),
+            sources,
+            quotes,
+            scored,
+            covered_by,
+            lang,
+            chat,
+            covered,
+            stopped,
+            judged.mentions,
+            judged.mentioned,
         )
         checked = _no_echoes(checked, retrieval.asked)
         answer, cited = _shown(checked, lang, {p.number: p.title for p in retrieval.passages})
@@ -1229,7 +1268,58 @@ class TutorService:
         scored = grounding.score_sentences(retrieval.asked, sources, vocabulary, about=about)
         quotes = tuple(grounding.extract(retrieval.asked, sources, vocabulary, about=about))
         covered = self._covers(retrieval, vocabulary, covered_by, quotes)
-        return _Judged(sources, vocabulary, covered_by, scored, quotes, covered)
+        if not covered:
+            # a rare word of the question that a passage names: what the notes only mention
+            subject = aspects.subject_words(
+                retrieval.asked, aspects.asked_aspects(retrieval.asked, retrieval.question)
+            )
+            # (only when the notes know every word of the subject: "acute appendicitis" is
+            # not mentioned by "acute kidney injury")
+            known = all(w in vocabulary for w in subject)
+            rare = [w for w in subject if 0 < vocabulary.frequency.get(w, 0) <= MENTION_CHUNKS]
+            rare.sort(key=vocabulary.idf, reverse=True)
+            named = aspects.mention((*quotes, *scored), rare[:1]) if rare and known else None
+            if named is None:
+                return _Judged(sources, vocabulary, covered_by, scored, quotes, False)
+            return _Judged(
+                sources, vocabulary, covered_by, scored, quotes, False, (named,), rare[0]
+            )
+        # what the question asks of its subject (its dose, monitoring, cause…) must be said
+        # of it: a passing mention is no answer (issue 24: lithium's monitoring)
+        asked_aspects = aspects.asked_aspects(retrieval.asked, retrieval.question)
+        if not asked_aspects:
+            return _Judged(sources, vocabulary, covered_by, scored, quotes, True)
+        subject = aspects.subject_words(retrieval.asked, asked_aspects)
+        if not subject:
+            return _Judged(sources, vocabulary, covered_by, scored, quotes, True)
+        # the subject's rarest word the notes know must be in a quoted passage: symptoms of
+        # hypothyroidism do not answer "the symptoms of Addison's disease"
+        known = [w for w in subject if w in vocabulary]
+        if known:
+            rarest = max(known, key=vocabulary.idf)
+            subject = [rarest, *(w for w in subject if w != rarest)]
+            quoted = {q.number for q in quotes}
+            held: set[str] = set()
+            for p in retrieval.passages:
+                if p.number in quoted:
+                    held |= set(grounding.content(f"{p.title} {p.text}"))
+            if rarest not in held:
+                return _Judged(sources, vocabulary, covered_by, scored, quotes, False)
+        titles = {p.number: p.title for p in retrieval.passages}
+        answering = [
+            q
+            for q in (*quotes, *scored)
+            if aspects.answers_aspect(q.text, titles.get(q.number, ""), subject, asked_aspects)
+        ]
+        if answering:
+            first = answering[0]
+            if first not in quotes:  # the sentence that answers it leads
+                quotes = (first, *(q for q in quotes if q.text != first.text))[:3]
+            return _Judged(sources, vocabulary, covered_by, scored, quotes, True)
+        named = aspects.mention((*quotes, *scored), subject[:1])
+        if named is None:
+            return _Judged(sources, vocabulary, covered_by, scored, quotes, False)
+        return _Judged(sources, vocabulary, covered_by, scored, quotes, False, (named,), subject[0])
 
     def _about(self, retrieval: Retrieval) -> grounding.About | None:
         """How many of the question's entities a text names (None: the question names none)."""
@@ -1279,7 +1369,13 @@ class TutorService:
         )
         asks_amount = asks_amount and any(w in QUANTITY_WORDS for w in asked_words)
         # an amount is a number with its unit: "avoided when the eGFR is below 45" gives no
-        # dose of nitrofurantoin (a near miss of the evaluation set)
+        # dose of nitrofurantoin (a near miss of the evaluation set); a dose has a unit of
+        # dose ("4.5 hours" is no dose of alteplase), "how long…" a unit of time
+        kind = aspects.amount_kind(retrieval.question)
+        if kind == "dose" and not any(aspects.DOSE.search(q.text) for q in quotes):
+            return False
+        if kind == "time" and not any(aspects.DURATION.search(q.text) for q in quotes):
+            return False
         return not (asks_amount and not any(AMOUNT.search(q.text) for q in quotes))
 
     @staticmethod
@@ -1293,11 +1389,20 @@ class TutorService:
         chat: ChatModel,
         covered: bool,
         stopped: bool,
+        mentions: tuple[Quote, ...] = (),
+        mentioned: str = "",
     ) -> Grounding:
         """Which answer is shown, and why (see :meth:`ask`)."""
         headings = HEADINGS[lang]
         if not covered:
-            return Grounding(NOT_COVERED, lang, headings[NOT_COVERED], coverage=covered_by)
+            return Grounding(
+                NOT_COVERED,
+                lang,
+                headings[NOT_COVERED],
+                coverage=covered_by,
+                mentions=mentions,
+                mentioned=mentioned,
+            )
         if chat.retrieval_only:
             return Grounding(
                 EXTRACTIVE, lang, headings["retrieval-only"], quotes=quotes, coverage=covered_by
@@ -1378,7 +1483,24 @@ def _shown(checked: Grounding, lang: str, titles: dict[int, str]) -> tuple[str, 
     passage that supports it, or the quotes (each note's title before its first quote when the
     sentence does not name it), or (not covered) the refusal with no citation."""
     if checked.mode == NOT_COVERED:
-        return NOT_COVERED_TEXT[lang], ()
+        if not checked.mentions:
+            return NOT_COVERED_TEXT[lang], ()
+        parts = []
+        for q in checked.mentions:
+            title = titles.get(q.number, "")
+            needs_title = title and not set(grounding.content(title)) <= set(
+                grounding.content(q.text)
+            )
+            parts.append(_cite(f"“{title}: {q.text}”" if needs_title else f"“{q.text}”", q.number))
+        written = [
+            w
+            for w in grounding.words(checked.mentions[0].text)
+            if grounding.normal(w) == checked.mentioned
+        ]
+        head = MENTION_TEXT.get(lang, MENTION_TEXT["en"]).format(
+            written[0] if written else checked.mentioned
+        )
+        return " ".join([head, *parts]), tuple(sorted({q.number for q in checked.mentions}))
     if checked.mode == GENERATED:
         shown = [s for s in checked.sentences if s.supported]
         parts = [_cite(s.text, s.number) for s in shown]

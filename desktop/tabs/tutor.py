@@ -109,6 +109,8 @@ class TutorTab(QWidget):
         #: words would be searched, shown and sealed in this user's record)
         self._understood = ""
         self._understood_user = ""
+        #: whether the notes covered it (after an uncovered one, only "and …?" follows it)
+        self._understood_covered = True
         self._asking = ""
         self._answered: Turn | None = None
         self._imported: ImportReport | None = None
@@ -363,6 +365,7 @@ class TutorTab(QWidget):
         user = self.current_user()
         service = self.service
         earlier = self._understood if self._understood_user == user else ""
+        earlier_covered = self._understood_covered
 
         def job(progress: Progress, emit: Emit) -> Turn:
             return service.get().ask(
@@ -372,6 +375,7 @@ class TutorTab(QWidget):
                 should_stop=lambda: progress.cancelled,
                 on_retrieved=lambda retrieval: emit(("retrieved", retrieval)),
                 earlier=earlier,
+                earlier_covered=earlier_covered,
             )
 
         self._streamed = ""
@@ -455,6 +459,7 @@ class TutorTab(QWidget):
         self._thread.append(render_turn(turn, self._answer_labels(), sources=False))
         self._understood = turn.retrieval.understood
         self._understood_user = turn.retrieval.user
+        self._understood_covered = turn.grounding is None or turn.grounding.covered
         self.answer.setProperty("mode", turn.grounding.mode if turn.grounding else "")
         self._show_sources(turn.passages, turn.cited)
         self.draw_graph(turn.retrieval.graph)

@@ -159,3 +159,17 @@ def test_a_self_contained_question_with_a_glue_that_or_also_is_read_alone(
     turn = tutor.ask(question, "ana", earlier=first.retrieval.understood)
     assert turn.retrieval.follows == ""
     assert turn.passages[0].doc_id == "kb/asthma"
+
+
+def test_after_an_uncovered_question_a_short_one_is_a_new_topic(tutor: TutorService) -> None:
+    """Issue 24: "What monitoring does lithium need?" after "How is acute appendicitis
+    diagnosed?" (not covered) was read as its follow-up and answered from another note; a
+    short question after an uncovered one is read alone (a marked one still follows)."""
+    assert not followup.tries_thread(followup.SHORT, earlier_covered=False)
+    assert followup.tries_thread(followup.MARKED, earlier_covered=False)
+    first = tutor.ask("How is acute appendicitis diagnosed?", "ana")
+    assert first.grounding is not None and first.grounding.mode == NOT_COVERED
+    turn = tutor.ask(
+        "What dose is given?", "ana", earlier=first.retrieval.understood, earlier_covered=False
+    )
+    assert turn.retrieval.follows == ""

@@ -1,0 +1,265 @@
+"""What a question asks *about* its subject, and whether a passage answers that (issue 24).
+
+"What monitoring does lithium need?" names lithium, which two notes mention once ("Amiodarone,
+lithium, high-dose steroids and biotin supplements can alter results"), and asks for its
+monitoring, which no note gives. A quote holding the subject's word is then a *mention*, not an
+answer: the tutor says "not covered — your notes only mention …" and cites the mention.
+
+A question asks an :data:`ASPECTS` aspect (treatment, monitoring, cause, side effects,
+symptoms, diagnosis) when it holds one of its words. A sentence answers it when it holds one
+of the aspect's evidence words *and* the question's subject is the sentence's topic: the
+subject is in its note's title, or it stands in the sentence before the evidence word ("Gout
+is caused by…", not "Gastrointestinal causes are … coeliac disease"). Everything here works
+on :func:`backends.grounding.normal` forms, so Spanish questions (read in their English
+words) are weighed the same way.
+
+Also here: amounts by kind (a dose is a number with a unit of dose, a duration one with a unit
+of time), and the English lay words and drug-name endings a question may use for the notes'
+words ("sugar" for glucose, "-pril" for ramipril, lisinopril, enalapril).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from backends.grounding import Quote, Vocabulary, content, normal, words
+
+
+def _normals(text: str) -> frozenset[str]:
+    return frozenset(normal(w) for w in text.split())
+
+
+@dataclass(frozen=True)
+class Aspect:
+    """One thing a question may ask about its subject."""
+
+    name: str
+    #: question words that ask it (normal forms)
+    asks: frozenset[str]
+    #: words of a sentence that gives it (normal forms)
+    evidence: frozenset[str]
+
+
+ASPECTS = (
+    Aspect(
+        "treatment",
+        _normals("treat treated treatment treatments manage managed management therapy cure"),
+        _normals(
+            "treat treated treatment therapy manage managed management give given use used "
+            "start started relieve relieved cure first-line reverse reversed stop stopped "
+            "antidote replacement"
+        ),
+    ),
+    Aspect(
+        "monitoring",
+        _normals("monitor monitored monitoring"),
+        _normals("monitor monitored monitoring check checked measure measured test tests review"),
+    ),
+    Aspect(
+        "cause",
+        _normals("cause causes caused"),
+        _normals(
+            "cause causes caused due result results trigger triggered lead leads come comes "
+            "follow follows risk"
+        ),
+    ),
+    Aspect(
+        "side effects",
+        _normals("side adverse"),
+        _normals(
+            "side adverse effect effects reaction reactions complication complications risk "
+            "cause causes toxicity"
+        ),
+    ),
+    Aspect(
+        "symptoms",
+        _normals("symptom symptoms"),
+        _normals("symptom symptoms sign signs present presents feature features cause causes"),
+    ),
+    Aspect(
+        "diagnosis",
+        _normals("diagnosed diagnosis diagnose"),
+        _normals(
+            "diagnosed diagnosis confirm confirmed confirms test tests show shows measure "
+            "measured support supports exclude excludes rule rules"
+        ),
+    ),
+)
+#: question words that are neither the subject nor the aspect ("what monitoring does it *need*")
+GENERIC = _normals("need needs needed require required level levels long course often")
+
+
+#: verbs whose question asks for a treatment (grounding adds "treatment" for them): they
+#: weigh the passages, but "what is given instead…" asks no treatment *of its subject*
+_GIVING = _normals("give given take taken prescribe prescribed")
+
+
+#: a question opening with these identifies a thing ("which drug class causes a cough?"):
+#: it asks for a name, not for an aspect of its subject
+_IDENTIFYING = ("which", "cual", "cuales")
+#: an aspect word after these is the question's circumstance, not what it asks ("what is
+#: given instead when ramipril causes a cough?")
+_CLAUSE = frozenset(["when", "if", "because", "after", "before", "cuando", "si", "porque"])
+
+
+def asked_aspects(asked: Iterable[str], question: str = "") -> list[Aspect]:
+    """The aspects the question asks (its own words: "treatment" added for "give" is not)."""
+    have = set(asked)
+    said = words(question)
+    own = {normal(w) for w in said} if question else have
+    if "treatment" in have and "treatment" not in own and have & _GIVING:
+        have.discard("treatment")
+    if _identifies(said):
+        return []
+    for i, w in enumerate(said):
+        if w in _CLAUSE:  # what follows is a circumstance
+            have -= {normal(x) for x in said[i + 1 :]}
+            break
+    return [a for a in ASPECTS if a.asks & have]
+
+
+#: words after "what"/"qué" that make it a question about its subject, not a name asked for
+_NOT_A_NAME = frozenset(
+    words(
+        "is are was were does do did can could should would will may might causes cause "
+        "happens happen es son se causa causan produce producen hay pasa puede pueden debe "
+        "tratamiento controles control sintomas síntomas causas efectos diagnostico diagnóstico "
+        "side adverse symptoms signs monitoring treatment treatments"
+    )
+)
+
+
+def _identifies(said: Sequence[str]) -> bool:
+    """Whether the question asks for a name ("which drug class…", "in which infection…",
+    "¿qué bacteria…?"), not for an aspect of its subject."""
+    if any(w in _IDENTIFYING for w in said[:2]):
+        return True
+    return len(said) > 1 and said[0] in ("que", "what") and said[1] not in _NOT_A_NAME
+
+
+def subject_words(asked: Sequence[str], aspects: Sequence[Aspect]) -> list[str]:
+    """The question's words that name what it is about (not what it asks of it)."""
+    out = []
+    for w in asked:
+        if w in GENERIC or any(w in a.asks or w in a.evidence for a in aspects):
+            continue
+        out.append(w)
+    return out
+
+
+def answers_aspect(
+    sentence: str, title: str, subject: Sequence[str], aspects: Sequence[Aspect]
+) -> bool:
+    """Whether ``sentence`` (of the note ``title``) gives every asked aspect of the subject
+    (``subject``: its words, the rarest first — that one must be named)."""
+    said = content(sentence)
+    titled = set(content(title))
+    wanted = set(subject[:1])
+    if not wanted & (set(said) | titled):
+        return False
+    for aspect in aspects:
+        where = [i for i, w in enumerate(said) if w in aspect.evidence]
+        if not where:
+            return False
+        if set(subject) & titled:  # the note is about the subject
+            continue
+        first = min(i for i, w in enumerate(said) if w in wanted) if wanted & set(said) else None
+        if first is None or first > where[0]:
+            return False
+    return True
+
+
+def mention(quotes: Sequence[Quote], subject: Sequence[str]) -> Quote | None:
+    """The best quote naming the subject: what the notes only mention."""
+    wanted = set(subject)
+    for quote in quotes:
+        if wanted & set(content(quote.text)):
+            return quote
+    return None
+
+
+#: a number with a unit of dose: what answers "what dose…"
+DOSE = re.compile(
+    r"\d+(?:[.,]\d+)?\s*(?:to|-|–|or)?\s*(?:\d+(?:[.,]\d+)?\s*)?"
+    r"(?:mg|g|mcg|micrograms?|µg|ng|ml|mL|units?|iu|IU|mmol|kg|tablets?|puffs?|drops?)(?![^\W\d_])",
+)
+#: a number with a unit of time, or a frequency: what answers "how long…", "how often…"
+DURATION = re.compile(
+    r"\d+(?:[.,]\d+)?\s*(?:to|-|–|or)?\s*(?:\d+(?:[.,]\d+)?\s*)?"
+    r"(?:seconds?|minutes?|min|hours?|h|days?|weeks?|months?|years?|times)(?![^\W\d_])"
+    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+"
+    r"(?:to\s+\w+\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
+    r"|\b(?:daily|weekly|monthly|yearly|annual|annually|every|once|twice|times)\b"
+    r"|\b(?:a|per) (?:day|week|month|year)\b",
+    re.IGNORECASE,
+)
+
+
+def amount_kind(question: str) -> str:
+    """ "dose", "time" or "" — what kind of amount the question asks for."""
+    said = words(question)
+    if said[:1] in (["why"], ["until"]) or said[:2] in (["por", "que"], ["hasta", "cuando"]):
+        return ""  # a reason or a condition ("why are the doses reduced…?")
+    text = " ".join(said)
+    if re.search(r"\bhow (?:long|often)\b|\bcuanto tiempo\b|\bcada cuanto\b", text):
+        return "time"
+    if re.search(r"\b(?:dose|doses|dosage|dosing|dosis)\b", text):
+        return "dose"
+    return ""
+
+
+#: English lay words for the notes' words (added to the question's, never replacing them)
+LAY = {
+    "sugar": "glucose",
+    "sugars": "glucose",
+    "bug": "bacteria infection",
+    "bugs": "bacteria infection",
+    "germ": "bacteria",
+    "germs": "bacteria",
+    "pill": "drug",
+    "pills": "drug",
+    "tablet": "drug",
+    "tablets": "drug",
+    "painkiller": "analgesic",
+    "painkillers": "analgesic",
+    "overactive": "hyperthyroidism",
+    "underactive": "hypothyroidism",
+    "thinner": "anticoagulant",
+    "thinners": "anticoagulant",
+}
+
+
+def lay_words(question: str, vocabulary: Vocabulary) -> dict[str, str]:
+    """The notes' words for the question's lay words the notes never use ("sugar" ->
+    "glucose"), as a translation: word as written -> the notes' words."""
+    out: dict[str, str] = {}
+    for w in words(question):
+        if w in LAY and normal(w) not in vocabulary:
+            out[w] = LAY[w]
+    return out
+
+
+_ENDING = re.compile(r"(?:(?<=\s)|^)-([^\W\d_]{3,})\b|\bending in\s+-?([^\W\d_]{3,})\b")
+
+
+def endings(question: str, vocabulary: Vocabulary) -> dict[str, str]:
+    """The notes' words a question names by their ending ("a drug ending in -pril": ramipril,
+    lisinopril, enalapril; most frequent first, at most five), as a translation."""
+    translation: dict[str, str] = {}
+    for match in _ENDING.finditer(question.casefold()):
+        suffix = match.group(1) or match.group(2)
+        out: list[str] = []
+        found = [
+            (sum(spelled.values()), spelling)
+            for spelled in vocabulary.spellings.values()
+            for spelling in spelled
+            if spelling.endswith(suffix) and spelling != suffix and len(spelling) > len(suffix) + 2
+        ]
+        for _, spelling in sorted(found, key=lambda f: (-f[0], f[1]))[:5]:
+            if spelling not in out:
+                out.append(spelling)
+        if out:
+            translation[suffix] = " ".join(out)
+    return translation
