@@ -9,7 +9,7 @@ from importlib import metadata
 from typing import Any
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QCoreApplication, qVersion
+from PySide6.QtCore import QCoreApplication, Qt, qVersion
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QProgressBar,
+    QPushButton,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -503,17 +504,29 @@ class AboutDialog(QDialog):
         layout = QVBoxLayout(self)
         title = QLabel(
             self.tr(
-                "<h2>Custodia {0}</h2><p>Four offline AI assistants. Every datum "
-                "lives where its loss is survivable.</p>"
-            ).format(__version__)
+                "<h2>Custodia {0}</h2><p>Four assistants that run on this computer: a team "
+                "that plans and reviews a task, a chat that remembers, your chat history, and "
+                "a tutor for study notes. Nothing you write leaves this computer.</p>"
+                "<p>Your data is kept in {1}.</p>"
+            ).format(__version__, services.config.home)
         )
+        title.setWordWrap(True)
+        title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(title)
-        form = QFormLayout()
+        self.details_button = QPushButton(self.tr("Details…"))  # the versions, for a report
+        self.details_button.setObjectName("about_details")
+        self.details_button.setCheckable(True)
+        layout.addWidget(self.details_button, 0, Qt.AlignmentFlag.AlignLeft)
+        self.details = QWidget()
+        self.details.setObjectName("about_versions")
+        self.details.setVisible(False)
+        self.details_button.toggled.connect(self.details.setVisible)
+        form = QFormLayout(self.details)
         for name, version in versions(services).items():
             label = QLabel(version)
             label.setObjectName(f"version_{name.lower().replace(' ', '_').replace('-', '_')}")
             form.addRow(name, label)
-        layout.addLayout(form)
+        layout.addWidget(self.details)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)

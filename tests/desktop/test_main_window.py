@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QTabWidget, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QTabWidget, QWidget
 
 from backends.config import Config
 from desktop.dialogs import AboutDialog, SettingsDialog
@@ -401,3 +401,15 @@ def test_quit_asks_only_while_a_run_is_going(qtbot: Any, custodia_window: Any) -
     qtbot.waitUntil(lambda: not handle.running, timeout=10_000)
     assert custodia_window.running_work() == []
     assert custodia_window.close()  # nothing running: closes without asking
+
+
+def test_about_is_friendly_with_versions_behind_details(qtbot: Any, custodia_services: Any) -> None:
+    """About was a table of library versions: now what Custodia is, the versions on demand."""
+    dialog = AboutDialog(custodia_services)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    versions = dialog.findChild(QWidget, "about_versions")
+    assert versions is not None and not versions.isVisible()
+    assert "Nothing you write leaves this computer" in dialog.findChild(QLabel).text()
+    dialog.findChild(QPushButton, "about_details").click()
+    assert versions.isVisible()
