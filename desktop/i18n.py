@@ -32,6 +32,34 @@ def QT_TRANSLATE_NOOP(context: str, text: str) -> str:
     return text
 
 
+#: configuration values shown to the user (custodia.toml keeps them as they are)
+CONFIG_WORDS = (
+    QT_TRANSLATE_NOOP("config", "embedded"),
+    QT_TRANSLATE_NOOP("config", "server"),
+    QT_TRANSLATE_NOOP("config", "memory"),
+)
+
+
+def config_word(value: str) -> str:
+    """A configuration value (``profile = "embedded"``) as the window shows it."""
+    return QCoreApplication.translate("config", value) if value in CONFIG_WORDS else value
+
+
+def language_names() -> list[tuple[str, str]]:
+    """(setting, what the language chooser shows): each language in its own name, and the
+    system's, named after what it resolves to now."""
+    system = i18n.resolve("system", system=QLocale.system().name())
+    own = {"en": "English", "es": "Español"}
+    return [
+        (
+            "system",
+            QCoreApplication.translate("config", "System language ({0})").format(own[system]),
+        ),
+        ("en", own["en"]),
+        ("es", own["es"]),
+    ]
+
+
 def qm_path(language: str) -> str:
     return str(i18n.catalogue_dir() / f"custodia_{language}.qm")
 

@@ -57,6 +57,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from backends import i18n
 from backends.audit import AuditService, Entry, Filter, VerifyResult
 from backends.progress import Progress
 from backends.services import Lazy
@@ -309,6 +310,12 @@ class InspectorPane(QWidget):
     #: the detail view shows a record
     detail_shown = Signal(int)
 
+    def _count(self, count: int) -> str:
+        """:func:`_records` in the language shown (its plural forms, the locale's separators)."""
+        if i18n.current() == i18n.DEFAULT:
+            return _records(count)
+        return self.tr("%Ln record(s)", "", count)
+
     def __init__(
         self, workers: WorkerPool, source: ServiceSource, parent: QWidget | None = None
     ) -> None:
@@ -524,9 +531,9 @@ class InspectorPane(QWidget):
         self.audit_detail.clear()
         where = view.service.location
         if view.flt.empty:
-            text = self.tr("{0} in {1}").format(_records(view.total), where)
+            text = self.tr("{0} in {1}").format(self._count(view.total), where)
         else:
-            text = self.tr("{0} match the filters ({1})").format(_records(view.total), where)
+            text = self.tr("{0} match the filters ({1})").format(self._count(view.total), where)
         self.inspector_status.setText(text)
         self._set_busy(False)
         if self._select_seq is not None:
@@ -666,10 +673,10 @@ class InspectorPane(QWidget):
             if result.start_seq:
                 text = self.tr(
                     "Chain intact: {0} ({1} verified since the checkpoint at seq {2})"
-                ).format(_records(result.records), result.verified, result.start_seq)
+                ).format(self._count(result.records), result.verified, result.start_seq)
             else:
                 text = self.tr("Chain intact: {0} verified in {1:.2f} s").format(
-                    _records(result.records), result.seconds
+                    self._count(result.records), result.seconds
                 )
             self.verify_status.setText(text)
             self.verify_status.setStyleSheet("color: #1b5e20")
@@ -759,7 +766,7 @@ class InspectorPane(QWidget):
 
     def _on_export_succeeded(self, count: Any) -> None:
         self.inspector_status.setText(
-            self.tr("Exported {0} to {1}").format(_records(int(count)), self._export_path)
+            self.tr("Exported {0} to {1}").format(self._count(int(count)), self._export_path)
         )
         self.exported.emit(int(count))
 

@@ -52,6 +52,7 @@ from backends.storage_map import (
     StorageRow,
     storage_map,
 )
+from desktop.i18n import config_word
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 #: a pale background per durability class (the seed's three answers)
@@ -82,7 +83,7 @@ class StorageMapView(QWidget):
 
         cfg = services.config
         self.summary = QLabel(
-            self.tr("Profile <b>{0}</b> — data dir {1}").format(cfg.profile, cfg.home)
+            self.tr("Profile <b>{0}</b> — data dir {1}").format(config_word(cfg.profile), cfg.home)
         )
         self.summary.setObjectName("storage_map_summary")
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -39,7 +39,7 @@ LANGUAGES = ("es",)
 DOMAIN = "custodia"
 BIN = Path(sys.executable).parent
 #: a Qt placeholder (%1..%99, %n, %L1) or a Python one ({0}, {name!r:>3}, %s, %(name)s, %d)
-QT_PLACEHOLDER = re.compile(r"%L?\d{1,2}|%n")
+QT_PLACEHOLDER = re.compile(r"%L?\d{1,2}|%L?n")
 BRACE_PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_0-9]*)(![rsa])?(:[^{}]*)?\}(?!\})")
 PERCENT_PLACEHOLDER = re.compile(r"%(\([A-Za-z_0-9]+\))?[-#0 +]*\d*(\.\d+)?[sdrifgxXeE%]")
 

@@ -4,12 +4,29 @@
 <context>
     <name>AboutDialog</name>
     <message>
+        <source>not installed</source>
+        <translation>no instalado</translation>
+    </message>
+    <message>
+        <source>Profile</source>
+        <extracomment>the rows of :func:`versions` that are words (the others are names of packages)</extracomment>
+        <translation>Perfil</translation>
+    </message>
+    <message>
+        <source>Data dir</source>
+        <translation>Carpeta de datos</translation>
+    </message>
+    <message>
         <source>About Custodia</source>
         <translation>Acerca de Custodia</translation>
     </message>
     <message>
-        <source>&lt;h2&gt;Custodia {0}&lt;/h2&gt;&lt;p&gt;Four offline AI assistants. Every datum lives where its loss is survivable.&lt;/p&gt;</source>
-        <translation>&lt;h2&gt;Custodia {0}&lt;/h2&gt;&lt;p&gt;Cuatro asistentes de IA sin conexión. Cada dato vive donde su pérdida se puede soportar.&lt;/p&gt;</translation>
+        <source>&lt;h2&gt;Custodia {0}&lt;/h2&gt;&lt;p&gt;Four assistants that run on this computer: a team that plans and reviews a task, a chat that remembers, your chat history, and a tutor for study notes. Nothing you write leaves this computer.&lt;/p&gt;&lt;p&gt;Your data is kept in {1}.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Details…</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -552,9 +569,16 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
 </context>
 <context>
     <name>InspectorPane</name>
+    <message numerus="yes">
+        <source>%Ln record(s)</source>
+        <extracomment>the view is ready (after opening or applying filters); tests wait on it verification finished: the :class:`VerifyResult` an export finished: the number of records the detail view shows a record</extracomment>
+        <translation>
+            <numerusform>%Ln registro</numerusform>
+            <numerusform>%Ln registros</numerusform>
+        </translation>
+    </message>
     <message>
         <source>Pseudonym (p-…)</source>
-        <extracomment>the view is ready (after opening or applying filters); tests wait on it verification finished: the :class:`VerifyResult` an export finished: the number of records the detail view shows a record</extracomment>
         <translation>Seudónimo (p-…)</translation>
     </message>
     <message>
@@ -1140,6 +1164,10 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <message>
         <source>Memory</source>
         <translation>Recuerdo</translation>
+    </message>
+    <message>
+        <source>Why it was recalled</source>
+        <translation>Por qué se recordó</translation>
     </message>
     <message>
         <source>&lt;b&gt;Memories&lt;/b&gt;</source>
@@ -2273,6 +2301,14 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
         <translation>Tiempo de espera de red (s)</translation>
     </message>
     <message>
+        <source>Language</source>
+        <translation>Idioma</translation>
+    </message>
+    <message>
+        <source>Applied at the next start of Custodia.</source>
+        <translation>Se aplica en el próximo inicio de Custodia.</translation>
+    </message>
+    <message>
         <source>Assistants: model and generation settings</source>
         <translation>Asistentes: modelo y ajustes de generación</translation>
     </message>
@@ -2355,6 +2391,10 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     <message>
         <source>Saved. Restart Custodia to use the new stores and models; nothing stored is lost by switching.</source>
         <translation>Guardado. Reinicie Custodia para usar los almacenes y modelos nuevos; al cambiar no se pierde nada de lo guardado.</translation>
+    </message>
+    <message>
+        <source>The new language is used from the next start.</source>
+        <translation>El idioma nuevo se usará a partir del próximo inicio.</translation>
     </message>
     <message>
         <source>Settings saved</source>
@@ -2711,6 +2751,26 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     <message>
         <source>&lt;b&gt;A better model is already on this computer:&lt;/b&gt; {0} (from {1}; needs about {2} of memory). Custodia can use it where it is — nothing is copied.</source>
         <translation>&lt;b&gt;Ya hay un modelo mejor en este equipo:&lt;/b&gt; {0} (de {1}; necesita unos {2} de memoria). Custodia puede usarlo donde está: no se copia nada.</translation>
+    </message>
+</context>
+<context>
+    <name>config</name>
+    <message>
+        <source>embedded</source>
+        <extracomment>the translators installed (kept referenced: Qt does not own them) QLocale&apos;s default before :func:`install`, put back by :func:`uninstall` configuration values shown to the user (custodia.toml keeps them as they are)</extracomment>
+        <translation>integrado</translation>
+    </message>
+    <message>
+        <source>server</source>
+        <translation>servidor</translation>
+    </message>
+    <message>
+        <source>memory</source>
+        <translation>memoria</translation>
+    </message>
+    <message>
+        <source>System language ({0})</source>
+        <translation>Idioma del sistema ({0})</translation>
     </message>
 </context>
 <context>
