@@ -9,7 +9,7 @@ from importlib import metadata
 from typing import Any
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QCoreApplication, Qt, qVersion
+from PySide6.QtCore import QCoreApplication, qVersion
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QProgressBar,
-    QPushButton,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -38,6 +37,8 @@ from backends.models import settings as generation
 from backends.models.registry import OFFERED_BUILTINS, ModelOption
 from backends.progress import Progress
 from backends.services import Services
+from desktop import i18n
+from desktop.i18n import QT_TRANSLATE_NOOP
 from desktop.workers import Emit, WorkerPool
 
 
@@ -45,10 +46,15 @@ def _combo(name: str, values: tuple[str, ...], current: str, editable: bool = Fa
     combo = QComboBox()
     combo.setObjectName(name)
     combo.setEditable(editable)
-    combo.addItems(list(values))
-    if current and current not in values:
-        combo.addItem(current)
-    combo.setCurrentText(current)
+    if editable:  # what is typed is the value
+        combo.addItems(list(values))
+        if current and current not in values:
+            combo.addItem(current)
+        combo.setCurrentText(current)
+        return combo
+    for value in (*values, *(() if not current or current in values else (current,))):
+        combo.addItem(i18n.config_word(value), value)  # shown in words, saved as it is
+    combo.setCurrentIndex(max(combo.findData(current), 0))
     return combo
 
 
@@ -169,6 +175,7 @@ class SettingsDialog(QDialog):
         left.addStretch(1)
         right = QVBoxLayout()
         right.addWidget(self._build_assistants(offered))
+        right.addWidget(self._build_language())
         right.addStretch(1)
         columns.addLayout(right, 1)
 
@@ -183,6 +190,22 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.buttons)
         self._mark_environment_overrides()
         self._connect_signals()
+
+    def _build_language(self) -> QGroupBox:
+        """Settings ▸ Language: the window's and the commands' (applied at the next start)."""
+        box = QGroupBox(self.tr("Language"))
+        form = QFormLayout(box)
+        combo = QComboBox()
+        combo.setObjectName("language")
+        for value, name in i18n.language_names():
+            combo.addItem(name, value)
+        combo.setCurrentIndex(max(combo.findData(self.config.language), 0))
+        self._add(form, "language", self.tr("Language"), combo)
+        note = QLabel(self.tr("Applied at the next start of Custodia."))
+        note.setObjectName("language_note")
+        note.setWordWrap(True)
+        form.addRow(note)
+        return box
 
     def _build_assistants(self, offered: tuple[str, ...]) -> QGroupBox:
         """One page per assistant: its model and its generation settings."""
@@ -331,7 +354,8 @@ class SettingsDialog(QDialog):
         out: dict[str, Any] = {}
         for key, widget in self.fields.items():
             if isinstance(widget, QComboBox):
-                out[key] = widget.currentText().strip()
+                data = None if widget.isEditable() else widget.currentData()
+                out[key] = (data if isinstance(data, str) else widget.currentText()).strip()
             elif isinstance(widget, QLineEdit):
                 out[key] = widget.text().strip()
             elif isinstance(widget, QDoubleSpinBox):
@@ -386,6 +410,8 @@ class SettingsDialog(QDialog):
             )
             if not summary.empty:
                 text += "\n\n" + summary.text()
+            if candidate.language != self.config.language:
+                text += "\n\n" + self.tr("The new language is used from the next start.")
             QMessageBox.information(self, self.tr("Settings saved"), text)
         self.accept()
 
@@ -490,10 +516,17 @@ def versions(services: Services) -> dict[str, str]:
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
-            out[dist] = "not installed"
-    out["Profile"] = services.config.profile
+            out[dist] = QCoreApplication.translate("AboutDialog", "not installed")
+    out["Profile"] = i18n.config_word(services.config.profile)
     out["Data dir"] = str(services.config.home)
     return out
+
+
+#: the rows of :func:`versions` that are words (the others are names of packages)
+_VERSION_ROWS = (
+    QT_TRANSLATE_NOOP("AboutDialog", "Profile"),
+    QT_TRANSLATE_NOOP("AboutDialog", "Data dir"),
+)
 
 
 class AboutDialog(QDialog):
@@ -504,29 +537,17 @@ class AboutDialog(QDialog):
         layout = QVBoxLayout(self)
         title = QLabel(
             self.tr(
-                "<h2>Custodia {0}</h2><p>Four assistants that run on this computer: a team "
-                "that plans and reviews a task, a chat that remembers, your chat history, and "
-                "a tutor for study notes. Nothing you write leaves this computer.</p>"
-                "<p>Your data is kept in {1}.</p>"
-            ).format(__version__, services.config.home)
+                "<h2>Custodia {0}</h2><p>Four offline AI assistants. Every datum "
+                "lives where its loss is survivable.</p>"
+            ).format(__version__)
         )
-        title.setWordWrap(True)
-        title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(title)
-        self.details_button = QPushButton(self.tr("Details…"))  # the versions, for a report
-        self.details_button.setObjectName("about_details")
-        self.details_button.setCheckable(True)
-        layout.addWidget(self.details_button, 0, Qt.AlignmentFlag.AlignLeft)
-        self.details = QWidget()
-        self.details.setObjectName("about_versions")
-        self.details.setVisible(False)
-        self.details_button.toggled.connect(self.details.setVisible)
-        form = QFormLayout(self.details)
+        form = QFormLayout()
         for name, version in versions(services).items():
             label = QLabel(version)
             label.setObjectName(f"version_{name.lower().replace(' ', '_').replace('-', '_')}")
-            form.addRow(name, label)
-        layout.addWidget(self.details)
+            form.addRow(self.tr(name) if name in _VERSION_ROWS else name, label)
+        layout.addLayout(form)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
