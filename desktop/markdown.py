@@ -96,6 +96,36 @@ def split_markdown(text: str) -> list[Segment]:
     return out
 
 
+#: a Markdown link or image: ``[text](target)`` / ``![alt](target)``
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+#: ``<scheme:…>`` and ``<a@b>`` autolinks
+_ANGLE = re.compile(r"<((?:[a-zA-Z][a-zA-Z0-9+.-]{1,31}:|www\.)[^\s<>]*|[^\s<>@]+@[^\s<>@]+)>")
+#: what GitHub-flavoured Markdown turns into a link by itself: a scheme's colon, ``www.``,
+#: an e-mail address's ``@``
+_BARE = re.compile(r"(?<=[a-zA-Z])(:)(?=//)|\b(www)(\.)|(?<=[\w.+-])(@)(?=[\w-]+\.)")
+_CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
+
+
+def unlinked(text: str) -> str:
+    """``text`` with nothing Qt's Markdown would make a link: a model invents addresses, and
+    one shown as a link looks vouched for (issue 30). ``[text](url)`` becomes ``text (url)``;
+    bare and ``<…>`` addresses are shown as text. Inline code is left as it is."""
+    out: list[str] = []
+    last = 0
+    for match in _CODE_SPAN.finditer(text):
+        out.append(_unlink_prose(text[last : match.start()]))
+        out.append(match.group(0))
+        last = match.end()
+    out.append(_unlink_prose(text[last:]))
+    return "".join(out)
+
+
+def _unlink_prose(text: str) -> str:
+    text = _LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})" if m.group(2) else m.group(1), text)
+    text = _ANGLE.sub(lambda m: m.group(1), text)
+    return _BARE.sub(lambda m: "\\" + m.group(0) if m.group(2) is None else "www\\.", text)
+
+
 def code_font() -> QFont:
     """The system's fixed-pitch font."""
     font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
@@ -105,8 +135,9 @@ def code_font() -> QFont:
 
 def set_markdown(document: QTextDocument, text: str) -> None:
     """``document.setMarkdown(text)`` with every code block (fenced or indented) in the
-    fixed-pitch system font — for views that show a whole transcript in one QTextBrowser."""
-    document.setMarkdown(text)
+    fixed-pitch system font — for views that show a whole transcript in one QTextBrowser.
+    Addresses in the text are not made links (:func:`unlinked`)."""
+    document.setMarkdown(unlinked(text))
     font = code_font()
     block = document.begin()
     while block.isValid():
@@ -279,7 +310,7 @@ class MarkdownView(QWidget):
             widget.setProperty("language", segment.language)
             widget.language_label.setText(segment.language or widget.tr("code"))
         elif isinstance(widget, QLabel):
-            widget.setText(segment.text)
+            widget.setText(unlinked(segment.text))
 
 
 class MessageView(QFrame):
