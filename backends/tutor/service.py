@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from backends import grounding
+from backends import answers, grounding
 from backends.config import Config
 from backends.errors import (
     CustodiaEnvironmentError,
@@ -308,6 +308,8 @@ HEADINGS = {
         EXTRACTIVE: "From your notes — quoted, because the model's answer was not supported",
         "retrieval-only": "From your notes — quoted (no chat model is loaded)",
         "stopped": "From your notes — quoted (the model's answer was stopped)",
+        "no-draft": "From your notes — quoted (this model's answers rarely pass the check, so "
+        "none was asked for: “Ask the model to rephrase” asks it)",
         NOT_COVERED: "Not covered by your notes",
     },
     "es": {
@@ -319,6 +321,9 @@ HEADINGS = {
         "retrieval-only": "De sus notas — citadas en inglés, el idioma de las notas (no hay "
         "modelo de chat cargado)",
         "stopped": "De sus notas — citadas en inglés (la respuesta del modelo se detuvo)",
+        "no-draft": "De sus notas — citadas en inglés, el idioma de las notas (las respuestas de "
+        "este modelo casi nunca pasan la comprobación: «Pedir al modelo que lo reformule» se la "
+        "pide)",
         NOT_COVERED: "Sus notas no tratan esta pregunta",
     },
 }
@@ -500,6 +505,22 @@ class TutorService:
         #: scope -> (its (documents, chunks) when counted, its word statistics)
         self._vocabularies: dict[str, tuple[tuple[int, int], Vocabulary]] = {}
         self._glossary: dict[str, str] | None = None
+        #: per model, how often its drafts pass the check (AL1: below the floor, none is
+        #: asked for unless the user asks); a cache in the data dir
+        self._drafts: answers.DraftStats | None = None
+
+    @property
+    def drafts(self) -> answers.DraftStats:
+        """How often each model's drafts passed (``tutor:<model>``), kept in the data dir."""
+        if self._drafts is None:
+            self._drafts = answers.DraftStats(self.config.path(answers.STATS_FILE))
+        return self._drafts
+
+    def wants_draft(self) -> bool:
+        """Whether the chat model's draft is asked for unprompted (its pass rate is known and
+        low: no; the composed answer is shown at once)."""
+        chat = self.chat
+        return not chat.retrieval_only and self.drafts.should_draft(f"tutor:{chat.name}")
 
     @classmethod
     def from_services(cls, services: Services) -> TutorService:
@@ -1107,6 +1128,7 @@ class TutorService:
         on_retrieved: Callable[[Retrieval], None] | None = None,
         earlier: str = "",
         earlier_covered: bool | None = None,
+        draft: bool | None = None,
     ) -> Turn:
         """Retrieve, answer with citations, check the answer, append exactly one audit record.
 
@@ -1116,6 +1138,10 @@ class TutorService:
         turn says so (:attr:`Retrieval.follows`). ``earlier_covered``: whether the notes
         covered the earlier question (None: taken as covered — ``--after`` says the user means
         a follow-up); after one they did not, only a question that points back is read with it.
+
+        ``draft``: ask the chat model for its draft (True: "Ask the model to rephrase"; None:
+        when :meth:`wants_draft` — a model whose drafts rarely pass is not asked, and the
+        composed answer is the turn's at once). Each draft judged is counted for its model.
 
         ``on_retrieved`` gets the passages as soon as they are found (the tab shows the
         sources while the model writes).
@@ -1156,7 +1182,12 @@ class TutorService:
         stop = should_stop or (lambda: False)
         pieces: list[str] = []
         interrupted: BaseException | None = None
-        if covered and not chat.retrieval_only:
+        drafting = covered and not chat.retrieval_only
+        if drafting and draft is None:
+            drafting = self.wants_draft()
+        elif drafting:
+            drafting = bool(draft)
+        if drafting:
             prompt = Prompt(
                 user=retrieval.question,
                 system=SYSTEM_PROMPT,
@@ -1197,6 +1228,11 @@ class TutorService:
             judged.mentioned,
         )
         checked = _no_echoes(checked, retrieval.asked)
+        if covered and not chat.retrieval_only and not drafting:
+            heading = HEADINGS[lang]["no-draft"]
+            checked = replace(checked, heading=heading, reason="no draft was asked for")
+        elif drafting and not stopped:
+            self.drafts.record(f"tutor:{chat.name}", checked.mode == GENERATED)
         answer, cited = _shown(checked, lang, {p.number: p.title for p in retrieval.passages})
         by_number = {p.number: p for p in retrieval.passages}
         try:

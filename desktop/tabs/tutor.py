@@ -215,6 +215,16 @@ class TutorTab(QWidget):
         self.stop.setObjectName("stop_answer")
         self.stop.setVisible(False)
         row.addWidget(self.stop)
+        self.rephrase = QPushButton(self.tr("Ask the model to rephrase"))
+        self.rephrase.setObjectName("rephrase")
+        self.rephrase.setToolTip(
+            self.tr(
+                "Ask the chat model for its own answer to the last question: it is shown "
+                "only if every sentence is supported by your notes"
+            )
+        )
+        self.rephrase.setEnabled(False)
+        row.addWidget(self.rephrase)
         self.new_thread = QPushButton(self.tr("New thread"))
         self.new_thread.setObjectName("new_thread")
         self.new_thread.setToolTip(
@@ -267,6 +277,7 @@ class TutorTab(QWidget):
         self.stop.clicked.connect(self._on_stop_clicked)
         self.answer.anchorClicked.connect(self._on_answer_anchor_clicked)
         self.new_thread.clicked.connect(self._on_new_thread_clicked)
+        self.rephrase.clicked.connect(self._on_rephrase_clicked)
         self.sources.currentItemChanged.connect(self._on_sources_current_item_changed)
         self.open_inspector.clicked.connect(self._on_open_inspector_clicked)
         self.import_notes.clicked.connect(self._on_import_notes_clicked)
@@ -358,14 +369,25 @@ class TutorTab(QWidget):
         return self.scope.currentText().strip() or DEFAULT_USER
 
     # -- asking ------------------------------------------------------------------------------
+    def _on_rephrase_clicked(self) -> None:
+        """Ask the last question again with the model's draft asked for (AL1: a model whose
+        drafts rarely pass is otherwise not asked; the composed answer was shown at once)."""
+        if self.turn is None or self._ask is not None:
+            return
+        self.question.setText(self.turn.question)
+        self._ask_question(draft=True, earlier="", earlier_covered=True)
+
     def _on_ask_clicked(self) -> None:
+        user = self.current_user()
+        earlier = self._understood if self._understood_user == user else ""
+        self._ask_question(None, earlier, self._understood_covered)
+
+    def _ask_question(self, draft: bool | None, earlier: str, earlier_covered: bool) -> None:
         question = self.question.text().strip()
         if not question or self._ask is not None or not self.ask.isEnabled():
             return
         user = self.current_user()
         service = self.service
-        earlier = self._understood if self._understood_user == user else ""
-        earlier_covered = self._understood_covered
 
         def job(progress: Progress, emit: Emit) -> Turn:
             return service.get().ask(
@@ -376,6 +398,7 @@ class TutorTab(QWidget):
                 on_retrieved=lambda retrieval: emit(("retrieved", retrieval)),
                 earlier=earlier,
                 earlier_covered=earlier_covered,
+                draft=draft,
             )
 
         self._streamed = ""
@@ -394,6 +417,7 @@ class TutorTab(QWidget):
         handle.signals.finished.connect(self._on_ask_finished)
         self._ask = handle
         self.ask.setEnabled(False)
+        self.rephrase.setEnabled(False)
         self.stop.setVisible(True)
 
     def _on_ask_item(self, piece: object) -> None:
@@ -409,17 +433,17 @@ class TutorTab(QWidget):
                 )
             )
             return
-        # the model's draft, shown as a draft: it is checked before anything is shown as fact
+        # the model's draft is not shown while it streams (nothing unchecked or unaudited is
+        # on screen): only that it is being written, and how far
         self._streamed += str(piece)
         self._show_current(
             render_waiting(
                 self._asking,
                 self.tr(
-                    "The model is drafting an answer. It is checked against your notes before "
-                    "it is shown: what they do not support is not shown as fact."
-                ),
+                    "The model is drafting an answer ({0} words so far). It is checked against "
+                    "your notes before anything is shown."
+                ).format(len(self._streamed.split())),
                 self._thread,
-                draft=self._streamed,
             )
         )
 
@@ -529,6 +553,7 @@ class TutorTab(QWidget):
         self._ask = None
         self.stop.setVisible(False)
         self.ask.setEnabled(self.status is not None)
+        self.rephrase.setEnabled(self.turn is not None and self.status is not None)
         turn, self._answered = self._answered, None
         if turn is not None:  # last, so a tester waiting on it can ask again at once
             self.answered.emit(turn)

@@ -78,3 +78,29 @@ def test_a_drug_named_by_its_ending_is_searched_by_the_notes_names(tutor: TutorS
     retrieval = tutor.retrieve("Which drug class ending in -pril causes a dry cough?", "ana")
     assert {"ramipril", "lisinopril", "enalapril"} <= set(retrieval.asked)
     assert retrieval.passages[0].doc_id == "kb/ace-inhibitors"
+
+
+def test_a_model_whose_drafts_rarely_pass_is_not_asked_unless_the_user_asks(
+    make_tutor: TutorFactory,
+) -> None:
+    """Issue 24, the right answer first: each draft judged is counted per model; once a
+    model's drafts are known to fail, the composed (quoted) answer is the turn's at once and
+    the model is asked only when the user asks ("Ask the model to rephrase")."""
+    from backends.models.chat import ScriptedChat
+
+    wrong = "Warfarin is monitored with the D-dimer in Moscow."
+    chat = ScriptedChat(replies=[wrong] * 20)
+    tutor = make_tutor(chat)
+    question = "Which blood test is used to monitor warfarin therapy?"
+    for _ in range(5):
+        tutor.ask(question, "ana")
+    assert tutor.drafts.counts(f"tutor:{chat.name}") == (0, 5)
+    assert not tutor.wants_draft()
+    calls = len(chat.calls)
+    turn = tutor.ask(question, "ana")
+    assert len(chat.calls) == calls  # no draft asked for
+    assert turn.grounding is not None and "rarely pass" in turn.grounding.heading
+    assert "INR" in turn.answer
+    asked = tutor.ask(question, "ana", draft=True)  # the user asks
+    assert len(chat.calls) == calls + 1 and asked.grounding is not None
+    assert asked.grounding.generated == wrong

@@ -355,3 +355,23 @@ def test_an_answer_the_audit_log_could_not_record_is_not_kept_on_screen(
     assert "INR" not in shown
     assert "not recorded" in shown or "nothing is shown" in shown.lower()
     assert child(tab, QTreeWidget, "sources").topLevelItemCount() == 0
+
+
+def test_ask_the_model_to_rephrase_asks_for_its_draft(
+    qtbot: Any, custodia_services: Services, small_kb: Path, custodia_window: Any
+) -> None:
+    """AL1: a model whose drafts rarely pass is not asked unprompted; the button asks it for
+    the last question (its answer shown only when every sentence passes)."""
+    chat = ScriptedChat(replies=[ANSWER] * 4)
+    register_tutor(custodia_services, small_kb, chat=chat)
+    tab = show_tutor(qtbot, custodia_window)
+    rephrase = child(tab, QPushButton, "rephrase")
+    assert not rephrase.isEnabled()
+    first = ask(qtbot, tab, "Which blood test monitors warfarin?")
+    assert rephrase.isEnabled()
+    calls = len(chat.calls)
+    with qtbot.waitSignal(tab.answered, timeout=WAIT) as blocker:
+        rephrase.click()
+    again = blocker.args[0]
+    assert again.question == first.question and len(chat.calls) == calls + 1
+    assert "Warfarin is monitored with the INR" in child(tab, QTextBrowser, "answer").toPlainText()
