@@ -15,8 +15,10 @@ database's indexes. A million rows scroll as smoothly as a hundred.
 
 from __future__ import annotations
 
+import html
 import json
 import logging
+import os
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,18 +36,23 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QBrush, QColor, QFontDatabase
+from PySide6.QtGui import QBrush, QColor, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDateEdit,
+    QDialog,
+    QDialogButtonBox,
     QDockWidget,
     QFileDialog,
+    QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QMainWindow,
     QMessageBox,
     QPlainTextEdit,
@@ -53,12 +60,23 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTableView,
+    QTabWidget,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from backends import i18n
-from backends.audit import AuditService, Entry, Filter, VerifyResult
+from backends.audit import (
+    AuditService,
+    CheckpointStatus,
+    Entry,
+    Filter,
+    ProofFileError,
+    VerifyResult,
+    check_consistency,
+    check_inclusion,
+)
 from backends.progress import Progress
 from backends.services import Lazy
 from desktop.workers import Emit, JobHandle, WorkerPool
@@ -75,6 +93,9 @@ MAX_PAGES = 64
 BROKEN = QColor("#f8d0d0")
 MISSING = QColor("#fde9c8")
 ERASED = QColor("#e6e6e6")
+#: text on the coloured rows above: dark on light in every theme (a dark theme's light text on
+#: these light backgrounds was unreadable)
+ON_LIGHT = QColor("#1a1a1a")
 
 
 def _records(count: int) -> str:
@@ -210,6 +231,14 @@ class AuditTableModel(QAbstractTableModel):
                 return QBrush(MISSING)
             if row.status == "erased":
                 return QBrush(ERASED)
+        if role == Qt.ItemDataRole.ForegroundRole and row is not None:
+            coloured = (
+                (self.broken_seq is not None and row.seq == self.broken_seq)
+                or row.entry is None
+                or row.status == "erased"
+            )
+            if coloured:
+                return QBrush(ON_LIGHT)
         if role == Qt.ItemDataRole.ToolTipRole and row is not None and row.entry is not None:
             if index.column() == 1:
                 return row.entry.time  # the full stored time, microseconds and all
@@ -309,6 +338,10 @@ class InspectorPane(QWidget):
     exported = Signal(int)
     #: the detail view shows a record
     detail_shown = Signal(int)
+    #: an inclusion proof was written: its path
+    proof_exported = Signal(str)
+    #: the checkpoints were checked against the log: the list of CheckpointStatus
+    checkpoints_checked = Signal(object)
 
     def _count(self, count: int) -> str:
         """:func:`_records` in the language shown (its plural forms, the locale's separators)."""
@@ -397,16 +430,83 @@ class InspectorPane(QWidget):
         for column, width in enumerate((64, 190, 110, 140, 64, 300, 130)):
             header.resizeSection(column, width)
 
+        self.audit_card = QTextBrowser()
+        self.audit_card.setObjectName("audit_card")
+        self.audit_card.setOpenLinks(False)
+        self.audit_card.setPlaceholderText(self.tr("Select a record to read it."))
         self.audit_detail = QPlainTextEdit()
         self.audit_detail.setObjectName("audit_detail")
         self.audit_detail.setReadOnly(True)
         self.audit_detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.audit_detail.setPlaceholderText(self.tr("Select a record to see it in full."))
+        self.audit_detail.setVisible(False)
+        self.show_json = QCheckBox(self.tr("Show the stored JSON"))
+        self.show_json.setObjectName("show_json")
+        self.export_proof = QPushButton(self.tr("Export proof…"))
+        self.export_proof.setObjectName("export_proof")
+        self.export_proof.setToolTip(
+            self.tr(
+                "Write a proof that this record is in the signed log (c2sp.org/tlog-proof), "
+                "which anyone can check with the verifier key alone"
+            )
+        )
+        self.export_proof.setEnabled(False)
+        record_tab = QWidget()
+        record_layout = QVBoxLayout(record_tab)
+        record_layout.setContentsMargins(0, 0, 0, 0)
+        record_layout.addWidget(self.audit_card, 1)
+        record_layout.addWidget(self.audit_detail, 1)
+        record_buttons = QHBoxLayout()
+        record_buttons.addWidget(self.show_json)
+        record_buttons.addStretch(1)
+        record_buttons.addWidget(self.export_proof)
+        record_layout.addLayout(record_buttons)
+
+        self.verifier_key = QLineEdit()
+        self.verifier_key.setObjectName("verifier_key")
+        self.verifier_key.setReadOnly(True)
+        self.verifier_key.setToolTip(
+            self.tr("Give this key to whoever checks a proof or checkpoint of this log")
+        )
+        self.copy_key = QPushButton(self.tr("Copy"))
+        self.copy_key.setObjectName("copy_key")
+        self.check_checkpoints = QPushButton(self.tr("Check the checkpoints"))
+        self.check_checkpoints.setObjectName("check_checkpoints")
+        self.check_checkpoints.setToolTip(
+            self.tr("Is today's log consistent with every checkpoint signed so far?")
+        )
+        self.checkpoints_list = QListWidget()
+        self.checkpoints_list.setObjectName("checkpoints_list")
+        self.checkpoints_status = QLabel("")
+        self.checkpoints_status.setObjectName("checkpoints_status")
+        self.checkpoints_status.setWordWrap(True)
+        self.verify_proof_file = QPushButton(self.tr("Verify a proof file…"))
+        self.verify_proof_file.setObjectName("verify_proof_file")
+        checkpoints_tab = QWidget()
+        checkpoints_layout = QVBoxLayout(checkpoints_tab)
+        checkpoints_layout.setContentsMargins(0, 0, 0, 0)
+        key_row = QHBoxLayout()
+        key_row.addWidget(QLabel(self.tr("Verifier key")))
+        key_row.addWidget(self.verifier_key, 1)
+        key_row.addWidget(self.copy_key)
+        checkpoints_layout.addLayout(key_row)
+        checkpoints_layout.addWidget(self.checkpoints_list, 1)
+        checkpoints_layout.addWidget(self.checkpoints_status)
+        checkpoint_buttons = QHBoxLayout()
+        checkpoint_buttons.addWidget(self.check_checkpoints)
+        checkpoint_buttons.addStretch(1)
+        checkpoint_buttons.addWidget(self.verify_proof_file)
+        checkpoints_layout.addLayout(checkpoint_buttons)
+
+        self.inspector_tabs = QTabWidget()
+        self.inspector_tabs.setObjectName("inspector_tabs")
+        self.inspector_tabs.addTab(record_tab, self.tr("Record"))
+        self.inspector_tabs.addTab(checkpoints_tab, self.tr("Checkpoints and proofs"))
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.audit_table)
-        splitter.addWidget(self.audit_detail)
+        splitter.addWidget(self.inspector_tabs)
         splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 1)
+        splitter.setStretchFactor(1, 2)
         layout.addWidget(splitter, 1)
 
         actions = QHBoxLayout()
@@ -476,6 +576,11 @@ class InspectorPane(QWidget):
         self.export_jsonl.clicked.connect(self._on_export_jsonl_clicked)
         selection = self.audit_table.selectionModel()
         selection.currentRowChanged.connect(self._on_current_row_changed)
+        self.show_json.toggled.connect(self._on_show_json_toggled)
+        self.export_proof.clicked.connect(self._on_export_proof_clicked)
+        self.copy_key.clicked.connect(self._on_copy_key_clicked)
+        self.check_checkpoints.clicked.connect(self._on_check_checkpoints_clicked)
+        self.verify_proof_file.clicked.connect(self._on_verify_proof_file_clicked)
 
     # -- filters and loading ---------------------------------------------------------------
     def current_filter(self) -> Filter:
@@ -494,7 +599,12 @@ class InspectorPane(QWidget):
         for widget in (self.apply_filters, self.clear_filters, self.refresh_log):
             widget.setEnabled(not busy)
         ready = not busy and self.service is not None
-        for widget in (self.verify_chain, self.export_csv, self.export_jsonl):
+        for widget in (
+            self.verify_chain,
+            self.export_csv,
+            self.export_jsonl,
+            self.check_checkpoints,
+        ):
             widget.setEnabled(ready and self._verify_handle is None)
 
     def reload(self) -> None:
@@ -529,6 +639,13 @@ class InspectorPane(QWidget):
         self.filter_event.setCurrentText(current)
         self.filter_event.blockSignals(False)
         self.audit_detail.clear()
+        self.audit_card.clear()
+        self.export_proof.setEnabled(False)
+        try:
+            self.verifier_key.setText(view.service.verifier_key())
+            self.verifier_key.setCursorPosition(0)  # the log's name first
+        except Exception as err:
+            log.warning("no verifier key: %s", err)
         where = view.service.location
         if view.flt.empty:
             text = self.tr("{0} in {1}").format(self._count(view.total), where)
@@ -597,11 +714,12 @@ class InspectorPane(QWidget):
         if seq is None:
             return
         service = view.service
+        labels = self.card_labels()
 
-        def job(progress: Progress, emit: Emit) -> tuple[int, str]:
+        def job(progress: Progress, emit: Emit) -> tuple[int, str, str]:
             entry = service.entry(seq)
             if entry is None:
-                return seq, ""
+                return seq, "", ""
             revealed = service.reveal(entry)
             shown = json.dumps(
                 {
@@ -617,22 +735,170 @@ class InspectorPane(QWidget):
                 ensure_ascii=False,
                 indent=2,
             )
-            return seq, f"{shown}\n\n{RECORD_HEADING}\n{entry.record}"
+            card = record_card(entry, revealed.status, revealed.personal, labels)
+            return seq, f"{shown}\n\n{RECORD_HEADING}\n{entry.record}", card
 
         handle = self.workers.start("audit inspector: detail", job)
         handle.signals.succeeded.connect(self._on_detail_succeeded)
         handle.signals.failed.connect(self._on_job_failed)
 
     def _on_detail_succeeded(self, result: Any) -> None:
-        seq, text = result
+        seq, text, card = result
         if not text:
             text = self.tr(
                 "Sequence number {0} is missing from the log: the record was deleted."
             ).format(seq)
+            card = f"<p><b>{html.escape(text)}</b></p>"
         elif self.model.broken_seq == seq:
-            text = self.tr("This is the first broken link.") + "\n\n" + text
+            warning = self.tr("This is the first broken link.")
+            text = warning + "\n\n" + text
+            card = f"<p style='color:#b00020'><b>{html.escape(warning)}</b></p>" + card
         self.audit_detail.setPlainText(text)
+        self.audit_card.setHtml(card)
+        self._detail_seq = seq
+        self.export_proof.setEnabled(bool(result[1]))
         self.detail_shown.emit(seq)
+
+    def card_labels(self) -> dict[str, str]:
+        """The record card's words, translated here on the GUI thread (the card is built in
+        a worker)."""
+        return {
+            "nobody in particular": self.tr("nobody in particular"),
+            "erased: this person's fields can never be read again": self.tr(
+                "erased: this person's fields can never be read again"
+            ),
+            "Who": self.tr("Who"),
+            "When": self.tr("When"),
+            "Asked": self.tr("Asked"),
+            "As a follow-up to": self.tr("As a follow-up to"),
+            "Shown": self.tr("Shown"),
+            "Withheld (not supported by the notes)": self.tr(
+                "Withheld (not supported by the notes)"
+            ),
+            "none": self.tr("none"),
+            "Asked / shown": self.tr("Asked / shown"),
+            "erased": self.tr("erased"),
+            "Sources cited": self.tr("Sources cited"),
+            "Passages consulted": self.tr("Passages consulted"),
+            "Grounding check": self.tr("Grounding check"),
+        }
+
+    def _on_show_json_toggled(self, shown: bool) -> None:
+        self.audit_detail.setVisible(shown)
+
+    # -- proofs and checkpoints (CT10) -----------------------------------------------------
+    def _ask_proof_path(self, seq: int) -> Path | None:
+        """The file dialog for a proof (tests replace this method)."""
+        name, _ = QFileDialog.getSaveFileName(
+            self,
+            self.tr("Export a proof of record {0}").format(seq),
+            f"record-{seq}.tlog-proof",
+            self.tr("Transparency-log proofs (*.tlog-proof)"),
+        )
+        return Path(name) if name else None
+
+    def _on_export_proof_clicked(self) -> None:
+        seq = getattr(self, "_detail_seq", None)
+        if self.service is None or seq is None:
+            return
+        path = self._ask_proof_path(seq)
+        if path is not None:
+            self.export_proof_to(seq, path)
+
+    def export_proof_to(self, seq: int, path: Path) -> None:
+        """Write the tlog-proof of record ``seq`` (against a new checkpoint) in a worker."""
+        if self.service is None:
+            return
+        service = self.service
+
+        def job(progress: Progress, emit: Emit) -> str:
+            text = service.prove(seq).text()
+            fd = os.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+            return str(path)
+
+        self.inspector_status.setText(self.tr("Writing the proof of record {0}…").format(seq))
+        handle = self.workers.start("audit inspector: proof", job)
+        handle.signals.succeeded.connect(self._on_proof_succeeded)
+        handle.signals.failed.connect(self._on_job_failed)
+
+    def _on_proof_succeeded(self, path: Any) -> None:
+        self.inspector_status.setText(
+            self.tr(
+                "Proof written to {0}: check it with the verifier key (Checkpoints and proofs)"
+            ).format(path)
+        )
+        self.proof_exported.emit(str(path))
+
+    def _on_copy_key_clicked(self) -> None:
+        clipboard = QGuiApplication.clipboard()
+        if clipboard is not None:
+            clipboard.setText(self.verifier_key.text())
+        self.inspector_status.setText(self.tr("Verifier key copied"))
+
+    def _on_check_checkpoints_clicked(self) -> None:
+        if self.service is None:
+            return
+        service = self.service
+
+        def job(progress: Progress, emit: Emit) -> list[CheckpointStatus]:
+            return service.consistency_report()
+
+        self.checkpoints_status.setText(self.tr("Checking the checkpoints…"))
+        handle = self.workers.start("audit inspector: checkpoints", job)
+        handle.signals.succeeded.connect(self._on_checkpoints_succeeded)
+        handle.signals.failed.connect(self._on_checkpoints_failed)
+
+    def _on_checkpoints_succeeded(self, statuses: Any) -> None:
+        self.checkpoints_list.clear()
+        first_broken: CheckpointStatus | None = None
+        for status in statuses:
+            checkpoint = status.checkpoint
+            when = checkpoint.time[:19].replace("T", " ")
+            if status.ok:
+                mark = self.tr("consistent")
+            elif status.first_broken:
+                mark = self.tr("BROKEN — the first one the log breaks")
+                first_broken = status
+            else:
+                mark = self.tr("broken")
+            item = QListWidgetItem(
+                self.tr("seq {0} · signed {1} UTC · {2}").format(checkpoint.seq, when, mark)
+            )
+            item.setToolTip(status.detail)
+            item.setData(Qt.ItemDataRole.UserRole, checkpoint.seq)
+            if not status.ok:
+                item.setBackground(QBrush(BROKEN))
+                item.setForeground(QBrush(ON_LIGHT))
+            self.checkpoints_list.addItem(item)
+        if not statuses:
+            text = self.tr("No checkpoint yet: take one with `custodia audit checkpoint`.")
+            self.checkpoints_status.setStyleSheet("")
+        elif first_broken is None:
+            text = self.tr("Today's log is consistent with all {0} checkpoints.").format(
+                len(statuses)
+            )
+            self.checkpoints_status.setStyleSheet("color: #1b5e20")
+        else:
+            text = self.tr(
+                "The log no longer matches the checkpoint at seq {0} (signed {1}): {2}"
+            ).format(first_broken.checkpoint.seq, first_broken.checkpoint.time, first_broken.detail)
+            self.checkpoints_status.setStyleSheet("color: #b00020; font-weight: bold")
+        self.checkpoints_status.setText(text)
+        self.checkpoints_checked.emit(list(statuses))
+
+    def _on_checkpoints_failed(self, message: str, environment: bool) -> None:
+        self.checkpoints_status.setText(
+            self.tr("Cannot check the checkpoints: {0}").format(message)
+        )
+
+    def proof_dialog(self) -> ProofDialog:
+        """The "Verify a proof file…" dialog, the key of this log filled in."""
+        return ProofDialog(self.verifier_key.text(), self)
+
+    def _on_verify_proof_file_clicked(self) -> None:
+        self.proof_dialog().open()
 
     # -- verification ----------------------------------------------------------------------
     def _on_verify_chain_clicked(self) -> None:
@@ -773,6 +1039,187 @@ class InspectorPane(QWidget):
     def shutdown(self) -> None:
         if self._verify_handle is not None:
             self._verify_handle.cancel()
+
+
+class ProofDialog(QDialog):
+    """Check a proof a colleague sent, with nothing but the files and the verifier key: an
+    inclusion proof (``.tlog-proof``, optionally with the record's text), or a consistency
+    proof between an older and a newer checkpoint."""
+
+    #: the check's outcome: (ok, message)
+    checked = Signal(bool, str)
+
+    def __init__(self, key: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("proof_dialog")
+        self.setWindowTitle(self.tr("Verify a proof file"))
+        self.setMinimumWidth(620)
+        form = QFormLayout()
+        self.proof_path = self._file_row(form, self.tr("Proof file"), "proof_path")
+        self.key = QLineEdit(key)
+        self.key.setObjectName("proof_key")
+        self.key.setCursorPosition(0)
+        form.addRow(self.tr("Verifier key"), self.key)
+        self.entry_path = self._file_row(
+            form, self.tr("Record text (optional)"), "proof_entry_path"
+        )
+        self.old_path = self._file_row(
+            form, self.tr("Older checkpoint (consistency)"), "proof_old_path"
+        )
+        self.new_path = self._file_row(
+            form, self.tr("Newer checkpoint (consistency)"), "proof_new_path"
+        )
+        self.result = QLabel(
+            self.tr(
+                "An inclusion proof needs the proof file; a consistency proof also both "
+                "checkpoints."
+            )
+        )
+        self.result.setObjectName("proof_result")
+        self.result.setWordWrap(True)
+        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.check_button = buttons.addButton(
+            self.tr("Check"), QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.check_button.setObjectName("proof_check")
+        self.check_button.clicked.connect(self._on_check_clicked)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.result)
+        layout.addWidget(buttons)
+
+    def _file_row(self, form: QFormLayout, label: str, name: str) -> QLineEdit:
+        edit = QLineEdit()
+        edit.setObjectName(name)
+        browse = QPushButton(self.tr("Browse…"))
+        row = QHBoxLayout()
+        row.addWidget(edit, 1)
+        row.addWidget(browse)
+        form.addRow(label, row)
+
+        def pick() -> None:
+            path, _ = QFileDialog.getOpenFileName(self, label)
+            if path:
+                edit.setText(path)
+
+        browse.clicked.connect(pick)
+        return edit
+
+    def _on_check_clicked(self) -> None:
+        self.run_check()
+
+    def run_check(self) -> bool:
+        """Check what the fields name; show and return the outcome."""
+        try:
+            proof = _read_text(self.proof_path.text(), self.tr("proof"))
+            key = self.key.text().strip()
+            if self.old_path.text().strip() or self.new_path.text().strip():
+                outcome = check_consistency(
+                    _read_text(self.old_path.text(), self.tr("older checkpoint")),
+                    _read_text(self.new_path.text(), self.tr("newer checkpoint")),
+                    proof,
+                    key,
+                )
+            else:
+                entry = None
+                if self.entry_path.text().strip():
+                    try:
+                        entry = Path(self.entry_path.text().strip()).read_bytes()
+                    except OSError as err:
+                        raise ProofFileError(str(err)) from None
+                    entry = entry.removesuffix(b"\n")
+                outcome = check_inclusion(proof, key, entry)
+        except ProofFileError as err:
+            self.result.setText(self.tr("Does NOT verify: {0}").format(err))
+            self.result.setStyleSheet("color: #b00020; font-weight: bold")
+            self.checked.emit(False, str(err))
+            return False
+        self.result.setText(outcome.line)
+        self.result.setStyleSheet("color: #1b5e20; font-weight: bold")
+        self.checked.emit(True, outcome.line)
+        return True
+
+
+def _read_text(path: str, what: str) -> str:
+    if not path.strip():
+        raise ProofFileError(f"choose the {what} file")
+    try:
+        return Path(path.strip()).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ProofFileError(f"cannot read the {what}: {err}") from None
+
+
+def record_card(
+    entry: Entry, status: str, personal: dict[str, Any] | None, labels: dict[str, str]
+) -> str:
+    """A record as a clinician reads it (HTML): who, when, what was asked, what was shown and
+    which sentences were withheld, the sources cited; other events as their fields.
+    ``labels`` are the words in the language shown (:meth:`InspectorPane.card_labels`)."""
+    e = html.escape
+
+    def _t(key: str) -> str:
+        return labels.get(key, key)
+
+    data = dict(entry.data)
+    rows: list[tuple[str, str]] = []
+    who = entry.pseudonym or _t("nobody in particular")
+    if status == "erased":
+        who += " — " + _t("erased: this person's fields can never be read again")
+    rows.append((_t("Who"), e(who)))
+    rows.append((_t("When"), e(entry.time[:19].replace("T", " ") + " UTC")))
+    parts = [
+        f"<h3>{e(entry.event_type)} · #{entry.seq}</h3>",
+    ]
+    if personal:
+        if personal.get("question"):
+            rows.append((_t("Asked"), e(str(personal["question"]))))
+        if personal.get("follows"):
+            rows.append((_t("As a follow-up to"), e(str(personal["follows"]))))
+        shown = "\n\n".join(str(personal[k]) for k in ("heading", "answer") if personal.get(k))
+        if shown:
+            rows.append((_t("Shown"), e(shown).replace("\n", "<br>")))
+        withheld = personal.get("unsupported") or []
+        if isinstance(withheld, list):
+            rows.append(
+                (
+                    _t("Withheld (not supported by the notes)"),
+                    "<br>".join("• " + e(str(s)) for s in withheld) if withheld else _t("none"),
+                )
+            )
+        rest = {
+            k: v
+            for k, v in personal.items()
+            if k not in {"question", "follows", "heading", "answer", "unsupported"}
+            and k not in {"model_sentences", "own_chunks"}
+        }
+        for key, value in rest.items():
+            rows.append((e(key), e(value if isinstance(value, str) else json.dumps(value))))
+    elif status == "erased":
+        rows.append((_t("Asked / shown"), _t("erased")))
+    cited = data.pop("cited", None)
+    consulted = data.pop("chunks", None)
+    if cited is not None:
+        rows.append((_t("Sources cited"), "<br>".join(e(str(c)) for c in cited) or _t("none")))
+    if consulted is not None:
+        rows.append((_t("Passages consulted"), e(", ".join(str(c) for c in consulted)) or "—"))
+    grounding = data.pop("grounding", None)
+    if isinstance(grounding, dict):
+        rows.append(
+            (
+                _t("Grounding check"),
+                e(", ".join(f"{k}: {v}" for k, v in sorted(grounding.items()))),
+            )
+        )
+    for key, value in sorted(data.items()):
+        rows.append((e(key), e(value if isinstance(value, str) else json.dumps(value))))
+    table = "".join(
+        f"<tr><td valign='top' style='padding-right:12px'><b>{label}</b></td><td>{value}</td></tr>"
+        for label, value in rows
+    )
+    parts.append(f"<table cellspacing='4'>{table}</table>")
+    return "".join(parts)
 
 
 def open_inspector(window: QMainWindow) -> InspectorPane:

@@ -11,7 +11,14 @@ The public surface — what the desktop uses: :class:`AuditService` (built by
 """
 
 from backends.audit.data import DATA
-from backends.audit.service import EXPORT_FORMATS, AuditService, get_service
+from backends.audit.proofs import Checked, ProofFileError, check_consistency, check_inclusion
+from backends.audit.service import (
+    EXPORT_FORMATS,
+    AuditService,
+    CheckpointStatus,
+    ProofUnavailable,
+    get_service,
+)
 from backends.audit.verify import VerifyResult
 from backends.stores.audit_log import Filter
 from backends.stores.audit_log.record import Entry
@@ -20,7 +27,13 @@ __all__ = [
     "DATA",
     "EXPORT_FORMATS",
     "AuditService",
+    "CheckpointStatus",
+    "Checked",
     "Entry",
+    "ProofFileError",
+    "ProofUnavailable",
+    "check_consistency",
+    "check_inclusion",
     "Filter",
     "VerifyResult",
     "get_service",

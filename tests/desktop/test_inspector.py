@@ -287,3 +287,145 @@ def test_unavailable_log_is_reported(qtbot: Any, tmp_path: Path) -> None:
         assert not widget.verify_chain.isEnabled()
     finally:
         workers.shutdown()
+
+
+# -- the record card, proofs and checkpoints (issue 28, CT10) --------------------------------
+@pytest.fixture
+def turn_home(tmp_path: Path) -> Path:
+    """A log with real-looking tutor turns, one erased person, and a checkpoint."""
+    home = tmp_path / "turn-home"
+    service = AuditService.open(Config(home=home), checkpoint_every=0)
+    for n, person in enumerate(("ana", "beto", "ana")):
+        service.append(
+            "tutor.turn",
+            person,
+            personal={
+                "question": f"¿Qué es la troponina? ({n})",
+                "heading": "Según tus apuntes",
+                "answer": "La troponina es un marcador de daño miocárdico [1].",
+                "unsupported": ["Siempre sube a las 2 horas."],
+                "language": "es",
+            },
+            cited=["cardio.md#3"],
+            chunks=["cardio.md#3", "cardio.md#4"],
+            model="scripted",
+            grounding={"covered": True, "unsupported": 1},
+        )
+    service.checkpoint()
+    service.forget("beto")
+    service.checkpoint()
+    service.close()
+    return home
+
+
+@pytest.fixture
+def turn_pane(qtbot: Any, turn_home: Path) -> Iterator[InspectorPane]:
+    workers = WorkerPool()
+    services: list[AuditService] = []
+
+    def source() -> AuditService:
+        services.append(AuditService.open(Config(home=turn_home), checkpoint_every=0))
+        return services[0]
+
+    widget = InspectorPane(workers, source)
+    qtbot.addWidget(widget)
+    widget.resize(1300, 700)
+    with qtbot.waitSignal(widget.view_ready, timeout=10_000):
+        widget.show()
+    yield widget
+    workers.shutdown()
+    for service in services:
+        service.close()
+
+
+def test_a_record_reads_as_a_card_with_the_json_behind_a_toggle(
+    qtbot: Any, turn_pane: InspectorPane
+) -> None:
+    _wait_rows(qtbot, turn_pane, 4)
+    with qtbot.waitSignal(turn_pane.detail_shown, timeout=10_000):
+        turn_pane.select_seq(1)
+    card = turn_pane.audit_card.toPlainText()
+    for expected in (
+        "Who",
+        "Asked",
+        "¿Qué es la troponina? (0)",
+        "Shown",
+        "marcador de daño miocárdico",
+        "Withheld",
+        "Siempre sube a las 2 horas.",
+        "Sources cited",
+        "cardio.md#3",
+    ):
+        assert expected in card, expected
+    assert not turn_pane.audit_detail.isVisibleTo(turn_pane)
+    turn_pane.show_json.setChecked(True)
+    assert turn_pane.audit_detail.isVisibleTo(turn_pane)
+    assert '"question"' in turn_pane.audit_detail.toPlainText()
+    with qtbot.waitSignal(turn_pane.detail_shown, timeout=10_000):
+        turn_pane.select_seq(2)  # beto, erased
+    assert "erased" in turn_pane.audit_card.toPlainText()
+    assert "troponina" not in turn_pane.audit_card.toPlainText()
+
+
+def test_erased_rows_keep_dark_text_on_their_light_background(
+    qtbot: Any, turn_pane: InspectorPane
+) -> None:
+    from PySide6.QtCore import Qt
+
+    _wait_rows(qtbot, turn_pane, 4)
+    index = turn_pane.model.index(1, 2)  # beto's turn
+    background = index.data(Qt.ItemDataRole.BackgroundRole).color()
+    foreground = index.data(Qt.ItemDataRole.ForegroundRole).color()
+    assert background.lightness() > 200 and foreground.lightness() < 60
+
+
+def test_export_proof_of_the_selected_record_verifies_with_the_key_alone(
+    qtbot: Any, turn_pane: InspectorPane, tmp_path: Path
+) -> None:
+    from backends.audit import check_inclusion
+
+    _wait_rows(qtbot, turn_pane, 4)
+    with qtbot.waitSignal(turn_pane.detail_shown, timeout=10_000):
+        turn_pane.select_seq(3)
+    assert turn_pane.export_proof.isEnabled()
+    target = tmp_path / "r3.tlog-proof"
+    turn_pane._ask_proof_path = lambda seq: target  # type: ignore[method-assign]
+    with qtbot.waitSignal(turn_pane.proof_exported, timeout=10_000):
+        turn_pane.export_proof.click()
+    key = turn_pane.verifier_key.text()
+    assert key.startswith("custodia/audit/")
+    assert check_inclusion(target.read_text(), key).seq == 3
+    dialog = turn_pane.proof_dialog()
+    qtbot.addWidget(dialog)
+    dialog.proof_path.setText(str(target))
+    assert dialog.run_check() and dialog.result.text().startswith("OK record 3")
+    target.write_text(target.read_text().replace("index 2", "index 1"))
+    assert not dialog.run_check() and "NOT" in dialog.result.text()
+    turn_pane.copy_key.click()
+    from PySide6.QtGui import QGuiApplication
+
+    assert QGuiApplication.clipboard().text() == key
+
+
+def test_the_checkpoints_list_names_the_first_one_the_log_breaks(
+    qtbot: Any, turn_pane: InspectorPane, turn_home: Path
+) -> None:
+    with qtbot.waitSignal(turn_pane.checkpoints_checked, timeout=10_000) as ok:
+        turn_pane.check_checkpoints.click()
+    assert [s.ok for s in ok.args[0]] == [True, True]
+    assert "consistent with all 2" in turn_pane.checkpoints_status.text()
+    # someone with the file rewrites record 4 (after the first checkpoint) and rebuilds the tree
+    conn = sqlite3.connect(turn_home / "audit.sqlite3", isolation_level=None)
+    for table in ("audit_log", "audit_tree"):
+        for verb in ("update", "delete"):
+            conn.execute(f"DROP TRIGGER {table}_no_{verb}")
+    conn.execute("UPDATE audit_log SET record = replace(record, 'person', 'persona') WHERE seq = 4")
+    conn.execute("DELETE FROM audit_tree")
+    conn.close()
+    assert turn_pane.service is not None
+    turn_pane.service.log.build_tree()
+    with qtbot.waitSignal(turn_pane.checkpoints_checked, timeout=10_000) as broken:
+        turn_pane.check_checkpoints.click()
+    assert [(s.ok, s.first_broken) for s in broken.args[0]] == [(True, False), (False, True)]
+    assert "seq 4" in turn_pane.checkpoints_status.text()
+    assert "BROKEN" in turn_pane.checkpoints_list.item(1).text()
