@@ -18,6 +18,7 @@ import sys
 from types import FrameType
 
 from backends.errors import CancelledError
+from backends.i18n import _
 from backends.migrate import MigrateOptions, migrate, plan_migration, switch_to_server
 from backends.progress import Progress
 from backends.services import Services
@@ -28,23 +29,27 @@ ADMIN_DSN_ENV = "CUSTODIA_POSTGRES_ADMIN_DSN"
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "storage", help="the storage map: every datum kind, its engine, count, size, health"
+        "storage", help=_("the storage map: every datum kind, its engine, count, size, health")
     )
-    p.add_argument("--json", action="store_true", help="machine-readable map")
+    p.add_argument("--json", action="store_true", help=_("machine-readable map"))
     p.set_defaults(handler=_cmd_storage)
 
     p = sub.add_parser(
         "migrate",
-        help="copy the embedded data to the configured servers (resumable)",
+        help=_("copy the embedded data to the configured servers (resumable)"),
         description=(
-            "Copies the embedded data to the servers configured in custodia.toml or the "
-            "CUSTODIA_* variables (Redis, Postgres, Bolt, Chroma/Qdrant servers). Nothing "
-            "embedded is deleted. Interrupted or cancelled: run it again to resume."
+            _(
+                "Copies the embedded data to the servers configured in custodia.toml or the "
+                "CUSTODIA_* variables (Redis, Postgres, Bolt, Chroma/Qdrant servers). Nothing "
+                "embedded is deleted. Interrupted or cancelled: run it again to resume."
+            )
         ),
     )
-    p.add_argument("--to", choices=["server"], required=True, help="the target profile")
+    p.add_argument("--to", choices=["server"], required=True, help=_("the target profile"))
     p.add_argument(
-        "--dry-run", action="store_true", help="say what would be copied or rebuilt; write nothing"
+        "--dry-run",
+        action="store_true",
+        help=_("say what would be copied or rebuilt; write nothing"),
     )
     p.add_argument(
         "--admin-dsn",
@@ -57,9 +62,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument(
         "--switch",
         action="store_true",
-        help="after a successful copy, set profile = server in custodia.toml",
+        help=_("after a successful copy, set profile = server in custodia.toml"),
     )
-    p.add_argument("--json", action="store_true", help="machine-readable plan or report")
+    p.add_argument("--json", action="store_true", help=_("machine-readable plan or report"))
     p.set_defaults(handler=_cmd_migrate)
 
 

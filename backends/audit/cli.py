@@ -48,9 +48,16 @@ from backends.audit.proofs import (
     check_inclusion,
     hashes_text,
 )
-from backends.audit.service import EXPORT_FORMATS, LOG_FILE, AuditService, get_service
+from backends.audit.service import (
+    EXPORT_FORMATS,
+    LOG_FILE,
+    AuditService,
+    get_service,
+    read_only_dir,
+)
 from backends.audit.verify import verify_chain
 from backends.cli import PIPE_CLOSED, silence_stdout
+from backends.i18n import _
 from backends.progress import Progress
 from backends.services import Services
 from backends.stores.audit_log import Filter
@@ -137,23 +144,6 @@ def _progress(quiet: bool) -> Progress:
     return Progress(callback=show)
 
 
-def _read_only_dir(home: Path) -> bool:
-    """A data dir that must not be written: its folder or log file has no write permission
-    bit (as ``chmod -R a-w`` or read-only media leave it — checked on the mode, since root
-    could write anyway)."""
-    for path in (home, home / LOG_FILE):
-        try:
-            mode = path.stat().st_mode
-        except OSError:
-            continue
-        if not mode & 0o222:
-            return True
-    try:
-        return os.statvfs(home).f_flag & os.ST_RDONLY != 0
-    except OSError:
-        return False
-
-
 def _service(args: argparse.Namespace, services: Services) -> AuditService:
     """The audit service of ``--data-dir`` (or the configured one), read-only when asked or
     when the data dir is not writable."""
@@ -164,7 +154,9 @@ def _service(args: argparse.Namespace, services: Services) -> AuditService:
         if not (home / LOG_FILE).exists() and config.audit == "sqlite":
             raise CheckpointError(f"{home}: no audit log ({LOG_FILE}) there")
         config = dataclasses.replace(config, home=home)
-    read_only = bool(getattr(args, "read_only", False)) or _read_only_dir(config.home)
+    read_only = bool(getattr(args, "read_only", False)) or (
+        config.audit == "sqlite" and read_only_dir(config.home)
+    )
     if not data_dir and not read_only:
         return get_service(services)
     return services.service(
@@ -422,105 +414,111 @@ def _quoted(text: str) -> str:
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     audit = sub.add_parser(
-        "audit", help="the tamper-evident audit log: verify, export, checkpoint, prove"
+        "audit", help=_("the tamper-evident audit log: verify, export, checkpoint, prove")
     )
     commands = audit.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
     where = argparse.ArgumentParser(add_help=False)
     where.add_argument(
         "--data-dir",
         metavar="PATH",
-        help="the data dir to read (a copy, a mounted backup) instead of the configured one",
+        help=_("the data dir to read (a copy, a mounted backup) instead of the configured one"),
     )
     where.add_argument(
         "--read-only",
         action="store_true",
-        help="write not a byte to the data dir (automatic when it is not writable)",
+        help=_("write not a byte to the data dir (automatic when it is not writable)"),
     )
 
     p = commands.add_parser(
-        "verify", parents=[where], help="verify the hash chain and the signed checkpoints"
+        "verify", parents=[where], help=_("verify the hash chain and the signed checkpoints")
     )
     p.add_argument(
         "--from-checkpoint",
         action="store_true",
-        help="verify only what was appended since the latest trusted checkpoint",
+        help=_("verify only what was appended since the latest trusted checkpoint"),
     )
-    p.add_argument("--checkpoint", metavar="FILE", help="first trust this exported checkpoint")
+    p.add_argument("--checkpoint", metavar="FILE", help=_("first trust this exported checkpoint"))
     p.add_argument(
         "--trusted-key",
         metavar="KEY",
         type=trusted_key,
-        help="public key the --checkpoint must be signed with: 64 hex digits or the verifier "
-        "key `custodia audit key` prints (needs --checkpoint)",
+        help=_(
+            "public key the --checkpoint must be signed with: 64 hex digits or the verifier "
+            "key `custodia audit key` prints (needs --checkpoint)"
+        ),
     )
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--quiet", action="store_true", help=_("no progress on stderr"))
     p.set_defaults(handler=_cmd_verify)
 
     p = commands.add_parser(
-        "export", parents=[where], help="export the records (CSV or JSON lines)"
+        "export", parents=[where], help=_("export the records (CSV or JSON lines)")
     )
     p.add_argument("--format", choices=EXPORT_FORMATS, required=True)
-    p.add_argument("--output", metavar="FILE", help="file to write (default: stdout)")
+    p.add_argument("--output", metavar="FILE", help=_("file to write (default: stdout)"))
     p.add_argument("--pseudonym")
-    p.add_argument("--event", help="event type")
+    p.add_argument("--event", help=_("event type"))
     p.add_argument(
         "--since",
         metavar="TIME",
         type=record_time,
         help=f"from this time (inclusive): {TIME_FORMS}",
     )
-    p.add_argument("--until", metavar="TIME", type=record_time, help="before this time (exclusive)")
+    p.add_argument(
+        "--until", metavar="TIME", type=record_time, help=_("before this time (exclusive)")
+    )
     p.add_argument(
         "--reveal",
         action="store_true",
-        help="for an authorised reviewer: add a 'personal' column with the decrypted fields "
-        "(the tutor's question and the answer shown); the disclosure is itself recorded in "
-        "the audit log",
+        help=_(
+            "for an authorised reviewer: add a 'personal' column with the decrypted fields "
+            "(the tutor's question and the answer shown); the disclosure is itself recorded in "
+            "the audit log"
+        ),
     )
     p.set_defaults(handler=_cmd_export)
 
     p = commands.add_parser(
-        "checkpoint", parents=[where], help="verify, then sign and store a checkpoint"
+        "checkpoint", parents=[where], help=_("verify, then sign and store a checkpoint")
     )
-    p.add_argument("--output", metavar="FILE", help="also write it to FILE (a C2SP signed note)")
+    p.add_argument("--output", metavar="FILE", help=_("also write it to FILE (a C2SP signed note)"))
     p.set_defaults(handler=_cmd_checkpoint)
 
     p = commands.add_parser(
-        "key", parents=[where], help="print the log's verifier key (for `audit check`)"
+        "key", parents=[where], help=_("print the log's verifier key (for `audit check`)")
     )
     p.set_defaults(handler=_cmd_key)
 
     p = commands.add_parser(
         "prove",
         parents=[where],
-        help="write an inclusion proof (tlog-proof) of a record, or a consistency proof",
+        help=_("write an inclusion proof (tlog-proof) of a record, or a consistency proof"),
     )
-    p.add_argument("seq", metavar="SEQ", type=int, nargs="?", help="the record to prove")
+    p.add_argument("seq", metavar="SEQ", type=int, nargs="?", help=_("the record to prove"))
     p.add_argument(
-        "--checkpoint", metavar="FILE", help="prove against this checkpoint (default: a new one)"
+        "--checkpoint", metavar="FILE", help=_("prove against this checkpoint (default: a new one)")
     )
-    p.add_argument("--from", dest="from_checkpoint", metavar="OLD", help="older checkpoint file")
-    p.add_argument("--to", dest="to_checkpoint", metavar="NEW", help="newer checkpoint file")
-    p.add_argument("--output", metavar="FILE", required=True, help="the proof file to write")
+    p.add_argument("--from", dest="from_checkpoint", metavar="OLD", help=_("older checkpoint file"))
+    p.add_argument("--to", dest="to_checkpoint", metavar="NEW", help=_("newer checkpoint file"))
+    p.add_argument("--output", metavar="FILE", required=True, help=_("the proof file to write"))
     p.set_defaults(handler=_cmd_prove)
 
     p = commands.add_parser(
-        "check", help="verify a proof file offline, with the verifier key alone"
+        "check", help=_("verify a proof file offline, with the verifier key alone")
     )
-    p.add_argument("proof", metavar="PROOF", help="a .tlog-proof, or a consistency proof file")
+    p.add_argument("proof", metavar="PROOF", help=_("a .tlog-proof, or a consistency proof file"))
     p.add_argument(
-        "--key", required=True, metavar="KEY", help="the verifier key (or a file holding it)"
+        "--key", required=True, metavar="KEY", help=_("the verifier key (or a file holding it)")
     )
-    p.add_argument("--entry", metavar="FILE", help="the record's text, as exported")
-    p.add_argument("--from", dest="from_checkpoint", metavar="OLD", help="older checkpoint file")
-    p.add_argument("--to", dest="to_checkpoint", metavar="NEW", help="newer checkpoint file")
+    p.add_argument("--entry", metavar="FILE", help=_("the record's text, as exported"))
+    p.add_argument("--from", dest="from_checkpoint", metavar="OLD", help=_("older checkpoint file"))
+    p.add_argument("--to", dest="to_checkpoint", metavar="NEW", help=_("newer checkpoint file"))
     p.set_defaults(handler=_cmd_check)
 
-    p = commands.add_parser("bootstrap", help="create the Postgres schema and the three roles")
-    p.add_argument("--admin-dsn", required=True, help="DSN of a role that may create roles")
+    p = commands.add_parser("bootstrap", help=_("create the Postgres schema and the three roles"))
+    p.add_argument("--admin-dsn", required=True, help=_("DSN of a role that may create roles"))
     p.add_argument("--schema", default="custodia_audit")
     p.set_defaults(handler=_cmd_bootstrap)
 
-    p = sub.add_parser("forget", help="erase a person: destroy their key (crypto-shredding)")
+    p = sub.add_parser("forget", help=_("erase a person: destroy their key (crypto-shredding)"))
     p.add_argument("person", metavar="PERSON")
     p.set_defaults(handler=_cmd_forget)

@@ -28,6 +28,7 @@ from backends.conversations.files import fit_name, repair_text, repaired_notice,
 from backends.conversations.keys import generate_key, key_id, validate_key
 from backends.conversations.service import ConversationAgent, get_service
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import _
 from backends.progress import Progress
 from backends.services import Services
 
@@ -464,53 +465,55 @@ def _rotate_to_passphrase(agent: ConversationAgent) -> int:
 
 def add_commands(sub: SubParsers) -> None:
     p = ask_subparsers(sub).add_parser(
-        "conversations", help="one turn with the conversation agent (streamed)"
+        "conversations", help=_("one turn with the conversation agent (streamed)")
     )
-    p.add_argument("message", help="what to say")
-    p.add_argument("--conversation", metavar="ID", help="continue this conversation")
+    p.add_argument("message", help=_("what to say"))
+    p.add_argument("--conversation", metavar="ID", help=_("continue this conversation"))
     p.add_argument(
         "--model",
         metavar="KEY",
-        help="chat model: the configured one (default), retrieval-only, scripted, "
-        "ollama:<model>, openai:<model>",
+        help=_(
+            "chat model: the configured one (default), retrieval-only, scripted, "
+            "ollama:<model>, openai:<model>"
+        ),
     )
     p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_ask))
 
-    conv = sub.add_parser("conversations", help="list, export, import and search conversations")
+    conv = sub.add_parser("conversations", help=_("list, export, import and search conversations"))
     csub = conv.add_subparsers(dest="action", metavar="ACTION", required=True)
-    p = csub.add_parser("list", help="every conversation (from the index)")
+    p = csub.add_parser("list", help=_("every conversation (from the index)"))
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_list))
-    p = csub.add_parser("show", help="print one conversation")
+    p = csub.add_parser("show", help=_("print one conversation"))
     p.add_argument("id")
     p.add_argument("--format", choices=importers.FORMATS, default="markdown")
     p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_show))
-    p = csub.add_parser("export", help="export conversations (all without ids) as plaintext")
+    p = csub.add_parser("export", help=_("export conversations (all without ids) as plaintext"))
     p.add_argument("ids", nargs="*", metavar="ID")
     p.add_argument("--format", choices=importers.FORMATS, default="json")
-    p.add_argument("--output", "-o", metavar="FILE", help="write here (0600) instead of stdout")
+    p.add_argument("--output", "-o", metavar="FILE", help=_("write here (0600) instead of stdout"))
     p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_export))
     p = csub.add_parser(
-        "import", help="import a Custodia export or file, or a ChatGPT conversations.json/.zip"
+        "import", help=_("import a Custodia export or file, or a ChatGPT conversations.json/.zip")
     )
     p.add_argument("path")
     p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_import))
-    p = csub.add_parser("search", help="search past messages (decrypted locally)")
+    p = csub.add_parser("search", help=_("search past messages (decrypted locally)"))
     p.add_argument("query")
-    p.add_argument("-k", type=int, default=10, help="how many hits (default 10)")
+    p.add_argument("-k", type=int, default=10, help=_("how many hits (default 10)"))
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_search))
-    p = csub.add_parser("rename", help="rename a conversation")
+    p = csub.add_parser("rename", help=_("rename a conversation"))
     p.add_argument("id")
     p.add_argument("name")
     p.set_defaults(handler=_cmd_rename)
-    p = csub.add_parser("delete", help="delete a conversation")
+    p = csub.add_parser("delete", help=_("delete a conversation"))
     p.add_argument("id")
-    p.add_argument("--yes", action="store_true", help="confirm")
+    p.add_argument("--yes", action="store_true", help=_("confirm"))
     p.set_defaults(handler=_cmd_delete)
 
     p = reindex_subparsers(sub).add_parser(
-        "conversations", help="delete and rebuild the conversations' search index from the files"
+        "conversations", help=_("delete and rebuild the conversations' search index from the files")
     )
     p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_reindex))
 
@@ -520,7 +523,7 @@ def add_commands(sub: SubParsers) -> None:
         "or --generate); resumable",
     )
     how = p.add_mutually_exclusive_group()
-    how.add_argument("--generate", action="store_true", help="generate the new key and print it")
+    how.add_argument("--generate", action="store_true", help=_("generate the new key and print it"))
     how.add_argument(
         "--passphrase",
         action="store_true",

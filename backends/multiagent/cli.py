@@ -30,6 +30,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from backends.errors import CancelledError
+from backends.i18n import _
 from backends.multiagent.coordinator import RunState
 from backends.multiagent.service import get_service, healthy
 from backends.multiagent.verify import FAILED, LABELS, label, status_of
@@ -275,36 +276,40 @@ def add_commands(sub: SubParsers) -> None:
     from backends.cli import ask_subparsers, positive_int, reindex_subparsers
 
     p = ask_subparsers(sub).add_parser(
-        "multiagent", help="run a task through the multi-agent team, printing the live feed"
+        "multiagent", help=_("run a task through the multi-agent team, printing the live feed")
     )
-    p.add_argument("task", nargs="*", help="what the team should do")
+    p.add_argument("task", nargs="*", help=_("what the team should do"))
     p.add_argument(
         "--resume",
         metavar="SESSION_ID",
-        help="continue an unfinished session (refused while another process runs it)",
+        help=_("continue an unfinished session (refused while another process runs it)"),
     )
     p.add_argument(
         "--tests",
         metavar="FILE",
-        help="your own Python tests for the team's code (run in the sandbox, never shown to "
-        "the model)",
+        help=_(
+            "your own Python tests for the team's code (run in the sandbox, never shown to "
+            "the model)"
+        ),
     )
     p.set_defaults(handler=_cmd_ask)
 
-    p = sub.add_parser("sessions", help="list multi-agent sessions, newest first")
-    p.add_argument("--phase", choices=PHASES, help="only sessions in this phase")
+    p = sub.add_parser("sessions", help=_("list multi-agent sessions, newest first"))
+    p.add_argument("--phase", choices=PHASES, help=_("only sessions in this phase"))
     p.add_argument(
-        "--limit", type=positive_int, default=50, help="at most this many, ≥ 1 (default 50)"
+        "--limit", type=positive_int, default=50, help=_("at most this many, ≥ 1 (default 50)")
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--json", action="store_true", help=_("machine-readable output"))
     p.add_argument(
-        "--health", action="store_true", help="also check every layer (exit 1 when degraded)"
+        "--health", action="store_true", help=_("also check every layer (exit 1 when degraded)")
     )
     p.set_defaults(handler=_cmd_sessions)
 
     p = reindex_subparsers(sub).add_parser(
         "multiagent",
-        help="re-embed the multi-agent semantic memory with the configured embedder "
-        "(after a model change)",
+        help=_(
+            "re-embed the multi-agent semantic memory with the configured embedder "
+            "(after a model change)"
+        ),
     )
     p.set_defaults(handler=_cmd_reindex)

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from backends.i18n import _
 from backends.progress import Progress
 from backends.services import Services
 from backends.tutor.kb import SHARED, ScopeError, collect_files, user_scope
@@ -73,14 +74,14 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     from backends.cli import ask_subparsers
 
     ask = ask_subparsers(sub).add_parser(
-        "tutor", help="ask the clinical tutor (cited answers from the study notes; audited)"
+        "tutor", help=_("ask the clinical tutor (cited answers from the study notes; audited)")
     )
-    ask.add_argument("question", type=question_text, help="a clinical study question")
+    ask.add_argument("question", type=question_text, help=_("a clinical study question"))
     ask.add_argument(
         "--user",
         required=True,
         type=user_name,
-        help="who asks: their own notes are searched too; audited",
+        help=_("who asks: their own notes are searched too; audited"),
     )
     ask.add_argument(
         "-k",
@@ -93,30 +94,30 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         metavar="QUESTION",
         type=question_text,
         default=None,
-        help="the earlier question this one follows up ('and in children?' is read with it)",
+        help=_("the earlier question this one follows up ('and in children?' is read with it)"),
     )
-    ask.add_argument("--json", action="store_true", help="machine-readable output")
+    ask.add_argument("--json", action="store_true", help=_("machine-readable output"))
     ask.set_defaults(handler=_cmd_ask)
 
-    kb = sub.add_parser("kb", help="the clinical tutor's knowledge base")
+    kb = sub.add_parser("kb", help=_("the clinical tutor's knowledge base"))
     ksub = kb.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
-    p = ksub.add_parser("import", help="import Markdown/text notes (a file or a folder)")
-    p.add_argument("path", help="a .md/.markdown/.txt file, or a folder of them")
+    p = ksub.add_parser("import", help=_("import Markdown/text notes (a file or a folder)"))
+    p.add_argument("path", help=_("a .md/.markdown/.txt file, or a folder of them"))
     p.add_argument(
         "--user",
         type=user_name,
         default=None,
-        help="import into this user's own scope (left out: the shared corpus, seen by everyone)",
+        help=_("import into this user's own scope (left out: the shared corpus, seen by everyone)"),
     )
     p.set_defaults(handler=_cmd_import)
     p = ksub.add_parser(
         "forget-user",
-        help="delete a user's own imported notes (knowledge base, vectors, graph)",
+        help=_("delete a user's own imported notes (knowledge base, vectors, graph)"),
     )
-    p.add_argument("user", metavar="NAME", type=user_name, help="whose notes to delete")
+    p.add_argument("user", metavar="NAME", type=user_name, help=_("whose notes to delete"))
     p.set_defaults(handler=_cmd_forget_user)
-    p = ksub.add_parser("stats", help="documents, chunks, entities, vectors and graph")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = ksub.add_parser("stats", help=_("documents, chunks, entities, vectors and graph"))
+    p.add_argument("--json", action="store_true", help=_("machine-readable output"))
     p.set_defaults(handler=_cmd_stats)
 
 
