@@ -227,8 +227,40 @@ def check(
             seconds=time.perf_counter() - started,
         )
     where, test_source = chosen[0]
+    if not _exercises(test_source, code):
+        return Attempt(
+            attempt,
+            UNVERIFIED,
+            f"not verifiable: {where} do not call anything the code defines",
+            tests_from=where,
+            code_lines=lines,
+            seconds=time.perf_counter() - started,
+        )
     run = run_tests(code, test_source, limits, network=network)
     return _attempt(attempt, where, lines, run)
+
+
+def _defined(code: str) -> set[str]:
+    tree = _parses(code)
+    names: set[str] = set()
+    for node in tree.body if tree is not None else []:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def _exercises(tests: str, code: str) -> bool:
+    """The tests name something the code defines (``assert True`` checks nothing)."""
+    tree = _parses(tests)
+    if tree is None:
+        return True  # the run reports the syntax error
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    used |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    return bool(used & _defined(code))
 
 
 def _attempt(number: int, where: str, lines: int, run: SandboxRun) -> Attempt:
@@ -307,7 +339,8 @@ def session_status(steps: list[dict[str, Any]]) -> tuple[Status, str]:
         )
         retried = any(len(s["verification"].get("attempts") or []) > 1 for s in with_code)
         after = " after one retry" if retried else ""
-        return VERIFIED, f"the code passed its tests ({count} of {count}){after}"
+        sources = sorted({str(s["verification"].get("tests_from") or "") for s in with_code})
+        return VERIFIED, f"the code passed {' and '.join(sources)} ({count} of {count}){after}"
     if with_code:
         return UNVERIFIED, "the code could not be checked (no tests ran): the model's draft"
     return UNVERIFIED, "nothing in it could be checked (no code): the model's draft"

@@ -197,6 +197,9 @@ def test_check_says_verified_failed_or_unverified() -> None:
     own = GOOD.replace("```\nDone.", "\ndef test_add():\n    assert add(1, 1) == 2\n```")
     mine = check(own, [], limits=FAST)
     assert mine.status == VERIFIED and mine.tests_from == "the coder's own tests"
+    trivial = GOOD.replace("```\nDone.", "\ndef test_ok():\n    assert True\n```")
+    empty = check(trivial, [], limits=FAST)
+    assert empty.status == UNVERIFIED and "do not call anything the code defines" in empty.summary
     assert label("done", {}) == "unverified draft"  # a session from before checks
     assert label("done", {"verification": {"status": "failed"}}) == "failed verification"
     assert label("working", {}) == "working"
@@ -228,8 +231,9 @@ def test_code_that_passes_its_tests_is_verified(make_service: MakeService) -> No
     assert all("test_adds" not in p.user for p in chat.calls)
     kinds = [e["kind"] for e in seen]
     assert kinds.index(VERIFYING) < kinds.index(VERIFICATION) < kinds.index("session_finished")
-    assert seen[-1]["verification"] == VERIFIED and seen[-1]["text"].startswith(
-        "Finished — verified"
+    assert seen[-1]["verification"] == VERIFIED
+    assert seen[-1]["text"] == (
+        "Finished — verified: the code passed the tests you attached (2 of 2)."
     )
     result = session.data["result"]
     assert "## Verified" in result and "✓ `test_adds` — passed" in result
