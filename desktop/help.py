@@ -7,7 +7,17 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QShortcut
+from PySide6.QtGui import (
+    QAction,
+    QDesktopServices,
+    QImage,
+    QKeySequence,
+    QPixmap,
+    QResizeEvent,
+    QShortcut,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -60,6 +70,8 @@ class UserGuideDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self.browser.anchorClicked.connect(self._on_anchor_clicked)
+        #: each screenshot's own size (the page shows it narrower when the window is)
+        self._natural: dict[str, tuple[int, int]] = {}
         self.path = path or guide_path()
         if self.path is None or not self.path.is_file():
             self.browser.setPlainText(
@@ -72,6 +84,51 @@ class UserGuideDialog(QDialog):
         self.browser.setSearchPaths([str(self.path.parent)])
         self.browser.document().setBaseUrl(QUrl.fromLocalFile(str(self.path.parent) + "/"))
         self.browser.setMarkdown(text)
+        self.fit_images()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_images()
+
+    def fit_images(self) -> None:
+        """Every screenshot no wider than the page (they forced horizontal scrolling)."""
+        document = self.browser.document()
+        room = max(120, self.browser.viewport().width() - 2 * int(document.documentMargin()) - 8)
+        block = document.begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                fragment = it.fragment()
+                fmt = fragment.charFormat()
+                if fmt.isImageFormat():
+                    image = fmt.toImageFormat()
+                    size = self._natural_size(image.name())
+                    if size is not None:
+                        width = min(size[0], room)
+                        image.setWidth(width)
+                        image.setHeight(size[1] * width / size[0])
+                        cursor = QTextCursor(document)
+                        cursor.setPosition(fragment.position())
+                        cursor.setPosition(
+                            fragment.position() + fragment.length(),
+                            QTextCursor.MoveMode.KeepAnchor,
+                        )
+                        cursor.setCharFormat(image)
+                it += 1
+            block = block.next()
+
+    def _natural_size(self, name: str) -> tuple[int, int] | None:
+        if name not in self._natural:
+            resource = self.browser.document().resource(
+                QTextDocument.ResourceType.ImageResource, QUrl(name)
+            )
+            image = resource if isinstance(resource, QImage) else QImage()
+            if isinstance(resource, QPixmap):
+                image = resource.toImage()
+            if image.isNull() or image.width() <= 0:
+                return None
+            self._natural[name] = (image.width(), image.height())
+        return self._natural[name]
 
     def _on_anchor_clicked(self, url: QUrl) -> None:
         if url.scheme() in ("http", "https", "mailto"):

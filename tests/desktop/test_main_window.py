@@ -413,3 +413,18 @@ def test_about_is_friendly_with_versions_behind_details(qtbot: Any, custodia_ser
     assert "Nothing you write leaves this computer" in dialog.findChild(QLabel).text()
     dialog.findChild(QPushButton, "about_details").click()
     assert versions.isVisible()
+
+
+def test_the_user_guide_fits_its_window_without_scrolling_sideways(qtbot: Any) -> None:
+    """Its screenshots forced horizontal scrolling; and it opened with `make run`."""
+    from desktop.help import UserGuideDialog
+
+    dialog = UserGuideDialog()
+    qtbot.addWidget(dialog)
+    dialog.resize(560, 480)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    dialog.fit_images()
+    assert dialog.browser.horizontalScrollBar().maximum() == 0
+    start = dialog.browser.toPlainText()[:1200]
+    assert "make run" not in start
