@@ -22,18 +22,18 @@
     </message>
     <message>
         <source>&lt;h2&gt;Custodia {0}&lt;/h2&gt;&lt;p&gt;Four assistants that run on this computer: a team that plans and reviews a task, a chat that remembers, your chat history, and a tutor for study notes. Nothing you write leaves this computer.&lt;/p&gt;&lt;p&gt;Your data is kept in {1}.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;h2&gt;Custodia {0}&lt;/h2&gt;&lt;p&gt;Cuatro asistentes que funcionan en este equipo: un equipo que planifica y revisa una tarea, un chat que recuerda, su historial de chat y un tutor para apuntes de estudio. Nada de lo que escribe sale de este equipo.&lt;/p&gt;&lt;p&gt;Sus datos se guardan en {1}.&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Details…</source>
-        <translation type="unfinished"></translation>
+        <translation>Detalles…</translation>
     </message>
 </context>
 <context>
     <name>AuditTableModel</name>
     <message>
         <source>Seq</source>
-        <extracomment>the line before the stored record text in the detail view emitted when a page arrived (tests wait on it) a page could not be read: the message</extracomment>
+        <extracomment>the line before the stored record text in the detail view text on the coloured rows above: dark on light in every theme (a dark theme&apos;s light text on these light backgrounds was unreadable) emitted when a page arrived (tests wait on it) a page could not be read: the message</extracomment>
         <translation>N.º</translation>
     </message>
     <message>
@@ -77,7 +77,7 @@
     <name>CodeBlock</name>
     <message>
         <source>code</source>
-        <extracomment>streamed tokens are re-rendered at most this often (a long answer is parsed once per tick) a code block taller than this many lines scrolls</extracomment>
+        <extracomment>streamed tokens are re-rendered at most this often (a long answer is parsed once per tick) a code block taller than this many lines scrolls a Markdown link or image: ``[text](target)`` / ``![alt](target)`` ``&lt;scheme:…&gt;`` and ``&lt;a@b&gt;`` autolinks what GitHub-flavoured Markdown turns into a link by itself: a scheme&apos;s colon, ``www.``, an e-mail address&apos;s ``@``</extracomment>
         <translation>código</translation>
     </message>
     <message>
@@ -571,7 +571,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <name>InspectorPane</name>
     <message numerus="yes">
         <source>%Ln record(s)</source>
-        <extracomment>the view is ready (after opening or applying filters); tests wait on it verification finished: the :class:`VerifyResult` an export finished: the number of records the detail view shows a record</extracomment>
+        <extracomment>the view is ready (after opening or applying filters); tests wait on it verification finished: the :class:`VerifyResult` an export finished: the number of records the detail view shows a record an inclusion proof was written: its path the checkpoints were checked against the log: the list of CheckpointStatus</extracomment>
         <translation>
             <numerusform>%Ln registro</numerusform>
             <numerusform>%Ln registros</numerusform>
@@ -610,8 +610,56 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
         <translation>hasta</translation>
     </message>
     <message>
+        <source>Select a record to read it.</source>
+        <translation>Seleccione un registro para leerlo.</translation>
+    </message>
+    <message>
         <source>Select a record to see it in full.</source>
         <translation>Seleccione un registro para verlo completo.</translation>
+    </message>
+    <message>
+        <source>Show the stored JSON</source>
+        <translation>Mostrar el JSON guardado</translation>
+    </message>
+    <message>
+        <source>Export proof…</source>
+        <translation>Exportar prueba…</translation>
+    </message>
+    <message>
+        <source>Write a proof that this record is in the signed log (c2sp.org/tlog-proof), which anyone can check with the verifier key alone</source>
+        <translation>Escribir una prueba de que este registro está en el registro firmado (c2sp.org/tlog-proof), que cualquiera puede comprobar solo con la clave de verificación</translation>
+    </message>
+    <message>
+        <source>Give this key to whoever checks a proof or checkpoint of this log</source>
+        <translation>Entregue esta clave a quien compruebe una prueba o un punto de control de este registro</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>Copiar</translation>
+    </message>
+    <message>
+        <source>Check the checkpoints</source>
+        <translation>Comprobar los puntos de control</translation>
+    </message>
+    <message>
+        <source>Is today&apos;s log consistent with every checkpoint signed so far?</source>
+        <translation>¿Es el registro de hoy coherente con todos los puntos de control firmados hasta ahora?</translation>
+    </message>
+    <message>
+        <source>Verify a proof file…</source>
+        <translation>Verificar un archivo de prueba…</translation>
+    </message>
+    <message>
+        <source>Verifier key</source>
+        <translation>Clave de verificación</translation>
+    </message>
+    <message>
+        <source>Record</source>
+        <translation>Registro</translation>
+    </message>
+    <message>
+        <source>Checkpoints and proofs</source>
+        <translation>Puntos de control y pruebas</translation>
     </message>
     <message>
         <source>Verify</source>
@@ -684,6 +732,118 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <message>
         <source>This is the first broken link.</source>
         <translation>Este es el primer eslabón roto.</translation>
+    </message>
+    <message>
+        <source>nobody in particular</source>
+        <translation>nadie en concreto</translation>
+    </message>
+    <message>
+        <source>erased: this person&apos;s fields can never be read again</source>
+        <translation>borrado: los campos de esta persona ya no se podrán leer nunca</translation>
+    </message>
+    <message>
+        <source>Who</source>
+        <translation>Quién</translation>
+    </message>
+    <message>
+        <source>When</source>
+        <translation>Cuándo</translation>
+    </message>
+    <message>
+        <source>Asked</source>
+        <translation>Pregunta</translation>
+    </message>
+    <message>
+        <source>As a follow-up to</source>
+        <translation>Como continuación de</translation>
+    </message>
+    <message>
+        <source>Shown</source>
+        <translation>Mostrado</translation>
+    </message>
+    <message>
+        <source>Withheld (not supported by the notes)</source>
+        <translation>Retenido (sin respaldo en los apuntes)</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>ninguno</translation>
+    </message>
+    <message>
+        <source>Asked / shown</source>
+        <translation>Pregunta / respuesta mostrada</translation>
+    </message>
+    <message>
+        <source>erased</source>
+        <translation>borrado</translation>
+    </message>
+    <message>
+        <source>Sources cited</source>
+        <translation>Fuentes citadas</translation>
+    </message>
+    <message>
+        <source>Passages consulted</source>
+        <translation>Fragmentos consultados</translation>
+    </message>
+    <message>
+        <source>Grounding check</source>
+        <translation>Comprobación de respaldo</translation>
+    </message>
+    <message>
+        <source>Export a proof of record {0}</source>
+        <translation>Exportar una prueba del registro {0}</translation>
+    </message>
+    <message>
+        <source>Transparency-log proofs (*.tlog-proof)</source>
+        <translation>Pruebas de registro de transparencia (*.tlog-proof)</translation>
+    </message>
+    <message>
+        <source>Writing the proof of record {0}…</source>
+        <translation>Escribiendo la prueba del registro {0}…</translation>
+    </message>
+    <message>
+        <source>Proof written to {0}: check it with the verifier key (Checkpoints and proofs)</source>
+        <translation>Prueba escrita en {0}: compruébela con la clave de verificación (Puntos de control y pruebas)</translation>
+    </message>
+    <message>
+        <source>Verifier key copied</source>
+        <translation>Clave de verificación copiada</translation>
+    </message>
+    <message>
+        <source>Checking the checkpoints…</source>
+        <translation>Comprobando los puntos de control…</translation>
+    </message>
+    <message>
+        <source>consistent</source>
+        <translation>coherente</translation>
+    </message>
+    <message>
+        <source>BROKEN — the first one the log breaks</source>
+        <translation>ROTO — el primero que el registro incumple</translation>
+    </message>
+    <message>
+        <source>broken</source>
+        <translation>roto</translation>
+    </message>
+    <message>
+        <source>seq {0} · signed {1} UTC · {2}</source>
+        <translation>n.º {0} · firmado {1} UTC · {2}</translation>
+    </message>
+    <message>
+        <source>No checkpoint yet: take one with `custodia audit checkpoint`.</source>
+        <translation>Aún no hay puntos de control: cree uno con `custodia audit checkpoint`.</translation>
+    </message>
+    <message>
+        <source>Today&apos;s log is consistent with all {0} checkpoints.</source>
+        <translation>El registro de hoy es coherente con los {0} puntos de control.</translation>
+    </message>
+    <message>
+        <source>The log no longer matches the checkpoint at seq {0} (signed {1}): {2}</source>
+        <translation>El registro ya no coincide con el punto de control en el n.º {0} (firmado {1}): {2}</translation>
+    </message>
+    <message>
+        <source>Cannot check the checkpoints: {0}</source>
+        <translation>No se pueden comprobar los puntos de control: {0}</translation>
     </message>
     <message>
         <source>Verifying…</source>
@@ -2188,6 +2348,62 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
 </context>
 <context>
+    <name>ProofDialog</name>
+    <message>
+        <source>Verify a proof file</source>
+        <extracomment>the check&apos;s outcome: (ok, message)</extracomment>
+        <translation>Verificar un archivo de prueba</translation>
+    </message>
+    <message>
+        <source>Proof file</source>
+        <translation>Archivo de prueba</translation>
+    </message>
+    <message>
+        <source>Verifier key</source>
+        <translation>Clave de verificación</translation>
+    </message>
+    <message>
+        <source>Record text (optional)</source>
+        <translation>Texto del registro (opcional)</translation>
+    </message>
+    <message>
+        <source>Older checkpoint (consistency)</source>
+        <translation>Punto de control anterior (coherencia)</translation>
+    </message>
+    <message>
+        <source>Newer checkpoint (consistency)</source>
+        <translation>Punto de control posterior (coherencia)</translation>
+    </message>
+    <message>
+        <source>An inclusion proof needs the proof file; a consistency proof also both checkpoints.</source>
+        <translation>Una prueba de inclusión necesita el archivo de prueba; una prueba de coherencia, además, los dos puntos de control.</translation>
+    </message>
+    <message>
+        <source>Check</source>
+        <translation>Comprobar</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>Examinar…</translation>
+    </message>
+    <message>
+        <source>proof</source>
+        <translation>prueba</translation>
+    </message>
+    <message>
+        <source>older checkpoint</source>
+        <translation>punto de control anterior</translation>
+    </message>
+    <message>
+        <source>newer checkpoint</source>
+        <translation>punto de control posterior</translation>
+    </message>
+    <message>
+        <source>Does NOT verify: {0}</source>
+        <translation>NO se verifica: {0}</translation>
+    </message>
+</context>
+<context>
     <name>ProposalRow</name>
     <message>
         <source>Update “{0}” to “{1}”? (similarity {2:.2f})</source>
@@ -2496,7 +2712,7 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     <name>TutorTab</name>
     <message>
         <source>User:</source>
-        <extracomment>the knowledge base is indexed and questions can be asked (the :class:`Status`) a turn was answered, shown and audited (the :class:`Turn`) an import finished (the :class:`ImportReport`) this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) this thread&apos;s earlier turns, rendered (newest last); New thread clears it what the thread&apos;s last question was understood as, and whose it was: the next question of the same user may follow it up (another user&apos;s never does: their words would be searched, shown and sealed in this user&apos;s record) whether the notes covered it (after an uncovered one, only &quot;and …?&quot; follows it)</extracomment>
+        <extracomment>the knowledge base is indexed and questions can be asked (the :class:`Status`) a turn was answered, shown and audited (the :class:`Turn`) an import finished (the :class:`ImportReport`) this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) this thread&apos;s earlier turns, rendered (newest last); New thread clears it what the thread&apos;s last question was understood as, and whose it was: the next question of the same user may follow it up (another user&apos;s never does: their words would be searched, shown and sealed in this user&apos;s record) whether the notes covered it (after an uncovered one, only &quot;and …?&quot; follows it) this question&apos;s composed answer, shown (and audited) while the model drafts</extracomment>
         <translation>Usuario:</translation>
     </message>
     <message>
@@ -2542,6 +2758,14 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     <message>
         <source>Stop</source>
         <translation>Detener</translation>
+    </message>
+    <message>
+        <source>Ask the model to rephrase</source>
+        <translation>Pedir al modelo que lo reformule</translation>
+    </message>
+    <message>
+        <source>Ask the chat model for its own answer to the last question: it is shown only if every sentence is supported by your notes</source>
+        <translation>Pedir al modelo de chat su propia respuesta a la última pregunta: solo se muestra si cada frase tiene respaldo en sus apuntes</translation>
     </message>
     <message>
         <source>New thread</source>
@@ -2608,16 +2832,20 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
         <translation>Se encontraron {0} fragmentos; comprobando lo que dicen…</translation>
     </message>
     <message>
-        <source>The model is drafting an answer. It is checked against your notes before it is shown: what they do not support is not shown as fact.</source>
-        <translation>El modelo está redactando una respuesta. Se contrasta con sus apuntes antes de mostrarla: lo que no respaldan no se muestra como un hecho.</translation>
-    </message>
-    <message>
         <source>Stopped; recorded in the audit log as #{0}.</source>
         <translation>Detenido; anotado en el registro de auditoría como n.º {0}.</translation>
     </message>
     <message>
         <source>Recorded in the audit log as #{0}.</source>
         <translation>Anotado en el registro de auditoría como n.º {0}.</translation>
+    </message>
+    <message>
+        <source>The model is drafting an answer ({0} words so far). It is checked against your notes before anything is shown.</source>
+        <translation>El modelo está redactando una respuesta ({0} palabras hasta ahora). Se contrasta con sus apuntes antes de mostrar nada.</translation>
+    </message>
+    <message>
+        <source>The model may reword this answer ({0} words so far): its draft replaces it only if every sentence is supported by your notes.</source>
+        <translation>El modelo puede reformular esta respuesta ({0} palabras hasta ahora): su borrador la sustituye solo si cada frase tiene respaldo en sus apuntes.</translation>
     </message>
     <message>
         <source>Sources</source>
@@ -2650,6 +2878,10 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     <message>
         <source>Something went wrong (see the log): {0}</source>
         <translation>Algo salió mal (véase el registro): {0}</translation>
+    </message>
+    <message>
+        <source>The model&apos;s draft was not recorded, so it is not shown: {0}</source>
+        <translation>El borrador del modelo no se anotó, así que no se muestra: {0}</translation>
     </message>
     <message>
         <source>Not answered: the turn was not recorded, so nothing is shown.</source>
@@ -2713,6 +2945,7 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     </message>
     <message>
         <source>The user guide ({0}) is not installed with this copy of Custodia.</source>
+        <extracomment>each screenshot&apos;s own size (the page shows it narrower when the window is)</extracomment>
         <translation>La guía del usuario ({0}) no está instalada con esta copia de Custodia.</translation>
     </message>
 </context>
