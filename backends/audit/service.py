@@ -57,6 +57,25 @@ REVEALED_EXPORT = "audit.export_revealed"
 EXPORT_COLUMNS = ("seq", "time", "event", "pseudonym", "status", "data", "hash", "record")
 
 
+def read_only_dir(home: Path) -> bool:
+    """A data dir that must not be written: the folder or its log has no write permission bit
+    (as ``chmod -R a-w`` leaves it — the mode, not ``os.access``, since root could write
+    anyway), or it is on a read-only mount."""
+    import os
+
+    for path in (home, home / LOG_FILE):
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue
+        if not mode & 0o222:
+            return True
+    try:
+        return os.statvfs(home).f_flag & os.ST_RDONLY != 0
+    except OSError:
+        return False
+
+
 class ChainBrokenError(CustodiaEnvironmentError):
     """The chain does not verify, so no checkpoint is signed over it."""
 
@@ -173,15 +192,18 @@ class AuditService:
         config: Config,
         *,
         open_store: StoreOpener = open_store,
-        read_only: bool = False,
+        read_only: bool | None = None,
         **kwargs: Any,
     ) -> AuditService:
         """The log the configuration names, with its key store, signing key and trust file.
 
         ``read_only`` opens a copy (a backup, read-only media) without writing a byte: no
         migration, no tree building, no key created, no erasure finished, the trust file only
-        read. Verifying, exporting, proving and reading work; appending does not.
+        read. Verifying, exporting, proving and reading work; appending does not. By default
+        (``None``) a data dir that is not writable (:func:`read_only_dir`) is opened so.
         """
+        if read_only is None:
+            read_only = config.audit == "sqlite" and read_only_dir(config.home)
         context: dict[str, Any] = {"read_only": True} if read_only else {}
         audit_log: AuditLog = open_store("audit_log", config, path=config.path(LOG_FILE), **context)
         try:

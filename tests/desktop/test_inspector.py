@@ -429,3 +429,57 @@ def test_the_checkpoints_list_names_the_first_one_the_log_breaks(
     assert [(s.ok, s.first_broken) for s in broken.args[0]] == [(True, False), (False, True)]
     assert "seq 4" in turn_pane.checkpoints_status.text()
     assert "BROKEN" in turn_pane.checkpoints_list.item(1).text()
+
+
+def test_the_inspector_reads_a_read_only_copy_without_writing_a_byte(
+    qtbot: Any, turn_home: Path, tmp_path: Path
+) -> None:
+    import hashlib
+    import shutil
+
+    backup = tmp_path / "backup"
+    shutil.copytree(turn_home, backup)
+    for path in [*backup.rglob("*"), backup]:  # chmod -R a-w
+        path.chmod(path.stat().st_mode & ~0o222)
+
+    def digests() -> dict[str, str]:
+        return {
+            p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(backup.iterdir())
+            if p.is_file()
+        }
+
+    before = digests()
+    workers = WorkerPool()
+    services: list[AuditService] = []
+
+    def source() -> AuditService:
+        services.append(AuditService.open(Config(home=backup), checkpoint_every=0))
+        return services[0]
+
+    pane = InspectorPane(workers, source)
+    qtbot.addWidget(pane)
+    try:
+        with qtbot.waitSignal(pane.view_ready, timeout=10_000):
+            pane.show()
+        assert services[0].read_only
+        _wait_rows(qtbot, pane, 4)
+        with qtbot.waitSignal(pane.detail_shown, timeout=10_000):
+            pane.select_seq(1)
+        assert "troponina" in pane.audit_card.toPlainText()
+        with qtbot.waitSignal(pane.verified, timeout=10_000) as done:
+            pane.verify_chain.click()
+        assert done.args[0].ok
+        with qtbot.waitSignal(pane.checkpoints_checked, timeout=10_000):
+            pane.check_checkpoints.click()
+        target = tmp_path / "ro.tlog-proof"
+        with qtbot.waitSignal(pane.proof_exported, timeout=10_000):
+            pane.export_proof_to(3, target)
+    finally:
+        workers.shutdown()
+        for service in services:
+            service.close()
+        after = digests()
+        for path in [*backup.rglob("*"), backup]:
+            path.chmod(0o700)
+    assert after == before
