@@ -405,6 +405,8 @@ class TutorTab(QWidget):
         self._asking = question
         self.tutor_status.setToolTip("")
         self._show_current(render_waiting(question, self.tr("Searching your notes…"), self._thread))
+        self.question.clear()  # asked: the box is for the next one (restored if it fails)
+        self.tutor_status.setText(self.tr("Answering…"))  # not the last turn's record number
         self.sources.clear()
         self.source_text.clear()
         self.graph_scene.clear()  # the last question's entities are not this one's
@@ -530,6 +532,8 @@ class TutorTab(QWidget):
             self._error(message)
         else:
             self._error(self.tr("Something went wrong (see the log): {0}").format(message))
+        if not self.question.text() and self._asking:
+            self.question.setText(self._asking)  # not answered: asked again in one click
         if self._ask is not None and self._asking:
             # as the CLI: nothing that was not audited stays on screen — no draft, no quote,
             # no sources (issue 25: the draft was kept under "could not be recorded")
@@ -604,6 +608,7 @@ class TutorTab(QWidget):
         if not view.seeds:
             text = scene.addText(self.tr("No known entity in this question."))
             text.setDefaultTextColor(QColor("#777"))
+            self.graph_view.resetTransform()  # the last graph's shrinking made it tiny
             return
         names = list(view.seeds)
         for a, b, _ in view.edges:
