@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not quick:
         from backends.models.registry import create_chat_model
 
-        choice = create_chat_model(Config(home=Path(tempfile.mkdtemp())))
+        choice = create_chat_model(Config(home=Path(tempfile.mkdtemp())), "multiagent")
         model = choice.model
         sample = tasks[:count] if count else tasks
         for attach in (True, False):

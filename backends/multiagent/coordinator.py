@@ -20,6 +20,7 @@ so a cancelled, failed or interrupted session resumes where it stopped.
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
 import re
@@ -647,13 +648,14 @@ class Coordinator:
             ("the tests in the task", find_tests(ctx.session.task)),
         ]
         source, _why = python_source(answer)
+        code, own_tests = split_tests(source)
         if (
             source
+            and _parses(code)
             and not any(t.strip() for _, t in given)
-            and not split_tests(source)[1].strip()
+            and not own_tests.strip()
             and "tester" not in step
         ):
-            code = split_tests(source)[0]
             prompt = f"Task: {ctx.session.task}\nThe code:\n```python\n{code.strip()}\n```"
             step["tester"] = ctx.act(EXPERTS["tester"], prompt, ticket=step["ticket"])
             ctx.save()
@@ -714,6 +716,15 @@ class Coordinator:
             return self._chat().name
         except CustodiaEnvironmentError:
             return ""
+
+
+def _parses(code: str) -> bool:
+    """Code worth writing tests for (a syntax error is the finding already)."""
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _step_done(step: dict[str, Any]) -> bool:

@@ -298,3 +298,17 @@ def test_a_result_without_code_is_an_unverified_draft(make_service: MakeService)
     assert label(session.phase, session.data) == "unverified draft"
     assert "## Unverified draft" in session.data["result"]
     assert "the model's draft" in session.data["result"]
+
+
+def test_code_that_does_not_parse_fails_without_asking_the_tester(
+    make_service: MakeService,
+) -> None:
+    broken = "```python\ndef add(a, b)\n    return a + b\n```"
+    service, chat = _service(make_service, [ONE_CODER_STEP, broken, broken, "Review."])
+    session = service.ask("Write add(a, b) in Python")
+    assert all(p.system != EXPERTS["tester"].system for p in chat.calls)
+    step = session.data["steps"][0]
+    assert [a["summary"] for a in step["verification"]["attempts"]] == [
+        "the code does not parse: expected ':' (line 1)"
+    ] * 2
+    assert session.data["verification"]["status"] == FAILED
