@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import importlib
 import io
 import logging
@@ -17,11 +18,11 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from backends import __version__, config, doctor, i18n
 from backends.errors import CustodiaEnvironmentError
-from backends.i18n import _
+from backends.i18n import N_, _
 from backends.services import Services
 from backends.text import bad_character, printable
 
@@ -77,7 +78,7 @@ def shared_subparsers(sub: SubParsers, name: str, help: str, dest: str) -> SubPa
             if isinstance(action, argparse._SubParsersAction):
                 return action
     parser = sub.add_parser(name, help=help)
-    return parser.add_subparsers(dest=dest, metavar=_("ASSISTANT"), required=True)
+    return parser.add_subparsers(dest=dest, metavar="ASSISTANT", required=True)
 
 
 def ask_subparsers(sub: SubParsers) -> SubParsers:
@@ -131,8 +132,48 @@ def install_language(environ: Mapping[str, str] | None = None) -> str:
     return i18n.install(i18n.resolve(setting, env))
 
 
+#: the placeholders the commands' usage shows (metavars; else the option's or argument's
+#: name), marked for the catalogue: :class:`Formatter` shows them in the user's language
+METAVARS = (
+    N_("ACTION"), N_("ADMIN_DSN"), N_("ASSISTANT"), N_("COMMAND"), N_("EVENT"), N_("FILE"),
+    N_("ID"), N_("K"), N_("KEY"), N_("LIMIT"), N_("NAME"), N_("NEW"), N_("OLD"), N_("PATH"),
+    N_("PERSON"), N_("PROOF"), N_("PSEUDONYM"), N_("QUESTION"), N_("SCHEMA"), N_("SEQ"),
+    N_("SESSION_ID"), N_("THRESHOLD"), N_("TIME"), N_("USER"), N_("id"), N_("message"),
+    N_("name"), N_("path"), N_("query"), N_("question"), N_("task"), N_("text"),
+)  # fmt: skip
+
+
+class Formatter(argparse.HelpFormatter):
+    """argparse's help, with the placeholders (``FILE``, ``question``) in the installed
+    language; the arguments themselves are unchanged."""
+
+    def _get_default_metavar_for_optional(self, action: argparse.Action) -> str:
+        return _(action.dest.upper())
+
+    def _get_default_metavar_for_positional(self, action: argparse.Action) -> str:
+        return _(action.dest)
+
+    def _metavar_formatter(
+        self, action: argparse.Action, default_metavar: str
+    ) -> Callable[[int], tuple[str, ...]]:
+        metavar = action.metavar
+        if isinstance(metavar, str):
+            action = copy.copy(action)
+            action.metavar = _(metavar)
+        return super()._metavar_formatter(action, default_metavar)
+
+
+class Parser(argparse.ArgumentParser):
+    """Every parser of the commands (subcommands are made of the same class) formats its
+    help with :class:`Formatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="custodia",
         description=_("Custodia: four offline AI assistants. Without a command, opens the window."),
     )
@@ -142,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
         version=f"custodia {__version__}",
         help=_("show the version number and exit"),
     )
-    sub = parser.add_subparsers(dest="command", metavar=_("COMMAND"))
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p = sub.add_parser("doctor", help=_("check every configured store and model"))
     p.add_argument("--json", action="store_true", help=_("machine-readable report"))
     p.add_argument("--storage", action="store_true", help=_("also print the storage map"))

@@ -54,10 +54,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument(
         "--admin-dsn",
         default="",
-        help=(
+        help=_(
             "Postgres role allowed to create the audit schema and roles when they are missing "
-            f"(default: ${ADMIN_DSN_ENV}, else the configured postgres_dsn)"
-        ),
+            "(default: ${variable}, else the configured postgres_dsn)"
+        ).format(variable=ADMIN_DSN_ENV),
     )
     p.add_argument(
         "--switch",

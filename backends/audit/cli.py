@@ -57,7 +57,7 @@ from backends.audit.service import (
 )
 from backends.audit.verify import verify_chain
 from backends.cli import PIPE_CLOSED, silence_stdout
-from backends.i18n import _
+from backends.i18n import N_, _
 from backends.progress import Progress
 from backends.services import Services
 from backends.stores.audit_log import Filter
@@ -69,7 +69,7 @@ _TIME = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2})"
     r"(?:[T ](?P<hm>\d{2}:\d{2})(?::(?P<s>\d{2})(?:\.(?P<f>\d{1,6}))?)?Z?)?"
 )
-TIME_FORMS = "YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] or 'YYYY-MM-DD HH:MM[:SS]' (UTC)"
+TIME_FORMS = N_("YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] or 'YYYY-MM-DD HH:MM[:SS]' (UTC)")
 
 
 def record_time(text: str) -> str:
@@ -86,8 +86,10 @@ def record_time(text: str) -> str:
     if match is None:
         hint = ""
         if re.search(r"[+-]\d{2}:?\d{2}$", value) and len(value) > 10:
-            hint = "; give the time in UTC, without an offset"
-        raise argparse.ArgumentTypeError(f"{text!r} is not a time: use {TIME_FORMS}{hint}")
+            hint = _("; give the time in UTC, without an offset")
+        raise argparse.ArgumentTypeError(
+            _("{text!r} is not a time: use {forms}").format(text=text, forms=_(TIME_FORMS)) + hint
+        )
     hm = match["hm"] or "00:00"
     seconds = match["s"] or "00"
     try:
@@ -461,7 +463,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--since",
         metavar="TIME",
         type=record_time,
-        help=f"from this time (inclusive): {TIME_FORMS}",
+        help=_("from this time (inclusive): {forms}").format(forms=_(TIME_FORMS)),
     )
     p.add_argument(
         "--until", metavar="TIME", type=record_time, help=_("before this time (exclusive)")

@@ -519,15 +519,19 @@ def add_commands(sub: SubParsers) -> None:
 
     p = sub.add_parser(
         "rotate-key",
-        help=f"re-encrypt every conversation under a new key (from {NEW_KEY_ENV}, a prompt, "
-        "or --generate); resumable",
+        help=_(
+            "re-encrypt every conversation under a new key (from {variable}, a prompt, "
+            "or --generate); resumable"
+        ).format(variable=NEW_KEY_ENV),
     )
     how = p.add_mutually_exclusive_group()
     how.add_argument("--generate", action="store_true", help=_("generate the new key and print it"))
     how.add_argument(
         "--passphrase",
         action="store_true",
-        help=f"derive the new key from a passphrase (from {NEW_PASSPHRASE_ENV} or a prompt; "
-        "Scrypt, salt in conversations/.kdf.json, the key itself is never stored)",
+        help=_(
+            "derive the new key from a passphrase (from {variable} or a prompt; "
+            "Scrypt, salt in conversations/.kdf.json, the key itself is never stored)"
+        ).format(variable=NEW_PASSPHRASE_ENV),
     )
     p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_rotate_key))

@@ -87,7 +87,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "-k",
         type=passages_count,
         default=CONTEXT_PASSAGES,
-        help=f"passages to retrieve and cite, 1 to {MAX_PASSAGES} (default {CONTEXT_PASSAGES})",
+        help=_("passages to retrieve and cite, 1 to {most} (default {default})").format(
+            most=MAX_PASSAGES, default=CONTEXT_PASSAGES
+        ),
     )
     ask.add_argument(
         "--after",

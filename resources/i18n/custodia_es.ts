@@ -2828,6 +2828,10 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
         <translation>Buscando en sus apuntes…</translation>
     </message>
     <message>
+        <source>Answering…</source>
+        <translation>Respondiendo…</translation>
+    </message>
+    <message>
         <source>Found {0} passages; checking what they say…</source>
         <translation>Se encontraron {0} fragmentos; comprobando lo que dicen…</translation>
     </message>

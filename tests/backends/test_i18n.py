@@ -98,3 +98,16 @@ def test_a_bad_configuration_still_gets_the_language_asked_for(tmp_path: Path) -
     env = {"CUSTODIA_LANGUAGE": "es", "CUSTODIA_HOME": str(tmp_path)}
     assert cli.install_language(env) == "es"
     assert argparse._("usage: ") == "uso: "  # type: ignore[attr-defined]
+
+
+def test_every_command_help_in_spanish_has_no_english_placeholder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cli.install_language({"CUSTODIA_LANGUAGE": "es", "CUSTODIA_HOME": str(tmp_path)})
+    text = _help(capsys, ["audit", "export", "--help"])
+    assert "--output ARCHIVO" in text and "--since MOMENTO" in text
+    assert "FILE" not in text and "TIME" not in text
+    assert "desde este momento (incluido)" in text
+    i18n.install("en")
+    english = _help(capsys, ["audit", "export", "--help"])
+    assert "--output FILE" in english and "from this time (inclusive)" in english
