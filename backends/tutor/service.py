@@ -397,6 +397,8 @@ class Turn:
     retrieval: Retrieval
     stopped: bool = False
     grounding: Grounding | None = None
+    #: the audit record of the composed answer this turn asked the model to reword (0: none)
+    rephrases: int = 0
 
     @property
     def generated(self) -> str:
@@ -1129,6 +1131,7 @@ class TutorService:
         earlier: str = "",
         earlier_covered: bool | None = None,
         draft: bool | None = None,
+        rephrases: int = 0,
     ) -> Turn:
         """Retrieve, answer with citations, check the answer, append exactly one audit record.
 
@@ -1142,6 +1145,9 @@ class TutorService:
         ``draft``: ask the chat model for its draft (True: "Ask the model to rephrase"; None:
         when :meth:`wants_draft` — a model whose drafts rarely pass is not asked, and the
         composed answer is the turn's at once). Each draft judged is counted for its model.
+        ``rephrases``: the audit record of the composed answer this turn asks the model to
+        reword (the tab shows the composed turn at once, audited, then asks for the draft as
+        a turn of its own, which replaces it on screen only when it passes).
 
         ``on_retrieved`` gets the passages as soon as they are found (the tab shows the
         sources while the model writes).
@@ -1263,6 +1269,8 @@ class TutorService:
                 retrieval_only=bool(chat.retrieval_only),
                 degraded=list(retrieval.degraded_methods),
                 stopped=stopped,
+                # the record of the composed answer this turn asked the model to reword
+                rephrases=rephrases or None,
                 grounding={
                     "mode": checked.mode,
                     "covered": checked.covered,
@@ -1287,6 +1295,7 @@ class TutorService:
             retrieval=retrieval,
             stopped=stopped,
             grounding=checked,
+            rephrases=rephrases,
         )
         if isinstance(interrupted, KeyboardInterrupt):
             raise TurnInterrupted(turn) from interrupted

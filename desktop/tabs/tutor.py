@@ -113,6 +113,8 @@ class TutorTab(QWidget):
         self._understood_covered = True
         self._asking = ""
         self._answered: Turn | None = None
+        #: this question's composed answer, shown (and audited) while the model drafts
+        self._composed: Turn | None = None
         self._imported: ImportReport | None = None
         self._build()
         # on the labels only: a style sheet on the whole tab would keep its views light when
@@ -370,19 +372,28 @@ class TutorTab(QWidget):
 
     # -- asking ------------------------------------------------------------------------------
     def _on_rephrase_clicked(self) -> None:
-        """Ask the last question again with the model's draft asked for (AL1: a model whose
-        drafts rarely pass is otherwise not asked; the composed answer was shown at once)."""
-        if self.turn is None or self._ask is not None:
+        """Ask the model to reword the last answer (AL1: a model whose drafts rarely pass is
+        otherwise not asked). Its draft replaces the answer only when it passes."""
+        turn = self.turn
+        if turn is None or self._ask is not None:
             return
-        self.question.setText(self.turn.question)
-        self._ask_question(draft=True, earlier="", earlier_covered=True)
+        self.question.setText(turn.question)
+        if self._thread:  # the last turn is asked again: it is shown once
+            self._thread.pop()
+        follows = turn.retrieval.follows
+        self._ask_question(True, follows, True, rephrases=turn.audit_seq)
 
     def _on_ask_clicked(self) -> None:
         user = self.current_user()
         earlier = self._understood if self._understood_user == user else ""
         self._ask_question(None, earlier, self._understood_covered)
 
-    def _ask_question(self, draft: bool | None, earlier: str, earlier_covered: bool) -> None:
+    def _ask_question(
+        self, draft: bool | None, earlier: str, earlier_covered: bool, rephrases: int = 0
+    ) -> None:
+        """Ask in a worker: the composed answer first (audited, then shown at once), then —
+        when the model's drafts pass often enough, or the user asked — the model's draft as
+        a turn of its own, which replaces it only when every sentence passes (AL1)."""
         question = self.question.text().strip()
         if not question or self._ask is not None or not self.ask.isEnabled():
             return
@@ -390,19 +401,38 @@ class TutorTab(QWidget):
         service = self.service
 
         def job(progress: Progress, emit: Emit) -> Turn:
-            return service.get().ask(
+            tutor = service.get()
+            seq = rephrases
+            if not rephrases:
+                composed = tutor.ask(
+                    question,
+                    user,
+                    on_retrieved=lambda retrieval: emit(("retrieved", retrieval)),
+                    earlier=earlier,
+                    earlier_covered=earlier_covered,
+                    draft=False,
+                )
+                emit(("composed", composed))  # audited: shown at once
+                covered = composed.grounding is None or composed.grounding.covered
+                if not covered or composed.retrieval_only or progress.cancelled:
+                    return composed
+                if not (draft or tutor.wants_draft()):
+                    return composed
+                seq = composed.audit_seq
+            return tutor.ask(
                 question,
                 user,
                 on_token=emit,
                 should_stop=lambda: progress.cancelled,
-                on_retrieved=lambda retrieval: emit(("retrieved", retrieval)),
                 earlier=earlier,
                 earlier_covered=earlier_covered,
-                draft=draft,
+                draft=True,
+                rephrases=seq,
             )
 
         self._streamed = ""
         self._asking = question
+        self._composed = None
         self.tutor_status.setToolTip("")
         self._show_current(render_waiting(question, self.tr("Searching your notes…"), self._thread))
         self.question.clear()  # asked: the box is for the next one (restored if it fails)
@@ -435,9 +465,15 @@ class TutorTab(QWidget):
                 )
             )
             return
+        if isinstance(piece, tuple) and piece and piece[0] == "composed":
+            self._show_composed(piece[1])
+            return
         # the model's draft is not shown while it streams (nothing unchecked or unaudited is
         # on screen): only that it is being written, and how far
         self._streamed += str(piece)
+        if self._composed is not None:
+            self._show_composed(self._composed)
+            return
         self._show_current(
             render_waiting(
                 self._asking,
@@ -448,6 +484,28 @@ class TutorTab(QWidget):
                 self._thread,
             )
         )
+
+    def _show_composed(self, turn: Turn) -> None:
+        """The composed answer (audited) at once; below it, while the model drafts its own
+        wording, how far it is — the draft itself is shown only once checked."""
+        self._composed = turn
+        self.turn = turn
+        current = render_turn(turn, self._answer_labels())
+        if self._ask is not None and turn.grounding is not None and turn.grounding.covered:
+            drafting = self.tr(
+                "The model may reword this answer ({0} words so far): its draft replaces it "
+                "only if every sentence is supported by your notes."
+            ).format(len(self._streamed.split()))
+            current += f'<p style="color:#757575"><i>{html.escape(drafting)}</i></p>'
+        self._show_current(render_thread([*self._thread, current]))
+        self._show_sources(turn.passages, turn.cited)
+        self.draw_graph(turn.retrieval.graph)
+        self._show_degraded(list(turn.degraded))
+        self.tutor_status.setText(
+            self.tr("Recorded in the audit log as #{0}.").format(turn.audit_seq)
+        )
+        self.tutor_status.setProperty("error", "false")
+        self._repolish(self.tutor_status)
 
     def _show_current(self, html_text: str) -> None:
         self.answer.setHtml(html_text)
@@ -478,6 +536,7 @@ class TutorTab(QWidget):
         self.graph_scene.clear()
 
     def _on_ask_succeeded(self, turn: Turn) -> None:
+        self._composed = None
         self.turn = turn
         self._answered = turn
         current = render_turn(turn, self._answer_labels())
@@ -532,6 +591,17 @@ class TutorTab(QWidget):
             self._error(message)
         else:
             self._error(self.tr("Something went wrong (see the log): {0}").format(message))
+        if self._ask is not None and self._composed is not None:
+            # the composed answer was recorded and stays; the model's draft was not
+            composed, self._composed = self._composed, None
+            self._streamed = ""
+            self._on_ask_succeeded(composed)
+            self._error(
+                self.tr("The model's draft was not recorded, so it is not shown: {0}").format(
+                    message
+                )
+            )
+            return
         if not self.question.text() and self._asking:
             self.question.setText(self._asking)  # not answered: asked again in one click
         if self._ask is not None and self._asking:

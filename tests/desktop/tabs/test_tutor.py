@@ -138,7 +138,12 @@ def test_a_question_is_answered_with_clickable_citations(
     status = child(tab, QLabel, "tutor_status").text()
     assert f"#{turn.audit_seq}" in status
     audit = audit_service(custodia_services)
-    assert len(list(audit.entries(Filter(event_type=AUDIT_EVENT)))) == 1
+    # the composed answer, recorded and shown first; then the model's draft, a turn of its
+    # own that names the record it rewords (shown in place of it only if it passed)
+    composed, drafted = audit.entries(Filter(event_type=AUDIT_EVENT))
+    assert drafted.seq == turn.audit_seq and drafted.data["rephrases"] == composed.seq
+    assert composed.data["grounding"]["mode"] == "extractive"
+    assert drafted.data["grounding"]["mode"] == turn.grounding.mode
     assert audit.verify().ok
 
 
@@ -208,8 +213,8 @@ def test_vector_store_down_the_tab_answers_and_shows_the_notice(
     assert notice.isVisible() and "vector unavailable" in notice.text()
     assert "Warfarin is monitored" in child(tab, QTextBrowser, "answer").toPlainText()
     audit = audit_service(custodia_services)
-    (record,) = audit.entries(Filter(event_type=AUDIT_EVENT))
-    assert record.data["degraded"] == ["vector"]
+    records = list(audit.entries(Filter(event_type=AUDIT_EVENT)))  # composed, then the draft
+    assert records and all(r.data["degraded"] == ["vector"] for r in records)
 
 
 def test_importing_an_unreadable_note_is_an_error_and_an_empty_one_is_skipped(
@@ -316,7 +321,13 @@ def test_sources_and_a_waiting_state_show_before_the_model_answers(
         child(tab, QPushButton, "ask").click()
         sources = child(tab, QTreeWidget, "sources")
         qtbot.waitUntil(lambda: sources.topLevelItemCount() == 5, timeout=WAIT)
-        assert "checking what they say" in child(tab, QTextBrowser, "answer").toPlainText()
+        # the right answer first (issue 24, AL1): while the model has not written a word, the
+        # composed answer — quoted from the notes, cited, recorded — is already on screen
+        answer = child(tab, QTextBrowser, "answer")
+        qtbot.waitUntil(lambda: "From your notes — quoted" in answer.toPlainText(), timeout=WAIT)
+        text = answer.toPlainText()
+        assert "INR" in text and "The model may reword this answer" in text
+        assert "Recorded in the audit log as #1" in child(tab, QLabel, "tutor_status").text()
         release.set()
 
 
