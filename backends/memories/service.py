@@ -123,7 +123,11 @@ _NOT_A_FACT = re.compile(
 )
 #: what "remember …" leaves when nothing follows (a pronoun, not a fact)
 _NO_FACT = frozenset({"", "that", "this", "it", "que", "eso", "esto"})
-_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+#: a full stop after a title or an abbreviation ("Dr. Smith", "e.g.") ends no sentence
+_SENTENCES = re.compile(
+    r"(?<![DJMS]r\.)(?<!Mrs\.)(?<!Ms\.)(?<!Prof\.)(?<!Dra\.)(?<!Sra\.)(?<!\b\w\.\w\.)"
+    r"(?<=[.!?;])\s+|\n+"
+)
 
 
 def normalise_text(text: str) -> str:
