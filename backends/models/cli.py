@@ -136,6 +136,13 @@ def _cmd_list(args: argparse.Namespace, services: Services) -> int:
         print(f"  {entry.name:<{width}}  {entry.status}" + (f"  ({extra})" if extra else ""))
         if entry.reason:
             print(f"  {'':<{width}}  {entry.reason}")
+        elif entry.context_note:
+            print(
+                f"  {'':<{width}}  "
+                + _("context limited to {count:,} tokens: {why}").format(
+                    count=entry.context, why=entry.context_note
+                )
+            )
     return 0
 
 
