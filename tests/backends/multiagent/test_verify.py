@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import socket
 import threading
@@ -312,3 +313,20 @@ def test_code_that_does_not_parse_fails_without_asking_the_tester(
         "the code does not parse: expected ':' (line 1)"
     ] * 2
     assert session.data["verification"]["status"] == FAILED
+
+
+def test_the_scratch_folder_is_removed_and_the_environment_is_stripped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CUSTODIA_SECRET_FOR_TEST", "do not pass me on")
+    code = (
+        "import os, sys\n"
+        "def where():\n    return os.getcwd(), sorted(os.environ), sys.flags.isolated\n"
+    )
+    run = run_tests(code, "def test_where():\n    assert False, repr(where())\n", FAST)
+    (test,) = run.tests
+    shown = test.output.splitlines()[-1].removeprefix("AssertionError: ")
+    cwd, names, isolated = ast.literal_eval(shown)
+    assert Path(cwd).name == "scratch" and not Path(cwd).exists()
+    assert set(names) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_CTYPE"}
+    assert isolated == 1
