@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -160,9 +161,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     details: dict[str, list[dict[str, Any]]] = {}
     for kind in ("good", "wrong", "wrong then fixed", "tricky"):
         label = f"scripted, {kind}"
-        summary, rows = run_configuration(
-            label, lambda task, i, kind=kind: scripted(kind, task, i), tasks, attach=True
-        )
+        summary, rows = run_configuration(label, partial(scripted, kind), tasks, attach=True)
         summaries.append(summary)
         details[label] = rows
     if not quick:
