@@ -14,6 +14,7 @@ import pytest
 
 from backends import config
 from backends.cli import build_parser, main
+from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.multiagent.service import SESSIONS_FILE, get_service
 from backends.multiagent.sessions import SessionStore
@@ -319,3 +320,36 @@ def test_ctrl_c_in_a_terminal(capsys: pytest.CaptureFixture[str], presses: int) 
         assert session.events[-1]["kind"] != "session_finished"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
     assert main(["ask", "multiagent", "--resume", session_id]) == 0
+
+
+def test_ask_prints_what_was_verified(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The user's own tests (--tests FILE) run against the team's code; the terminal shows
+    each test, passed or failed, and the status — exit 1 for failed verification."""
+    tests = tmp_path / "test_add.py"
+    tests.write_text("def test_adds():\n    assert add(2, 3) == 5\n", encoding="utf-8")
+    wrong = "```python\ndef add(a, b):\n    return a - b\n```"
+    right = "```python\ndef add(a, b):\n    return a + b\n```"
+    for replies, code, status in (
+        ([wrong, wrong], 1, "failed verification"),
+        ([wrong, right], 0, "verified"),
+    ):
+        chat = ScriptedChat(replies=["1. coder: write add", *replies, "Review."])
+        services = Services(config.load(), chat=chat)
+        try:
+            argv = ["ask", "multiagent", "--tests", str(tests), "Write add(a, b) in Python"]
+            args = build_parser().parse_args(argv)
+            assert args.handler(args, services) == code
+        finally:
+            services.close()
+        out = capsys.readouterr().out.splitlines()
+        session_id = out[0].split()[1]
+        assert out[-1] == f"session: {session_id} {status}"
+        verdict = next(i for i, line in enumerate(out) if line.startswith("verification: "))
+        assert out[verdict].startswith(f"verification: {status} — ")
+        assert out[verdict + 1].startswith(f"  step 1 (coder): {status} — ")
+        assert out[verdict + 1].endswith(", 2 attempts")
+        assert out[verdict + 2].startswith("    tests: the tests you attached; sandbox: no network")
+        mark = "✓" if status == "verified" else "✗"
+        assert out[verdict + 3].startswith(f"    {mark} test_adds  ")
+        assert any("[working] coder retry:" in line for line in out)
+        assert any("[working] verification: Step 1:" in line for line in out)
