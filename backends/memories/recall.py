@@ -28,6 +28,7 @@ import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -402,7 +403,8 @@ class RecallSettings:
     second_languages: tuple[str, ...] = ("en",)
 
     def without(self, *parts: str) -> RecallSettings:
-        return replace(self, **dict.fromkeys(parts, False))
+        changes: dict[str, Any] = dict.fromkeys(parts, False)
+        return replace(self, **changes)
 
 
 BARE = RecallSettings(expand=False, second=False, entities=False, answer_kind=False)

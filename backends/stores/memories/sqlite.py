@@ -56,7 +56,9 @@ from backends.stores.memories import (
     StoredMemory,
     StoreStats,
     Vector,
+    quantised,
 )
+from backends.stores.memories.quantised import Int8Rows, Quantiser, snapshot_dir
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -199,7 +201,20 @@ class SQLiteMemoryStore(SqliteFile):
     ENGINE = "SQLite (WAL), vectors as BLOBs"
     COUNT = "SELECT count(*) FROM vectores"
 
-    def __init__(self, path: Path, dimension: int, model: str = "") -> None:
+    #: from this many searchable rows on, a search scans int8 codes first (quantised.py)
+    QUANTISE_ABOVE = 200_000
+    #: candidates of the int8 pass scored exactly (at least; 4 × k when that is more)
+    RESCORE = 256
+
+    def __init__(
+        self,
+        path: Path,
+        dimension: int,
+        model: str = "",
+        *,
+        quantise_above: int | None = QUANTISE_ABOVE,
+        rescore: int = RESCORE,
+    ) -> None:
         if dimension < 1:
             raise ValueError("dimension must be positive")
         self.path = Path(path)
@@ -225,6 +240,10 @@ class SQLiteMemoryStore(SqliteFile):
             raise
         self._conn = conn
         # the index, loaded on first search (listing never needs it)
+        self.quantise_above = quantise_above
+        self.rescore = max(1, int(rescore))
+        #: int8 codes of the rows when the store is large (then ``_matrix`` stays empty)
+        self._codes: Int8Rows | None = None
         self._loaded = False
         self._matrix: Vector = np.zeros((0, self.dimension), dtype=np.float32)
         self._texts: list[str] = []
@@ -265,12 +284,18 @@ class SQLiteMemoryStore(SqliteFile):
 
     def close(self) -> None:
         with self._lock:
+            if self._codes is not None and self._codes.dirty and self._conn is not None:
+                try:
+                    self._save_snapshot()
+                except OSError as err:  # derived: rebuilt from the table next time
+                    log.warning("%s: cannot write the int8 snapshot: %s", self.path, err)
             if self._conn is not None:
                 try:
                     self._conn.close()
                 finally:
                     self._conn = None
             self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
+            self._codes = None
             self._texts, self._rows, self._loaded = [], {}, False
 
     def __enter__(self) -> SQLiteMemoryStore:
@@ -340,7 +365,11 @@ class SQLiteMemoryStore(SqliteFile):
         if version != self._data_version:
             self._sync(version)
 
-    def _full_load(self) -> None:
+    def _full_load(self, snapshot: bool = True) -> None:
+        """Read the searchable rows; a large store opens its int8 snapshot instead when it is
+        there and current (then only the log since it is replayed)."""
+        if snapshot and self.quantise_above is not None and self._load_snapshot():
+            return
         conn = self.conn
         version = self._data_version_now()
         d = self.dimension
@@ -353,8 +382,10 @@ class SQLiteMemoryStore(SqliteFile):
                 (count,) = conn.execute(
                     "SELECT count(*) FROM vectores WHERE dimension = ?", (d,)
                 ).fetchone()
-                capacity = max(1024, int(count * 1.25))
+                quantise = self.quantise_above is not None and count >= self.quantise_above
+                capacity = 0 if quantise else max(1024, int(count * 1.25))
                 matrix = np.empty((capacity, d), dtype=np.float32)
+                builder = _CodesBuilder(d) if quantise else None
                 texts: list[str] = []
                 bad_rows: set[str] = set()
                 cursor = conn.execute(_SELECT_ROW + " WHERE v.dimension = ?", (d,))
@@ -382,22 +413,34 @@ class SQLiteMemoryStore(SqliteFile):
                         bad_rows.update(r[0] for r, ok in zip(good, finite, strict=True) if not ok)
                         good = [r for r, ok in zip(good, finite, strict=True) if ok]
                         block, squares = block[finite], squares[finite]
-                    if n + len(good) > matrix.shape[0]:  # rows added since the count
-                        matrix = _grown(matrix, n + len(good))
                     squares[squares == 0] = 1.0
                     inverse = (1.0 / np.sqrt(squares)).astype(np.float32)
-                    np.multiply(block, inverse[:, None], out=matrix[n : n + len(good)])
+                    if builder is not None:
+                        builder.add(block * inverse[:, None])
+                    else:
+                        if n + len(good) > matrix.shape[0]:  # rows added since the count
+                            matrix = _grown(matrix, n + len(good))
+                        np.multiply(block, inverse[:, None], out=matrix[n : n + len(good)])
                     texts.extend(r[0] for r in good)
                     n += len(good)
             finally:
                 if own_transaction:
                     conn.execute("COMMIT")
         self._matrix = matrix
+        self._codes = builder.finish() if builder is not None else None
         self._texts = texts
         self._rows = {text: row for row, text in enumerate(texts)}
         self._bad_rows = bad_rows
         self._last_seq = last_seq
         self._data_version = version
+        if self._codes is not None:
+            try:  # written now and mapped back: the codes leave this process's memory
+                self._save_snapshot()
+                loaded = quantised.load(snapshot_dir(self.path), self._snapshot_key())
+                if loaded is not None:
+                    self._codes = loaded[0]
+            except OSError as err:
+                log.warning("%s: cannot write the int8 snapshot: %s", self.path, err)
         self._loaded = True
         self.full_loads += 1
         self.generation += 1
@@ -412,7 +455,7 @@ class SQLiteMemoryStore(SqliteFile):
             floor = int(floor_row[0]) if floor_row else 0
             max_seq = self._max_seq()
             if self._last_seq < floor or max_seq < self._last_seq:
-                self._full_load()  # pruned past us, or the file was replaced
+                self._full_load(snapshot=False)  # pruned past us, or the file was replaced
                 return
             changed = {
                 row[0]
@@ -422,7 +465,7 @@ class SQLiteMemoryStore(SqliteFile):
                 )
             }
             if len(changed) > max(1024, len(self._texts) // 4):
-                self._full_load()  # cheaper than thousands of single-row look-ups
+                self._full_load(snapshot=False)  # cheaper than thousands of single-row reads
                 return
             for text in changed:
                 row = conn.execute(_SELECT_ROW + " WHERE v.texto = ?", (text,)).fetchone()
@@ -443,11 +486,14 @@ class SQLiteMemoryStore(SqliteFile):
         row = self._rows.get(text)
         if row is None:
             row = len(self._texts)
-            if row >= self._matrix.shape[0]:
+            if self._codes is None and row >= self._matrix.shape[0]:
                 self._matrix = _grown(self._matrix, row + 1)
             self._texts.append(text)
             self._rows[text] = row
-        self._matrix[row] = vector
+        if self._codes is not None:
+            self._codes.set(row, vector)
+        else:
+            self._matrix[row] = vector
 
     def _remove_row(self, text: str) -> None:
         self.generation += 1
@@ -458,7 +504,10 @@ class SQLiteMemoryStore(SqliteFile):
         last = len(self._texts) - 1
         if row != last:  # move the last row into the hole
             moved = self._texts[last]
-            self._matrix[row] = self._matrix[last]
+            if self._codes is not None:
+                self._codes.move(last, row)
+            else:
+                self._matrix[row] = self._matrix[last]
             self._texts[row] = moved
             self._rows[moved] = row
         self._texts.pop()
@@ -668,11 +717,14 @@ class SQLiteMemoryStore(SqliteFile):
             n = len(self._texts)
             if n == 0:
                 return []
-            scores = self._matrix[:n] @ query
-            top = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
-            top = top[np.argsort(-scores[top], kind="stable")]
-            texts = self._texts
-            hits = [Hit(texts[i], float(scores[i])) for i in top]
+            if self._codes is not None:
+                hits = self._search_codes(query, k, n)
+            else:
+                scores = self._matrix[:n] @ query
+                top = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
+                top = top[np.argsort(-scores[top], kind="stable")]
+                texts = self._texts
+                hits = [Hit(texts[i], float(scores[i])) for i in top]
         if threshold is not None:
             hits = [h for h in hits if h.similarity >= threshold]
         return hits
@@ -687,8 +739,82 @@ class SQLiteMemoryStore(SqliteFile):
             rows = [(t, self._rows[t]) for t in dict.fromkeys(texts) if t in self._rows]
             if not rows:
                 return {}
+            if self._codes is not None:
+                return self._exact(query, [t for t, _ in rows])
             scores = self._matrix[[r for _, r in rows]] @ query
         return {t: float(score) for (t, _), score in zip(rows, scores, strict=True)}
+
+    # -- the int8 first pass (large stores) ------------------------------------------------
+    def _search_codes(self, query: Vector, k: int, n: int) -> builtins.list[Hit]:
+        """int8 scores of every row, then the best ``rescore`` scored exactly (float32 from
+        the table): the answer of the exact search, read from a quarter of the bytes."""
+        assert self._codes is not None
+        approximate = self._codes.scores(query, n)
+        pool = min(n, max(self.rescore, 4 * k))
+        top = np.argpartition(-approximate, pool - 1)[:pool] if pool < n else np.arange(n)
+        exact = self._exact(query, [self._texts[i] for i in top])
+        ranked = sorted(exact.items(), key=lambda item: -item[1])[:k]
+        return [Hit(text, score) for text, score in ranked]
+
+    def _exact(self, query: Vector, texts: Sequence[str]) -> dict[str, float]:
+        """Cosines from the stored float32 vectors (the truth, PA1) of ``texts``."""
+        out: dict[str, float] = {}
+        with self._errors("read"):
+            for start in range(0, len(texts), 500):
+                chunk = list(texts[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = self.conn.execute(
+                    f"SELECT texto, vector FROM vectores WHERE texto IN ({marks})", chunk
+                ).fetchall()
+                good = [
+                    r for r in rows if isinstance(r[1], bytes) and len(r[1]) == self.dimension * 4
+                ]
+                if not good:
+                    continue
+                block = np.frombuffer(b"".join(r[1] for r in good), dtype="<f4").reshape(
+                    len(good), self.dimension
+                )
+                norms = np.linalg.norm(block, axis=1)
+                norms[norms == 0] = 1.0
+                scores = (block @ query) / norms
+                out.update((r[0], float(v)) for r, v in zip(good, scores, strict=True))
+        return out
+
+    def _snapshot_key(self) -> dict[str, Any]:
+        return {"dimension": self.dimension, "model": self.model}
+
+    def _save_snapshot(self) -> None:
+        assert self._codes is not None
+        meta = {**self._snapshot_key(), "last_seq": self._last_seq}
+        quantised.save(snapshot_dir(self.path), self._codes, self._texts, meta)
+        self._codes.dirty = 0
+
+    def _load_snapshot(self) -> bool:
+        """Open the int8 snapshot and replay the log since it; False when there is none
+        usable (missing, another model, or older than the log remembers)."""
+        loaded = quantised.load(snapshot_dir(self.path), self._snapshot_key())
+        if loaded is None:
+            return False
+        codes, texts, meta = loaded
+        last_seq = int(meta.get("last_seq", -1))
+        with self._errors("read"):
+            floor_row = self.conn.execute(
+                "SELECT value FROM memory_state WHERE key = 'log_floor'"
+            ).fetchone()
+            floor = int(floor_row[0]) if floor_row else 0
+            if last_seq < floor or last_seq > self._max_seq():
+                return False
+        self._codes = codes
+        self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
+        self._texts = texts
+        self._rows = {text: row for row, text in enumerate(texts)}
+        self._bad_rows = set()
+        self._last_seq = last_seq
+        self._loaded = True
+        self.full_loads += 1
+        self.generation += 1
+        self._sync(self._data_version_now())  # what was written since the snapshot
+        return True
 
     def searchable_texts(self) -> builtins.list[str]:
         """The texts the current embedder can search (a copy), for indexes derived from them."""
@@ -837,6 +963,48 @@ class SQLiteMemoryStore(SqliteFile):
         """Load (or refresh) the matrix now instead of at the first search."""
         with self._lock, self._errors("read"):
             self._ensure_loaded()
+
+
+class _CodesBuilder:
+    """int8 codes of a full load, block by block; the quantiser is learnt from the first
+    65,536 rows (the blocks before it wait)."""
+
+    SAMPLE = 65_536
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self.pending: builtins.list[Vector] = []
+        self.waiting = 0
+        self.rows: Int8Rows | None = None
+        self.n = 0
+
+    def add(self, block: Vector) -> None:
+        if self.rows is None:
+            self.pending.append(block.astype(np.float32, copy=True))
+            self.waiting += len(block)
+            if self.waiting >= self.SAMPLE:
+                self._start()
+            return
+        self.rows.put_block(self.n, block)
+        self.n += len(block)
+
+    def _start(self) -> None:
+        sample = (
+            np.vstack(self.pending)
+            if self.pending
+            else np.zeros((1, self.dimension), dtype=np.float32)
+        )
+        self.rows = Int8Rows(Quantiser.learn(sample), self.dimension)
+        pending, self.pending = self.pending, []
+        for block in pending:
+            self.rows.put_block(self.n, block)
+            self.n += len(block)
+
+    def finish(self) -> Int8Rows:
+        if self.rows is None:
+            self._start()
+        assert self.rows is not None
+        return self.rows
 
 
 def _grown(matrix: Vector, needed: int) -> Vector:

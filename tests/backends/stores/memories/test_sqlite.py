@@ -24,3 +24,22 @@ class TestSQLiteMemoryStore(MemoryStoreContract):
         yield open_store
         for store in opened:
             store.close()
+
+
+class TestQuantisedSQLiteMemoryStore(MemoryStoreContract):
+    """The same contract when every store searches int8 codes first (as a million do)."""
+
+    @pytest.fixture
+    def open_store(self, tmp_path: Path) -> Iterator[OpenStore]:
+        opened: list[SQLiteMemoryStore] = []
+
+        def open_store(dimension: int, model: str = "") -> SQLiteMemoryStore:
+            store = SQLiteMemoryStore(
+                tmp_path / "memories.sqlite3", dimension, model, quantise_above=0
+            )
+            opened.append(store)
+            return store
+
+        yield open_store
+        for store in opened:
+            store.close()
