@@ -308,6 +308,7 @@ HEADINGS = {
         EXTRACTIVE: "From your notes — quoted, because the model's answer was not supported",
         "retrieval-only": "From your notes — quoted (no chat model is loaded)",
         "stopped": "From your notes — quoted (the model's answer was stopped)",
+        "composed": "From your notes — quoted word for word",
         "no-draft": "From your notes — quoted (this model's answers rarely pass the check, so "
         "none was asked for: “Ask the model to rephrase” asks it)",
         NOT_COVERED: "Not covered by your notes",
@@ -321,6 +322,7 @@ HEADINGS = {
         "retrieval-only": "De sus notas — citadas en inglés, el idioma de las notas (no hay "
         "modelo de chat cargado)",
         "stopped": "De sus notas — citadas en inglés (la respuesta del modelo se detuvo)",
+        "composed": "De sus notas — citadas en inglés, el idioma de las notas",
         "no-draft": "De sus notas — citadas en inglés, el idioma de las notas (las respuestas de "
         "este modelo casi nunca pasan la comprobación: «Pedir al modelo que lo reformule» se la "
         "pide)",
@@ -1235,7 +1237,9 @@ class TutorService:
         )
         checked = _no_echoes(checked, retrieval.asked)
         if covered and not chat.retrieval_only and not drafting:
-            heading = HEADINGS[lang]["no-draft"]
+            # composed first (the tab asks for the draft next), or no draft: this model's
+            # rarely pass
+            heading = HEADINGS[lang]["composed" if draft is False else "no-draft"]
             checked = replace(checked, heading=heading, reason="no draft was asked for")
         elif drafting and not stopped:
             self.drafts.record(f"tutor:{chat.name}", checked.mode == GENERATED)
