@@ -18,6 +18,12 @@ Verification: a 1M-record SQLite log (bulk-built) verified in full by ``verify_c
 a plain Python walk (fetch rows, ``sha256`` each, compare) in the same run; then incrementally
 from checkpoints 10k and 100k records before the head.
 
+The Merkle tree beside the chain (issue 28, ``--tree`` runs only this part): appends with the
+tree against the same service without it (the release before: ``today``) at 1, 8 and 16
+writers on both engines, interleaved; on a 1M-record log, building the tree of an existing log
+(and resuming a build killed with SIGKILL), an inclusion proof (hashes, time to make, time to
+check) and a consistency proof from 500k to 1M.
+
 Run: ``python -m bench.bench_audit`` (``--quick``: 100k records, fewer appends).
 """
 
@@ -44,7 +50,7 @@ from backends.audit.checkpoints import Signer, TrustStore  # noqa: E402
 from backends.audit.pseudonyms import KeyStore  # noqa: E402
 from backends.audit.service import AuditService  # noqa: E402
 from backends.audit.verify import verify_chain  # noqa: E402
-from backends.stores.audit_log import AuditLog  # noqa: E402
+from backends.stores.audit_log import AuditLog, merkle  # noqa: E402
 from backends.stores.audit_log.record import GENESIS, Draft, canonical  # noqa: E402
 from backends.stores.audit_log.sqlite import SQLiteAuditLog  # noqa: E402
 
@@ -466,9 +472,198 @@ def verification(tmp: Path, count: int) -> dict[str, Any]:
     return out
 
 
+# -- the Merkle tree (issue 28) ---------------------------------------------------------------
+
+
+def _without_tree(log: AuditLog) -> AuditLog:
+    """The same log as the release before the tree wrote it: no tree maintained on append."""
+    log._has_tree = False  # type: ignore[attr-defined]  # measurement only
+    return log
+
+
+def tree_throughput(tmp: Path, sqlite_total: int, postgres_total: int) -> list[dict[str, Any]]:
+    """Appends/s of the full service with the tree against without it, both engines."""
+
+    def sqlite_side(tree: bool) -> Callable[[int, int, int], tuple[float, int]]:
+        def run(writers: int, per_writer: int, repeat: int) -> tuple[float, int]:
+            home = tmp / f"tree-{tree}-{writers}-{repeat}"
+            home.mkdir(mode=0o700)
+
+            def make() -> AuditLog:
+                log = SQLiteAuditLog(home / "audit.sqlite3")
+                return log if tree else _without_tree(log)
+
+            return _ours(make, home, writers, per_writer)
+
+        return run
+
+    rows = _throughput("sqlite", sqlite_side(False), sqlite_side(True), sqlite_total)
+    for row in rows:
+        row["baseline"] = "the same service without the tree"
+    pg_rows, skipped = _postgres_tree_throughput(tmp, postgres_total)
+    if skipped:
+        print(f"  postgres: skipped — {skipped}", flush=True)
+    return rows + pg_rows
+
+
+def _postgres_tree_throughput(tmp: Path, total: int) -> tuple[list[dict[str, Any]], str]:
+    try:
+        from tests.harness.servers import (
+            PostgresCluster,
+            PostgresServer,
+            ServerStartError,
+            find_postgres_bin_dir,
+            free_port,
+        )
+    except ImportError as err:
+        return [], f"test harness not importable: {err}"
+    bin_dir = find_postgres_bin_dir()
+    if bin_dir is None:
+        return [], "no PostgreSQL binaries"
+    root = Path(tempfile.mkdtemp(prefix="custodia-servers-bench-"))
+    root.chmod(0o755)
+    try:
+        cluster = PostgresCluster(bin_dir, root)
+        cluster.init()
+        server = PostgresServer(cluster, free_port())
+        server.start()
+    except ServerStartError as err:
+        return [], f"PostgreSQL did not start: {err}"
+    try:
+        import psycopg
+
+        from backends.stores.audit_log.postgres import PostgresAuditLog, Roles, bootstrap
+
+        def side(tree: bool) -> Callable[[int, int, int], tuple[float, int]]:
+            def run(writers: int, per_writer: int, repeat: int) -> tuple[float, int]:
+                name = f"t{int(tree)}_{writers}_{repeat}"
+                with psycopg.connect(server.dsn, autocommit=True, connect_timeout=5) as conn:
+                    conn.execute(f"CREATE DATABASE {name}")
+                dsn = server.dsn_for(name)
+                done = bootstrap(dsn, roles=Roles.with_prefix(name))
+                if not tree:  # a schema from before the tree: the server skips it
+                    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+                        conn.execute("DROP TABLE custodia_audit.audit_tree")
+                home = tmp / f"pgtree-{name}"
+                home.mkdir(mode=0o700)
+                return _ours(lambda: PostgresAuditLog(done.app_dsn), home, writers, per_writer)
+
+            return run
+
+        rows = _throughput("postgres", side(False), side(True), total)
+        for row in rows:
+            row["baseline"] = "the same service without the tree"
+        return rows, ""
+    finally:
+        server.close()
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)
+
+
+_KILL_SCRIPT = """
+import sys
+sys.path.insert(0, {root!r})
+from backends.stores.audit_log.sqlite import SQLiteAuditLog
+SQLiteAuditLog.TREE_BATCH = 20_000
+SQLiteAuditLog({path!r})
+"""
+
+
+def tree_at_scale(tmp: Path, count: int) -> dict[str, Any]:
+    """Build, resume after SIGKILL, prove and check on a ``count``-record log."""
+    import random
+    import signal
+    import subprocess
+
+    path = tmp / "tree-big.sqlite3"
+    log = bulk_build(path, count)  # opened once: tree built for 0 records, then bulk rows
+    log.close()
+    # a build killed with SIGKILL part way, then resumed by the next start
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILL_SCRIPT.format(root=str(ROOT), path=str(path))]
+    )
+    time.sleep(1.5)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    probe = SQLiteAuditLog(path, read_only=True)
+    killed_at = probe.tree_size()
+    probe.close()
+    started = time.perf_counter()
+    log = SQLiteAuditLog(path)  # resumes
+    resume_s = time.perf_counter() - started
+    if log.tree_size() != count:
+        raise SystemExit(f"the resumed build covers {log.tree_size()} of {count}")
+    # a full build from nothing, timed (the tree wiped below the application)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("DROP TRIGGER audit_tree_no_delete")
+    conn.execute("DELETE FROM audit_tree")
+    conn.execute("VACUUM")
+    conn.close()
+    log.close()
+    log = SQLiteAuditLog.__new__(SQLiteAuditLog)
+    started = time.perf_counter()
+    SQLiteAuditLog.__init__(log, path)
+    build_s = time.perf_counter() - started
+    root = merkle.root(count, log.tree_nodes)
+    walk = merkle.CompactRange()
+    for rows in log.chain(0):
+        walk.extend(merkle.leaf_hash(r) for _, r, _ in rows)
+    if walk.root() != root:
+        raise SystemExit("the built tree's root is not the records' root")
+    rng = random.Random(6962)
+    make, check, lengths = [], [], []
+    for _ in range(200):
+        index = rng.randrange(count)
+        entry = log.get(index + 1)
+        assert entry is not None
+        t0 = time.perf_counter()
+        path_hashes = merkle.inclusion_proof(index, count, log.tree_nodes)
+        t1 = time.perf_counter()
+        merkle.verify_inclusion(
+            index, count, merkle.leaf_hash(entry.record.encode()), path_hashes, root
+        )
+        t2 = time.perf_counter()
+        make.append(t1 - t0)
+        check.append(t2 - t1)
+        lengths.append(len(path_hashes))
+    old = count // 2
+    old_root = merkle.root(old, log.tree_nodes)
+    consistency = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        proof = merkle.consistency_proof(old, count, log.tree_nodes)
+        consistency.append(time.perf_counter() - t0)
+    merkle.verify_consistency(old, count, old_root, root, proof)
+    log.close()
+    out = {
+        "records": count,
+        "build_s": build_s,
+        "killed_at_leaves": int(killed_at),
+        "resume_s": resume_s,
+        "inclusion_ms": statistics.median(make) * 1000,
+        "inclusion_max_hashes": max(lengths),
+        "check_ms": statistics.median(check) * 1000,
+        "consistency_ms": statistics.median(consistency) * 1000,
+        "consistency_hashes": len(proof),
+    }
+    print(
+        f"  tree of {count:,}: built in {out['build_s']:.1f} s; killed at {killed_at:,} leaves, "
+        f"resumed in {resume_s:.1f} s; inclusion {out['inclusion_ms']:.2f} ms "
+        f"(≤ {out['inclusion_max_hashes']} hashes), check {out['check_ms']:.3f} ms; "
+        f"consistency {old:,}→{count:,} {out['consistency_ms']:.2f} ms "
+        f"({len(proof)} hashes)",
+        flush=True,
+    )
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    quick = "--quick" in (sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:] if argv is None else argv
+    quick = "--quick" in args
     records = 100_000 if quick else 1_000_000
+    if "--tree" in args:
+        return tree_main(quick, records)
     sqlite_total = 400 if quick else 1_600
     postgres_total = 300 if quick else 1_200
     with tempfile.TemporaryDirectory(prefix="custodia-bench-audit-") as name:
@@ -492,6 +687,28 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {RESULTS.relative_to(ROOT)}")
+    return result
+
+
+TREE_RESULTS = ROOT / "bench" / "results" / "audit_tree.json"
+
+
+def tree_main(quick: bool, records: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="custodia-bench-audit-tree-") as name:
+        tmp = Path(name)
+        print("appends/s with the Merkle tree against without (median of 3)", flush=True)
+        rows = tree_throughput(tmp, 400 if quick else 1_600, 300 if quick else 1_200)
+        print(f"the tree at scale ({records:,} records, SQLite)", flush=True)
+        scale = tree_at_scale(tmp, records)
+    result = {
+        "machine": {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version},
+        "quick": quick,
+        "throughput": rows,
+        "scale": scale,
+    }
+    TREE_RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    TREE_RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {TREE_RESULTS.relative_to(ROOT)}")
     return result
 
 

@@ -331,3 +331,30 @@ class CompactRange:
 
     def root(self) -> bytes:
         return fold(self._hashes)
+
+
+# -- storage layout: one integer per node, in the order appends create them -------------------
+def stored_index(level: int, index: int) -> int:
+    """Where node ``(level, index)`` sits when nodes are numbered in the order appending
+    creates them (post-order, as Go's sumdb ``tlog.StoredHashIndex``): appending a leaf adds
+    it and its completed parents as *consecutive* numbers after every earlier node, so a store
+    keyed by this number only ever appends at its end (one page per commit)."""
+    last = ((index + 1) << level) - 1  # the leaf whose append creates this node
+    return 2 * last - last.bit_count() + level
+
+
+def stored_count(size: int) -> int:
+    """How many nodes a tree of ``size`` leaves stores."""
+    return 2 * size - size.bit_count()
+
+
+def size_of(count: int) -> int:
+    """The tree size whose nodes number ``count`` (the inverse of :func:`stored_count`)."""
+    lo, hi = count // 2, count
+    while lo < hi:  # stored_count is strictly increasing
+        mid = (lo + hi + 1) // 2
+        if stored_count(mid) <= count:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

@@ -44,7 +44,13 @@ from backends.stores.audit_log import (
     Head,
     NotAPrefix,
 )
-from backends.stores.audit_log.merkle import NodeId, completed, leaf_hash
+from backends.stores.audit_log.merkle import (
+    NodeId,
+    completed,
+    leaf_hash,
+    size_of,
+    stored_index,
+)
 from backends.stores.audit_log.record import (
     GENESIS,
     RECORD_VERSION,
@@ -129,10 +135,8 @@ def _migrations(schema: str) -> list[tuple[str, list[sql.Composed | sql.SQL]]]:
                 sql.SQL(
                     """
                     CREATE TABLE {}.audit_tree (
-                        level smallint NOT NULL CHECK (level >= 0),
-                        idx bigint NOT NULL CHECK (idx >= 0),
-                        hash bytea NOT NULL CHECK (length(hash) = 32),
-                        PRIMARY KEY (level, idx)
+                        id bigint PRIMARY KEY CHECK (id >= 0),
+                        hash bytea NOT NULL CHECK (length(hash) = 32)
                     )
                     """
                 ).format(s),
@@ -173,8 +177,10 @@ def _append_function(schema: str) -> sql.Composed:
             grow boolean;
             node bytea;
             sibling bytea;
-            lvl smallint;
+            lvl int;
             ix bigint;
+            nid bigint;
+            last bigint;
         BEGIN
             PERFORM pg_advisory_xact_lock({AUDIT_LOCK_KEY});
             SELECT l.seq, l.hash INTO head_seq, head_hash
@@ -186,9 +192,10 @@ def _append_function(schema: str) -> sql.Composed:
             -- the Merkle tree grows here only while complete up to the head (else the
             -- client's build_tree catches up, in order)
             grow := to_regclass('{{tree_text}}') IS NOT NULL;
-            IF grow THEN
+            IF grow THEN  -- nodes are numbered as appends create them (merkle.stored_index)
                 grow := head_seq = 0 OR EXISTS (
-                    SELECT 1 FROM {{tree}} t WHERE t.level = 0 AND t.idx = head_seq - 1);
+                    SELECT 1 FROM {{tree}} t WHERE t.id = 2 * (head_seq - 1)
+                        - length(replace((head_seq - 1)::bit(64)::text, '0', '')));
             END IF;
             FOR i IN 1 .. coalesce(array_length(data, 1), 0) LOOP
                 head_seq := head_seq + 1;
@@ -202,14 +209,20 @@ def _append_function(schema: str) -> sql.Composed:
                     node := sha256('\\x00'::bytea || convert_to(rec, 'UTF8'));
                     lvl := 0;
                     ix := head_seq - 1;
-                    INSERT INTO {{tree}} (level, idx, hash) VALUES (lvl, ix, node);
+                    nid := 2 * ix - length(replace(ix::bit(64)::text, '0', ''));
+                    INSERT INTO {{tree}} (id, hash) VALUES (nid, node);
                     WHILE ix % 2 = 1 LOOP
+                        -- the left sibling (lvl, ix - 1): created by the append of leaf
+                        -- last = (ix << lvl) - 1, as number 2*last - popcount(last) + lvl
+                        last := (ix << lvl) - 1;
                         SELECT t.hash INTO STRICT sibling FROM {{tree}} t
-                            WHERE t.level = lvl AND t.idx = ix - 1;
+                            WHERE t.id = 2 * last - length(replace(last::bit(64)::text, '0', ''))
+                                + lvl;
                         node := sha256('\\x01'::bytea || sibling || node);
                         lvl := lvl + 1;
                         ix := ix / 2;
-                        INSERT INTO {{tree}} (level, idx, hash) VALUES (lvl, ix, node);
+                        nid := nid + 1;
+                        INSERT INTO {{tree}} (id, hash) VALUES (nid, node);
                     END LOOP;
                 END IF;
                 out_seq := head_seq;
@@ -647,13 +660,10 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
         client-side append and copies; the server's function does the same itself)."""
         if not self._has_tree:
             return
-        if (
-            first
-            and not conn.execute(
-                sql.SQL("SELECT 1 FROM {} WHERE level = 0 AND idx = %s").format(self._tree),
-                (first - 1,),
-            ).fetchone()
-        ):
+        count = conn.execute(
+            sql.SQL("SELECT coalesce(max(id) + 1, 0) FROM {}").format(self._tree)
+        ).fetchone()
+        if size_of(int(count[0] if count else 0)) != first:
             return  # behind: build_tree catches up in order
         made: dict[NodeId, bytes] = {}
 
@@ -661,34 +671,32 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
             h = made.get((level, idx))
             if h is None:
                 row = conn.execute(
-                    sql.SQL("SELECT hash FROM {} WHERE level = %s AND idx = %s").format(self._tree),
-                    (level, idx),
+                    sql.SQL("SELECT hash FROM {} WHERE id = %s").format(self._tree),
+                    (stored_index(level, idx),),
                 ).fetchone()
                 if row is None:
                     raise AuditLogError(f"{self.location}: the tree lacks node ({level}, {idx})")
                 h = bytes(row[0])
             return h
 
-        rows: list[tuple[int, int, bytes]] = []
+        rows: list[tuple[int, bytes]] = []
         for offset, record in enumerate(records):
-            for node in completed(first + offset, leaf_hash(record.encode("utf-8")), left):
-                made[(node[0], node[1])] = node[2]
-                rows.append(node)
+            for level, idx, h in completed(first + offset, leaf_hash(record.encode("utf-8")), left):
+                made[(level, idx)] = h
+                rows.append((stored_index(level, idx), h))
         for start in range(0, len(rows), 5_000):
             chunk = rows[start : start + 5_000]
             conn.execute(
-                sql.SQL("INSERT INTO {} (level, idx, hash) VALUES ").format(self._tree)
-                + sql.SQL(", ").join([sql.SQL("(%s, %s, %s)")] * len(chunk)),
+                sql.SQL("INSERT INTO {} (id, hash) VALUES ").format(self._tree)
+                + sql.SQL(", ").join([sql.SQL("(%s, %s)")] * len(chunk)),
                 [v for node in chunk for v in node],
             )
 
     def tree_size(self) -> int:
         if not self._has_tree:
             return 0
-        rows = self._query(
-            sql.SQL("SELECT coalesce(max(idx) + 1, 0) FROM {} WHERE level = 0").format(self._tree)
-        )
-        return int(rows[0][0])
+        rows = self._query(sql.SQL("SELECT coalesce(max(id) + 1, 0) FROM {}").format(self._tree))
+        return size_of(int(rows[0][0]))
 
     def build_tree(self, progress: Progress | None = None, *, batch: int = 0) -> int:
         """Extend the tree to the head in transactions of ``batch`` leaves (resumable); the
@@ -709,11 +717,10 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
                 try:
                     with conn.transaction():
                         conn.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK_KEY,))
-                        (size,) = conn.execute(
-                            sql.SQL(
-                                "SELECT coalesce(max(idx) + 1, 0) FROM {} WHERE level = 0"
-                            ).format(self._tree)
+                        (count,) = conn.execute(
+                            sql.SQL("SELECT coalesce(max(id) + 1, 0) FROM {}").format(self._tree)
                         ).fetchone() or (0,)
+                        size = size_of(int(count))
                         rows = conn.execute(
                             sql.SQL(
                                 "SELECT seq, record FROM {} WHERE seq > %s ORDER BY seq LIMIT %s"
@@ -737,15 +744,12 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
     def tree_nodes(self, ids: Collection[NodeId]) -> dict[NodeId, bytes]:
         if not ids or not self._has_tree:
             return {}
-        keys = list(ids)
+        by_index = {stored_index(level, idx): (level, idx) for level, idx in ids}
         rows = self._query(
-            sql.SQL(
-                "SELECT t.level, t.idx, t.hash FROM {} t JOIN unnest(%s::smallint[], "
-                "%s::bigint[]) AS k(level, idx) ON t.level = k.level AND t.idx = k.idx"
-            ).format(self._tree),
-            ([k[0] for k in keys], [k[1] for k in keys]),
+            sql.SQL("SELECT id, hash FROM {} WHERE id = ANY(%s::bigint[])").format(self._tree),
+            (list(by_index),),
         )
-        return {(int(level), int(idx)): bytes(h) for level, idx, h in rows}
+        return {by_index[int(key)]: bytes(h) for key, h in rows}
 
     # -- reading ---------------------------------------------------------------------------
     def _query(

@@ -34,7 +34,14 @@ from backends.stores.audit_log import (
     Head,
     NotAPrefix,
 )
-from backends.stores.audit_log.merkle import MemoryTree, NodeId, completed, leaf_hash
+from backends.stores.audit_log.merkle import (
+    MemoryTree,
+    NodeId,
+    completed,
+    leaf_hash,
+    size_of,
+    stored_index,
+)
 from backends.stores.audit_log.record import Draft, Entry, chain_drafts
 from backends.stores.description import SqliteFile
 from backends.stores.engines.sqlite import Migration, connect, migrate
@@ -88,11 +95,13 @@ def _create_triggers(conn: sqlite3.Connection) -> None:
 
 
 def _create_tree(conn: sqlite3.Connection) -> None:
-    """The Merkle tree's complete subtrees (CT10), append-only like the records. An existing
-    log's tree is built after the migration, resumably (:meth:`SQLiteAuditLog.build_tree`)."""
+    """The Merkle tree's complete subtrees (CT10), append-only like the records, keyed by
+    :func:`~backends.stores.audit_log.merkle.stored_index` (every commit appends at the end).
+    An existing log's tree is built after the migration, resumably
+    (:meth:`SQLiteAuditLog.build_tree`)."""
     conn.execute(
-        f"CREATE TABLE {_TREE} (level INTEGER NOT NULL, idx INTEGER NOT NULL, "
-        "hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID"
+        f"CREATE TABLE {_TREE} (id INTEGER PRIMARY KEY CHECK (id >= 0), "
+        "hash BLOB NOT NULL CHECK (length(hash) = 32))"
     )
     for verb in ("UPDATE", "DELETE"):
         conn.execute(
@@ -134,14 +143,14 @@ def _where(flt: Filter | None, before_seq: int | None = None) -> tuple[str, list
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 
-_TREE_HAS = f"SELECT 1 FROM {_TREE} WHERE level = 0 AND idx = ?"
-_TREE_INSERT = f"INSERT INTO {_TREE}(level, idx, hash) VALUES (?, ?, ?)"
-_TREE_GET = f"SELECT hash FROM {_TREE} WHERE level = ? AND idx = ?"
+_TREE_COUNT = f"SELECT coalesce(max(id) + 1, 0) FROM {_TREE}"
+_TREE_INSERT = f"INSERT INTO {_TREE}(id, hash) VALUES (?, ?)"
+_TREE_GET = f"SELECT hash FROM {_TREE} WHERE id = ?"
 
 
 def _tree_nodes(
     conn: sqlite3.Connection, first: int, leaves: Sequence[bytes]
-) -> list[tuple[int, int, bytes]]:
+) -> list[tuple[int, bytes]]:
     """The rows leaves ``first…`` add: each leaf and the parents it completes (left siblings
     from this batch, else from the table)."""
     made: dict[NodeId, bytes] = {}
@@ -149,17 +158,17 @@ def _tree_nodes(
     def left(level: int, idx: int) -> bytes:
         h = made.get((level, idx))
         if h is None:
-            row = conn.execute(_TREE_GET, (level, idx)).fetchone()
+            row = conn.execute(_TREE_GET, (stored_index(level, idx),)).fetchone()
             if row is None:
                 raise AuditLogError(f"the Merkle tree lacks node ({level}, {idx})")
             h = bytes(row[0])
         return h
 
-    out: list[tuple[int, int, bytes]] = []
+    out: list[tuple[int, bytes]] = []
     for offset, leaf in enumerate(leaves):
         for level, idx, h in completed(first + offset, leaf, left):
             made[(level, idx)] = h
-            out.append((level, idx, h))
+            out.append((stored_index(level, idx), h))
     return out
 
 
@@ -382,7 +391,7 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
         by an older release) is left to :meth:`build_tree`, which catches up in order."""
         if not self._has_tree:
             return
-        if first and not conn.execute(_TREE_HAS, (first - 1,)).fetchone():
+        if size_of(int(conn.execute(_TREE_COUNT).fetchone()[0])) != first:
             return
         added = _tree_nodes(conn, first, [leaf_hash(r.encode("utf-8")) for r in records])
         conn.executemany(_TREE_INSERT, added)
@@ -391,8 +400,8 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
         """How many leaves the stored tree holds (the log's size once built)."""
         if not self._has_tree:
             return 0
-        rows = self._query(f"SELECT coalesce(max(idx) + 1, 0) FROM {_TREE} WHERE level = 0")
-        return int(rows[0][0])  # type: ignore[call-overload]
+        rows = self._query(_TREE_COUNT)
+        return size_of(int(rows[0][0]))  # type: ignore[call-overload]
 
     def build_tree(self, progress: Progress | None = None, *, batch: int = 0) -> int:
         """Build the tree of the records it does not cover yet; returns how many leaves were
@@ -414,9 +423,7 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
                 try:
                     conn.execute("BEGIN IMMEDIATE")
                     try:
-                        (size,) = conn.execute(
-                            f"SELECT coalesce(max(idx) + 1, 0) FROM {_TREE} WHERE level = 0"
-                        ).fetchone()
+                        size = size_of(int(conn.execute(_TREE_COUNT).fetchone()[0]))
                         conn.text_factory = bytes
                         rows = conn.execute(
                             "SELECT seq, record FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?",
@@ -452,16 +459,16 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
         if self.read_only and self.tree_size() < self.head().seq:
             return self._in_memory_tree().fetch(ids)
         found: dict[NodeId, bytes] = {}
-        keys = list(ids)
-        for start in range(0, len(keys), 400):  # SQLite's parameter limit, with margin
-            chunk = keys[start : start + 400]
-            values = ",".join("(?,?)" for _ in chunk)
+        by_index = {stored_index(level, idx): (level, idx) for level, idx in ids}
+        keys = list(by_index)
+        for start in range(0, len(keys), 500):  # SQLite's parameter limit, with margin
+            chunk = keys[start : start + 500]
             rows = self._query(
-                f"SELECT level, idx, hash FROM {_TREE} WHERE (level, idx) IN (VALUES {values})",
-                [v for key in chunk for v in key],
+                f"SELECT id, hash FROM {_TREE} WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
             )
-            for level, idx, h in rows:
-                found[(int(level), int(idx))] = bytes(h)  # type: ignore[call-overload,arg-type]
+            for key, h in rows:
+                found[by_index[int(key)]] = bytes(h)  # type: ignore[call-overload,arg-type]
         return found
 
     def _in_memory_tree(self) -> MemoryTree:

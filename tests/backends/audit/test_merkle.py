@@ -290,3 +290,15 @@ def test_a_changed_entry_breaks_consistency() -> None:
     proof = consistency_proof(20, 40, forged.fetch)
     with pytest.raises(ProofError):
         verify_consistency(20, 40, honest.root(20), forged.root(40), proof)
+
+
+def test_the_storage_numbering_is_the_order_appends_create_nodes() -> None:
+    from backends.stores.audit_log.merkle import size_of, stored_count, stored_index
+
+    tree = MemoryTree()
+    order: list[tuple[int, int]] = []
+    for n in range(300):
+        order += [(level, idx) for level, idx, _ in tree.append(str(n).encode())]
+        assert stored_count(n + 1) == len(order)
+        assert size_of(len(order)) == n + 1
+    assert [stored_index(level, idx) for level, idx in order] == list(range(len(order)))
