@@ -37,7 +37,7 @@ import sqlite3
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
-from backends import audit, conversations, memories, multiagent, stores, tutor
+from backends import audit, conversations, memories, multiagent, stores, threads, tutor
 from backends.config import Config
 from backends.errors import CancelledError, CustodiaEnvironmentError
 from backends.models import data as models_data
@@ -88,6 +88,7 @@ DATA: tuple[Datum, ...] = (
     *conversations.DATA,
     *tutor.DATA,
     *audit.DATA,
+    *threads.DATA,
     *models_data.DATA,
 )
 

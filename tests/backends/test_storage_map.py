@@ -55,6 +55,7 @@ EXPECTED_CLASS = {
     "audit log": PROVABLE,
     "checkpoints": PROVABLE,
     "pseudonym keys": HISTORY,
+    "threads": HISTORY,
     "models": HISTORY,
 }
 
@@ -89,7 +90,7 @@ def test_every_count_is_the_stores_own(filled: Services) -> None:
     rows = _rows(filled)
     for kind, row in rows.items():
         assert row.durability == EXPECTED_CLASS[kind], kind
-        if kind == "models":  # the journey adds no model file
+        if kind in ("models", "threads"):  # the journey adds no model file, keeps no thread
             assert row.health == NOT_CREATED, row.health
         elif tutor_available() or row.assistant != "clinical tutor":
             assert row.health == OK, (kind, row.health)
@@ -188,7 +189,7 @@ def test_each_datum_is_declared_once_by_its_owner(tmp_path: Path) -> None:
     """The map is a loop over the assistants' declarations: every kind once, each held by a
     registry role (described by its store) or placed by its owner, none measured here."""
     cfg = _config(tmp_path)
-    assert tuple(d.kind for d in DATA) == KINDS and len(set(KINDS)) == len(KINDS) == 15
+    assert tuple(d.kind for d in DATA) == KINDS and len(set(KINDS)) == len(KINDS) == 16
     for datum in DATA:
         assert datum.durability in DURABILITY and datum.if_lost and datum.unit
         assert datum.role or datum.place is not None, datum.kind

@@ -1,0 +1,276 @@
+"""Every thread kept and listed: the tutor's threads and the memory chats, reopened after a
+restart, renamed, deleted with undo (issue 30).
+
+The index is history (a SQLite file in WAL mode, ``threads.sqlite3`` in the data dir, with
+``secure_delete`` so a deleted row leaves no copy in the file). What it holds depends on the
+datum's class:
+
+* a **tutor thread** is history whose content lives sealed in the audit log: the index keeps
+  only the thread's title and the audit sequence numbers of its turns — the question and the
+  answer are read back from the person's records when the thread is reopened;
+* a **memory chat** is history too, kept here: its messages, in order.
+
+A deleted thread is hidden at once and can be restored until :meth:`ThreadIndex.purge` deletes
+it for good (the window purges when it closes). Erasing a person deletes every thread of
+theirs (:meth:`ThreadIndex.forget_person`), title and messages included.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from backends.stores.description import HISTORY, Datum, Measurement, Place
+
+if TYPE_CHECKING:
+    from backends.config import Config
+    from backends.services import Services
+
+DB_FILE = "threads.sqlite3"
+#: the assistants that keep threads, as the index names them
+ASSISTANTS = ("tutor", "memories")
+#: the longest title kept (a title made from a message is cut at a word)
+MAX_TITLE = 60
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS threads (
+    id TEXT PRIMARY KEY,
+    assistant TEXT NOT NULL,
+    person TEXT NOT NULL,
+    title TEXT NOT NULL,
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    deleted REAL
+);
+CREATE INDEX IF NOT EXISTS threads_list ON threads (assistant, person, updated);
+CREATE TABLE IF NOT EXISTS turns (
+    thread TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    text TEXT NOT NULL DEFAULT '',
+    audit_seq INTEGER,
+    PRIMARY KEY (thread, position)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Thread:
+    """One thread as the sidebar lists it."""
+
+    id: str
+    assistant: str
+    person: str
+    title: str
+    created: float
+    updated: float
+    turns: int
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a thread: a message (memory chats) or an audit record's number (tutor)."""
+
+    position: int
+    role: str
+    text: str
+    audit_seq: int | None
+
+
+def title_from(text: str) -> str:
+    """A thread's title from its first message: its first sentence, cut at a word (a
+    tutor thread's title is the one piece of its question kept outside the audit log; erasing
+    the person deletes it with the thread)."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    first = re.split(r"(?<=[.!?])\s", " ".join(lines[0].split()))[0] if lines else ""
+    if len(first) <= MAX_TITLE:
+        return first or "Untitled"
+    cut = first[: MAX_TITLE - 1].rsplit(" ", 1)[0]
+    return (cut or first[: MAX_TITLE - 1]) + "…"
+
+
+class ThreadIndex:
+    """The threads of every assistant and person in one SQLite file (thread-safe)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA secure_delete=ON")
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.executescript(_SCHEMA)
+
+    @classmethod
+    def in_home(cls, home: Path) -> ThreadIndex:
+        return cls(Path(home) / DB_FILE)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    # -- threads ---------------------------------------------------------------------------
+    def create(self, assistant: str, person: str, title: str = "") -> Thread:
+        """A new, empty thread (titled by its first message when no title is given)."""
+        if assistant not in ASSISTANTS:
+            raise ValueError(f"unknown assistant {assistant!r}")
+        now = time.time()
+        thread = Thread(uuid.uuid4().hex, assistant, person, title, now, now, 0)
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO threads (id, assistant, person, title, created, updated) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (thread.id, assistant, person, title, now, now),
+            )
+        return thread
+
+    def list(self, assistant: str, person: str | None = None) -> list[Thread]:
+        """The threads not deleted, the most recently used first."""
+        sql = (
+            "SELECT t.id, t.assistant, t.person, t.title, t.created, t.updated, "
+            "(SELECT count(*) FROM turns WHERE thread = t.id) FROM threads t "
+            "WHERE t.assistant = ? AND t.deleted IS NULL"
+        )
+        parameters: list[object] = [assistant]
+        if person is not None:
+            sql += " AND t.person = ?"
+            parameters.append(person)
+        sql += " ORDER BY t.updated DESC, t.created DESC"
+        with self._lock:
+            rows = self._conn.execute(sql, parameters).fetchall()
+        return [Thread(*row) for row in rows]
+
+    def get(self, thread_id: str) -> Thread | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT t.id, t.assistant, t.person, t.title, t.created, t.updated, "
+                "(SELECT count(*) FROM turns WHERE thread = t.id) FROM threads t "
+                "WHERE t.id = ? AND t.deleted IS NULL",
+                (thread_id,),
+            ).fetchone()
+        return Thread(*row) if row else None
+
+    def rename(self, thread_id: str, title: str) -> None:
+        title = " ".join(title.split())[:200]
+        if not title:
+            raise ValueError("a thread's title cannot be empty")
+        with self._tx() as db:
+            db.execute("UPDATE threads SET title = ? WHERE id = ?", (title, thread_id))
+
+    def delete(self, thread_id: str) -> None:
+        """Hide the thread (:meth:`restore` brings it back until :meth:`purge`)."""
+        with self._tx() as db:
+            db.execute("UPDATE threads SET deleted = ? WHERE id = ?", (time.time(), thread_id))
+
+    def restore(self, thread_id: str) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE threads SET deleted = NULL WHERE id = ?", (thread_id,))
+
+    def purge(self) -> int:
+        """Delete the hidden threads for good; how many."""
+        with self._tx() as db:
+            cursor = db.execute("DELETE FROM threads WHERE deleted IS NOT NULL")
+            return int(cursor.rowcount)
+
+    def forget_person(self, person: str) -> int:
+        """Every thread of ``person``, in every assistant, deleted for good; how many."""
+        with self._tx() as db:
+            cursor = db.execute("DELETE FROM threads WHERE person = ?", (person,))
+            return int(cursor.rowcount)
+
+    # -- turns -----------------------------------------------------------------------------
+    def add_turn(
+        self, thread_id: str, role: str, text: str = "", audit_seq: int | None = None
+    ) -> Turn:
+        """Append a turn; the first user message titles an untitled thread. A tutor turn
+        keeps only its ``audit_seq`` (its text is sealed in the audit log)."""
+        with self._tx() as db:
+            row = db.execute(
+                "SELECT assistant, title FROM threads WHERE id = ?", (thread_id,)
+            ).fetchone()
+            if row is None:
+                raise KeyError(thread_id)
+            assistant, title = row
+            if assistant == "tutor":
+                if audit_seq is None:
+                    raise ValueError("a tutor turn is kept as its audit record's number")
+                stored = ""
+            else:
+                stored = text
+            position = db.execute(
+                "SELECT coalesce(max(position), -1) + 1 FROM turns WHERE thread = ?",
+                (thread_id,),
+            ).fetchone()[0]
+            db.execute(
+                "INSERT INTO turns (thread, position, role, text, audit_seq) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (thread_id, position, role, stored, audit_seq),
+            )
+            changes: dict[str, object] = {"updated": time.time()}
+            if not title and role == "user" and text.strip():
+                changes["title"] = title_from(text)
+            assignments = ", ".join(f"{k} = ?" for k in changes)
+            db.execute(
+                f"UPDATE threads SET {assignments} WHERE id = ?",
+                (*changes.values(), thread_id),
+            )
+        return Turn(position, role, stored, audit_seq)
+
+    def turns(self, thread_id: str) -> list[Turn]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT position, role, text, audit_seq FROM turns WHERE thread = ? "
+                "ORDER BY position",
+                (thread_id,),
+            ).fetchall()
+        return [Turn(*row) for row in rows]
+
+
+def get_index(services: Services) -> ThreadIndex:
+    """The process's thread index (one per data dir, closed with the services)."""
+    home = services.config.home
+    return services.service("threads", lambda: ThreadIndex.in_home(home), ThreadIndex.close)
+
+
+def _measure(config: Config, services: Services | None) -> Measurement:
+    from backends.stores.description import sqlite_count
+
+    return sqlite_count(config.path(DB_FILE), "SELECT count(*) FROM threads WHERE deleted IS NULL")
+
+
+def _place(config: Config) -> Place:
+    return Place("SQLite (WAL, secure_delete)", str(config.path(DB_FILE)))
+
+
+DATA = (
+    Datum(
+        "threads",
+        "tutor, memories",
+        HISTORY,
+        "threads",
+        "the list of past threads and the memory chats' messages are lost (the tutor's questions "
+        "and answers stay sealed in the audit log)",
+        _measure,
+        place=_place,
+    ),
+)

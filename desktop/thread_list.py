@@ -1,0 +1,185 @@
+"""A sidebar of threads (the tutor's threads, the memory chats), as GPT4All, Jan and LM Studio
+keep every chat: listed newest first with titles from their content, reopened with a click,
+renamed, deleted with Undo (issue 30).
+
+The widget is given a :class:`~backends.threads.ThreadIndex` (from the services), the
+assistant and the person; it never opens the index itself. Object names: ``thread_list``
+(the ``QListWidget``), ``thread_new``, ``thread_rename``, ``thread_delete``, ``thread_undo``.
+Each item's ``UserRole`` is the thread's id.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from backends.threads import Thread, ThreadIndex
+
+
+def when(timestamp: float, now: float | None = None) -> str:
+    """ "today 14:05", "yesterday", or the date: when a thread was last used."""
+    now = time.time() if now is None else now
+    local, today = time.localtime(timestamp), time.localtime(now)
+    if local[:3] == today[:3]:
+        return time.strftime("%H:%M", local)
+    if now - timestamp < 2 * 86400 and today.tm_yday - local.tm_yday == 1:
+        return QListWidget.tr("yesterday")
+    return time.strftime("%Y-%m-%d", local)
+
+
+class ThreadList(QWidget):
+    """The threads of one assistant and person: choose, start, rename, delete (undoable)."""
+
+    #: a thread was chosen: its id
+    thread_chosen = Signal(str)
+    #: "New" was clicked: the tab starts an empty thread (created on its first message)
+    new_requested = Signal()
+
+    def __init__(
+        self, index: ThreadIndex, assistant: str, person: str, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName(f"{assistant}_threads")
+        self.index = index
+        self.assistant = assistant
+        self.person = person
+        #: deleted while this list is shown, newest last: Undo restores them
+        self.deleted: list[str] = []
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        top = QHBoxLayout()
+        title = QLabel(self.tr("<b>Threads</b>"))
+        top.addWidget(title, 1)
+        self.new_button = QPushButton(self.tr("New"))
+        self.new_button.setObjectName("thread_new")
+        self.new_button.setToolTip(self.tr("Start a new thread"))
+        top.addWidget(self.new_button)
+        layout.addLayout(top)
+        self.list = QListWidget()
+        self.list.setObjectName("thread_list")
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        layout.addWidget(self.list, 1)
+        row = QHBoxLayout()
+        self.rename_button = QPushButton(self.tr("Rename…"))
+        self.rename_button.setObjectName("thread_rename")
+        row.addWidget(self.rename_button)
+        self.delete_button = QPushButton(self.tr("Delete"))
+        self.delete_button.setObjectName("thread_delete")
+        row.addWidget(self.delete_button)
+        layout.addLayout(row)
+        self.undo_bar = QWidget()
+        undo_row = QHBoxLayout(self.undo_bar)
+        undo_row.setContentsMargins(0, 0, 0, 0)
+        self.undo_label = QLabel("")
+        self.undo_label.setWordWrap(True)
+        undo_row.addWidget(self.undo_label, 1)
+        self.undo_button = QPushButton(self.tr("Undo"))
+        self.undo_button.setObjectName("thread_undo")
+        undo_row.addWidget(self.undo_button)
+        self.undo_bar.setVisible(False)
+        layout.addWidget(self.undo_bar)
+
+        self.new_button.clicked.connect(self.new_requested)
+        self.rename_button.clicked.connect(self._on_rename_clicked)
+        self.delete_button.clicked.connect(self._on_delete_clicked)
+        self.undo_button.clicked.connect(self.undo)
+        self.list.itemActivated.connect(self._on_item_activated)
+        self.list.itemClicked.connect(self._on_item_activated)
+        self.list.currentRowChanged.connect(self._on_current_row_changed)
+        self.refresh()
+
+    # -- the list --------------------------------------------------------------------------
+    def threads(self) -> list[Thread]:
+        return self.index.list(self.assistant, self.person)
+
+    def refresh(self, current: str = "") -> None:
+        """Read the list again (keeping ``current``, or the selection, selected)."""
+        keep = current or self.current_id()
+        self.list.blockSignals(True)
+        try:
+            self.list.clear()
+            for thread in self.threads():
+                item = QListWidgetItem(f"{thread.title or self.tr('New thread')}")
+                item.setData(Qt.ItemDataRole.UserRole, thread.id)
+                item.setToolTip(
+                    self.tr("{0}\nlast used {1}; {2} turn(s)").format(
+                        thread.title, when(thread.updated), thread.turns
+                    )
+                )
+                self.list.addItem(item)
+                if thread.id == keep:
+                    self.list.setCurrentItem(item)
+        finally:
+            self.list.blockSignals(False)
+        self._on_current_row_changed(self.list.currentRow())
+
+    def current_id(self) -> str:
+        item = self.list.currentItem()
+        return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else ""
+
+    def set_person(self, person: str) -> None:
+        """Another person's threads (the tutor's scope changed)."""
+        if person != self.person:
+            self.person = person
+            self.refresh()
+
+    def _on_current_row_changed(self, row: int) -> None:
+        chosen = row >= 0
+        self.rename_button.setEnabled(chosen)
+        self.delete_button.setEnabled(chosen)
+
+    def _on_item_activated(self, item: QListWidgetItem) -> None:
+        self.thread_chosen.emit(str(item.data(Qt.ItemDataRole.UserRole)))
+
+    # -- rename, delete, undo --------------------------------------------------------------
+    def _on_rename_clicked(self) -> None:
+        item = self.list.currentItem()
+        if item is None:
+            return
+        title, ok = QInputDialog.getText(
+            self, self.tr("Rename thread"), self.tr("Title:"), text=item.text()
+        )
+        if ok:
+            self.rename(str(item.data(Qt.ItemDataRole.UserRole)), title)
+
+    def rename(self, thread_id: str, title: str) -> bool:
+        try:
+            self.index.rename(thread_id, title)
+        except ValueError:
+            return False
+        self.refresh(thread_id)
+        return True
+
+    def _on_delete_clicked(self) -> None:
+        thread_id = self.current_id()
+        if thread_id:
+            self.delete(thread_id)
+
+    def delete(self, thread_id: str) -> None:
+        """Hide the thread now; Undo brings it back while this list is shown."""
+        thread = self.index.get(thread_id)
+        self.index.delete(thread_id)
+        self.deleted.append(thread_id)
+        title = thread.title if thread is not None and thread.title else self.tr("a thread")
+        self.undo_label.setText(self.tr("Deleted “{0}”.").format(title))
+        self.undo_bar.setVisible(True)
+        self.refresh()
+
+    def undo(self) -> None:
+        if not self.deleted:
+            return
+        thread_id = self.deleted.pop()
+        self.index.restore(thread_id)
+        self.undo_bar.setVisible(bool(self.deleted))
+        self.refresh(thread_id)
