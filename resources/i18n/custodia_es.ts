@@ -1223,7 +1223,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>All stores and models ready</source>
-        <translation>Todos los almacenes y modelos están listos</translation>
+        <translation>Almacenes y modelos listos</translation>
     </message>
     <message>
         <source>&lt;b&gt;Start-up checks failed:&lt;/b&gt; {0}</source>
@@ -1327,7 +1327,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>Why it was recalled</source>
-        <translation>Por qué se recordó</translation>
+        <translation>Motivo</translation>
     </message>
     <message>
         <source>&lt;b&gt;Memories&lt;/b&gt;</source>
@@ -1499,7 +1499,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>Ask the model to rephrase</source>
-        <translation>Pedir al modelo que lo reformule</translation>
+        <translation>Pedir reformulación</translation>
     </message>
     <message>
         <source>The model is rephrasing (shown only if every sentence checks out): {0}</source>
@@ -1922,7 +1922,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>Describe a task for the team (planner, coder, researcher, reviewer)…</source>
         <extracomment>the list, read after the run ended, with the filter it was read with a run ended and its final state is drawn: session id, final phase (for testers) the session list was (re)loaded: number of rows a run was refused, nothing touched (another process runs it): session id, message the result was written to this file the semantic memory&apos;s search index (HNSW) was built: how many collections this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) the task of the session running (or about to run), for the Cancel tooltip a new session is being created (Run or Enter pressed, no session yet) live events of the running session by seq, also while another session is shown the session ``multiagent_notice`` talks about the session the user asked to see last (shown, or being loaded) the semantic memory&apos;s HNSW build (a background job; yields to a run) sessions running here or elsewhere, or interrupted (from the backend) the result pane&apos;s session and its Markdown (Copy and Export use it)</extracomment>
-        <translation>Describa una tarea para el equipo (planificador, programador, investigador, revisor)…</translation>
+        <translation>Describa una tarea para el equipo…</translation>
     </message>
     <message>
         <source>Run</source>
@@ -1958,7 +1958,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>All phases</source>
-        <translation>Todas las fases</translation>
+        <translation>Todas</translation>
     </message>
     <message>
         <source>Started</source>
@@ -2006,11 +2006,11 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>The final answer, assembled from the steps, appears here when a run ends.</source>
-        <translation>La respuesta final, compuesta a partir de los pasos, aparece aquí cuando termina una ejecución.</translation>
+        <translation>Aquí aparece la respuesta final al terminar.</translation>
     </message>
     <message>
         <source>&lt;b&gt;Tickets&lt;/b&gt; (kept only until they expire)</source>
-        <translation>&lt;b&gt;Tiques&lt;/b&gt; (se conservan solo hasta que caducan)</translation>
+        <translation>&lt;b&gt;Tiques&lt;/b&gt; (hasta que caducan)</translation>
     </message>
     <message>
         <source>Step</source>
@@ -2018,7 +2018,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>Held by</source>
-        <translation>En manos de</translation>
+        <translation>Titular</translation>
     </message>
     <message>
         <source>Status</source>
@@ -2026,7 +2026,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>Expires in</source>
-        <translation>Caduca en</translation>
+        <translation>Caduca</translation>
     </message>
     <message>
         <source>&lt;b&gt;Semantic memory&lt;/b&gt;</source>
@@ -2432,6 +2432,13 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
 </context>
 <context>
+    <name>QListWidget</name>
+    <message>
+        <source>yesterday</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>SettingsDialog</name>
     <message>
         <source>Settings</source>
@@ -2442,7 +2449,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
 Each store is chosen on its own; &apos;server&apos; makes a store use its server when a URL is set. Environment variables override this file.</source>
         <extracomment>``models.&lt;assistant&gt;`` and ``generation.&lt;assistant&gt;.&lt;setting&gt;`` -&gt; its widget what the model lists offer (the models folders are read by the caller, in a worker)</extracomment>
         <translation>Carpeta de datos: {0}
-Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use su servidor cuando hay una URL definida. Las variables de entorno prevalecen sobre este archivo.</translation>
+Cada almacén se elige por separado; «servidor» hace que un almacén use su servidor cuando hay una URL definida. Las variables de entorno prevalecen sobre este archivo.</translation>
     </message>
     <message>
         <source>Stores</source>
@@ -2502,7 +2509,7 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     </message>
     <message>
         <source>Chat model (default)</source>
-        <translation>Modelo de chat (predeterminado)</translation>
+        <translation>Modelo de chat general</translation>
     </message>
     <message>
         <source>Ollama URL</source>
@@ -2514,7 +2521,7 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     </message>
     <message>
         <source>Network timeout (s)</source>
-        <translation>Tiempo de espera de red (s)</translation>
+        <translation>Espera de red (s)</translation>
     </message>
     <message>
         <source>Language</source>
@@ -2554,7 +2561,7 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     </message>
     <message>
         <source>Model (empty: the default)</source>
-        <translation>Modelo (vacío: el predeterminado)</translation>
+        <translation>Modelo (vacío: general)</translation>
     </message>
     <message>
         <source>Temperature</source>
@@ -2574,7 +2581,7 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     </message>
     <message>
         <source>Context size (tokens)</source>
-        <translation>Tamaño del contexto (tokens)</translation>
+        <translation>Contexto (tokens)</translation>
     </message>
     <message>
         <source>Threads</source>
@@ -2586,7 +2593,7 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     </message>
     <message>
         <source>Repeat penalty</source>
-        <translation>Penalización por repetición</translation>
+        <translation>Penalizar repetición</translation>
     </message>
     <message>
         <source>Added after the assistant&apos;s own instructions</source>
@@ -2594,7 +2601,7 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     </message>
     <message>
         <source>System prompt</source>
-        <translation>Instrucciones del sistema</translation>
+        <translation>Instrucciones extra</translation>
     </message>
     <message>
         <source>Not saved — {0}</source>
@@ -2709,6 +2716,55 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     </message>
 </context>
 <context>
+    <name>ThreadList</name>
+    <message>
+        <source>&lt;b&gt;Threads&lt;/b&gt;</source>
+        <extracomment>a thread was chosen: its id &quot;New&quot; was clicked: the tab starts an empty thread (created on its first message) deleted while this list is shown, newest last: Undo restores them</extracomment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New</source>
+        <translation>Nueva</translation>
+    </message>
+    <message>
+        <source>Start a new thread</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rename…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>Eliminar</translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation>Deshacer</translation>
+    </message>
+    <message>
+        <source>{0}
+last used {1}; {2} turn(s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rename thread</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Title:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a thread</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Deleted “{0}”.</source>
+        <translation>Se eliminó «{0}».</translation>
+    </message>
+</context>
+<context>
     <name>TutorTab</name>
     <message>
         <source>User:</source>
@@ -2733,7 +2789,7 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     </message>
     <message>
         <source>Open inspector</source>
-        <translation>Abrir el inspector</translation>
+        <translation>Inspector</translation>
     </message>
     <message>
         <source>Review the audit log of every turn</source>
@@ -2745,11 +2801,11 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     </message>
     <message>
         <source>Ask a study question. Answers cite their notes: click a citation to read it.</source>
-        <translation>Haga una pregunta de estudio. Las respuestas citan sus apuntes: pulse una cita para leerla.</translation>
+        <translation>Haga una pregunta de estudio. Pulse una cita para leer su apunte.</translation>
     </message>
     <message>
         <source>Question (Enter to ask)…</source>
-        <translation>Pregunta (Intro para preguntar)…</translation>
+        <translation>Pregunta (Intro)…</translation>
     </message>
     <message>
         <source>Ask</source>
@@ -2761,7 +2817,7 @@ Cada almacén se elige por separado; &apos;server&apos; hace que un almacén use
     </message>
     <message>
         <source>Ask the model to rephrase</source>
-        <translation>Pedir al modelo que lo reformule</translation>
+        <translation>Pedir reformulación</translation>
     </message>
     <message>
         <source>Ask the chat model for its own answer to the last question: it is shown only if every sentence is supported by your notes</source>
