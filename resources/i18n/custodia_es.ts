@@ -2435,7 +2435,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <name>QListWidget</name>
     <message>
         <source>yesterday</source>
-        <translation type="unfinished"></translation>
+        <translation>ayer</translation>
     </message>
 </context>
 <context>
@@ -2720,7 +2720,7 @@ Cada almacén se elige por separado; «servidor» hace que un almacén use su se
     <message>
         <source>&lt;b&gt;Threads&lt;/b&gt;</source>
         <extracomment>a thread was chosen: its id &quot;New&quot; was clicked: the tab starts an empty thread (created on its first message) deleted while this list is shown, newest last: Undo restores them</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;Hilos&lt;/b&gt;</translation>
     </message>
     <message>
         <source>New</source>
@@ -2728,11 +2728,11 @@ Cada almacén se elige por separado; «servidor» hace que un almacén use su se
     </message>
     <message>
         <source>Start a new thread</source>
-        <translation type="unfinished"></translation>
+        <translation>Empezar un hilo nuevo</translation>
     </message>
     <message>
         <source>Rename…</source>
-        <translation type="unfinished"></translation>
+        <translation>Renombrar…</translation>
     </message>
     <message>
         <source>Delete</source>
@@ -2745,19 +2745,20 @@ Cada almacén se elige por separado; «servidor» hace que un almacén use su se
     <message>
         <source>{0}
 last used {1}; {2} turn(s)</source>
-        <translation type="unfinished"></translation>
+        <translation>{0}
+último uso {1}; {2} turno(s)</translation>
     </message>
     <message>
         <source>Rename thread</source>
-        <translation type="unfinished"></translation>
+        <translation>Renombrar el hilo</translation>
     </message>
     <message>
         <source>Title:</source>
-        <translation type="unfinished"></translation>
+        <translation>Título:</translation>
     </message>
     <message>
         <source>a thread</source>
-        <translation type="unfinished"></translation>
+        <translation>un hilo</translation>
     </message>
     <message>
         <source>Deleted “{0}”.</source>
