@@ -5,7 +5,7 @@ import time
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Slot
+from PySide6.QtCore import QObject, Slot
 
 from backends.errors import StoreUnavailableError
 from backends.progress import Progress
@@ -172,39 +172,43 @@ def test_a_job_that_returns_after_a_stop_hands_over_what_it_has(
 
 @pytest.mark.model
 def test_gui_never_stalls_while_embedding_2000_sentences(qtbot: Any, pool: WorkerPool) -> None:
-    """A heartbeat timer proves the event loop never stalls > 50 ms during real embedding."""
+    """A heartbeat on the GUI thread: the event loop never stalls > 50 ms *because of the
+    job* during real embedding. What a loaded machine takes from every process at the same
+    moment (a control process beating beside it) is not charged to the app; the absolute
+    figure is the benchmark's (bench/bench_app.py, GUI-thread stalls)."""
     from backends.models.embedders import MiniLMEmbedder
+    from tests.harness.stalls import StallWitness
 
     embedder = MiniLMEmbedder()
     sentences = [f"Sentence number {i} about blood pressure and kidneys." for i in range(2000)]
+    gui_thread = threading.get_ident()
+    threads: set[int] = set()
 
     def job(progress: Progress, emit: Emit) -> int:
         progress.start(len(sentences))
         done = 0
         for start in range(0, len(sentences), 32):
             batch = sentences[start : start + 32]
+            threads.add(threading.get_ident())
             embedder.embed_batch(batch)
             done += len(batch)
             progress.advance(len(batch))
         return done
 
-    gaps: list[int] = []
-    clock = QElapsedTimer()
-    clock.start()
-    heartbeat = QTimer()
-    heartbeat.setInterval(5)
-
-    def beat() -> None:
-        gaps.append(clock.restart())
-
-    heartbeat.timeout.connect(beat)
-    heartbeat.start()
-    handle = pool.start("embed", job)
-    rec = Recorder()
-    rec.watch(handle)
-    with qtbot.waitSignal(handle.signals.finished, timeout=120_000):
-        pass
-    heartbeat.stop()
+    witness = StallWitness()
+    witness.start()
+    try:
+        handle = pool.start("embed", job)
+        rec = Recorder()
+        rec.watch(handle)
+        with qtbot.waitSignal(handle.signals.finished, timeout=120_000):
+            pass
+    finally:
+        witness.stop()
     assert rec.results == [2000]
-    assert len(gaps) > 10
-    assert max(gaps[1:]) < 50, f"event loop stalled {max(gaps[1:])} ms"
+    assert gui_thread not in threads  # every batch was embedded off the GUI thread
+    assert len(witness.gaps_ms) > 10
+    assert witness.own_worst_ms < 50, (
+        f"event loop stalled {witness.worst_ms:.0f} ms, {witness.own_worst_ms:.0f} ms of it "
+        "while the machine let other processes run"
+    )

@@ -3,53 +3,30 @@
 The server profile's Redis goes away while the window is open; a multi-agent task run from the
 tab still finishes (sessions in SQLite, MA6), the layer health shows the Redis layers as
 degraded, every tab can still be shown, and the GUI thread never stalls: a 20 ms timer on the
-GUI thread measures the longest gap between its ticks during the whole run.
+GUI thread measures the longest gap between its ticks during the whole run, less what a loaded
+machine took from a control process at the same moment (tests/harness/stalls.py).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QTabWidget, QWidget
 
 from backends.config import Config
+from tests.harness.stalls import StallWitness
 from tests.reliability.conftest import Figures
 
 pytestmark = pytest.mark.server
 
-#: the GUI thread may not go longer than this without running its event loop
+#: the GUI thread may not go longer than this without running its event loop (its own stall)
 MAX_STALL = 0.5
 TIMEOUT = 60_000
-
-
-class StallMeter(QObject):
-    """Ticks every 20 ms on the GUI thread; ``worst`` is the longest gap seen."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.timer = QTimer(self)
-        self.timer.setInterval(20)
-        self.worst = 0.0
-        self._last = time.monotonic()
-        self.timer.timeout.connect(self._on_timeout)
-
-    def start(self) -> None:
-        self._last = time.monotonic()
-        self.timer.start()
-
-    def stop(self) -> None:
-        self.timer.stop()
-
-    def _on_timeout(self) -> None:
-        now = time.monotonic()
-        self.worst = max(self.worst, now - self._last)
-        self._last = now
 
 
 @pytest.fixture
@@ -61,14 +38,14 @@ def custodia_config(tmp_path: Path, redis_server: Any) -> Config:
 
 
 @pytest.fixture
-def meter() -> Iterator[StallMeter]:
-    gauge = StallMeter()
+def meter() -> Iterator[StallWitness]:
+    gauge = StallWitness(interval_ms=20)
     yield gauge
     gauge.stop()
 
 
 def test_the_window_stays_responsive_with_redis_down(
-    custodia_window: Any, redis_server: Any, qtbot: Any, meter: StallMeter, figures: Figures
+    custodia_window: Any, redis_server: Any, qtbot: Any, meter: StallWitness, figures: Figures
 ) -> None:
     tab = custodia_window.findChild(QWidget, "multiagent")
     run = tab.findChild(QPushButton, "run_task")
@@ -90,10 +67,12 @@ def test_the_window_stays_responsive_with_redis_down(
     finally:
         meter.stop()
         redis_server.start()
-    assert meter.worst < MAX_STALL, f"the GUI thread stalled {meter.worst:.2f} s"
+    worst, own = meter.worst_ms / 1000, meter.own_worst_ms / 1000
+    assert own < MAX_STALL, f"the GUI thread stalled {worst:.2f} s ({own:.2f} s its own)"
     figures.record(
         "faults",
         "window with Redis down",
-        longest_gui_stall_seconds=round(meter.worst, 3),
+        longest_gui_stall_seconds=round(worst, 3),
+        longest_own_gui_stall_seconds=round(own, 3),
         task_finished=True,
     )
