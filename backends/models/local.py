@@ -250,6 +250,8 @@ def _parse(path: Path, size: int, h: _Header) -> GGUFInfo:
     for _ in range(kv_count):
         key = h.string("bytes of key name", _MAX_KEY)
         kind = int(h.unpack("<I"))
+        if key == "general.alignment" and kind not in (4, 10):  # llama.cpp: a uint32
+            raise ValueError(f"general.alignment is of type {kind}, not a whole number")
         keep = key in _TEXT_KEYS or (kind == _ARRAY and key.endswith(_KEEP_ARRAYS))
         value = h.value(kind, keep=keep or kind not in (_STRING, _ARRAY))
         if keep or kind not in (_STRING, _ARRAY):
@@ -286,13 +288,16 @@ def _parse(path: Path, size: int, h: _Header) -> GGUFInfo:
         raise ValueError(f"general.alignment is {alignment!r}, not a power of two")
     start = h.fh.tell()
     start += (-start) % alignment
-    if start + data_end > size:
+    if data_end and start + data_end > size:
         missing = start + data_end - size
+        need, has = _mb(start + data_end), _mb(size)
+        if need == has:  # "needs 8 KB but it holds 8 KB" says nothing: the bytes
+            need, has = f"{start + data_end:,} bytes", f"{size:,} bytes"
         raise GGUFError(
             path,
             "truncated",
-            f"the file is truncated: its tensors need {_mb(start + data_end)} but it holds "
-            f"{_mb(size)} ({_mb(missing)} missing); copy or download it again",
+            f"the file is truncated: its tensors need {need} but it holds {has} "
+            f"({_mb(missing)} missing); copy or download it again",
         )
     arch = _text(meta.get("general.architecture"))
 

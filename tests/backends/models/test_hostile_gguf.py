@@ -5,6 +5,7 @@ is bounded, so each file fails alone, in bounded memory, with a :class:`GGUFErro
 
 from __future__ import annotations
 
+import re
 import struct
 import tracemalloc
 from collections.abc import Callable
@@ -127,6 +128,8 @@ def test_a_hostile_header_is_refused_in_bounded_memory(
     finally:
         tracemalloc.stop()
     assert err.value.kind in ("not-gguf", "truncated")
+    if build is alignment_array:
+        assert "general.alignment" in str(err.value)
     assert peak < 8 << 20, f"{peak / 1e6:.0f} MB allocated to refuse it"
 
 
@@ -160,6 +163,8 @@ def test_a_truncated_small_file_names_real_sizes(tmp_path: Path) -> None:
     cut = truncate(write_gguf(tmp_path / "cut.gguf"), -100)
     with pytest.raises(local.GGUFError) as err:
         local.read_gguf(cut)
-    assert "0 MB" not in str(err.value)
-    assert "KB" in str(err.value) or "bytes" in str(err.value)
+    message = str(err.value)
+    assert "0 MB" not in message
+    need, has = re.search(r"need (.+) but it holds (.+) \(", message).groups()  # type: ignore[union-attr]
+    assert need != has, message
     assert local.human_size(500) == "500 bytes" and local.human_size(5 << 10) == "5 KB"
