@@ -1069,15 +1069,15 @@ class ProofDialog(QDialog):
         self.new_path = self._file_row(
             form, self.tr("Newer checkpoint (consistency)"), "proof_new_path"
         )
-        self.result = QLabel(
+        self.outcome = QLabel(
             self.tr(
                 "An inclusion proof needs the proof file; a consistency proof also both "
                 "checkpoints."
             )
         )
-        self.result.setObjectName("proof_result")
-        self.result.setWordWrap(True)
-        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.outcome.setObjectName("proof_result")
+        self.outcome.setWordWrap(True)
+        self.outcome.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.check_button = buttons.addButton(
             self.tr("Check"), QDialogButtonBox.ButtonRole.ActionRole
@@ -1087,7 +1087,7 @@ class ProofDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        layout.addWidget(self.result)
+        layout.addWidget(self.outcome)
         layout.addWidget(buttons)
 
     def _file_row(self, form: QFormLayout, label: str, name: str) -> QLineEdit:
@@ -1132,12 +1132,12 @@ class ProofDialog(QDialog):
                     entry = entry.removesuffix(b"\n")
                 outcome = check_inclusion(proof, key, entry)
         except ProofFileError as err:
-            self.result.setText(self.tr("Does NOT verify: {0}").format(err))
-            self.result.setStyleSheet("color: #b00020; font-weight: bold")
+            self.outcome.setText(self.tr("Does NOT verify: {0}").format(err))
+            self.outcome.setStyleSheet("color: #b00020; font-weight: bold")
             self.checked.emit(False, str(err))
             return False
-        self.result.setText(outcome.line)
-        self.result.setStyleSheet("color: #1b5e20; font-weight: bold")
+        self.outcome.setText(outcome.line)
+        self.outcome.setStyleSheet("color: #1b5e20; font-weight: bold")
         self.checked.emit(True, outcome.line)
         return True
 

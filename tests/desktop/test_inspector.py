@@ -398,9 +398,9 @@ def test_export_proof_of_the_selected_record_verifies_with_the_key_alone(
     dialog = turn_pane.proof_dialog()
     qtbot.addWidget(dialog)
     dialog.proof_path.setText(str(target))
-    assert dialog.run_check() and dialog.result.text().startswith("OK record 3")
+    assert dialog.run_check() and dialog.outcome.text().startswith("OK record 3")
     target.write_text(target.read_text().replace("index 2", "index 1"))
-    assert not dialog.run_check() and "NOT" in dialog.result.text()
+    assert not dialog.run_check() and "NOT" in dialog.outcome.text()
     turn_pane.copy_key.click()
     from PySide6.QtGui import QGuiApplication
 

@@ -468,7 +468,7 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
                 chunk,
             )
             for key, h in rows:
-                found[by_index[int(key)]] = bytes(h)  # type: ignore[call-overload,arg-type]
+                found[by_index[int(key)]] = bytes(h)  # type: ignore[call-overload]
         return found
 
     def _in_memory_tree(self) -> MemoryTree:
