@@ -268,6 +268,8 @@ class AuditService:
             log.info("automatic checkpoint skipped: %s", err)
         except ChainBrokenError as err:
             log.error("automatic checkpoint refused: %s", err)
+        except CustodiaEnvironmentError as err:  # the record is committed: never fail it now
+            log.error("automatic checkpoint failed: %s", err)
         finally:
             self._checkpoint_lock.release()
 
@@ -279,7 +281,11 @@ class AuditService:
             raise ChainBrokenError(f"not signing a broken chain: {result.broken.line()}")
         if result.head.seq == 0:
             raise CheckpointError("the audit log is empty: nothing to checkpoint")
-        root = self.tree_root(result.head.seq)
+        try:
+            root: bytes | None = self.tree_root(result.head.seq)
+        except ProofUnavailable as err:  # a schema from before the tree: the JSON form only
+            log.warning("checkpoint without a Merkle root: %s", err)
+            root = None
         checkpoint = self.signer.sign(self.log.log_id, result.head.seq, result.head.hash, root=root)
         self.trust.accept(checkpoint)
         if self.log.stores_checkpoints:

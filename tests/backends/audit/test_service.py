@@ -141,3 +141,18 @@ def test_verification_can_be_cancelled(service: AuditService) -> None:
     progress.cancel()
     with pytest.raises(CancelledError):
         service.verify(progress=progress)
+
+
+def test_a_log_without_its_tree_still_checkpoints_and_appends(tmp_path: Path) -> None:
+    """Issue 28: a Postgres schema from before the tree (not bootstrapped again) has no tree;
+    the automatic checkpoint every N records failed the append that triggered it."""
+    service = AuditService.open(Config(home=tmp_path / "home"), checkpoint_every=5)
+    try:
+        service.log._has_tree = False  # type: ignore[attr-defined]  # as such a schema
+        for n in range(12):
+            service.append("tutor.turn", None, n=n)
+        latest = service.trust.latest(service.log.log_id)
+        assert latest is not None and latest.seq == 10 and not latest.note
+        assert service.verify().ok
+    finally:
+        service.close()
