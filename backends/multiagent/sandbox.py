@@ -321,6 +321,18 @@ class SandboxRun:
         return asdict(self)
 
 
+class NoInterpreterError(RuntimeError):
+    """No Python to run the code in (the bundle's executable is the app, not a Python)."""
+
+
+def interpreter() -> str | None:
+    """The Python the checks run in: this one, or in the PyInstaller bundle (whose executable
+    is the app) the system's ``python3`` — the runner needs the standard library only."""
+    if not getattr(sys, "frozen", False):
+        return sys.executable
+    return shutil.which("python3")
+
+
 @functools.cache
 def namespace_available() -> bool:
     """Whether ``unshare -rn`` works here (unprivileged user namespaces allowed)."""
@@ -353,12 +365,17 @@ def run_tests(
 ) -> SandboxRun:
     """Run ``tests`` against ``code`` in a sandboxed child process (see the module docstring).
 
+    Raises :class:`NoInterpreterError` when there is no Python to run it in.
+
     ``tests`` may hold ``test_*`` functions (pytest style, ``pytest.raises``/``approx``/
     ``mark.parametrize`` provided), ``unittest.TestCase`` classes, or plain top-level
     ``assert`` lines; the code's names are visible to them, and ``from solution import …``
     (or any module name that does not exist) imports the code.
     """
     limits = limits or Limits()
+    python = interpreter()
+    if python is None:
+        raise NoInterpreterError("no Python interpreter to run the code in (install python3)")
     use_ns = network == "namespace" or (network == "auto" and namespace_available())
     result = SandboxRun(network="namespace" if use_ns else "audit hook", limits=asdict(limits))
     started = time.perf_counter()
@@ -384,7 +401,7 @@ def run_tests(
                 "cpu_seconds": limits.cpu_seconds,
                 "file_mb": limits.file_mb,
             }
-            command = [sys.executable, "-I", "-B", str(runner), json.dumps(args)]
+            command = [python, "-I", "-B", str(runner), json.dumps(args)]
             if use_ns:
                 command = [shutil.which("unshare") or "unshare", "-rn", "--", *command]
             env = {

@@ -23,7 +23,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from backends.multiagent.sandbox import Limits, NetworkChoice, SandboxRun, run_tests
+from backends.multiagent.sandbox import (
+    Limits,
+    NetworkChoice,
+    NoInterpreterError,
+    SandboxRun,
+    run_tests,
+)
 
 Status = Literal["verified", "failed", "unverified"]
 VERIFIED: Status = "verified"
@@ -236,7 +242,10 @@ def check(
             code_lines=lines,
             seconds=time.perf_counter() - started,
         )
-    run = run_tests(code, test_source, limits, network=network)
+    try:
+        run = run_tests(code, test_source, limits, network=network)
+    except NoInterpreterError as err:
+        return Attempt(attempt, UNVERIFIED, f"not verifiable: {err}", tests_from=where)
     return _attempt(attempt, where, lines, run)
 
 

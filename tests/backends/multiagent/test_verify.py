@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import shutil
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -330,3 +332,18 @@ def test_the_scratch_folder_is_removed_and_the_environment_is_stripped(
     assert Path(cwd).name == "scratch" and not Path(cwd).exists()
     assert set(names) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_CTYPE"}
     assert isolated == 1
+
+
+def test_in_the_bundle_the_check_runs_in_the_systems_python_or_says_it_cannot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from backends.multiagent import sandbox
+
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    python3 = shutil.which("python3")
+    assert sandbox.interpreter() == python3  # the bundle's executable is the app itself
+    if python3 is not None:
+        assert check(GOOD, [("given", TESTS)], limits=FAST).status == VERIFIED
+    monkeypatch.setenv("PATH", "/nonexistent")
+    nothing = check(GOOD, [("given", TESTS)], limits=FAST)
+    assert nothing.status == UNVERIFIED and "no Python interpreter" in nothing.summary
