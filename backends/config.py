@@ -363,6 +363,23 @@ def _coerce(key: str, value: Any) -> Any:
     return value.strip()
 
 
+def _read_settings(file: Path) -> str | None:
+    """The text of ``custodia.toml``; None when there is none. One that cannot be read
+    (another user's 0600 file, a folder in its place) is a :class:`ConfigError` naming it,
+    never a traceback."""
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise ConfigError(str(file), f"cannot be read ({reason})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(str(file), f"not valid TOML: {err}") from None
+
+
 def load(environ: Mapping[str, str] | None = None, home: Path | None = None) -> Config:
     """Defaults < ``custodia.toml`` < environment; validated."""
     env = os.environ if environ is None else environ
@@ -370,10 +387,11 @@ def load(environ: Mapping[str, str] | None = None, home: Path | None = None) -> 
         home = Path(env["CUSTODIA_HOME"]).expanduser() if env.get("CUSTODIA_HOME") else None
     config = Config() if home is None else Config(home=home)
     file = config.home / CONFIG_FILE
-    if file.exists():
+    text = _read_settings(file)
+    if text is not None:
         try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
             raise ConfigError(str(file), f"not valid TOML: {err}") from None
         config = replace(config, **{k: _coerce(k, v) for k, v in data.items()})
     overrides = {

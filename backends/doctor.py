@@ -13,6 +13,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backends import stores
@@ -176,6 +177,44 @@ def _probe_model_files(config: Config) -> Probe:
     return probe
 
 
+def _probe_files(paths: list[Path], assistant: str) -> Probe:
+    """Each file that exists opens for reading and writing, as the assistant's turns need
+    (an unreadable key or checkpoint file fails every turn; creating one is the data dir's
+    check). SQLite's ``-wal``/``-shm`` beside a database count too."""
+
+    def probe(check: Check) -> None:
+        for path in paths:
+            siblings = ("", "-wal", "-shm") if path.suffix == ".sqlite3" else ("",)
+            for candidate in (path.with_name(path.name + end) for end in siblings):
+                if not os.path.lexists(candidate):
+                    continue
+                try:
+                    fd = os.open(candidate, os.O_RDWR)
+                except OSError as err:
+                    reason = err.strerror or type(err).__name__
+                    raise CustodiaEnvironmentError(
+                        f"{candidate}: cannot be opened for reading and writing ({reason}); "
+                        f"every {assistant} turn needs it"
+                    ) from None
+                os.close(fd)
+
+    return probe
+
+
+def _file_checks(config: Config) -> list[tuple[Check, Probe]]:
+    """A row for each datum whose assistant declared the files its work reads and writes."""
+    from backends.storage_map import DATA
+
+    checks: list[tuple[Check, Probe]] = []
+    for datum in DATA:
+        paths = list(datum.files(config))
+        if paths:
+            where = ", ".join(str(p) for p in paths)
+            check = Check(datum.kind, "files", where)
+            checks.append((check, _probe_files(paths, datum.assistant)))
+    return checks
+
+
 def _probe_ollama(config: Config) -> Probe:
     return _probe_http(config.ollama_url, "/api/version", min(1.0, config.network_timeout))
 
@@ -192,6 +231,7 @@ def plan(config: Config, services: Services | None = None) -> list[tuple[Check, 
         datum = data[kind]
         store = stores.describe(datum.role, config, **datum.context(config))
         checks.append((Check(role, store.label, store.address), _probe_store(config, datum)))
+    checks.extend(_file_checks(config))
     checks.append((Check("embedder", config.embedder, "local"), _probe_embedder(config, services)))
     if services is not None:
         sessions = data["sessions"]

@@ -115,6 +115,7 @@ DATA = (
         "(keep exported checkpoints elsewhere)",
         _checkpoints,
         place=_checkpoints_place,
+        files=lambda config: (config.path(CHECKPOINTS_FILE), config.path(SIGNING_KEY_FILE)),
     ),
     Datum(
         "pseudonym keys",
@@ -125,5 +126,6 @@ DATA = (
         "the chain still verifies",
         _keys,
         place=_keys_place,
+        files=lambda config: (config.path(KEYS_FILE),),
     ),
 )

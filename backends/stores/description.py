@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Self, TypeVar
@@ -261,6 +261,10 @@ def _no_context(config: Config) -> Mapping[str, object]:
     return {}
 
 
+def _no_files(config: Config) -> Sequence[Path]:
+    return ()
+
+
 @dataclass(frozen=True)
 class Datum:
     """One datum kind, declared once by the assistant that owns it (a storage map row).
@@ -268,7 +272,9 @@ class Datum:
     ``role`` names the store role holding it ("" : files the assistant keeps itself) and
     ``context`` the role's context (its file); ``place`` says where it lives when that is not
     just the store's description; ``measure`` counts it (read-only, never creating anything),
-    given the configuration and the process's services (None: measured from outside)."""
+    given the configuration and the process's services (None: measured from outside).
+    ``files`` names the files the assistant's own work reads and writes (the doctor checks
+    that each one that exists can be opened for both)."""
 
     kind: str
     assistant: str
@@ -280,3 +286,4 @@ class Datum:
     context: Callable[[Config], Mapping[str, object]] = _no_context
     place: Callable[[Config], Place] | None = None
     note: str = ""
+    files: Callable[[Config], Sequence[Path]] = _no_files
