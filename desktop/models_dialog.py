@@ -35,19 +35,20 @@ from backends.models.registry import model_folders
 from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
 from backends.services import Services
+from desktop.i18n import QT_TRANSLATE_NOOP
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 COLUMNS = (
-    "Model",
-    "Status",
-    "Memory needed",
-    "Context",
-    "Size",
-    "Parameters",
-    "Quantisation",
-    "Architecture",
-    "Chat template",
-    "File",
+    QT_TRANSLATE_NOOP("ModelsDialog", "Model"),
+    QT_TRANSLATE_NOOP("ModelsDialog", "Status"),
+    QT_TRANSLATE_NOOP("ModelsDialog", "Memory needed"),
+    QT_TRANSLATE_NOOP("ModelsDialog", "Context"),
+    QT_TRANSLATE_NOOP("ModelsDialog", "Size"),
+    QT_TRANSLATE_NOOP("ModelsDialog", "Parameters"),
+    QT_TRANSLATE_NOOP("ModelsDialog", "Quantisation"),
+    QT_TRANSLATE_NOOP("ModelsDialog", "Architecture"),
+    QT_TRANSLATE_NOOP("ModelsDialog", "Chat template"),
+    QT_TRANSLATE_NOOP("ModelsDialog", "File"),
 )
 
 
@@ -450,7 +451,13 @@ class ModelsDialog(QDialog):
         super().reject()
 
 
-FOUND_COLUMNS = ("Model", "From", "Status", "Memory needed", "File")
+FOUND_COLUMNS = (
+    QT_TRANSLATE_NOOP("FindModelsDialog", "Model"),
+    QT_TRANSLATE_NOOP("FindModelsDialog", "From"),
+    QT_TRANSLATE_NOOP("FindModelsDialog", "Status"),
+    QT_TRANSLATE_NOOP("FindModelsDialog", "Memory needed"),
+    QT_TRANSLATE_NOOP("FindModelsDialog", "File"),
+)
 
 
 class FindModelsDialog(QDialog):

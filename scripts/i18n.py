@@ -152,14 +152,20 @@ def extract() -> object:
     import argparse as stdlib_argparse
 
     from babel.messages.catalog import Catalog
-    from babel.messages.extract import extract_from_file
+    from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_file
 
+    # i18n.gettext_ too: for modules where `_` is already the throwaway variable
+    keywords = {**DEFAULT_KEYWORDS, "gettext_": None}
     catalog = Catalog(project="Custodia", charset="utf-8", fuzzy=False)
     sources: list[tuple[Path, str]] = [(p, str(p.relative_to(ROOT))) for p in backend_sources()]
     sources.append((Path(stdlib_argparse.__file__), "<stdlib>/argparse.py"))
     for path, shown in sources:
         for lineno, message, comments, context in extract_from_file(
-            "python", str(path), comment_tags=("TRANSLATORS:",), strip_comment_tags=True
+            "python",
+            str(path),
+            keywords=keywords,
+            comment_tags=("TRANSLATORS:",),
+            strip_comment_tags=True,
         ):
             catalog.add(
                 message,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TypeVar
 
-from backends import grounding
+from backends import grounding, i18n
 from backends.config import Config
 from backends.conversations import files as files_module
 from backends.conversations.errors import (
@@ -719,8 +719,11 @@ class ConversationAgent:
         kind, _, arg = configured.partition(":")
         provider = PROVIDERS.get(kind, kind)
         model = arg or {"smollm2": "SmolLM2-135M-Instruct"}.get(kind, kind)
-        out = [ModelChoice(configured, provider, model, f"{model} ({provider}, configured)")]
-        for key, label in (("retrieval-only", "Retrieval-only (no generation)"),):
+        shown = i18n.gettext_("{model} ({provider}, configured)")
+        out = [
+            ModelChoice(configured, provider, model, shown.format(model=model, provider=provider))
+        ]
+        for key, label in (("retrieval-only", i18n.gettext_("Retrieval-only (no generation)")),):
             if key != configured:
                 out.append(ModelChoice(key, key, key, label))
         from backends.models.registry import model_options  # reads GGUF headers (cached)

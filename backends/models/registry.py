@@ -21,6 +21,7 @@ from pathlib import Path
 
 from backends.config import Config
 from backends.errors import ConfigError, CustodiaEnvironmentError
+from backends.i18n import N_, _
 from backends.models import local, manage
 from backends.models.chat import (
     ChatModel,
@@ -223,8 +224,15 @@ class ModelOption:
 #: built-in choices offered to users, in order (``scripted`` is for testers: not offered)
 OFFERED_BUILTINS = (
     ("smollm2", f"{SMOLLM2_NAME} (bundled)"),
-    ("retrieval-only", "Retrieval-only (no generation: the passages found)"),
+    ("retrieval-only", N_("Retrieval-only (no generation: the passages found)")),
 )
+
+
+def builtin_label(key: str, label: str) -> str:
+    """A built-in choice's label (:data:`OFFERED_BUILTINS`) in the installed language."""
+    if key == "smollm2":
+        return _("{name} (bundled)").format(name=SMOLLM2_NAME)
+    return _(label)
 
 
 def model_options(config: Config, current: tuple[str, ...] = ()) -> list[ModelOption]:
@@ -232,7 +240,7 @@ def model_options(config: Config, current: tuple[str, ...] = ()) -> list[ModelOp
     folders (with why one cannot chat), the configured Ollama/OpenAI models, then ``current``
     keys not listed yet (a tester's ``scripted`` is shown while it is the one in use).
     Reads file headers: call it off the GUI thread."""
-    out = [ModelOption(key, label) for key, label in OFFERED_BUILTINS]
+    out = [ModelOption(key, builtin_label(key, label)) for key, label in OFFERED_BUILTINS]
     for found in local.list_models(model_folders(config)):
         problem = ""
         if found.error is not None:
@@ -246,11 +254,12 @@ def model_options(config: Config, current: tuple[str, ...] = ()) -> list[ModelOp
     known = {o.key for o in out}
     for key in (config.chat_model, *config.models.values(), *current):
         if key and key not in known and key.partition(":")[0] in ("ollama", "openai"):
-            kind, _, name = key.partition(":")
-            out.append(ModelOption(key, f"{name} ({'Ollama' if kind == 'ollama' else 'server'})"))
+            kind, _sep, name = key.partition(":")
+            shown = _("{name} (Ollama)") if kind == "ollama" else _("{name} (server)")
+            out.append(ModelOption(key, shown.format(name=name)))
             known.add(key)
     for key in current:
         if key and key not in known:
-            out.append(ModelOption(key, f"{key} (in use)"))
+            out.append(ModelOption(key, _("{key} (in use)").format(key=key)))
             known.add(key)
     return out

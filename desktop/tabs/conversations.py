@@ -803,7 +803,7 @@ class ConversationsTab(QWidget):
                 report = agent.sync_vectors(progress)
             except (DimensionMismatchError, EmbedderMismatchError) as err:
                 return _Indexed("", str(err))
-            return _Indexed(f"{report.added} new, {report.dropped} dropped")
+            return _Indexed(self.tr("{0} new, {1} dropped").format(report.added, report.dropped))
 
         self._run(
             "conversations: index",
@@ -1562,7 +1562,7 @@ class ConversationsTab(QWidget):
 
         def job(progress: Progress, emit: Emit) -> _Indexed:
             report = service.get().rebuild_vectors(progress)
-            return _Indexed(f"{report.added} message(s) indexed")
+            return _Indexed(self.tr("{0} message(s) indexed").format(report.added))
 
         self.rebuild_index.setEnabled(False)
         handle = self._run(

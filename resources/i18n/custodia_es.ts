@@ -221,6 +221,10 @@
         <translation>{0} conversación(es)</translation>
     </message>
     <message>
+        <source>{0} new, {1} dropped</source>
+        <translation>{0} nuevos, {1} descartados</translation>
+    </message>
+    <message>
         <source>Updating the search index…</source>
         <translation>Actualizando el índice de búsqueda…</translation>
     </message>
@@ -441,6 +445,10 @@
         <translation>Sin buscar: conversaciones que no se pueden leer ({0}; marcadas con ⚠).</translation>
     </message>
     <message>
+        <source>{0} message(s) indexed</source>
+        <translation>{0} mensaje(s) indexado(s)</translation>
+    </message>
+    <message>
         <source>Rebuilding the search index…</source>
         <translation>Reconstruyendo el índice de búsqueda…</translation>
     </message>
@@ -518,6 +526,26 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
 </context>
 <context>
     <name>FindModelsDialog</name>
+    <message>
+        <source>Model</source>
+        <translation>Modelo</translation>
+    </message>
+    <message>
+        <source>From</source>
+        <translation>Origen</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>Estado</translation>
+    </message>
+    <message>
+        <source>Memory needed</source>
+        <translation>Memoria necesaria</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>Archivo</translation>
+    </message>
     <message>
         <source>Find models on this computer</source>
         <translation>Buscar modelos en este equipo</translation>
@@ -1282,7 +1310,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <name>MemoriesTab</name>
     <message>
         <source>Memories: undo the last change</source>
-        <extracomment>this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) the exchange whose question is being edited (it and what follows are greyed)</extracomment>
+        <extracomment>a turn ended: the conversation (:attr:`history`) may be kept (desktop/thread_list.py) this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) the exchange whose question is being edited (it and what follows are greyed)</extracomment>
         <translation>Recuerdos: deshacer el último cambio</translation>
     </message>
     <message>
@@ -1778,6 +1806,46 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>{0} at {1} tokens</source>
         <translation>{0} con {1} tokens</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>Modelo</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>Estado</translation>
+    </message>
+    <message>
+        <source>Memory needed</source>
+        <translation>Memoria necesaria</translation>
+    </message>
+    <message>
+        <source>Context</source>
+        <translation>Contexto</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>Tamaño</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>Parámetros</translation>
+    </message>
+    <message>
+        <source>Quantisation</source>
+        <translation>Cuantización</translation>
+    </message>
+    <message>
+        <source>Architecture</source>
+        <translation>Arquitectura</translation>
+    </message>
+    <message>
+        <source>Chat template</source>
+        <translation>Plantilla de chat</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>Archivo</translation>
     </message>
     <message>
         <source>Remove…</source>
