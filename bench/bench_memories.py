@@ -317,6 +317,225 @@ def print_recall_quality(quality: dict[str, Any]) -> None:
             print(f"  {name:<34} {m['recall@1']:>6.3f} {m['recall@3']:>6.3f} {m['mrr']:>6.3f}")
 
 
+# -- a million memories (issue 29) -------------------------------------------------------------
+
+_NAMES = "Lucía Tomás Emma Daniel Marco Carmen Priya Javier Elena Greta Leo Rosa Sami Ana Julia"
+_RELATIONS = "sister brother daughter husband friend mother boss cousin neighbour son grandmother"
+_PREDICATES = [
+    "lives in Valencia",
+    "works as a nurse",
+    "is allergic to peanuts",
+    "plays the drums on Fridays",
+    "was born in March",
+    "loves mushroom risotto",
+    "is learning to swim",
+    "moved to Berlin last year",
+    "drives a blue car",
+    "hates the smell of cigarettes",
+    "runs a marathon every October",
+    "speaks French and a little Japanese",
+    "has a dog called Rex",
+    "studied chemistry in Leeds",
+    "is getting married next summer",
+    "vive en Sevilla",
+    "trabaja de profesora",
+    "tiene dos gatos",
+]
+
+
+def _sentences(n: int, rng: np.random.Generator) -> list[str]:
+    names, relations = _NAMES.split(), _RELATIONS.split()
+    out = []
+    for i in range(n):
+        name = names[rng.integers(len(names))]
+        relation = relations[rng.integers(len(relations))]
+        predicate = _PREDICATES[rng.integers(len(_PREDICATES))]
+        out.append(f"My {relation} {name} {predicate} ({i})")
+    return out
+
+
+def _real_768(texts: list[str]) -> np.ndarray:
+    """768-d vectors with real embeddings' structure (not centred, clustered): USE's 512
+    dimensions beside MiniLM's first 256, of the same sentence."""
+    from backends.models.embedders import MiniLMEmbedder, UniversalSentenceEncoder
+
+    use = UniversalSentenceEncoder().embed_many(texts)
+    mini = MiniLMEmbedder().embed_many(texts)[:, :256]
+    both = np.hstack([use, mini]).astype(np.float32)
+    return both / np.linalg.norm(both, axis=1, keepdims=True)
+
+
+def _million(base: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` vectors mixed from real ones (two each, with a little noise), normalised."""
+    out = np.empty((n, base.shape[1]), dtype=np.float32)
+    for start in range(0, n, 100_000):
+        stop = min(n, start + 100_000)
+        a = base[rng.integers(len(base), size=stop - start)]
+        b = base[rng.integers(len(base), size=stop - start)]
+        w = rng.uniform(0.5, 1.0, size=(stop - start, 1)).astype(np.float32)
+        block = w * a + (1 - w) * b
+        block += 0.02 * rng.standard_normal(block.shape, dtype=np.float32)
+        out[start:stop] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    return out
+
+
+def _open_probe(path: str, d: int) -> dict[str, float]:
+    """In a fresh process: open a large store (its int8 snapshot) and search once."""
+
+    def rss_mb(field: str = "VmRSS") -> float:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    before = rss_mb()
+    started = time.perf_counter()
+    store = SQLiteMemoryStore(Path(path), d, "bench")
+    store.load()
+    opened = time.perf_counter() - started
+    query = np.random.default_rng(1).standard_normal(d).astype(np.float32)
+    store.search(query, k=K)
+    first = time.perf_counter() - started - opened
+    times = []
+    for i in range(10):
+        q = np.random.default_rng(i + 2).standard_normal(d).astype(np.float32)
+        t0 = time.perf_counter()
+        store.search(q, k=K)
+        times.append(time.perf_counter() - t0)
+    result = {
+        "open_s": opened,
+        "first_search_s": first,
+        "search_ms": statistics.median(times) * 1000,
+        "rss_before_mb": before,
+        "rss_after_mb": rss_mb(),
+        "rss_peak_mb": rss_mb("VmHWM"),
+        "quantised": float(store._codes is not None),
+    }
+    store.close()
+    return result
+
+
+def bench_million(workdir: Path, n: int = 1_000_000, d: int = 768) -> dict[str, Any]:
+    """1M × 768: the int8 first pass against the float32 GEMV over the same matrix."""
+    rng = np.random.default_rng(29)
+    started = time.perf_counter()
+    base_texts = _sentences(3000, rng)
+    base = _real_768(base_texts)
+    matrix = _million(base, n, rng)
+    made_s = time.perf_counter() - started
+    path = workdir / f"memories-{n}-{d}.sqlite3"
+    started = time.perf_counter()
+    store = SQLiteMemoryStore(path, d, "bench", quantise_above=None)
+    for start in range(0, n, 5_000):
+        store.add_many((f"memory {i}", matrix[i]) for i in range(start, min(n, start + 5_000)))
+    store.close()
+    populate_s = time.perf_counter() - started
+    # queries: real sentences asked differently, as 768-d vectors of the same kind
+    questions = [f"Where does my {r} live?" for r in _RELATIONS.split()]
+    questions += [f"What does {name} do?" for name in _NAMES.split()]
+    queries = _real_768(questions)
+    store = SQLiteMemoryStore(path, d, "bench")
+    started = time.perf_counter()
+    store.load()  # no snapshot yet: codes built from the table and written
+    build_s = time.perf_counter() - started
+    assert store._codes is not None
+    recall_hits = 0
+    ours, gemv, topk = [], [], []
+    for i, q in enumerate(np.vstack([queries, queries])):
+        t0 = time.perf_counter()
+        hits = store.search(q, k=K)
+        t1 = time.perf_counter()
+        scores = matrix @ q
+        t2 = time.perf_counter()
+        exact = np.argpartition(scores, n - K)[n - K :]
+        t3 = time.perf_counter()
+        if i < len(queries):
+            recall_hits += len({h.text for h in hits} & {f"memory {j}" for j in exact})
+        ours.append((t1 - t0) * 1000)
+        gemv.append((t2 - t1) * 1000)
+        topk.append((t3 - t1) * 1000)
+    store.close()
+    del matrix
+    probe = _probe_million(path, d)
+    result = {
+        "n": n,
+        "dimension": d,
+        "vectors_made_s": round(made_s, 1),
+        "populate_s": round(populate_s, 1),
+        "codes_built_s": round(build_s, 2),
+        "int8_top10_ms": round(statistics.median(ours), 1),
+        "gemv_ms": round(statistics.median(gemv), 1),
+        "gemv_top10_ms": round(statistics.median(topk), 1),
+        "ratio_vs_gemv": round(statistics.median(ours) / statistics.median(gemv), 3),
+        "recall_at_10": round(recall_hits / (K * len(queries)), 4),
+        "queries": len(queries),
+        "rescore": SQLiteMemoryStore.RESCORE,
+        **{f"fresh_{k}": round(v, 3) for k, v in probe.items()},
+    }
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    import shutil
+
+    shutil.rmtree(Path(str(path) + ".q8"), ignore_errors=True)
+    return result
+
+
+def _probe_million(path: Path, d: int) -> dict[str, float]:
+    code = (
+        f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); "
+        "from bench.bench_memories import _open_probe; "
+        f"print(json.dumps(_open_probe({str(path)!r}, {d})))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=900
+    )
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def bench_recall_latency(workdir: Path, n: int = 100_000) -> dict[str, Any]:
+    """The whole recall (both real models for the query, expansion, re-ranking) over ``n``
+    memories: p50 and p95 of a search (memory vectors mixed from real ones)."""
+    from backends.models.embedders import MiniLMEmbedder, UniversalSentenceEncoder
+
+    rng = np.random.default_rng(31)
+    use, mini = UniversalSentenceEncoder(), MiniLMEmbedder()
+    texts = _sentences(n, rng)
+    base_texts = texts[:2000]
+    base_use, base_mini = use.embed_many(base_texts), mini.embed_many(base_texts)
+    pick = rng.integers(len(base_texts), size=n)
+    path = workdir / f"recall-{n}.sqlite3"
+    store = SQLiteMemoryStore(path, use.dimension, use.name)
+    for start in range(0, n, 5_000):
+        rows = range(start, min(n, start + 5_000))
+        store.add_many((texts[i], base_use[pick[i]]) for i in rows)
+        store.put_signal_vectors(mini.name, [(texts[i], base_mini[pick[i]]) for i in rows])
+    recall = Recall(store, use, mini)
+    questions = [f"Where does my {r} live?" for r in _RELATIONS.split()]
+    questions += [f"What does {name} do for a living?" for name in _NAMES.split()]
+    questions += ["¿Dónde vive mi hermana?", "¿A qué se dedica mi primo?"]
+    started = time.perf_counter()
+    recall.search(questions[0], k=5)  # first search: matrix, entity index
+    first_s = time.perf_counter() - started
+    times = []
+    for _ in range(3):
+        for question in questions:
+            t0 = time.perf_counter()
+            recall.search(question, k=5)
+            times.append((time.perf_counter() - t0) * 1000)
+    store.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    times.sort()
+    return {
+        "n": n,
+        "searches": len(times),
+        "first_search_s": round(first_s, 2),
+        "p50_ms": round(statistics.median(times), 1),
+        "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1),
+    }
+
+
 def main(quick: bool = False) -> dict[str, Any]:
     sizes = SIZES[:2] if quick else SIZES
     rng = np.random.default_rng(2024)
@@ -376,6 +595,18 @@ def main(quick: bool = False) -> dict[str, Any]:
             and goal["add_one_ms"] < 5,
         }
         print(f"goals at 100k × 768: {json.dumps(result['goals'])}")
+    with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
+        quality = recall_quality(Path(tmp))
+        print_recall_quality(quality)
+        result["recall_quality"] = quality
+        if not quick:
+            latency = bench_recall_latency(Path(tmp))
+            print(f"recall over {latency['n']} memories: {json.dumps(latency)}")
+            result["recall_latency"] = latency
+            million = bench_million(Path(tmp))
+            print(f"1M × 768: {json.dumps(million)}")
+            result["million"] = million
+    result["seconds"] = round(time.perf_counter() - started, 1)
     print(f"total {result['seconds']} s")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=1) + "\n")

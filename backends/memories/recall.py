@@ -23,6 +23,7 @@ Every hit says why it was found (:attr:`RecallHit.why`). Qt-free.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import unicodedata
@@ -179,6 +180,7 @@ _ES_FOLDED = frozenset(
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d+")
 
 
+@functools.lru_cache(maxsize=65_536)
 def fold(text: str) -> str:
     """Lower case without accents: "Lucía" and "lucia" are the same name."""
     decomposed = unicodedata.normalize("NFKD", text)
@@ -248,9 +250,11 @@ def relations(fact: str) -> set[tuple[str, str]]:
     return out
 
 
-def _relations_named(text: str) -> set[str]:
+@functools.lru_cache(maxsize=65_536)
+def _relations_named(text: str) -> frozenset[str]:
     """The relations a text mentions by word ("my mum" -> mother)."""
-    return {_FACT_RELATION[w] for w in map(fold, map(_bare, _words(text))) if w in _FACT_RELATION}
+    words = map(fold, map(_bare, _words(text)))
+    return frozenset(_FACT_RELATION[w] for w in words if w in _FACT_RELATION)
 
 
 def asks_for(question: str) -> str | None:
@@ -261,19 +265,28 @@ def asks_for(question: str) -> str | None:
     return None
 
 
-def persons(fact: str) -> set[str]:
+@functools.lru_cache(maxsize=65_536)
+def persons(fact: str) -> frozenset[str]:
     """The people a fact names (folded): by relation, or after "called", "Dr."..."""
     found = {name for _, name in relations(fact)}
     words = _words(fact)
     for index, word in enumerate(words[:-1]):
         if _NAME_CUES.fullmatch(fold(word).rstrip(".")) and words[index + 1][:1].isupper():
             found.add(fold(_bare(words[index + 1])))
-    return found - _NOT_NAMES
+    return frozenset(found - _NOT_NAMES)
 
 
 def holds(fact: str, known: Iterable[str] = ()) -> set[str]:
     """What kinds of answer a fact holds (a date, a person, a place, a number); a person
     only counts when it is not one of ``known`` (who the question is about already)."""
+    kinds = set(_kinds(fact))
+    if persons(fact) - set(known):
+        kinds.add("person")
+    return kinds
+
+
+@functools.lru_cache(maxsize=65_536)
+def _kinds(fact: str) -> frozenset[str]:
     folded = fold(fact)
     words = set(_words(folded))
     kinds: set[str] = set()
@@ -281,11 +294,9 @@ def holds(fact: str, known: Iterable[str] = ()) -> set[str]:
         kinds.add("date")
     if re.search(r"\d", folded) or words & _NUMBER_WORDS:
         kinds.add("number")
-    if persons(fact) - set(known):
-        kinds.add("person")
     if _PLACE.search(fact):
         kinds.add("place")
-    return kinds
+    return frozenset(kinds)
 
 
 def language(text: str) -> str:
@@ -317,12 +328,21 @@ class EntityIndex:
         self.by_relation: dict[str, set[str]] = {}
         self.by_name: dict[str, set[str]] = {}
 
+    #: above this many memories the index is not built (reading them all would take
+    #: seconds): recall then goes without query expansion and name look-up
+    LIMIT = 200_000
+
     def refresh(self, store: MemoryStore) -> None:
         with self._lock:
             generation = store.generation
             if generation == self._generation:
                 return
             texts = store.searchable_texts()
+            if len(texts) > self.LIMIT:
+                self._relations, self._names = {}, {}
+                self.by_relation, self.by_name = {}, {}
+                self._generation = generation
+                return
             current = set(texts)
             for gone in [t for t in self._names if t not in current]:
                 self._forget(gone)

@@ -47,6 +47,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: memories were embedded by MiniLM by default until issue 29, by USE since: a data dir of
+#: MiniLM memories is re-embedded without asking ("" is a row of unknown model, as the
+#: original app wrote them)
+UPGRADED_FROM = frozenset({"all-MiniLM-L6-v2", ""})
+UPGRADED_TO = "use-multilingual-v3"
+
 STORE_FILE = "memories.sqlite3"
 
 #: Recall threshold (cosine) per embedder family. The hashing test embedder only sees shared
@@ -292,6 +298,9 @@ class MemoryStatus:
     dimension: int
     recall_threshold: float
     near_duplicate_threshold: float
+    #: the memories not searchable were all embedded by the model memories used by default
+    #: before (MiniLM): the panel re-embeds them without asking (issue 29)
+    reembed_now: bool = False
 
     @property
     def recall_limited(self) -> bool:
@@ -468,12 +477,17 @@ class MemoryAssistant:
 
     def status(self) -> MemoryStatus:
         embedder = self.embedder
+        stats = self.store.stats()
         return MemoryStatus(
-            self.store.stats(),
+            stats,
             embedder.name,
             embedder.dimension,
             self.recall_threshold,
             self.near_duplicate_threshold,
+            reembed_now=embedder.name == UPGRADED_TO
+            and stats.needs_reembed > 0
+            and not stats.unreadable
+            and set(stats.stale_models) <= UPGRADED_FROM,
         )
 
     # -- creating and changing memories ----------------------------------------------------

@@ -652,6 +652,9 @@ class MemoriesTab(QWidget):
         self.memory_status.style().polish(self.memory_status)
         running = self._reembed is not None
         self.reembed_all.setVisible(status.recall_limited and not running)
+        if status.reembed_now and not running and not getattr(self, "_reembedded", False):
+            self._reembedded = True  # memories of the previous default model: once, unasked
+            self._on_reembed_all_clicked()
 
     def _on_job_failed(self, message: str, environment: bool) -> None:
         if environment:

@@ -91,6 +91,9 @@ class StoreStats:
     other_models: dict[str, int] = field(default_factory=dict)
     #: rows whose vector cannot be read (wrong length or not finite)
     unreadable: int = 0
+    #: embedder name ("" unknown) -> count, for every readable row the current embedder
+    #: cannot search (of another dimension or model)
+    stale_models: dict[str, int] = field(default_factory=dict)
 
     @property
     def needs_reembed(self) -> int:

@@ -939,19 +939,25 @@ class SQLiteMemoryStore(SqliteFile):
                 "FROM vectores v LEFT JOIN memory_meta m ON m.texto = v.texto "
                 "GROUP BY 1, 2, 3"
             ).fetchall()
+        stale: dict[str, int] = {}
         for dimension, embedder, readable, count in rows:
             total += count
             if not readable:
                 unreadable += count
-            elif dimension != d:
+                continue
+            if dimension != d:
                 other_dimensions[dimension] = other_dimensions.get(dimension, 0) + count
             elif embedder and self.model and embedder != self.model:
                 other_models[embedder] = other_models.get(embedder, 0) + count
             else:
                 searchable += count
+                continue
+            stale[embedder] = stale.get(embedder, 0) + count
         with self._lock:
             bad = len(self._bad_rows)  # known once loaded: right length, values not finite
-        return StoreStats(total, searchable - bad, other_dimensions, other_models, unreadable + bad)
+        return StoreStats(
+            total, searchable - bad, other_dimensions, other_models, unreadable + bad, stale
+        )
 
     @property
     def loaded_rows(self) -> int:

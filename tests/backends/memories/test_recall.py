@@ -230,3 +230,35 @@ def test_spanish_facts_are_recalled_by_spanish_and_english_questions(tmp_path: P
             assert sum(top3) >= 7, key
     finally:
         services.close()
+
+
+class _NamedLikeUse(HashingEmbedder):
+    """A deterministic stand-in carrying the multilingual model's name and dimension."""
+
+    def __init__(self) -> None:
+        super().__init__(512)
+        self.name = "use-multilingual-v3"
+
+
+def test_memories_of_the_previous_default_model_are_re_embedded_unasked(tmp_path: Path) -> None:
+    path = tmp_path / "memories.sqlite3"
+    with SQLiteMemoryStore(path, 384, "all-MiniLM-L6-v2") as old:  # today's main: MiniLM
+        old.add("My dog is called Rex", np.ones(384, dtype=np.float32))
+    assistant = MemoryAssistant(path, _NamedLikeUse, ScriptedChat, config=Config(home=tmp_path))
+    try:
+        status = assistant.open()
+        assert status.reembed_now and status.stats.stale_models == {"all-MiniLM-L6-v2": 1}
+        assert assistant.reembed() == 1
+        assert not assistant.status().reembed_now and not assistant.status().recall_limited
+    finally:
+        assistant.close()
+    # memories of any other model are the user's choice to re-embed: asked, not done
+    config = _open_old_datadir(tmp_path / "other")
+    assistant = MemoryAssistant(
+        config.path("memories.sqlite3"), _NamedLikeUse, ScriptedChat, config=config
+    )
+    try:
+        status = assistant.open()
+        assert status.recall_limited and not status.reembed_now
+    finally:
+        assistant.close()
