@@ -55,6 +55,16 @@ class ImportFormatError(CustodiaEnvironmentError):
     """The file is none of the formats Custodia imports."""
 
 
+#: the most an import may hold, read or decompressed (a ChatGPT export of 10⁶ messages is
+#: ~0.3 GB; parsing takes a few times its size in memory)
+MAX_IMPORT_BYTES = 512 * 1024 * 1024
+#: a member that decompresses to more than this many times its compressed size is a zip
+#: bomb, not an export (JSON compresses 5–20×; 1.5 GB of spaces, 1000×) ...
+MAX_RATIO = 100
+#: ... once it is bigger than this (small members may compress as they like)
+RATIO_FROM_BYTES = 1024 * 1024
+
+
 # -- export -----------------------------------------------------------------------------------
 
 
@@ -325,10 +335,14 @@ def from_chatgpt(item: Any, where: str) -> Conversation:
     )
 
 
-def parse(path: Path, raw: bytes, files: ConversationFiles) -> list[Conversation]:
+def parse(
+    path: Path, raw: bytes, files: ConversationFiles, *, in_archive: bool = False
+) -> list[Conversation]:
     """The conversations in an import file, whatever supported format it is."""
     where = path.name
     if raw[:2] == b"PK":
+        if in_archive:  # an archive in the archive (a zip quine would never end)
+            raise ImportFormatError(f"{where}: an archive inside the archive is not imported")
         return _parse_zip(path, raw, files)
     try:
         data = json.loads(raw.decode("utf-8"))
@@ -374,11 +388,34 @@ def _parse_zip(path: Path, raw: bytes, files: ConversationFiles) -> list[Convers
             names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
             if not names:
                 raise ImportFormatError(f"{path.name}: the archive has no conversations.json")
-            inner = archive.read(names[0])
+            inner = _read_member(path, archive, archive.getinfo(names[0]))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError,
             EOFError, ValueError, zlib.error) as err:  # fmt: skip
         raise ImportFormatError(f"{path.name}: not a valid zip archive ({err})") from None
-    return parse(path.with_name("conversations.json"), inner, files)
+    return parse(path.with_name("conversations.json"), inner, files, in_archive=True)
+
+
+def _read_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """The member's bytes, refused *before* reading when it would decompress beyond
+    :data:`MAX_IMPORT_BYTES` or :data:`MAX_RATIO`; read with the same bound, whatever its
+    header says (zipfile never returns more than the header's size, and checks the CRC)."""
+    size, packed = info.file_size, max(1, info.compress_size)
+    mb = 1024 * 1024
+    if size > MAX_IMPORT_BYTES:
+        raise ImportFormatError(
+            f"{path.name}: {info.filename} would decompress to {size // mb} MB; the most an "
+            f"import may hold is {MAX_IMPORT_BYTES // mb} MB"
+        )
+    if size > RATIO_FROM_BYTES and size > MAX_RATIO * packed:
+        raise ImportFormatError(
+            f"{path.name}: {info.filename} would decompress {size // packed}× "
+            f"({packed} bytes to {size // mb} MB): a zip bomb, not an export"
+        )
+    with archive.open(info) as member:
+        data = member.read()  # never more than the header's size (checked above)
+    if len(data) > MAX_IMPORT_BYTES:
+        raise ImportFormatError(f"{path.name}: {info.filename} is larger than its header says")
+    return data
 
 
 #: added to the name of every imported conversation, so it is told from the original
@@ -418,9 +455,17 @@ def import_file(
     ``duplicates``.
     """
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as file:
+            if os.fstat(file.fileno()).st_size > MAX_IMPORT_BYTES:
+                mb = MAX_IMPORT_BYTES // (1024 * 1024)
+                raise ImportFormatError(
+                    f"{path.name}: larger than {mb} MB, the most an import may hold"
+                )
+            raw = file.read()  # read(n) would allocate n bytes whatever the file holds
     except OSError as err:
         raise CustodiaEnvironmentError(f"{path}: cannot read: {err}") from err
+    if len(raw) > MAX_IMPORT_BYTES:  # a file that grew meanwhile
+        raise ImportFormatError(f"{path.name}: larger than the most an import may hold")
     conversations = parse(path, raw, agent.files)
     agent.check_writable()  # encrypted history under a key not set here: import nothing
     result = ImportResult()
