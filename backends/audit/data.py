@@ -17,6 +17,7 @@ from backends.audit.service import (
     get_service,
 )
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import N_
 from backends.stores.description import (
     HISTORY,
     NEEDS_SERVICES,
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from backends.services import Services
     from backends.stores.audit_log import AuditLog
 
-ASSISTANT = "clinical tutor"
+ASSISTANT = N_("clinical tutor")
 
 
 def _log_file(config: Config) -> Mapping[str, object]:
@@ -97,33 +98,37 @@ def _keys(config: Config, services: Services | None) -> Measurement:
 
 DATA = (
     Datum(
-        "audit log",
+        N_("audit log"),
         ASSISTANT,
         PROVABLE,
-        "records",
-        "detectable: signed checkpoints kept outside the log show what existed",
+        N_("records"),
+        N_("detectable: signed checkpoints kept outside the log show what existed"),
         _log,
         role="audit_log",
         context=_log_file,
     ),
     Datum(
-        "checkpoints",
+        N_("checkpoints"),
         ASSISTANT,
         PROVABLE,
-        "checkpoints",
-        "the chain still verifies, but a rewrite of the whole log is no longer evident "
-        "(keep exported checkpoints elsewhere)",
+        N_("checkpoints"),
+        N_(
+            "the chain still verifies, but a rewrite of the whole log is no longer evident "
+            "(keep exported checkpoints elsewhere)"
+        ),
         _checkpoints,
         place=_checkpoints_place,
         files=lambda config: (config.path(CHECKPOINTS_FILE), config.path(SIGNING_KEY_FILE)),
     ),
     Datum(
-        "pseudonym keys",
+        N_("pseudonym keys"),
         ASSISTANT,
         HISTORY,
-        "keys",
-        "personal fields in the log become unreadable (as if everyone was erased); "
-        "the chain still verifies",
+        N_("keys"),
+        N_(
+            "personal fields in the log become unreadable (as if everyone was erased); "
+            "the chain still verifies"
+        ),
         _keys,
         place=_keys_place,
         files=lambda config: (config.path(KEYS_FILE),),

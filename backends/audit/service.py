@@ -388,7 +388,9 @@ class AuditService:
         return proof
 
     def consistency_report(self) -> list[CheckpointStatus]:
-        """Each known checkpoint, oldest first, with whether today's log still extends it:
+        """Each known checkpoint (of this log, or of another id this data dir trusts: a copy's
+        source, or this log before someone renamed it), oldest first, with whether today's log
+        still extends it:
         a consistency proof from it to the current tree that verifies (checkpoints from before
         the tree: the record at its seq still has its hash). ``first_broken`` marks the first
         one the log breaks."""
@@ -397,7 +399,7 @@ class AuditService:
         seen: set[int] = set()
         current_root = self.tree_root(head.seq) if head.seq else merkle.EMPTY_ROOT
         for checkpoint in sorted(
-            [*self.note_checkpoints(), *self.trust.all(self.log.log_id)], key=lambda c: c.seq
+            [*self.note_checkpoints(), *self.trust.all()], key=lambda c: c.seq
         ):
             if checkpoint.seq in seen:
                 continue

@@ -18,7 +18,13 @@ Reasons for a break, in :attr:`Break.reason`:
 - ``unknown checkpoint`` — a checkpoint stored in the database is not signed by the
   trusted key (or is unreadable);
 - ``tree mismatch`` — the records are intact but the Merkle tree stored beside them is not
-  theirs (its nodes were changed): proofs served from it would not verify.
+  theirs (its nodes were changed): proofs served from it would not verify;
+- ``identity changed`` — the trust store holds checkpoints of this chain under another log id
+  (or only of other ids) and the log holds none of their heads: rewritten, then renamed so
+  that no checkpoint would be held to it;
+- ``outside the chain`` — a row at a seq below 1, which no chain covers (never shown);
+- ``schema changed`` — the filter columns are not generated from the record text any more
+  (they could say anything the hash does not cover).
 
 The walk also rebuilds the Merkle tree's root from the records (a compact range, no stored
 node trusted) and holds it to every checkpoint that signs a root and to the stored tree.
@@ -45,6 +51,9 @@ CHECKPOINT_MISMATCH = "checkpoint mismatch"
 TRUNCATED = "truncated"
 UNKNOWN_CHECKPOINT = "unknown checkpoint"
 TREE_MISMATCH = "tree mismatch"
+IDENTITY_CHANGED = "identity changed"
+UNCHAINED = "outside the chain"
+SCHEMA_CHANGED = "schema changed"
 
 BATCH = 4096  # rows per fetch: small enough to stay in cache (measured faster than 50k)
 _digest = operator.methodcaller("digest")
@@ -129,12 +138,42 @@ def trusted_checkpoints(
     """Checkpoints to hold the chain to: the trust store's and the database's valid ones.
 
     A database checkpoint not signed by the trusted key is itself a finding
-    (``unknown checkpoint``); without a trust store, no checkpoint is trusted.
+    (``unknown checkpoint``); without a trust store, no checkpoint is trusted. Checkpoints the
+    trust store holds for *other* log ids count too when this log holds their latest head (a
+    migration's copy: another engine, another id, the same chain); when it holds none of them
+    and no checkpoint of its own id is trusted either, its identity changed (issue 25: a
+    superuser rewrote the log and renamed it, so that no checkpoint would be held to it).
     """
     if trust is None:
         return {}, None
-    found: dict[int, Checkpoint] = {c.seq: c for c in trust.all(log.log_id)}
+    every = trust.all()
+    found: dict[int, Checkpoint] = {c.seq: c for c in every if c.log_id == log.log_id}
     problem: Break | None = None
+    others: dict[str, list[Checkpoint]] = {}
+    for checkpoint in every:
+        if checkpoint.log_id != log.log_id:
+            others.setdefault(checkpoint.log_id, []).append(checkpoint)
+    if others:
+        head = log.head().seq
+        unmatched: list[Checkpoint] = []
+        for checkpoints in others.values():
+            covered = [c for c in checkpoints if 0 < c.seq <= head]
+            entry = log.get(covered[-1].seq) if covered else None
+            if covered and entry is not None and entry.hash == covered[-1].head:
+                for c in covered:  # this log continues that chain: they pin it too
+                    found.setdefault(c.seq, c)
+            else:
+                unmatched.extend(checkpoints)
+        if unmatched and not found:
+            first = min(unmatched, key=lambda c: c.seq)
+            names = ", ".join(sorted({c.log_id for c in unmatched}))
+            problem = Break(
+                max(min(first.seq, head), 1) if head else max(first.seq, 1),
+                IDENTITY_CHANGED,
+                f"this data dir trusts checkpoints of log {names}, but the log now calls itself "
+                f"{log.log_id} and holds none of their heads (first: seq {first.seq}, signed "
+                f"{first.time}): it was rewritten or replaced",
+            )
     for checkpoint in log.checkpoints():
         try:
             checkpoint.check(trust.public_key, log.log_id)
@@ -152,6 +191,22 @@ def trusted_checkpoints(
             continue
         found[checkpoint.seq] = checkpoint
     return found, problem
+
+
+def schema_break(log: AuditLog) -> Break | None:
+    """A row no chain covers, or filter columns that are not the record's (issue 25)."""
+    outside = log.outside_chain()
+    if outside is not None:
+        return Break(
+            outside,
+            UNCHAINED,
+            f"a row is stored at seq {outside}, which no chain covers (inserted below the "
+            "chain; it is never shown or exported)",
+        )
+    problems = log.schema_problems()
+    if problems:
+        return Break(0, SCHEMA_CHANGED, "; ".join(problems))
+    return None
 
 
 def verify_chain(
@@ -174,6 +229,11 @@ def verify_chain(
     started = time.perf_counter()
     progress = progress or Progress()
     checkpoints, checkpoint_problem = trusted_checkpoints(log, trust)
+    schema_problem = schema_break(log)
+    if schema_problem is not None and (
+        checkpoint_problem is None or schema_problem.seq < checkpoint_problem.seq
+    ):
+        checkpoint_problem = schema_problem
     if pinned is not None:
         known = checkpoints.get(pinned.seq)
         if known is not None and known.head != pinned.head and checkpoint_problem is None:

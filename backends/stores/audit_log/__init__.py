@@ -116,7 +116,17 @@ class AuditLog(Protocol):
     def head(self) -> Head: ...
 
     def first_seq(self) -> int | None:
-        """Smallest stored sequence number (1 unless tampered), None when empty."""
+        """Smallest sequence number the chain covers (1 unless tampered), None when empty;
+        every read, filter and count sees only ``seq >= 1``."""
+        ...
+
+    def outside_chain(self) -> int | None:
+        """The smallest stored seq below 1 (a row no chain covers), None when there is none."""
+        ...
+
+    def schema_problems(self) -> list[str]:
+        """What is wrong with the schema reads rely on: the filter columns must be generated
+        from the record text (else they can lie about what the hash covers)."""
         ...
 
     def chain(
@@ -184,6 +194,26 @@ class AuditLog(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+#: the filter columns and what each must be generated from (the record text's key)
+GENERATED = {"event_type": "event", "pseudonym": "pseudonym", "time": "time"}
+
+
+def generated_problems(found: dict[str, tuple[bool, str]]) -> list[str]:
+    """``found``: column -> (is generated, its expression); the columns that are not
+    :data:`GENERATED` from their key of the record."""
+    problems = []
+    for column, key in GENERATED.items():
+        generated, expression = found.get(column, (False, ""))
+        if column not in found:
+            problems.append(f"the column {column} is missing")
+        elif not generated or f"'{key}'" not in expression.replace("'$.", "'"):
+            problems.append(
+                f"the column {column} is not generated from the record's {key!r} (it can say "
+                "anything the hash does not cover)"
+            )
+    return problems
 
 
 def append(log: AuditLog, draft: Draft) -> Entry:

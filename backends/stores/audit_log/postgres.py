@@ -43,6 +43,7 @@ from backends.stores.audit_log import (
     Filter,
     Head,
     NotAPrefix,
+    generated_problems,
 )
 from backends.stores.audit_log.merkle import (
     NodeId,
@@ -774,8 +775,29 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
         return Head(int(rows[0][0]), str(rows[0][1])) if rows else Head()
 
     def first_seq(self) -> int | None:
-        rows = self._query(sql.SQL("SELECT min(seq) FROM {}").format(self._t))
+        rows = self._query(sql.SQL("SELECT min(seq) FROM {} WHERE seq > 0").format(self._t))
         return int(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def outside_chain(self) -> int | None:
+        rows = self._query(sql.SQL("SELECT min(seq) FROM {} WHERE seq < 1").format(self._t))
+        return int(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def schema_problems(self) -> list[str]:
+        rows = self._query(
+            sql.SQL(
+                "SELECT column_name, is_generated, coalesce(generation_expression, '') "
+                "FROM information_schema.columns WHERE table_schema = %s "
+                "AND table_name = 'audit_log'"
+            ),
+            (self.schema,),
+        )
+        found = {str(name): (str(generated), str(expr)) for name, generated, expr in rows}
+        return generated_problems(
+            {
+                name: (generated == "ALWAYS", expr.replace("::text", "").replace('"', ""))
+                for name, (generated, expr) in found.items()
+            }
+        )
 
     def chain(
         self, after_seq: int = 0, *, batch: int = 4096, until_seq: int | None = None
@@ -837,8 +859,7 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
         if before_seq is not None:
             clauses.append(sql.SQL("seq < %s"))
             params.append(before_seq)
-        if not clauses:
-            return sql.SQL(""), params
+        clauses.append(sql.SQL("seq > 0"))  # only what the chain covers (a row at -1 is not)
         return sql.SQL(" WHERE ") + sql.SQL(" AND ").join(clauses), params
 
     def page(self, flt: Filter, offset: int, limit: int) -> list[Entry]:

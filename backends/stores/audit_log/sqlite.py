@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -33,6 +34,7 @@ from backends.stores.audit_log import (
     Filter,
     Head,
     NotAPrefix,
+    generated_problems,
 )
 from backends.stores.audit_log.merkle import (
     MemoryTree,
@@ -140,7 +142,8 @@ def _where(flt: Filter | None, before_seq: int | None = None) -> tuple[str, list
     if before_seq is not None:
         clauses.append("seq < ?")
         params.append(before_seq)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+    clauses.append("seq > 0")  # only what the chain covers (a row at -1 is not)
+    return " WHERE " + " AND ".join(clauses), params
 
 
 _TREE_COUNT = f"SELECT coalesce(max(id) + 1, 0) FROM {_TREE}"
@@ -494,9 +497,32 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
         return Head(int(rows[0][0]), str(rows[0][1])) if rows else Head()  # type: ignore[call-overload]
 
     def first_seq(self) -> int | None:
-        rows = self._query("SELECT min(seq) FROM audit_log")
+        rows = self._query("SELECT min(seq) FROM audit_log WHERE seq > 0")
         value = rows[0][0] if rows else None
         return int(value) if value is not None else None  # type: ignore[call-overload]
+
+    def outside_chain(self) -> int | None:
+        rows = self._query("SELECT min(seq) FROM audit_log WHERE seq < 1")
+        value = rows[0][0] if rows else None
+        return int(value) if value is not None else None  # type: ignore[call-overload]
+
+    def schema_problems(self) -> list[str]:
+        columns = {
+            str(r[1]): int(r[6])  # type: ignore[call-overload]
+            for r in self._query("PRAGMA table_xinfo(audit_log)")
+        }
+        rows = self._query(
+            "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'audit_log'"
+        )
+        text = str(rows[0][0]) if rows else ""
+        found: dict[str, tuple[bool, str]] = {}
+        for name, hidden in columns.items():
+            match = re.search(
+                rf"\b{name}\b[^,]*GENERATED ALWAYS AS \((json_extract\(record, '\$\.\w+'\))\)",
+                text,
+            )
+            found[name] = (hidden in (2, 3), match.group(1) if match else "")
+        return generated_problems(found)
 
     def chain(
         self, after_seq: int = 0, *, batch: int = 4096, until_seq: int | None = None
