@@ -159,11 +159,11 @@ def _service(args: argparse.Namespace, services: Services) -> AuditService:
     read_only = bool(getattr(args, "read_only", False)) or (
         config.audit == "sqlite" and read_only_dir(config.home)
     )
-    if not data_dir and not read_only:
-        return get_service(services)
+    # a log from an earlier release gets its Merkle tree on this first start: say how it goes
+    progress = _progress(bool(getattr(args, "quiet", False)))
     return services.service(
         "audit",
-        lambda: AuditService.open(config, read_only=read_only),
+        lambda: AuditService.open(config, read_only=read_only, progress=progress),
         AuditService.close,
     )
 

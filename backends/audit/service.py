@@ -193,6 +193,7 @@ class AuditService:
         *,
         open_store: StoreOpener = open_store,
         read_only: bool | None = None,
+        progress: Progress | None = None,
         **kwargs: Any,
     ) -> AuditService:
         """The log the configuration names, with its key store, signing key and trust file.
@@ -205,6 +206,8 @@ class AuditService:
         if read_only is None:
             read_only = config.audit == "sqlite" and read_only_dir(config.home)
         context: dict[str, Any] = {"read_only": True} if read_only else {}
+        if progress is not None:  # building the Merkle tree of a log from an earlier release
+            context["progress"] = progress
         audit_log: AuditLog = open_store("audit_log", config, path=config.path(LOG_FILE), **context)
         try:
             keys = KeyStore(config.path(KEYS_FILE), read_only=read_only)

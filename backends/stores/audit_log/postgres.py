@@ -507,8 +507,9 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
     ) -> PostgresAuditLog:
         """The ``schema`` at ``postgres_dsn``."""
         log = cls(config.postgres_dsn, schema=schema, timeout=config.network_timeout)
-        if not context.get("read_only"):
-            log.build_tree()  # a log from before the tree gets it on first start
+        if not context.get("read_only"):  # a log from before the tree gets it on first start
+            progress = context.get("progress")
+            log.build_tree(progress if isinstance(progress, Progress) else None)
         return log
 
     def _connect(self, autocommit: bool = True) -> psycopg.Connection[Any]:

@@ -294,8 +294,14 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
 
     @classmethod
     def from_config(cls, config: Config, *, path: Path, **context: Any) -> SQLiteAuditLog:
-        """The file ``path`` (in the data dir); ``read_only=True`` for a copy."""
-        return cls(path, read_only=bool(context.get("read_only", False)))
+        """The file ``path`` (in the data dir); ``read_only=True`` for a copy; ``progress`` is
+        told how building the Merkle tree of a log from an earlier release goes."""
+        progress = context.get("progress")
+        return cls(
+            path,
+            read_only=bool(context.get("read_only", False)),
+            build=progress if isinstance(progress, Progress) else None,
+        )
 
     def _open(self) -> sqlite3.Connection:
         if self._copy is not None:
