@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QLocale, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -40,7 +40,9 @@ from PySide6.QtWidgets import (
 )
 
 from backends import config as config_module
+from backends import i18n
 from backends.config import Config
+from backends.i18n import gettext_
 from backends.migrate import MigrateOptions, MigrationPlan, migrate, plan_migration
 from backends.migrate import switch_to_server as write_server_profile
 from backends.progress import Progress
@@ -194,7 +196,7 @@ class StorageMapView(QWidget):
         if problems:
             self.status.setText(
                 self.tr("{0} store(s) need attention: {1}").format(
-                    len(problems), ", ".join(r.kind for r in problems)
+                    len(problems), ", ".join(gettext_(r.kind) for r in problems)
                 )
             )
         else:
@@ -202,19 +204,24 @@ class StorageMapView(QWidget):
         self.map_ready.emit(self.rows)
 
     def _fill(self, index: int, row: StorageRow) -> None:
+        # the datum's declared words in the user's language (backends' catalogue); engines
+        # and measured notes are shown as the stores describe them
+        items = row.items_text()
+        if i18n.current() != i18n.DEFAULT and row.items is not None:
+            items = self.tr("{0}: {1}").format(gettext_(row.unit), QLocale().toString(row.items))
         cells = [
-            row.kind,
-            row.assistant,
+            gettext_(row.kind),
+            gettext_(row.assistant),
             row.engine,
-            row.durability,
-            row.items_text(),
+            gettext_(row.durability),
+            items,
             row.size_text(),
-            row.health,
-            row.if_lost,
+            gettext_(row.health),
+            gettext_(row.if_lost),
         ]
         tip = self.tr("Where: {0}").format(row.where)
         if row.note:
-            tip += "\n" + row.note
+            tip += "\n" + gettext_(row.note)
         for column, text in enumerate(cells):
             item = QTableWidgetItem(text)
             item.setToolTip(tip)

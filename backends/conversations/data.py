@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from backends import stores
 from backends.conversations.files import SUFFIX, is_valid_id
 from backends.conversations.service import FOLDER, INDEX_FILE, get_service
+from backends.i18n import N_
 from backends.stores.description import (
     HISTORY,
     NOT_CREATED_YET,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from backends.services import Services
     from backends.stores.vectors import VectorIndex
 
-ASSISTANT = "conversations"
+ASSISTANT = N_("conversations")
 
 
 def _files_place(config: Config) -> Place:
@@ -77,29 +78,29 @@ def _vectors(config: Config, services: Services | None) -> Measurement:
 
 DATA = (
     Datum(
-        "conversations",
+        N_("conversations"),
         ASSISTANT,
         HISTORY,
-        "files",
-        "lost: they are the source of truth (back up this folder)",
+        N_("files"),
+        N_("lost: they are the source of truth (back up this folder)"),
         _files,
         place=_files_place,
     ),
     Datum(
-        "conversation index",
+        N_("conversation index"),
         ASSISTANT,
         RECOMPUTABLE,
-        "rows",
-        "rebuilt from the JSON files at the next start",
+        N_("rows"),
+        N_("rebuilt from the JSON files at the next start"),
         _index,
         place=_index_place,
     ),
     Datum(
-        "conversation vectors",
+        N_("conversation vectors"),
         ASSISTANT,
         RECOMPUTABLE,
-        "vectors",
-        "rebuilt from the JSON files (Rebuild index)",
+        N_("vectors"),
+        N_("rebuilt from the JSON files (Rebuild index)"),
         _vectors,
         role="vectors",
     ),

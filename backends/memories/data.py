@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from backends import stores
+from backends.i18n import N_
 from backends.memories.service import STORE_FILE
 from backends.stores.description import HISTORY, Datum, Measurement
 
@@ -25,11 +26,11 @@ def _memories(config: Config, services: Services | None) -> Measurement:
 
 DATA = (
     Datum(
-        "memories",
-        "memories",
+        N_("memories"),
+        N_("memories"),
         HISTORY,
-        "memories",
-        "lost: the facts the user asked to be remembered (back up this file)",
+        N_("memories"),
+        N_("lost: the facts the user asked to be remembered (back up this file)"),
         _memories,
         role="memories",
         context=_store,

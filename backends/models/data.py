@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
+from backends.i18n import N_
 from backends.models import local
 from backends.stores.description import (
     HISTORY,
@@ -43,12 +44,14 @@ def _measure(config: Config, services: Services | None) -> Measurement:
 
 DATA = (
     Datum(
-        "models",
-        "every assistant",
+        N_("models"),
+        N_("every assistant"),
         HISTORY,
-        "model files",
-        "the copies are gone: add them again from where they came from (links: the files stay "
-        "where the other app keeps them); the bundled model ships with Custodia",
+        N_("model files"),
+        N_(
+            "the copies are gone: add them again from where they came from (links: the files stay "
+            "where the other app keeps them); the bundled model ships with Custodia"
+        ),
         _measure,
         place=_place,
     ),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from backends import stores
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import N_
 from backends.multiagent import tickets
 from backends.multiagent.service import SESSIONS_FILE, get_service
 from backends.stores.description import (
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from backends.stores.ttl import TTLStore
     from backends.stores.vectors import SemanticMemory
 
-ASSISTANT = "multi-agent"
+ASSISTANT = N_("multi-agent")
 
 
 def _mirror(config: Config) -> Mapping[str, object]:
@@ -79,41 +80,41 @@ def _semantic_memory(config: Config, services: Services | None) -> Measurement:
 
 DATA = (
     Datum(
-        "sessions",
+        N_("sessions"),
         ASSISTANT,
         HISTORY,
-        "sessions",
-        "history lost: the SQLite mirror is the durable copy",
+        N_("sessions"),
+        N_("history lost: the SQLite mirror is the durable copy"),
         _sessions,
         role="sessions",
         context=_mirror,
         place=_sessions_place,
     ),
     Datum(
-        "tickets",
+        N_("tickets"),
         ASSISTANT,
         RECOMPUTABLE,
-        "tickets",
-        "nothing durable: a ticket is a 30-minute hand-off; the session records the work",
+        N_("tickets"),
+        N_("nothing durable: a ticket is a 30-minute hand-off; the session records the work"),
         _tickets,
         role="ttl",
     ),
     Datum(
-        "feed",
+        N_("feed"),
         ASSISTANT,
         RECOMPUTABLE,
-        "events",
-        "nothing: every event is also kept in its session",
+        N_("events"),
+        N_("nothing: every event is also kept in its session"),
         _feed,
         role="bus",
-        note="events kept in sessions; the bus itself stores none",
+        note=N_("events kept in sessions; the bus itself stores none"),
     ),
     Datum(
-        "semantic memory",
+        N_("semantic memory"),
         ASSISTANT,
         RECOMPUTABLE,
-        "points",
-        "the experts stop recalling past results; the results stay in their sessions",
+        N_("points"),
+        N_("the experts stop recalling past results; the results stay in their sessions"),
         _semantic_memory,
         role="semantic",
     ),

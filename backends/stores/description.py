@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Self, TypeVar
 
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import N_
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -38,14 +39,14 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-RECOMPUTABLE = "recomputable"
-HISTORY = "history"
-PROVABLE = "provable"
+RECOMPUTABLE = N_("recomputable")
+HISTORY = N_("history")
+PROVABLE = N_("provable")
 DURABILITY = (RECOMPUTABLE, HISTORY, PROVABLE)
 
-OK = "ok"
-NOT_CREATED = "not created yet"
-NEEDS_SERVICES = "needs the running services"
+OK = N_("ok")
+NOT_CREATED = N_("not created yet")
+NEEDS_SERVICES = N_("needs the running services")
 
 
 @dataclass(frozen=True)

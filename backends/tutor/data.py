@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from backends import stores
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import N_
 from backends.stores.description import (
     HISTORY,
     NEEDS_SERVICES,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from backends.stores.graph import Graph
     from backends.stores.vectors import VectorIndex
 
-ASSISTANT = "clinical tutor"
+ASSISTANT = N_("clinical tutor")
 
 
 def _kb_place(config: Config) -> Place:
@@ -80,29 +81,29 @@ def _graph(config: Config, services: Services | None) -> Measurement:
 
 DATA = (
     Datum(
-        "knowledge base",
+        N_("knowledge base"),
         ASSISTANT,
         HISTORY,
-        "chunks",
-        "the shipped notes are imported again; documents you imported are lost",
+        N_("chunks"),
+        N_("the shipped notes are imported again; documents you imported are lost"),
         _kb,
         place=_kb_place,
     ),
     Datum(
-        "knowledge base vectors",
+        N_("knowledge base vectors"),
         ASSISTANT,
         RECOMPUTABLE,
-        "vectors",
-        "rebuilt from the knowledge base chunks (automatically, at the tutor's next start)",
+        N_("vectors"),
+        N_("rebuilt from the knowledge base chunks (automatically, at the tutor's next start)"),
         _vectors,
         role="chunks",
     ),
     Datum(
-        "graph",
+        N_("graph"),
         ASSISTANT,
         RECOMPUTABLE,
-        "relations",
-        "rebuilt from the knowledge base (terms that co-occur in a chunk)",
+        N_("relations"),
+        N_("rebuilt from the knowledge base (terms that co-occur in a chunk)"),
         _graph,
         role="graph",
         context=_graph_file,

@@ -1134,7 +1134,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>Profile: {0}</source>
-        <extracomment>a better model found on first run, offered in the welcome</extracomment>
+        <extracomment>the memory chats kept as threads (once the index is open) a better model found on first run, offered in the welcome</extracomment>
         <translation>Perfil: {0}</translation>
     </message>
     <message>
@@ -2773,6 +2773,10 @@ Cada almacén se elige por separado; «servidor» hace que un almacén use su se
     <message>
         <source>Every store is readable.</source>
         <translation>Todos los almacenes se pueden leer.</translation>
+    </message>
+    <message>
+        <source>{0}: {1}</source>
+        <translation>{0}: {1}</translation>
     </message>
     <message>
         <source>Where: {0}</source>

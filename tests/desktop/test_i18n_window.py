@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDoubleSpinBox,
     QGroupBox,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QMenu,
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTabBar,
     QTableView,
+    QTableWidget,
     QTabWidget,
     QTextEdit,
     QTreeView,
@@ -116,10 +118,17 @@ def test_the_word_check_finds_english_and_spares_spanish() -> None:
     assert english_words("Retrieval-only (in use)") == ["Retrieval", "only", "in"]
 
 
+#: item views whose columns show what the stores say of themselves (engine products and
+#: formats, "SQLite (WAL)", measured notes in the tooltips): (objectName, columns left out,
+#: tooltips left out)
+SELF_DESCRIBED = {"storage_map_table": ({2}, True)}
+
+
 def _item_view_texts(view: QAbstractItemView) -> Iterator[str]:
     model = view.model()
-    if model is None:
+    if model is None or isinstance(view, QHeaderView):  # a header shows its view's model
         return
+    skipped, no_tips = SELF_DESCRIBED.get(view.objectName(), (set(), False))
     if isinstance(view, QTableView):
         columns = view.horizontalHeader().count()
     elif isinstance(view, QTreeView):
@@ -133,7 +142,11 @@ def _item_view_texts(view: QAbstractItemView) -> Iterator[str]:
                 yield value
     for row in range(min(model.rowCount(QModelIndex()), 50)):  # what the window put there
         for column in range(columns):
+            if column in skipped:
+                continue
             for role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+                if no_tips and role == Qt.ItemDataRole.ToolTipRole:
+                    continue
                 value = model.data(model.index(row, column, QModelIndex()), role)
                 if isinstance(value, str):
                     yield value
@@ -259,6 +272,8 @@ def test_every_dialog_has_no_english_word(
     dialogs.append(guide)
     open_inspector(window)
     view = open_storage_map(window)
+    table = view.findChild(QTableWidget, "storage_map_table")
+    qtbot.waitUntil(lambda: table.item(table.rowCount() - 1, 7) is not None, timeout=30_000)
     dialogs.append(view.window())
     for dialog in dialogs:
         if not dialog.testAttribute(Qt.WidgetAttribute.WA_DeleteOnClose):
