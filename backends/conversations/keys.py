@@ -381,6 +381,13 @@ SCRYPT_N = 2**17
 SCRYPT_R = 8
 SCRYPT_P = 1
 SALT_BYTES = 16
+#: the most an entry may cost: twice the default's work (n·r·p; measured 0.6–0.85 s) and
+#: memory (128·n·r: 256 MiB). A hostile entry (n = 2**20, r = 4, p = 4) took 9.2 s before.
+MAX_SCRYPT_WORK = 2 * SCRYPT_N * SCRYPT_R * SCRYPT_P
+MAX_SCRYPT_MEMORY = 2 * 128 * SCRYPT_N * SCRYPT_R
+#: the most entries a passphrase file holds (one per passphrase ever set for the history),
+#: so an unlock that tries each costs at most this many bounded derivations
+MAX_KDF_ENTRIES = 16
 #: the shortest new passphrase accepted (characters)
 MIN_PASSPHRASE = 8
 
@@ -420,9 +427,14 @@ class KdfEntry:
         if not all(isinstance(v, int) and v > 0 for v in (n, r, p)):
             raise ValueError("bad scrypt parameters")
         assert isinstance(n, int) and isinstance(r, int) and isinstance(p, int)
-        # bounded (a hostile file costs at most ~1 s and 512 MiB): n a power of two
-        if n & (n - 1) or n > 2**20 or r > 16 or p > 4 or 128 * r * n > 2**29:
+        # bounded (a hostile entry costs at most ~1 s and 256 MiB): n a power of two
+        if n < 2 or n & (n - 1) or r > 16 or p > 4:
             raise ValueError("scrypt parameters out of range")
+        if n * r * p > MAX_SCRYPT_WORK or 128 * n * r > MAX_SCRYPT_MEMORY:
+            raise ValueError(
+                f"scrypt parameters n={n}, r={r}, p={p} cost more than Custodia ever sets "
+                f"(at most {MAX_SCRYPT_WORK // (SCRYPT_N * SCRYPT_R * SCRYPT_P)}× its default)"
+            )
         return cls(
             str(data["key_id"]),
             base64.b64decode(str(data["salt"]), validate=True),
@@ -462,7 +474,12 @@ class PassphraseFile:
             data = json.loads(raw.decode("utf-8"))
             if not isinstance(data, dict) or data.get("format") != KDF_FORMAT:
                 raise ValueError("not a Custodia passphrase file")
-            return [KdfEntry.from_json(item) for item in data["entries"]]
+            items = data["entries"]
+            if not isinstance(items, list) or len(items) > MAX_KDF_ENTRIES:
+                raise ValueError(
+                    f"more than {MAX_KDF_ENTRIES} entries: Custodia never writes that many"
+                )
+            return [KdfEntry.from_json(item) for item in items]
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
             raise StoreUnavailableError(
                 f"{self.path} is damaged ({err}); the passphrase cannot be checked. Restore it "
@@ -485,7 +502,12 @@ class PassphraseFile:
                 "`custodia rotate-key --passphrase`)"
             )
         wanted = set(prefer)
+        tried: set[tuple[bytes, int, int, int]] = set()
         for entry in sorted(entries, key=lambda e: e.key_id not in wanted):
+            derivation = (entry.salt, entry.n, entry.r, entry.p)
+            if derivation in tried:  # the same derivation twice can only fail twice
+                continue
+            tried.add(derivation)
             key = derive_key(passphrase, entry)
             if hmac.compare_digest(key_id(key), entry.key_id):
                 return key
@@ -502,6 +524,11 @@ class PassphraseFile:
             raise InvalidKeyError(
                 f"a passphrase needs at least {MIN_PASSPHRASE} characters (a few words are "
                 "easier to remember and harder to guess)"
+            )
+        if len(self.entries()) >= MAX_KDF_ENTRIES:
+            raise InvalidKeyError(
+                f"{MAX_KDF_ENTRIES} passphrases have been set for this history, the most it "
+                "keeps: start a new history, or keep using a key instead of a passphrase"
             )
         entry = KdfEntry("", os.urandom(SALT_BYTES), SCRYPT_N, SCRYPT_R, SCRYPT_P)
         key = derive_key(passphrase, entry)
