@@ -58,7 +58,7 @@ def test_the_window_and_the_cli_share_the_semantic_memory(tmp_path: Path) -> Non
         outputs = [p.communicate(timeout=120) for p in procs]
         for proc, (out, err) in zip(procs, outputs, strict=True):
             assert proc.returncode == 0, err
-            assert out.splitlines()[-1].endswith(" done"), out
+            assert out.splitlines()[-1].endswith(" unverified draft"), out
             assert "Semantic memory" not in out, out  # no "unavailable, going on without it"
         assert rounds > 0
         for task in tasks:
