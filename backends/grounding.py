@@ -26,6 +26,7 @@ pass. docs/TUTOR.md says this to clinicians.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import unicodedata
@@ -731,7 +732,21 @@ def _spellings(word: str) -> list[str]:
         out.append(word.replace("f", "ph"))
     if re.match(r"es[bcdfgklmnpqrtvz]", word):
         out += [s[1:] for s in list(out)]
-    return out
+    # Greek spellings English keeps and Spanish drops: "hipo"/"hiper" (hypo-, hyper-), "tiro"
+    # (thyro-), "gluc" (glyc-), "i" for "y" ("acetilcisteína" -> acetylcysteine; issue 27)
+    for spanish, english in _GREEK:
+        out += [s.replace(spanish, english) for s in out if spanish in s]
+    if 0 < word.count("i") <= 3:
+        for s in list(out):
+            places = [i for i, c in enumerate(s) if c == "i"]
+            for chosen in itertools.chain.from_iterable(
+                itertools.combinations(places, n) for n in range(1, len(places) + 1)
+            ):
+                out.append("".join("y" if i in chosen else c for i, c in enumerate(s)))
+    return list(dict.fromkeys(out))
+
+
+_GREEK = (("hipo", "hypo"), ("hiper", "hyper"), ("tiro", "thyro"), ("gluc", "glyc"))
 
 
 def _cognate(word: str, vocabulary: Vocabulary) -> str:
