@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from backends.grounding import Quote, Vocabulary, content, normal, words
+from backends.grounding import Quote, Vocabulary, content, fold, normal, words
 
 
 def _normals(text: str) -> frozenset[str]:
@@ -134,8 +134,10 @@ _NOT_A_NAME = frozenset(
 def _identifies(said: Sequence[str]) -> bool:
     """Whether the question asks for a name ("which drug class…", "in which infection…",
     "¿qué bacteria…?"), not for an aspect of its subject."""
-    if any(w in _IDENTIFYING for w in said[:2]):
-        return True
+    for i, w in enumerate(said[:2]):
+        # "¿cuáles son los síntomas…?" asks "what are the symptoms", not for a name
+        if w in _IDENTIFYING and said[i + 1 : i + 2] not in (["es"], ["son"]):
+            return True
     return len(said) > 1 and said[0] in ("que", "what") and said[1] not in _NOT_A_NAME
 
 
@@ -263,3 +265,21 @@ def endings(question: str, vocabulary: Vocabulary) -> dict[str, str]:
         if out:
             translation[suffix] = " ".join(out)
     return translation
+
+
+#: endings of Spanish words that name a condition or a drug ("apendicitis", "omeprazol")
+_TERM = re.compile(
+    r"(?:itis|osis|iasis|emia|oma|patia|algia|ectomia|scopia|grafia|plejia|"
+    r"azol|cilina|micina|pril|sartan|mab|olol|pina|zina|ona)$"
+)
+
+
+def term_like(word: str, question: str) -> bool:
+    """Whether a Spanish word the glossary could not translate names a condition or a drug
+    (its ending, or a capital inside the question): a topic, not a word of the question."""
+    folded = fold(word)
+    if _TERM.search(folded):
+        return True
+    return bool(
+        re.search(rf"(?<!^)(?<![¿¡])\b{re.escape(word[:1].upper() + word[1:])}\b", question)
+    )

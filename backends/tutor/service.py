@@ -1396,6 +1396,15 @@ class TutorService:
             rule = LEXICAL_RULE
         similarity = max(similarities, default=0.0)
         unknown = any(w not in vocabulary for w in retrieval.asked)
+        if retrieval.language == "es":
+            # a Spanish word the glossary and the cognate rules could not put in the notes'
+            # words says nothing of the notes ("valora", "plazo"): only one shaped like a
+            # term ("apendicitis", "omeprazol", a name) is a topic the notes may lack
+            said = {grounding.normal(w): w for w in grounding.words(retrieval.question)}
+            unknown = any(
+                w not in vocabulary and aspects.term_like(said.get(w, w), retrieval.question)
+                for w in retrieval.asked
+            )
         if similarity < rule.similarity or covered_by < rule.lexical:
             return False
         if unknown and (similarity < rule.unknown or covered_by < rule.unknown_lexical):
@@ -1407,6 +1416,8 @@ class TutorService:
         best = quotes[0]
         subject = set(grounding.content(titles.get(best.number, "")))
         beyond = [w for w in retrieval.asked if w not in subject]
+        if retrieval.language == "es":  # an untranslated word is in no English quote
+            beyond = [w for w in beyond if w in vocabulary]
         if beyond and not set(beyond) & set(grounding.content(best.text)):
             return False
         asked_words = grounding.words(retrieval.question)
