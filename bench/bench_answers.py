@@ -27,7 +27,8 @@ the best passage holds) was chosen on this set by a grid over its three floors, 
 (the product's embedder); other embedders get the lexical rule.
 
 Run: ``python -m bench.bench_answers`` (``--quick``: the extractive answer only, no model;
-``--use``: the multilingual Universal Sentence Encoder instead of MiniLM).
+``--use``: the multilingual Universal Sentence Encoder instead of MiniLM; ``--first``: only
+the time to a correct shown answer, composed first vs draft-then-check, default model).
 
 Also run: ``bench/data/near_miss_eval.json`` (near misses of both kinds and new topics after
 an uncovered question) and ``bench/data/tutor_es_eval.json`` (Spanish), both written before
@@ -198,6 +199,47 @@ def run_set(tutor: TutorService, path: Path) -> tuple[dict[str, Any], list[dict[
     return summary, rows
 
 
+def run_first_answer(tutor: TutorService, every: int = 4) -> dict[str, Any]:
+    """The right answer first (issue 24): on every ``every``-th covered English question, the
+    time until a correct answer is on screen — the composed answer (asked with
+    ``draft=False``, as the tab does first) when it states the key fact, else the model's
+    draft when it passes and does — against the time before the draft-then-check turn shows
+    anything (the tab before: the answer appeared only after the draft)."""
+    data = json.loads(ANSWERS.read_text("utf-8"))
+    items = [i for i in data["covered"] if i["lang"] == "en"][::every]
+    first: list[float] = []
+    before: list[float] = []
+    correct_first = correct_before = 0
+    for item in items:
+        started = time.perf_counter()
+        composed = tutor.ask(item["question"], "bench", draft=False)
+        composed_s = time.perf_counter() - started
+        started = time.perf_counter()
+        drafted = tutor.ask(item["question"], "bench", draft=True)
+        drafted_s = time.perf_counter() - started
+        before.append(drafted_s)
+        correct_before += states(drafted.answer, item["key"])
+        if states(composed.answer, item["key"]):
+            first.append(composed_s)
+            correct_first += 1
+        elif (
+            drafted.grounding is not None
+            and drafted.grounding.mode == "generated"
+            and states(drafted.answer, item["key"])
+        ):
+            first.append(composed_s + drafted_s)
+            correct_first += 1
+    return {
+        "questions": len(items),
+        "correct shown (composed first)": correct_first / len(items),
+        "median s to a correct shown answer (composed first)": statistics.median(first)
+        if first
+        else None,
+        "correct shown (draft, then check)": correct_before / len(items),
+        "median s to any shown answer (draft, then check)": statistics.median(before),
+    }
+
+
 def summarise(rows: list[dict[str, Any]], label: str) -> dict[str, Any]:
     covered = [r for r in rows if r["covered"]]
     uncovered = [r for r in rows if not r["covered"] and not r["near_miss"]]
@@ -324,6 +366,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         configurations.insert(0, (f"default model ({choice.model.name})", choice.model))
     details: dict[str, list[dict[str, Any]]] = {}
     set_summaries: list[dict[str, Any]] = []
+    if "--first" in argv:  # only the time to a correct shown answer, default model
+        label, chat = configurations[0]
+        with tempfile.TemporaryDirectory() as home:
+            tutor = _tutor(Path(home), embedder, chat)
+            try:
+                first = run_first_answer(tutor)
+            finally:
+                tutor.close()
+        first["configuration"] = label
+        print(table([first]))
+        write("answers_first", first)
+        return first
     for label, chat in configurations:
         with tempfile.TemporaryDirectory() as home:
             tutor = _tutor(Path(home), embedder, chat)
