@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from backends import stores
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import N_
 from backends.net import http_json
 
 if TYPE_CHECKING:
@@ -52,12 +53,15 @@ class Check:
 Probe = Callable[[Check], None]
 
 #: the doctor's store rows: its name for each, and the datum whose store it asks
+#: where a model runs when it runs in this process
+LOCAL = N_("local")
+
 STORES = (
-    ("sessions/tickets/feed", "tickets"),
-    ("audit log", "audit log"),
-    ("graph", "graph"),
-    ("semantic memory", "semantic memory"),
-    ("vector index", "conversation vectors"),
+    (N_("sessions/tickets/feed"), "tickets"),
+    (N_("audit log"), "audit log"),
+    (N_("graph"), "graph"),
+    (N_("semantic memory"), "semantic memory"),
+    (N_("vector index"), "conversation vectors"),
 )
 
 
@@ -222,7 +226,7 @@ def _probe_ollama(config: Config) -> Probe:
 def plan(config: Config, services: Services | None = None) -> list[tuple[Check, Probe]]:
     """The checks this configuration needs, in report order."""
     checks: list[tuple[Check, Probe]] = [
-        (Check("data dir", "sqlite", str(config.home)), _probe_data_dir(config)),
+        (Check(N_("data dir"), "sqlite", str(config.home)), _probe_data_dir(config)),
     ]
     from backends.storage_map import DATA  # the assistants' declarations (imported on use)
 
@@ -232,22 +236,26 @@ def plan(config: Config, services: Services | None = None) -> list[tuple[Check, 
         store = stores.describe(datum.role, config, **datum.context(config))
         checks.append((Check(role, store.label, store.address), _probe_store(config, datum)))
     checks.extend(_file_checks(config))
-    checks.append((Check("embedder", config.embedder, "local"), _probe_embedder(config, services)))
+    checks.append(
+        (Check(N_("embedder"), config.embedder, LOCAL), _probe_embedder(config, services))
+    )
     if services is not None:
         sessions = data["sessions"]
         where = stores.describe(sessions.role, config, **sessions.context(config)).location
-        check = Check("multi-agent layers", "sessions", where)
+        check = Check(N_("multi-agent layers"), "sessions", where)
         checks.append((check, _probe_multiagent_layers(services)))
-    checks.append((Check("chat model", config.chat_model, "local"), _probe_chat(config, services)))
+    checks.append(
+        (Check(N_("chat model"), config.chat_model, LOCAL), _probe_chat(config, services))
+    )
     from backends.models.settings import ASSISTANTS
 
     for assistant in ASSISTANTS:  # a row for each assistant that runs a model of its own
         key = config.model_for(assistant)
         if key != config.chat_model:
-            check = Check(f"chat model ({assistant})", key, "local")
+            check = Check(f"chat model ({assistant})", key, LOCAL)
             checks.append((check, _probe_chat(config, services, assistant)))
     folders = ", ".join(str(f) for f in [config.path("models"), *config.model_folders])
-    check = Check("model files", "gguf", folders, required=False)
+    check = Check(N_("model files"), "gguf", folders, required=False)
     checks.append((check, _probe_model_files(config)))
     chat_models = [config.chat_model, *config.models.values()]
     ollama_needed = config.embedder.startswith("ollama") or any(

@@ -3142,6 +3142,10 @@ last used {1}; {2} turn(s)</source>
 <context>
     <name>doctor</name>
     <message>
+        <source>not usable</source>
+        <translation>no se puede usar</translation>
+    </message>
+    <message>
         <source>○ Ollama: not used by this configuration (optional; none running at {0})</source>
         <translation>○ Ollama: esta configuración no lo usa (opcional; no hay ninguno en ejecución en {0})</translation>
     </message>
