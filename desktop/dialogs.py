@@ -33,6 +33,7 @@ from backends import __version__, doctor
 from backends import config as config_module
 from backends.config import Config
 from backends.errors import ConfigError
+from backends.i18n import gettext_
 from backends.models import settings as generation
 from backends.models.registry import OFFERED_BUILTINS, ModelOption
 from backends.progress import Progress
@@ -422,16 +423,18 @@ def user_line(check: doctor.Check) -> str:
     version = f" {check.version}" if check.version else ""
     dims = check.details.get("dimension")
     what = f"{check.kind}{version}" + (f", {dims}-d" if dims else "")
+    role, where = gettext_(check.role), gettext_(check.where)  # the check's words, translated
     if check.ok:
-        return f"✓ {check.role}: {what} — {check.where}"
+        return f"✓ {role}: {what} — {where}"
     if check.required:
-        return f"✗ {check.role}: {what} — {check.reason or 'not usable'}"
+        reason = check.reason or QCoreApplication.translate("doctor", "not usable")
+        return f"✗ {role}: {what} — {reason}"
     if check.role == "ollama":
         return QCoreApplication.translate(
             "doctor", "○ Ollama: not used by this configuration (optional; none running at {0})"
         ).format(check.where)
     return QCoreApplication.translate("doctor", "○ {0}: optional, not in use — {1}").format(
-        check.role, check.reason or check.where
+        role, check.reason or where
     )
 
 
