@@ -906,7 +906,14 @@ class ConversationAgent:
                 cid,
             ) from failure
         stopped = stopped or should_stop()
-        conversation, answer_index = self._save_answer(cid, answer, choice, stopped=stopped)
+        try:
+            conversation, answer_index = self._save_answer(cid, answer, choice, stopped=stopped)
+        except CustodiaEnvironmentError as err:  # e.g. the disk filled up since the message
+            raise TurnFailedError(
+                f"the answer could not be saved ({err}) — your message is saved in "
+                f"conversation {cid}; ask again once the problem is solved",
+                cid,
+            ) from err
         self._index_messages(conversation, [user_index, answer_index])
         checked = (
             ()
