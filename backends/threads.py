@@ -236,6 +236,24 @@ class ThreadIndex:
             )
         return Turn(position, role, stored, audit_seq)
 
+    def replace_turns(self, thread_id: str, messages: list[tuple[str, str]]) -> None:
+        """A memory chat's messages as they are now (an edit or a regenerated answer
+        replaces what followed); the first user message titles an untitled thread."""
+        with self._tx() as db:
+            row = db.execute("SELECT title FROM threads WHERE id = ?", (thread_id,)).fetchone()
+            if row is None:
+                raise KeyError(thread_id)
+            db.execute("DELETE FROM turns WHERE thread = ?", (thread_id,))
+            db.executemany(
+                "INSERT INTO turns (thread, position, role, text) VALUES (?, ?, ?, ?)",
+                [(thread_id, n, role, text) for n, (role, text) in enumerate(messages)],
+            )
+            title = row[0] or next((title_from(t) for r, t in messages if r == "user"), "")
+            db.execute(
+                "UPDATE threads SET title = ?, updated = ? WHERE id = ?",
+                (title, time.time(), thread_id),
+            )
+
     def turns(self, thread_id: str) -> list[Turn]:
         with self._lock:
             rows = self._conn.execute(
@@ -250,6 +268,10 @@ def get_index(services: Services) -> ThreadIndex:
     """The process's thread index (one per data dir, closed with the services)."""
     home = services.config.home
     return services.service("threads", lambda: ThreadIndex.in_home(home), ThreadIndex.close)
+
+
+#: the name every assistant package's service is built by (desktop/main_window.py)
+get_service = get_index
 
 
 def _measure(config: Config, services: Services | None) -> Measurement:

@@ -39,6 +39,7 @@ from desktop.i18n import QT_TRANSLATE_NOOP, config_word
 from desktop.model_picker import TITLES, ModelPicker
 from desktop.tabs import TABS, TabPieces, build_tabs
 from desktop.theme import MODES, Theme
+from desktop.thread_list import MemoryChatThreads
 from desktop.welcome import SETTINGS_KEY as WELCOME_KEY
 from desktop.welcome import WelcomeBanner
 from desktop.workers import Emit, WorkerPool
@@ -84,6 +85,7 @@ SERVICE_PACKAGES: dict[str, str] = {
     "conversations": "backends.conversations",
     "tutor": "backends.tutor",
     "audit": "backends.audit",
+    "threads": "backends.threads",
 }
 
 
@@ -164,6 +166,9 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         for widget, title in build_tabs(tab_pieces(services), self.workers, self):
             self.tabs.addTab(widget, title)
+        #: the memory chats kept as threads (once the index is open)
+        self.memory_threads: MemoryChatThreads | None = None
+        self._keep_memory_chats()
         central = QWidget(self)
         central.setObjectName("central")
         column = QVBoxLayout(central)
@@ -192,6 +197,36 @@ class MainWindow(QMainWindow):
             self._find_better_model()
 
     # -- construction ----------------------------------------------------------------------
+    def _keep_memory_chats(self) -> None:
+        """The memory chats kept as threads, in a sidebar beside the transcript (issue 30);
+        the index opens in a worker, as every service does."""
+        tab = self.tabs.findChild(QWidget, "memories")
+        splitter = self.tabs.findChild(QSplitter, "memories_splitter")
+        if tab is None or splitter is None or not hasattr(tab, "show_conversation"):
+            return
+        # in place now, so the splitter's remembered sizes count it; it lists once open
+        self.memory_threads = MemoryChatThreads(tab)  # type: ignore[arg-type]
+        self.memory_threads.setParent(self)
+        splitter.insertWidget(0, self.memory_threads.sidebar)
+        splitter.setStretchFactor(0, 0)
+        index = service_handle(self.services, "threads")
+
+        def job(progress: Progress, emit: Emit) -> Any:
+            return index.get()
+
+        handle = self.workers.start("threads: open", job)
+        handle.signals.succeeded.connect(self._on_threads_opened)
+        handle.signals.failed.connect(self._on_threads_failed)
+
+    def _on_threads_opened(self, index: Any) -> None:
+        if self.memory_threads is not None:
+            self.memory_threads.attach(index)
+
+    def _on_threads_failed(self, message: str, environment: bool) -> None:
+        log.warning("memory chats not kept as threads: %s", message)
+        if self.memory_threads is not None:
+            self.memory_threads.sidebar.setVisible(False)
+
     def _build_status_bar(self) -> None:
         cfg = self.services.config
         bar = self.statusBar()

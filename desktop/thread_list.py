@@ -11,8 +11,9 @@ Each item's ``UserRole`` is the thread's id.
 from __future__ import annotations
 
 import time
+from typing import Protocol
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from backends.models.chat import Message
 from backends.threads import Thread, ThreadIndex
 
 
@@ -47,7 +49,11 @@ class ThreadList(QWidget):
     new_requested = Signal()
 
     def __init__(
-        self, index: ThreadIndex, assistant: str, person: str, parent: QWidget | None = None
+        self,
+        index: ThreadIndex | None,
+        assistant: str,
+        person: str,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName(f"{assistant}_threads")
@@ -101,7 +107,12 @@ class ThreadList(QWidget):
 
     # -- the list --------------------------------------------------------------------------
     def threads(self) -> list[Thread]:
-        return self.index.list(self.assistant, self.person)
+        return [] if self.index is None else self.index.list(self.assistant, self.person)
+
+    def set_index(self, index: ThreadIndex) -> None:
+        """The index, once open (the sidebar is shown before: the window does not wait)."""
+        self.index = index
+        self.refresh()
 
     def refresh(self, current: str = "") -> None:
         """Read the list again (keeping ``current``, or the selection, selected)."""
@@ -154,6 +165,8 @@ class ThreadList(QWidget):
             self.rename(str(item.data(Qt.ItemDataRole.UserRole)), title)
 
     def rename(self, thread_id: str, title: str) -> bool:
+        if self.index is None:
+            return False
         try:
             self.index.rename(thread_id, title)
         except ValueError:
@@ -168,6 +181,8 @@ class ThreadList(QWidget):
 
     def delete(self, thread_id: str) -> None:
         """Hide the thread now; Undo brings it back while this list is shown."""
+        if self.index is None:
+            return
         thread = self.index.get(thread_id)
         self.index.delete(thread_id)
         self.deleted.append(thread_id)
@@ -177,9 +192,70 @@ class ThreadList(QWidget):
         self.refresh()
 
     def undo(self) -> None:
-        if not self.deleted:
+        if not self.deleted or self.index is None:
             return
         thread_id = self.deleted.pop()
         self.index.restore(thread_id)
         self.undo_bar.setVisible(bool(self.deleted))
         self.refresh(thread_id)
+
+
+class ChatTab(Protocol):
+    """What :class:`MemoryChatThreads` needs of the memories tab."""
+
+    transcript_changed: SignalInstance
+
+    @property
+    def history(self) -> list[Message]: ...
+
+    def show_conversation(self, messages: list[Message]) -> None: ...
+
+
+class MemoryChatThreads(QObject):
+    """Keeps the memories tab's chats as threads: each turn saves the conversation shown;
+    choosing a thread shows it again; the newest is reopened at start (after a restart the
+    chat is where it was left). ``sidebar`` goes beside the transcript."""
+
+    def __init__(self, tab: ChatTab, index: ThreadIndex | None = None, person: str = "me") -> None:
+        super().__init__()
+        self.tab = tab
+        self.index: ThreadIndex | None = None
+        self.sidebar = ThreadList(None, "memories", person)
+        #: the thread shown ("" : a new one, created by its first turn)
+        self.current = ""
+        tab.transcript_changed.connect(self._on_transcript_changed)
+        self.sidebar.thread_chosen.connect(self.open)
+        self.sidebar.new_requested.connect(self._on_new_requested)
+        if index is not None:
+            self.attach(index)
+
+    def attach(self, index: ThreadIndex) -> None:
+        """Use ``index`` (open now): list its threads and reopen the newest."""
+        self.index = index
+        self.sidebar.set_index(index)
+        newest = self.sidebar.threads()
+        if newest and not self.tab.history:
+            self.open(newest[0].id)
+
+    def open(self, thread_id: str) -> None:
+        if self.index is None:
+            return
+        messages = [Message(t.role, t.text) for t in self.index.turns(thread_id)]
+        self.current = thread_id
+        self.tab.show_conversation(messages)
+        self.sidebar.refresh(thread_id)
+
+    def _on_new_requested(self) -> None:
+        self.current = ""
+        self.tab.show_conversation([])
+        self.sidebar.list.clearSelection()
+        self.sidebar.list.setCurrentRow(-1)
+
+    def _on_transcript_changed(self) -> None:
+        history = [(m.role, m.content) for m in self.tab.history]
+        if not history or self.index is None:
+            return
+        if not self.current or self.index.get(self.current) is None:
+            self.current = self.index.create("memories", self.sidebar.person).id
+        self.index.replace_turns(self.current, history)
+        self.sidebar.refresh(self.current)

@@ -299,6 +299,9 @@ class ProposalRow(QFrame):
 class MemoriesTab(QWidget):
     """The memory assistant: chat, memories used, memory panel."""
 
+    #: a turn ended: the conversation (:attr:`history`) may be kept (desktop/thread_list.py)
+    transcript_changed = Signal()
+
     def __init__(
         self,
         service: Lazy[MemoryAssistant],
@@ -652,9 +655,6 @@ class MemoriesTab(QWidget):
         self.memory_status.style().polish(self.memory_status)
         running = self._reembed is not None
         self.reembed_all.setVisible(status.recall_limited and not running)
-        if status.reembed_now and not running and not getattr(self, "_reembedded", False):
-            self._reembedded = True  # memories of the previous default model: once, unasked
-            self._on_reembed_all_clicked()
 
     def _on_job_failed(self, message: str, environment: bool) -> None:
         if environment:
@@ -771,6 +771,22 @@ class MemoriesTab(QWidget):
         self.stop.setText(self.tr("Stop"))
         self.stop.setEnabled(True)
         self.send.setEnabled(self._ready)
+        self._update_message_actions()
+        self.transcript_changed.emit()
+
+    def show_conversation(self, messages: list[Message]) -> None:
+        """Show a kept thread's messages, or none (a new thread); nothing is asked."""
+        if self._turn is not None:
+            return
+        self._drop_exchanges(0)
+        self._editing = None
+        self.cancel_edit.setVisible(False)
+        for asked, answer in zip(messages[::2], messages[1::2], strict=False):
+            user = self._add_bubble("user", asked.content)
+            user.remember_button.setEnabled(True)
+            reply = self._add_bubble("assistant", "")
+            reply.finish(answer.content, ())
+            self._exchanges.append(_Exchange(user, reply, [asked, answer]))
         self._update_message_actions()
 
     def _on_stop_clicked(self) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton
 
 from backends.threads import ThreadIndex
 from desktop.thread_list import ThreadList
@@ -41,3 +42,46 @@ def test_the_sidebar_lists_reopens_renames_and_undoes_a_delete(qtbot: Any, tmp_p
     with qtbot.waitSignal(widget.new_requested):
         widget.new_button.click()
     index.close()
+
+
+def test_a_memory_chat_is_where_it_was_left_after_a_restart(
+    qtbot: Any, custodia_config: Any, custodia_qsettings: Any
+) -> None:
+    """Quit and reopen: the chat is shown again and listed in the sidebar; New starts
+    another; the first is reopened with a click."""
+    from PySide6.QtWidgets import QTabWidget, QWidget
+
+    from backends.services import Services
+    from desktop.main_window import MainWindow
+    from tests.desktop.tabs.test_memories import messages, say
+
+    def open_window() -> Any:
+        window = MainWindow(Services(custodia_config), settings=custodia_qsettings)
+        qtbot.addWidget(window, before_close_func=lambda w: w.workers.shutdown())
+        with qtbot.waitSignal(window.checks_ready, timeout=60_000):
+            window.show()
+        tab = window.findChild(QWidget, "memories")
+        window.findChild(QTabWidget, "assistants").setCurrentWidget(tab)
+        qtbot.waitUntil(lambda: tab.findChild(QPushButton, "send").isEnabled(), timeout=30_000)
+        qtbot.waitUntil(lambda: window.memory_threads.index is not None, timeout=30_000)
+        return window, tab
+
+    first, tab = open_window()
+    say(qtbot, tab, "My favourite colour is green.")
+    sidebar = first.memory_threads.sidebar
+    assert titles(sidebar) == ["My favourite colour is green."]
+    first.services.close()
+    first.close_now()
+
+    second, tab = open_window()
+    assert tab.history[0].content == "My favourite colour is green."
+    assert len(messages(tab)) == 2
+    sidebar = second.memory_threads.sidebar
+    kept = sidebar.list.item(0).data(Qt.ItemDataRole.UserRole)
+    sidebar.new_button.click()
+    assert messages(tab) == [] and tab.history == []
+    say(qtbot, tab, "I play the cello.")
+    assert titles(sidebar) == ["I play the cello.", "My favourite colour is green."]
+    second.memory_threads.open(kept)
+    assert tab.history[0].content == "My favourite colour is green."
+    second.close_now()
