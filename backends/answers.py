@@ -247,15 +247,21 @@ def repeats_earlier(answer: str, earlier: Sequence[str]) -> bool:
 
 
 def parroting(
-    draft: str, *, sources: Iterable[str] = (), earlier: Sequence[str] = (), question: str = ""
+    draft: str,
+    *,
+    sources: Iterable[str] = (),
+    earlier: Sequence[str] = (),
+    question: str = "",
+    numbers: bool = True,
 ) -> str:
-    """Why ``draft`` parrots (as a whole), for people, or "" when it does not."""
+    """Why ``draft`` parrots (as a whole), for people, or "" when it does not
+    (``numbers``: as in :func:`invented_specifics`)."""
     if repeats_earlier(draft, earlier):
         return "it repeats an earlier answer of this conversation for a new question"
     echoed = echoed_scaffolding(draft)
     if echoed:
         return f"it copies the prompt (“{echoed}”)"
-    invented = invented_specifics(draft, [*sources, question])
+    invented = invented_specifics(draft, [*sources, question], numbers=numbers)
     if invented:
         return "it states what no source holds: " + ", ".join(invented[:3])
     return ""

@@ -20,6 +20,7 @@ from backends.cli import ask_subparsers, positive_int
 from backends.memories.service import AssistantSettings, MemoryAssistant, get_service
 from backends.progress import Progress
 from backends.services import Services
+from backends.stores.memories import Hit
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -126,7 +127,7 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     _warn_limited(assistant)
     drafting: list[bool] = []
 
-    def on_answer(answer: Answer) -> None:
+    def on_answer(answer: Answer, used: tuple[Hit, ...]) -> None:
         # the composed answer, at once; the model's draft follows on stderr while it runs
         if answer.sentences:
             print(render_text(answer), flush=True)

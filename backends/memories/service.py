@@ -595,19 +595,21 @@ class MemoryAssistant:
         on_token: TokenCallback | None = None,
         should_stop: Callable[[], bool] | None = None,
         *,
-        on_answer: Callable[[Answer], None] | None = None,
+        on_answer: Callable[[Answer, tuple[Hit, ...]], None] | None = None,
         draft: bool | None = None,
         earlier_drafts: Sequence[str] = (),
     ) -> TurnResult:
-        """Answer ``message`` (AL1, AL2): the answer composed from the memories first (to
-        ``on_answer``, at once), then the model's draft streamed to ``on_token``, shown in
-        its place only when every sentence of it is stated by a memory (:mod:`backends.
-        answers`). ``draft``: True asks the model whatever its pass rate ("Ask the model to
-        rephrase"), False never; None: unless this model's drafts rarely pass, or the user was
-        never told the answer. A question not about the user gets the model's words, labelled
-        as its own. ``earlier_drafts``: the model's earlier drafts in this thread, shown or
-        not (a draft repeating one for a new question is withheld). "Remember that …" stores
-        the fact instead (no model call)."""
+        """Answer ``message`` (AL1, AL2).
+
+        The answer composed from the memories goes to ``on_answer`` at once (with the
+        memories its ``[n]`` number); then the model's draft streams to ``on_token`` and is
+        shown in its place only when every sentence of it is stated by a memory
+        (:mod:`backends.answers`). ``draft``: True asks the model whatever its pass rate ("Ask
+        the model to rephrase"), False never; None: unless this model's drafts rarely pass,
+        or the user was never told the answer. A question not about the user gets the
+        model's words, labelled as its own. ``earlier_drafts``: the model's earlier drafts in
+        this thread, shown or not (a draft repeating one for a new question is withheld).
+        "Remember that …" stores the fact instead (no model call)."""
         message = checked_text(message, "the message").strip()
         if not message:
             raise EmptyTextError("the message is empty")
@@ -626,13 +628,30 @@ class MemoryAssistant:
                 proposals=(proposal,) if proposal else (),
                 threshold=self.recall_threshold,
             )
-        recalled, candidates = self._candidates(message)
         chat = self.chat
+        if "?" not in message and factual_statements(message):
+            # the user told something, asked nothing: no answer to compose, nothing to draft
+            proposals = tuple(self.propose(message))
+            said = TEXTS[language(message)]["offer" if proposals else "known"]
+            noted = Answer(COMPOSED, (answers.Shown(said, SUPPORTED, 0),))
+            if on_answer is not None:
+                on_answer(noted, ())
+            return TurnResult(
+                message,
+                noted.text,
+                proposals=proposals,
+                model=chat.name,
+                threshold=self.recall_threshold,
+                shown=noted,
+                about_user=True,
+            )
+        recalled, candidates = self._candidates(message)
         composed = compose(
             message,
             [h.text for h in candidates],
             [h.similarity for h in candidates],
             retrieval_only=chat.retrieval_only,
+            recalled=len(recalled),
         )
         # the memories shown as used: those recalled, then any other the answer cites
         used = list(recalled)
@@ -649,7 +668,7 @@ class MemoryAssistant:
             ),
         )
         if on_answer is not None:
-            on_answer(composed)
+            on_answer(composed, tuple(used))
         key = self.draft_key(chat.name)
         wanted = draft
         if wanted is None:
@@ -677,11 +696,11 @@ class MemoryAssistant:
                 needs_support=needs_support,
             )
             checked = tuple(grounding.check_sentences(draft_text, sources)) if used else ()
-            if stopped:
+            if composed.mode == MODEL:  # stopped too: what it said stays, as its own words
+                shown = self._model_answer(composed, draft_text, judged, language(message))
+            elif stopped:
                 reason = "the model's draft was stopped before it finished"
                 shown = replace(composed, draft=draft_text, draft_sentences=judged, reason=reason)
-            elif composed.mode == MODEL:
-                shown = self._model_answer(composed, draft_text, judged, language(message))
             else:
                 lang_texts = TEXTS[language(message)]
                 cited = set(composed.cited)
@@ -695,9 +714,14 @@ class MemoryAssistant:
                 )
                 self.draft_stats.record(key, shown.mode == answers.GENERATED)
         proposals = tuple(self.propose(message))
+        text = shown.text
+        if shown.mode == MODEL and shown.draft and not shown.withheld:
+            # its own Markdown, all of it (a code block ends in no full stop)
+            fenced = shown.draft.rstrip().endswith("```")
+            text = shown.draft if fenced else grounding.complete_sentences(shown.draft)
         return TurnResult(
             message,
-            shown.text,
+            text,
             used=tuple(used),
             proposals=proposals,
             retrieval_only=chat.retrieval_only,

@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from backends.answers import MODEL, Answer, Shown
 from backends.grounding import CheckedSentence
 from backends.memories import (
     FoundMemory,
@@ -64,7 +65,8 @@ from backends.models.chat import Message
 from backends.progress import Progress
 from backends.services import Lazy, ModelChoices
 from desktop import theme
-from desktop.markdown import MessageView, checked_html, checked_list_html
+from desktop.answer_html import answer_html, counts
+from desktop.markdown import MessageView
 from desktop.model_picker import ModelPicker
 from desktop.workers import Emit, JobHandle, WorkerPool
 
@@ -80,8 +82,9 @@ QFrame#transcript_message[role="user"] {{ background: {user_bubble}; margin-left
 QFrame#transcript_message[role="assistant"] {{
     background: {assistant_bubble}; margin-right: 48px; }}
 QLabel#message_memories, QLabel#message_status, QLabel#transcript_intro,
-QLabel#message_checked_legend {{ color: {muted}; }}
+QLabel#message_checked_legend, QLabel#message_draft {{ color: {muted}; }}
 QLabel#message_memories, QLabel#message_checked_legend {{ font-size: 11px; }}
+QLabel#message_draft {{ font-style: italic; }}
 QLabel#message_status {{ font-style: italic; }}
 QFrame#code_block {{ background: {code}; border-radius: 4px; }}
 QFrame#proposal {{ background: {proposal}; border: 1px solid {proposal_border};
@@ -125,20 +128,27 @@ CITE_SCHEME = "memory"
 class MessageBubble(MessageView):
     """One message of the transcript (Markdown, copy, edit / regenerate) with "Remember".
 
-    A finished answer whose sentences were checked against the memories used (CT9) shows
-    them marked (``message_checked``, properties ``checked``, ``from_memories``, ``own``): a
-    sentence a memory states with ✓ and its ``[n]`` (a ``memory:n`` link, ``cite_activated``),
-    any other muted as the assistant's own; a legend says which is which
-    (``message_checked_legend``).
+    An answer is shown as :mod:`backends.answers` made it (``message_checked``, properties
+    ``checked``, ``mode``, ``from_memories``, ``own``, ``withheld``): what a memory states
+    with ✓ and its ``[n]`` (a ``memory:n`` link, ``cite_activated``), the model's own words
+    muted, the draft's withheld sentences struck out with why; the legend
+    (``message_checked_legend``) says how the answer was made. The answer composed from the
+    memories shows at once (:meth:`show_answer`); the model's draft streams below it
+    (``message_draft``) and replaces it only when it passes. When the model's drafts rarely
+    pass none is asked for: "Ask the model to rephrase" (``rephrase_answer``) asks.
     """
 
     #: a ✓ [n] mark was clicked: memory n (1-based) of this answer's memories used
     cite_activated = Signal(int)
+    #: "Ask the model to rephrase" was clicked
+    rephrase_requested = Signal()
 
     def __init__(self, role: str, text: str, parent: QWidget | None = None) -> None:
         super().__init__(role, text, parent)
         self.hits: tuple[Hit, ...] = ()
         self.checked: tuple[CheckedSentence, ...] = ()
+        self.shown: Answer | None = None
+        self._draft = ""
         self._marker = ""
         self._message: str | None = None  # set by finish(); until then the streamed text
         self.remember_button = QToolButton()
@@ -159,24 +169,60 @@ class MessageBubble(MessageView):
         self.checked_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.checked_label.setProperty("checked", False)
         self.checked_label.setVisible(False)
+        self.draft_label = QLabel("")
+        self.draft_label.setObjectName("message_draft")
+        self.draft_label.setWordWrap(True)
+        self.draft_label.setVisible(False)
         self.checked_legend = QLabel("")
         self.checked_legend.setObjectName("message_checked_legend")
         self.checked_legend.setWordWrap(True)
         self.checked_legend.setVisible(False)
+        self.rephrase_button = QPushButton(self.tr("Ask the model to rephrase"))
+        self.rephrase_button.setObjectName("rephrase_answer")
+        self.rephrase_button.setVisible(False)
         layout = self.layout()
         assert layout is not None
         layout.addWidget(self.checked_label)  # just after the body (hidden when it shows)
+        layout.addWidget(self.draft_label)
         layout.addWidget(self.checked_legend)
         layout.addWidget(self.memories_label)
+        layout.addWidget(self.rephrase_button, 0, Qt.AlignmentFlag.AlignLeft)
         self.checked_label.linkActivated.connect(self._on_checked_link_activated)
+        self.rephrase_button.clicked.connect(self.rephrase_requested)
 
     @property
     def text(self) -> str:
         """The message itself (what "Remember" stores), without display marks."""
-        return self._message if self._message is not None else self.markdown()
+        if self._message is not None:
+            return self._message
+        if self.shown is not None and self.shown.sentences:
+            return self.shown.text
+        return self.markdown()
 
     def copy_text(self) -> str:
         return self.text
+
+    def show_answer(self, answer: Answer, hits: tuple[Hit, ...]) -> None:
+        """The answer composed from the memories, shown at once (before any draft)."""
+        self.shown = answer
+        self.hits = hits
+        if answer.sentences:
+            self.set_status("")
+            self.show_checked()
+
+    def append_draft(self, piece: str) -> None:
+        """A piece of the model's draft: below a composed answer, muted, as a draft; as the
+        answer itself for a question not about the user (labelled when finished)."""
+        if self.shown is None or not self.shown.sentences:
+            self.append(piece)
+            return
+        self._draft += piece
+        self.draft_label.setText(
+            self.tr(
+                "The model is rephrasing (shown only if every sentence checks out): {0}"
+            ).format(self._draft.strip())
+        )
+        self.draft_label.setVisible(True)
 
     def finish(
         self,
@@ -185,15 +231,22 @@ class MessageBubble(MessageView):
         note: str = "",
         marker: str = "",
         checked: tuple[CheckedSentence, ...] = (),
+        shown: Answer | None = None,
+        skipped: bool = False,
     ) -> None:
         """Show the final ``text``; ``marker`` (e.g. "[stopped]") is shown after it only;
-        ``checked``: its sentences as checked against ``hits`` (numbers index them)."""
+        ``shown``: how it was made (its sentences' kinds); ``skipped``: no draft was asked of
+        the model (offer "Ask the model to rephrase")."""
         self._message = text
         self.set_status("")
         self.set_text(f"{text} {marker}".strip() if marker else text)
         self.hits = hits
         self.checked = checked
+        self.shown = shown
         self._marker = marker
+        self._draft = ""
+        self.draft_label.setVisible(False)
+        self.rephrase_button.setVisible(skipped)
         self.remember_button.setEnabled(bool(text.strip()))
         if hits:
             lines = [f"[{n}] {h.similarity:.2f}  {h.text}" for n, h in enumerate(hits, 1)]
@@ -205,20 +258,30 @@ class MessageBubble(MessageView):
         self.show_checked()
 
     def show_checked(self) -> None:
-        """Mark the answer's sentences (again, in the theme's colours); nothing when none
-        was checked (a stopped or failed answer, retrieval-only mode, no memory used)."""
-        checked = self.checked
-        self.checked_label.setProperty("checked", bool(checked))
-        self.checked_label.setProperty("from_memories", sum(c.supported for c in checked))
-        self.checked_label.setProperty("own", sum(not c.supported for c in checked))
-        if not checked:
-            self.checked_label.setVisible(False)
-            self.checked_legend.setVisible(False)
+        """Draw the answer's sentences by kind (again, in the theme's colours); the plain
+        Markdown when there is no answer to mark (a failed turn, "remember that", an answer
+        of the model's own with code in it)."""
+        shown = self.shown
+        cited, own, withheld = counts(shown) if shown is not None else (0, 0, 0)
+        label = self.checked_label
+        label.setProperty("mode", shown.mode if shown is not None else "")
+        label.setProperty("from_memories", cited)
+        label.setProperty("own", own)
+        label.setProperty("withheld", withheld)
+        markdown = (
+            shown is not None and shown.mode == MODEL and not withheld and _has_code(self.text)
+        )
+        if shown is None or not (shown.sentences or withheld) or markdown:
+            label.setProperty("checked", False)
+            label.setVisible(False)
             self.body.setVisible(True)
+            self.checked_legend.setVisible(markdown)
+            if markdown and shown is not None:
+                self.checked_legend.setText(shown.heading)
             return
         colours = theme.colors()
 
-        def cite(sentence: CheckedSentence) -> str:
+        def cite(sentence: Shown) -> str:
             hit = self.hits[sentence.number - 1] if 0 < sentence.number <= len(self.hits) else None
             title = html.escape(hit.text if hit is not None else "", quote=True)
             return (
@@ -227,31 +290,40 @@ class MessageBubble(MessageView):
                 f"<small>✓&nbsp;[{sentence.number}]</small></a>"
             )
 
-        own = self.tr("not from your memories")
-        marked = checked_html(self.text, checked, cite, colours["muted"])
-        if marked is None:  # code or headings: the Markdown stays, the marks follow it
-            marked = checked_list_html(checked, cite, colours["muted"], own)
-            self.body.setVisible(True)
-        else:
-            self.body.setVisible(False)
-            if self._marker:
-                marked += f'<p style="color:{colours["muted"]}">{html.escape(self._marker)}</p>'
-        self.checked_label.setText(marked)
-        self.checked_label.setToolTip(
+        marked = answer_html(
+            shown,
+            cite,
+            colours["muted"],
+            withheld_title=self.tr("Withheld from the model's draft (not an answer):"),
+        )
+        if self._marker:
+            marked += f'<p style="color:{colours["muted"]}">{html.escape(self._marker)}</p>'
+        label.setProperty("checked", True)
+        label.setText(marked)
+        label.setToolTip(
             self.tr("✓ [n]: stated by memory n of the memories used (click to select it)")
         )
-        self.checked_label.setVisible(True)
-        legend = self.tr(
-            "✓ [n]: a memory used says it (click to see which) · in grey italics: the "
-            "assistant's own words, {0}"
-        ).format(own)
-        self.checked_legend.setText(legend)
-        self.checked_legend.setVisible(True)
+        label.setVisible(True)
+        self.body.setVisible(False)
+        parts = [shown.heading] if shown.heading else []
+        if cited:
+            parts.append(self.tr("✓ [n]: a memory you told me says it (click to see which)"))
+        if own:
+            parts.append(self.tr("in grey italics: the model's own words, not from your memories"))
+        if withheld:
+            parts.append(self.tr("struck out: the model's draft, withheld as unsupported"))
+        self.checked_legend.setText(" · ".join(parts))
+        self.checked_legend.setVisible(bool(parts))
 
     def _on_checked_link_activated(self, link: str) -> None:
         scheme, _, number = link.partition(":")
         if scheme == CITE_SCHEME and number.isdigit():
             self.cite_activated.emit(int(number))
+
+
+def _has_code(text: str) -> bool:
+    """Code blocks or headings: the model's Markdown is shown as it is, not re-flowed."""
+    return "```" in text or any(line.lstrip().startswith("#") for line in text.splitlines())
 
 
 @dataclass
@@ -261,6 +333,8 @@ class _Exchange:
     user: MessageBubble
     answer: MessageBubble
     messages: list[Message] = field(default_factory=list)
+    #: the model's draft for it, shown or not (a later draft repeating it is withheld)
+    draft: str = ""
 
 
 class ProposalRow(QFrame):
@@ -655,6 +729,9 @@ class MemoriesTab(QWidget):
         self.memory_status.style().polish(self.memory_status)
         running = self._reembed is not None
         self.reembed_all.setVisible(status.recall_limited and not running)
+        if status.reembed_now and not running and not getattr(self, "_reembedded", False):
+            self._reembedded = True  # memories of the previous default model: once, unasked
+            self._on_reembed_all_clicked()
 
     def _on_job_failed(self, message: str, environment: bool) -> None:
         if environment:
@@ -678,6 +755,7 @@ class MemoriesTab(QWidget):
         bubble.regenerate_requested.connect(self._on_regenerate_requested)
         bubble.copied.connect(self._on_message_copied)
         bubble.cite_activated.connect(self._on_cite_activated)
+        bubble.rephrase_requested.connect(self._on_rephrase_requested)
         self.messages_layout.insertWidget(self.messages_layout.count() - 1, bubble)
         return bubble
 
@@ -703,17 +781,25 @@ class MemoriesTab(QWidget):
         user.remember_button.setEnabled(True)
         self._ask(message, user)
 
-    def _ask(self, message: str, user: MessageBubble) -> None:
-        """Ask ``message`` (shown in ``user``) after the exchanges kept so far."""
+    def _ask(self, message: str, user: MessageBubble, draft: bool | None = None) -> None:
+        """Ask ``message`` (shown in ``user``) after the exchanges kept so far; ``draft``:
+        True asks the model for a draft whatever its pass rate."""
         self._answer = self._add_bubble("assistant", "")
         self._answer.set_status(self.tr("Thinking…"))
+        drafts = [e.draft for e in self._exchanges if e.draft]
         self._exchanges.append(_Exchange(user, self._answer))
         history = self.history
         service = self.service
 
         def job(progress: Progress, emit: Emit) -> TurnResult:
             return service.get().turn(
-                message, history, on_token=emit, should_stop=lambda: progress.cancelled
+                message,
+                history,
+                on_token=emit,
+                should_stop=lambda: progress.cancelled,
+                on_answer=lambda answer, used: emit((answer, used)),
+                draft=draft,
+                earlier_drafts=drafts,
             )
 
         handle = self._start("memories: turn", job, self._on_turn_succeeded)
@@ -729,8 +815,15 @@ class MemoriesTab(QWidget):
         self._update_message_actions()
 
     def _on_turn_item(self, piece: object) -> None:
-        if self._answer is not None:
-            self._answer.append(str(piece))
+        if self._answer is None:
+            return
+        if isinstance(piece, tuple):  # the composed answer and the memories it cites
+            answer, used = piece
+            self._answer.show_answer(answer, used)
+            if answer.sentences:
+                self._show_used(self._exchanges[-1].user.text, used)
+        else:
+            self._answer.append_draft(str(piece))
 
     def _on_turn_succeeded(self, result: TurnResult) -> None:
         bubble = self._answer
@@ -741,7 +834,15 @@ class MemoriesTab(QWidget):
                 note += " — " + self.tr("recall is limited until the memories are re-embedded")
         marker = self.tr("[stopped]") if result.stopped else ""
         if bubble is not None:
-            bubble.finish(result.answer, result.used, note, marker, result.checked)
+            bubble.finish(
+                result.answer,
+                result.used,
+                note,
+                marker,
+                result.checked,
+                shown=result.shown,
+                skipped=result.draft_skipped,
+            )
         # a stopped answer stays part of the conversation: the next question may refer to it
         for exchange in self._exchanges:
             if exchange.answer is bubble:
@@ -749,6 +850,7 @@ class MemoriesTab(QWidget):
                     Message("user", result.message),
                     Message("assistant", result.answer),
                 ]
+                exchange.draft = result.shown.draft if result.shown is not None else ""
         if result.remembered is None:  # a "remember that" turn recalls nothing
             self._show_used(result.message, result.used)
         if result.remembered is not None:
@@ -761,8 +863,12 @@ class MemoriesTab(QWidget):
             self._answer.finish(self.tr("[No answer: {0}]").format(message), ())
 
     def _on_turn_cancelled(self) -> None:
-        if self._answer is not None:
-            self._answer.finish(self._answer.text, (), marker=self.tr("[stopped]"))
+        bubble = self._answer
+        if bubble is None:
+            return
+        shown = bubble.shown if bubble.shown is not None and bubble.shown.sentences else None
+        hits = bubble.hits if shown is not None else ()
+        bubble.finish(bubble.text, hits, marker=self.tr("[stopped]"), shown=shown)
 
     def _on_turn_finished(self) -> None:
         self._turn = None
@@ -838,6 +944,20 @@ class MemoriesTab(QWidget):
         message = exchange.user.text
         self._drop_exchanges(index, keep_user=True)
         self._ask(message, exchange.user)
+
+    def _on_rephrase_requested(self) -> None:
+        """ "Ask the model to rephrase": the last question again, with a draft asked of the
+        model whatever its pass rate (shown only if it passes)."""
+        bubble = self.sender()
+        index = self._exchange_of(bubble)
+        if index is None or index != len(self._exchanges) - 1 or self._turn is not None:
+            return
+        if not self._ready:
+            return
+        exchange = self._exchanges[index]
+        message = exchange.user.text
+        self._drop_exchanges(index, keep_user=True)
+        self._ask(message, exchange.user, draft=True)
 
     def _on_edit_message_requested(self) -> None:
         """Edit a question and send it again. The text waits in the input, selected; the

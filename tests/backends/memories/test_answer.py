@@ -115,7 +115,7 @@ def test_an_invented_phone_number_is_withheld_and_the_memory_shown(
     ]
     shown: list[str] = []
     result = assistant.turn(
-        "Which city is my sibling in?", on_answer=lambda a: shown.append(a.text)
+        "Which city is my sibling in?", on_answer=lambda a, used: shown.append(a.text)
     )
     assert len(shown) == 1 and shown[0].startswith(SISTER + " [")  # at once
     assert result.answer == shown[0] and result.shown is not None

@@ -88,7 +88,15 @@ def test_tell_a_fact_then_ask_and_see_the_memory_used(qtbot: Any, tab: QWidget) 
     qtbot.waitUntil(lambda: memory_texts(tab) == ["My dog is called Rex"], timeout=WAIT)
 
     answer = say(qtbot, tab, "What is my dog called?")
-    qtbot.waitUntil(lambda: "(context passages: 1)" in bubble_text(answer), timeout=WAIT)
+    # the memory restated is the answer; the scripted draft ("context passages: 1") names a
+    # number no memory holds: struck out, not shown as the answer
+    assert bubble_text(answer) == "Your dog is called Rex [1]."
+    marks = child(answer, QLabel, "message_checked")
+    assert marks.isVisible() and (marks.property("from_memories"), marks.property("withheld")) == (
+        1,
+        1,
+    )
+    assert "<s>Scripted answer to: What is my dog called?" in marks.text()
     assert used_rows(tab) == [("0.56", "My dog is called Rex")]
     caption = child(answer, QLabel, "message_memories")
     assert caption.isVisible() and "0.56  My dog is called Rex" in caption.text()
@@ -212,7 +220,15 @@ def test_the_tab_works_given_only_its_service(qtbot: Any, custodia_config: Confi
     say(qtbot, tab, "Remember that my dog is called Rex")
     qtbot.waitUntil(lambda: memory_texts(tab) == ["My dog is called Rex"], timeout=WAIT)
     answer = say(qtbot, tab, "What is my dog called?")
-    qtbot.waitUntil(lambda: "(context passages: 1)" in bubble_text(answer), timeout=WAIT)
+    # the memory restated is the answer; the scripted draft ("context passages: 1") names a
+    # number no memory holds: struck out, not shown as the answer
+    assert bubble_text(answer) == "Your dog is called Rex [1]."
+    marks = child(answer, QLabel, "message_checked")
+    assert marks.isVisible() and (marks.property("from_memories"), marks.property("withheld")) == (
+        1,
+        1,
+    )
+    assert "<s>Scripted answer to: What is my dog called?" in marks.text()
     assert used_rows(tab) == [("0.56", "My dog is called Rex")]
     workers.shutdown()
     service.get().close()
@@ -238,7 +254,9 @@ def test_limited_recall_is_explained_and_reembed_fixes_it(
     assert reembed.isVisible()
 
     answer = say(qtbot, tab, "What is my dog called?")
-    assert "(context passages: 0)" in bubble_text(answer)
+    # not recalled (its vector is of another embedder), still found by its words
+    assert bubble_text(answer) == "Your dog is called Rex [1]."
+    assert used_rows(tab) == [("0.00", "My dog is called Rex")]
 
     qtbot.mouseClick(reembed, Qt.MouseButton.LeftButton)
     progress = child(tab, QProgressBar, "reembed_progress")
@@ -249,8 +267,8 @@ def test_limited_recall_is_explained_and_reembed_fixes_it(
     assert not reembed.isVisible() and not progress.isVisible()
 
     answer = say(qtbot, tab, "What is my dog called?")
-    qtbot.waitUntil(lambda: "(context passages: 1)" in bubble_text(answer), timeout=WAIT)
-    assert used_rows(tab)[0][1] == "My dog is called Rex"
+    assert bubble_text(answer) == "Your dog is called Rex [1]."
+    assert used_rows(tab)[0] == ("0.56", "My dog is called Rex")
 
 
 @pytest.mark.model
@@ -282,7 +300,11 @@ def test_the_default_embedder_recalls_a_fact_from_another_session(
     _, _, first = session("Remember that I am allergic to penicillin")
     first.close()
     answer, memories, second = session("Can I take amoxicillin for my sore throat?")
-    qtbot.waitUntil(lambda: "(context passages: 1)" in bubble_text(answer), timeout=WAIT)
+    # never told about amoxicillin: said so, with the memory that matters beside it
+    assert bubble_text(answer) == (
+        "You haven't told me that. The closest thing you told me: "
+        "You are allergic to penicillin [1]."
+    )
     ((similarity, text),) = used_rows(memories)
     assert text == "I am allergic to penicillin" and float(similarity) >= 0.30
     second.close()
@@ -364,7 +386,7 @@ def test_stop_keeps_what_was_said_in_the_conversation(qtbot: Any, tmp_path: Any)
         send = child(memories, QPushButton, "send")
         qtbot.waitUntil(send.isEnabled, timeout=WAIT)
         chat_input = child(memories, QLineEdit, "chat_input")
-        qtbot.keyClicks(chat_input, "Tell me about my dog")
+        qtbot.keyClicks(chat_input, "Tell me a story")  # not about the user: the model's
         qtbot.keyClick(chat_input, Qt.Key.Key_Return)
         qtbot.waitUntil(started.is_set, timeout=WAIT)
         stop = child(memories, QPushButton, "stop")
@@ -381,10 +403,10 @@ def test_stop_keeps_what_was_said_in_the_conversation(qtbot: Any, tmp_path: Any)
         assert "stopped" not in memory_texts(memories)[0]
         assert memory_texts(memories)[0].startswith("Rex is")
 
-        say(qtbot, memories, "And what else?")
-        history = chat.calls[-1].history
+        history = memories.history  # what the next turn is given (and checked against)
         assert [m.role for m in history[-2:]] == ["user", "assistant"]
         assert history[-1].content.startswith("Rex is") and "indeed" not in history[-1].content
+        say(qtbot, memories, "And what else?")
     finally:
         registry.CHAT_FACTORIES.pop("pausing-test", None)
 
@@ -512,14 +534,14 @@ def test_regenerate_asks_the_last_question_again(qtbot: Any, gated: Any) -> None
 def test_edit_and_resend_replaces_the_question_and_what_followed(qtbot: Any, gated: Any) -> None:
     chat, tab = gated
     chat.gate.set()
-    say(qtbot, tab, "My cat is called Tom")
-    say(qtbot, tab, "What is my cat called?")
+    say(qtbot, tab, "Tell me about cats")
+    say(qtbot, tab, "What do they eat?")
     question = messages(tab)[0]
     edit = child(question, QToolButton, "edit_message")
     chat_input = child(tab, QLineEdit, "chat_input")
     cancel = child(tab, QPushButton, "cancel_edit")
     qtbot.mouseClick(edit, Qt.MouseButton.LeftButton)
-    assert chat_input.text() == "My cat is called Tom" and chat_input.hasSelectedText()
+    assert chat_input.text() == "Tell me about cats" and chat_input.hasSelectedText()
     # nothing is lost yet: greyed until the new question is sent; Esc keeps them
     assert len(messages(tab)) == 4 and not any(b.isEnabled() for b in messages(tab))
     assert cancel.isVisible()
@@ -528,14 +550,15 @@ def test_edit_and_resend_replaces_the_question_and_what_followed(qtbot: Any, gat
     assert chat_input.text() == ""
 
     qtbot.mouseClick(edit, Qt.MouseButton.LeftButton)
-    qtbot.keyClicks(chat_input, "My cat is called Felix")  # replaces the selection
+    qtbot.keyClicks(chat_input, "Tell me about dogs")  # replaces the selection
     qtbot.keyClick(chat_input, Qt.Key.Key_Return)
     qtbot.waitUntil(
         lambda: len(messages(tab)) == 2 and child(tab, QPushButton, "send").isEnabled(),
         timeout=WAIT,
     )
-    assert bubble_text(messages(tab)[0]) == "My cat is called Felix"
-    assert list(chat.calls[-1].history) == []  # the edited exchange and the later one left
+    assert bubble_text(messages(tab)[0]) == "Tell me about dogs"
+    assert chat.calls[-1].user == "Tell me about dogs"
+    assert len(tab.history) == 2  # the edited exchange and the later one left
 
 
 def checked_tab(qtbot: Any, config: Config, reply: str) -> QWidget:
@@ -560,26 +583,28 @@ def checked_tab(qtbot: Any, config: Config, reply: str) -> QWidget:
     return tab
 
 
-def test_the_answer_marks_what_a_memory_states_and_what_is_its_own(
+def test_told_the_memory_is_the_answer_and_what_the_model_adds_is_withheld(
     qtbot: Any, custodia_config: Config
 ) -> None:
-    """CT9 in the chat: the sentence a memory states gets ✓ [1], linking to that memory in
-    "memories used"; the other is shown muted, as not from the memories — not struck out."""
+    """AL2 in the chat: asked about something it was told, the answer is the memory restated
+    with ✓ [1] (linking to it in "memories used"); what the model added that no memory
+    states is struck out with why, never shown as the answer."""
     tab = checked_tab(qtbot, custodia_config, "Your dog is called Rex. Dogs are loyal animals.")
-    answer = say(qtbot, tab, "What is my dog called?")
+    answer = say(qtbot, tab, "What's the name of my dog?")
     marks = child(answer, QLabel, "message_checked")
     qtbot.waitUntil(marks.isVisible, timeout=WAIT)
-    assert marks.property("checked") is True
-    assert (marks.property("from_memories"), marks.property("own")) == (1, 1)
+    assert marks.property("checked") is True and marks.property("mode") == "composed"
+    assert (marks.property("from_memories"), marks.property("withheld")) == (1, 1)
     shown = marks.text()
-    supported, own = shown.split("Dogs are loyal animals.")[0], shown
-    assert "Your dog is called Rex." in supported and 'href="memory:1"' in supported
-    assert "✓&nbsp;[1]" in supported
-    assert "<i>Dogs are loyal animals.</i>" in own and "<s>" not in own
+    answered, held = shown.split("Withheld")
+    assert "Your dog is called Rex. " in answered and 'href="memory:1"' in answered
+    assert "✓&nbsp;[1]" in answered and "loyal" not in answered
+    assert "<s>Dogs are loyal animals.</s>" in held
     assert not child(answer, MarkdownView, "message_text").isVisible()  # the marked one shows
-    assert bubble_text(answer) == "Your dog is called Rex. Dogs are loyal animals."
+    assert bubble_text(answer) == "Your dog is called Rex [1]."
     legend = child(answer, QLabel, "message_checked_legend")
-    assert legend.isVisible() and "not from your memories" in legend.text()
+    assert legend.isVisible() and "From what you told me" in legend.text()
+    assert "struck out" in legend.text()
 
     used = child(tab, QTreeWidget, "memories_used")
     used.setCurrentItem(None)
@@ -588,15 +613,46 @@ def test_the_answer_marks_what_a_memory_states_and_what_is_its_own(
     assert used.currentItem().text(1) == "My dog is called Rex"
 
 
-def test_no_marks_when_nothing_was_checked(qtbot: Any, custodia_config: Config) -> None:
-    """An answer no memory was used for has nothing checked: it is shown as it is."""
-    tab = checked_tab(qtbot, custodia_config, "Paris is the capital of France.")
-    answer = say(qtbot, tab, "Which city is the capital of France?")
-    assert used_rows(tab) == []
-    assert child(answer, MarkdownView, "message_text").isVisible()
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I'm glad you asked about your teeth. Please call 1-800-325-4769 (Toll-Free).",
+        "The user said earlier: your blood type is O.",
+        "Your blood type is A positive.",
+    ],
+)
+def test_never_told_says_so_whatever_the_model_would_say(
+    qtbot: Any, custodia_config: Config, reply: str
+) -> None:
+    tab = checked_tab(qtbot, custodia_config, reply)
+    answer = say(qtbot, tab, "What is my blood type?")
+    assert bubble_text(answer) == "You haven't told me that."
     marks = child(answer, QLabel, "message_checked")
-    assert marks.property("checked") is False and not marks.isVisible()
-    assert not child(answer, QLabel, "message_checked_legend").isVisible()
+    assert marks.property("mode") == "dont_know" and "1-800" not in marks.text()
+
+
+def test_an_invented_phone_number_is_struck_out(qtbot: Any, custodia_config: Config) -> None:
+    reply = "I'm glad you asked about your teeth. Please call 1-800-325-4769 (Toll-Free)."
+    tab = checked_tab(qtbot, custodia_config, reply)
+    answer = say(qtbot, tab, "What is my dog called?")
+    assert bubble_text(answer) == "Your dog is called Rex [1]."
+    marks = child(answer, QLabel, "message_checked")
+    assert "<s>Please call 1-800-325-4769 (Toll-Free).</s>" in marks.text()
+    assert "no source holds: 1-800-325-4769" in marks.text()
+
+
+def test_a_general_question_gets_the_models_words_labelled(
+    qtbot: Any, custodia_config: Config
+) -> None:
+    """Not about the user: the model's words, in grey italics, labelled as its own."""
+    tab = checked_tab(qtbot, custodia_config, "Luna is a good name for a cat.")
+    answer = say(qtbot, tab, "What is a good name for a cat?")
+    assert used_rows(tab) == []
+    marks = child(answer, QLabel, "message_checked")
+    assert marks.isVisible() and marks.property("mode") == "model"
+    assert marks.property("own") == 1 and "<i>Luna is a good name for a cat.</i>" in marks.text()
+    legend = child(answer, QLabel, "message_checked_legend")
+    assert "the model's own words" in legend.text()
 
 
 def test_marks_follow_the_theme(qtbot: Any, custodia_config: Config) -> None:
@@ -618,14 +674,39 @@ def test_marks_follow_the_theme(qtbot: Any, custodia_config: Config) -> None:
         app.setPalette(before)
 
 
-def test_an_answer_with_code_keeps_its_markdown_and_lists_the_marks(
-    qtbot: Any, custodia_config: Config
-) -> None:
-    reply = "Your dog is called Rex.\n\n```python\nprint('woof')\n```"
+def test_the_models_code_keeps_its_markdown(qtbot: Any, custodia_config: Config) -> None:
+    reply = "Use print.\n\n```python\nprint('woof')\n```"
     tab = checked_tab(qtbot, custodia_config, reply)
-    answer = say(qtbot, tab, "What is my dog called?")
+    answer = say(qtbot, tab, "How do I print in Python?")
     body = child(answer, MarkdownView, "message_text")
     marks = child(answer, QLabel, "message_checked")
-    assert body.isVisible() and len(body.code_blocks()) == 1
-    assert marks.isVisible() and marks.property("from_memories") == 1
-    assert "Your dog is called Rex." in marks.text() and 'href="memory:1"' in marks.text()
+    assert body.isVisible() and len(body.code_blocks()) == 1 and not marks.isVisible()
+    legend = child(answer, QLabel, "message_checked_legend")
+    assert legend.isVisible() and "the model's own words" in legend.text()
+
+
+def test_drafts_that_rarely_pass_are_not_asked_for_unless_the_user_asks(
+    qtbot: Any, custodia_config: Config
+) -> None:
+    """The composed answer alone, at once; "Ask the model to rephrase" asks for a draft."""
+    from backends.answers import DraftStats
+
+    stats = DraftStats(custodia_config.path("draft_stats.json"))
+    for _ in range(5):
+        stats.record("memories:scripted", passed=False)
+    tab = checked_tab(qtbot, custodia_config, "Your dog is called Rex.")
+    answer = say(qtbot, tab, "What is my dog called?")
+    assert bubble_text(answer) == "Your dog is called Rex [1]."
+    rephrase = child(answer, QPushButton, "rephrase_answer")
+    assert rephrase.isVisible()
+    qtbot.mouseClick(rephrase, Qt.MouseButton.LeftButton)
+    send = child(tab, QPushButton, "send")
+    qtbot.waitUntil(
+        lambda: send.isEnabled() and len(messages(tab)) == 2 and messages(tab)[-1] is not answer,
+        timeout=WAIT,
+    )
+    again = messages(tab)[-1]
+    marks = child(again, QLabel, "message_checked")
+    assert marks.property("mode") == "generated"  # the draft passed: the model's words, cited
+    assert bubble_text(again) == "Your dog is called Rex [1]."
+    assert not child(again, QPushButton, "rephrase_answer").isVisible()
