@@ -24,7 +24,7 @@ from backends import __version__, config, doctor, i18n
 from backends.errors import CustodiaEnvironmentError
 from backends.i18n import N_, _
 from backends.services import Services
-from backends.text import bad_character, printable
+from backends.text import OUTPUT_ERRORS, bad_character, printable, printable_message
 
 #: packages that add subcommands (each has ``add_commands``); appended as assistants land
 COMMAND_MODULES: list[str] = [
@@ -215,13 +215,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         cfg = config.load()
     except CustodiaEnvironmentError as err:
-        print("custodia: " + _("configuration error: {0}").format(err), file=sys.stderr)
+        problem = printable_message(str(err))
+        print("custodia: " + _("configuration error: {0}").format(problem), file=sys.stderr)
         return 2
     services = Services(cfg)
     try:
         return handler(args, services)
     except CustodiaEnvironmentError as err:
-        print(f"custodia: {err}", file=sys.stderr)
+        print(f"custodia: {printable_message(str(err))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("custodia: " + _("interrupted"), file=sys.stderr)
@@ -281,13 +282,13 @@ def undecodable_argument(parser: argparse.ArgumentParser, args: argparse.Namespa
 
 
 def _never_fail_on_undecodable_output() -> None:
-    """Print a file name with undecodable bytes with escapes (``caf\\xe9.md``), never
-    fail on it: names of files may hold any bytes."""
+    """Print a file name with undecodable bytes with escapes (``caf\\xe9.md``, never
+    ``caf\\udce9.md``), never fail on it: names of files may hold any bytes."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             with contextlib.suppress(ValueError, io.UnsupportedOperation):
-                reconfigure(errors="backslashreplace")
+                reconfigure(errors=OUTPUT_ERRORS)
 
 
 def silence_stdout() -> None:

@@ -10,6 +10,9 @@ with :func:`printable` (the bad bytes as ``\\xe9`` escapes).
 
 from __future__ import annotations
 
+import codecs
+import re
+
 from backends.errors import CustodiaEnvironmentError
 
 
@@ -43,6 +46,34 @@ def printable(text: str) -> str:
     except UnicodeEncodeError:  # a surrogate that is not an escaped byte
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return raw.decode("utf-8", "backslashreplace")
+
+
+#: ``repr`` of a surrogate-escaped byte inside a message (an ``OSError`` names its file with
+#: ``repr``): ``\\udcff`` stands for the byte 0xFF
+_ESCAPED_BYTE = re.compile(r"\\udc([89a-f][0-9a-f])", re.IGNORECASE)
+
+
+def printable_message(text: str) -> str:
+    """A message for the user with every undecodable byte shown as ``\\xNN`` — raw (a file
+    name) or already escaped by ``repr`` (``'caf\\udcff'`` inside an ``OSError``)."""
+    return _ESCAPED_BYTE.sub(lambda m: "\\x" + m.group(1).lower(), printable(text))
+
+
+def _escape_bytes(err: UnicodeError) -> tuple[str, int]:
+    """The ``errors=`` handler of the commands' output: ``\\xNN`` for an undecodable byte of
+    a file name (never ``\\udcNN``), ``\\uNNNN`` for any other unencodable character."""
+    if not isinstance(err, UnicodeEncodeError):
+        raise err
+    out = []
+    for char in err.object[err.start : err.end]:
+        code = ord(char)
+        out.append(f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}")
+    return "".join(out), err.end
+
+
+#: the name to give ``reconfigure(errors=...)``
+OUTPUT_ERRORS = "custodia.escape_bytes"
+codecs.register_error(OUTPUT_ERRORS, _escape_bytes)
 
 
 def checked_text(value: str, what: str) -> str:
