@@ -275,13 +275,22 @@ def recall_quality(workdir: Path, embedders: dict[str, Any] | None = None) -> di
 
     models = embedders or {"minilm": MiniLMEmbedder(), "use": UniversalSentenceEncoder()}
     out: dict[str, Any] = {}
+    sets: list[tuple[str, list[dict[str, str]], list[str]]] = []
     for lang in ("en", "es"):
         data = json.loads((DATA / f"memory_recall_{lang}.json").read_text(encoding="utf-8"))
         items = data["items"]
-        pool = [i["fact"] for i in items] + [i["distractor"] for i in items]
+        sets.append((lang, items, [i["fact"] for i in items] + [i["distractor"] for i in items]))
+    # held out: the memory answer set (issue 24), written by others, never tuned on here
+    answers = DATA / "memory_answer_eval.json"
+    if answers.is_file():
+        data = json.loads(answers.read_text(encoding="utf-8"))
+        facts = data.get("facts", []) + data.get("heldout_facts", [])
+        items = [{"fact": f["memory"], "question": f["question"]} for f in facts]
+        sets.append(("held-out answer set", items, list(dict.fromkeys(i["fact"] for i in items))))
+    for index, (lang, items, pool) in enumerate(sets):
         stores = {}
         for key, model in models.items():
-            path = workdir / f"recall-{lang}-{key}.sqlite3"
+            path = workdir / f"recall-{index}-{key}.sqlite3"
             store = SQLiteMemoryStore(path, model.dimension, model.name)
             store.add_many(zip(pool, model.embed_many(pool), strict=True))
             stores[key] = store
