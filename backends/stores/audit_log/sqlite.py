@@ -22,6 +22,7 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Collection, Iterator, Sequence
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -39,9 +40,9 @@ from backends.stores.audit_log import (
 from backends.stores.audit_log.merkle import (
     MemoryTree,
     NodeId,
-    completed,
-    leaf_hash,
+    range_nodes,
     size_of,
+    stored_count,
     stored_index,
 )
 from backends.stores.audit_log.record import Draft, Entry, chain_drafts
@@ -152,27 +153,49 @@ _TREE_GET = f"SELECT hash FROM {_TREE} WHERE id = ?"
 
 
 def _tree_nodes(
-    conn: sqlite3.Connection, first: int, leaves: Sequence[bytes]
-) -> list[tuple[int, bytes]]:
-    """The rows leaves ``first…`` add: each leaf and the parents it completes (left siblings
-    from this batch, else from the table)."""
-    made: dict[NodeId, bytes] = {}
+    conn: sqlite3.Connection,
+    first: int,
+    leaves: Sequence[bytes],
+    frontier: dict[int, bytes] | None = None,
+) -> tuple[list[tuple[int, bytes]], dict[int, bytes]]:
+    """The rows leaves ``first…`` add — each leaf and the parents it completes, numbered by
+    :func:`stored_index` (consecutive) — and the tree's right edge after them.
 
-    def left(level: int, idx: int) -> bytes:
-        h = made.get((level, idx))
-        if h is None:
-            row = conn.execute(_TREE_GET, (stored_index(level, idx),)).fetchone()
-            if row is None:
+    ``frontier`` is the right edge of the tree of ``first`` leaves (level -> the complete
+    subtree's hash, one per set bit of ``first``): every left sibling an append needs is in it.
+    Read from the table (one query) when not given.
+    """
+    if frontier is None:
+        ids = range_nodes(0, first)
+        found: dict[int, bytes] = {}
+        for start in range(0, len(ids), 500):
+            chunk = [stored_index(level, idx) for level, idx in ids[start : start + 500]]
+            found.update(
+                (int(k), bytes(h))
+                for k, h in conn.execute(
+                    f"SELECT id, hash FROM {_TREE} WHERE id IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        frontier = {}
+        for level, idx in ids:
+            h = found.get(stored_index(level, idx))
+            if h is None:
                 raise AuditLogError(f"the Merkle tree lacks node ({level}, {idx})")
-            h = bytes(row[0])
-        return h
-
+            frontier[level] = h
     out: list[tuple[int, bytes]] = []
-    for offset, leaf in enumerate(leaves):
-        for level, idx, h in completed(first + offset, leaf, left):
-            made[(level, idx)] = h
-            out.append((stored_index(level, idx), h))
-    return out
+    for index, h in enumerate(leaves, start=first):
+        node = 2 * index - index.bit_count()  # stored_index(0, index); parents follow it
+        out.append((node, h))
+        level, i = 0, index
+        while i & 1:
+            h = sha256(b"\x01" + frontier.pop(level) + h).digest()
+            level += 1
+            i >>= 1
+            node += 1
+            out.append((node, h))
+        frontier[level] = h
+    return out, frontier
 
 
 class ReadOnlyCopy:
@@ -289,6 +312,9 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
         self._log_id = str(row[0])
         self._reader = self._open()
         self._memory_tree: MemoryTree | None = None
+        #: the tree's right edge after the last commit of this object: (size, level -> hash)
+        self._frontier: tuple[int, dict[int, bytes]] | None = None
+        self._pending_frontier: tuple[int, dict[int, bytes]] | None = None
         if not read_only:
             self.build_tree(build)
 
@@ -340,11 +366,14 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
                     conn.executemany(_INSERT, [(e.seq, e.record, e.hash) for e in entries])
                 self._grow_tree(conn, entries[0].seq - 1, [e.record for e in entries])
                 conn.execute("COMMIT")
+                self._committed(True)
             except sqlite3.Error as err:
+                self._committed(False)
                 if conn.in_transaction:  # SQLite already rolled back after "disk is full"
                     conn.execute("ROLLBACK")
                 raise AuditLogError(f"{self.path}: append failed: {err}") from err
             except BaseException:
+                self._committed(False)
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
@@ -374,11 +403,14 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
                 conn.executemany(_INSERT, rows)
                 self._grow_tree(conn, rows[0][0] - 1, [r[1] for r in rows])
                 conn.execute("COMMIT")
+                self._committed(True)
             except sqlite3.Error as err:
+                self._committed(False)
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise AuditLogError(f"{self.path}: copying records failed: {err}") from err
             except BaseException:
+                self._committed(False)
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
@@ -400,10 +432,20 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
         by an older release) is left to :meth:`build_tree`, which catches up in order."""
         if not self._has_tree:
             return
-        if size_of(int(conn.execute(_TREE_COUNT).fetchone()[0])) != first:
+        if int(conn.execute(_TREE_COUNT).fetchone()[0]) != stored_count(first):
             return
-        added = _tree_nodes(conn, first, [leaf_hash(r.encode("utf-8")) for r in records])
+        cached = self._frontier
+        # a copy: the cache changes only once this transaction commits (:meth:`_committed`)
+        edge = dict(cached[1]) if cached is not None and cached[0] == first else None
+        leaves = [sha256(b"\x00" + r.encode("utf-8")).digest() for r in records]
+        added, edge = _tree_nodes(conn, first, leaves, edge)
         conn.executemany(_TREE_INSERT, added)
+        self._pending_frontier = (first + len(records), edge)
+
+    def _committed(self, ok: bool) -> None:
+        """After a transaction that grew the tree: keep its right edge only if it committed."""
+        self._frontier = self._pending_frontier if ok else None
+        self._pending_frontier = None
 
     def tree_size(self) -> int:
         """How many leaves the stored tree holds (the log's size once built)."""
@@ -444,9 +486,10 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
                                 f"{self.path}: record {size + 1} is missing; the tree cannot "
                                 "be built past a gap (run `custodia audit verify`)"
                             )
-                        leaves = [leaf_hash(record) for _, record in rows]
-                        conn.executemany(_TREE_INSERT, _tree_nodes(conn, size, leaves))
+                        leaves = [sha256(b"\x00" + record).digest() for _, record in rows]
+                        conn.executemany(_TREE_INSERT, _tree_nodes(conn, size, leaves)[0])
                         conn.execute("COMMIT")
+                        self._frontier = None
                     finally:
                         conn.text_factory = str
                         if conn.in_transaction:
