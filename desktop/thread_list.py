@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
+from PySide6.QtCore import QObject, QSize, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
@@ -75,6 +75,9 @@ class ThreadList(QWidget):
         self.list = QListWidget()
         self.list.setObjectName("thread_list")
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setUniformItemSizes(True)  # long titles end in "…" (whole in the tooltip)
+        self.list.setMinimumWidth(110)
         layout.addWidget(self.list, 1)
         row = QHBoxLayout()
         self.rename_button = QPushButton(self.tr("Rename…"))
@@ -104,6 +107,10 @@ class ThreadList(QWidget):
         self.list.itemClicked.connect(self._on_item_activated)
         self.list.currentRowChanged.connect(self._on_current_row_changed)
         self.refresh()
+
+    def sizeHint(self) -> QSize:
+        """Narrow beside a chat: titles end in "…" (a list's own hint is 256 px)."""
+        return QSize(170, super().sizeHint().height())
 
     # -- the list --------------------------------------------------------------------------
     def threads(self) -> list[Thread]:
