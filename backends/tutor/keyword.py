@@ -8,6 +8,7 @@ more than the text: a question naming a topic finds that topic's note first.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
@@ -42,18 +43,59 @@ _STOP_TEXT = """
 """
 STOP_WORDS = frozenset(_STOP_TEXT.split())
 
+#: Spanish function and question words: never searched for
+_STOP_ES = """
+    a al algo como con cual cuales cuando cuanto cuanta cuantos cuantas de del desde donde el
+    ella ellas ellos en entre es esta este esto estos estas fue ha hay la las le les lo los mas
+    muy no o para pero por porque que quien se ser si sin sobre son su sus tambien te tiene un
+    una uno unos unas y ya qué cuál cuáles cómo cuándo cuánto dónde más sí también está están
+"""
+STOP_WORDS_ES = frozenset(_STOP_ES.split())
+#: the shortest Spanish stem searched as a prefix ("control"* finds "controla", "controlan")
+MIN_STEM = 5
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def fts_query(question: str) -> str:
-    """``"word" OR "word" ...`` from the question's content words ("" when there are none)."""
+def fts_query(question: str, spanish: str = "") -> str:
+    """``"word" OR "word" ...`` from the question's content words ("" when there are none).
+
+    ``spanish``: the question's Spanish words, also searched by their Snowball stem as a
+    prefix (``"anticoagul"*`` finds "anticoagulantes" and "anticoagulación"); the index folds
+    accents (``remove_diacritics 2``), so "analisis" finds "análisis"."""
     words: list[str] = []
     for word in _WORD.findall(question.lower()):
-        if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
+        if word in STOP_WORDS or word in STOP_WORDS_ES or (len(word) < 2 and not word.isdigit()):
             continue
         if word not in words:
             words.append(word)
-    return " OR ".join(f'"{w}"' for w in words[:32])
+    terms = [f'"{w}"' for w in words[:32]]
+    for stem in spanish_stems(spanish):
+        if f'"{stem}"*' not in terms:
+            terms.append(f'"{stem}"*')
+    return " OR ".join(terms[:48])
+
+
+def spanish_stems(text: str) -> list[str]:
+    """Snowball Spanish stems of ``text``'s content words (at least :data:`MIN_STEM` letters)."""
+    if not text:
+        return []
+    stemmer = _spanish_stemmer()
+    out: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if word in STOP_WORDS_ES or word.isdigit():
+            continue
+        stem = stemmer.stemWord(word)
+        if len(stem) >= MIN_STEM and stem not in out:
+            out.append(stem)
+    return out[:16]
+
+
+@functools.cache
+def _spanish_stemmer() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("spanish")
 
 
 @dataclass(frozen=True)
@@ -71,8 +113,12 @@ class KeywordIndex:
         #: the parameters of the last search (for the trace shown to testers and in docs)
         self.last_parameters: dict[str, Any] = {}
 
-    def search(self, question: str, scopes: Sequence[str], k: int) -> list[KeywordHit]:
-        query = fts_query(question)
+    def search(
+        self, question: str, scopes: Sequence[str], k: int, *, spanish: str = ""
+    ) -> list[KeywordHit]:
+        """The ``k`` best chunks among ``scopes``; ``spanish``: the question's Spanish words,
+        searched by their stems too (:func:`fts_query`)."""
+        query = fts_query(question, spanish)
         params: dict[str, Any] = {
             "query": query,
             "scopes": json.dumps(list(scopes)),

@@ -967,7 +967,9 @@ class TutorService:
             lists["vector"] = []
         trace["vector"] = {"where": self.last_where if self._vectors else {}}
 
-        keyword_hits = self.keyword.search(search, scopes, candidates)
+        keyword_hits = self.keyword.search(
+            search, scopes, candidates, spanish=read if lang == "es" else ""
+        )
         lists["keyword"] = [Hit(h.chunk_id, h.score, f"bm25 {h.score:.2f}") for h in keyword_hits]
         params = dict(self.keyword.last_parameters)
         trace["keyword"] = {
