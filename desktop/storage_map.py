@@ -195,8 +195,8 @@ class StorageMapView(QWidget):
         problems = [r for r in self.rows if not r.ok]
         if problems:
             self.status.setText(
-                self.tr("{0} store(s) need attention: {1}").format(
-                    len(problems), ", ".join(gettext_(r.kind) for r in problems)
+                self.tr("%n store(s) need attention: {0}", "", len(problems)).format(
+                    ", ".join(gettext_(r.kind) for r in problems)
                 )
             )
         else:
@@ -416,7 +416,7 @@ class MigrationDialog(QDialog):
         self.log.setPlainText("\n".join(lines))
         self.start_button.setEnabled(not plan.problems)
         self.status.setText(
-            self.tr("{0} item(s) to copy or rebuild.").format(plan.total)
+            self.tr("%n item(s) to copy or rebuild.", "", plan.total)
             if not plan.problems
             else self.tr("The migration cannot start: see the problems above.")
         )

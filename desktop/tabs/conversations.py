@@ -789,7 +789,7 @@ class ConversationsTab(QWidget):
         self.ready = True
         self._set_choices(started.choices)
         self._show_listing(_Listing(started.rows, started.status))
-        self.tab_status.setText(self.tr("{0} conversation(s)").format(len(started.rows)))
+        self.tab_status.setText(self.tr("%n conversation(s)", "", len(started.rows)))
         self._set_busy_chat(False)
         self._sync_index()
         self._discover_models()
@@ -991,8 +991,8 @@ class ConversationsTab(QWidget):
                 "to resume it."
             ).format(status.rotation_pending)
         if status.unreadable:
-            text += " " + self.tr("{0} conversation(s) cannot be read (marked ⚠).").format(
-                status.unreadable
+            text += " " + self.tr(
+                "%n conversation(s) cannot be read (marked ⚠).", "", status.unreadable
             )
         if status.locked:
             text += " " + self.tr(
@@ -1085,7 +1085,7 @@ class ConversationsTab(QWidget):
         if result.retrieval_only:
             note = self.tr("Retrieval-only mode: showing what was found, no generated text.")
         if result.context:
-            note += " " + self.tr("({0} passage(s) from past conversations)").format(result.context)
+            note += " " + self.tr("(%n passage(s) from past conversations)", "", result.context)
         if result.context_error:
             note += " " + self.tr("Past conversations not searched: {0}").format(
                 result.context_error
@@ -1542,7 +1542,7 @@ class ConversationsTab(QWidget):
         if not found.hits:
             text = self.tr("Nothing found.")
         else:
-            text = self.tr("{0} message(s) found").format(len(found.hits))
+            text = self.tr("%n message(s) found", "", len(found.hits))
         if found.unsearched:
             text += " " + self.tr(
                 "Not searched: conversations that cannot be read ({0}; marked ⚠)."
@@ -1562,7 +1562,7 @@ class ConversationsTab(QWidget):
 
         def job(progress: Progress, emit: Emit) -> _Indexed:
             report = service.get().rebuild_vectors(progress)
-            return _Indexed(self.tr("{0} message(s) indexed").format(report.added))
+            return _Indexed(self.tr("%n message(s) indexed", "", report.added))
 
         self.rebuild_index.setEnabled(False)
         handle = self._run(

@@ -709,7 +709,7 @@ class MultiAgentTab(QWidget):
             first = statuses[0] if statuses else None
             model = f"{first.embedder}, {first.dimension}-d" if first else ""
             self._set_memory_status(
-                self.tr("{0} item(s) remembered ({1}).").format(points, model),
+                self.tr("%n item(s) remembered ({0}).", "", points).format(model),
                 problem=False,
                 offer_reembed=False,
             )

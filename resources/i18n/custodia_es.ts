@@ -216,9 +216,40 @@
         <source>Reading conversations…</source>
         <translation>Leyendo las conversaciones…</translation>
     </message>
-    <message>
-        <source>{0} conversation(s)</source>
-        <translation>{0} conversación(es)</translation>
+    <message numerus="yes">
+        <source>%n conversation(s)</source>
+        <translation>
+            <numerusform>%n conversación</numerusform>
+            <numerusform>%n conversaciones</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n conversation(s) cannot be read (marked ⚠).</source>
+        <translation>
+            <numerusform>%n conversación no se puede leer (marcada con ⚠).</numerusform>
+            <numerusform>%n conversaciones no se pueden leer (marcadas con ⚠).</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>(%n passage(s) from past conversations)</source>
+        <translation>
+            <numerusform>(%n fragmento de conversaciones anteriores)</numerusform>
+            <numerusform>(%n fragmentos de conversaciones anteriores)</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n message(s) found</source>
+        <translation>
+            <numerusform>%n mensaje encontrado</numerusform>
+            <numerusform>%n mensajes encontrados</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n message(s) indexed</source>
+        <translation>
+            <numerusform>%n mensaje indexado</numerusform>
+            <numerusform>%n mensajes indexados</numerusform>
+        </translation>
     </message>
     <message>
         <source>{0} new, {1} dropped</source>
@@ -293,10 +324,6 @@
         <translation>⚠ Hay un cambio de clave sin terminar (id. de la clave nueva {0}): indique esa clave en «Definir clave…» para reanudarlo.</translation>
     </message>
     <message>
-        <source>{0} conversation(s) cannot be read (marked ⚠).</source>
-        <translation>{0} conversación(es) no se pueden leer (marcadas con ⚠).</translation>
-    </message>
-    <message>
         <source>{0} conversation(s) of an earlier history are locked, kept untouched (key id {1}): give that key or passphrase in “Set key…” to read them again.</source>
         <translation>{0} conversación(es) de un historial anterior están bloqueadas y se conservan intactas (id. de clave {1}): indique esa clave o frase de contraseña en «Definir clave…» para volver a leerlas.</translation>
     </message>
@@ -323,10 +350,6 @@
     <message>
         <source>Retrieval-only mode: showing what was found, no generated text.</source>
         <translation>Modo solo recuperación: se muestra lo encontrado, sin texto generado.</translation>
-    </message>
-    <message>
-        <source>({0} passage(s) from past conversations)</source>
-        <translation>({0} fragmento(s) de conversaciones anteriores)</translation>
     </message>
     <message>
         <source>Past conversations not searched: {0}</source>
@@ -437,16 +460,8 @@
         <translation>No se encontró nada.</translation>
     </message>
     <message>
-        <source>{0} message(s) found</source>
-        <translation>{0} mensaje(s) encontrado(s)</translation>
-    </message>
-    <message>
         <source>Not searched: conversations that cannot be read ({0}; marked ⚠).</source>
         <translation>Sin buscar: conversaciones que no se pueden leer ({0}; marcadas con ⚠).</translation>
-    </message>
-    <message>
-        <source>{0} message(s) indexed</source>
-        <translation>{0} mensaje(s) indexado(s)</translation>
     </message>
     <message>
         <source>Rebuilding the search index…</source>
@@ -1669,9 +1684,12 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
         <source>Problems (fix them, then try again):</source>
         <translation>Problemas (corríjalos y vuelva a intentarlo):</translation>
     </message>
-    <message>
-        <source>{0} item(s) to copy or rebuild.</source>
-        <translation>{0} elemento(s) para copiar o reconstruir.</translation>
+    <message numerus="yes">
+        <source>%n item(s) to copy or rebuild.</source>
+        <translation>
+            <numerusform>%n elemento para copiar o reconstruir.</numerusform>
+            <numerusform>%n elementos para copiar o reconstruir.</numerusform>
+        </translation>
     </message>
     <message>
         <source>The migration cannot start: see the problems above.</source>
@@ -2203,10 +2221,6 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
 {0}</translation>
     </message>
     <message>
-        <source>{0} item(s) remembered ({1}).</source>
-        <translation>{0} elemento(s) en memoria ({1}).</translation>
-    </message>
-    <message>
         <source>Building the search index of the semantic memory: {0} of {1}…</source>
         <translation>Creando el índice de búsqueda de la memoria semántica: {0} de {1}…</translation>
     </message>
@@ -2313,6 +2327,13 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>finished</source>
         <translation>terminada</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n item(s) remembered ({0}).</source>
+        <translation>
+            <numerusform>%n elemento en memoria ({0}).</numerusform>
+            <numerusform>%n elementos en memoria ({0}).</numerusform>
+        </translation>
     </message>
     <message>
         <source>checking</source>
@@ -2766,9 +2787,12 @@ Cada almacén se elige por separado; «servidor» hace que un almacén use su se
         <source>Measuring the stores…</source>
         <translation>Midiendo los almacenes…</translation>
     </message>
-    <message>
-        <source>{0} store(s) need attention: {1}</source>
-        <translation>{0} almacén(es) necesita(n) atención: {1}</translation>
+    <message numerus="yes">
+        <source>%n store(s) need attention: {0}</source>
+        <translation>
+            <numerusform>%n almacén necesita atención: {0}</numerusform>
+            <numerusform>%n almacenes necesitan atención: {0}</numerusform>
+        </translation>
     </message>
     <message>
         <source>Every store is readable.</source>
