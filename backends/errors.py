@@ -8,6 +8,8 @@ it goes to the log with a trace.
 
 from __future__ import annotations
 
+from backends.i18n import _
+
 
 class CustodiaEnvironmentError(Exception):
     """Something outside the code is wrong; ``str(err)`` is fit to show the user."""
@@ -34,8 +36,10 @@ class DimensionMismatchError(CustodiaEnvironmentError):
 
     def __init__(self, expected: int, got: int, where: str) -> None:
         super().__init__(
-            f"{where}: embedding dimension mismatch — the index holds {expected}-d vectors, "
-            f"this embedder produces {got}-d. Re-embed to switch models."
+            _(
+                "{where}: embedding dimension mismatch — the index holds {expected}-d vectors, "
+                "this embedder produces {got}-d. Re-embed to switch models."
+            ).format(where=where, expected=expected, got=got)
         )
         self.expected = expected
         self.got = got
@@ -55,12 +59,16 @@ class EmbedderMismatchError(DimensionMismatchError):
         where: str,
         *,
         dimension: int = 0,
-        advice: str = "Rebuild the index to switch.",
+        advice: str = "",
     ) -> None:
         super().__init__(dimension, dimension, where)
         self.args = (
-            f"{where}: the index was built with the embedder {recorded!r}, the configured one "
-            f"is {current!r}; their vectors cannot be compared. {advice}",
+            _(
+                "{where}: the index was built with the embedder {recorded!r}, the configured "
+                "one is {current!r}; their vectors cannot be compared."
+            ).format(where=where, recorded=recorded, current=current)
+            + " "
+            + (advice or _("Rebuild the index to switch.")),
         )
         self.recorded = recorded
         self.current = current

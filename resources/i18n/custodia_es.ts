@@ -33,7 +33,7 @@
     <name>AuditTableModel</name>
     <message>
         <source>Seq</source>
-        <extracomment>the line before the stored record text in the detail view text on the coloured rows above: dark on light in every theme (a dark theme&apos;s light text on these light backgrounds was unreadable) emitted when a page arrived (tests wait on it) a page could not be read: the message</extracomment>
+        <extracomment>the line before the stored record text in the detail view text on the coloured rows above: dark on light in every theme (a dark theme&apos;s light text on these light backgrounds was unreadable) a person looked up by name: their pseudonym, or &quot;&quot; when the key store has none emitted when a page arrived (tests wait on it) a page could not be read: the message</extracomment>
         <translation>N.º</translation>
     </message>
     <message>
@@ -614,7 +614,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <name>InspectorPane</name>
     <message numerus="yes">
         <source>%Ln record(s)</source>
-        <extracomment>the view is ready (after opening or applying filters); tests wait on it verification finished: the :class:`VerifyResult` an export finished: the number of records the detail view shows a record an inclusion proof was written: its path the checkpoints were checked against the log: the list of CheckpointStatus</extracomment>
+        <extracomment>the view is ready (after opening or applying filters); tests wait on it verification finished: the :class:`VerifyResult` an export finished: the number of records the detail view shows a record an inclusion proof was written: its path a person was forgotten: their pseudonym (&quot;&quot; when there was no key) the checkpoints were checked against the log: the list of CheckpointStatus</extracomment>
         <translation>
             <numerusform>%Ln registro</numerusform>
             <numerusform>%Ln registros</numerusform>
@@ -639,6 +639,18 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <message>
         <source>Show all</source>
         <translation>Mostrar todo</translation>
+    </message>
+    <message>
+        <source>Person&apos;s name</source>
+        <translation>Nombre de la persona</translation>
+    </message>
+    <message>
+        <source>For an authorised reviewer: find a person&apos;s records by name. The name is looked up through the pseudonym keys; it is never stored in clear.</source>
+        <translation>Para un revisor autorizado: busque los registros de una persona por su nombre. El nombre se busca a través de las claves de seudónimos; nunca se guarda sin cifrar.</translation>
+    </message>
+    <message>
+        <source>Person</source>
+        <translation>Persona</translation>
     </message>
     <message>
         <source>Pseudonym</source>
@@ -745,6 +757,14 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
         <translation>Actualizar</translation>
     </message>
     <message>
+        <source>Forget a person…</source>
+        <translation>Olvidar a una persona…</translation>
+    </message>
+    <message>
+        <source>Erase a person: destroy their key, so their records can never be read again</source>
+        <translation>Borrar a una persona: destruir su clave, para que sus registros no se puedan volver a leer</translation>
+    </message>
+    <message>
         <source>Loading the audit log…</source>
         <translation>Cargando el registro de auditoría…</translation>
     </message>
@@ -755,6 +775,14 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <message>
         <source>{0} match the filters ({1})</source>
         <translation>{0} coinciden con los filtros ({1})</translation>
+    </message>
+    <message>
+        <source>No key for that name: never seen, or erased (an erased person cannot be found by name)</source>
+        <translation>No hay clave para ese nombre: nunca se vio o se borró (a una persona borrada no se la puede encontrar por su nombre)</translation>
+    </message>
+    <message>
+        <source>the person is {0}</source>
+        <translation>la persona es {0}</translation>
     </message>
     <message>
         <source>Audit log unavailable</source>
@@ -911,6 +939,38 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <message>
         <source>Verification cancelled</source>
         <translation>Verificación cancelada</translation>
+    </message>
+    <message>
+        <source>Forget a person</source>
+        <translation>Olvidar a una persona</translation>
+    </message>
+    <message>
+        <source>The person&apos;s name, as the tutor knows it:</source>
+        <translation>El nombre de la persona, tal como lo conoce el tutor:</translation>
+    </message>
+    <message>
+        <source>Forget {0}?</source>
+        <translation>¿Olvidar a {0}?</translation>
+    </message>
+    <message>
+        <source>{0}&apos;s key will be destroyed: what they asked and were shown can never be read again, by anyone, and an erasure record is added to the log.
+
+Not erased: their records stay in the chain (sealed, unreadable), so the log still verifies; notes they imported into the tutor stay until deleted there; copies of the key store in your own backups are not reached.</source>
+        <translation>Se destruirá la clave de {0}: lo que preguntó y lo que se le mostró no podrá volver a leerlo nadie, y se añade al registro una anotación del borrado.
+
+No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que el registro se sigue verificando; los apuntes que importó en el tutor siguen ahí hasta que se eliminen allí; las copias del almacén de claves en sus propias copias de seguridad no se ven afectadas.</translation>
+    </message>
+    <message>
+        <source>Forgetting…</source>
+        <translation>Olvidando…</translation>
+    </message>
+    <message>
+        <source>Forgotten: the key of {0} is destroyed</source>
+        <translation>Olvidado: la clave de {0} está destruida</translation>
+    </message>
+    <message>
+        <source>No key for that name: nothing to forget</source>
+        <translation>No hay clave para ese nombre: nada que olvidar</translation>
     </message>
     <message>
         <source>Export the audit log</source>
@@ -1148,8 +1208,12 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
         <translation>Custodia</translation>
     </message>
     <message>
-        <source>Profile: {0}</source>
+        <source>(erased: this person&apos;s records can no longer be read)</source>
         <extracomment>the memory chats kept as threads (once the index is open) a better model found on first run, offered in the welcome</extracomment>
+        <translation>(borrado: los registros de esta persona ya no se pueden leer)</translation>
+    </message>
+    <message>
+        <source>Profile: {0}</source>
         <translation>Perfil: {0}</translation>
     </message>
     <message>

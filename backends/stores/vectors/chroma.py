@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.errors import DimensionMismatchError, EmbedderMismatchError, InvalidVectorError
+from backends.i18n import _
 from backends.stores.engines import chroma
 from backends.stores.vectors import (
     Payload,
@@ -226,7 +227,7 @@ class ChromaChunkIndex(ChromaVectorIndex):
             self.embedder_name,
             self.where,
             dimension=self.dimension,
-            advice="The tutor's vectors are rebuilt from the knowledge base.",
+            advice=_("The tutor's vectors are rebuilt from the knowledge base."),
         )
 
     def _check_payload(self, payload: Payload) -> dict[str, Any]:
