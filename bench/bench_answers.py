@@ -163,13 +163,13 @@ def run_set(tutor: TutorService, path: Path) -> tuple[dict[str, Any], list[dict[
     rows: list[dict[str, Any]] = []
     for part in ("covered", "uncovered", "threads"):
         for item in data.get(part, []):
-            earlier, covered = "", True
+            earlier, earlier_ok = "", True
             for before in item.get("earlier", []):
-                done = tutor.ask(before, "bench", earlier=earlier, earlier_covered=covered)
+                done = tutor.ask(before, "bench", earlier=earlier, earlier_covered=earlier_ok)
                 earlier = done.retrieval.understood
-                covered = done.grounding is None or done.grounding.covered
+                earlier_ok = done.grounding is None or done.grounding.covered
             started = time.perf_counter()
-            turn = tutor.ask(item["question"], "bench", earlier=earlier, earlier_covered=covered)
+            turn = tutor.ask(item["question"], "bench", earlier=earlier, earlier_covered=earlier_ok)
             row = _row(item, turn, time.perf_counter() - started)
             row["part"] = part
             rows.append(row)

@@ -1326,10 +1326,10 @@ class TutorService:
             )
             # (only when the notes know every word of the subject: "acute appendicitis" is
             # not mentioned by "acute kidney injury")
-            known = all(w in vocabulary for w in subject)
+            all_known = all(w in vocabulary for w in subject)
             rare = [w for w in subject if 0 < vocabulary.frequency.get(w, 0) <= MENTION_CHUNKS]
             rare.sort(key=vocabulary.idf, reverse=True)
-            named = aspects.mention((*quotes, *scored), rare[:1]) if rare and known else None
+            named = aspects.mention((*quotes, *scored), rare[:1]) if rare and all_known else None
             if named is None:
                 return _Judged(sources, vocabulary, covered_by, scored, quotes, False)
             return _Judged(
