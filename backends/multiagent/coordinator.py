@@ -245,7 +245,13 @@ def assemble_result(session: Session) -> str:
     review = str(data.get("review") or "").strip()
     if review:
         review, cut = complete_text(review)
-        lines += ["## Answer", "", review, ""]
+        record = data.get("verification")
+        status = record.get("status") if isinstance(record, dict) else None
+        heading = {
+            FAILED: "## Answer — the reviewer's words; the code failed its check",
+            UNVERIFIED: "## Answer — the reviewer's words, unchecked",
+        }.get(str(status), "## Answer")
+        lines += [heading, "", review, ""]
         if cut:
             lines += [
                 "*(The reviewer's answer reached the length limit; cut at its last "

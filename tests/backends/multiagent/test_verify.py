@@ -269,6 +269,7 @@ def test_code_that_keeps_failing_is_never_done(make_service: MakeService) -> Non
     assert session.events[-1]["text"].startswith("Finished — failed verification")
     result = session.data["result"]
     assert result.splitlines()[2] == "## Failed verification"
+    assert "## Answer — the reviewer's words; the code failed its check" in result
     assert "✗ `test_adds` — failed" in result and "AssertionError" in result
 
 
