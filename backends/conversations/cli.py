@@ -13,8 +13,10 @@ import getpass
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+from backends.answers import GENERATED, Answer, render_text
 from backends.cli import (
     PIPE_CLOSED,
     Handler,
@@ -119,6 +121,12 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
         _warn(f"past conversations not searchable: {err}")
     saved: list[str] = []
     closed: list[bool] = []
+    composed: list[Answer] = []
+
+    def on_answer(answer: Answer, passages: tuple[str, ...]) -> None:
+        # a history question: the past messages that answer it, at once
+        composed.append(answer)
+        token(render_text(answer) + "\n")
 
     def token(piece: str) -> None:
         if closed:
@@ -129,9 +137,22 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
             closed.append(True)
             silence_stdout()
 
+    def draft_token(piece: str) -> None:
+        if composed:  # the model's draft of a history answer: checked before it is shown
+            print(piece, end="", file=sys.stderr, flush=True)
+        else:
+            token(piece)
+
+    draft = True if args.rephrase else (False if args.no_draft else None)
     try:
         result = agent.ask(
-            args.message, args.conversation, args.model, on_token=token, on_saved=saved.append
+            args.message,
+            args.conversation,
+            args.model,
+            on_token=draft_token,
+            on_saved=saved.append,
+            on_answer=on_answer,
+            draft=draft,
         )
     except KeyboardInterrupt:
         _end_line(closed)
@@ -154,7 +175,19 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     _end_line(closed)
     if result.notice:
         _warn(result.notice)
-    if result.checked and not closed:
+    shown = result.shown
+    if shown is not None and not closed:
+        for number, (cid, index) in enumerate(result.quoted, 1):
+            print(f"  [{number}] conversation {cid}, message {index + 1}")
+        if composed and shown.mode == GENERATED:
+            print(render_text(shown))
+        elif shown.withheld:
+            reason = f"The model's draft was not shown: {shown.reason}." if shown.reason else ""
+            held = render_text(replace(shown, heading="", sentences=()))
+            print("\n".join(x for x in (reason, held) if x))
+        if result.draft_skipped:
+            print("(No draft asked of the model: its drafts rarely pass; --rephrase asks.)")
+    if result.checked and not closed and not composed:
         # what the answer took from past conversations, and what is the model's own
         print("\nChecked against your past conversations:")
         for sentence in result.checked:
@@ -476,6 +509,19 @@ def add_commands(sub: SubParsers) -> None:
             "chat model: the configured one (default), retrieval-only, scripted, "
             "ollama:<model>, openai:<model>"
         ),
+    )
+    drafts = p.add_mutually_exclusive_group()
+    drafts.add_argument(
+        "--rephrase",
+        action="store_true",
+        help=_(
+            "for a history question, ask the model for a draft even when its drafts rarely pass"
+        ),
+    )
+    drafts.add_argument(
+        "--no-draft",
+        action="store_true",
+        help=_("for a history question, only the past messages that answer it"),
     )
     p.set_defaults(handler=_quiet_when_stdout_closes(_cmd_ask))
 

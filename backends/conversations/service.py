@@ -19,9 +19,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TypeVar
 
-from backends import grounding, i18n
+from backends import answers, grounding, i18n
+from backends.answers import COMPOSED, MODEL, WITHHELD, Answer, DraftStats
 from backends.config import Config
 from backends.conversations import files as files_module
+from backends.conversations import history as history_answers
 from backends.conversations.errors import (
     ConversationError,
     ConversationNotFoundError,
@@ -91,6 +93,8 @@ SYSTEM_PROMPT = (
 )
 #: messages of the current conversation sent with each turn
 HISTORY_MESSAGES = 20
+#: past messages searched for a history question's answer
+HISTORY_CANDIDATES = 20
 #: passages from other conversations offered to the model, and how similar they must be
 CONTEXT_PASSAGES = 3
 MIN_CONTEXT_SCORE = 0.3
@@ -187,8 +191,15 @@ class TurnResult:
     #: each sentence of the answer checked against the past messages given as context (the
     #: tutor's support check, :mod:`backends.grounding`); ``number`` is 1-based into them
     checked: tuple[CheckedSentence, ...] = ()
-    #: the past messages the answer was checked against, as the model was given them
+    #: the past messages the answer was checked against, as the model was given them (for
+    #: a history question: the past messages its ``[n]`` quote)
     context_passages: tuple[str, ...] = ()
+    #: the answer shown and how it was made (:mod:`backends.answers`); ``answer`` is its text
+    shown: Answer | None = None
+    #: the past messages a history answer quotes, by ``[n]`` (conversation id, index)
+    quoted: tuple[tuple[str, int], ...] = ()
+    #: no draft was asked of the model (its drafts rarely pass): the user may ask for one
+    draft_skipped: bool = False
 
 
 @dataclass(frozen=True)
@@ -291,6 +302,8 @@ class ConversationAgent:
             ),
             passphrases=self.passphrases,
         )
+        #: how often each model's drafts pass (a cache file in the data dir)
+        self.draft_stats = DraftStats(config.path(answers.STATS_FILE))
         self.files = ConversationFiles(self.folder)
         self.files.ensure()
         self._apply_key()
@@ -805,8 +818,20 @@ class ConversationAgent:
         on_token: Callable[[str], None] | None = None,
         should_stop: ShouldStop = _never,
         on_saved: Callable[[str], None] | None = None,
+        *,
+        on_answer: Callable[[Answer, tuple[str, ...]], None] | None = None,
+        draft: bool | None = None,
     ) -> TurnResult:
         """One turn: save the user's message, stream the answer, save it, index both.
+
+        A history question ("What did I decide about the flights?") is answered from the
+        past messages that hold it, quoted (:mod:`.history`), at once through
+        ``on_answer(answer, passages)``; the model's draft then replaces it only when every
+        sentence is stated by a quoted message (``draft``: True asks for one whatever the
+        model's pass rate, False never). Not found: "I can't find that in your
+        conversations", and no model guess. Any other question goes to the model, its words
+        labelled as its own; a draft that parrots (repeats an earlier answer, echoes the
+        prompt, invents a phone number or address) is withheld.
 
         ``on_saved(conversation_id)`` is called as soon as the user's message is on disk (a
         new conversation has its id from then on). What was said is kept whatever ends the
@@ -843,6 +868,16 @@ class ConversationAgent:
             for m in (existing.history if existing else [])[-HISTORY_MESSAGES:]
             if m.role in ("system", "user", "assistant")
         ]
+        composed, past = self._compose_history(message, existing.id if existing else None)
+        if composed is not None and on_answer is not None:
+            on_answer(composed, tuple(_passage(h) for h in past))
+        key = f"conversations:{choice.model}"
+        ask_model = True
+        if composed is not None and draft is None:
+            ask_model = composed.mode == COMPOSED and self.draft_stats.should_draft(key)
+        elif composed is not None:
+            ask_model = draft
+        ask_model = ask_model and not (composed is not None and model.retrieval_only)
         with self._lock:
             if existing is None:  # a new conversation is created with its first message
                 conversation = self._new(choice)
@@ -858,11 +893,13 @@ class ConversationAgent:
         cid = conversation.id
         if on_saved is not None:
             on_saved(cid)
+        if composed is not None:  # the draft is checked against the quoted messages
+            context = [_passage(h) for h in past]
         prompt = Prompt(user=message, system=SYSTEM_PROMPT, history=history, context=context)
         pieces: list[str] = []
         stopped = False
         failure: CustodiaEnvironmentError | None = None
-        stream = model.stream(prompt, should_stop)
+        stream = model.stream(prompt, should_stop) if ask_model else iter(())
         try:
             for piece in stream:
                 pieces.append(piece)
@@ -906,8 +943,23 @@ class ConversationAgent:
                 cid,
             ) from failure
         stopped = stopped or should_stop()
+        sources = [Source(i + 1, "", c) for i, c in enumerate(context)]
+        checked = (
+            ()
+            if model.retrieval_only or not context or not answer
+            else tuple(grounding.check_sentences(answer, sources))
+        )
+        earlier = [m.content for m in history if m.role == "assistant"]
+        shown, answer = self._shown(
+            message, answer, composed, sources, earlier, model.retrieval_only, stopped
+        )
+        if composed is not None and ask_model and not stopped:
+            self.draft_stats.record(key, shown.mode == answers.GENERATED)
+        writer = None if shown.mode in (answers.GENERATED, MODEL) else "custodia:composed"
         try:
-            conversation, answer_index = self._save_answer(cid, answer, choice, stopped=stopped)
+            conversation, answer_index = self._save_answer(
+                cid, answer, choice, stopped=stopped, writer=writer
+            )
         except CustodiaEnvironmentError as err:  # e.g. the disk filled up since the message
             raise TurnFailedError(
                 f"the answer could not be saved ({err}) — your message is saved in "
@@ -915,15 +967,6 @@ class ConversationAgent:
                 cid,
             ) from err
         self._index_messages(conversation, [user_index, answer_index])
-        checked = (
-            ()
-            if model.retrieval_only or not context
-            else tuple(
-                grounding.check_sentences(
-                    answer, [Source(i + 1, "", c) for i, c in enumerate(context)]
-                )
-            )
-        )
         return TurnResult(
             conversation_id=cid,
             answer=answer,
@@ -938,10 +981,96 @@ class ConversationAgent:
             notice=notice,
             checked=checked,
             context_passages=tuple(context),
+            shown=shown,
+            quoted=tuple((h.conversation_id, h.index) for h in past),
+            draft_skipped=composed is not None
+            and composed.mode == COMPOSED
+            and not ask_model
+            and not model.retrieval_only,
         )
 
+    def _compose_history(
+        self, message: str, current: str | None
+    ) -> tuple[Answer | None, list[SearchHit]]:
+        """For a history question: its answer from the past messages (and them); else
+        ``(None, [])``."""
+        if not history_answers.history_question(message):
+            return None, []
+        try:
+            hits = self.search(message, HISTORY_CANDIDATES, exclude=current)
+        except CustodiaEnvironmentError as err:
+            log.warning("history not searched: %s", err)
+            hits = []
+        found = [
+            history_answers.PastMessage(h.conversation_id, h.name, h.date, h.role, h.text, h.score)
+            for h in hits
+        ]
+        composed = history_answers.compose(message, found)
+        cited = [hits[n - 1] for n in composed.cited]
+        numbers = {n: i + 1 for i, n in enumerate(composed.cited)}
+        composed = replace(
+            composed,
+            sentences=tuple(
+                replace(s, number=numbers[s.number]) if s.number else s for s in composed.sentences
+            ),
+        )
+        return composed, cited
+
+    @staticmethod
+    def _shown(
+        message: str,
+        draft: str,
+        composed: Answer | None,
+        sources: list[Source],
+        earlier: list[str],
+        retrieval_only: bool,
+        stopped: bool,
+    ) -> tuple[Answer, str]:
+        """The answer shown and the text saved for it (:mod:`backends.answers`)."""
+        lang = history_answers.language(message)
+        if composed is None:
+            if retrieval_only:  # its passages, labelled by the model itself
+                return Answer(MODEL, (), "", draft), draft
+            judged = answers.judge_draft(
+                draft, sources, question=message, earlier=earlier, needs_support=False
+            )
+            kept = tuple(s for s in judged if s.kind != WITHHELD)
+            heading = history_answers.TEXTS[lang]["model_heading"]
+            if judged and not kept:
+                first = next((s.reason for s in judged if s.reason), "")
+                note = f"The model's answer was withheld: {first}."
+                shown = Answer(
+                    MODEL, (answers.Shown(note, answers.SUPPORTED, 0),), heading, draft, judged
+                )
+                return shown, note
+            shown = Answer(MODEL, kept, heading, draft, judged)
+            if any(s.kind == WITHHELD for s in judged):
+                return shown, shown.text
+            return shown, draft  # all of it, Markdown and all
+        if not draft:
+            return composed, composed.text
+        judged = answers.judge_draft(draft, sources, question=message, earlier=earlier)
+        if stopped:
+            reason = "the model's draft was stopped before it finished"
+            kept = replace(composed, draft=draft, draft_sentences=judged, reason=reason)
+            return kept, kept.text
+        cited = set(composed.cited)
+        shown = answers.choose(
+            composed,
+            draft,
+            judged,
+            answers_question=any(s.supported and s.number in cited for s in judged),
+        )
+        return shown, shown.text
+
     def _save_answer(
-        self, conversation_id: str, answer: str, choice: ModelChoice, *, stopped: bool
+        self,
+        conversation_id: str,
+        answer: str,
+        choice: ModelChoice,
+        *,
+        stopped: bool,
+        writer: str | None = None,
     ) -> tuple[Conversation, int]:
         """Append the answer (re-reading the newest file first); return it and its index."""
         with self._lock:
@@ -951,7 +1080,7 @@ class ConversationAgent:
                     "assistant",
                     answer,
                     now_iso(),
-                    f"{choice.provider}:{choice.model}",
+                    writer or f"{choice.provider}:{choice.model}",
                     stopped=stopped,
                 )
             )

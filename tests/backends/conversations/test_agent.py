@@ -67,7 +67,8 @@ def test_context_from_other_conversations_reaches_the_model(make_agent: MakeAgen
     first = agent.ask("My sister Lucia lives in Granada near the Alhambra")
     second = agent.ask("Where does my sister Lucia live?")
     assert second.conversation_id != first.conversation_id
-    assert second.context >= 1 and "context passages: 0" not in second.answer
+    assert second.context >= 1 and second.shown is not None and second.shown.mode == "composed"
+    assert "Granada" in second.answer and "context passages" not in second.answer
     passages = chat.calls[-1].context
     assert any("Granada" in p for p in passages)
     # the current conversation is not its own context
@@ -92,6 +93,51 @@ def test_each_sentence_says_whether_a_past_conversation_states_it(make_agent: Ma
     assert first.supported and "Granada" in result.context_passages[first.number - 1]
     assert not second.supported and "2011" in second.reason
     assert result.context_passages and result.context == len(result.context_passages)
+
+
+def test_a_history_question_is_answered_from_the_history(make_agent: MakeAgent) -> None:
+    """AL1: the past message that holds it, quoted, dated and named by its conversation; the
+    model's invention ("in 2011", a phone number) withheld, never shown as the answer."""
+    chat = ScriptedChat(
+        replies=[
+            "Noted.",
+            "You decided to take the Vueling flight. Call 1-800-325-4769 to confirm.",
+        ]
+    )
+    agent = make_agent(chat=chat)
+    told = agent.ask("I decided to take the Iberia flight on 12 October")
+    shown: list[str] = []
+    result = agent.ask(
+        "What did I decide about the flights?", on_answer=lambda a, p: shown.append(a.text)
+    )
+    assert result.shown is not None and result.shown.mode == "composed"
+    assert len(shown) == 1 and shown[0] == result.answer  # at once, before the draft
+    assert "“I decided to take the Iberia flight on 12 October” [1]" in result.answer
+    assert result.quoted == ((told.conversation_id, 0),)
+    assert "Vueling" not in result.answer and "1-800" not in result.answer
+    assert {s.kind for s in result.shown.withheld} == {"withheld"}
+    saved = agent.load(result.conversation_id).history[-1]
+    assert saved.content == result.answer and saved.model == "custodia:composed"
+
+
+def test_never_discussed_is_said_and_not_guessed(make_agent: MakeAgent) -> None:
+    chat = ScriptedChat(replies=["You chose the blue kitchen in March."])
+    agent = make_agent(chat=chat)
+    result = agent.ask("What did I decide about the new kitchen?")
+    assert result.answer == "I can't find that in your conversations."
+    assert chat.calls == []  # no model guess
+    spanish = agent.ask("¿Qué te dije sobre la boda de mi prima?")
+    assert spanish.answer == "No lo encuentro en sus conversaciones."
+
+
+def test_other_questions_get_the_models_words_labelled(make_agent: MakeAgent) -> None:
+    parrot = "Tea is best brewed for three minutes with freshly boiled water."
+    agent = make_agent(chat=ScriptedChat(replies=[parrot]))
+    first = agent.ask("How do I make a cup of tea?")
+    assert first.answer == parrot and first.shown is not None and first.shown.mode == "model"
+    assert [s.kind for s in first.shown.sentences] == ["own"]
+    again = agent.ask("What is the capital of Italy?", first.conversation_id)
+    assert again.answer.startswith("The model's answer was withheld: it repeats")
 
 
 def test_stopping_keeps_what_was_said(make_agent: MakeAgent) -> None:

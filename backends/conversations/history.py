@@ -1,0 +1,140 @@
+"""History questions answered from the history (AL1): "What did I decide about the flights?",
+"¿Qué me dijo sobre el alquiler?".
+
+No model here. :func:`history_question` decides whether a question asks about what was said
+before: about the user (:func:`backends.questions.about_user`), or about what "you" (the
+assistant) or "we" said, decided or discussed. :func:`compose` answers it from the past
+messages that hold it — each quoted, dated, and named by its conversation, cited ``[n]`` to
+the message (the same reading of the question as the memory assistant's: every subject word
+of the question stands in the message; words for the act of talking — "decide", "say",
+"dijo" — only rank) — or says "I can't find that in your conversations". Any other question
+goes to the model, whose words are labelled as its own.
+
+Guaranteed: a quoted message is a message of the user's history, word for word, with its
+date and conversation. Not guaranteed: that the message quoted is the one meant (lexical
+matching over the messages search found), nor that an answer spread over two messages is
+found whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from backends.answers import COMPOSED, DONT_KNOW, SUPPORTED, Answer, Shown
+from backends.questions import about_user, answering, language
+
+#: what makes a question ask about earlier conversations, besides being about the user
+_ASKS_HISTORY = re.compile(
+    r"\b(?:did|have|had)\s+(?:i|we|you)\b"
+    r"|\byou\s+(?:said|told|advised|suggested|recommended|mentioned)\b"
+    r"|\b(?:we|i)\s+(?:discussed|talked|decided|agreed|said|mentioned)\b"
+    r"|\blast\s+time\b|\bearlier\b|\bbefore\b"
+    r"|\b(?:me\s+)?dij(?:o|e|iste|imos)\b|\bhablamos\b|\bcomenté\b|\bmencioné\b"
+    r"|\bdecid(?:í|imos|iste)\b|\bvamos\s+a\b|\bquedamos\b",
+    re.IGNORECASE,
+)
+#: a question about what the assistant said
+_ABOUT_ASSISTANT = re.compile(
+    r"\byou\s+(?:say|said|tell|told|advise|advised|suggest|suggested|recommend|recommended)\b"
+    r"|\bdid\s+you\b|\bme\s+(?:dijiste|aconsejaste|recomendaste|sugeriste)\b",
+    re.IGNORECASE,
+)
+#: words for the act of talking: a question's subject is what was talked about
+_TALK_WORDS = (
+    "decide decided decision say said tell told mention mentioned discuss discussed talk "
+    "talked plan planned advise advised suggest suggested recommend recommended agree "
+    "agreed decidi decidimos decidiste dije dijo dijiste dijimos hablamos comente mencione"
+)
+TALK = frozenset(_TALK_WORDS.split())
+
+TEXTS = {
+    "en": {
+        "heading": "From your conversations — quoted, dated, linked to the conversation",
+        "dont_know_heading": "Not found in your conversations",
+        "dont_know": "I can't find that in your conversations.",
+        "quote": "{who} on {date}, in “{name}”: “{text}”",
+        "you": "You",
+        "assistant": "The assistant",
+        "model_heading": "The model's own words — not from your conversations",
+    },
+    "es": {
+        "heading": "De sus conversaciones — citado, con fecha y enlace a la conversación",
+        "dont_know_heading": "No está en sus conversaciones",
+        "dont_know": "No lo encuentro en sus conversaciones.",
+        "quote": "{who} el {date}, en «{name}»: «{text}»",
+        "you": "Usted",
+        "assistant": "El asistente",
+        "model_heading": "Palabras del propio modelo — no de sus conversaciones",
+    },
+}
+
+
+_ASKING = re.compile(
+    r"^\s*(?:¿|what|which|where|when|who|whom|whose|why|how|did|do|does|have|has|had|is|are|"
+    r"was|were|can|could|remind|tell\s+me|qu[eé]|cu[aá]l|cu[aá]nd|cu[aá]nt|d[oó]nde|qui[eé]n|"
+    r"c[oó]mo|por\s+qu[eé])\b",
+    re.IGNORECASE,
+)
+
+
+def history_question(question: str) -> bool:
+    """Whether ``question`` asks about what was said in earlier conversations: a question
+    (not a statement: "My sister lives in Granada" is told, not asked) about the user, or
+    about what "you" or "we" said, decided or discussed."""
+    if "?" not in question and not _ASKING.search(question):
+        return False
+    return about_user(question) or bool(_ASKS_HISTORY.search(question))
+
+
+@dataclass(frozen=True)
+class PastMessage:
+    """A message of the history, as search found it."""
+
+    conversation_id: str
+    name: str
+    date: str
+    role: str
+    text: str
+    similarity: float = 0.0
+
+
+def _question_for_matching(question: str) -> str:
+    """The question without its talking words ("What did I decide about the flights?" is
+    about the flights)."""
+    kept = [w for w in question.split() if w.strip("¿?¡!.,").casefold() not in TALK]
+    return " ".join(kept)
+
+
+def compose(question: str, found: Sequence[PastMessage], most: int = 2) -> Answer:
+    """The past messages that answer ``question`` quoted (numbers 1-based into ``found``),
+    or "I can't find that in your conversations"."""
+    lang = language(question)
+    texts = TEXTS[lang]
+    matches = answering(
+        _question_for_matching(question),
+        [m.text for m in found],
+        [m.similarity for m in found],
+        most=most,
+    )
+    # what the user said is the history; what the assistant said answers only a question
+    # about it ("What did you tell me about Vueling?") or when nothing the user said does
+    about_assistant = bool(_ABOUT_ASSISTANT.search(question))
+    users = [m for m in matches if found[m.index].role == "user"]
+    if users and not about_assistant:
+        matches = users
+    if not matches:
+        return Answer(
+            DONT_KNOW, (Shown(texts["dont_know"], SUPPORTED, 0),), texts["dont_know_heading"]
+        )
+    sentences = []
+    for match in matches:
+        message = found[match.index]
+        who = texts["you"] if message.role == "user" else texts["assistant"]
+        said = " ".join(message.text.split())
+        quoted = texts["quote"].format(
+            who=who, date=message.date[:10], name=message.name, text=said
+        )
+        sentences.append(Shown(quoted, SUPPORTED, match.index + 1))
+    return Answer(COMPOSED, tuple(sentences), texts["heading"])
