@@ -749,9 +749,8 @@ class SQLiteMemoryStore(SqliteFile):
         """int8 scores of every row, then the best ``rescore`` scored exactly (float32 from
         the table): the answer of the exact search, read from a quarter of the bytes."""
         assert self._codes is not None
-        approximate = self._codes.scores(query, n)
         pool = min(n, max(self.rescore, 4 * k))
-        top = np.argpartition(-approximate, pool - 1)[:pool] if pool < n else np.arange(n)
+        top = self._codes.top(query, n, pool)
         exact = self._exact(query, [self._texts[i] for i in top])
         ranked = sorted(exact.items(), key=lambda item: -item[1])[:k]
         return [Hit(text, score) for text, score in ranked]

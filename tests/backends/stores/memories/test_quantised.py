@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from backends.stores.memories import quantised
 from backends.stores.memories.sqlite import SQLiteMemoryStore
@@ -17,18 +18,18 @@ from backends.stores.memories.sqlite import SQLiteMemoryStore
 DIM = 64
 
 
-def _clustered(n: int, seed: int = 7) -> np.ndarray:
+def _clustered(n: int, seed: int = 7, dim: int = DIM) -> np.ndarray:
     """Not centred, in clusters: like sentence embeddings, unlike random vectors."""
     rng = np.random.default_rng(seed)
-    common = 3.0 * rng.standard_normal(DIM).astype(np.float32)
-    centres = rng.standard_normal((max(1, n // 20), DIM)).astype(np.float32) + common
+    common = 3.0 * rng.standard_normal(dim).astype(np.float32)
+    centres = rng.standard_normal((max(1, n // 20), dim)).astype(np.float32) + common
     vectors = centres[rng.integers(0, len(centres), n)]
-    vectors = vectors + 0.6 * rng.standard_normal((n, DIM)).astype(np.float32)
+    vectors = vectors + 0.6 * rng.standard_normal((n, dim)).astype(np.float32)
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
 def _fill(path: Path, vectors: np.ndarray) -> None:
-    store = SQLiteMemoryStore(path, DIM, "m", quantise_above=None)
+    store = SQLiteMemoryStore(path, vectors.shape[1], "m", quantise_above=None)
     store.add_many((f"memory {i}", v) for i, v in enumerate(vectors))
     store.close()
 
@@ -50,6 +51,28 @@ def test_the_int8_pass_finds_what_the_exact_search_finds(tmp_path: Path) -> None
             assert abs(hit.similarity - exact.similarities(query, [hit.text])[hit.text]) < 1e-5
     assert found / (10 * len(queries)) >= 0.99
     assert fast._codes is not None and exact._codes is None
+    fast.close()
+    exact.close()
+
+
+def test_the_sign_bits_choose_the_candidates_of_a_large_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(quantised.Int8Rows, "BITS_ABOVE", 500)
+    monkeypatch.setattr(quantised.Int8Rows, "BITS_CANDIDATES", 600)
+    vectors = _clustered(3000, seed=9, dim=384)
+    path = tmp_path / "m.sqlite3"
+    _fill(path, vectors)
+    exact = SQLiteMemoryStore(path, 384, "m", quantise_above=None)
+    fast = SQLiteMemoryStore(path, 384, "m", quantise_above=1000, rescore=64)
+    found = 0
+    queries = _clustered(30, seed=10, dim=384)
+    for query in queries:
+        want = {h.text for h in exact.search(query, k=10)}
+        found += len(want & {h.text for h in fast.search(query, k=10)})
+    assert found / (10 * len(queries)) >= 0.99
+    fast.add("one more", queries[0])  # a row beyond the mapped snapshot is scanned too
+    assert fast.search(queries[0], k=1)[0].text == "one more"
     fast.close()
     exact.close()
 
