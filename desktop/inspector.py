@@ -121,6 +121,8 @@ class View:
     total: int
     first_seq: int
     event_types: tuple[str, ...] = ()
+    #: a person looked up by name: their pseudonym, or "" when the key store has none
+    person: str | None = None
 
 
 class AuditTableModel(QAbstractTableModel):
@@ -340,6 +342,8 @@ class InspectorPane(QWidget):
     detail_shown = Signal(int)
     #: an inclusion proof was written: its path
     proof_exported = Signal(str)
+    #: a person was forgotten: their pseudonym ("" when there was no key)
+    forgotten = Signal(str)
     #: the checkpoints were checked against the log: the list of CheckpointStatus
     checkpoints_checked = Signal(object)
 
@@ -401,6 +405,18 @@ class InspectorPane(QWidget):
         self.apply_filters.setObjectName("apply_filters")
         self.clear_filters = QPushButton(self.tr("Show all"))
         self.clear_filters.setObjectName("clear_filters")
+        self.filter_person = QLineEdit()
+        self.filter_person.setObjectName("filter_person")
+        self.filter_person.setPlaceholderText(self.tr("Person's name"))
+        self.filter_person.setClearButtonEnabled(True)
+        self.filter_person.setToolTip(
+            self.tr(
+                "For an authorised reviewer: find a person's records by name. The name is "
+                "looked up through the pseudonym keys; it is never stored in clear."
+            )
+        )
+        filters.addWidget(QLabel(self.tr("Person")))
+        filters.addWidget(self.filter_person, 2)
         filters.addWidget(QLabel(self.tr("Pseudonym")))
         filters.addWidget(self.filter_pseudonym, 2)
         filters.addWidget(QLabel(self.tr("Event")))
@@ -542,6 +558,11 @@ class InspectorPane(QWidget):
         )
         self.refresh_log = QPushButton(self.tr("Refresh"))
         self.refresh_log.setObjectName("refresh_log")
+        self.forget_person = QPushButton(self.tr("Forget a person…"))
+        self.forget_person.setObjectName("forget_person")
+        self.forget_person.setToolTip(
+            self.tr("Erase a person: destroy their key, so their records can never be read again")
+        )
         for widget in (
             self.verify_chain,
             self.verify_incremental,
@@ -550,7 +571,13 @@ class InspectorPane(QWidget):
         ):
             actions.addWidget(widget)
         actions.addWidget(self.verify_status, 1)
-        for widget in (self.refresh_log, self.export_reveal, self.export_csv, self.export_jsonl):
+        for widget in (
+            self.refresh_log,
+            self.forget_person,
+            self.export_reveal,
+            self.export_csv,
+            self.export_jsonl,
+        ):
             actions.addWidget(widget)
         layout.addLayout(actions)
         self.inspector_status = QLabel("")
@@ -562,6 +589,8 @@ class InspectorPane(QWidget):
         self.apply_filters.clicked.connect(self._on_apply_filters_clicked)
         self.clear_filters.clicked.connect(self._on_clear_filters_clicked)
         self.filter_pseudonym.returnPressed.connect(self._on_apply_filters_clicked)
+        self.filter_person.returnPressed.connect(self._on_apply_filters_clicked)
+        self.forget_person.clicked.connect(self._on_forget_person_clicked)
         # Enter in the event box and a pick from its list both filter; Enter on a listed
         # type emits both signals, so they go through one coalescing timer
         self.filter_event.activated.connect(self._on_filter_event_activated)
@@ -604,24 +633,31 @@ class InspectorPane(QWidget):
             self.export_csv,
             self.export_jsonl,
             self.check_checkpoints,
+            self.forget_person,
         ):
             widget.setEnabled(ready and self._verify_handle is None)
 
     def reload(self) -> None:
         """(Re)open the log and show it with the current filters."""
         flt = self.current_filter()
+        person = self.filter_person.text().strip()
         source = self._source
         existing = self.service
 
         def job(progress: Progress, emit: Emit) -> View:
+            nonlocal flt
             service = existing if existing is not None else source()
+            found: str | None = None
+            if person:  # resolved through the key store: the name itself is never stored
+                found = service.pseudonym_of(person) or ""
+                flt = Filter(found or "p-none", flt.event_type, flt.since, flt.until)
             first = service.first_seq() or 1
             if flt.empty:
                 head = service.head()
                 total = max(head.seq - first + 1, 0)
             else:
                 total = service.count(flt)
-            return View(service, flt, total, first, tuple(service.event_types()))
+            return View(service, flt, total, first, tuple(service.event_types()), found)
 
         self._set_busy(True)
         self.inspector_status.setText(self.tr("Loading the audit log…"))
@@ -651,6 +687,16 @@ class InspectorPane(QWidget):
             text = self.tr("{0} in {1}").format(self._count(view.total), where)
         else:
             text = self.tr("{0} match the filters ({1})").format(self._count(view.total), where)
+        if view.person == "":
+            text = self.tr(
+                "No key for that name: never seen, or erased (an erased person cannot be "
+                "found by name)"
+            )
+        elif view.person:
+            text += " · " + self.tr("the person is {0}").format(view.person)
+        message = getattr(self, "_after_reload_message", "")
+        if message:
+            text, self._after_reload_message = f"{message} · {text}", ""
         self.inspector_status.setText(text)
         self._set_busy(False)
         if self._select_seq is not None:
@@ -676,6 +722,7 @@ class InspectorPane(QWidget):
         self.reload()
 
     def _on_clear_filters_clicked(self) -> None:
+        self.filter_person.clear()
         self.filter_pseudonym.clear()
         self.filter_event.setCurrentText("")
         self.filter_dates.setChecked(False)
@@ -978,6 +1025,60 @@ class InspectorPane(QWidget):
         self._verify_handle = None
         self.cancel_verify.setEnabled(False)
         self._set_busy(False)
+
+    # -- erasure ---------------------------------------------------------------------------
+    def _ask_forget(self) -> str | None:
+        """Who to forget, confirmed with what will and will not be erased (tests replace
+        this method)."""
+        from PySide6.QtWidgets import QInputDialog
+
+        name, ok = QInputDialog.getText(
+            self, self.tr("Forget a person"), self.tr("The person's name, as the tutor knows it:")
+        )
+        name = name.strip()
+        if not ok or not name:
+            return None
+        answer = QMessageBox.question(
+            self,
+            self.tr("Forget {0}?").format(name),
+            self.tr(
+                "{0}'s key will be destroyed: what they asked and were shown can never be read "
+                "again, by anyone, and an erasure record is added to the log.\n\n"
+                "Not erased: their records stay in the chain (sealed, unreadable), so the log "
+                "still verifies; notes they imported into the tutor stay until deleted there; "
+                "copies of the key store in your own backups are not reached."
+            ).format(name),
+        )
+        return name if answer == QMessageBox.StandardButton.Yes else None
+
+    def _on_forget_person_clicked(self) -> None:
+        name = self._ask_forget()
+        if name:
+            self.forget(name)
+
+    def forget(self, person: str) -> None:
+        """Erase ``person`` in a worker (crypto-shredding), then show the log again."""
+        if self.service is None:
+            return
+        service = self.service
+
+        def job(progress: Progress, emit: Emit) -> str:
+            return service.forget(person) or ""
+
+        self.inspector_status.setText(self.tr("Forgetting…"))
+        handle = self.workers.start("audit inspector: forget", job)
+        handle.signals.succeeded.connect(self._on_forget_succeeded)
+        handle.signals.failed.connect(self._on_job_failed)
+
+    def _on_forget_succeeded(self, pseudonym: Any) -> None:
+        if pseudonym:
+            message = self.tr("Forgotten: the key of {0} is destroyed").format(pseudonym)
+        else:
+            message = self.tr("No key for that name: nothing to forget")
+        self._after_reload_message = message
+        self.filter_person.clear()
+        self.reload()
+        self.forgotten.emit(str(pseudonym))
 
     # -- export ----------------------------------------------------------------------------
     def _ask_export_path(self, fmt: str) -> Path | None:

@@ -436,6 +436,13 @@ class AuditService:
             for s in statuses
         ]
 
+    def pseudonym_of(self, person: str) -> str | None:
+        """The pseudonym of ``person`` for an authorised reviewer's lookup: resolved through
+        the key store's salted digest (no name is stored in clear), never created; ``None``
+        for a name never seen or erased."""
+        name = person.strip()
+        return self.keys.pseudonym(name, create=False) if name else None
+
     def forget(self, person: str) -> str | None:
         """Crypto-shred ``person``: destroy their key, record the erasure; their pseudonym.
 

@@ -483,3 +483,39 @@ def test_the_inspector_reads_a_read_only_copy_without_writing_a_byte(
         for path in [*backup.rglob("*"), backup]:
             path.chmod(0o700)
     assert after == before
+
+
+def test_a_reviewer_finds_a_person_by_name_through_the_keys(
+    qtbot: Any, turn_pane: InspectorPane
+) -> None:
+    _wait_rows(qtbot, turn_pane, 4)
+    turn_pane.filter_person.setText("  ana ")
+    with qtbot.waitSignal(turn_pane.view_ready, timeout=10_000):
+        turn_pane.apply_filters.click()
+    assert turn_pane.model.rowCount() == 2  # ana's two turns
+    assert "the person is p-" in turn_pane.inspector_status.text()
+    turn_pane.filter_person.setText("beto")  # erased: no key, so no lookup
+    with qtbot.waitSignal(turn_pane.view_ready, timeout=10_000):
+        turn_pane.apply_filters.click()
+    assert turn_pane.model.rowCount() == 0
+    assert "No key for that name" in turn_pane.inspector_status.text()
+    assert turn_pane.service is not None
+    assert turn_pane.service.pseudonym_of("nobody") is None
+
+
+def test_forget_a_person_in_the_window(qtbot: Any, turn_pane: InspectorPane) -> None:
+    _wait_rows(qtbot, turn_pane, 4)
+    turn_pane._ask_forget = lambda: "ana"  # type: ignore[method-assign]
+    with (
+        qtbot.waitSignal(turn_pane.view_ready, timeout=10_000),
+        qtbot.waitSignal(turn_pane.forgotten, timeout=10_000) as done,
+    ):
+        turn_pane.forget_person.click()
+    assert done.args[0].startswith("p-")
+    assert "Forgotten" in turn_pane.inspector_status.text()
+    assert turn_pane.model.rowCount() == 5  # + the person.erased record
+    _wait_rows(qtbot, turn_pane, 5)
+    assert turn_pane.model.index(0, 4).data() == "erased"
+    with qtbot.waitSignal(turn_pane.detail_shown, timeout=10_000):
+        turn_pane.select_seq(1)
+    assert "troponina" not in turn_pane.audit_card.toPlainText()

@@ -302,3 +302,22 @@ def test_the_storage_numbering_is_the_order_appends_create_nodes() -> None:
         assert stored_count(n + 1) == len(order)
         assert size_of(len(order)) == n + 1
     assert [stored_index(level, idx) for level, idx in order] == list(range(len(order)))
+
+
+def test_a_compact_range_extended_in_any_pieces_has_the_reference_root() -> None:
+    from backends.stores.audit_log.merkle import CompactRange
+
+    entries = [f"e{i}".encode() for i in range(300)]
+    leaves = [leaf_hash(e) for e in entries]
+    rng = random.Random(28)
+    for _ in range(20):
+        walk, done = CompactRange(), 0
+        while done < len(leaves):
+            step = rng.choice([1, 2, 3, 7, 16, 64, 100])
+            walk.extend(leaves[done : done + step])
+            done = min(done + step, len(leaves))
+            assert walk.size == done and walk.root() == reference_root(entries[:done])
+    tree = MemoryTree(entries[:77])
+    resumed = CompactRange.stored(77, tree.fetch)
+    resumed.extend(leaves[77:])
+    assert resumed.root() == reference_root(entries)
