@@ -181,8 +181,11 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
         drafted[0] += len(piece.split())
         if show_draft:
             print(
-                f"\r\x1b[Kthe model is drafting an answer ({drafted[0]} words; it is checked "
-                "against the notes before it is shown)",
+                "\r\x1b[K"
+                + _(
+                    "the model is drafting an answer ({words} words; it is checked "
+                    "against the notes before it is shown)"
+                ).format(words=drafted[0]),
                 end="",
                 file=sys.stderr,
                 flush=True,
@@ -198,8 +201,10 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
         if not args.json:
             _print_answer(stopped.turn)
         print(
-            f"custodia: stopped; the turn was recorded in the audit log as "
-            f"#{stopped.turn.audit_seq} (stopped)",
+            "custodia: "
+            + _("stopped; the turn was recorded in the audit log as #{seq} (stopped)").format(
+                seq=stopped.turn.audit_seq
+            ),
             file=sys.stderr,
         )
         raise
@@ -210,8 +215,11 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
         _print_answer(turn)
         _print_sources(turn)
     for line in turn.degraded:
-        print(f"note: degraded retrieval — {line}", file=sys.stderr)
-    print(f"({NOTICE} Audit record #{turn.audit_seq}.)", file=sys.stderr)
+        print(_("note: degraded retrieval — {0}").format(line), file=sys.stderr)
+    print(
+        "(" + _(NOTICE) + " " + _("Audit record #{seq}.").format(seq=turn.audit_seq) + ")",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -228,26 +236,26 @@ def _print_answer(turn: Turn) -> None:
     print(turn.answer)
     if g.mode == GENERATED or not g.sentences:
         return
-    print(f"\nThe model's answer, not shown as fact ({g.reason}):")
+    print("\n" + _("The model's answer, not shown as fact ({reason}):").format(reason=g.reason))
     for sentence in g.sentences:
         if sentence.supported:
             print(f"  ✓ {sentence.text} [{sentence.number}]")
         else:
             print(f"  ✗ {sentence.text}")
-            print(f"      unsupported by your notes: {sentence.reason}")
+            print("      " + _("unsupported by your notes: {0}").format(sentence.reason))
 
 
 def _print_sources(turn: Turn) -> None:
     if not turn.passages:
-        print("\nNo passage of the notes matched this question.")
+        print("\n" + _("No passage of the notes matched this question."))
         return
-    print("\nSources:")
+    print("\n" + _("Sources:"))
     for p in turn.passages:
         mark = "*" if p.number in turn.cited else " "
         print(f" {mark}[{p.number}] {p.title} — {p.source} ({p.chunk_id})")
-        print(f"      found by: {p.why()}")
+        print("      " + _("found by: {0}").format(p.why()))
     if turn.grounding is not None and not turn.grounding.covered:
-        print("(none of them answers the question: the notes do not cover it)")
+        print(_("(none of them answers the question: the notes do not cover it)"))
 
 
 def _turn_json(turn: Turn) -> dict[str, Any]:
@@ -302,29 +310,39 @@ def _cmd_import(args: argparse.Namespace, services: Services) -> int:
     user: str | None = args.user  # None: the shared corpus; never "" (refused by user_name)
     path = Path(args.path).expanduser()
     if not collect_files(path):
-        print(f"custodia: {path}: no Markdown or text files to import", file=sys.stderr)
+        print(
+            "custodia: " + _("{path}: no Markdown or text files to import").format(path=path),
+            file=sys.stderr,
+        )
         return 1
     tutor = get_service(services)
     report = tutor.import_path(path, user, _progress())
     _end_progress()
-    where = f"{user}'s notes" if user is not None else "the shared corpus (seen by every user)"
+    where = (
+        _("{user}'s notes").format(user=user)
+        if user is not None
+        else _("the shared corpus (seen by every user)")
+    )
     for reason in report.unreadable:
-        print(f"  cannot read: {reason}", file=sys.stderr)
+        print("  " + _("cannot read: {0}").format(reason), file=sys.stderr)
     for reason in report.skipped:
-        print(f"  skipped: {reason}", file=sys.stderr)
+        print("  " + _("skipped: {0}").format(reason), file=sys.stderr)
     if report.unreadable and not report.imported and not report.removed:
-        print(f"custodia: nothing was imported into {where}", file=sys.stderr)
+        print("custodia: " + _("nothing was imported into {0}").format(where), file=sys.stderr)
         return 1
-    print(f"Imported into {where}: {report.line()}")
+    print(_("Imported into {where}: {what}").format(where=where, what=report.line()))
     if report.changed:
         status = tutor.status()
         if not status.vector_ok:
             print(
-                f"note: the vector store was not updated: {status.vector_message}",
+                _("note: the vector store was not updated: {0}").format(status.vector_message),
                 file=sys.stderr,
             )
         if not status.graph_ok:
-            print(f"note: the graph was not updated: {status.graph_message}", file=sys.stderr)
+            print(
+                _("note: the graph was not updated: {0}").format(status.graph_message),
+                file=sys.stderr,
+            )
     return 0
 
 
@@ -332,24 +350,30 @@ def _cmd_forget_user(args: argparse.Namespace, services: Services) -> int:
     done = get_service(services).forget_user(args.user, _progress())
     _end_progress()
     print(
-        f"Deleted {done.user}'s own notes: {done.documents} documents, {done.chunks} passages "
-        "(knowledge base, keyword index, vectors, graph)"
+        _(
+            "Deleted {user}'s own notes: {documents} documents, {chunks} passages "
+            "(knowledge base, keyword index, vectors, graph)"
+        ).format(user=done.user, documents=done.documents, chunks=done.chunks)
     )
     for line in done.pending:
         print(
-            f"note: {line} — what it still holds of {done.scope} is removed when it is next "
-            "reachable (run this command again, or any tutor command)",
+            _(
+                "note: {line} — what it still holds of {scope} is removed when it is next "
+                "reachable (run this command again, or any tutor command)"
+            ).format(line=line, scope=done.scope),
             file=sys.stderr,
         )
     if done.documents and not services.config.chroma_url:
         print(
-            f"note: Chroma may keep traces of the deleted vectors in its own files under "
-            f"{services.config.chroma_path} until it compacts them; for a complete removal, "
-            "delete that folder while Custodia is closed (it is rebuilt at the next start)",
+            _(
+                "note: Chroma may keep traces of the deleted vectors in its own files under "
+                "{folder} until it compacts them; for a complete removal, delete that folder "
+                "while Custodia is closed (it is rebuilt at the next start)"
+            ).format(folder=services.config.chroma_path),
             file=sys.stderr,
         )
     print(
-        "The audit log is not changed: `custodia forget NAME` erases the person there.",
+        _("The audit log is not changed: `custodia forget NAME` erases the person there."),
         file=sys.stderr,
     )
     return 0
@@ -382,20 +406,27 @@ def _cmd_stats(args: argparse.Namespace, services: Services) -> int:
         print(json.dumps(_status_json(status), indent=2, ensure_ascii=False))
         return 0
     vectors = (
-        f"{status.vectors} vectors ({status.embedder})"
+        _("{count} vectors ({embedder})").format(count=status.vectors, embedder=status.embedder)
         if status.vector_ok
-        else f"vectors unavailable — {status.vector_message}"
+        else _("vectors unavailable — {0}").format(status.vector_message)
     )
     print(
-        f"{status.documents} documents, {status.chunks} chunks, {status.entities} entities, "
+        _("{documents} documents, {chunks} chunks, {entities} entities, ").format(
+            documents=status.documents, chunks=status.chunks, entities=status.entities
+        )
         + vectors
     )
     for scope, (docs, chunks) in sorted(status.by_scope.items()):
-        label = "shared corpus" if scope == SHARED else scope
-        print(f"  {label}: {docs} documents, {chunks} chunks")
-    graph = f"graph ({status.graph_kind}): "
+        label = _("shared corpus") if scope == SHARED else scope
+        print(
+            "  "
+            + _("{label}: {documents} documents, {chunks} chunks").format(
+                label=label, documents=docs, chunks=chunks
+            )
+        )
+    graph = _("graph ({kind}): ").format(kind=status.graph_kind)
     if status.graph_ok:
-        print(graph + f"{status.graph_relations} relations")
+        print(graph + _("{count} relations").format(count=status.graph_relations))
     else:
-        print(graph + f"unavailable — {status.graph_message}")
+        print(graph + _("unavailable — {0}").format(status.graph_message))
     return 0

@@ -104,7 +104,7 @@
     <name>ConversationsTab</name>
     <message>
         <source>Checking encryption…</source>
-        <extracomment>a message or code block was copied from the transcript (its text) this tab&apos;s service, built on first use (only ever inside a worker job) the conversation being answered (None until a new one&apos;s first message is saved) confirmed for deletion while its answer streamed: deleted once the answer stopped set by Stop: the answer ends, what was said is saved (marked stopped) the message being sent until it is on disk (given back if the turn fails before) what each running job is doing, for ``tab_activity`` (id of its handle → text) the last search, re-run when a rename, delete or import may have changed its hits names of conversations opened from a search hit (said if the file is gone) the messages shown in the transcript (index → text), for their Copy links the conversation on screen, drawn again when the theme changes answers of this session checked against past conversations (CT9), by (conversation id, message index): their sentences are shown marked</extracomment>
+        <extracomment>a message or code block was copied from the transcript (its text) this tab&apos;s service, built on first use (only ever inside a worker job) the conversation being answered (None until a new one&apos;s first message is saved) confirmed for deletion while its answer streamed: deleted once the answer stopped set by Stop: the answer ends, what was said is saved (marked stopped) the message being sent until it is on disk (given back if the turn fails before) the turn running answered from the history first (its draft streams after) what each running job is doing, for ``tab_activity`` (id of its handle → text) the last search, re-run when a rename, delete or import may have changed its hits names of conversations opened from a search hit (said if the file is gone) the messages shown in the transcript (index → text), for their Copy links the conversation on screen, drawn again when the theme changes answers of this session checked against past conversations (CT9), by (conversation id, message index): their sentences are shown marked</extracomment>
         <translation>Comprobando el cifrado…</translation>
     </message>
     <message>
@@ -340,6 +340,14 @@
         <translation>Pensando…</translation>
     </message>
     <message>
+        <source>Answered from your conversations.</source>
+        <translation>Respondido a partir de sus conversaciones.</translation>
+    </message>
+    <message>
+        <source>(The model is rephrasing; shown only if every sentence checks out.) </source>
+        <translation>(El modelo está reformulando; solo se muestra si cada frase se comprueba.) </translation>
+    </message>
+    <message>
         <source>Answered by {0}:{1}</source>
         <translation>Respondido por {0}:{1}</translation>
     </message>
@@ -370,6 +378,26 @@
     <message>
         <source>Copied to the clipboard.</source>
         <translation>Copiado al portapapeles.</translation>
+    </message>
+    <message>
+        <source>Withheld from the model&apos;s draft (not an answer):</source>
+        <translation>Retenido del borrador del modelo (no es una respuesta):</translation>
+    </message>
+    <message>
+        <source>✓ [n]: quoted from past message n (click a source to open it)</source>
+        <translation>✓ [n]: citado del mensaje anterior n (pulse una fuente para abrirla)</translation>
+    </message>
+    <message>
+        <source>in grey italics: the model&apos;s own words</source>
+        <translation>en cursiva gris: palabras del propio modelo</translation>
+    </message>
+    <message>
+        <source>struck out: the model&apos;s draft, withheld as unsupported</source>
+        <translation>tachado: el borrador del modelo, retenido por falta de respaldo</translation>
+    </message>
+    <message>
+        <source>Ask the model to rephrase</source>
+        <translation>Pedir reformulación</translation>
     </message>
     <message>
         <source>from “{0}” ({1}), {2}: {3}</source>
@@ -1005,7 +1033,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     <name>KeyDialog</name>
     <message>
         <source>Start a new encrypted history</source>
-        <extracomment>column 0 of a locked conversation (an earlier history set aside): True a search hit&apos;s conversation name, for messages after it is gone a job running longer than this shows what the tab is waiting for (``tab_activity``) who wrote a message, readable on the light and on the dark palette the link of an answer&apos;s ✓ [n] mark: ``source:&lt;message index&gt;:&lt;n&gt;`` a context passage as the agent gives it to the model: &quot;[name, date] role: text&quot; the current conversation&apos;s name after a rename (tidied by the agent) None when the file is gone (deleted outside this tab): ``conversation_id`` says which why it cannot be opened now (damaged, wrong key since it was listed), else &quot;&quot; &quot;3 wrong key&quot;...: conversations that could not be read, so were not searched a refresh of shown hits (after a rename...): the status line is left as it is set when the index belongs to another embedder: the user is offered a rebuild</extracomment>
+        <extracomment>column 0 of a locked conversation (an earlier history set aside): True a search hit&apos;s conversation name, for messages after it is gone a job running longer than this shows what the tab is waiting for (``tab_activity``) who wrote a message, readable on the light and on the dark palette the link of an answer&apos;s ✓ [n] mark: ``source:&lt;message index&gt;:&lt;n&gt;`` ``open:&lt;conversation id&gt;:&lt;message index&gt;``: a quoted past message, in its conversation ``rephrase:&lt;answer index&gt;``: ask that answer&apos;s question again, with the model&apos;s draft a context passage as the agent gives it to the model: &quot;[name, date] role: text&quot; the current conversation&apos;s name after a rename (tidied by the agent) None when the file is gone (deleted outside this tab): ``conversation_id`` says which why it cannot be opened now (damaged, wrong key since it was listed), else &quot;&quot; &quot;3 wrong key&quot;...: conversations that could not be read, so were not searched a refresh of shown hits (after a rename...): the status line is left as it is set when the index belongs to another embedder: the user is offered a rebuild</extracomment>
         <translation>Empezar un historial cifrado nuevo</translation>
     </message>
     <message>
