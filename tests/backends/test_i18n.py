@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -111,3 +112,27 @@ def test_every_command_help_in_spanish_has_no_english_placeholder(
     i18n.install("en")
     english = _help(capsys, ["audit", "export", "--help"])
     assert "--output FILE" in english and "from this time (inclusive)" in english
+
+
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):  # aliases: once
+                yield from _parsers(sub)
+
+
+def test_every_command_help_is_spanish(tmp_path: Path) -> None:
+    from tests.i18n_words import english_words
+
+    cli.install_language({"CUSTODIA_LANGUAGE": "es", "CUSTODIA_HOME": str(tmp_path)})
+    left = []
+    for parser in _parsers(cli.build_parser()):
+        text = re.sub(r"-\n\s+", "-", parser.format_help())  # words wrapped at a hyphen
+        # choices ({csv,jsonl}), option names (--user) and the commands' own names are typed
+        # and `custodia audit check` is a command line
+        text = re.sub(r"\{[^}]*\}|(?<!\w)--?[\w-]+|^\s+\S+(?=\s{2})|`[^`]*`", " ", text, flags=re.M)
+        text = re.sub(r"(?m)^(uso: |usage: ).*$", lambda m: m.group(1), text)
+        if words := english_words(text):
+            left.append(f"{parser.prog}: {sorted(set(words))}")
+    assert not left, "English left in the commands' help:\n" + "\n".join(left)
