@@ -17,6 +17,7 @@ from typing import Any
 
 from backends.answers import GENERATED, MODEL, Answer, render_text
 from backends.cli import ask_subparsers, positive_int
+from backends.i18n import N_, _
 from backends.memories.service import AssistantSettings, MemoryAssistant, get_service
 from backends.progress import Progress
 from backends.services import Services
@@ -25,61 +26,63 @@ from backends.stores.memories import Hit
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ask = ask_subparsers(sub).add_parser(
-        "memories", help="one turn with the personal memory assistant"
+        "memories", help=_("one turn with the personal memory assistant")
     )
-    ask.add_argument("message", help='what to say ("remember that …" stores a fact)')
+    ask.add_argument("message", help=_('what to say ("remember that …" stores a fact)'))
     _recall_options(ask)
     ask.add_argument(
-        "--accept", action="store_true", help="store the facts it proposes without asking"
+        "--accept", action="store_true", help=_("store the facts it proposes without asking")
     )
     drafts = ask.add_mutually_exclusive_group()
     drafts.add_argument(
         "--rephrase",
         action="store_true",
-        help="ask the model for a draft even when its drafts rarely pass the check",
+        help=_("ask the model for a draft even when its drafts rarely pass the check"),
     )
     drafts.add_argument(
-        "--no-draft", action="store_true", help="only the answer composed from the memories"
+        "--no-draft", action="store_true", help=_("only the answer composed from the memories")
     )
     ask.set_defaults(handler=_cmd_ask)
 
-    memories = sub.add_parser("memories", help="list, add, delete and search memories")
+    memories = sub.add_parser("memories", help=_("list, add, delete and search memories"))
     msub = memories.add_subparsers(dest="memories_command", metavar="ACTION", required=True)
 
-    p = msub.add_parser("list", help="every memory, most recent first")
-    p.add_argument("--limit", type=positive_int, default=None, help="at most this many")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = msub.add_parser("list", help=_("every memory, most recent first"))
+    p.add_argument("--limit", type=positive_int, default=None, help=_("at most this many"))
+    p.add_argument("--json", action="store_true", help=_("machine-readable output"))
     p.set_defaults(handler=_cmd_list)
 
-    p = msub.add_parser("add", help="remember a fact")
+    p = msub.add_parser("add", help=_("remember a fact"))
     p.add_argument("text")
     group = p.add_mutually_exclusive_group()
     group.add_argument(
-        "--force", action="store_true", help="keep it even when a very similar memory exists"
+        "--force", action="store_true", help=_("keep it even when a very similar memory exists")
     )
     group.add_argument(
         "--replace",
         action="store_true",
-        help="when a very similar memory exists, update it to this text",
+        help=_("when a very similar memory exists, update it to this text"),
     )
     p.set_defaults(handler=_cmd_add)
 
-    p = msub.add_parser("delete", help="forget a memory (exact text)")
+    p = msub.add_parser("delete", help=_("forget a memory (exact text)"))
     p.add_argument("text")
     p.set_defaults(handler=_cmd_delete)
 
-    p = msub.add_parser("search", help="the memories most similar to a query")
+    p = msub.add_parser("search", help=_("the memories most similar to a query"))
     p.add_argument("query")
     _recall_options(
         p,
         default_k=10,
-        threshold_help="minimum cosine similarity (default: half the recall threshold tuned "
-        "for the embedder, as the panel's search box)",
+        threshold_help=N_(
+            "minimum cosine similarity (default: half the recall threshold tuned "
+            "for the embedder, as the panel's search box)"
+        ),
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--json", action="store_true", help=_("machine-readable output"))
     p.set_defaults(handler=_cmd_search)
 
-    p = msub.add_parser("reembed", help="re-embed memories written by another embedder")
+    p = msub.add_parser("reembed", help=_("re-embed memories written by another embedder"))
     p.set_defaults(handler=_cmd_reembed)
 
 
@@ -96,15 +99,17 @@ def _similarity(text: str) -> float:
 def _recall_options(
     parser: argparse.ArgumentParser,
     default_k: int | None = None,
-    threshold_help: str = "minimum cosine similarity (default: the value tuned for the embedder)",
+    threshold_help: str = N_(
+        "minimum cosine similarity (default: the value tuned for the embedder)"
+    ),
 ) -> None:
     parser.add_argument(
         "-k",
         type=positive_int,
         default=default_k,
-        help="how many memories at most (default: 5 / 10)",
+        help=_("how many memories at most (default: 5 / 10)"),
     )
-    parser.add_argument("--threshold", type=_similarity, default=None, help=threshold_help)
+    parser.add_argument("--threshold", type=_similarity, default=None, help=_(threshold_help))
 
 
 def _assistant(services: Services, args: argparse.Namespace) -> MemoryAssistant:
