@@ -186,7 +186,8 @@ def _cmd_remove(args: argparse.Namespace, services: Services) -> int:
             if entry.linked
             else _("Delete {name} from the models folder? [y/N] ")
         ).format(name=entry.name)
-        if input(question).strip().lower() not in ("y", "yes"):
+        # "s"/"sí" too: the question may be asked in Spanish ("[s/N]")
+        if input(question).strip().lower() not in ("y", "yes", "s", "si", "sí"):
             return _fail(args, _("not removed"))
     try:
         removed = manage.remove(config, entry)

@@ -45,6 +45,7 @@ from backends.errors import (
     StoreUnavailableError,
 )
 from backends.grounding import CheckedSentence, Quote, Source, Vocabulary
+from backends.i18n import N_
 from backends.models.chat import ChatModel, Prompt, ShouldStop
 from backends.models.embedders import Embedder
 from backends.progress import Progress
@@ -108,7 +109,7 @@ EMBED_BATCH = 16
 FUSION_K = 5
 FUSION_WEIGHTS = {"vector": 1.0, "keyword": 1.0, "graph": 0.3}
 MAX_SEEDS = 8
-NOTICE = "For study, not for clinical decisions."
+NOTICE = N_("For study, not for clinical decisions.")  # shown translated; the prompt's is English
 SYSTEM_PROMPT = (
     "You are a clinical study tutor for students. Answer the question in two or three short "
     "sentences using only the numbered passages in the context, in the words of the passages. "
