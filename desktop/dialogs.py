@@ -422,7 +422,7 @@ def user_line(check: doctor.Check) -> str:
     ✓ usable, ✗ needed and not usable (why), ○ optional and not in use."""
     version = f" {check.version}" if check.version else ""
     dims = check.details.get("dimension")
-    what = f"{check.kind}{version}" + (f", {dims}-d" if dims else "")
+    what = f"{gettext_(check.kind)}{version}" + (f", {dims}-d" if dims else "")
     role, where = gettext_(check.role), gettext_(check.where)  # the check's words, translated
     if check.ok:
         return f"✓ {role}: {what} — {where}"
