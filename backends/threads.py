@@ -254,6 +254,15 @@ class ThreadIndex:
                 (title, time.time(), thread_id),
             )
 
+    def drop_last_turn(self, thread_id: str) -> None:
+        """Forget the thread's last turn (a rephrased answer replaces the one it rewords)."""
+        with self._tx() as db:
+            db.execute(
+                "DELETE FROM turns WHERE thread = ? AND position = "
+                "(SELECT max(position) FROM turns WHERE thread = ?)",
+                (thread_id, thread_id),
+            )
+
     def turns(self, thread_id: str) -> list[Turn]:
         with self._lock:
             rows = self._conn.execute(

@@ -18,9 +18,11 @@ from PySide6.QtCore import QByteArray, QCoreApplication, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractButton,
+    QComboBox,
     QLabel,
     QMainWindow,
     QMessageBox,
+    QPushButton,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -39,7 +41,7 @@ from desktop.i18n import QT_TRANSLATE_NOOP, config_word
 from desktop.model_picker import TITLES, ModelPicker
 from desktop.tabs import TABS, TabPieces, build_tabs
 from desktop.theme import MODES, Theme
-from desktop.thread_list import MemoryChatThreads
+from desktop.thread_list import MemoryChatThreads, TutorThreads
 from desktop.welcome import SETTINGS_KEY as WELCOME_KEY
 from desktop.welcome import WelcomeBanner
 from desktop.workers import Emit, WorkerPool
@@ -168,7 +170,10 @@ class MainWindow(QMainWindow):
             self.tabs.addTab(widget, title)
         #: the memory chats kept as threads (once the index is open)
         self.memory_threads: MemoryChatThreads | None = None
+        self.tutor_threads: TutorThreads | None = None
+        self._keep_tutor_threads()
         self._keep_memory_chats()
+        self._open_threads()
         central = QWidget(self)
         central.setObjectName("central")
         column = QVBoxLayout(central)
@@ -199,7 +204,7 @@ class MainWindow(QMainWindow):
     # -- construction ----------------------------------------------------------------------
     def _keep_memory_chats(self) -> None:
         """The memory chats kept as threads, in a sidebar beside the transcript (issue 30);
-        the index opens in a worker, as every service does."""
+        the index opens in a worker (:meth:`_open_threads`), as every service does."""
         tab = self.tabs.findChild(QWidget, "memories")
         splitter = self.tabs.findChild(QSplitter, "memories_splitter")
         if tab is None or splitter is None or not hasattr(tab, "show_conversation"):
@@ -209,6 +214,10 @@ class MainWindow(QMainWindow):
         self.memory_threads.setParent(self)
         splitter.insertWidget(0, self.memory_threads.sidebar)
         splitter.setStretchFactor(0, 0)
+
+    def _open_threads(self) -> None:
+        if self.memory_threads is None and self.tutor_threads is None:
+            return
         index = service_handle(self.services, "threads")
 
         def job(progress: Progress, emit: Emit) -> Any:
@@ -221,11 +230,64 @@ class MainWindow(QMainWindow):
     def _on_threads_opened(self, index: Any) -> None:
         if self.memory_threads is not None:
             self.memory_threads.attach(index)
+        if self.tutor_threads is not None:
+            self.tutor_threads.attach(index)
+
+    def _keep_tutor_threads(self) -> None:
+        """The tutor's threads in a sidebar; a thread's questions and answers are read back
+        from the person's sealed audit records when it is opened (issue 30)."""
+        tab = self.tabs.findChild(QWidget, "tutor")
+        splitter = self.tabs.findChild(QSplitter, "tutor_splitter")
+        new_thread = self.tabs.findChild(QPushButton, "new_thread")
+        scope = self.tabs.findChild(QComboBox, "scope")
+        if None in (tab, splitter, new_thread, scope) or not hasattr(tab, "show_thread"):
+            return
+        assert splitter is not None and new_thread is not None and scope is not None
+        self.tutor_threads = TutorThreads(
+            tab,  # type: ignore[arg-type]
+            self._read_tutor_thread,
+            new_thread.clicked,
+            scope.currentTextChanged,
+        )
+        self.tutor_threads.setParent(self)
+        splitter.insertWidget(0, self.tutor_threads.sidebar)
+        splitter.setStretchFactor(0, 0)
+
+    def _fold_on_a_narrow_screen(self, splitter: QSplitter) -> None:
+        """The tutor's row of buttons needs the width: below 1000 px the thread list starts
+        folded (drag the splitter's handle to open it; the choice is remembered)."""
+        screen = self.screen()
+        if screen is not None and screen.availableGeometry().width() < 1000:
+            hints = [splitter.widget(i).sizeHint().width() for i in range(splitter.count())]
+            splitter.setSizes([0, *hints[1:]])  # the others share the room as they ask
+
+    def _read_tutor_thread(self, thread_id: str) -> None:
+        keeper = self.tutor_threads
+        if keeper is None or keeper.index is None:
+            return
+        seqs = [t.audit_seq for t in keeper.index.turns(thread_id) if t.audit_seq is not None]
+        audit = self.audit
+        erased = self.tr("(erased: this person's records can no longer be read)")
+
+        def job(progress: Progress, emit: Emit) -> list[tuple[str, str]]:
+            service = audit.get()
+            out: list[tuple[str, str]] = []
+            for seq in seqs:
+                entry = service.entry(seq)
+                if entry is None:
+                    continue
+                personal = service.reveal(entry).personal or {}
+                out.append((str(personal.get("question", "")), str(personal.get("answer", erased))))
+            return out
+
+        handle = self.workers.start("threads: read", job)
+        handle.signals.succeeded.connect(keeper.turns_read)
 
     def _on_threads_failed(self, message: str, environment: bool) -> None:
         log.warning("memory chats not kept as threads: %s", message)
-        if self.memory_threads is not None:
-            self.memory_threads.sidebar.setVisible(False)
+        for keeper in (self.memory_threads, self.tutor_threads):
+            if keeper is not None:
+                keeper.sidebar.setVisible(False)
 
     def _build_status_bar(self) -> None:
         cfg = self.services.config
@@ -614,6 +676,10 @@ class MainWindow(QMainWindow):
             state = s.value(key)
             if isinstance(state, QByteArray) and not state.isEmpty():
                 splitter.restoreState(state)
+            elif self.tutor_threads is not None and splitter.widget(0) is (
+                self.tutor_threads.sidebar
+            ):
+                self._fold_on_a_narrow_screen(splitter)
         last = str(s.value("window/tab", ""))
         for index in range(self.tabs.count()):
             widget = self.tabs.widget(index)

@@ -12,8 +12,16 @@ import os
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+from PySide6.QtGui import QPaintEvent, QStandardItemModel
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QStyle,
+    QStyleOptionComboBox,
+    QStylePainter,
+    QWidget,
+)
 
 from backends import config as config_module
 from backends.models.manage import friendly_name
@@ -62,6 +70,23 @@ class _NameCombo(QComboBox):
         metrics = self.fontMetrics()
         room = metrics.horizontalAdvance(text) - metrics.horizontalAdvance("x" * MIN_NAME)
         return QSize(hint.width() + max(0, room), hint.height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """A name too long for the room left ends in "…" (it was cut mid-word)."""
+        painter = QStylePainter(self)
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        field = self.style().subControlRect(
+            QStyle.ComplexControl.CC_ComboBox,
+            option,
+            QStyle.SubControl.SC_ComboBoxEditField,
+            self,
+        )
+        option.currentText = self.fontMetrics().elidedText(
+            option.currentText, Qt.TextElideMode.ElideRight, field.width()
+        )
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
 
 
 class ModelPicker(QWidget):

@@ -11,6 +11,7 @@ Each item's ``UserRole`` is the thread's id.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from PySide6.QtCore import QObject, QSize, Qt, Signal, SignalInstance
@@ -265,4 +266,88 @@ class MemoryChatThreads(QObject):
         if not self.current or self.index.get(self.current) is None:
             self.current = self.index.create("memories", self.sidebar.person).id
         self.index.replace_turns(self.current, history)
+        self.sidebar.refresh(self.current)
+
+
+class TutorTab(Protocol):
+    """What :class:`TutorThreads` needs of the tutor tab."""
+
+    answered: SignalInstance
+
+    def current_user(self) -> str: ...
+
+    def show_thread(self, turns: list[tuple[str, str]]) -> None: ...
+
+
+#: reads a tutor thread's turns back from the audit log, in a worker: (question, answer)
+TurnReader = Callable[[list[int]], list[tuple[str, str]]]
+
+
+class TutorThreads(QObject):
+    """Keeps the tutor's threads: each answered turn adds its audit record's number to the
+    thread shown; choosing a thread reads its turns back from the person's sealed records
+    (``read``, in a worker) and shows them; "New thread" and another person start anew."""
+
+    #: a thread's turns were read back (for the tab, on the GUI thread)
+    turns_read = Signal(object)
+
+    def __init__(
+        self,
+        tab: TutorTab,
+        read: Callable[[str], None],
+        new_thread: SignalInstance,
+        scope_changed: SignalInstance,
+    ) -> None:
+        super().__init__()
+        self.tab = tab
+        self.index: ThreadIndex | None = None
+        #: asks for a thread's turns to be read (the window runs it in a worker)
+        self.read = read
+        self.sidebar = ThreadList(None, "tutor", tab.current_user())
+        self.current = ""
+        tab.answered.connect(self._on_answered)
+        new_thread.connect(self._on_new_thread)
+        scope_changed.connect(self._on_scope_changed)
+        self.sidebar.thread_chosen.connect(self.open)
+        self.sidebar.new_requested.connect(self._on_new_thread)
+        self.turns_read.connect(self._on_turns_read)
+
+    def attach(self, index: ThreadIndex) -> None:
+        self.index = index
+        self.sidebar.set_index(index)
+
+    def open(self, thread_id: str) -> None:
+        if self.index is not None and self.index.get(thread_id) is not None:
+            self.current = thread_id
+            self.read(thread_id)
+
+    def _on_turns_read(self, turns: object) -> None:
+        if isinstance(turns, list):
+            self.tab.show_thread(turns)
+            self.sidebar.refresh(self.current)
+
+    def _on_new_thread(self) -> None:
+        self.current = ""
+        self.sidebar.list.setCurrentRow(-1)
+
+    def _on_scope_changed(self, person: str) -> None:
+        self.current = ""
+        self.sidebar.set_person(self.tab.current_user())
+
+    def _on_answered(self, turn: object) -> None:
+        if self.index is None:
+            return
+        seq = getattr(turn, "audit_seq", None)
+        question = str(getattr(turn, "question", ""))
+        if not isinstance(seq, int):
+            return
+        person = self.tab.current_user()
+        if not self.current or self.index.get(self.current) is None:
+            self.current = self.index.create("tutor", person).id
+        kept = self.index.turns(self.current)
+        rephrased = getattr(turn, "rephrases", 0)
+        if rephrased and kept and kept[-1].audit_seq == rephrased:
+            self.index.drop_last_turn(self.current)  # the reworded answer replaces it
+        self.index.add_turn(self.current, "user", question, audit_seq=seq)
+        self.sidebar.set_person(person)
         self.sidebar.refresh(self.current)

@@ -535,6 +535,15 @@ class TutorTab(QWidget):
         self.source_text.clear()
         self.graph_scene.clear()
 
+    def show_thread(self, turns: list[tuple[str, str]]) -> None:
+        """A kept thread's turns (question, answer as shown), read back from the audit log;
+        the next question continues it (desktop/thread_list.py)."""
+        if self._ask is not None:
+            return
+        self._on_new_thread_clicked()
+        self._thread[:] = [_question_html(q) + f"<p>{html.escape(a)}</p>" for q, a in turns]
+        self._show_current(render_thread(self._thread))
+
     def _on_ask_succeeded(self, turn: Turn) -> None:
         self._composed = None
         self.turn = turn

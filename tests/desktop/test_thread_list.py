@@ -85,3 +85,50 @@ def test_a_memory_chat_is_where_it_was_left_after_a_restart(
     second.memory_threads.open(kept)
     assert tab.history[0].content == "My favourite colour is green."
     second.close_now()
+
+
+def test_a_tutor_thread_is_read_back_from_the_audit_log_after_a_restart(
+    qtbot: Any, custodia_config: Any, custodia_qsettings: Any, tmp_path: Path
+) -> None:
+    """The index keeps record numbers only; reopening reads the sealed question and answer."""
+    from PySide6.QtWidgets import QTextBrowser, QWidget
+
+    from backends.services import Services
+    from desktop.main_window import MainWindow
+    from tests.backends.tutor.conftest import make_small_kb
+    from tests.desktop.tabs.test_tutor import ask, register_tutor
+
+    kb = make_small_kb(tmp_path)
+
+    def open_window() -> Any:
+        services = Services(custodia_config)
+        register_tutor(services, kb)
+        window = MainWindow(services, settings=custodia_qsettings)
+        qtbot.addWidget(window, before_close_func=lambda w: w.workers.shutdown())
+        with qtbot.waitSignal(window.checks_ready, timeout=60_000):
+            window.show()
+        tab = window.findChild(QWidget, "tutor")
+        window.tabs.setCurrentWidget(tab)  # the last tab may be it already: no `ready` wait
+        ask_button = tab.findChild(QPushButton, "ask")
+        qtbot.waitUntil(ask_button.isEnabled, timeout=60_000)
+        qtbot.waitUntil(lambda: window.tutor_threads.index is not None, timeout=30_000)
+        return window, tab
+
+    first, tab = open_window()
+    turn = ask(qtbot, tab, "Which blood test monitors warfarin?")
+    index = first.tutor_threads.index
+    kept = index.list("tutor")
+    assert [t.title for t in kept] == ["Which blood test monitors warfarin?"]
+    assert [(t.text, t.audit_seq) for t in index.turns(kept[0].id)] == [("", turn.audit_seq)]
+    first.services.close()
+    first.close_now()
+
+    second, tab = open_window()
+    sidebar = second.tutor_threads.sidebar
+    assert titles(sidebar) == ["Which blood test monitors warfarin?"]
+    answer = tab.findChild(QTextBrowser, "answer")
+    with qtbot.waitSignal(second.tutor_threads.turns_read, timeout=30_000):
+        sidebar.list.itemClicked.emit(sidebar.list.item(0))
+    shown = answer.toPlainText()
+    assert "Which blood test monitors warfarin?" in shown and "INR" in shown
+    second.close_now()
