@@ -21,6 +21,7 @@ import platformdirs
 import tomli_w
 
 from backends.errors import ConfigError
+from backends.i18n import _
 from backends.models import settings as generation_settings
 from backends.models.settings import ASSISTANTS, GenerationSettings
 
@@ -178,28 +179,34 @@ class Config:
         if self.neo4j_database and not re.fullmatch(r"[a-z][a-z0-9.\-]{2,62}", self.neo4j_database):
             raise ConfigError(
                 "neo4j_database",
-                f"{self.neo4j_database!r} is not a Neo4j database name (3 to 63 lowercase "
-                "letters, digits, dots or dashes, starting with a letter)",
+                _(
+                    "{value!r} is not a Neo4j database name (3 to 63 lowercase "
+                    "letters, digits, dots or dashes, starting with a letter)"
+                ).format(value=self.neo4j_database),
             )
         _url("qdrant_url", self.qdrant_url, ("http", "https"))
         _url("chroma_url", self.chroma_url, ("http", "https"))
         _url("ollama_url", self.ollama_url, ("http", "https"))
         _url("openai_url", self.openai_url, ("http", "https"))
         if self.cache == "redis" and not self.redis_url:
-            raise ConfigError("redis_url", "the Redis cache is selected but no URL is set")
+            raise ConfigError("redis_url", _("the Redis cache is selected but no URL is set"))
         if self.audit == "postgres" and not self.postgres_dsn:
-            raise ConfigError("postgres_dsn", "the Postgres audit log is selected but no DSN")
+            raise ConfigError("postgres_dsn", _("the Postgres audit log is selected but no DSN"))
         if self.graph == "neo4j" and not self.neo4j_uri:
-            raise ConfigError("neo4j_uri", "the Neo4j graph is selected but no URI is set")
+            raise ConfigError("neo4j_uri", _("the Neo4j graph is selected but no URI is set"))
         _model_name("embedder", self.embedder, EMBEDDERS)
         _model_name("chat_model", self.chat_model, CHAT_MODELS)
         for index, folder in enumerate(self.model_folders):
             if not folder.strip() or "\x00" in folder:
-                raise ConfigError(f"model_folders[{index}]", f"{folder!r} is not a folder path")
+                raise ConfigError(
+                    f"model_folders[{index}]",
+                    _("{value!r} is not a folder path").format(value=folder),
+                )
         for assistant, model in self.models.items():
             if assistant not in ASSISTANTS:
                 raise ConfigError(
-                    f"models.{assistant}", f"unknown assistant; known: {', '.join(ASSISTANTS)}"
+                    f"models.{assistant}",
+                    _("unknown assistant; known: {names}").format(names=", ".join(ASSISTANTS)),
                 )
             if model:
                 _model_name(f"models.{assistant}", model, CHAT_MODELS)
@@ -210,7 +217,9 @@ class Config:
                 except ConfigError:
                     raise ConfigError(
                         f"generation.{_toml_key(name)}",
-                        f"names neither an assistant ({', '.join(ASSISTANTS)}) nor a chat model",
+                        _("names neither an assistant ({names}) nor a chat model").format(
+                            names=", ".join(ASSISTANTS)
+                        ),
                     ) from None
             try:
                 generation_settings.parse(table)
@@ -219,10 +228,13 @@ class Config:
                 raise ConfigError(key, str(err)) from None
         if not 0 < self.network_timeout <= MAX_TIMEOUT:  # NaN and inf fail too
             raise ConfigError(
-                "network_timeout", f"must be a number of seconds above 0, at most {MAX_TIMEOUT}"
+                "network_timeout",
+                _("must be a number of seconds above 0, at most {most}").format(most=MAX_TIMEOUT),
             )
         if "\x00" in str(self.home):
-            raise ConfigError("home", f"{str(self.home)!r} contains a NUL character")
+            raise ConfigError(
+                "home", _("{value!r} contains a NUL character").format(value=str(self.home))
+            )
         return self
 
     def to_toml_dict(self) -> dict[str, Any]:
@@ -278,14 +290,21 @@ def _check_keyword_dsn(key: str, value: str) -> None:
     try:
         params = conninfo.conninfo_to_dict(value)
     except Exception as err:  # psycopg.ProgrammingError; any parse failure is the user's
-        raise ConfigError(key, f"{redact_url(value)!r} is not a valid DSN ({err})") from None
+        raise ConfigError(
+            key, _("{value!r} is not a valid DSN ({why})").format(value=redact_url(value), why=err)
+        ) from None
     if not (params.get("host") or params.get("hostaddr")):
-        raise ConfigError(key, f"{redact_url(value)!r} names no host (add host=127.0.0.1)")
+        raise ConfigError(
+            key, _("{value!r} names no host (add host=127.0.0.1)").format(value=redact_url(value))
+        )
 
 
 def _choice(key: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise ConfigError(key, f"{value!r} is not one of {', '.join(allowed)}")
+        raise ConfigError(
+            key,
+            _("{value!r} is not one of {allowed}").format(value=value, allowed=", ".join(allowed)),
+        )
 
 
 def _url(key: str, value: str, schemes: tuple[str, ...]) -> None:
@@ -296,23 +315,31 @@ def _url(key: str, value: str, schemes: tuple[str, ...]) -> None:
         parsed = urlparse(value)
         parsed.port  # noqa: B018 - raises ValueError for a port that cannot exist
     except ValueError as err:
-        raise ConfigError(key, f"{shown!r} is not a valid URL ({err})") from None
+        raise ConfigError(
+            key, _("{value!r} is not a valid URL ({why})").format(value=shown, why=err)
+        ) from None
     if parsed.scheme not in schemes:
-        raise ConfigError(key, f"{shown!r} must start with one of {', '.join(schemes)}://")
+        raise ConfigError(
+            key,
+            _("{value!r} must start with one of {schemes}://").format(
+                value=shown, schemes=", ".join(schemes)
+            ),
+        )
     if parsed.scheme != "unix" and not parsed.hostname:
-        raise ConfigError(key, f"{shown!r} has no host")
+        raise ConfigError(key, _("{value!r} has no host").format(value=shown))
 
 
 def _model_name(key: str, value: str, builtin: tuple[str, ...]) -> None:
     if value in builtin:
         return
-    kind, _, model = value.partition(":")
+    kind, _sep, model = value.partition(":")
     if kind in ("ollama", "openai", "hashing", "gguf") and model.strip():
         return
     raise ConfigError(
         key,
-        f"{value!r} is not one of {', '.join(builtin)}, gguf:<path or name>, ollama:<model> "
-        "or openai:<model>",
+        _(
+            "{value!r} is not one of {names}, gguf:<path or name>, ollama:<model> or openai:<model>"
+        ).format(value=value, names=", ".join(builtin)),
     )
 
 
@@ -330,36 +357,38 @@ _FIELD_TYPES = {f.name: f.type for f in fields(Config)}
 
 def _coerce(key: str, value: Any) -> Any:
     if key not in _FIELD_TYPES or key == "home":
-        raise ConfigError(key, "unknown setting")
+        raise ConfigError(key, _("unknown setting"))
     if key == "model_folders":
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(key, f"{value!r} must be a list of folder paths")
+            raise ConfigError(
+                key, _("{value!r} must be a list of folder paths").format(value=value)
+            )
         return tuple(v.strip() for v in value)
     if key == "models":
         if not isinstance(value, dict):
-            raise ConfigError(key, 'must be a table: [models] then tutor = "gguf:…"')
+            raise ConfigError(key, _('must be a table: [models] then tutor = "gguf:…"'))
         for name, model in value.items():
             if not isinstance(model, str):
-                raise ConfigError(f"models.{name}", f"{model!r} must be text")
+                raise ConfigError(f"models.{name}", _("{value!r} must be text").format(value=model))
         return {name: model.strip() for name, model in value.items()}
     if key == "generation":
         if not isinstance(value, dict):
-            raise ConfigError(key, "must hold tables: [generation.tutor] then temperature = 0.1")
+            raise ConfigError(key, _("must hold tables: [generation.tutor] then temperature = 0.1"))
         for name, table in value.items():
             if not isinstance(table, dict):
-                raise ConfigError(f"generation.{_toml_key(name)}", "must be a table of settings")
+                raise ConfigError(f"generation.{_toml_key(name)}", _("must be a table of settings"))
         return {name: dict(table) for name, table in value.items()}
     if key == "network_timeout":
         if isinstance(value, bool):
-            raise ConfigError(key, f"{value!r} is not a number")
+            raise ConfigError(key, _("{value!r} is not a number").format(value=value))
         try:
             return float(value)
         except (TypeError, ValueError):
-            raise ConfigError(key, f"{value!r} is not a number") from None
+            raise ConfigError(key, _("{value!r} is not a number").format(value=value)) from None
     if not isinstance(value, str):
-        raise ConfigError(key, f"{value!r} must be text")
+        raise ConfigError(key, _("{value!r} must be text").format(value=value))
     return value.strip()
 
 
@@ -373,11 +402,11 @@ def _read_settings(file: Path) -> str | None:
         return None
     except OSError as err:
         reason = err.strerror or type(err).__name__
-        raise ConfigError(str(file), f"cannot be read ({reason})") from None
+        raise ConfigError(str(file), _("cannot be read ({why})").format(why=reason)) from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ConfigError(str(file), f"not valid TOML: {err}") from None
+        raise ConfigError(str(file), _("not valid TOML: {why}").format(why=err)) from None
 
 
 def load(environ: Mapping[str, str] | None = None, home: Path | None = None) -> Config:
@@ -392,7 +421,7 @@ def load(environ: Mapping[str, str] | None = None, home: Path | None = None) -> 
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as err:
-            raise ConfigError(str(file), f"not valid TOML: {err}") from None
+            raise ConfigError(str(file), _("not valid TOML: {why}").format(why=err)) from None
         config = replace(config, **{k: _coerce(k, v) for k, v in data.items()})
     overrides = {
         field_: _coerce(field_, env[var]) for var, field_ in ENVIRONMENT.items() if var in env
