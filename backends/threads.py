@@ -198,6 +198,15 @@ class ThreadIndex:
             cursor = db.execute("DELETE FROM threads WHERE person = ?", (person,))
             return int(cursor.rowcount)
 
+    def people(self, assistant: str) -> list[str]:
+        """Whose threads ``assistant`` keeps (hidden ones included)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT DISTINCT person FROM threads WHERE assistant = ? ORDER BY person",
+                (assistant,),
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+
     # -- turns -----------------------------------------------------------------------------
     def add_turn(
         self, thread_id: str, role: str, text: str = "", audit_seq: int | None = None

@@ -44,7 +44,7 @@ from desktop.theme import MODES, Theme
 from desktop.thread_list import MemoryChatThreads, TutorThreads
 from desktop.welcome import SETTINGS_KEY as WELCOME_KEY
 from desktop.welcome import WelcomeBanner
-from desktop.workers import Emit, WorkerPool
+from desktop.workers import Emit, JobHandle, WorkerPool
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +171,7 @@ class MainWindow(QMainWindow):
         #: the memory chats kept as threads (once the index is open)
         self.memory_threads: MemoryChatThreads | None = None
         self.tutor_threads: TutorThreads | None = None
+        self._inspector_hooked = False
         self._keep_tutor_threads()
         self._keep_memory_chats()
         self._open_threads()
@@ -232,6 +233,24 @@ class MainWindow(QMainWindow):
             self.memory_threads.attach(index)
         if self.tutor_threads is not None:
             self.tutor_threads.attach(index)
+            self.sweep_erased_threads()  # someone may have been forgotten from the terminal
+
+    def sweep_erased_threads(self, _pseudonym: str = "") -> JobHandle | None:
+        """Delete the tutor threads of every person who was forgotten (their key is gone:
+        their records cannot be read, and their threads' titles must not stay)."""
+        keeper = self.tutor_threads
+        if keeper is None or keeper.index is None:
+            return None
+        index, audit = keeper.index, self.audit
+
+        def job(progress: Progress, emit: Emit) -> int:
+            service = audit.get()
+            gone = [p for p in index.people("tutor") if service.pseudonym_of(p) is None]
+            return sum(index.forget_person(person) for person in gone)
+
+        handle = self.workers.start("threads: erased people", job)
+        handle.signals.succeeded.connect(lambda _count: keeper.sidebar.refresh())
+        return handle
 
     def _keep_tutor_threads(self) -> None:
         """The tutor's threads in a sidebar; a thread's questions and answers are read back
@@ -754,7 +773,10 @@ class MainWindow(QMainWindow):
     def _on_inspector_triggered(self) -> None:
         from desktop.inspector import open_inspector  # imported on first use: start-up stays light
 
-        open_inspector(self)
+        pane = open_inspector(self)
+        if not self._inspector_hooked:  # an erasure there removes the person's threads
+            pane.forgotten.connect(self.sweep_erased_threads)
+            self._inspector_hooked = True
 
     def _on_storage_map_triggered(self) -> None:
         from desktop.storage_map import open_storage_map  # imported on first use

@@ -132,3 +132,25 @@ def test_a_tutor_thread_is_read_back_from_the_audit_log_after_a_restart(
     shown = answer.toPlainText()
     assert "Which blood test monitors warfarin?" in shown and "INR" in shown
     second.close_now()
+
+
+def test_forgetting_a_person_removes_their_tutor_threads(
+    qtbot: Any, custodia_window: Any, tmp_path: Path
+) -> None:
+    from backends.audit.service import get_service as audit_service
+    from tests.backends.tutor.conftest import make_small_kb
+    from tests.desktop.tabs.test_tutor import ask, register_tutor, show_tutor
+
+    register_tutor(custodia_window.services, make_small_kb(tmp_path))
+    tab = show_tutor(qtbot, custodia_window)
+    qtbot.waitUntil(lambda: custodia_window.tutor_threads.index is not None, timeout=30_000)
+    index = custodia_window.tutor_threads.index
+    ask(qtbot, tab, "Which blood test monitors warfarin?")  # as "student"
+    index.create("tutor", "ana", "Ana's thread")
+    audit_service(custodia_window.services).pseudonym_of("ana")  # never asked: no key
+    audit_service(custodia_window.services).forget("student")
+    handle = custodia_window.sweep_erased_threads()
+    with qtbot.waitSignal(handle.signals.finished, timeout=30_000):
+        pass
+    assert index.people("tutor") == []  # student erased; ana has no key (never recorded)
+    assert titles(custodia_window.tutor_threads.sidebar) == []
