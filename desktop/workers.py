@@ -109,6 +109,13 @@ class _Runnable(QRunnable):
         except Exception as err:  # a bug: log with trace, tell the user something went wrong
             log.error("%s failed:\n%s", handle.name, traceback.format_exc())
             outcome = ("failed", (f"{type(err).__name__}: {err}", False))
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as err:
+            # a native engine's panic (pyo3's PanicException is a BaseException): the job
+            # failed, the worker thread and the window go on
+            log.error("%s failed:\n%s", handle.name, traceback.format_exc())
+            outcome = ("failed", (f"{type(err).__name__}: {err}", False))
         else:
             # A job that returns has a result, even when cancelled on the way: a chat turn
             # stopped by the user returns what was said (and was audited); work that must not

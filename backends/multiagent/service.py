@@ -243,7 +243,7 @@ class MultiAgentService:
             self.tickets.state.fail(err)
         self.sessions.list(limit=1)
         try:
-            self.memory().check()
+            self.memory().verify()  # reads every collection: a damaged one is not "ok"
             self.coordinator.memory_state.recover()
         except StoreUnavailableError as err:
             self.coordinator.memory_state.fail(err)

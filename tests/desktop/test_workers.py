@@ -125,6 +125,33 @@ def test_environment_error_and_bug_are_told_apart(qtbot: Any, pool: WorkerPool) 
     assert rec.failures[1][1] is False and "KeyError" in rec.failures[1][0]
 
 
+class PanicException(BaseException):
+    """What a native engine's Rust panic is in Python (pyo3): not an ``Exception``."""
+
+
+def test_a_base_exception_from_an_engine_fails_the_job_not_the_worker(
+    qtbot: Any, pool: WorkerPool
+) -> None:
+    """Issue 25, item 5: a panic in a job reached Qt's thread and nothing was told."""
+
+    def panicking(progress: Progress, emit: Emit) -> None:
+        raise PanicException("assertion failed: byte_offset < page_size_bytes")
+
+    def after(progress: Progress, emit: Emit) -> str:
+        return "the pool still runs jobs"
+
+    rec = Recorder()
+    for job in (panicking, after):
+        handle = pool.start(job.__name__, job)
+        rec.watch(handle)
+        with qtbot.waitSignal(handle.signals.finished, timeout=5000):
+            pass
+    assert len(rec.failures) == 1
+    message, environment = rec.failures[0]
+    assert "PanicException" in message and "byte_offset" in message and environment is False
+    assert rec.results == ["the pool still runs jobs"]
+
+
 def test_cancel_stops_a_long_job(qtbot: Any, pool: WorkerPool) -> None:
     def job(progress: Progress, emit: Emit) -> None:
         progress.start(10_000)

@@ -286,6 +286,9 @@ class SemanticMemory(Protocol):
 
     def check(self, name: str | None = None) -> None: ...
 
+    def verify(self) -> None:
+        """:meth:`check`, and every collection can be read (health checks)."""
+
     @property
     def needs_reembed(self) -> bool: ...
 

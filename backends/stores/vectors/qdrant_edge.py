@@ -86,6 +86,31 @@ def _is_busy(err: BaseException) -> bool:
     return "WouldBlock" in str(err)
 
 
+def _is_panic(err: BaseException) -> bool:
+    """The engine's Rust panics reach Python as ``pyo3_runtime.PanicException``, a
+    ``BaseException`` (not an ``Exception``): a damaged segment (garbage in its
+    ``payload_storage/tracker.dat``) makes every read of it panic."""
+    return type(err).__name__ == "PanicException"
+
+
+def _first_line(err: BaseException) -> str:
+    return (str(err).strip().splitlines() or [type(err).__name__])[0]
+
+
+#: what a damaged collection's message tells the user to do
+DAMAGED_HINT = (
+    "`custodia reindex multiagent` rebuilds it (derived data: the experts' results stay in "
+    "their sessions; what cannot be read is left out)"
+)
+MB = 1024 * 1024
+#: free bytes the memory's disk must have before the engine creates, opens or writes a
+#: shard: it maps its files and writes into them, and a write into a mapped page the disk
+#: cannot back is SIGBUS, which kills the whole process. Measured on a tmpfs: creating the
+#: three collections takes 22 MB, the first writes into one 48 MB more; a multi-agent run
+#: died under ~50 MB free.
+MIN_FREE_BYTES = 64 * MB
+
+
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     """Atomically (a kill leaves the old file or the new one, never half of one)."""
     tmp = path.with_name(path.name + ".tmp")
@@ -187,6 +212,8 @@ class EdgeSemanticMemory(SemanticMemoryBase):
         #: a thread will give the lease back once idle (set and reset under ``_rlock``)
         self._releasing = False
         self._closed = False
+        #: the free space a write needs (see :data:`MIN_FREE_BYTES`; tests may lower it)
+        self.min_free_bytes = MIN_FREE_BYTES
         try:
             self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as err:
@@ -228,7 +255,16 @@ class EdgeSemanticMemory(SemanticMemoryBase):
             if self._fd is None:
                 self._take_lock()
                 self._reload_meta()
-            yield
+            try:
+                yield
+            except BaseException as err:
+                if not _is_panic(err):
+                    raise
+                self._forget_shards()  # a shard that panicked may be poisoned: reopen later
+                raise StoreUnavailableError(
+                    f"the semantic memory at {self.where} is damaged: the engine failed "
+                    f"({_first_line(err)}); {DAMAGED_HINT}"
+                ) from err
         finally:
             self._depth -= 1
             self._last = time.monotonic()
@@ -358,6 +394,7 @@ class EdgeSemanticMemory(SemanticMemoryBase):
 
     def _load(self, shard_dir: Path) -> EdgeShard:
         qe = _edge()
+        self._check_space(f"opening {shard_dir}")  # opening replays and writes its WAL
         deadline = time.monotonic() + self.wait
         while True:
             try:
@@ -379,9 +416,35 @@ class EdgeSemanticMemory(SemanticMemoryBase):
         finally:
             shard.close()
 
+    def _forget_shards(self) -> None:
+        """Drop every open shard without flushing (after a panic: flushing may panic again)."""
+        for name in list(self._shards):
+            shard = self._shards.pop(name)
+            try:
+                shard.close()
+            except BaseException as err:  # a panic, again: the shard is gone all the same
+                if not _is_panic(err) and not isinstance(err, Exception):
+                    raise
+                log.warning("semantic memory: closing the damaged %s failed: %s", name, err)
+
+    def _check_space(self, what: str) -> None:
+        """Refuse ``what`` when the disk cannot back the engine's mapped writes (SIGBUS)."""
+        try:
+            stat = os.statvfs(self.root)
+        except OSError:
+            return  # the operation itself will say what is wrong with the folder
+        free = stat.f_bavail * stat.f_frsize
+        if free < self.min_free_bytes:
+            raise StoreUnavailableError(
+                f"{what}: the disk holding the semantic memory ({self.root}) has "
+                f"{free / MB:.0f} MB free and the engine needs {self.min_free_bytes // MB} MB "
+                "to write safely; nothing was written — free some space and try again"
+            )
+
     def _create(self, folder: Path, embedder: str, dimension: int, state: str = "complete") -> None:
         qe = _edge()
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._check_space(f"creating {folder.name}")
         shard_dir = folder / "shard"
         if shard_dir.exists():
             shutil.rmtree(shard_dir)
@@ -457,7 +520,9 @@ class EdgeSemanticMemory(SemanticMemoryBase):
         return self._lease()
 
     def _store(self, collection: str, points: Sequence[Point]) -> None:
-        self._upsert(self._shard(collection), points)
+        shard = self._shard(collection)
+        self._check_space(f"storing in {collection}")
+        self._upsert(shard, points)
 
     def _nearest(
         self, collection: str, vector: npt.NDArray[np.float32], limit: int, where: Where | None
@@ -512,6 +577,7 @@ class EdgeSemanticMemory(SemanticMemoryBase):
     def _delete(self, collection: str, ids: Sequence[str], where: Where | None) -> None:
         qe = _edge()
         shard = self._shard(collection)
+        self._check_space(f"deleting from {collection}")
         try:
             for start in range(0, len(ids), _BATCH):
                 chunk = [uuid.UUID(i) if _is_uuid(i) else i for i in ids[start : start + _BATCH]]
@@ -610,7 +676,8 @@ class EdgeSemanticMemory(SemanticMemoryBase):
         crash during the swaps is finished (or undone) at the next open."""
         progress = progress or Progress()
         with self._lease():
-            sources = {name: list(self._scroll(self._shard(name))) for name in self.collections}
+            self._check_space("re-embedding")
+            sources = {name: self._salvage(name) for name in self.collections}
             total = sum(len(points) for points in sources.values())
             progress.start(total, "re-embedding semantic memory")
             staged: list[str] = []
@@ -650,14 +717,86 @@ class EdgeSemanticMemory(SemanticMemoryBase):
                     shutil.rmtree(self._dir(name + STAGING_SUFFIX), ignore_errors=True)
                 raise
             # Point of no return: swap each original for its staged copy.
+            self._forget_shards()  # a damaged one would panic on its flush
             for name in self.collections:
-                self._close_shard(name)
                 old = self._dir(name + OLD_SUFFIX)
                 os.replace(self._dir(name), old)
                 os.replace(self._dir(name + STAGING_SUFFIX), self._dir(name))
                 shutil.rmtree(old)
             self._reload_meta()
         return total
+
+    def _salvage(self, name: str) -> list[Point]:
+        """Every point of ``name`` that can be read. A damaged collection (it will not open,
+        or reading it fails or panics) gives what can still be read one point at a time —
+        nothing, when its payloads are gone — so a re-embedding rebuilds it from scratch."""
+        try:
+            return list(self._scroll(self._shard(name)))
+        except BaseException as err:
+            if not (_is_panic(err) or isinstance(err, Exception)):
+                raise
+            why = _first_line(err)
+        self._forget_shards()
+        kept: list[Point] = []
+        lost = 0
+        try:
+            shard = self._shard(name)
+            ids = sorted(self._ids(name))
+            for pid in ids:
+                try:
+                    records = shard.retrieve(
+                        [uuid.UUID(pid) if _is_uuid(pid) else pid],
+                        with_payload=True,
+                        with_vector=True,
+                    )
+                except BaseException as err:
+                    if not (_is_panic(err) or isinstance(err, Exception)):
+                        raise
+                    lost = len(ids) - len(kept)
+                    break  # a panicked shard may be poisoned: what was read is kept
+                kept.extend((str(r.id), _dense(r.vector), dict(r.payload or {})) for r in records)
+        except BaseException as err:
+            if not (_is_panic(err) or isinstance(err, Exception)):
+                raise
+        self._forget_shards()
+        log.warning(
+            "semantic memory: %s is damaged (%s): rebuilt from the %d point(s) still readable%s",
+            name,
+            why,
+            len(kept),
+            f", {lost} left out" if lost else "",
+        )
+        return kept
+
+    def verify(self) -> None:
+        """Read every point of every collection (payload and vector) and search each once:
+        a damaged collection is a :class:`StoreUnavailableError` naming it. The health
+        check's (``sessions --health``, the doctor); a count reads no payload, so it passes
+        a collection whose every search panics."""
+        self.check()
+        qe = _edge()
+        with self._lease():
+            for name in self.collections:
+                try:
+                    shard = self._shard(name)
+                    for _ in self._scroll(shard):
+                        pass
+                    dimension = int(self._meta[name].get("dimension") or 0)
+                    if dimension:
+                        shard.query(
+                            qe.QueryRequest(
+                                limit=1, query=qe.Query.Nearest([1.0] * dimension),
+                                with_payload=True,
+                            )
+                        )  # fmt: skip
+                except BaseException as err:
+                    if not (_is_panic(err) or isinstance(err, Exception)):
+                        raise
+                    self._forget_shards()
+                    raise StoreUnavailableError(
+                        f"semantic memory collection {name} ({self.where}) is damaged "
+                        f"({_first_line(err)}); {DAMAGED_HINT}"
+                    ) from err
 
     def _recover_swap(self, name: str) -> None:
         """Finish or undo a re-embedding that a crash interrupted (nothing is lost)."""

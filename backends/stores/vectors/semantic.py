@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 import numpy.typing as npt
 
-from backends.errors import DimensionMismatchError, EmbedderMismatchError, InvalidVectorError
+from backends.errors import (
+    DimensionMismatchError,
+    EmbedderMismatchError,
+    InvalidVectorError,
+    StoreUnavailableError,
+)
 from backends.models.embedders import Embedder
 from backends.stores.description import OK, Measurement, SelfDescribing, running_store
 from backends.stores.vectors import (
@@ -264,6 +269,11 @@ class SemanticMemoryBase(SemanticCopy, SelfDescribing):
             if error is not None:
                 raise error
 
+    def verify(self) -> None:
+        """:meth:`check`, and whatever the engine needs to prove it can still read every
+        collection (the health check's; an engine whose files can be damaged says more)."""
+        self.check()
+
     @property
     def needs_reembed(self) -> bool:
         return any(self.problem(name) is not None for name in self.collections)
@@ -274,13 +284,18 @@ class SemanticMemoryBase(SemanticCopy, SelfDescribing):
             for name in self.collections:
                 meta = self._meta[name]
                 error = self.problem(name)
+                problem = "" if error is None else str(error)
+                try:
+                    points = self.count(name)
+                except StoreUnavailableError as err:  # a damaged collection: say so, go on
+                    points, problem = 0, problem or str(err)
                 out.append(
                     CollectionStatus(
                         name=name,
                         embedder=str(meta.get("embedder", "")),
                         dimension=int(meta.get("dimension", 0)),
-                        points=self.count(name),
-                        problem="" if error is None else str(error),
+                        points=points,
+                        problem=problem,
                     )
                 )
             return out
