@@ -561,6 +561,47 @@ def _postgres_tree_throughput(tmp: Path, total: int) -> tuple[list[dict[str, Any
         shutil.rmtree(root, ignore_errors=True)
 
 
+def tree_anatomy(tmp: Path, rounds: int) -> dict[str, Any]:
+    """µs per append of the full service with and without the tree, one writer, interleaved
+    in blocks of 100 on two files (so the disk's drift and the other work on the machine hit
+    both alike), at ``synchronous=FULL`` (the product) and ``OFF`` (the CPU cost alone)."""
+    out: dict[str, Any] = {"block": ANATOMY_BLOCK, "rounds": rounds}
+    for sync in ("FULL", "OFF"):
+        services = {}
+        for name in ("without", "with"):
+            home = tmp / f"tree-anatomy-{sync}-{name}"
+            home.mkdir(mode=0o700)
+            log = SQLiteAuditLog(home / "audit.sqlite3")
+            log._conn.execute(f"PRAGMA synchronous={sync}")  # measurement only
+            services[name] = _service(log if name == "with" else _without_tree(log), home)
+        spent = dict.fromkeys(services, 0.0)
+        cpu = dict.fromkeys(services, 0.0)  # this process's CPU: the box is shared
+        for service in services.values():
+            for n in range(WARM_UP):
+                _service_append(service, 0, -1 - n)
+        for r in range(rounds):
+            for name, service in services.items():
+                started, used = time.perf_counter(), time.process_time()
+                for n in range(r * ANATOMY_BLOCK, (r + 1) * ANATOMY_BLOCK):
+                    _service_append(service, 0, n)
+                spent[name] += time.perf_counter() - started
+                cpu[name] += time.process_time() - used
+        for service in services.values():
+            service.close()
+        count = rounds * ANATOMY_BLOCK
+        us = {name: t / count * 1e6 for name, t in spent.items()}
+        us_cpu = {name: t / count * 1e6 for name, t in cpu.items()}
+        out[sync.lower()] = {"wall_us": us, "cpu_us": us_cpu}
+        print(
+            f"  one writer, interleaved, synchronous={sync}: without the tree "
+            f"{us['without']:.1f} µs ({us_cpu['without']:.1f} CPU), with it "
+            f"{us['with']:.1f} µs ({us_cpu['with']:.1f} CPU) per append "
+            f"(ratio {us['without'] / us['with']:.2f}x)",
+            flush=True,
+        )
+    return out
+
+
 _KILL_SCRIPT = """
 import sys
 sys.path.insert(0, {root!r})
@@ -671,6 +712,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     records = 100_000 if quick else 1_000_000
     if "--tree" in args:
         return tree_main(quick, records)
+    if "--tree-anatomy" in args:  # the interleaved single-writer comparison alone
+        with tempfile.TemporaryDirectory(prefix="custodia-bench-audit-tree-") as name:
+            return tree_anatomy(Path(name), 8 if quick else 30)
     sqlite_total = 400 if quick else 1_600
     postgres_total = 300 if quick else 1_200
     with tempfile.TemporaryDirectory(prefix="custodia-bench-audit-") as name:
@@ -704,15 +748,18 @@ def tree_main(quick: bool, records: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="custodia-bench-audit-tree-") as name:
         tmp = Path(name)
         rows: list[dict[str, Any]] = []
+        anatomy: dict[str, Any] = {}
         if "--scale-only" not in sys.argv:
             print("appends/s with the Merkle tree against without (median of 3)", flush=True)
             rows = tree_throughput(tmp, 400 if quick else 1_600, 300 if quick else 1_200)
+            anatomy = tree_anatomy(tmp, 8 if quick else 30)
         print(f"the tree at scale ({records:,} records, SQLite)", flush=True)
         scale = tree_at_scale(tmp, records)
     result = {
         "machine": {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version},
         "quick": quick,
         "throughput": rows,
+        "single_writer_anatomy": anatomy,
         "scale": scale,
     }
     TREE_RESULTS.parent.mkdir(parents=True, exist_ok=True)

@@ -432,14 +432,23 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
         by an older release) is left to :meth:`build_tree`, which catches up in order."""
         if not self._has_tree:
             return
-        if int(conn.execute(_TREE_COUNT).fetchone()[0]) != stored_count(first):
-            return
         cached = self._frontier
-        # a copy: the cache changes only once this transaction commits (:meth:`_committed`)
-        edge = dict(cached[1]) if cached is not None and cached[0] == first else None
+        if cached is not None and cached[0] == first:
+            # This object's last commit left the tree at ``first`` leaves and the head is still
+            # there: nobody appended since (a tree never holds more leaves than records, and
+            # never shrinks), so the table need not be asked. A copy: the cache changes only
+            # once this transaction commits (:meth:`_committed`).
+            edge: dict[int, bytes] | None = dict(cached[1])
+        elif int(conn.execute(_TREE_COUNT).fetchone()[0]) != stored_count(first):
+            return
+        else:
+            edge = None
         leaves = [sha256(b"\x00" + r.encode("utf-8")).digest() for r in records]
         added, edge = _tree_nodes(conn, first, leaves, edge)
-        conn.executemany(_TREE_INSERT, added)
+        if len(added) == 1:
+            conn.execute(_TREE_INSERT, added[0])
+        else:
+            conn.executemany(_TREE_INSERT, added)
         self._pending_frontier = (first + len(records), edge)
 
     def _committed(self, ok: bool) -> None:
