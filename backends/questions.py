@@ -89,7 +89,8 @@ GENERIC = _set("""
     main really much many well closest favourite favorite number numero number's nombre
     va voy hace hago haces tengo tiene have has had dices dije dijiste sabes recuerdas
     cual cuál mucho muy quien quién what's who's where's when's how's what're
-    estoy soy es eres está
+    estoy soy es eres está era fue será son eran fueron estaba i'm i've i'd i'll you're
+    we're it's that's
     """)
 #: words that name the kind of answer asked for when they follow "how" ("how old", "how far")
 ATTRIBUTES = _set("old far long often tall big")
@@ -152,6 +153,10 @@ RELATED: dict[str, tuple[str, ...]] = {
     "far": ("km", "miles", "kilometres", "kilometros"),
     "see": ("appointment", "cita"),
     "run": ("running", "correr"),
+    "pay": ("paid", "euros", "cost", "price", "bought", "ordered"),
+    "fly": ("flight", "flights", "vuelo"),
+    "fiesta": ("cumpleaños", "celebracion", "party", "cena"),
+    "staying": ("hotel", "stay", "albergo", "hostal"),
     "study": ("studies", "studying", "estudia", "estudio"),
     "studying": ("studies", "study", "estudia"),
 }
@@ -163,6 +168,7 @@ PHRASES = (
     (re.compile(r"\bde\s+d[oó]nde\s+soy\b", re.I), "dónde nací"),
     (re.compile(r"\bfor\s+a\s+living\b", re.I), "living"),
     (re.compile(r"\be-mail\b", re.I), "email"),
+    (re.compile(r"\bend(?:ed)?\s+up\b", re.I), ""),
 )
 #: irregular English forms read as their verb ("broke" is "break")
 IRREGULAR = {
@@ -418,6 +424,12 @@ def matches(
         out.append(Match(i, held, len(wanted.subject), kind, similarity, len(wanted.kind)))
     out.sort(key=lambda m: -m.score)
     return out
+
+
+def held(text: str, words: Sequence[str]) -> int:
+    """How many of ``words`` ``text`` holds (as :func:`matches` reads them)."""
+    roots = {_root(t) for t in _content_tokens(text)}
+    return sum(_holds(roots, w) for w in words)
 
 
 def answering(

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from backends.answers import COMPOSED, DONT_KNOW, SUPPORTED, Answer, Shown
-from backends.questions import about_user, answering, language
+from backends.grounding import fold
+from backends.questions import about_user, answering, held, language
 
 #: what makes a question ask about earlier conversations, besides being about the user
 _ASKS_HISTORY = re.compile(
@@ -32,7 +33,8 @@ _ASKS_HISTORY = re.compile(
     r"|\b(?:we|i)\s+(?:discussed|talked|decided|agreed|said|mentioned)\b"
     r"|\blast\s+time\b|\bearlier\b|\bbefore\b"
     r"|\b(?:me\s+)?dij(?:o|e|iste|imos)\b|\bhablamos\b|\bcomenté\b|\bmencioné\b"
-    r"|\bdecid(?:í|imos|iste)\b|\bvamos\s+a\b|\bquedamos\b",
+    r"|\bdecid(?:í|imos|iste)\b|\bvamos\s+a\b|\bquedamos\b"
+    r"|\b(?!qu[eé]\b)\w{2,}é\b",  # "reservé", "compré", "pagué": what I did
     re.IGNORECASE,
 )
 #: a question about what the assistant said
@@ -100,11 +102,43 @@ class PastMessage:
     similarity: float = 0.0
 
 
+#: how this module's own answers begin: quoting them again would quote a quote
+_OWN_ANSWER = (
+    tuple(
+        t["quote"].split("{")[0] + who for t in TEXTS.values() for who in (t["you"], t["assistant"])
+    )
+    + tuple(t["dont_know"] for t in TEXTS.values())
+    + ("The model's answer was withheld",)
+)
+
+
+def _evidence(message: PastMessage) -> bool:
+    """Whether a past message can answer a question: not a question itself, not one of this
+    module's own answers (a quote of a quote)."""
+    text = message.text.strip()
+    if message.role == "user" and "?" in text:
+        return False
+    return not (message.role == "assistant" and text.startswith(_OWN_ANSWER))
+
+
 def _question_for_matching(question: str) -> str:
     """The question without its talking words ("What did I decide about the flights?" is
     about the flights)."""
-    kept = [w for w in question.split() if w.strip("¿?¡!.,").casefold() not in TALK]
+    kept = [w for w in question.split() if fold(w.strip("¿?¡!.,")) not in TALK]
     return " ".join(kept)
+
+
+def about_assistant(question: str) -> bool:
+    """Whether ``question`` asks what the assistant said ("What did you advise …?")."""
+    return bool(_ABOUT_ASSISTANT.search(question))
+
+
+def quote(message: PastMessage, lang: str) -> str:
+    """``message`` quoted: who wrote it, when, in which conversation, word for word."""
+    texts = TEXTS[lang]
+    who = texts["you"] if message.role == "user" else texts["assistant"]
+    said = " ".join(message.text.split())
+    return texts["quote"].format(who=who, date=message.date[:10], name=message.name, text=said)
 
 
 def compose(question: str, found: Sequence[PastMessage], most: int = 2) -> Answer:
@@ -112,29 +146,33 @@ def compose(question: str, found: Sequence[PastMessage], most: int = 2) -> Answe
     or "I can't find that in your conversations"."""
     lang = language(question)
     texts = TEXTS[lang]
+    usable = [i for i, m in enumerate(found) if _evidence(m)]
+    # a message is read with its conversation's name ("Rome trip": "the hotel will be …")
     matches = answering(
         _question_for_matching(question),
-        [m.text for m in found],
-        [m.similarity for m in found],
-        most=most,
+        [f"{found[i].name}. {found[i].text}" for i in usable],
+        [found[i].similarity for i in usable],
+        most=len(usable),
     )
+    matches = [replace(m, index=usable[m.index]) for m in matches]
     # what the user said is the history; what the assistant said answers only a question
     # about it ("What did you tell me about Vueling?") or when nothing the user said does
     about_assistant = bool(_ABOUT_ASSISTANT.search(question))
     users = [m for m in matches if found[m.index].role == "user"]
     if users and not about_assistant:
         matches = users
+    elif about_assistant:  # what the assistant said first
+        matches.sort(key=lambda m: found[m.index].role == "user")
+    # "What did I decide about …": a message saying what was decided ranks first
+    talk = [w for w in question.split() if fold(w.strip("¿?¡!.,")) in TALK]
+    if talk:
+        matches.sort(key=lambda m: -held(found[m.index].text, talk))
+    matches = matches[:most]
     if not matches:
         return Answer(
             DONT_KNOW, (Shown(texts["dont_know"], SUPPORTED, 0),), texts["dont_know_heading"]
         )
-    sentences = []
-    for match in matches:
-        message = found[match.index]
-        who = texts["you"] if message.role == "user" else texts["assistant"]
-        said = " ".join(message.text.split())
-        quoted = texts["quote"].format(
-            who=who, date=message.date[:10], name=message.name, text=said
-        )
-        sentences.append(Shown(quoted, SUPPORTED, match.index + 1))
+    sentences = [
+        Shown(quote(found[match.index], lang), SUPPORTED, match.index + 1) for match in matches
+    ]
     return Answer(COMPOSED, tuple(sentences), texts["heading"])

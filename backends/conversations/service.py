@@ -876,7 +876,7 @@ class ConversationAgent:
         if composed is not None and draft is None:
             ask_model = composed.mode == COMPOSED and self.draft_stats.should_draft(key)
         elif composed is not None:
-            ask_model = draft
+            ask_model = bool(draft)
         ask_model = ask_model and not (composed is not None and model.retrieval_only)
         with self._lock:
             if existing is None:  # a new conversation is created with its first message
@@ -1007,6 +1007,8 @@ class ConversationAgent:
         ]
         composed = history_answers.compose(message, found)
         cited = [hits[n - 1] for n in composed.cited]
+        if composed.mode == COMPOSED and history_answers.about_assistant(message):
+            composed, cited = self._with_replies(message, composed, cited)
         numbers = {n: i + 1 for i, n in enumerate(composed.cited)}
         composed = replace(
             composed,
@@ -1015,6 +1017,46 @@ class ConversationAgent:
             ),
         )
         return composed, cited
+
+    def _with_replies(
+        self, message: str, composed: Answer, cited: list[SearchHit]
+    ) -> tuple[Answer, list[SearchHit]]:
+        """ "What did you advise about …": a quoted message of the user's is followed by the
+        assistant's reply to it, quoted too (the reply need not repeat the question's
+        words)."""
+        lang = history_answers.language(message)
+        sentences = list(composed.sentences)
+        for hit in list(cited):
+            if hit.role != "user":
+                continue
+            try:
+                conversation = self.load(hit.conversation_id)
+            except ConversationError:
+                continue
+            following = conversation.history[hit.index + 1 : hit.index + 2]
+            if not following or following[0].role != "assistant":
+                continue
+            reply = SearchHit(
+                hit.conversation_id,
+                hit.name,
+                following[0].time or hit.date,
+                hit.index + 1,
+                "assistant",
+                following[0].content,
+                hit.score,
+            )
+            if any(
+                (c.conversation_id, c.index) == (reply.conversation_id, reply.index) for c in cited
+            ):
+                continue
+            cited.append(reply)
+            past = history_answers.PastMessage(
+                reply.conversation_id, reply.name, reply.date, reply.role, reply.text
+            )
+            sentences.append(
+                answers.Shown(history_answers.quote(past, lang), answers.SUPPORTED, len(cited))
+            )
+        return replace(composed, sentences=tuple(sentences)), cited
 
     @staticmethod
     def _shown(
@@ -1052,8 +1094,8 @@ class ConversationAgent:
         judged = answers.judge_draft(draft, sources, question=message, earlier=earlier)
         if stopped:
             reason = "the model's draft was stopped before it finished"
-            kept = replace(composed, draft=draft, draft_sentences=judged, reason=reason)
-            return kept, kept.text
+            held_back = replace(composed, draft=draft, draft_sentences=judged, reason=reason)
+            return held_back, held_back.text
         cited = set(composed.cited)
         shown = answers.choose(
             composed,

@@ -61,6 +61,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from backends.answers import MODEL, Answer, Shown
 from backends.conversations import (
     FERNET_SHAPE,
     MIN_PASSPHRASE,
@@ -90,6 +91,7 @@ from backends.grounding import CheckedSentence
 from backends.progress import Progress
 from backends.services import Lazy, ModelChoices
 from desktop import theme
+from desktop.answer_html import answer_html, counts
 from desktop.markdown import checked_html, checked_list_html, set_markdown, split_markdown
 from desktop.workers import Emit, JobHandle, WorkerPool
 
@@ -112,6 +114,10 @@ _ROLE_COLOURS = {"user": "#0b5394", "assistant": "#38761d"}
 _ROLE_COLOURS_DARK = {"user": "#8ab4f8", "assistant": "#81c784"}
 #: the link of an answer's ✓ [n] mark: ``source:<message index>:<n>``
 SOURCE_SCHEME = "source"
+#: ``open:<conversation id>:<message index>``: a quoted past message, in its conversation
+OPEN_SCHEME = "open"
+#: ``rephrase:<answer index>``: ask that answer's question again, with the model's draft
+REPHRASE_SCHEME = "rephrase"
 #: a context passage as the agent gives it to the model: "[name, date] role: text"
 _PASSAGE = re.compile(
     r"^\[(?P<name>.*), (?P<date>[^,\]]*)\] (?P<role>\w+): (?P<text>.*)$", re.DOTALL
@@ -160,6 +166,21 @@ class _Saved:
     """Streamed by a chat job once the user's message is on disk (its conversation id)."""
 
     conversation_id: str
+
+
+def _own_policy(result: TurnResult) -> bool:
+    """Whether an answer is drawn by its kinds (a history answer, or the model's with some
+    sentence withheld); else the model's answer is marked as CT9 checked it."""
+    shown = result.shown
+    return shown is not None and (shown.mode != MODEL or bool(shown.withheld))
+
+
+@dataclass(frozen=True)
+class _Composed:
+    """Streamed by a chat job for a history question: its answer from the past messages."""
+
+    answer: Answer
+    passages: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -529,6 +550,8 @@ class ConversationsTab(QWidget):
         self._export_all = True
         self._message_count = 0
         self._streamed = ""
+        #: the turn running answered from the history first (its draft streams after)
+        self._composed = False
         self._jobs = 0
         #: what each running job is doing, for ``tab_activity`` (id of its handle → text)
         self._doing: dict[int, str] = {}
@@ -1016,6 +1039,11 @@ class ConversationsTab(QWidget):
         self.stop_chat.setVisible(busy)
 
     def _on_send_clicked(self) -> None:
+        self._send()
+
+    def _send(self, draft: bool | None = None) -> None:
+        """Send the input; ``draft``: True asks the model for a draft of a history answer
+        whatever its pass rate ("Ask the model to rephrase")."""
         text = self.chat_input.text().strip()
         if not text or self._chat is not None or not self.ready:
             return
@@ -1036,6 +1064,8 @@ class ConversationsTab(QWidget):
                 # Stop ends the answer and keeps it; closing the window cancels the job
                 should_stop=lambda: stop.is_set() or progress.cancelled,
                 on_saved=lambda saved_id: emit(_Saved(saved_id)),
+                on_answer=lambda answer, passages: emit(_Composed(answer, passages)),
+                draft=draft,
             )
 
         self.chat_input.clear()
@@ -1043,6 +1073,7 @@ class ConversationsTab(QWidget):
         self._append_message(self._message_count, "user", text, "")
         self._append_header("assistant", self.model_picker.currentText())
         self._streamed = ""
+        self._composed = False
         handle = self._run(
             "conversations: chat", job, self._on_chat_succeeded, doing=self.tr("Answering…")
         )
@@ -1064,10 +1095,19 @@ class ConversationsTab(QWidget):
             self.current_id = piece.conversation_id
             self.transcript.setProperty("conversation_id", piece.conversation_id)
             return
+        text = str(piece)
+        if isinstance(piece, _Composed):  # the answer from the history, at once
+            text = piece.answer.text + "\n"
+            self._composed = True
+            self.tab_status.setText(self.tr("Answered from your conversations."))
+        elif self._composed and not self._streamed:
+            text = self.tr("(The model is rephrasing; shown only if every sentence checks out.) ")
+            text += str(piece)
         cursor = self.transcript.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertText(str(piece))
-        self._streamed += str(piece)
+        cursor.insertText(text)
+        if not isinstance(piece, _Composed):
+            self._streamed += str(piece)
         self.transcript.setTextCursor(cursor)
         self.transcript.ensureCursorVisible()
 
@@ -1077,7 +1117,7 @@ class ConversationsTab(QWidget):
             return  # stopped to be deleted: ``_on_chat_finished`` deletes it
         self.current_id = result.conversation_id
         self.transcript.setProperty("conversation_id", result.conversation_id)
-        if result.checked:  # marked when the conversation is drawn again (``_on_opened``)
+        if result.checked or _own_policy(result):  # marked when drawn again (``_on_opened``)
             self._checks[(result.conversation_id, result.answer_index)] = result
         note = self.tr("Answered by {0}:{1}").format(result.provider, result.model)
         if result.stopped:
@@ -1139,6 +1179,17 @@ class ConversationsTab(QWidget):
         if url.scheme() == SOURCE_SCHEME:
             self._show_source(url.path())
             return
+        if url.scheme() == OPEN_SCHEME:  # a quoted message, in its conversation
+            cid, _, position = url.path().rpartition(":")
+            if cid and position.isdigit():
+                self._open(cid, int(position))
+            return
+        if url.scheme() == REPHRASE_SCHEME:
+            question = self._shown.get(int(url.path()) - 1, "") if url.path().isdigit() else ""
+            if question and self._chat is None:
+                self.chat_input.setText(question)
+                self._send(draft=True)
+            return
         if url.scheme() != "copy":
             return
         parts = url.path().split(":")
@@ -1152,6 +1203,56 @@ class ConversationsTab(QWidget):
         QGuiApplication.clipboard().setText(text)
         self.tab_status.setText(self.tr("Copied to the clipboard."))
         self.copied.emit(text)
+
+    def _shown_html(self, index: int, result: TurnResult, ok: str, muted: str) -> tuple[str, str]:
+        """An answer as :mod:`backends.answers` made it (AL1): a quote of a past message
+        with ✓ [n] (the sources under it open their conversation), the model's own words in
+        grey italics, its withheld sentences struck out with why."""
+        shown = result.shown
+        assert shown is not None
+
+        def cite(sentence: Shown) -> str:
+            return (
+                f"<a href='{SOURCE_SCHEME}:{index}:{sentence.number}' "
+                f"style='color:{ok}; text-decoration:none'>"
+                f"<small>✓&nbsp;[{sentence.number}]</small></a>"
+            )
+
+        code = shown.mode == MODEL and not shown.withheld and "```" in result.answer
+        body = (
+            ""
+            if code
+            else answer_html(
+                shown,
+                cite,
+                muted,
+                withheld_title=self.tr("Withheld from the model's draft (not an answer):"),
+            )
+        )
+        after = ""
+        sources = [
+            f"<a href='{OPEN_SCHEME}:{cid}:{i}'>[{n}] "
+            f"{html.escape(self._source_name(result.context_passages[n - 1]))}</a>"
+            for n, (cid, i) in enumerate(result.quoted, 1)
+            if n <= len(result.context_passages)
+        ]
+        if sources:
+            after += f"<p style='color:{muted}'><small>" + "<br>".join(sources) + "</small></p>"
+        parts = [shown.heading] if shown.heading else []
+        if shown.cited:
+            parts.append(self.tr("✓ [n]: quoted from past message n (click a source to open it)"))
+        if any(s.kind == "own" for s in shown.sentences):
+            parts.append(self.tr("in grey italics: the model's own words"))
+        if shown.withheld:
+            parts.append(self.tr("struck out: the model's draft, withheld as unsupported"))
+        after += f"<p style='color:{muted}'><small>{html.escape(' · '.join(parts))}</small></p>"
+        if result.draft_skipped:
+            after += (
+                f"<p><small><a href='{REPHRASE_SCHEME}:{index}'>"
+                + html.escape(self.tr("Ask the model to rephrase"))
+                + "</a></small></p>"
+            )
+        return body, after
 
     def _show_source(self, path: str) -> None:
         index, _, number = path.partition(":")
@@ -1182,6 +1283,8 @@ class ConversationsTab(QWidget):
         keep it) and what follows it — the past messages it cites, named, and the legend."""
         colours = theme.colors()
         ok, muted = colours["ok"], colours["muted"]
+        if _own_policy(result):
+            return self._shown_html(index, result, ok, muted)
 
         def cite(sentence: CheckedSentence) -> str:
             return (
@@ -1287,10 +1390,20 @@ class ConversationsTab(QWidget):
         self.transcript.setHtml("".join(parts))
         marked = [self._checks[(conversation.id, i)] for i in sorted(checks)]
         last = marked[-1].checked if marked else ()
+        shown = marked[-1].shown if marked and _own_policy(marked[-1]) else None
         # for testers: which answers are marked; the last one's sentences by kind
         self.transcript.setProperty("checked_messages", ",".join(map(str, sorted(checks))))
-        self.transcript.setProperty("from_past", sum(c.supported for c in last))
-        self.transcript.setProperty("own", sum(not c.supported for c in last))
+        if shown is not None:
+            cited, own, withheld = counts(shown)
+            self.transcript.setProperty("from_past", cited)
+            self.transcript.setProperty("own", own)
+            self.transcript.setProperty("withheld", withheld)
+            self.transcript.setProperty("answer_mode", shown.mode)
+        else:
+            self.transcript.setProperty("from_past", sum(c.supported for c in last))
+            self.transcript.setProperty("own", sum(not c.supported for c in last))
+            self.transcript.setProperty("withheld", 0)
+            self.transcript.setProperty("answer_mode", "")
         self._message_count = len(conversation.history)
         self.transcript.setProperty("conversation_id", conversation.id)
         self.transcript.setProperty(

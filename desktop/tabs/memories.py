@@ -186,7 +186,8 @@ class MessageBubble(MessageView):
         layout.addWidget(self.draft_label)
         layout.addWidget(self.checked_legend)
         layout.addWidget(self.memories_label)
-        layout.addWidget(self.rephrase_button, 0, Qt.AlignmentFlag.AlignLeft)
+        self.rephrase_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+        layout.addWidget(self.rephrase_button)
         self.checked_label.linkActivated.connect(self._on_checked_link_activated)
         self.rephrase_button.clicked.connect(self.rephrase_requested)
 

@@ -1082,3 +1082,49 @@ def test_no_marks_without_past_conversations(qtbot: Any, make_tab: MakeTab) -> N
     qtbot.waitUntil(lambda: "Zebras have stripes." in transcript.toPlainText(), timeout=WAIT)
     assert transcript.property("checked_messages") == ""
     assert "✓" not in transcript.toPlainText()
+
+
+# -- history questions answered from the history (AL1) -----------------------------------------
+
+
+def test_a_history_question_quotes_the_past_message_and_withholds_the_models_invention(
+    qtbot: Any, make_tab: MakeTab
+) -> None:
+    """ "What did I decide about the flights?": the past message that says it, quoted with its
+    date and conversation (a link that opens it); the model's draft — a phone number, a
+    flight nobody chose — struck out, never the answer."""
+    from backends.models.chat import ScriptedChat
+
+    reply = "You chose Vueling. Call 1-800-325-4769 to confirm."
+    tab = make_tab(
+        chat=ScriptedChat(replies=[reply]),
+        prepare=lambda s: seed(
+            s, "Rome trip", ["I decided to take the Iberia flight on 12 October", "Good choice."]
+        ),
+    )
+    say(qtbot, tab, "What did I decide about the flights?")
+    transcript = child(tab, QTextBrowser, "transcript")
+    qtbot.waitUntil(lambda: transcript.property("checked_messages") == "1", timeout=WAIT)
+    assert transcript.property("answer_mode") == "composed"
+    assert (transcript.property("from_past"), transcript.property("withheld")) == (1, 2)
+    text = transcript.toPlainText()
+    assert "in “Rome trip”: “I decided to take the Iberia flight on 12 October” ✓ [1]" in text
+    page = transcript.toHtml()
+    assert 'href="open:rome-trip:0"' in page and "line-through" in page
+    answer = text.split("Withheld")[0]
+    assert "Vueling" not in answer and "1-800" not in answer
+
+
+def test_never_discussed_is_said_not_guessed(qtbot: Any, make_tab: MakeTab) -> None:
+    from backends.models.chat import ScriptedChat
+
+    chat = ScriptedChat(replies=["You chose the blue kitchen."])
+    tab = make_tab(
+        chat=chat,
+        prepare=lambda s: seed(s, "Rome trip", ["I decided to take the Iberia flight", "OK."]),
+    )
+    say(qtbot, tab, "What did I decide about the new kitchen?")
+    transcript = child(tab, QTextBrowser, "transcript")
+    qtbot.waitUntil(lambda: transcript.property("answer_mode") == "dont_know", timeout=WAIT)
+    assert "I can't find that in your conversations." in transcript.toPlainText()
+    assert "blue kitchen" not in transcript.toPlainText() and chat.calls == []
