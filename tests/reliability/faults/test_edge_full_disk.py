@@ -3,8 +3,9 @@
 qdrant-edge maps its files and writes into them; a write into a mapped page the disk cannot
 back is SIGBUS, which took the whole process (the window) with it: seen with < ~50 MB free.
 The memory now checks the free space before it creates, opens (its WAL is written) or writes
-a shard and fails the one operation with a message; once there is room, it all works again. On a real small tmpfs (root and ``mount``), in a child
-process (before the fix, SIGBUS killed it).
+a shard and fails the one operation with a message; once there is room, it all works again.
+On a real small tmpfs (root and ``mount``), in a child process (before the fix, SIGBUS
+killed it).
 """
 
 from __future__ import annotations
