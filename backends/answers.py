@@ -20,7 +20,8 @@ no source holds.
 Stable API (the tutor, memories, conversations and multi-agent assistants use it):
 :class:`Shown`, :class:`Answer`, :data:`SUPPORTED` / :data:`OWN` / :data:`WITHHELD`,
 :data:`COMPOSED` / :data:`GENERATED` / :data:`DONT_KNOW` / :data:`MODEL` (answer modes),
-:func:`cite`, :func:`judge_draft`, :func:`draft_passes`, :func:`choose`, :func:`parroting`,
+:func:`cite`, :func:`judge_draft`, :func:`draft_passes`, :func:`says_what`, :func:`choose`,
+:func:`parroting`,
 :func:`echoed_scaffolding`, :func:`repeats_earlier`, :func:`invented_specifics`,
 :class:`DraftStats` (per-model draft pass rate, persisted: when low, drafts stop unless the
 user asks for one), :func:`render_text` (how a command line prints the three kinds). Qt-free
@@ -233,12 +234,14 @@ def repeats_earlier(answer: str, earlier: Sequence[str]) -> bool:
     """Whether ``answer`` says again what an earlier answer of the thread said (most of its
     content words, or the same opening), for a new question."""
     mine = grounding.content(answer)
-    if len(mine) < 3:
+    if not mine:
         return False
     opening = " ".join(mine[:8])
     for before in earlier:
         theirs = grounding.content(before)
-        if len(theirs) < 3:
+        if mine == theirs:  # the same words again, however few ("Elena is in Spain.")
+            return True
+        if len(mine) < 3 or len(theirs) < 3:
             continue
         shared = len(set(mine) & set(theirs)) / len(set(mine) | set(theirs))
         if shared >= 0.6 or (len(mine) >= 8 and opening == " ".join(theirs[:8])):
@@ -312,6 +315,16 @@ def judge_draft(
         else:
             out.append(Shown(said, OWN, reason="the model's own words"))
     return tuple(out)
+
+
+def says_what(sentence: str, source: str, *, missing: int = 1) -> bool:
+    """Whether ``sentence`` says what ``source`` says: it holds all of ``source``'s content
+    words but ``missing`` ("Your sister Elena lives in Valencia" says what "My sister Elena
+    lives in Valencia with her husband" says; "Elena, your sister Elena" does not: a true
+    sentence that leaves the answer out)."""
+    have = set(grounding.content(sentence))
+    wanted = set(grounding.content(source))
+    return len(wanted - have) <= missing
 
 
 def draft_passes(sentences: Sequence[Shown]) -> bool:

@@ -1101,7 +1101,12 @@ class ConversationAgent:
             composed,
             draft,
             judged,
-            answers_question=any(s.supported and s.number in cited for s in judged),
+            answers_question=any(
+                s.supported
+                and s.number in cited
+                and answers.says_what(s.text, sources[s.number - 1].text, missing=2)
+                for s in judged
+            ),
         )
         return shown, shown.text
 

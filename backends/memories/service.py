@@ -703,13 +703,20 @@ class MemoryAssistant:
                 shown = replace(composed, draft=draft_text, draft_sentences=judged, reason=reason)
             else:
                 lang_texts = TEXTS[language(message)]
+                # the draft must say what a memory of the composed answer says, not only
+                # something true ("Elena, your sister Elena")
                 cited = set(composed.cited)
                 shown = answers.choose(
                     composed,
                     draft_text,
                     judged,
                     answers_question=composed.mode == COMPOSED
-                    and any(s.supported and s.number in cited for s in judged),
+                    and any(
+                        s.supported
+                        and s.number in cited
+                        and answers.says_what(s.text, restate(used[s.number - 1].text))
+                        for s in judged
+                    ),
                     heading=lang_texts["generated_heading"],
                 )
                 self.draft_stats.record(key, shown.mode == answers.GENERATED)

@@ -110,3 +110,8 @@ def test_a_torn_stats_file_starts_again(tmp_path: Path) -> None:
     assert stats.counts("x") == (0, 0)
     stats.record("x", passed=True)
     assert json.loads(path.read_text(encoding="utf-8")) == {"x": {"drafts": 1, "passed": 1}}
+
+
+def test_a_short_answer_said_again_is_a_repeat() -> None:
+    assert answers.repeats_earlier("Elena is in Spain.", ["Elena is in Spain"])
+    assert not answers.repeats_earlier("Elena is in Spain.", ["Rex is a dog."])
