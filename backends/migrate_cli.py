@@ -73,7 +73,11 @@ def _cmd_storage(args: argparse.Namespace, services: Services) -> int:
     if args.json:
         print(to_json(services.config, rows))
     else:
-        print(f"Profile: {services.config.profile} — data dir {services.config.home}")
+        print(
+            _("Profile: {profile} — data dir {home}").format(
+                profile=services.config.profile, home=services.config.home
+            )
+        )
         print(format_table(rows))
         for row in rows:
             if row.note:
@@ -101,27 +105,27 @@ def _cmd_migrate(args: argparse.Namespace, services: Services) -> int:
         if args.json:
             print(json.dumps(plan.to_dict(), indent=2))
         else:
-            print("Dry run — nothing is written. The migration would:")
+            print(_("Dry run — nothing is written. The migration would:"))
             for line in plan.lines():
                 print(f"  {line}")
             if plan.resumed:
-                print("An unfinished migration to these servers will be resumed.")
+                print(_("An unfinished migration to these servers will be resumed."))
             for problem in plan.problems:
-                print(f"problem: {problem}")
+                print(_("problem: {problem}").format(problem=problem))
         return 1 if plan.problems else 0
 
     progress = _printer(args.json)
     previous = signal.getsignal(signal.SIGINT)
 
     def on_interrupt(signum: int, frame: FrameType | None) -> None:
-        print("\nstopping after the current batch…", file=sys.stderr)
+        print(_("\nstopping after the current batch…"), file=sys.stderr)
         progress.cancel()
 
     signal.signal(signal.SIGINT, on_interrupt)
     try:
         report = migrate(services, options, progress)
     except CancelledError:
-        print("\ncustodia: migration interrupted; run it again to resume", file=sys.stderr)
+        print(_("\ncustodia: migration interrupted; run it again to resume"), file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -130,13 +134,17 @@ def _cmd_migrate(args: argparse.Namespace, services: Services) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
-        print("Migration finished:")
+        print(_("Migration finished:"))
         for step in report.steps:
             print(f"  [{step.state:>12}] {step.line()}")
         for note in report.notes:
-            print(f"note: {note}")
+            print(_("note: {note}").format(note=note))
     if args.switch:
-        print(f"profile = server written to {switch_to_server(services.config.home)}; restart")
+        print(
+            _("profile = server written to {switch_to_server}; restart").format(
+                switch_to_server=switch_to_server(services.config.home)
+            )
+        )
     elif services.config.profile != "server":
-        print("Set profile = server (Settings, or --switch) and restart to use the servers.")
+        print(_("Set profile = server (Settings, or --switch) and restart to use the servers."))
     return 0

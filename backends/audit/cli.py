@@ -95,7 +95,9 @@ def record_time(text: str) -> str:
     try:
         datetime.strptime(f"{match['date']} {hm}:{seconds}", "%Y-%m-%d %H:%M:%S")
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: no such date or time") from None
+        raise argparse.ArgumentTypeError(
+            _("{text!r}: no such date or time").format(text=text)
+        ) from None
     fraction = (match["f"] or "").ljust(6, "0")
     return f"{match['date']}T{hm}:{seconds}.{fraction}Z"
 
@@ -115,7 +117,7 @@ def trusted_public_key(text: str) -> Ed25519PublicKey:
         try:
             return Verifier.parse(text).public_key
         except NoteError as err:
-            raise CheckpointError(f"not a verifier key: {err}") from None
+            raise CheckpointError(_("not a verifier key: {err}").format(err=err)) from None
     return public_key_from_hex(text)
 
 
@@ -154,7 +156,9 @@ def _service(args: argparse.Namespace, services: Services) -> AuditService:
     if data_dir:
         home = Path(data_dir)
         if not (home / LOG_FILE).exists() and config.audit == "sqlite":
-            raise CheckpointError(f"{home}: no audit log ({LOG_FILE}) there")
+            raise CheckpointError(
+                _("{home}: no audit log ({LOG_FILE}) there").format(home=home, LOG_FILE=LOG_FILE)
+            )
         config = dataclasses.replace(config, home=home)
     read_only = bool(getattr(args, "read_only", False)) or (
         config.audit == "sqlite" and read_only_dir(config.home)
@@ -171,7 +175,10 @@ def _service(args: argparse.Namespace, services: Services) -> AuditService:
 def _cmd_verify(args: argparse.Namespace, services: Services) -> int:
     if args.trusted_key and not args.checkpoint:
         return _usage_error(
-            "--trusted-key needs --checkpoint FILE: it names the key that file must be signed with"
+            _(
+                "--trusted-key needs --checkpoint FILE: it names the key that file must be signed "
+                "with"
+            )
         )
     service = _service(args, services)
     pinned = None
@@ -186,12 +193,18 @@ def _cmd_verify(args: argparse.Namespace, services: Services) -> int:
             # not made the latest (that would hide what came after), but held to the chain:
             # later checkpoints may have been re-signed over a rewrite with the data dir's key
             print(
-                f"checkpoint {args.checkpoint} (seq {checkpoint.seq}) is older than the latest "
-                f"trusted one (seq {err.latest.seq}): checking that the chain still holds it",
+                _(
+                    "checkpoint {checkpoint} (seq {seq}) is older than the latest trusted one "
+                    "(seq {seq2}): checking that the chain still holds it"
+                ).format(checkpoint=args.checkpoint, seq=checkpoint.seq, seq2=err.latest.seq),
                 file=sys.stderr,
             )
         except CheckpointRejected as err:
-            print(f"REJECTED checkpoint {args.checkpoint}: {err}")
+            print(
+                _("REJECTED checkpoint {checkpoint}: {err}").format(
+                    checkpoint=args.checkpoint, err=err
+                )
+            )
             return 1
         pinned = checkpoint
     result = verify_chain(
@@ -209,13 +222,17 @@ def _cmd_verify(args: argparse.Namespace, services: Services) -> int:
 
 def _cmd_export(args: argparse.Namespace, services: Services) -> int:
     if args.since and args.until and args.since >= args.until:
-        return _usage_error(f"--since ({args.since}) must be before --until ({args.until})")
+        return _usage_error(
+            _("--since ({since}) must be before --until ({until})").format(
+                since=args.since, until=args.until
+            )
+        )
     if args.output and (problem := output_problem(Path(args.output))):
-        return _usage_error(f"cannot write the export: {problem}")
+        return _usage_error(_("cannot write the export: {problem}").format(problem=problem))
     service = _service(args, services)
     if args.reveal and service.read_only:
         return _usage_error(
-            "--reveal records the disclosure in the log, which a read-only copy cannot take"
+            _("--reveal records the disclosure in the log, which a read-only copy cannot take")
         )
     flt = Filter(
         pseudonym=args.pseudonym or "",
@@ -225,7 +242,10 @@ def _cmd_export(args: argparse.Namespace, services: Services) -> int:
     )
     if args.output:
         count = service.export_file(Path(args.output), args.format, flt, reveal=args.reveal)
-        print(f"exported {count} records to {args.output}", file=sys.stderr)
+        print(
+            _("exported {count} records to {output}").format(count=count, output=args.output),
+            file=sys.stderr,
+        )
     else:
         try:
             count = service.export(sys.stdout, args.format, flt, reveal=args.reveal)
@@ -238,26 +258,38 @@ def _cmd_export(args: argparse.Namespace, services: Services) -> int:
 
 def _cmd_checkpoint(args: argparse.Namespace, services: Services) -> int:
     if args.output and (problem := output_problem(Path(args.output))):
-        return _usage_error(f"cannot write the checkpoint file: {problem}; nothing was signed")
+        return _usage_error(
+            _("cannot write the checkpoint file: {problem}; nothing was signed").format(
+                problem=problem
+            )
+        )
     service: AuditService = _service(args, services)
     if service.read_only:
-        return _usage_error("a read-only copy cannot take a checkpoint (it would be stored)")
+        return _usage_error(_("a read-only copy cannot take a checkpoint (it would be stored)"))
     checkpoint = service.checkpoint()
     print(
-        f"checkpoint seq {checkpoint.seq} head {checkpoint.head} signed by key {checkpoint.key_id}"
+        _("checkpoint seq {seq} head {head} signed by key {key_id}").format(
+            seq=checkpoint.seq, head=checkpoint.head, key_id=checkpoint.key_id
+        )
     )
     if args.output:
         try:
             export_checkpoint(checkpoint, Path(args.output), service.signer.public_key)
         except CheckpointError as err:
             print(
-                f"custodia: the checkpoint at seq {checkpoint.seq} was made, trusted and stored, "
-                f"but not written to {args.output}: {err}. Run `custodia audit checkpoint "
-                "--output FILE` again to export one.",
+                _(
+                    "custodia: the checkpoint at seq {seq} was made, trusted and stored, but not "
+                    "written to {output}: {err}. Run `custodia audit checkpoint --output FILE` "
+                    "again to export one."
+                ).format(seq=checkpoint.seq, output=args.output, err=err),
                 file=sys.stderr,
             )
             return 1
-        print(f"exported to {args.output}: keep it somewhere the database is not")
+        print(
+            _("exported to {output}: keep it somewhere the database is not").format(
+                output=args.output
+            )
+        )
     return 0
 
 
@@ -269,13 +301,13 @@ def _cmd_key(args: argparse.Namespace, services: Services) -> int:
 def _cmd_prove(args: argparse.Namespace, services: Services) -> int:
     consistency = args.from_checkpoint or args.to_checkpoint
     if consistency and not (args.from_checkpoint and args.to_checkpoint):
-        return _usage_error("a consistency proof needs both --from OLD and --to NEW")
+        return _usage_error(_("a consistency proof needs both --from OLD and --to NEW"))
     if consistency and (args.seq is not None or args.checkpoint):
-        return _usage_error("give either SEQ [--checkpoint FILE] or --from OLD --to NEW")
+        return _usage_error(_("give either SEQ [--checkpoint FILE] or --from OLD --to NEW"))
     if not consistency and args.seq is None:
-        return _usage_error("give SEQ (an inclusion proof) or --from OLD --to NEW")
+        return _usage_error(_("give SEQ (an inclusion proof) or --from OLD --to NEW"))
     if problem := output_problem(Path(args.output)):
-        return _usage_error(f"cannot write the proof: {problem}")
+        return _usage_error(_("cannot write the proof: {problem}").format(problem=problem))
     service = _service(args, services)
     key = service.signer.public_key
     try:
@@ -287,8 +319,9 @@ def _cmd_prove(args: argparse.Namespace, services: Services) -> int:
             hashes = service.prove_consistency(old, new)
             write_private(Path(args.output), hashes_text(hashes))
             print(
-                f"consistency proof {old.seq} -> {new.seq} ({len(hashes)} hashes) written to "
-                f"{args.output}"
+                _("consistency proof {seq} -> {seq2} ({len} hashes) written to {output}").format(
+                    seq=old.seq, seq2=new.seq, len=len(hashes), output=args.output
+                )
             )
             return 0
         checkpoint = None
@@ -297,15 +330,21 @@ def _cmd_prove(args: argparse.Namespace, services: Services) -> int:
             checkpoint.check(key, service.log.log_id)
         proof = service.prove(args.seq, checkpoint)
     except CheckpointRejected as err:
-        print(f"REJECTED {err}")
+        print(_("REJECTED {err}").format(err=err))
         return 1
     write_private(Path(args.output), proof.text())
     size = (checkpoint.seq if checkpoint else None) or _size_of(proof.checkpoint)
     print(
-        f"inclusion proof of record {args.seq} in the tree of {size} records "
-        f"({len(proof.path)} hashes) written to {args.output}"
+        _(
+            "inclusion proof of record {seq} in the tree of {size} records ({len} hashes) written "
+            "to {output}"
+        ).format(seq=args.seq, size=size, len=len(proof.path), output=args.output)
     )
-    print(f"check it with: custodia audit check {args.output} --key '{service.verifier_key()}'")
+    print(
+        _("check it with: custodia audit check {output} --key '{verifier_key}'").format(
+            output=args.output, verifier_key=service.verifier_key()
+        )
+    )
     return 0
 
 
@@ -319,20 +358,22 @@ def _text_of(path: str, what: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise ProofFileError(f"cannot read the {what} {path}: {err}") from None
+        raise ProofFileError(
+            _("cannot read the {what} {path}: {err}").format(what=what, path=path, err=err)
+        ) from None
 
 
 def _cmd_check(args: argparse.Namespace, services: Services) -> int:
     """Offline: the files and the key, nothing else (no data dir, database or configuration)."""
     if bool(args.from_checkpoint) != bool(args.to_checkpoint):
-        return _usage_error("a consistency check needs both --from OLD and --to NEW")
+        return _usage_error(_("a consistency check needs both --from OLD and --to NEW"))
     key = args.key
     if Path(key).is_file():
         key = _text_of(key, "key file").strip()
     try:
         if args.from_checkpoint:
             if args.entry:
-                return _usage_error("--entry goes with an inclusion proof, not --from/--to")
+                return _usage_error(_("--entry goes with an inclusion proof, not --from/--to"))
             checked = check_consistency(
                 _text_of(args.from_checkpoint, "checkpoint"),
                 _text_of(args.to_checkpoint, "checkpoint"),
@@ -345,12 +386,14 @@ def _cmd_check(args: argparse.Namespace, services: Services) -> int:
                 try:
                     entry = Path(args.entry).read_bytes()
                 except OSError as err:
-                    raise ProofFileError(f"cannot read the record {args.entry}: {err}") from None
+                    raise ProofFileError(
+                        _("cannot read the record {entry}: {err}").format(entry=args.entry, err=err)
+                    ) from None
                 if entry.endswith(b"\n"):  # a record's text never ends with a newline
                     entry = entry[:-1]
             checked = check_inclusion(_text_of(args.proof, "proof"), key, entry)
     except ProofFileError as err:
-        print(f"FAILED {err}")
+        print(_("FAILED {err}").format(err=err))
         return 1
     print(checked.line)
     return 0
@@ -361,24 +404,38 @@ def _cmd_bootstrap(args: argparse.Namespace, services: Services) -> int:
 
     done = bootstrap(args.admin_dsn, schema=args.schema, timeout=services.config.network_timeout)
     print(
-        f"schema {done.schema} ready; roles {done.roles.owner} (owner), {done.roles.app} "
-        f"(application), {done.roles.maintenance} (maintenance)"
+        _(
+            "schema {schema} ready; roles {owner} (owner), {app} (application), {maintenance} "
+            "(maintenance)"
+        ).format(
+            schema=done.schema,
+            owner=done.roles.owner,
+            app=done.roles.app,
+            maintenance=done.roles.maintenance,
+        )
     )
-    print(f"application DSN (set CUSTODIA_POSTGRES_DSN): {done.app_dsn}")
-    print(f"maintenance DSN (checkpoints): {done.maintenance_dsn}")
+    print(_("application DSN (set CUSTODIA_POSTGRES_DSN): {app_dsn}").format(app_dsn=done.app_dsn))
+    print(
+        _("maintenance DSN (checkpoints): {maintenance_dsn}").format(
+            maintenance_dsn=done.maintenance_dsn
+        )
+    )
     return 0
 
 
 def _cmd_forget(args: argparse.Namespace, services: Services) -> int:
     person = args.person.strip()  # as `ask tutor --user` and `kb import --user` use it
     if not person:
-        return _usage_error("PERSON is empty")
+        return _usage_error(_("PERSON is empty"))
     pseudonym = get_service(services).forget(person)
     if pseudonym is None:
-        print(f"no key for {person!r}: nothing to forget")
+        print(_("no key for {person!r}: nothing to forget").format(person=person))
     else:
         print(
-            f"forgot {pseudonym}: its key is destroyed; its records stay in the chain, unreadable"
+            _(
+                "forgot {pseudonym}: its key is destroyed; its records stay in the chain, "
+                "unreadable"
+            ).format(pseudonym=pseudonym)
         )
     _tell_remaining_notes(services, person)
     return 1 if pseudonym is None else 0
@@ -398,13 +455,17 @@ def _tell_remaining_notes(services: Services, person: str) -> None:
     command = f"custodia kb forget-user {_quoted(person)}"
     if documents is None:
         print(
-            f"note: the tutor's knowledge base could not be read; if {person} imported notes "
-            f"of their own, remove them with `{command}`"
+            _(
+                "note: the tutor's knowledge base could not be read; if {person} imported notes "
+                "of their own, remove them with `{command}`"
+            ).format(person=person, command=command)
         )
     elif documents:
         print(
-            f"note: {person}'s own imported notes remain in the tutor ({documents} documents, "
-            f"scope {scope}, with their file paths); remove them with `{command}`"
+            _(
+                "note: {person}'s own imported notes remain in the tutor ({documents} documents, "
+                "scope {scope}, with their file paths); remove them with `{command}`"
+            ).format(person=person, documents=documents, scope=scope, command=command)
         )
 
 

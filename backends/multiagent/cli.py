@@ -101,7 +101,10 @@ def _sigint_cancels(progress: Progress, what: str) -> Iterator[None]:
         if progress.cancelled:
             raise KeyboardInterrupt
         progress.cancel()
-        print(f"custodia: cancelling {what}… (Ctrl-C again to stop at once)", file=sys.stderr)
+        print(
+            _("custodia: cancelling {what}… (Ctrl-C again to stop at once)").format(what=what),
+            file=sys.stderr,
+        )
 
     previous = signal.signal(signal.SIGINT, handler)
     try:
@@ -112,29 +115,29 @@ def _sigint_cancels(progress: Progress, what: str) -> Iterator[None]:
 
 def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     if args.resume and " ".join(args.task).strip():
-        print("custodia: give a task or --resume SESSION_ID, not both", file=sys.stderr)
+        print(_("custodia: give a task or --resume SESSION_ID, not both"), file=sys.stderr)
         return 2
     service = get_service(services)
     if args.resume:
         session = service.session(args.resume)
         if session is None:
-            print(f"custodia: no session {args.resume}", file=sys.stderr)
+            print(_("custodia: no session {resume}").format(resume=args.resume), file=sys.stderr)
             return 1
     else:
         task = " ".join(args.task).strip()
         if not task:
-            print("custodia: give a task, or --resume SESSION_ID", file=sys.stderr)
+            print(_("custodia: give a task, or --resume SESSION_ID"), file=sys.stderr)
             return 2
         tests = ""
         if args.tests:
             try:
                 tests = Path(args.tests).read_text(encoding="utf-8")
             except OSError as err:
-                print(f"custodia: cannot read the tests: {err}", file=sys.stderr)
+                print(_("custodia: cannot read the tests: {err}").format(err=err), file=sys.stderr)
                 return 2
         session = service.start(task, tests)
     session_id = session.session_id
-    print(f"session: {session_id}", flush=True)
+    print(_("session: {session_id}").format(session_id=session_id), flush=True)
     progress = Progress()
 
     def show(event: dict[str, Any]) -> None:
@@ -147,17 +150,32 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
             final = service.run(session_id, progress, on_event=show)
     except CancelledError:
         # Saved as "cancelled" by the run itself, under its run lock.
-        print(f"session: {session_id} cancelled (resume with --resume)", file=sys.stderr)
+        print(
+            _("session: {session_id} cancelled (resume with --resume)").format(
+                session_id=session_id
+            ),
+            file=sys.stderr,
+        )
         return 130
     except KeyboardInterrupt:
         # Stopped at once: left in its phase, listed as interrupted, resumable.
-        print(f"session: {session_id} interrupted (resume with --resume)", file=sys.stderr)
+        print(
+            _("session: {session_id} interrupted (resume with --resume)").format(
+                session_id=session_id
+            ),
+            file=sys.stderr,
+        )
         return 130
     finally:
         _warn_degraded(service.health())
     for line in verification_lines(final):
         print(line, flush=True)
-    print(f"session: {final.session_id} {label(final.phase, final.data)}", flush=True)
+    print(
+        _("session: {session_id} {label}").format(
+            session_id=final.session_id, label=label(final.phase, final.data)
+        ),
+        flush=True,
+    )
     if final.phase != "done" or status_of(final.data) == FAILED:
         return 1
     return 0
@@ -166,7 +184,10 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
 def _warn_degraded(health: dict[str, str]) -> None:
     for layer, status in health.items():
         if status.startswith("degraded"):
-            print(f"custodia: warning: {layer} {status}", file=sys.stderr)
+            print(
+                _("custodia: warning: {layer} {status}").format(layer=layer, status=status),
+                file=sys.stderr,
+            )
 
 
 def _phase_text(session: Session, states: dict[str, RunState]) -> str:
@@ -230,9 +251,19 @@ def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
     now = f"{embedder.name} ({embedder.dimension}-d)"
     if stale:
         was = f"{stale[0].embedder} ({stale[0].dimension}-d)"
-        print(f"re-embedding {points} item(s) of semantic memory: {was} → {now}", file=sys.stderr)
+        print(
+            _("re-embedding {points} item(s) of semantic memory: {was} → {now}").format(
+                points=points, was=was, now=now
+            ),
+            file=sys.stderr,
+        )
     else:
-        print(f"re-embedding {points} item(s) of semantic memory with {now}", file=sys.stderr)
+        print(
+            _("re-embedding {points} item(s) of semantic memory with {now}").format(
+                points=points, now=now
+            ),
+            file=sys.stderr,
+        )
     end = "\r" if sys.stderr.isatty() else "\n"
 
     def report(done: int, total: int, message: str) -> None:
@@ -244,31 +275,40 @@ def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
             count = service.reembed(progress)
     except CancelledError:
         print(file=sys.stderr)
-        print("custodia: re-embedding cancelled; the semantic memory is as it was", file=sys.stderr)
+        print(
+            _("custodia: re-embedding cancelled; the semantic memory is as it was"), file=sys.stderr
+        )
         return 130
     except KeyboardInterrupt:  # a second Ctrl-C: stopped wherever it was
         print(file=sys.stderr)
         print(
-            "custodia: re-embedding interrupted; the next open of the semantic memory "
-            "finishes or undoes it",
+            _(
+                "custodia: re-embedding interrupted; the next open of the semantic memory "
+                "finishes or undoes it"
+            ),
             file=sys.stderr,
         )
         return 130
     if end == "\r":
         print(file=sys.stderr)
-    print(f"Re-embedded {count} item(s) of semantic memory with {now}.")
+    print(
+        _("Re-embedded {count} item(s) of semantic memory with {now}.").format(count=count, now=now)
+    )
     needs = service.memory_needs_index()
     if needs:
-        print(f"building the search index (HNSW) of {', '.join(needs)}", file=sys.stderr)
+        print(
+            _("building the search index (HNSW) of {join}").format(join=", ".join(needs)),
+            file=sys.stderr,
+        )
         progress = Progress(callback=report)
         try:
             with _sigint_cancels(progress, "the index build"):
                 built = service.index_memory(progress)
         except CancelledError:
             print(file=sys.stderr)
-            print("custodia: index build cancelled; searches stay exact", file=sys.stderr)
+            print(_("custodia: index build cancelled; searches stay exact"), file=sys.stderr)
             return 0
-        print(f"Indexed {built} collection(s) of semantic memory.")
+        print(_("Indexed {built} collection(s) of semantic memory.").format(built=built))
     return 0
 
 
