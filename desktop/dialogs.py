@@ -35,12 +35,33 @@ from backends.config import Config
 from backends.errors import ConfigError
 from backends.i18n import gettext_
 from backends.models import settings as generation
+from backends.models.manage import friendly_name
 from backends.models.registry import OFFERED_BUILTINS, ModelOption
 from backends.progress import Progress
 from backends.services import Services
 from desktop import i18n
 from desktop.i18n import QT_TRANSLATE_NOOP
 from desktop.workers import Emit, WorkerPool
+
+
+def _model_combo(name: str, keys: tuple[str, ...], current: str) -> QComboBox:
+    """A model box: the models' friendly names shown (never ``gguf:…``), their keys kept;
+    a key typed in (``ollama:<model>``) is taken as it is (:func:`model_key`)."""
+    combo = QComboBox()
+    combo.setObjectName(name)
+    combo.setEditable(True)
+    for key in (*keys, *(() if not current or current in keys else (current,))):
+        combo.addItem(friendly_name(key) if key else "", key)
+    combo.setCurrentIndex(max(combo.findData(current), 0))
+    return combo
+
+
+def model_key(combo: QComboBox) -> str:
+    """The key of the model a model box shows (a friendly name listed, or a typed key)."""
+    text = combo.currentText().strip()
+    index = combo.findText(text)
+    data = combo.itemData(index) if index >= 0 else None
+    return data if isinstance(data, str) else text
 
 
 def _combo(name: str, values: tuple[str, ...], current: str, editable: bool = False) -> QComboBox:
@@ -152,7 +173,7 @@ class SettingsDialog(QDialog):
             ),
         )
         offered = tuple(o.key for o in self.options)  # never "scripted": it is for testers
-        chat_combo = _combo("chat_model", offered, config.chat_model, True)
+        chat_combo = _model_combo("chat_model", offered, config.chat_model)
         chat_combo.setToolTip(
             self.tr(
                 "Every assistant's model unless it has its own below (gguf:<path or name>, "
@@ -225,8 +246,8 @@ class SettingsDialog(QDialog):
         for assistant in generation.ASSISTANTS:
             page = QWidget()
             form = QFormLayout(page)
-            combo = _combo(
-                f"models_{assistant}", ("", *offered), self.config.models.get(assistant, ""), True
+            combo = _model_combo(
+                f"models_{assistant}", ("", *offered), self.config.models.get(assistant, "")
             )
             combo.setMinimumContentsLength(26)
             combo.setToolTip(self.tr("Empty: the default chat model"))
@@ -292,7 +313,7 @@ class SettingsDialog(QDialog):
         for assistant in generation.ASSISTANTS:
             combo = self.model_fields[f"models.{assistant}"]
             assert isinstance(combo, QComboBox)
-            key = combo.currentText().strip()
+            key = model_key(combo)
             if key:
                 models[assistant] = key
             else:
@@ -366,7 +387,9 @@ class SettingsDialog(QDialog):
     def candidate(self) -> Config:
         """The edited configuration, validated (raises :class:`ConfigError`)."""
         models, tables = self.model_values()
-        return replace(self.config, **self.values(), models=models, generation=tables).validated()
+        values = self.values()
+        values["chat_model"] = model_key(self.fields["chat_model"])  # type: ignore[arg-type]
+        return replace(self.config, **values, models=models, generation=tables).validated()
 
     def _for_file(self, candidate: Config) -> Config:
         """``candidate`` with each environment-overridden setting as the file has it."""

@@ -461,3 +461,23 @@ def test_generation_settings_apply_to_the_next_answer_without_a_restart(
     after = services.chat_for("tutor")
     assert (after.settings.temperature, after.settings.top_p) == (0.9, 0.5)
     assert services.chat_for("memories").settings.temperature == 0.2  # its own, unchanged
+
+
+def test_settings_show_models_by_name_and_save_their_keys(qtbot: Any, home: Path) -> None:
+    """Settings showed `gguf:My-…`: the model boxes show friendly names, the file keeps keys."""
+    cfg = Config(home=home, embedder="hashing", chat_model="gguf:tiny-chat").validated()
+    from backends.models.registry import model_options
+
+    options = [o for o in model_options(cfg) if not o.problem]
+    dialog = SettingsDialog(cfg, None, options)
+    qtbot.addWidget(dialog)
+    chat: Any = dialog.fields["chat_model"]
+    assert chat.currentText() == "tiny-chat"
+    shown = [chat.itemText(i) for i in range(chat.count())]
+    assert "SmolLM2-135M-Instruct (bundled)" in shown and not any("gguf:" in t for t in shown)
+    tutor: Any = dialog.model_fields["models.tutor"]
+    tutor.setCurrentIndex(tutor.findText("SmolLM2-135M-Instruct (bundled)"))
+    chat.setEditText("ollama:llama3.2")  # a key typed in is taken as it is
+    candidate = dialog.candidate()
+    assert candidate.models["tutor"] == "smollm2"
+    assert candidate.chat_model == "ollama:llama3.2"
