@@ -90,9 +90,11 @@ def _similarity(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        raise argparse.ArgumentTypeError(_("{text!r} is not a number").format(text=text)) from None
     if not -1.0 <= value <= 1.0:  # NaN fails too
-        raise argparse.ArgumentTypeError(f"a cosine similarity is between -1 and 1, not {text}")
+        raise argparse.ArgumentTypeError(
+            _("a cosine similarity is between -1 and 1, not {text}").format(text=text)
+        )
     return value
 
 
@@ -123,7 +125,10 @@ def _warn_limited(assistant: MemoryAssistant) -> None:
     status = assistant.status()
     if status.recall_limited:
         print(
-            f"note: {status.limited_recall_message()} (custodia memories reembed)", file=sys.stderr
+            _("note: {limited_recall_message} (custodia memories reembed)").format(
+                limited_recall_message=status.limited_recall_message()
+            ),
+            file=sys.stderr,
         )
 
 
@@ -140,7 +145,7 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     def on_token(piece: str) -> None:
         if not drafting:
             drafting.append(True)
-            print("(the model's draft, checked before it is shown:) ", end="", file=sys.stderr)
+            print(_("(the model's draft, checked before it is shown:) "), end="", file=sys.stderr)
         print(piece, end="", file=sys.stderr, flush=True)
 
     draft = True if args.rephrase else (False if args.no_draft else None)
@@ -160,30 +165,47 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     if result.draft_skipped:
         rate = f"{result.draft_rate:.0%}" if result.draft_rate is not None else "?"
         print(
-            f"(No draft asked of {result.model}: {rate} of its drafts passed the check; "
-            "--rephrase asks for one.)"
+            _(
+                "(No draft asked of {model}: {rate} of its drafts passed the check; --rephrase "
+                "asks for one.)"
+            ).format(model=result.model, rate=rate)
         )
     if result.remembered is None:
         print()
         if result.used:
-            print(f"Memories used (similarity ≥ {result.threshold:.2f} recalled; others cited):")
+            print(
+                _("Memories used (similarity ≥ {threshold:.2f} recalled; others cited):").format(
+                    threshold=result.threshold
+                )
+            )
             for number, hit in enumerate(result.used, 1):
                 print(f"  [{number}] {hit.similarity:5.2f}  {hit.text}")
         else:
-            print(f"Memories used: none (none reached similarity {result.threshold:.2f})")
+            print(
+                _("Memories used: none (none reached similarity {threshold:.2f})").format(
+                    threshold=result.threshold
+                )
+            )
     for proposal in result.proposals:
         if args.accept:
             outcome = assistant.accept(proposal)
             print(outcome.message())
         elif proposal.kind == "update":
             print(
-                f"Similar to “{proposal.existing}” ({proposal.similarity:.2f}); to update it: "
-                f"custodia memories add --replace {json.dumps(proposal.text, ensure_ascii=False)}"
+                _(
+                    "Similar to “{existing}” ({similarity:.2f}); to update it: custodia memories "
+                    "add --replace {dumps}"
+                ).format(
+                    existing=proposal.existing,
+                    similarity=proposal.similarity,
+                    dumps=json.dumps(proposal.text, ensure_ascii=False),
+                )
             )
         else:
             print(
-                "Proposed memory; to keep it: "
-                f"custodia memories add {json.dumps(proposal.text, ensure_ascii=False)}"
+                _("Proposed memory; to keep it: custodia memories add {dumps}").format(
+                    dumps=json.dumps(proposal.text, ensure_ascii=False)
+                )
             )
     return 0
 
@@ -223,7 +245,7 @@ def _cmd_add(args: argparse.Namespace, services: Services) -> int:
         outcome = assistant.update(outcome.existing, outcome.text, source="cli")
     print(outcome.message())
     if outcome.status == "near_duplicate":
-        print("Use --replace to update it, or --force to keep both.", file=sys.stderr)
+        print(_("Use --replace to update it, or --force to keep both."), file=sys.stderr)
         return 1
     return 0
 
@@ -232,7 +254,7 @@ def _cmd_delete(args: argparse.Namespace, services: Services) -> int:
     assistant = get_service(services)
     undo = assistant.delete(args.text)  # MemoryNotFoundError: printed, exit 1
     forgotten = undo.restore[0].memory.text if undo.restore else args.text
-    print(f"Forgot “{forgotten}”.")
+    print(_("Forgot “{forgotten}”.").format(forgotten=forgotten))
     return 0
 
 
@@ -259,7 +281,7 @@ def _cmd_search(args: argparse.Namespace, services: Services) -> int:
             if hit.why:  # why recall found it, under it
                 print(f"       {hit.why}")
         if not hits:
-            print("No memories found.", file=sys.stderr)
+            print(_("No memories found."), file=sys.stderr)
     _warn_limited(assistant)
     return 0
 
@@ -272,5 +294,9 @@ def _cmd_reembed(args: argparse.Namespace, services: Services) -> int:
 
     count = assistant.reembed(Progress(callback=report))
     print(file=sys.stderr)
-    print(f"Re-embedded {count} memories with {assistant.embedder.name}.")
+    print(
+        _("Re-embedded {count} memories with {name}.").format(
+            count=count, name=assistant.embedder.name
+        )
+    )
     return 0

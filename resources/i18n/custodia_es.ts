@@ -2613,13 +2613,6 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
 </context>
 <context>
-    <name>QListWidget</name>
-    <message>
-        <source>yesterday</source>
-        <translation>ayer</translation>
-    </message>
-</context>
-<context>
     <name>SettingsDialog</name>
     <message>
         <source>Settings</source>
@@ -2905,6 +2898,10 @@ Cada almacén se elige por separado; «servidor» hace que un almacén use su se
 </context>
 <context>
     <name>ThreadList</name>
+    <message>
+        <source>yesterday</source>
+        <translation>ayer</translation>
+    </message>
     <message>
         <source>&lt;b&gt;Threads&lt;/b&gt;</source>
         <extracomment>a thread was chosen: its id &quot;New&quot; was clicked: the tab starts an empty thread (created on its first message) deleted while this list is shown, newest last: Undo restores them</extracomment>
