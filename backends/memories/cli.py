@@ -17,7 +17,7 @@ from typing import Any
 
 from backends.answers import GENERATED, MODEL, Answer, render_text
 from backends.cli import ask_subparsers, positive_int
-from backends.i18n import N_, _
+from backends.i18n import N_, _, ngettext
 from backends.memories.service import AssistantSettings, MemoryAssistant, get_service
 from backends.progress import Progress
 from backends.services import Services
@@ -227,13 +227,18 @@ def _cmd_list(args: argparse.Namespace, services: Services) -> int:
         flag = (
             ""
             if memory.searchable
-            else f"  [not searchable: {memory.dimension}-d, {memory.embedder or 'unknown model'}]"
+            else "  "
+            + _("[not searchable: {dimension}-d, {embedder}]").format(
+                dimension=memory.dimension, embedder=memory.embedder or _("unknown model")
+            )
         )
         print(f"{memory.text}{flag}")
     total = assistant.store.count()
-    noun = "memory" if total == 1 else "memories"
-    shown = f"{len(memories)} of {total}" if len(memories) < total else f"{total}"
-    print(f"({shown} {noun})", file=sys.stderr)
+    if len(memories) < total:
+        shown = ngettext("({shown} of {total} memory)", "({shown} of {total} memories)", total)
+    else:
+        shown = ngettext("({total} memory)", "({total} memories)", total)
+    print(shown.format(shown=len(memories), total=total), file=sys.stderr)
     _warn_limited(assistant)
     return 0
 
