@@ -136,3 +136,23 @@ def test_every_command_help_is_spanish(tmp_path: Path) -> None:
         if words := english_words(text):
             left.append(f"{parser.prog}: {sorted(set(words))}")
     assert not left, "English left in the commands' help:\n" + "\n".join(left)
+
+
+def test_a_command_speaks_spanish(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUSTODIA_HOME", str(tmp_path))
+    monkeypatch.setenv("CUSTODIA_EMBEDDER", "hashing")
+    monkeypatch.setenv("CUSTODIA_CHAT_MODEL", "scripted")
+    monkeypatch.setenv("CUSTODIA_LANGUAGE", "es")
+    assert cli.main(["memories", "list"]) == 0
+    assert "(0 recuerdos)" in capsys.readouterr().err
+    monkeypatch.setenv("CUSTODIA_PROFILE", "nube")
+    assert cli.main(["memories", "list"]) == 2
+    assert "error de configuración: profile: 'nube' no es ninguno de estos" in (
+        capsys.readouterr().err
+    )
+    monkeypatch.setenv("CUSTODIA_LANGUAGE", "en")
+    monkeypatch.delenv("CUSTODIA_PROFILE")
+    assert cli.main(["memories", "list"]) == 0
+    assert "(0 memories)" in capsys.readouterr().err
