@@ -746,7 +746,15 @@ def _spellings(word: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-_GREEK = (("hipo", "hypo"), ("hiper", "hyper"), ("tiro", "thyro"), ("gluc", "glyc"))
+_GREEK = (
+    ("hipo", "hypo"),
+    ("hiper", "hyper"),
+    ("tiro", "thyro"),
+    ("gluc", "glyc"),
+    ("trom", "throm"),
+    ("tera", "thera"),
+    ("tora", "thora"),
+)
 
 
 def _cognate(word: str, vocabulary: Vocabulary) -> str:
