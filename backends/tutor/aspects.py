@@ -89,6 +89,9 @@ ASPECTS = (
 )
 #: question words that are neither the subject nor the aspect ("what monitoring does it *need*")
 GENERIC = _normals("need needs needed require required level levels long course often")
+#: words that ask rather than say: "what is *given*…" (grounding adds "treatment" for it),
+#: "how long", "cuánto *tiempo*"
+ASKING_WORDS = _normals("give given take taken prescribe prescribed treatment time long often")
 
 
 #: verbs whose question asks for a treatment (grounding adds "treatment" for them): they
@@ -205,7 +208,11 @@ def amount_kind(question: str) -> str:
     if said[:1] in (["why"], ["until"]) or said[:2] in (["por", "que"], ["hasta", "cuando"]):
         return ""  # a reason or a condition ("why are the doses reduced…?")
     text = " ".join(said)
-    if re.search(r"\bhow (?:long|often)\b|\bcuanto tiempo\b|\bcada cuanto\b", text):
+    if re.search(
+        r"\bhow (?:long|often)\b|\bcuanto (?:tiempo|dura|duran|tarda|tardan)\b|\bcada cuanto\b"
+        r"|\bcuantas (?:horas|semanas)\b|\bcuantos (?:dias|meses|minutos)\b",
+        text,
+    ):
         return "time"
     if re.search(r"\b(?:dose|doses|dosage|dosing|dosis)\b", text):
         return "dose"
@@ -283,3 +290,12 @@ def term_like(word: str, question: str) -> bool:
     return bool(
         re.search(rf"(?<!^)(?<![¿¡])\b{re.escape(word[:1].upper() + word[1:])}\b", question)
     )
+
+
+#: an amount written in words ("four to six hours", "three months"): the notes often do
+WORD_AMOUNT = re.compile(
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|a few)\s+"
+    r"(?:to\s+\w+\s+)?(?:or more\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|"
+    r"times|units?|doses?|tablets?)\b",
+    re.IGNORECASE,
+)

@@ -1319,6 +1319,7 @@ class TutorService:
         about = self._about(retrieval)
         scored = grounding.score_sentences(retrieval.asked, sources, vocabulary, about=about)
         quotes = tuple(grounding.extract(retrieval.asked, sources, vocabulary, about=about))
+        quotes = _with_amount(retrieval.question, quotes, sources)
         covered = self._covers(retrieval, vocabulary, covered_by, quotes)
         if not covered:
             # a rare word of the question that a passage names: what the notes only mention
@@ -1418,10 +1419,14 @@ class TutorService:
         titles = {p.number: p.title for p in retrieval.passages}
         best = quotes[0]
         subject = set(grounding.content(titles.get(best.number, "")))
+        # (the verbs of asking — "what is *given* …", "¿qué se *administra*…?" — and "how
+        # long / cuánto tiempo" ask: a question with nothing else beyond its subject is not
+        # held to this, though a quote holding them still counts)
         beyond = [w for w in retrieval.asked if w not in subject]
         if retrieval.language == "es":  # an untranslated word is in no English quote
             beyond = [w for w in beyond if w in vocabulary]
-        if beyond and not set(beyond) & set(grounding.content(best.text)):
+        asks_more = [w for w in beyond if w not in aspects.ASKING_WORDS]
+        if asks_more and not set(beyond) & set(grounding.content(best.text)):
             return False
         asked_words = grounding.words(retrieval.question)
         # "why are the doses reduced…?" asks for a reason, "until when is the dose increased?"
@@ -1439,7 +1444,8 @@ class TutorService:
             return False
         if kind == "time" and not any(aspects.DURATION.search(q.text) for q in quotes):
             return False
-        return not (asks_amount and not any(AMOUNT.search(q.text) for q in quotes))
+        said = any(AMOUNT.search(q.text) or aspects.WORD_AMOUNT.search(q.text) for q in quotes)
+        return not (asks_amount and not said)
 
     @staticmethod
     def _ground(
@@ -1507,6 +1513,30 @@ class TutorService:
 
 #: a quote opening with one of these needs its note's title to say what it is about
 PRONOUNS = frozenset(["It", "Its", "It's", "They", "Their", "This", "These", "Those", "That"])
+
+
+def _with_amount(
+    question: str, quotes: tuple[Quote, ...], sources: Sequence[Source]
+) -> tuple[Quote, ...]:
+    """For a question asking a dose or a time, the quotes with the next sentence of a quote
+    when it gives one and no quote does: "¿Cuánto tiempo se mantiene la anticoagulación…?"
+    quoted "Treatment is anticoagulation…" and left out "It continues for at least three
+    months" (issue 27)."""
+    kind = aspects.amount_kind(question)
+    if not kind or not quotes:
+        return quotes
+    pattern = aspects.DOSE if kind == "dose" else aspects.DURATION
+    if any(pattern.search(q.text) for q in quotes):
+        return quotes
+    by_number = {s.number: s for s in sources}
+    for quote in quotes:
+        source = by_number.get(quote.number)
+        sentences = source.sentences if source is not None else []
+        if quote.text in sentences:
+            after = sentences[sentences.index(quote.text) + 1 : sentences.index(quote.text) + 2]
+            if after and pattern.search(after[0]):
+                return (*quotes, Quote(quote.number, after[0], quote.score))
+    return quotes
 
 
 def _clear_chunk(passage: Passage) -> str:
