@@ -93,7 +93,9 @@ def _sync(agent: ConversationAgent) -> None:
     report = agent.sync_vectors(_progress())
     if report.added or report.dropped:
         print(
-            f"search index: {report.added} message(s) indexed, {report.dropped} dropped",
+            _("search index: {added} message(s) indexed, {dropped} dropped").format(
+                added=report.added, dropped=report.dropped
+            ),
             file=sys.stderr,
         )
 
@@ -178,7 +180,11 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     shown = result.shown
     if shown is not None and not closed:
         for number, (cid, index) in enumerate(result.quoted, 1):
-            print(f"  [{number}] conversation {cid}, message {index + 1}")
+            print(
+                _("  [{number}] conversation {cid}, message {value}").format(
+                    number=number, cid=cid, value=index + 1
+                )
+            )
         if composed and shown.mode == GENERATED:
             print(render_text(shown))
         elif shown.withheld:
@@ -186,19 +192,26 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
             held = render_text(replace(shown, heading="", sentences=()))
             print("\n".join(x for x in (reason, held) if x))
         if result.draft_skipped:
-            print("(No draft asked of the model: its drafts rarely pass; --rephrase asks.)")
+            print(_("(No draft asked of the model: its drafts rarely pass; --rephrase asks.)"))
     if result.checked and not closed and not composed:
         # what the answer took from past conversations, and what is the model's own
-        print("\nChecked against your past conversations:")
+        print(_("\nChecked against your past conversations:"))
         for sentence in result.checked:
             if sentence.supported:
                 source = result.context_passages[sentence.number - 1].split("]", 1)[0] + "]"
                 print(f"  ✓ {sentence.text}  {source}")
             else:
-                print(f"  · {sentence.text}  (not from your past conversations)")
+                print(
+                    _("  · {text}  (not from your past conversations)").format(text=sentence.text)
+                )
     label = " (retrieval-only mode)" if result.retrieval_only else ""
     print(
-        f"conversation {result.conversation_id} · {result.provider}:{result.model}{label}",
+        _("conversation {conversation_id} · {provider}:{model}{label}").format(
+            conversation_id=result.conversation_id,
+            provider=result.provider,
+            model=result.model,
+            label=label,
+        ),
         file=sys.stderr,
     )
     return PIPE_CLOSED if closed else 0
@@ -250,7 +263,7 @@ def _cmd_list(args: argparse.Namespace, services: Services) -> int:
             line += f"  [cannot read: {tidy_name(r.error)}]"
         _emit(line)
     if not rows:
-        print("No conversations yet.", file=sys.stderr)
+        print(_("No conversations yet."), file=sys.stderr)
     return 0
 
 
@@ -273,7 +286,9 @@ def _cmd_export(args: argparse.Namespace, services: Services) -> int:
         _emit(text, end="")
     else:
         importers.write_private(target, text)
-        print(f"exported to {target} (plaintext, mode 0600)", file=sys.stderr)
+        print(
+            _("exported to {target} (plaintext, mode 0600)").format(target=target), file=sys.stderr
+        )
     return 1 if problems else 0
 
 
@@ -362,7 +377,7 @@ def _cmd_search(args: argparse.Namespace, services: Services) -> int:
                 f"{h.role}: {text[:160]}"
             )
         if not hits:
-            print("Nothing found.", file=sys.stderr)
+            print(_("Nothing found."), file=sys.stderr)
     note = _unsearched_note(agent)
     if note:
         _warn(note)
@@ -412,8 +427,10 @@ def _cmd_rotate_key(args: argparse.Namespace, services: Services) -> int:
     if resume:
         new_key = resume
         print(
-            f"finishing the unfinished key rotation with its new key (key id "
-            f"{key_id(resume)}), kept in {kept_in}",
+            _(
+                "finishing the unfinished key rotation with its new key (key id {key_id}), kept "
+                "in {kept_in}"
+            ).format(key_id=key_id(resume), kept_in=kept_in),
             file=sys.stderr,
         )
     if not new_key and args.generate:
@@ -474,7 +491,7 @@ def _rotate_to_passphrase(agent: ConversationAgent) -> int:
         if getpass.getpass("The same passphrase again: ") != passphrase:
             _warn("the two passphrases differ; nothing was changed")
             return 2
-    print("deriving the key from the passphrase (about half a second)…", file=sys.stderr)
+    print(_("deriving the key from the passphrase (about half a second)…"), file=sys.stderr)
     new_key = agent.key_from_passphrase(passphrase, new=True)
     report = agent.rotate_key(new_key, _progress(), passphrase=True)
     print(

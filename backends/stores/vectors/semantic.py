@@ -26,6 +26,7 @@ from backends.errors import (
     InvalidVectorError,
     StoreUnavailableError,
 )
+from backends.i18n import _
 from backends.models.embedders import Embedder
 from backends.stores.description import OK, Measurement, SelfDescribing, running_store
 from backends.stores.vectors import (
@@ -257,7 +258,7 @@ class SemanticMemoryBase(SemanticCopy, SelfDescribing):
                 self.embedder.name,
                 where,
                 dimension=dimension,
-                advice="Re-embed to switch models.",
+                advice=_("Re-embed to switch models."),
             )
         error.args = (f"{error} {REEMBED_HINT}",)
         return error
