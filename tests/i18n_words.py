@@ -67,3 +67,22 @@ def english_words(text: str) -> list[str]:
             if word.lower() in ENGLISH and word.lower() not in ALLOWED:
                 out.append(word)
     return out
+
+
+def compile_catalogues() -> None:
+    """Compile the catalogues that are missing or older than their .ts/.po (``make test``
+    does it first; a test run on its own needs it too)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    name = "custodia_i18n_tool"
+    tool = sys.modules.get(name)
+    if tool is None:
+        path = Path(__file__).resolve().parents[1] / "scripts" / "i18n.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        tool = importlib.util.module_from_spec(spec)
+        sys.modules[name] = tool
+        spec.loader.exec_module(tool)
+    tool.compile_all()

@@ -12,6 +12,12 @@ import pytest
 
 from backends import cli, config, i18n
 from backends.errors import ConfigError
+from tests.i18n_words import compile_catalogues
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled() -> None:
+    compile_catalogues()
 
 
 @pytest.fixture(autouse=True)

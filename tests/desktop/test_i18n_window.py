@@ -43,7 +43,7 @@ from shiboken6 import isValid
 
 from backends.config import Config
 from backends.services import Services
-from tests.i18n_words import english_words
+from tests.i18n_words import compile_catalogues, english_words
 
 
 def test_the_word_check_finds_english_and_spares_spanish() -> None:
@@ -161,6 +161,11 @@ def english_left(root: QWidget) -> list[str]:
         if text and (words := english_words(text)):
             found.append(f"{where}: {text!r} -> {words}")
     return sorted(set(found))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled() -> None:
+    compile_catalogues()
 
 
 @pytest.fixture
