@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from backends.i18n import N_
 from backends.stores.description import HISTORY, Datum, Measurement, Place
 
 if TYPE_CHECKING:
@@ -304,12 +305,15 @@ def _place(config: Config) -> Place:
 
 DATA = (
     Datum(
-        "threads",
-        "tutor, memories",
+        N_("threads"),
+        N_("tutor, memories"),
         HISTORY,
-        "threads",
-        "the list of past threads and the memory chats' messages are lost (the tutor's questions "
-        "and answers stay sealed in the audit log)",
+        N_("threads"),
+        N_(
+            "the list of past threads and the memory chats' messages are lost (the tutor's "
+            "questions "
+            "and answers stay sealed in the audit log)"
+        ),
         _measure,
         place=_place,
     ),
