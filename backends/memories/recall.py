@@ -454,6 +454,31 @@ class Recall:
         self.second = second
         self.settings = settings or RecallSettings()
         self.entities = EntityIndex()
+        #: the vectors of the last questions (a turn recalls twice: what is shown, and more
+        #: candidates for the composed answer)
+        self._queries: dict[tuple[str, str], np.ndarray] = {}
+        self._queries_lock = threading.Lock()
+
+    QUERY_CACHE = 64
+
+    def _embed(self, embedder: Embedder, texts: list[str]) -> list[np.ndarray]:
+        with self._queries_lock:
+            found = [self._queries.get((embedder.name, t)) for t in texts]
+        missing = [t for t, v in zip(texts, found, strict=True) if v is None]
+        if missing:
+            computed = dict(zip(missing, embedder.embed_batch(missing), strict=True))
+            with self._queries_lock:
+                for t, v in computed.items():
+                    self._queries[(embedder.name, t)] = v
+                while len(self._queries) > self.QUERY_CACHE:
+                    self._queries.pop(next(iter(self._queries)))
+            found = [v if v is not None else computed[t] for t, v in zip(texts, found, strict=True)]
+        return [v for v in found if v is not None]
+
+    def forget_queries(self) -> None:
+        """Drop the cached question vectors (the benchmark times every search afresh)."""
+        with self._queries_lock:
+            self._queries.clear()
 
     def search(
         self,
@@ -479,9 +504,9 @@ class Recall:
             if extra:
                 text = f"{query} ({', '.join(p.title() for p in extra)})"
         if text == query:
-            vector = plain = self.embedder.embed(query)
+            vector = plain = self._embed(self.embedder, [query])[0]
         else:
-            vector, plain = self.embedder.embed_batch([text, query])
+            vector, plain = self._embed(self.embedder, [text, query])
         pool = max(s.candidates, k)
         hits = self.store.search(vector, k=pool)
         cosine = {h.text: h.similarity for h in hits}
@@ -550,7 +575,7 @@ class Recall:
         if not readable:
             return
         vectors = self.signal_vectors([texts[i] for i in readable])
-        q = second.embed(text)
+        q = self._embed(second, [text])[0]
         other = np.array([float(vectors[texts[i]] @ q) for i in readable], dtype=np.float32)
         ranks = _ranks(other)
         c = s.rank_constant

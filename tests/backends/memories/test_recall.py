@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -262,3 +263,25 @@ def test_memories_of_the_previous_default_model_are_re_embedded_unasked(tmp_path
         assert status.recall_limited and not status.reembed_now
     finally:
         assistant.close()
+
+
+class _Counting(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__(256)
+        self.texts: list[str] = []
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return super().embed_batch(texts)
+
+
+def test_a_turn_recalling_twice_embeds_its_question_once(store: SQLiteMemoryStore) -> None:
+    counting = _Counting()
+    recall = Recall(store, counting)
+    first = recall.search("Where does my sister live?", k=2)
+    asked = list(counting.texts)
+    assert recall.search("Where does my sister live?", k=5, threshold=0.0)[:2] == first
+    assert counting.texts == asked  # the second recall reused the vectors
+    recall.forget_queries()
+    recall.search("Where does my sister live?", k=2)
+    assert counting.texts == asked + asked
