@@ -412,9 +412,16 @@ class EdgeSemanticMemory(SemanticMemoryBase):
         if shard is None:
             return
         try:
-            shard.flush()
-        finally:
-            shard.close()
+            try:
+                shard.flush()
+            finally:
+                shard.close()
+        except BaseException as err:
+            if not _is_panic(err):
+                raise
+            # a damaged shard panics on its flush: it is gone all the same, and the lease
+            # must still be given back (the next read says it is damaged)
+            log.warning("semantic memory: closing the damaged %s failed: %s", name, err)
 
     def _forget_shards(self) -> None:
         """Drop every open shard without flushing (after a panic: flushing may panic again)."""
