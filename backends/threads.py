@@ -145,7 +145,7 @@ class ThreadIndex:
             )
         return thread
 
-    def list(self, assistant: str, person: str | None = None) -> list[Thread]:
+    def listed(self, assistant: str, person: str | None = None) -> list[Thread]:
         """The threads not deleted, the most recently used first."""
         sql = (
             "SELECT t.id, t.assistant, t.person, t.title, t.created, t.updated, "

@@ -277,7 +277,8 @@ class MainWindow(QMainWindow):
         folded (drag the splitter's handle to open it; the choice is remembered)."""
         screen = self.screen()
         if screen is not None and screen.availableGeometry().width() < 1000:
-            hints = [splitter.widget(i).sizeHint().width() for i in range(splitter.count())]
+            widgets = [splitter.widget(i) for i in range(splitter.count())]
+            hints = [w.sizeHint().width() if w is not None else 0 for w in widgets]
             splitter.setSizes([0, *hints[1:]])  # the others share the room as they ask
 
     def _read_tutor_thread(self, thread_id: str) -> None:

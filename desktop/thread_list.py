@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from PySide6.QtCore import QObject, QSize, Qt, Signal, SignalInstance
+from PySide6.QtCore import QCoreApplication, QObject, QSize, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
@@ -37,7 +37,7 @@ def when(timestamp: float, now: float | None = None) -> str:
     if local[:3] == today[:3]:
         return time.strftime("%H:%M", local)
     if now - timestamp < 2 * 86400 and today.tm_yday - local.tm_yday == 1:
-        return QListWidget.tr("yesterday")
+        return QCoreApplication.translate("ThreadList", "yesterday")
     return time.strftime("%Y-%m-%d", local)
 
 
@@ -115,7 +115,7 @@ class ThreadList(QWidget):
 
     # -- the list --------------------------------------------------------------------------
     def threads(self) -> list[Thread]:
-        return [] if self.index is None else self.index.list(self.assistant, self.person)
+        return [] if self.index is None else self.index.listed(self.assistant, self.person)
 
     def set_index(self, index: ThreadIndex) -> None:
         """The index, once open (the sidebar is shown before: the window does not wait)."""

@@ -24,7 +24,7 @@ def test_a_memory_chat_is_kept_and_reopened_after_a_restart(tmp_path: Path) -> N
     index.add_turn(thread.id, "assistant", "Noted: your sister Ana lives in Lisbon.")
     index.close()
     again = ThreadIndex.in_home(tmp_path)  # what a relaunch opens
-    listed = again.list("memories", "me")
+    listed = again.listed("memories", "me")
     assert [t.title for t in listed] == ["My sister Ana lives in Lisbon."]
     assert listed[0].turns == 2
     turns = again.turns(thread.id)
@@ -45,19 +45,19 @@ def test_newest_first_rename_delete_undo_purge(index: ThreadIndex) -> None:
     first = index.create("memories", "me", "First")
     second = index.create("memories", "me", "Second")
     index.add_turn(first.id, "user", "used again later")
-    assert [t.title for t in index.list("memories", "me")] == ["First", "Second"]
+    assert [t.title for t in index.listed("memories", "me")] == ["First", "Second"]
     index.rename(second.id, "  Holidays   2026 ")
     assert index.get(second.id).title == "Holidays 2026"  # type: ignore[union-attr]
     with pytest.raises(ValueError):
         index.rename(second.id, "   ")
     index.delete(first.id)
-    assert [t.title for t in index.list("memories", "me")] == ["Holidays 2026"]
+    assert [t.title for t in index.listed("memories", "me")] == ["Holidays 2026"]
     index.restore(first.id)
-    assert len(index.list("memories", "me")) == 2
+    assert len(index.listed("memories", "me")) == 2
     index.delete(first.id)
     assert index.purge() == 1
     index.restore(first.id)  # too late: purged
-    assert [t.id for t in index.list("memories", "me")] == [second.id]
+    assert [t.id for t in index.listed("memories", "me")] == [second.id]
 
 
 def test_erasing_a_person_removes_their_threads_and_leaves_no_copy(
@@ -67,7 +67,7 @@ def test_erasing_a_person_removes_their_threads_and_leaves_no_copy(
     index.add_turn(thread.id, "user", "Carolsecretquestion about lithium", audit_seq=3)
     kept = index.create("tutor", "ana", "Ana's")
     assert index.forget_person("carol") == 1
-    assert [t.id for t in index.list("tutor")] == [kept.id]
+    assert [t.id for t in index.listed("tutor")] == [kept.id]
     assert index.turns(thread.id) == []
     index.close()
     with sqlite3.connect(tmp_path / DB_FILE) as db:

@@ -46,14 +46,14 @@ def test_find_dialog_offers_the_best_fit_and_uses_it_in_one_click(
     workers = WorkerPool()
     dialog = FindModelsDialog(services, workers)
     qtbot.addWidget(dialog)
-    qtbot.waitUntil(lambda: dialog.table.rowCount() == 2, timeout=10_000)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 2, timeout=30_000)
     assert dialog.selected() is not None and dialog.selected().name == "tinyllama:latest"
     assert "best fit" in dialog.table.item(dialog.table.currentRow(), 2).text()
     assert dialog.use_button.isEnabled()
     handle = dialog.use(dialog.found[dialog.table.currentRow()])
-    with qtbot.waitSignal(handle.signals.finished, timeout=10_000):
+    with qtbot.waitSignal(handle.signals.finished, timeout=30_000):
         pass
-    qtbot.waitUntil(lambda: "answers with" in dialog.status.text(), timeout=10_000)
+    qtbot.waitUntil(lambda: "answers with" in dialog.status.text(), timeout=30_000)
     key = "gguf:ollama-tinyllama-latest"
     assert all(services.config.model_for(a) == key for a in ("tutor", "memories"))
     assert config_module.load({}, home=services.config.home).chat_model == key
@@ -76,11 +76,11 @@ def test_first_run_welcome_offers_a_model_found_on_this_computer(
         window.show()
         welcome = window.welcome
         assert welcome is not None
-        qtbot.waitUntil(lambda: welcome.use_button.isVisible(), timeout=20_000)
+        qtbot.waitUntil(lambda: welcome.use_button.isVisible(), timeout=60_000)
         assert "tinyllama:latest" in welcome.offer_text.text()
         assert "from Ollama" in welcome.offer_text.text()
         welcome.use_button.click()
-        qtbot.waitUntil(lambda: "answers with" in welcome.offer_text.text(), timeout=20_000)
+        qtbot.waitUntil(lambda: "answers with" in welcome.offer_text.text(), timeout=60_000)
         assert services.config.model_for("tutor") == "gguf:ollama-tinyllama-latest"
         window.close_now()
 

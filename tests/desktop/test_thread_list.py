@@ -117,7 +117,7 @@ def test_a_tutor_thread_is_read_back_from_the_audit_log_after_a_restart(
     first, tab = open_window()
     turn = ask(qtbot, tab, "Which blood test monitors warfarin?")
     index = first.tutor_threads.index
-    kept = index.list("tutor")
+    kept = index.listed("tutor")
     assert [t.title for t in kept] == ["Which blood test monitors warfarin?"]
     assert [(t.text, t.audit_seq) for t in index.turns(kept[0].id)] == [("", turn.audit_seq)]
     first.services.close()
