@@ -1404,11 +1404,16 @@ class TutorService:
             # a Spanish word the glossary and the cognate rules could not put in the notes'
             # words says nothing of the notes ("valora", "plazo"): only one shaped like a
             # term ("apendicitis", "omeprazol", a name) is a topic the notes may lack
+            # — or, with no measured similarity to weigh it (the lexical rule: an embedder
+            # not calibrated, or the vectors down), any untranslated word when the question
+            # names nothing the notes know ("¿Qué controles necesita el litio?")
             said = {grounding.normal(w): w for w in grounding.words(retrieval.question)}
+            untranslated = [w for w in retrieval.asked if w not in vocabulary]
             unknown = any(
-                w not in vocabulary and aspects.term_like(said.get(w, w), retrieval.question)
-                for w in retrieval.asked
+                aspects.term_like(said.get(w, w), retrieval.question) for w in untranslated
             )
+            if rule is LEXICAL_RULE and untranslated and not retrieval.graph.seeds:
+                return False
         if similarity < rule.similarity or covered_by < rule.lexical:
             return False
         if unknown and (similarity < rule.unknown or covered_by < rule.unknown_lexical):

@@ -55,3 +55,18 @@ def test_a_spanish_question_is_framed_in_spanish_and_quotes_marked_english(
     refused = tutor.ask("¿Cómo se trata la apendicitis aguda?", "ana")
     assert refused.grounding is not None and refused.grounding.mode == NOT_COVERED
     assert refused.answer.startswith("Sus notas no tratan")
+
+
+def test_a_spanish_subject_the_notes_do_not_know_is_not_answered_about_another(
+    make_tutor: TutorFactory, tmp_path: Path
+) -> None:
+    """ "¿Qué controles necesita el litio?" was answered with a warfarin sentence holding
+    "control" ("litio" has no translation): without a measured similarity, an untranslated
+    word in a question that names nothing the notes know leaves it not covered."""
+    from tests.backends.tutor.conftest import make_small_kb
+
+    kb = make_small_kb(tmp_path / "kb", ("warfarin", "inr", "thyroid-function-tests"))
+    tutor: TutorService = make_tutor(RetrievalOnlyChat(), kb_dir=kb)
+    turn = tutor.ask("¿Qué controles necesita el litio?", "ana")
+    assert turn.grounding is not None and turn.grounding.mode == NOT_COVERED
+    assert "warfarin" not in turn.answer.casefold()
