@@ -1449,8 +1449,8 @@ class TutorService:
             return False
         if kind == "time" and not any(aspects.DURATION.search(q.text) for q in quotes):
             return False
-        said = any(AMOUNT.search(q.text) or aspects.WORD_AMOUNT.search(q.text) for q in quotes)
-        return not (asks_amount and not said)
+        stated = any(AMOUNT.search(q.text) or aspects.WORD_AMOUNT.search(q.text) for q in quotes)
+        return not (asks_amount and not stated)
 
     @staticmethod
     def _ground(
