@@ -269,3 +269,35 @@ def test_a_read_only_backup_verifies_exports_and_proves_without_a_byte_written(
     finally:
         for path in [backup, *backup.rglob("*")]:
             path.chmod(0o700)
+
+
+def test_a_log_truncated_after_a_checkpoint_breaks_it_and_the_first_is_named(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sqlite3
+
+    service = AuditService.open(Config(home=home), checkpoint_every=0)
+    try:
+        service.checkpoint()  # seq 11
+        for n in range(3):
+            service.append("tutor.turn", None, n=300 + n)
+        service.checkpoint()  # seq 14
+    finally:
+        service.close()
+    conn = sqlite3.connect(home / "audit.sqlite3", isolation_level=None)
+    for table in ("audit_log", "audit_tree"):
+        conn.execute(f"DROP TRIGGER {table}_no_delete")
+    conn.execute("DELETE FROM audit_log WHERE seq > 12")
+    conn.close()
+    service = AuditService.open(Config(home=home), checkpoint_every=0)
+    try:
+        report = service.consistency_report()
+    finally:
+        service.close()
+    assert [(s.checkpoint.seq, s.ok, s.first_broken) for s in report] == [
+        (11, True, False),
+        (14, False, True),
+    ]
+    assert "truncated" in report[1].detail
+    code, out, _ = run(capsys, "audit", "verify")
+    assert code == 1 and "truncated" in out
