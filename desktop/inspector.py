@@ -610,6 +610,7 @@ class InspectorPane(QWidget):
         self.copy_key.clicked.connect(self._on_copy_key_clicked)
         self.check_checkpoints.clicked.connect(self._on_check_checkpoints_clicked)
         self.verify_proof_file.clicked.connect(self._on_verify_proof_file_clicked)
+        self.inspector_tabs.currentChanged.connect(self._on_inspector_tabs_current_changed)
 
     # -- filters and loading ---------------------------------------------------------------
     def current_filter(self) -> Filter:
@@ -883,6 +884,13 @@ class InspectorPane(QWidget):
         if clipboard is not None:
             clipboard.setText(self.verifier_key.text())
         self.inspector_status.setText(self.tr("Verifier key copied"))
+
+    def _on_inspector_tabs_current_changed(self, index: int) -> None:
+        """The checkpoints are checked when their tab is first shown (again with the button)."""
+        tab = self.inspector_tabs.widget(index)
+        shown = tab is not None and tab.isAncestorOf(self.checkpoints_list)
+        if shown and self.checkpoints_list.count() == 0 and self.check_checkpoints.isEnabled():
+            self._on_check_checkpoints_clicked()
 
     def _on_check_checkpoints_clicked(self) -> None:
         if self.service is None:

@@ -519,3 +519,11 @@ def test_forget_a_person_in_the_window(qtbot: Any, turn_pane: InspectorPane) -> 
     with qtbot.waitSignal(turn_pane.detail_shown, timeout=10_000):
         turn_pane.select_seq(1)
     assert "troponina" not in turn_pane.audit_card.toPlainText()
+
+
+def test_the_checkpoints_are_checked_when_their_tab_is_shown(
+    qtbot: Any, turn_pane: InspectorPane
+) -> None:
+    with qtbot.waitSignal(turn_pane.checkpoints_checked, timeout=10_000):
+        turn_pane.inspector_tabs.setCurrentIndex(1)
+    assert turn_pane.checkpoints_list.count() == 2
