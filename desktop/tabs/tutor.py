@@ -636,7 +636,15 @@ class TutorTab(QWidget):
         self._ask = None
         self.stop.setVisible(False)
         self.ask.setEnabled(self.status is not None)
-        self.rephrase.setEnabled(self.turn is not None and self.status is not None)
+        # (a question the notes do not cover is not put to the model at all)
+        shown = self.turn
+        rewordable = (
+            shown is not None
+            and shown.grounding is not None
+            and shown.grounding.covered
+            and not shown.retrieval_only
+        )
+        self.rephrase.setEnabled(rewordable and self.status is not None)
         turn, self._answered = self._answered, None
         if turn is not None:  # last, so a tester waiting on it can ask again at once
             self.answered.emit(turn)
