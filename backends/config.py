@@ -398,7 +398,9 @@ def _read_settings(file: Path) -> str | None:
     never a traceback."""
     try:
         raw = file.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        # no file there, or no data folder at all (a file stands where it would be): the
+        # folder's own error, "cannot create the data folder", is the one to show
         return None
     except OSError as err:
         reason = err.strerror or type(err).__name__
