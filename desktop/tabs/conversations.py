@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QModelIndex, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -76,8 +76,10 @@ from backends.conversations import (
     KeyOutcome,
     ModelChoice,
     NewHistory,
+    NoPassphraseError,
     SearchHit,
     TurnResult,
+    WrongPassphraseError,
     export_conversations,
     generate_key,
     import_file,
@@ -194,6 +196,14 @@ def _listing(agent: ConversationAgent, note: str = "", title: str = "") -> _List
     return _Listing(agent.conversations(), agent.encryption_status(), note, title)
 
 
+@dataclass(frozen=True)
+class _Refused:
+    """A passphrase the store refused: what the dialog says, and the store's own words."""
+
+    message: str
+    details: str
+
+
 class KeyDialog(QDialog):
     """Asks for the conversations key or a passphrase (or generates a key); what the tab
     then does with it: re-encrypt every conversation, unlock an earlier history, or — in
@@ -243,24 +253,24 @@ class KeyDialog(QDialog):
             ).format(locked)
         else:
             text = self.tr(
-                "Every conversation's history will be re-encrypted with this key (Fernet), or "
-                "with a key derived from a passphrase. Keep a copy: without it the history "
-                "cannot be read. An interrupted change resumes when you give the same key "
-                "again."
+                "Every conversation will be encrypted again with this key, or with a key made "
+                "from a passphrase. Keep a copy: without it the history cannot be read. An "
+                "interrupted change goes on when you give the same key again."
             )
         if no_keyring:
             assert status is not None
             text += "<br><br>" + self.tr(
-                "<b>No OS keyring is available</b> ({0}): a key typed or generated here is "
-                "kept <b>for this session only</b> — after a restart your conversations are "
-                "locked until you set CONVERSATIONS_KEY to it. <b>A passphrase needs no "
+                "<b>This computer has no keyring to keep the key in</b>: a key typed or "
+                "generated here is kept <b>for this session only</b> — after a restart your "
+                "conversations are locked until you give it again. <b>A passphrase needs no "
                 "keyring</b>: you type it again at each start."
-            ).format(html.escape(status.keyring.reason))
+            )
         intro = QLabel(text)
         intro.setObjectName("key_intro")
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(intro)
+        self.intro = intro
         modes = QHBoxLayout()
         self.mode_passphrase = QRadioButton(self.tr("Passphrase"))
         self.mode_passphrase.setObjectName("mode_passphrase")
@@ -301,7 +311,7 @@ class KeyDialog(QDialog):
         self.key_input = QLineEdit()
         self.key_input.setObjectName("key_input")
         self.key_input.setEchoMode(QLineEdit.EchoMode.Password)
-        self.key_input.setPlaceholderText(self.tr("Fernet key (44 characters)"))
+        self.key_input.setPlaceholderText(self.tr("the key (44 characters)"))
         row.addWidget(self.key_input, 1)
         self.generate = QPushButton(self.tr("Generate"))
         self.generate.setObjectName("generate_key")
@@ -335,10 +345,27 @@ class KeyDialog(QDialog):
         self.key_progress.setWordWrap(True)
         self.key_progress.setVisible(False)
         layout.addWidget(self.key_progress)
+        #: for whoever needs them: the cipher, key ids, the keyring's reason, the variables
+        self.details_button = QToolButton()
+        self.details_button.setObjectName("key_details_button")
+        self.details_button.setText(self.tr("Details"))
+        self.details_button.setCheckable(True)
+        self.details_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.details_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.details_button.setAutoRaise(True)
+        layout.addWidget(self.details_button)
+        self.details = QLabel("")
+        self.details.setObjectName("key_details")
+        self.details.setWordWrap(True)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details.setVisible(False)
+        layout.addWidget(self.details)
+        self._detail_error = ""  # the last refusal as the store said it
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
         layout.addWidget(self.buttons)
+        self._show_details()
         # without a keyring a key would last one session: a passphrase first; an unfinished
         # key change waits for its key
         pending = bool(status is not None and status.rotation_pending)
@@ -365,6 +392,28 @@ class KeyDialog(QDialog):
         self.new_passphrase.toggled.connect(self._on_mode_toggled)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        self.details_button.toggled.connect(self._on_details_button_toggled)
+
+    def _on_details_button_toggled(self, shown: bool) -> None:
+        self.details_button.setArrowType(
+            Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        )
+        self.details.setVisible(shown)
+        self._fit()
+
+    def _show_details(self) -> None:
+        """The technical facts, kept out of the sentences above."""
+        self.details.setText(key_details(self._status, self._detail_error))
+
+    def _fit(self) -> None:
+        """Grow to show every wrapped line (a longer error must not squeeze the intro)."""
+        layout = self.layout()
+        if layout is None:
+            return
+        layout.activate()
+        needed = layout.totalHeightForWidth(self.width())
+        if needed > self.height():
+            self.resize(self.width(), needed)
 
     def _on_mode_toggled(self, *args: object) -> None:
         passphrase = self.mode_passphrase.isChecked()
@@ -384,12 +433,12 @@ class KeyDialog(QDialog):
         if self._status is not None and not self._status.keyring.usable:
             self.key_notice.setText(
                 self.tr(
-                    "Copy this key now and keep it safe: without an OS keyring it is kept "
-                    "for this session only (set CONVERSATIONS_KEY to it for the next start), "
-                    "or choose Passphrase instead."
+                    "Copy this key now and keep it safe: without a keyring it is kept for "
+                    "this session only. Or choose Passphrase instead."
                 )
             )
             self.key_notice.setVisible(True)
+            self._fit()
 
     def _on_copy_key_clicked(self) -> None:
         key = self.key()
@@ -420,8 +469,8 @@ class KeyDialog(QDialog):
         locked = bool(status is not None and status.key_problem) and not self.new_history
         if pending:
             advice = self.tr(
-                "check it for a typo: an unfinished key change waits for its key (key id {0})"
-            ).format(pending)
+                "check it for a typo: an unfinished key change waits for the key it started with"
+            )
         elif locked:
             advice = self.tr(
                 "check it for a typo: it must be the key your conversations are encrypted "
@@ -430,9 +479,7 @@ class KeyDialog(QDialog):
         else:
             advice = self.tr("check it for a typo, or press Generate to make a new one")
         if not key and pending:
-            return self.tr("Enter the key of the unfinished key change (key id {0}).").format(
-                pending
-            )
+            return self.tr("Enter the key of the unfinished key change.")
         if not key and locked:
             return self.tr("Enter the key your conversations are encrypted with.")
         if not key:
@@ -440,12 +487,12 @@ class KeyDialog(QDialog):
         try:
             key = validate_key(key)
         except InvalidKeyError:
-            return self.tr("This is not a Fernet key ({0}): {1}.").format(FERNET_SHAPE, advice)
+            return self.tr("This is not a key of the right form: {0}.").format(advice)
         if pending and key_id(key) != pending:
             return self.tr(
-                "A key change to key id {0} is unfinished: give that key to resume it "
-                "(this key has id {1}). Another key can be set once it is done."
-            ).format(pending, key_id(key))
+                "A key change is unfinished and this is not its key: give the key it started "
+                "with to finish it. Another key can be set once it is done."
+            )
         return ""
 
     def passphrase_problem(self) -> str:
@@ -492,9 +539,12 @@ class KeyDialog(QDialog):
         self.key_chosen.emit(key, False, True)
         super().accept()
 
-    def passphrase_failed(self, message: str) -> None:
-        """A wrong passphrase (or no passphrase set yet): said here; the dialog stays open."""
+    def passphrase_failed(self, message: str, details: str = "") -> None:
+        """A wrong passphrase (or no passphrase set yet): said here; the dialog stays open.
+        ``details``: the refusal as the store said it (under Details)."""
         self._set_waiting(False)
+        self._detail_error = details
+        self._show_details()
         if self.new_passphrase.isVisible() and not self.new_passphrase.isChecked():
             message += " " + self.tr("To set another passphrase, tick “{0}”.").format(
                 self.new_passphrase.text()
@@ -516,6 +566,62 @@ class KeyDialog(QDialog):
         self.key_error.setText(text)
         self.key_error.setVisible(bool(text))
         self.key_error.setProperty("error", bool(text))
+        if text:
+            self._fit()
+
+
+def key_details(status: EncryptionStatus | None, error: str = "") -> str:
+    """What the conversations tab's Details show: the cipher, key ids, where the key comes
+    from and the variables that set it at start (never in the sentences themselves)."""
+    tr = QCoreApplication.translate
+    lines = [tr("KeyDialog", "Cipher: Fernet (AES-128 in CBC mode with an HMAC-SHA256 check).")]
+    if status is not None:
+        if status.key_id:
+            lines.append(tr("KeyDialog", "Key id: {0}").format(status.key_id))
+        sources = {
+            "environment": tr("KeyDialog", "the CONVERSATIONS_KEY environment variable"),
+            "environment_passphrase": tr(
+                "KeyDialog", "a passphrase in the CONVERSATIONS_PASSPHRASE environment variable"
+            ),
+            "keyring": tr("KeyDialog", "the OS keyring"),
+            "passphrase": tr("KeyDialog", "a passphrase given in the app"),
+            "session": tr("KeyDialog", "this session only"),
+        }
+        if status.encrypted and status.source in sources:
+            lines.append(tr("KeyDialog", "Key from: {0}").format(sources[status.source]))
+        if not status.keyring.usable and status.keyring.reason:
+            lines.append(tr("KeyDialog", "Keyring: {0}").format(status.keyring.reason))
+        if status.rotation_pending:
+            lines.append(
+                tr("KeyDialog", "Unfinished key change to key id {0}").format(
+                    status.rotation_pending
+                )
+            )
+        if status.needed_key_ids:
+            lines.append(
+                tr("KeyDialog", "Key ids the history needs: {0}").format(
+                    ", ".join(status.needed_key_ids)
+                )
+            )
+        if status.locked_key_ids:
+            lines.append(
+                tr("KeyDialog", "Key ids of locked earlier histories: {0}").format(
+                    ", ".join(status.locked_key_ids)
+                )
+            )
+        if status.key_problem:
+            lines.append(status.key_problem)
+    if error:
+        lines.append(error)
+    lines.append(
+        tr(
+            "KeyDialog",
+            "At start, the CONVERSATIONS_KEY environment variable (a key) or "
+            "CONVERSATIONS_PASSPHRASE (a passphrase) sets the key without this dialog. A key "
+            "is {0}.",
+        ).format(FERNET_SHAPE)
+    )
+    return "\n".join(lines)
 
 
 class ConversationsTab(QWidget):
@@ -580,6 +686,13 @@ class ConversationsTab(QWidget):
         self.encryption_status.setWordWrap(True)
         self.encryption_status.setTextFormat(Qt.TextFormat.RichText)
         top.addWidget(self.encryption_status, 1)
+        #: the cipher, key ids, the variables: for whoever needs them, out of the sentences
+        self.encryption_details_button = QToolButton()
+        self.encryption_details_button.setObjectName("encryption_details_button")
+        self.encryption_details_button.setText(self.tr("Details"))
+        self.encryption_details_button.setCheckable(True)
+        self.encryption_details_button.setAutoRaise(True)
+        top.addWidget(self.encryption_details_button)
         self.set_key = QPushButton(self.tr("Set key…"))
         self.set_key.setObjectName("set_key")
         top.addWidget(self.set_key)
@@ -594,6 +707,15 @@ class ConversationsTab(QWidget):
         self.new_history.setVisible(False)
         top.addWidget(self.new_history)
         outer.addLayout(top)
+        self.encryption_details = QLabel("")
+        self.encryption_details.setObjectName("encryption_details")
+        self.encryption_details.setWordWrap(True)
+        self.encryption_details.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+        )
+        self.encryption_details.setVisible(False)
+        self.encryption_details_button.toggled.connect(self.encryption_details.setVisible)
+        outer.addWidget(self.encryption_details)
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         outer.addWidget(splitter, 1)
@@ -942,9 +1064,9 @@ class ConversationsTab(QWidget):
                     item.setToolTip(
                         0,
                         self.tr(
-                            "Locked: part of an earlier history (key id {0}), kept untouched. "
-                            "Give its key or passphrase in “Set key…” to read it again."
-                        ).format(row.key_id),
+                            "Locked: part of an earlier history, kept untouched. Give its key "
+                            "or passphrase in “Set key…” to read it again."
+                        ),
                     )
                     item.setText(0, self.tr("{0} (locked)").format(row.name))
                     item.setForeground(0, Qt.GlobalColor.gray)
@@ -966,15 +1088,15 @@ class ConversationsTab(QWidget):
         if not status.encrypted and status.key_problem and status.passphrase_needed:
             text = self.tr(
                 "⚠ <b>History is encrypted with a passphrase and locked.</b> Enter the "
-                "passphrase in “Set key…” (or set CONVERSATIONS_PASSPHRASE) to read it and add "
-                "to it — or “Start a new history…” and keep it as it is."
+                "passphrase in “Set key…” to read it and add to it — or “Start a new "
+                "history…” and keep it as it is."
             )
         elif not status.encrypted and status.key_problem:
             # encrypted history, no key here: the headline is the lock, not "clear text"
             text = self.tr(
-                "⚠ <b>History is encrypted and locked.</b> Give its key in “Set key…” (or "
-                "CONVERSATIONS_KEY) to read it and add to it — or, if the key is lost, "
-                "“Start a new history…” and keep it as it is."
+                "⚠ <b>History is encrypted and locked.</b> Give its key in “Set key…” to "
+                "read it and add to it — or, if the key is lost, “Start a new history…” and "
+                "keep it as it is."
             )
         elif not status.encrypted:
             text = self.tr(
@@ -982,50 +1104,47 @@ class ConversationsTab(QWidget):
                 "read your conversations. Set a key to encrypt it."
             )
         elif status.source == "environment":
-            text = self.tr("✓ History encrypted (key from CONVERSATIONS_KEY, id {0}).").format(
-                status.key_id
-            )
+            text = self.tr("✓ History encrypted (the key is given when Custodia starts).")
         elif status.source == "keyring":
-            text = self.tr("✓ History encrypted (key in the OS keyring, id {0}).").format(
-                status.key_id
-            )
+            text = self.tr("✓ History encrypted (the key is kept in this computer's keyring).")
         elif status.source in ("passphrase", "environment_passphrase"):
             text = self.tr(
-                "✓ History encrypted with a key derived from your passphrase (id {0}); the key "
-                "is never stored: the passphrase is asked at each start."
-            ).format(status.key_id)
+                "✓ History encrypted with a key derived from your passphrase; the key is never "
+                "stored: the passphrase is asked at each start."
+            )
             if status.source == "environment_passphrase":
                 text = self.tr(
-                    "✓ History encrypted (key derived from CONVERSATIONS_PASSPHRASE, id {0})."
-                ).format(status.key_id)
+                    "✓ History encrypted with a key derived from your passphrase (given when "
+                    "Custodia starts)."
+                )
         else:
             text = self.tr(
-                "⚠ History encrypted, but the key is kept <b>for this session only</b> ({0}): "
-                "after a restart the history is locked. Copy the key and set "
-                "CONVERSATIONS_KEY, or use a passphrase in “Set key…” (it needs no keyring)."
-            ).format(html.escape(status.keyring.reason))
+                "⚠ History encrypted, but the key is kept <b>for this session only</b> (this "
+                "computer has no keyring to keep it in): after a restart the history is "
+                "locked until you give the key again. A passphrase in “Set key…” needs no "
+                "keyring."
+            )
         if status.encrypted and status.clear_files:
             text += " " + self.tr(
                 "⚠ {0} conversation(s) still stored in clear: “Set key…” encrypts them."
             ).format(status.clear_files)
         if status.rotation_pending:
             text += " " + self.tr(
-                "⚠ A key change is unfinished (new key id {0}): give that key in “Set key…” "
-                "to resume it."
-            ).format(status.rotation_pending)
+                "⚠ A key change is unfinished: give its new key in “Set key…” to finish it."
+            )
         if status.unreadable:
             text += " " + self.tr(
                 "%n conversation(s) cannot be read (marked ⚠).", "", status.unreadable
             )
         if status.locked:
             text += " " + self.tr(
-                "{0} conversation(s) of an earlier history are locked, kept untouched (key id "
-                "{1}): give that key or passphrase in “Set key…” to read them again."
-            ).format(status.locked, ", ".join(status.locked_key_ids))
-        if status.key_problem:
-            text += "<br>⚠ <b>" + self.tr("New messages are refused:") + "</b> "
-            text += html.escape(status.key_problem)
+                "{0} conversation(s) of an earlier history are locked, kept untouched: give "
+                "their key or passphrase in “Set key…” to read them again."
+            ).format(status.locked)
+        if status.key_problem:  # the store's own words (variables, key ids) go to Details
+            text += "<br>⚠ <b>" + self.tr("New messages are refused until then.") + "</b>"
         self.encryption_status.setText(text)
+        self.encryption_details.setText(key_details(status))
         warn = status.warning or status.source == "session"
         self.encryption_status.setStyleSheet(WARNING_STYLE if warn else OK_STYLE)
         self.encryption_status.setProperty("warning", warn)
@@ -1720,11 +1839,29 @@ class ConversationsTab(QWidget):
         service = self.service
         dialog = self.key_dialog
 
-        def job(progress: Progress, emit: Emit) -> str:
-            return service.get().key_from_passphrase(passphrase, new=new)
+        def job(progress: Progress, emit: Emit) -> str | _Refused:
+            try:
+                return service.get().key_from_passphrase(passphrase, new=new)
+            except WrongPassphraseError as err:
+                return _Refused(
+                    self.tr(
+                        "This passphrase does not open your history. Check it for a typo "
+                        "(letter case, keyboard layout)."
+                    ),
+                    str(err),
+                )
+            except NoPassphraseError as err:
+                return _Refused(
+                    self.tr("No passphrase has been set for this history yet: set one first."),
+                    str(err),
+                )
 
         def derived(key: Any) -> None:
-            if dialog is not None and dialog is self.key_dialog:
+            if dialog is None or dialog is not self.key_dialog:
+                return
+            if isinstance(key, _Refused):
+                dialog.passphrase_failed(key.message, key.details)
+            else:
                 dialog.passphrase_derived(str(key))
 
         def failed(message: str, environment: bool) -> None:
@@ -1755,11 +1892,17 @@ class ConversationsTab(QWidget):
             )
             report = outcome.rotation
             if report is None:
-                note = f"{outcome.unlocked} locked conversation(s) readable again"
+                note = self.tr("%n locked conversation(s) readable again.", "", outcome.unlocked)
+            elif report.rotated:
+                note = self.tr("%n conversation(s) encrypted with the new key.", "", report.rotated)
             else:
-                note = f"{report.rotated} conversation(s) re-encrypted"
-                if report.failed:
-                    note += f"; {len(report.failed)} unreadable left untouched"
+                note = self.tr("The new key is set; there were no conversations to encrypt.")
+            if report is not None and report.failed:
+                note += " " + self.tr(
+                    "%n conversation(s) could not be read and were left as they were.",
+                    "",
+                    len(report.failed),
+                )
             return _listing(agent, note)
 
         handle = self._run(
@@ -1806,10 +1949,13 @@ class ConversationsTab(QWidget):
         def job(progress: Progress, emit: Emit) -> _Listing:
             agent = service.get()
             made: NewHistory = agent.start_new_history(key, passphrase=passphrase)
-            how = "encrypted" if made.encrypted else "stored in clear text"
             note = (
-                f"New history started ({how}); {made.locked} earlier conversation(s) kept "
-                "untouched, locked"
+                self.tr("A new encrypted history is started.")
+                if made.encrypted
+                else self.tr("A new history is started, stored in clear text.")
+            )
+            note += " " + self.tr(
+                "%n earlier conversation(s) kept untouched, locked.", "", made.locked
             )
             return _listing(agent, note)
 
