@@ -30,7 +30,7 @@ Vector = npt.NDArray[np.float32]
 Codes = npt.NDArray[np.int8]
 
 #: snapshot format; a snapshot of another version is rebuilt
-FORMAT = 2
+FORMAT = 3
 
 
 def _simsimd() -> Any:
@@ -190,8 +190,9 @@ def snapshot_dir(database: Path) -> Path:
 
 
 def save(folder: Path, rows: Int8Rows, texts: list[str], meta: dict[str, Any]) -> None:
-    """Write a snapshot (codes, texts, quantiser, meta) atomically: a reader sees the old one
-    or the new one, never half of each."""
+    """Write a snapshot (codes, bits, texts, quantiser) into a folder of its own, then switch
+    ``meta.json`` to it in one rename: a reader sees the old snapshot or the new one, never
+    half of each (a process still mapping the old files keeps them until it closes)."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     n = len(texts)
     tmp = Path(tempfile.mkdtemp(prefix=".new-", dir=folder))
@@ -211,33 +212,45 @@ def save(folder: Path, rows: Int8Rows, texts: list[str], meta: dict[str, Any]) -
         (tmp / "texts.bin").write_bytes(b"".join(encoded))
         np.save(tmp / "offsets.npy", offsets)
         np.save(tmp / "quantiser.npy", np.stack([rows.quantiser.mean, rows.quantiser.scale]))
-        (tmp / "meta.json").write_text(json.dumps({**meta, "format": FORMAT, "rows": n}))
         for path in tmp.iterdir():
             os.chmod(path, 0o600)
-            os.replace(path, folder / (path.name + ".next"))
-        # meta last: it names what the other files hold
-        names = ("codes.npy", "bits.npy", "texts.bin", "offsets.npy", "quantiser.npy")
-        for name in (*names, "meta.json"):
-            os.replace(folder / (name + ".next"), folder / name)
-    finally:
+        snapshot = "snapshot-" + tmp.name.removeprefix(".new-")
+        os.replace(tmp, folder / snapshot)
+    except BaseException:
         for path in tmp.glob("*"):
             path.unlink(missing_ok=True)
         tmp.rmdir()
+        raise
+    pending = folder / "meta.json.next"
+    pending.write_text(json.dumps({**meta, "format": FORMAT, "rows": n, "snapshot": snapshot}))
+    os.chmod(pending, 0o600)
+    os.replace(pending, folder / "meta.json")
+    for old in folder.glob("snapshot-*"):
+        if old.name != snapshot:
+            try:  # another process may still map it (Windows refuses): next time, then
+                for path in old.glob("*"):
+                    path.unlink(missing_ok=True)
+                old.rmdir()
+            except OSError:
+                pass
 
 
 def load(folder: Path, expect: dict[str, Any]) -> tuple[Int8Rows, list[str], dict[str, Any]] | None:
-    """The snapshot in ``folder`` if it is whole and made for ``expect`` (dimension, model),
-    else None (missing, another format or model, cut short)."""
+    """The snapshot ``folder/meta.json`` names if it is whole and made for ``expect``
+    (dimension, model), else None (missing, another format or model, cut short)."""
     try:
         meta = json.loads((folder / "meta.json").read_text())
         if meta.get("format") != FORMAT or any(meta.get(k) != v for k, v in expect.items()):
             return None
         n = int(meta["rows"])
-        codes = np.load(folder / "codes.npy", mmap_mode="c")
-        bits = np.load(folder / "bits.npy", mmap_mode="c")
-        offsets = np.load(folder / "offsets.npy")
-        mean, scale = np.load(folder / "quantiser.npy")
-        blob = (folder / "texts.bin").read_bytes()
+        files = folder / str(meta["snapshot"])
+        if files.parent != folder:
+            return None
+        codes = np.load(files / "codes.npy", mmap_mode="c")
+        bits = np.load(files / "bits.npy", mmap_mode="c")
+        offsets = np.load(files / "offsets.npy")
+        mean, scale = np.load(files / "quantiser.npy")
+        blob = (files / "texts.bin").read_bytes()
         d = int(expect["dimension"])
         if codes.shape != (n, d) or bits.shape != (n, (d + 7) // 8):
             return None

@@ -83,7 +83,7 @@ def test_the_snapshot_is_mapped_next_time_and_the_log_replayed(tmp_path: Path) -
     _fill(path, vectors)
     store = SQLiteMemoryStore(path, DIM, "m", quantise_above=1000)
     store.load()
-    assert (quantised.snapshot_dir(path) / "codes.npy").is_file()
+    assert (quantised.snapshot_dir(path) / "meta.json").is_file()
     store.close()
     # another writer while no Custodia had it open (the original app, the sqlite3 shell)
     with SQLiteMemoryStore(path, DIM, "m", quantise_above=None) as other:
@@ -111,7 +111,8 @@ def test_a_stale_or_broken_snapshot_is_rebuilt_from_the_table(tmp_path: Path) ->
     with SQLiteMemoryStore(path, DIM, "m", quantise_above=1000) as store:
         store.load()
     folder = quantised.snapshot_dir(path)
-    (folder / "texts.bin").write_bytes(b"cut short")
+    (snapshot,) = folder.glob("snapshot-*")  # one: the earlier ones are removed
+    (snapshot / "texts.bin").write_bytes(b"cut short")
     with SQLiteMemoryStore(path, DIM, "m", quantise_above=1000) as store:
         assert store.search(vectors[7], k=1)[0].text == "memory 7"
     # the log pruned past the snapshot: the snapshot cannot be brought up to date
