@@ -572,7 +572,8 @@ class KeyDialog(QDialog):
 
 def key_details(status: EncryptionStatus | None, error: str = "") -> str:
     """What the conversations tab's Details show: the cipher, key ids, where the key comes
-    from and the variables that set it at start (never in the sentences themselves)."""
+    from and the variables that set it at start (never in the sentences themselves); after a
+    blank line, the store's own words (the keyring's reason, a refusal), as it said them."""
     tr = QCoreApplication.translate
     lines = [tr("KeyDialog", "Cipher: Fernet (AES-128 in CBC mode with an HMAC-SHA256 check).")]
     if status is not None:
@@ -589,8 +590,6 @@ def key_details(status: EncryptionStatus | None, error: str = "") -> str:
         }
         if status.encrypted and status.source in sources:
             lines.append(tr("KeyDialog", "Key from: {0}").format(sources[status.source]))
-        if not status.keyring.usable and status.keyring.reason:
-            lines.append(tr("KeyDialog", "Keyring: {0}").format(status.keyring.reason))
         if status.rotation_pending:
             lines.append(
                 tr("KeyDialog", "Unfinished key change to key id {0}").format(
@@ -609,19 +608,21 @@ def key_details(status: EncryptionStatus | None, error: str = "") -> str:
                     ", ".join(status.locked_key_ids)
                 )
             )
-        if status.key_problem:
-            lines.append(status.key_problem)
-    if error:
-        lines.append(error)
     lines.append(
         tr(
             "KeyDialog",
             "At start, the CONVERSATIONS_KEY environment variable (a key) or "
-            "CONVERSATIONS_PASSPHRASE (a passphrase) sets the key without this dialog. A key "
-            "is {0}.",
-        ).format(FERNET_SHAPE)
+            "CONVERSATIONS_PASSPHRASE (a passphrase) sets the key without this dialog.",
+        )
     )
-    return "\n".join(lines)
+    said = [f"key: {FERNET_SHAPE}"]  # the store's words, untranslated, as logs have them
+    if status is not None and not status.keyring.usable and status.keyring.reason:
+        said.append(f"keyring: {status.keyring.reason}")
+    if status is not None and status.key_problem:
+        said.append(status.key_problem)
+    if error:
+        said.append(error)
+    return "\n".join(lines) + "\n\n" + "\n".join(said)
 
 
 class ConversationsTab(QWidget):

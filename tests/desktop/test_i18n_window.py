@@ -150,7 +150,11 @@ def visible_texts(root: QWidget) -> Iterator[tuple[str, str]]:
 
 #: texts whose part after a blank line is diagnostic: the engine layers' own names and
 #: states, as `custodia doctor` and the logs give them (the first part is in the user's words)
-DIAGNOSTIC_TAILS = ("QLabel 'layer_health' tooltip",)
+DIAGNOSTIC_TAILS = (
+    "QLabel 'layer_health' tooltip",
+    "QLabel 'encryption_details'",  # then the store's own words, as logs have them
+    "QLabel 'key_details'",
+)
 
 
 def english_left(root: QWidget) -> list[str]:
