@@ -9,13 +9,14 @@ from importlib import metadata
 from typing import Any
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QCoreApplication, qVersion
+from PySide6.QtCore import QCoreApplication, Qt, qVersion
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -23,8 +24,10 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QProgressBar,
+    QScrollArea,
     QSpinBox,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -80,8 +83,23 @@ def _combo(name: str, values: tuple[str, ...], current: str, editable: bool = Fa
     return combo
 
 
+#: settings that only a server setup fills in (the servers section is unfolded when one is)
+SERVER_FIELDS = (
+    "cache_backend",
+    "audit_backend",
+    "graph_backend",
+    "redis_url",
+    "postgres_dsn",
+    "neo4j_uri",
+    "qdrant_url",
+    "chroma_url",
+)
+
+
 class SettingsDialog(QDialog):
-    """Edits ``custodia.toml``; validates before saving; says that a restart applies it.
+    """Edits ``custodia.toml``; validates before saving. The models and generation settings
+    apply from the next answer (the window calls ``Services.use_settings``); the stores,
+    servers, embedder and language say "after a restart" beside them.
 
     Secrets (Neo4j password, conversations key) are not written to the file: they belong in
     the environment or the OS keyring.
@@ -101,6 +119,8 @@ class SettingsDialog(QDialog):
         self.fields: dict[str, QWidget] = {}
         #: ``models.<assistant>`` and ``generation.<assistant>.<setting>`` -> its widget
         self.model_fields: dict[str, QWidget] = {}
+        #: under each assistant's context size: the most its model was trained on, and why
+        self.context_notes: dict[str, QLabel] = {}
         #: what the model lists offer (the models folders are read by the caller, in a worker)
         self.options = [o for o in options or [] if not o.problem] or [
             ModelOption(key, label) for key, label in OFFERED_BUILTINS
@@ -109,15 +129,99 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         intro = QLabel(
             self.tr(
-                "Data dir: {0}\nEach store is chosen on its own; 'server' makes a store use "
-                "its server when a URL is set. Environment variables override this file."
+                "Your data is kept in {0}. The models and their generation settings apply "
+                "from each assistant's next answer; the other settings apply after a restart."
             ).format(config.home)
         )
+        intro.setObjectName("settings_intro")
         intro.setWordWrap(True)
         layout.addWidget(intro)
+        # the pages scroll rather than push the buttons off a small screen (760×480)
+        scroll = QScrollArea()
+        scroll.setObjectName("settings_scroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        pages = QWidget()
+        scroll.setWidget(pages)
+        layout.addWidget(scroll, 1)
+        columns = QHBoxLayout(pages)  # models and servers | assistants: fits a 768-pixel screen
+        columns.setContentsMargins(0, 0, 0, 0)
+        left = QVBoxLayout()
+        columns.addLayout(left, 1)
 
-        stores = QGroupBox(self.tr("Stores"))
-        form = QFormLayout(stores)
+        models = QGroupBox(self.tr("Models"))
+        mform = QFormLayout(models)
+        mform.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        offered = tuple(o.key for o in self.options)  # never "scripted": it is for testers
+        chat_combo = _model_combo("chat_model", offered, config.chat_model)
+        chat_combo.setMinimumContentsLength(18)
+        chat_combo.setToolTip(
+            self.tr(
+                "Every assistant's model unless it has its own below (gguf:<path or name>, "
+                "ollama:<model>, openai:<model> can be typed)"
+            )
+        )
+        self._add(mform, "chat_model", self.tr("Chat model (default)"), chat_combo)
+        chat_combo.currentIndexChanged.connect(self._on_model_changed)
+        chat_combo.editTextChanged.connect(self._on_model_changed)
+        embedder = _combo(
+            "embedder",
+            (*config_module.EMBEDDERS, "ollama:nomic-embed-text"),
+            config.embedder,
+            True,
+        )
+        embedder.setMinimumContentsLength(18)
+        self._add(mform, "embedder", self.tr("Embedder (after a restart)"), embedder)
+        left.addWidget(models)
+        left.addWidget(self._build_servers())
+        left.addStretch(1)
+        right = QVBoxLayout()
+        right.addWidget(self._build_assistants(offered))
+        right.addWidget(self._build_language())
+        right.addStretch(1)
+        columns.addLayout(right, 1)
+
+        self.error_label = QLabel("")
+        self.error_label.setObjectName("settings_error")
+        self.error_label.setStyleSheet("color: #b00020")
+        self.error_label.setWordWrap(True)
+        layout.addWidget(self.error_label)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        layout.addWidget(self.buttons)
+        self._mark_environment_overrides()
+        self._connect_signals()
+
+    def _build_servers(self) -> QWidget:
+        """Stores and servers on their own section, folded for the embedded profile (nothing
+        there is needed on one computer): applied after a restart."""
+        config = self.config
+        section = QWidget()
+        section_layout = QVBoxLayout(section)
+        section_layout.setContentsMargins(0, 0, 0, 0)
+        self.servers_button = QToolButton()
+        self.servers_button.setObjectName("settings_servers_button")
+        self.servers_button.setText(self.tr("Stores and servers (after a restart)"))
+        self.servers_button.setCheckable(True)
+        self.servers_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.servers_button.setAutoRaise(True)
+        section_layout.addWidget(self.servers_button)
+        self.servers = QGroupBox()
+        self.servers.setObjectName("settings_servers")
+        section_layout.addWidget(self.servers)
+        form = QFormLayout(self.servers)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        note = QLabel(
+            self.tr(
+                "Each store is chosen on its own; 'server' makes a store use its server when "
+                "its address is set. Applied at the next start of Custodia."
+            )
+        )
+        note.setObjectName("servers_note")
+        note.setWordWrap(True)
+        form.addRow(note)
         self._add(
             form,
             "profile",
@@ -149,69 +253,30 @@ class SettingsDialog(QDialog):
             ("neo4j_user", self.tr("Neo4j user")),
             ("qdrant_url", self.tr("Qdrant URL (empty: local)")),
             ("chroma_url", self.tr("Chroma URL (empty: local)")),
-        ):
-            edit = QLineEdit(str(getattr(config, key)))
-            edit.setObjectName(key)
-            self._add(form, key, label, edit)
-        columns = QHBoxLayout()  # stores and models | assistants: fits a 768-pixel screen
-        left = QVBoxLayout()
-        columns.addLayout(left, 1)
-        layout.addLayout(columns)
-        left.addWidget(stores)
-
-        models = QGroupBox(self.tr("Models"))
-        mform = QFormLayout(models)
-        self._add(
-            mform,
-            "embedder",
-            self.tr("Embedder"),
-            _combo(
-                "embedder",
-                (*config_module.EMBEDDERS, "ollama:nomic-embed-text"),
-                config.embedder,
-                True,
-            ),
-        )
-        offered = tuple(o.key for o in self.options)  # never "scripted": it is for testers
-        chat_combo = _model_combo("chat_model", offered, config.chat_model)
-        chat_combo.setToolTip(
-            self.tr(
-                "Every assistant's model unless it has its own below (gguf:<path or name>, "
-                "ollama:<model>, openai:<model> can be typed)"
-            )
-        )
-        self._add(mform, "chat_model", self.tr("Chat model (default)"), chat_combo)
-        for key, label in (
             ("ollama_url", self.tr("Ollama URL")),
             ("openai_url", self.tr("OpenAI-compatible URL")),
         ):
             edit = QLineEdit(str(getattr(config, key)))
             edit.setObjectName(key)
-            self._add(mform, key, label, edit)
+            self._add(form, key, label, edit)
         timeout = QDoubleSpinBox()
         timeout.setObjectName("network_timeout")
         timeout.setRange(0.5, config_module.MAX_TIMEOUT)
         timeout.setValue(config.network_timeout)
-        self._add(mform, "network_timeout", self.tr("Network timeout (s)"), timeout)
-        left.addWidget(models)
-        left.addStretch(1)
-        right = QVBoxLayout()
-        right.addWidget(self._build_assistants(offered))
-        right.addWidget(self._build_language())
-        right.addStretch(1)
-        columns.addLayout(right, 1)
-
-        self.error_label = QLabel("")
-        self.error_label.setObjectName("settings_error")
-        self.error_label.setStyleSheet("color: #b00020")
-        self.error_label.setWordWrap(True)
-        layout.addWidget(self.error_label)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        self._add(form, "network_timeout", self.tr("Network timeout (s)"), timeout)
+        self.servers_button.toggled.connect(self._on_servers_button_toggled)
+        unfolded = config.profile != "embedded" or any(
+            getattr(config, key) for key in SERVER_FIELDS
         )
-        layout.addWidget(self.buttons)
-        self._mark_environment_overrides()
-        self._connect_signals()
+        self.servers_button.setChecked(unfolded)
+        self._on_servers_button_toggled(unfolded)
+        return section
+
+    def _on_servers_button_toggled(self, shown: bool) -> None:
+        self.servers_button.setArrowType(
+            Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        )
+        self.servers.setVisible(shown)
 
     def _build_language(self) -> QGroupBox:
         """Settings ▸ Language: the window's and the commands' (applied at the next start)."""
@@ -233,6 +298,10 @@ class SettingsDialog(QDialog):
         """One page per assistant: its model and its generation settings."""
         box = QGroupBox(self.tr("Assistants: model and generation settings"))
         box_layout = QVBoxLayout(box)
+        applied = QLabel(self.tr("Applied from each assistant's next answer."))
+        applied.setObjectName("assistants_note")
+        applied.setWordWrap(True)
+        box_layout.addWidget(applied)
         self.assistant_tabs = QTabWidget()
         self.assistant_tabs.setObjectName("settings_assistants")
         self.assistant_tabs.setMinimumWidth(460)  # the four tabs' titles, uncut
@@ -265,8 +334,49 @@ class SettingsDialog(QDialog):
             for name, widget, label in self._generation_widgets(assistant, values):
                 self.model_fields[f"generation.{assistant}.{name}"] = widget
                 form.addRow(label, widget)
+                if name == "context_size":
+                    note = QLabel("")
+                    note.setObjectName(f"context_note_{assistant}")
+                    note.setWordWrap(True)
+                    note.setVisible(False)
+                    self.context_notes[assistant] = note
+                    form.addRow(note)
+            combo.currentIndexChanged.connect(self._on_model_changed)
+            combo.editTextChanged.connect(self._on_model_changed)
             self.assistant_tabs.addTab(page, titles[assistant])
+        self._bound_contexts()
         return box
+
+    def _on_model_changed(self, *args: object) -> None:
+        self._bound_contexts()
+
+    def trained_on(self, key: str) -> tuple[str, int]:
+        """The model ``key`` names and the context it was trained on (0: not known)."""
+        for option in self.options:
+            if option.key == key and option.info is not None:
+                return friendly_name(key), option.info.context_length
+        return friendly_name(key), 0
+
+    def _bound_contexts(self) -> None:
+        """Each assistant's context size is at most what its model was trained on (the file's
+        header says), and says so."""
+        chat = self.fields.get("chat_model")
+        default = model_key(chat) if isinstance(chat, QComboBox) else self.config.chat_model
+        for assistant, note in self.context_notes.items():
+            combo = self.model_fields[f"models.{assistant}"]
+            spin = self.model_fields[f"generation.{assistant}.context_size"]
+            assert isinstance(combo, QComboBox) and isinstance(spin, QSpinBox)
+            name, trained = self.trained_on(model_key(combo) or default)
+            _kind, _low, high = generation.LIMITS["context_size"]
+            spin.setMaximum(int(min(high, trained)) if trained else int(high))
+            note.setText(
+                self.tr("{0} was trained on {1} tokens: the context size is at most that.").format(
+                    name, f"{trained:,}"
+                )
+                if trained
+                else ""
+            )
+            note.setVisible(bool(trained))
 
     def _generation_widgets(
         self, assistant: str, values: generation.GenerationSettings
@@ -424,20 +534,35 @@ class SettingsDialog(QDialog):
             self.error_label.setText(self.tr("Not saved — cannot write the file: {0}").format(err))
             return
         self.saved = candidate
-        if candidate != self.config:
-            from backends.migrate import switch_summary  # pure: no store is touched
-
-            summary = switch_summary(self.config, candidate)
-            text = self.tr(
-                "Saved. Restart Custodia to use the new stores and models; "
-                "nothing stored is lost by switching."
-            )
-            if not summary.empty:
-                text += "\n\n" + summary.text()
-            if candidate.language != self.config.language:
-                text += "\n\n" + self.tr("The new language is used from the next start.")
+        text = self.saved_message(candidate)
+        if text:
             QMessageBox.information(self, self.tr("Settings saved"), text)
         self.accept()
+
+    def saved_message(self, candidate: Config) -> str:
+        """What to tell after saving ``candidate``: "" when everything changed applies from
+        the next answer (models, generation settings); otherwise what waits for a restart."""
+        live = replace(
+            self.config,
+            chat_model=candidate.chat_model,
+            models=candidate.models,
+            generation=candidate.generation,
+        )
+        if candidate == live:
+            return ""
+        from backends.migrate import switch_summary  # pure: no store is touched
+
+        text = self.tr(
+            "Saved. The stores, servers and embedder chosen here are used from the next start "
+            "of Custodia; nothing stored is lost by switching. The models and generation "
+            "settings apply from each assistant's next answer."
+        )
+        summary = switch_summary(self.config, candidate)
+        if not summary.empty:
+            text += "\n\n" + summary.text()
+        if candidate.language != self.config.language:
+            text += "\n\n" + self.tr("The new language is used from the next start.")
+        return text
 
 
 def user_line(check: doctor.Check) -> str:
