@@ -2,6 +2,72 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="es">
 <context>
+    <name></name>
+    <message>
+        <source>KeyDialog</source>
+        <comment>Cipher: Fernet (AES-128 in CBC mode with an HMAC-SHA256 check).</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KeyDialog</source>
+        <comment>Key id: {0}</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KeyDialog</source>
+        <comment>the CONVERSATIONS_KEY environment variable</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KeyDialog</source>
+        <comment>a passphrase in the CONVERSATIONS_PASSPHRASE environment variable</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KeyDialog</source>
+        <comment>the OS keyring</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KeyDialog</source>
+        <comment>a passphrase given in the app</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KeyDialog</source>
+        <comment>this session only</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KeyDialog</source>
+        <comment>Key from: {0}</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KeyDialog</source>
+        <comment>Unfinished key change to key id {0}</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KeyDialog</source>
+        <comment>Key ids the history needs: {0}</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KeyDialog</source>
+        <comment>Key ids of locked earlier histories: {0}</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>KeyDialog</source>
+        <comment>At start, the CONVERSATIONS_KEY environment variable (a key) or CONVERSATIONS_PASSPHRASE (a passphrase) sets the key without this dialog.</comment>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>AboutDialog</name>
     <message>
         <source>not installed</source>
@@ -106,6 +172,11 @@
         <source>Checking encryption…</source>
         <extracomment>a message or code block was copied from the transcript (its text) this tab&apos;s service, built on first use (only ever inside a worker job) the conversation being answered (None until a new one&apos;s first message is saved) confirmed for deletion while its answer streamed: deleted once the answer stopped set by Stop: the answer ends, what was said is saved (marked stopped) the message being sent until it is on disk (given back if the turn fails before) the turn running answered from the history first (its draft streams after) what each running job is doing, for ``tab_activity`` (id of its handle → text) the last search, re-run when a rename, delete or import may have changed its hits names of conversations opened from a search hit (said if the file is gone) the messages shown in the transcript (index → text), for their Copy links the conversation on screen, drawn again when the theme changes answers of this session checked against past conversations (CT9), by (conversation id, message index): their sentences are shown marked</extracomment>
         <translation>Comprobando el cifrado…</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <extracomment>the cipher, key ids, the variables: for whoever needs them, out of the sentences</extracomment>
+        <translation>Detalles</translation>
     </message>
     <message>
         <source>Set key…</source>
@@ -223,12 +294,56 @@
             <numerusform>%n conversaciones</numerusform>
         </translation>
     </message>
+    <message>
+        <source>Locked: part of an earlier history, kept untouched. Give its key or passphrase in “Set key…” to read it again.</source>
+        <translation>Bloqueada: forma parte de un historial anterior y se conserva intacta. Indique su clave o frase de contraseña en «Definir clave…» para volver a leerla.</translation>
+    </message>
+    <message>
+        <source>⚠ &lt;b&gt;History is encrypted with a passphrase and locked.&lt;/b&gt; Enter the passphrase in “Set key…” to read it and add to it — or “Start a new history…” and keep it as it is.</source>
+        <translation>⚠ &lt;b&gt;El historial está cifrado con una frase de contraseña y bloqueado.&lt;/b&gt; Escriba la frase de contraseña en «Definir clave…» para leerlo y ampliarlo, o elija «Empezar un historial nuevo…» y consérvelo tal como está.</translation>
+    </message>
+    <message>
+        <source>⚠ &lt;b&gt;History is encrypted and locked.&lt;/b&gt; Give its key in “Set key…” to read it and add to it — or, if the key is lost, “Start a new history…” and keep it as it is.</source>
+        <translation>⚠ &lt;b&gt;El historial está cifrado y bloqueado.&lt;/b&gt; Indique su clave en «Definir clave…» para leerlo y ampliarlo o, si ha perdido la clave, elija «Empezar un historial nuevo…» y consérvelo tal como está.</translation>
+    </message>
+    <message>
+        <source>✓ History encrypted (the key is given when Custodia starts).</source>
+        <translation>✓ Historial cifrado (la clave se indica al iniciar Custodia).</translation>
+    </message>
+    <message>
+        <source>✓ History encrypted (the key is kept in this computer&apos;s keyring).</source>
+        <translation>✓ Historial cifrado (la clave se guarda en el llavero de este equipo).</translation>
+    </message>
+    <message>
+        <source>✓ History encrypted with a key derived from your passphrase; the key is never stored: the passphrase is asked at each start.</source>
+        <translation>✓ Historial cifrado con una clave derivada de su frase de contraseña; la clave nunca se guarda: la frase se pide en cada inicio.</translation>
+    </message>
+    <message>
+        <source>✓ History encrypted with a key derived from your passphrase (given when Custodia starts).</source>
+        <translation>✓ Historial cifrado con una clave derivada de su frase de contraseña (indicada al iniciar Custodia).</translation>
+    </message>
+    <message>
+        <source>⚠ History encrypted, but the key is kept &lt;b&gt;for this session only&lt;/b&gt; (this computer has no keyring to keep it in): after a restart the history is locked until you give the key again. A passphrase in “Set key…” needs no keyring.</source>
+        <translation>⚠ Historial cifrado, pero la clave se guarda &lt;b&gt;solo durante esta sesión&lt;/b&gt; (este equipo no tiene llavero donde guardarla): tras reiniciar, el historial queda bloqueado hasta que vuelva a indicar la clave. Una frase de contraseña en «Definir clave…» no necesita llavero.</translation>
+    </message>
+    <message>
+        <source>⚠ A key change is unfinished: give its new key in “Set key…” to finish it.</source>
+        <translation>⚠ Hay un cambio de clave sin terminar: indique su clave nueva en «Definir clave…» para terminarlo.</translation>
+    </message>
     <message numerus="yes">
         <source>%n conversation(s) cannot be read (marked ⚠).</source>
         <translation>
             <numerusform>%n conversación no se puede leer (marcada con ⚠).</numerusform>
             <numerusform>%n conversaciones no se pueden leer (marcadas con ⚠).</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>{0} conversation(s) of an earlier history are locked, kept untouched: give their key or passphrase in “Set key…” to read them again.</source>
+        <translation>{0} conversación(es) de un historial anterior están bloqueadas y se conservan intactas: indique su clave o frase de contraseña en «Definir clave…» para volver a leerlas.</translation>
+    </message>
+    <message>
+        <source>New messages are refused until then.</source>
+        <translation>Hasta entonces se rechazan los mensajes nuevos.</translation>
     </message>
     <message numerus="yes">
         <source>(%n passage(s) from past conversations)</source>
@@ -272,10 +387,6 @@
         <translation>La búsqueda está desactivada: {0} Use «Reconstruir índice» para recalcular los vectores con el modelo actual.</translation>
     </message>
     <message>
-        <source>Locked: part of an earlier history (key id {0}), kept untouched. Give its key or passphrase in “Set key…” to read it again.</source>
-        <translation>Bloqueada: forma parte de un historial anterior (id. de clave {0}) y se conserva intacta. Indique su clave o frase de contraseña en «Definir clave…» para volver a leerla.</translation>
-    </message>
-    <message>
         <source>{0} (locked)</source>
         <translation>{0} (bloqueada)</translation>
     </message>
@@ -284,52 +395,12 @@
         <translation>No se puede leer: {0}</translation>
     </message>
     <message>
-        <source>⚠ &lt;b&gt;History is encrypted with a passphrase and locked.&lt;/b&gt; Enter the passphrase in “Set key…” (or set CONVERSATIONS_PASSPHRASE) to read it and add to it — or “Start a new history…” and keep it as it is.</source>
-        <translation>⚠ &lt;b&gt;El historial está cifrado con una frase de contraseña y bloqueado.&lt;/b&gt; Escriba la frase de contraseña en «Definir clave…» (o defina CONVERSATIONS_PASSPHRASE) para leerlo y ampliarlo, o elija «Empezar un historial nuevo…» y consérvelo tal como está.</translation>
-    </message>
-    <message>
-        <source>⚠ &lt;b&gt;History is encrypted and locked.&lt;/b&gt; Give its key in “Set key…” (or CONVERSATIONS_KEY) to read it and add to it — or, if the key is lost, “Start a new history…” and keep it as it is.</source>
-        <translation>⚠ &lt;b&gt;El historial está cifrado y bloqueado.&lt;/b&gt; Indique su clave en «Definir clave…» (o en CONVERSATIONS_KEY) para leerlo y ampliarlo o, si ha perdido la clave, elija «Empezar un historial nuevo…» y consérvelo tal como está.</translation>
-    </message>
-    <message>
         <source>⚠ &lt;b&gt;History is stored in clear text.&lt;/b&gt; Anyone who can read your files can read your conversations. Set a key to encrypt it.</source>
         <translation>⚠ &lt;b&gt;El historial se guarda sin cifrar.&lt;/b&gt; Cualquiera que pueda leer sus archivos puede leer sus conversaciones. Defina una clave para cifrarlo.</translation>
     </message>
     <message>
-        <source>✓ History encrypted (key from CONVERSATIONS_KEY, id {0}).</source>
-        <translation>✓ Historial cifrado (clave de CONVERSATIONS_KEY, id. {0}).</translation>
-    </message>
-    <message>
-        <source>✓ History encrypted (key in the OS keyring, id {0}).</source>
-        <translation>✓ Historial cifrado (clave en el llavero del sistema, id. {0}).</translation>
-    </message>
-    <message>
-        <source>✓ History encrypted with a key derived from your passphrase (id {0}); the key is never stored: the passphrase is asked at each start.</source>
-        <translation>✓ Historial cifrado con una clave derivada de su frase de contraseña (id. {0}); la clave nunca se guarda: la frase se pide en cada inicio.</translation>
-    </message>
-    <message>
-        <source>✓ History encrypted (key derived from CONVERSATIONS_PASSPHRASE, id {0}).</source>
-        <translation>✓ Historial cifrado (clave derivada de CONVERSATIONS_PASSPHRASE, id. {0}).</translation>
-    </message>
-    <message>
-        <source>⚠ History encrypted, but the key is kept &lt;b&gt;for this session only&lt;/b&gt; ({0}): after a restart the history is locked. Copy the key and set CONVERSATIONS_KEY, or use a passphrase in “Set key…” (it needs no keyring).</source>
-        <translation>⚠ Historial cifrado, pero la clave se guarda &lt;b&gt;solo durante esta sesión&lt;/b&gt; ({0}): tras reiniciar, el historial queda bloqueado. Copie la clave y defina CONVERSATIONS_KEY, o use una frase de contraseña en «Definir clave…» (no necesita llavero).</translation>
-    </message>
-    <message>
         <source>⚠ {0} conversation(s) still stored in clear: “Set key…” encrypts them.</source>
         <translation>⚠ {0} conversación(es) todavía sin cifrar: «Definir clave…» las cifra.</translation>
-    </message>
-    <message>
-        <source>⚠ A key change is unfinished (new key id {0}): give that key in “Set key…” to resume it.</source>
-        <translation>⚠ Hay un cambio de clave sin terminar (id. de la clave nueva {0}): indique esa clave en «Definir clave…» para reanudarlo.</translation>
-    </message>
-    <message>
-        <source>{0} conversation(s) of an earlier history are locked, kept untouched (key id {1}): give that key or passphrase in “Set key…” to read them again.</source>
-        <translation>{0} conversación(es) de un historial anterior están bloqueadas y se conservan intactas (id. de clave {1}): indique esa clave o frase de contraseña en «Definir clave…» para volver a leerlas.</translation>
-    </message>
-    <message>
-        <source>New messages are refused:</source>
-        <translation>Se rechazan los mensajes nuevos:</translation>
     </message>
     <message>
         <source>Answering…</source>
@@ -500,8 +571,41 @@
         <translation>Índice de búsqueda reconstruido: {0}</translation>
     </message>
     <message>
+        <source>This passphrase does not open your history. Check it for a typo (letter case, keyboard layout).</source>
+        <translation>Esta frase de contraseña no abre su historial. Compruebe que no tenga erratas (mayúsculas, distribución del teclado).</translation>
+    </message>
+    <message>
+        <source>No passphrase has been set for this history yet: set one first.</source>
+        <translation>Todavía no se ha definido una frase de contraseña para este historial: defina una primero.</translation>
+    </message>
+    <message>
         <source>Deriving the key from the passphrase…</source>
         <translation>Derivando la clave a partir de la frase de contraseña…</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n locked conversation(s) readable again.</source>
+        <translation>
+            <numerusform>%n conversación bloqueada vuelve a poder leerse.</numerusform>
+            <numerusform>%n conversaciones bloqueadas vuelven a poder leerse.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n conversation(s) encrypted with the new key.</source>
+        <translation>
+            <numerusform>%n conversación cifrada con la clave nueva.</numerusform>
+            <numerusform>%n conversaciones cifradas con la clave nueva.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The new key is set; there were no conversations to encrypt.</source>
+        <translation>La clave nueva está definida; no había conversaciones que cifrar.</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n conversation(s) could not be read and were left as they were.</source>
+        <translation>
+            <numerusform>%n conversación no se pudo leer y se dejó como estaba.</numerusform>
+            <numerusform>%n conversaciones no se pudieron leer y se dejaron como estaban.</numerusform>
+        </translation>
     </message>
     <message>
         <source>Re-encrypting conversations…</source>
@@ -514,6 +618,21 @@
     <message>
         <source>“Continue unencrypted” stores new conversations in clear text: anyone who can read your files can read them.</source>
         <translation>«Continuar sin cifrar» guarda las conversaciones nuevas sin cifrar: cualquiera que pueda leer sus archivos podrá leerlas.</translation>
+    </message>
+    <message>
+        <source>A new encrypted history is started.</source>
+        <translation>Se ha empezado un historial cifrado nuevo.</translation>
+    </message>
+    <message>
+        <source>A new history is started, stored in clear text.</source>
+        <translation>Se ha empezado un historial nuevo, guardado sin cifrar.</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n earlier conversation(s) kept untouched, locked.</source>
+        <translation>
+            <numerusform>%n conversación anterior se conserva intacta, bloqueada.</numerusform>
+            <numerusform>%n conversaciones anteriores se conservan intactas, bloqueadas.</numerusform>
+        </translation>
     </message>
     <message>
         <source>Starting a new history…</source>
@@ -1045,12 +1164,12 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
         <translation>Sus {0} conversación(es) cifrada(s) se conservan exactamente como están, marcadas como &lt;b&gt;bloqueadas&lt;/b&gt;; indique aquí su clave o frase de contraseña más adelante para volver a leerlas. Las conversaciones nuevas irán a un historial nuevo con la clave o frase de contraseña que defina ahora.</translation>
     </message>
     <message>
-        <source>Every conversation&apos;s history will be re-encrypted with this key (Fernet), or with a key derived from a passphrase. Keep a copy: without it the history cannot be read. An interrupted change resumes when you give the same key again.</source>
-        <translation>El historial de todas las conversaciones se volverá a cifrar con esta clave (Fernet) o con una clave derivada de una frase de contraseña. Guarde una copia: sin ella no se puede leer el historial. Un cambio interrumpido se reanuda al indicar de nuevo la misma clave.</translation>
+        <source>Every conversation will be encrypted again with this key, or with a key made from a passphrase. Keep a copy: without it the history cannot be read. An interrupted change goes on when you give the same key again.</source>
+        <translation>Todas las conversaciones se volverán a cifrar con esta clave, o con una clave creada a partir de una frase de contraseña. Guarde una copia: sin ella no se puede leer el historial. Un cambio interrumpido continúa al indicar de nuevo la misma clave.</translation>
     </message>
     <message>
-        <source>&lt;b&gt;No OS keyring is available&lt;/b&gt; ({0}): a key typed or generated here is kept &lt;b&gt;for this session only&lt;/b&gt; — after a restart your conversations are locked until you set CONVERSATIONS_KEY to it. &lt;b&gt;A passphrase needs no keyring&lt;/b&gt;: you type it again at each start.</source>
-        <translation>&lt;b&gt;No hay llavero del sistema disponible&lt;/b&gt; ({0}): una clave escrita o generada aquí se guarda &lt;b&gt;solo durante esta sesión&lt;/b&gt;; tras reiniciar, sus conversaciones quedan bloqueadas hasta que defina CONVERSATIONS_KEY con ella. &lt;b&gt;Una frase de contraseña no necesita llavero&lt;/b&gt;: se vuelve a escribir en cada inicio.</translation>
+        <source>&lt;b&gt;This computer has no keyring to keep the key in&lt;/b&gt;: a key typed or generated here is kept &lt;b&gt;for this session only&lt;/b&gt; — after a restart your conversations are locked until you give it again. &lt;b&gt;A passphrase needs no keyring&lt;/b&gt;: you type it again at each start.</source>
+        <translation>&lt;b&gt;Este equipo no tiene llavero donde guardar la clave&lt;/b&gt;: una clave escrita o generada aquí se guarda &lt;b&gt;solo durante esta sesión&lt;/b&gt;; tras reiniciar, sus conversaciones quedan bloqueadas hasta que vuelva a indicarla. &lt;b&gt;Una frase de contraseña no necesita llavero&lt;/b&gt;: se vuelve a escribir en cada inicio.</translation>
     </message>
     <message>
         <source>Passphrase</source>
@@ -1081,8 +1200,33 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
         <translation>&amp;Repetir:</translation>
     </message>
     <message>
-        <source>Fernet key (44 characters)</source>
-        <translation>Clave Fernet (44 caracteres)</translation>
+        <source>the key (44 characters)</source>
+        <translation>la clave (44 caracteres)</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <extracomment>a generated key without a keyring: copy it now (session only otherwise) for whoever needs them: the cipher, key ids, the keyring&apos;s reason, the variables</extracomment>
+        <translation>Detalles</translation>
+    </message>
+    <message>
+        <source>Copy this key now and keep it safe: without a keyring it is kept for this session only. Or choose Passphrase instead.</source>
+        <translation>Copie ahora esta clave y guárdela en un lugar seguro: sin llavero solo se conserva durante esta sesión. O elija en su lugar Frase de contraseña.</translation>
+    </message>
+    <message>
+        <source>check it for a typo: an unfinished key change waits for the key it started with</source>
+        <translation>compruebe que no tenga erratas: un cambio de clave sin terminar espera la clave con la que empezó</translation>
+    </message>
+    <message>
+        <source>Enter the key of the unfinished key change.</source>
+        <translation>Escriba la clave del cambio de clave sin terminar.</translation>
+    </message>
+    <message>
+        <source>This is not a key of the right form: {0}.</source>
+        <translation>No es una clave con la forma correcta: {0}.</translation>
+    </message>
+    <message>
+        <source>A key change is unfinished and this is not its key: give the key it started with to finish it. Another key can be set once it is done.</source>
+        <translation>Hay un cambio de clave sin terminar y esta no es su clave: indique la clave con la que empezó para terminarlo. Se podrá definir otra clave cuando termine.</translation>
     </message>
     <message>
         <source>Generate</source>
@@ -1101,17 +1245,8 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
         <translation>Mostrar la clave</translation>
     </message>
     <message>
-        <source>Copy this key now and keep it safe: without an OS keyring it is kept for this session only (set CONVERSATIONS_KEY to it for the next start), or choose Passphrase instead.</source>
-        <extracomment>a generated key without a keyring: copy it now (session only otherwise)</extracomment>
-        <translation>Copie ahora esta clave y guárdela en un lugar seguro: sin llavero del sistema solo se conserva durante esta sesión (defina CONVERSATIONS_KEY con ella para el próximo inicio), o elija en su lugar Frase de contraseña.</translation>
-    </message>
-    <message>
         <source>Copied</source>
         <translation>Copiado</translation>
-    </message>
-    <message>
-        <source>check it for a typo: an unfinished key change waits for its key (key id {0})</source>
-        <translation>compruebe que no tenga erratas: un cambio de clave sin terminar espera su clave (id. de clave {0})</translation>
     </message>
     <message>
         <source>check it for a typo: it must be the key your conversations are encrypted with (a new key from Generate would not open them)</source>
@@ -1122,24 +1257,12 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
         <translation>compruebe que no tenga erratas, o pulse Generar para crear una nueva</translation>
     </message>
     <message>
-        <source>Enter the key of the unfinished key change (key id {0}).</source>
-        <translation>Escriba la clave del cambio de clave sin terminar (id. de clave {0}).</translation>
-    </message>
-    <message>
         <source>Enter the key your conversations are encrypted with.</source>
         <translation>Escriba la clave con la que están cifradas sus conversaciones.</translation>
     </message>
     <message>
         <source>Enter a key, or press Generate to make a new one.</source>
         <translation>Escriba una clave, o pulse Generar para crear una nueva.</translation>
-    </message>
-    <message>
-        <source>This is not a Fernet key ({0}): {1}.</source>
-        <translation>No es una clave Fernet ({0}): {1}.</translation>
-    </message>
-    <message>
-        <source>A key change to key id {0} is unfinished: give that key to resume it (this key has id {1}). Another key can be set once it is done.</source>
-        <translation>Hay un cambio a la clave con id. {0} sin terminar: indique esa clave para reanudarlo (esta clave tiene el id. {1}). Se podrá definir otra clave cuando termine.</translation>
     </message>
     <message>
         <source>Enter the passphrase.</source>
@@ -2616,18 +2739,8 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <name>SettingsDialog</name>
     <message>
         <source>Settings</source>
+        <extracomment>settings that only a server setup fills in (the servers section is unfolded when one is)</extracomment>
         <translation>Configuración</translation>
-    </message>
-    <message>
-        <source>Data dir: {0}
-Each store is chosen on its own; &apos;server&apos; makes a store use its server when a URL is set. Environment variables override this file.</source>
-        <extracomment>``models.&lt;assistant&gt;`` and ``generation.&lt;assistant&gt;.&lt;setting&gt;`` -&gt; its widget what the model lists offer (the models folders are read by the caller, in a worker)</extracomment>
-        <translation>Carpeta de datos: {0}
-Cada almacén se elige por separado; «servidor» hace que un almacén use su servidor cuando hay una URL definida. Las variables de entorno prevalecen sobre este archivo.</translation>
-    </message>
-    <message>
-        <source>Stores</source>
-        <translation>Almacenes</translation>
     </message>
     <message>
         <source>Profile</source>
@@ -2674,8 +2787,9 @@ Cada almacén se elige por separado; «servidor» hace que un almacén use su se
         <translation>Modelos</translation>
     </message>
     <message>
-        <source>Embedder</source>
-        <translation>Vectorizador</translation>
+        <source>Your data is kept in {0}. The models and their generation settings apply from each assistant&apos;s next answer; the other settings apply after a restart.</source>
+        <extracomment>``models.&lt;assistant&gt;`` and ``generation.&lt;assistant&gt;.&lt;setting&gt;`` -&gt; its widget under each assistant&apos;s context size: the most its model was trained on, and why what the model lists offer (the models folders are read by the caller, in a worker)</extracomment>
+        <translation>Sus datos se guardan en {0}. Los modelos y sus ajustes de generación se aplican a partir de la próxima respuesta de cada asistente; los demás ajustes, tras reiniciar.</translation>
     </message>
     <message>
         <source>Every assistant&apos;s model unless it has its own below (gguf:&lt;path or name&gt;, ollama:&lt;model&gt;, openai:&lt;model&gt; can be typed)</source>
@@ -2684,6 +2798,18 @@ Cada almacén se elige por separado; «servidor» hace que un almacén use su se
     <message>
         <source>Chat model (default)</source>
         <translation>Modelo de chat general</translation>
+    </message>
+    <message>
+        <source>Embedder (after a restart)</source>
+        <translation>Vectorizador (tras reiniciar)</translation>
+    </message>
+    <message>
+        <source>Stores and servers (after a restart)</source>
+        <translation>Almacenes y servidores (tras reiniciar)</translation>
+    </message>
+    <message>
+        <source>Each store is chosen on its own; &apos;server&apos; makes a store use its server when its address is set. Applied at the next start of Custodia.</source>
+        <translation>Cada almacén se elige por separado; «servidor» hace que un almacén use su servidor cuando su dirección está definida. Se aplica en el próximo inicio de Custodia.</translation>
     </message>
     <message>
         <source>Ollama URL</source>
@@ -2708,6 +2834,10 @@ Cada almacén se elige por separado; «servidor» hace que un almacén use su se
     <message>
         <source>Assistants: model and generation settings</source>
         <translation>Asistentes: modelo y ajustes de generación</translation>
+    </message>
+    <message>
+        <source>Applied from each assistant&apos;s next answer.</source>
+        <translation>Se aplica a partir de la próxima respuesta de cada asistente.</translation>
     </message>
     <message>
         <source>Tutor</source>
@@ -2736,6 +2866,10 @@ Cada almacén se elige por separado; «servidor» hace que un almacén use su se
     <message>
         <source>Model (empty: the default)</source>
         <translation>Modelo (vacío: general)</translation>
+    </message>
+    <message>
+        <source>{0} was trained on {1} tokens: the context size is at most that.</source>
+        <translation>{0} se entrenó con {1} tokens: el tamaño del contexto es como máximo ese.</translation>
     </message>
     <message>
         <source>Temperature</source>
@@ -2786,8 +2920,8 @@ Cada almacén se elige por separado; «servidor» hace que un almacén use su se
         <translation>No se guardó — no se puede escribir el archivo: {0}</translation>
     </message>
     <message>
-        <source>Saved. Restart Custodia to use the new stores and models; nothing stored is lost by switching.</source>
-        <translation>Guardado. Reinicie Custodia para usar los almacenes y modelos nuevos; al cambiar no se pierde nada de lo guardado.</translation>
+        <source>Saved. The stores, servers and embedder chosen here are used from the next start of Custodia; nothing stored is lost by switching. The models and generation settings apply from each assistant&apos;s next answer.</source>
+        <translation>Guardado. Los almacenes, servidores y el vectorizador elegidos aquí se usan a partir del próximo inicio de Custodia; al cambiar no se pierde nada de lo guardado. Los modelos y ajustes de generación se aplican a partir de la próxima respuesta de cada asistente.</translation>
     </message>
     <message>
         <source>The new language is used from the next start.</source>
