@@ -38,7 +38,7 @@ from backends.config import Config
 from backends.errors import ConfigError
 from backends.i18n import gettext_
 from backends.models import settings as generation
-from backends.models.manage import friendly_name
+from backends.models.manage import BUNDLED_CONTEXT_LENGTH, BUNDLED_KEY, friendly_name
 from backends.models.registry import OFFERED_BUILTINS, ModelOption
 from backends.progress import Progress
 from backends.services import Services
@@ -352,6 +352,8 @@ class SettingsDialog(QDialog):
 
     def trained_on(self, key: str) -> tuple[str, int]:
         """The model ``key`` names and the context it was trained on (0: not known)."""
+        if key == BUNDLED_KEY:
+            return friendly_name(key), BUNDLED_CONTEXT_LENGTH
         for option in self.options:
             if option.key == key and option.info is not None:
                 return friendly_name(key), option.info.context_length

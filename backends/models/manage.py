@@ -25,6 +25,8 @@ from backends.progress import Progress
 
 BUNDLED_KEY = "smollm2"
 BUNDLED_NAME = "SmolLM2-135M-Instruct"
+#: what the bundled file's header says it was trained on (the file is pinned by its sha256)
+BUNDLED_CONTEXT_LENGTH = 8192
 #: where a removed copy waits until the dialog closes (hidden: never listed)
 REMOVED_PREFIX = ".removed-"
 

@@ -43,9 +43,11 @@ def test_the_context_size_is_bounded_by_what_the_model_was_trained_on(
     path = tmp_path / "Trained-8k.gguf"
     options = [
         ModelOption("smollm2", "SmolLM2"),
+        ModelOption("retrieval-only", "Retrieval-only"),
         ModelOption(f"gguf:{path}", "Trained-8k", info=_info(path, 8192)),
     ]
-    config = Config(home=tmp_path, models={"tutor": f"gguf:{path}"}).validated()
+    models = {"tutor": f"gguf:{path}", "memories": "retrieval-only"}
+    config = Config(home=tmp_path, models=models).validated()
     dialog = SettingsDialog(config, None, options)
     qtbot.addWidget(dialog)
     spin = dialog.findChild(QSpinBox, "generation_tutor_context_size")
@@ -93,3 +95,19 @@ def test_what_applies_at_once_says_so_and_no_restart_is_asked_for_it(
     dialog.fields["embedder"].setEditText("hashing")  # type: ignore[attr-defined]
     text = dialog.saved_message(dialog.candidate())
     assert "next start" in text and "next answer" in text
+
+
+def test_the_bundled_model_bounds_the_context_by_its_own_header(qtbot: Any, tmp_path: Path) -> None:
+    from backends.models import local
+    from backends.models.files import SMOLLM2_GGUF
+    from backends.models.manage import BUNDLED_CONTEXT_LENGTH
+
+    assert local.read_gguf(SMOLLM2_GGUF.locate()).context_length == BUNDLED_CONTEXT_LENGTH
+    config = Config(home=tmp_path).validated()  # the bundled model answers every assistant
+    dialog = SettingsDialog(config)
+    qtbot.addWidget(dialog)
+    spin = dialog.findChild(QSpinBox, "generation_conversations_context_size")
+    assert spin.maximum() == 8192
+    assert "SmolLM2-135M-Instruct (bundled) was trained on 8,192 tokens" in (
+        dialog.findChild(QLabel, "context_note_conversations").text()
+    )
