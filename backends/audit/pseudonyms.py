@@ -19,36 +19,47 @@ of their identifier under a per-store random salt, so the store does not list na
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
-import json
+import logging
 import secrets
 import sqlite3
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
-from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from backends.errors import StoreUnavailableError
-from backends.stores.audit_log.record import canonical, utc_now
+from backends.stores.audit_log.keys import (
+    KEK_FILE,
+    SEAL_PREFIX,
+    ErasureError,
+    KeyStoreError,
+    PostgresKeyStore,
+    open_with,
+    seal_with,
+)
+from backends.stores.audit_log.record import utc_now
 from backends.stores.audit_log.sqlite import migrate_locked
 from backends.stores.engines.sqlite import Migration, connect
 from backends.text import checked_text
 
-SEAL_PREFIX = "v1."
+if TYPE_CHECKING:
+    from backends.stores.audit_log import AuditLog
 
+__all__ = [
+    "SEAL_PREFIX",
+    "ErasureError",
+    "KeyStore",
+    "KeyStoreError",
+    "PersonKeys",
+    "PostgresKeyStore",
+    "open_key_store",
+]
 
-class KeyStoreError(StoreUnavailableError):
-    """The key store file cannot be used."""
-
-
-class ErasureError(KeyStoreError):
-    """A key could not be destroyed completely (e.g. another reader held the WAL)."""
+log = logging.getLogger(__name__)
 
 
 def _create(conn: sqlite3.Connection) -> None:
@@ -76,7 +87,32 @@ def _pending(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX erasure_pending_digest ON erasure_pending(digest)")
 
 
-MIGRATIONS: list[Migration] = [("person keys", _create), ("pending erasures", _pending)]
+def _generation(conn: sqlite3.Connection) -> None:
+    # bumped by every erasure: another process's caches are dropped when it changed (CT11)
+    conn.execute("INSERT OR IGNORE INTO key_meta(key, value) VALUES ('generation', '0')")
+
+
+MIGRATIONS: list[Migration] = [
+    ("person keys", _create),
+    ("pending erasures", _pending),
+    ("erasure generation", _generation),
+]
+
+
+class PersonKeys(Protocol):
+    """What the audit service needs of a key store (local SQLite, or beside a Postgres log)."""
+
+    read_only: bool
+
+    def pseudonym(self, person: str, *, create: bool = True) -> str | None: ...
+    def seal(self, person: str, fields: Mapping[str, Any]) -> tuple[str, str]: ...
+    def open(self, pseudonym: str, sealed: str) -> dict[str, Any] | None: ...
+    def is_erased(self, pseudonym: str) -> bool: ...
+    def begin_forget(self, person: str) -> list[str]: ...
+    def finished_erasure(self, person: str) -> str | None: ...
+    def pending_erasures(self) -> list[str]: ...
+    def finish_forget(self, pseudonym: str, *, remember: bool = False) -> None: ...
+    def close(self) -> None: ...
 
 
 def _open_immutable(path: Path) -> sqlite3.Connection:
@@ -118,13 +154,35 @@ class KeyStore:
             self._conn.close()
             raise KeyStoreError(f"{self.path}: not a usable key store: {err}") from err
         self._salt = bytes.fromhex(str(row[0]))
-        # caches of this process (forget clears them; see docs/AUDIT.md on other processes)
+        # caches of this process, dropped whenever the store's erasure generation changed
+        # (a forget here or in any other process: checked before every read and seal, CT11)
+        self._generation = self._read_generation()
         self._keys: dict[str, bytes] = {}  # pseudonym -> key
         self._pseudonyms: dict[str, str] = {}  # person digest -> pseudonym
         # appends are hot: skip the HMAC and the cipher set-up for people already seen
         self._by_person: dict[str, str] = {}  # person -> pseudonym
         self._ciphers: dict[str, AESGCM] = {}  # pseudonym -> AESGCM(key)
         self._finished: dict[str, str] = {}  # person digest -> pseudonym, erasures finished
+
+    def _read_generation(self) -> str:
+        try:
+            row = self._conn.execute(
+                "SELECT value FROM key_meta WHERE key = 'generation'"
+            ).fetchone()
+        except sqlite3.Error as err:
+            raise KeyStoreError(f"{self.path}: {err}") from err
+        return str(row[0]) if row else ""
+
+    def _fresh(self) -> None:
+        """Drop the caches when any process erased someone since they were filled."""
+        with self._lock:
+            generation = self._read_generation()
+            if generation != self._generation:
+                self._keys.clear()
+                self._ciphers.clear()
+                self._pseudonyms.clear()
+                self._by_person.clear()
+                self._generation = generation
 
     def _digest(self, person: str) -> str:
         # a name from a command line with undecodable bytes: a clear error, not a traceback
@@ -135,6 +193,7 @@ class KeyStore:
         """The person's pseudonym (made with a new key on first use unless ``create=False``)."""
         if not person:
             raise ValueError("a person identifier cannot be empty")
+        self._fresh()
         known = self._by_person.get(person)
         if known is not None:
             return known
@@ -202,23 +261,12 @@ class KeyStore:
                 break
         else:
             raise KeyStoreError(f"{self.path}: the person's key vanished while sealing")
-        nonce = secrets.token_bytes(12)
-        body = canonical(dict(fields)).encode("utf-8")
-        blob = cipher.encrypt(nonce, body, pseudonym.encode("utf-8"))
-        return pseudonym, SEAL_PREFIX + base64.b64encode(nonce + blob).decode("ascii")
+        return pseudonym, seal_with(cipher, pseudonym, fields)
 
     def open(self, pseudonym: str, sealed: str) -> dict[str, Any] | None:
         """The personal fields, or None when the key is gone (erased) or the blob is not ours."""
-        cipher = self._cipher(pseudonym)
-        if cipher is None or not sealed.startswith(SEAL_PREFIX):
-            return None
-        try:
-            raw = base64.b64decode(sealed[len(SEAL_PREFIX) :], validate=True)
-            body = cipher.decrypt(raw[:12], raw[12:], pseudonym.encode("utf-8"))
-            value = json.loads(body)
-        except (ValueError, InvalidTag):
-            return None
-        return value if isinstance(value, dict) else None
+        self._fresh()
+        return open_with(self._cipher(pseudonym), pseudonym, sealed)
 
     def is_erased(self, pseudonym: str) -> bool:
         with self._lock:
@@ -266,6 +314,10 @@ class KeyStore:
                     self._keys.pop(pseudonym, None)
                     now = utc_now()
                     conn.execute("DELETE FROM person_key WHERE digest = ?", (digest,))
+                    conn.execute(
+                        "INSERT INTO key_meta(key, value) VALUES ('generation', '1') "
+                        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                    )
                     conn.execute(
                         "INSERT OR REPLACE INTO erased(pseudonym, time) VALUES (?, ?)",
                         (pseudonym, now),
@@ -361,3 +413,93 @@ class KeyStore:
             self._pseudonyms.clear()
             self._by_person.clear()
             self._conn.close()
+
+    # -- moving beside a shared log ----------------------------------------------------------
+    def holdings(
+        self,
+    ) -> tuple[bytes, list[tuple[str, str, bytes, str]], list[tuple[str, str, bool]]]:
+        """(salt, keys as (digest, pseudonym, key, created), erasures as (pseudonym, time,
+        finished)): what :meth:`PostgresKeyStore.adopt` takes in."""
+        with self._lock:
+            try:
+                keys = [
+                    (str(d), str(p), bytes(k), str(c))
+                    for d, p, k, c in self._conn.execute(
+                        "SELECT digest, pseudonym, key, created FROM person_key ORDER BY created"
+                    )
+                ]
+                pending = {
+                    str(r[0]) for r in self._conn.execute("SELECT pseudonym FROM erasure_pending")
+                }
+                erased = [
+                    (str(p), str(t), str(p) not in pending)
+                    for p, t in self._conn.execute("SELECT pseudonym, time FROM erased")
+                ]
+            except sqlite3.Error as err:
+                raise KeyStoreError(f"{self.path}: {err}") from err
+        return self._salt, keys, erased
+
+    def destroy_all(self) -> None:
+        """Delete every key (they now live beside the shared log) and scrub the file."""
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                self._conn.execute("DELETE FROM person_key")
+                self._conn.execute("DELETE FROM erasure_pending")
+                self._conn.execute("DELETE FROM erased")
+                self._conn.execute(
+                    "INSERT INTO key_meta(key, value) VALUES ('generation', '1') "
+                    "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                )
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as err:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise KeyStoreError(f"{self.path}: {err}") from err
+            self._keys.clear()
+            self._ciphers.clear()
+            self._pseudonyms.clear()
+            self._by_person.clear()
+            self._scrub()
+
+
+def open_key_store(path: Path, audit_log: AuditLog, *, read_only: bool = False) -> PersonKeys:
+    """The key store for ``audit_log``: the local file ``path`` for a SQLite log; beside the
+    log for a Postgres log whose schema has the key tables (the desktops sharing it hold the
+    key-encryption key, ``audit-log.kek`` next to ``path``).
+
+    A local file left from before is adopted on first use — its keys copied beside the log
+    (idempotent: an interrupted copy resumes), then deleted and scrubbed here (CT4)."""
+    dsn = getattr(audit_log, "dsn", None)
+    schema = getattr(audit_log, "schema", None)
+    if audit_log.kind != "postgres" or not isinstance(dsn, str) or not isinstance(schema, str):
+        return KeyStore(path, read_only=read_only)
+    if not getattr(audit_log, "has_key_tables", False):
+        log.warning(
+            "the audit schema has no person key table: keys stay in %s, so an erasure does not "
+            "reach the other desktops sharing this log; run `custodia audit bootstrap` again",
+            path,
+        )
+        return KeyStore(path, read_only=read_only)
+    timeout = float(getattr(audit_log, "_timeout", 5.0))
+    shared = PostgresKeyStore(
+        dsn, schema=schema, kek_path=path.with_name(KEK_FILE), timeout=timeout, read_only=read_only
+    )
+    if read_only or not path.exists():
+        return shared
+    try:
+        local = KeyStore(path)
+        try:
+            salt, keys, erased = local.holdings()
+            if keys or erased:
+                shared.adopt(salt, keys, erased)
+                local.destroy_all()
+                log.info(
+                    "moved %d person keys from %s beside the shared audit log", len(keys), path
+                )
+        finally:
+            local.close()
+    except KeyStoreError:
+        shared.close()
+        raise
+    return shared

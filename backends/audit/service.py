@@ -32,7 +32,7 @@ from backends.audit.checkpoints import (
     TrustStore,
 )
 from backends.audit.proofs import InclusionProof
-from backends.audit.pseudonyms import ErasureError, KeyStore
+from backends.audit.pseudonyms import ErasureError, PersonKeys, open_key_store
 from backends.audit.verify import VerifyResult, verify_chain
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
@@ -168,7 +168,7 @@ class AuditService:
     def __init__(
         self,
         log: AuditLog,
-        keys: KeyStore,
+        keys: PersonKeys,
         signer: Signer,
         trust: TrustStore,
         *,
@@ -210,7 +210,7 @@ class AuditService:
             context["progress"] = progress
         audit_log: AuditLog = open_store("audit_log", config, path=config.path(LOG_FILE), **context)
         try:
-            keys = KeyStore(config.path(KEYS_FILE), read_only=read_only)
+            keys = open_key_store(config.path(KEYS_FILE), audit_log, read_only=read_only)
             if read_only:
                 signer = Signer.load(config.path(SIGNING_KEY_FILE))
             else:

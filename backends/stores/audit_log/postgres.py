@@ -8,8 +8,9 @@ DBA) creates:
 - the **application** role: ``SELECT, INSERT`` on the log, ``SELECT`` on its metadata and
   checkpoints. ``UPDATE``, ``DELETE`` and ``TRUNCATE`` fail with *permission denied*;
 - the **maintenance** role: ``SELECT`` on the log and metadata, ``SELECT, INSERT`` on the
-  checkpoint table — what signing checkpoints needs, nothing more. Person keys are not in
-  Postgres at all (see :mod:`backends.audit.pseudonyms`), so erasure needs no grant here.
+  checkpoint table — what signing checkpoints needs, nothing more. Person keys live beside
+  the log, wrapped under a key the server never sees; the application role may create and
+  read one, and delete one only through the erasure function (:mod:`.keys`, CT4, CT11).
 
 Each append is one transaction: ``pg_advisory_xact_lock(AUDIT_LOCK_KEY)``, read the head,
 insert, commit — concurrent writers (threads, processes, machines) never fork the chain.
@@ -44,6 +45,7 @@ from backends.stores.audit_log import (
     Head,
     NotAPrefix,
     generated_problems,
+    keys,
 )
 from backends.stores.audit_log.merkle import (
     NodeId,
@@ -143,6 +145,7 @@ def _migrations(schema: str) -> list[tuple[str, list[sql.Composed | sql.SQL]]]:
                 ).format(s),
             ],
         ),
+        ("person keys beside the log (CT11)", keys.key_tables(schema)),
     ]
 
 
@@ -325,7 +328,8 @@ def bootstrap(
                 ).format(s),
                 (str(len(migrations)),),
             )
-            for table in ("audit_log", "audit_meta", "audit_checkpoint", "audit_tree"):
+            tables = ("audit_log", "audit_meta", "audit_checkpoint", "audit_tree", *keys.TABLES)
+            for table in tables:
                 conn.execute(
                     sql.SQL("REVOKE ALL ON {}.{} FROM PUBLIC, {}, {}").format(
                         s, sql.Identifier(table), app, maint
@@ -340,11 +344,15 @@ def bootstrap(
                 ("SELECT", "audit_log", maint),
                 ("SELECT", "audit_meta", maint),
                 ("SELECT, INSERT", "audit_checkpoint", maint),
+                *keys.key_grants(roles.app, roles.maintenance),
             ]
             for privileges, table, role in grants:
                 conn.execute(
                     sql.SQL("GRANT {} ON {}.{} TO {}").format(
-                        sql.SQL(privileges), s, sql.Identifier(table), role
+                        sql.SQL(privileges),
+                        s,
+                        sql.Identifier(table),
+                        sql.Identifier(role) if isinstance(role, str) else role,
                     )
                 )
             # code, like grants, is (re)made on every bootstrap: an older schema gains it
@@ -356,6 +364,13 @@ def bootstrap(
                 sql.SQL("REVOKE ALL ON FUNCTION {} FROM PUBLIC, {}").format(append_fn, maint)
             )
             conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION {} TO {}").format(append_fn, app))
+            for statement in keys.key_functions(schema):  # the only way a key is deleted
+                conn.execute(statement)
+            for fn in keys.function_signatures(schema):
+                conn.execute(sql.SQL("REVOKE ALL ON FUNCTION {} FROM PUBLIC").format(fn))
+                conn.execute(
+                    sql.SQL("GRANT EXECUTE ON FUNCTION {} TO {}, {}").format(fn, app, maint)
+                )
             conn.execute("RESET ROLE")
     except psycopg.errors.InsufficientPrivilege as err:
         raise AuditPermissionError(f"audit bootstrap: {err}".strip()) from err
@@ -496,6 +511,11 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
         tree = self._query(sql.SQL("SELECT to_regclass(%s) IS NOT NULL"), (f"{schema}.audit_tree",))
         #: False for a schema bootstrapped before the tree (bootstrap again to add it)
         self._has_tree = bool(tree and tree[0][0])
+        #: person keys live beside the log (False: bootstrapped before; they stay local)
+        found = self._query(
+            sql.SQL("SELECT to_regclass(%s) IS NOT NULL"), (f"{schema}.audit_person_key",)
+        )
+        self.has_key_tables = bool(found and found[0][0])
         if self._has_tree and build is not None:
             self.build_tree(build)
 
