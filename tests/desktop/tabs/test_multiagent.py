@@ -730,3 +730,32 @@ def test_code_that_fails_its_tests_is_shown_as_failed_never_done(
     result = child(tab, QTextBrowser, "multiagent_result").toPlainText()
     assert "Failed verification" in result
     tab.grab().save("/tmp/multiagent-failed.png")
+
+
+@pytest.fixture
+def finished_before_checks(custodia_config: Config) -> str:
+    """A session an earlier version finished (no verification record), before the window."""
+    store = SessionStore(
+        MemoryTTLStore(), lambda: SqliteSessionMirror(custodia_config.path(SESSIONS_FILE))
+    )
+    old = Session.new("An old task, from before checks")
+    old.phase = "done"
+    old.data.update({"review": "It was fine.", "steps": [], "result": "# An old task\n"})
+    store.save(old)
+    store.close()
+    return old.session_id
+
+
+def test_a_session_finished_before_checks_is_shown_as_an_unverified_draft(
+    finished_before_checks: str, tab: MultiAgentTab, qtbot: Any
+) -> None:
+    """It still loads, and says that nothing in it was run."""
+    sessions = child(tab, QTreeWidget, "sessions")
+    qtbot.waitUntil(lambda: sessions.topLevelItemCount() == 1, timeout=TIMEOUT)
+    assert sessions.topLevelItem(0).text(1) == "unverified draft"
+    sessions.setCurrentItem(sessions.topLevelItem(0))
+    badge = child(tab, QLabel, "verification_badge")
+    qtbot.waitUntil(badge.isVisible, timeout=TIMEOUT)
+    assert badge.property("status") == "unverified"
+    assert "finished before results were checked" in badge.text()
+    assert "Nothing here was run" in badge.text()
