@@ -247,11 +247,11 @@ def assemble_result(session: Session) -> str:
         review, cut = complete_text(review)
         record = data.get("verification")
         status = record.get("status") if isinstance(record, dict) else None
-        heading = {
+        headings: dict[str, str] = {
             FAILED: "## Answer — the reviewer's words; the code failed its check",
             UNVERIFIED: "## Answer — the reviewer's words, unchecked",
-        }.get(str(status), "## Answer")
-        lines += [heading, "", review, ""]
+        }
+        lines += [headings.get(str(status), "## Answer"), "", review, ""]
         if cut:
             lines += [
                 "*(The reviewer's answer reached the length limit; cut at its last "
