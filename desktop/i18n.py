@@ -12,8 +12,9 @@ next start.
 from __future__ import annotations
 
 import logging
+import time
 
-from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+from PySide6.QtCore import QCoreApplication, QDateTime, QLibraryInfo, QLocale, QTranslator
 
 from backends import i18n
 
@@ -58,6 +59,24 @@ def language_names() -> list[tuple[str, str]]:
         ("en", own["en"]),
         ("es", own["es"]),
     ]
+
+
+def number(value: float, decimals: int = 0) -> str:
+    """``value`` as the language writes it: English as before (``1,234``, ``0.28``), else
+    QLocale's (``1.234``, ``0,28``)."""
+    if i18n.current() == i18n.DEFAULT:
+        return f"{value:,.{decimals}f}"
+    return QLocale().toString(float(value), "f", decimals)
+
+
+def when(timestamp: float, form: str = "%Y-%m-%d %H:%M") -> str:
+    """A local time: as before in English (``form``), else with QLocale's short date
+    (``2/12/26 8:50``); a time of day alone (no ``%d`` in ``form``) reads the same in both."""
+    local = time.localtime(timestamp)
+    if i18n.current() == i18n.DEFAULT or "%d" not in form:
+        return time.strftime(form, local)
+    moment = QDateTime.fromSecsSinceEpoch(int(timestamp))
+    return QLocale().toString(moment, QLocale.FormatType.ShortFormat)
 
 
 def qm_path(language: str) -> str:

@@ -35,6 +35,7 @@ from backends.models.registry import model_folders
 from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
 from backends.services import Services
+from desktop import i18n
 from desktop.i18n import QT_TRANSLATE_NOOP
 from desktop.workers import Emit, JobHandle, WorkerPool
 
@@ -230,8 +231,8 @@ class ModelsDialog(QDialog):
             lines.append(entry.reason)
         elif entry.context_note:
             lines.append(
-                self.tr("Context limited to {0:,} tokens: {1}.").format(
-                    entry.context, entry.context_note
+                self.tr("Context limited to {0} tokens: {1}.").format(
+                    i18n.number(entry.context), entry.context_note
                 )
             )
         return "\n".join(lines)

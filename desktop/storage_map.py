@@ -54,7 +54,7 @@ from backends.storage_map import (
     StorageRow,
     storage_map,
 )
-from desktop.i18n import config_word
+from desktop.i18n import config_word, number
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 #: a pale background per durability class (the seed's three answers)
@@ -387,7 +387,7 @@ class MigrationDialog(QDialog):
                 step.action,
                 step.source.replace(home, ""),
                 step.target.replace(home, "") if step.works else "",
-                f"{step.items:,}" if step.works else "",
+                number(step.items) if step.works else "",
                 state,
                 step.problem or step.detail,
             ]

@@ -80,7 +80,7 @@ from backends.multiagent import (
 )
 from backends.progress import Progress
 from backends.services import Lazy, ModelChoices
-from desktop import theme
+from desktop import i18n, theme
 from desktop.i18n import QT_TRANSLATE_NOOP
 from desktop.markdown import set_markdown
 from desktop.model_picker import ModelPicker
@@ -788,7 +788,7 @@ class MultiAgentTab(QWidget):
         self.sessions.blockSignals(True)
         self.sessions.clear()
         for session in sessions:
-            started = time.strftime("%Y-%m-%d %H:%M", time.localtime(session.created_at))
+            started = i18n.when(session.created_at)
             phase = self._state_name(session)
             state = self._states.get(session.session_id)
             if self._is_ours(session.session_id):
@@ -1083,7 +1083,7 @@ class MultiAgentTab(QWidget):
         if seq <= self._seen_seq:
             return False  # already drawn (live, then again in the final session)
         self._seen_seq = seq
-        stamp = time.strftime("%H:%M:%S", time.localtime(float(event.get("ts", 0.0))))
+        stamp = i18n.when(float(event.get("ts", 0.0)), "%H:%M:%S")
         expert = str(event.get("expert") or "")
         kind = str(event.get("kind", ""))
         labels = {
@@ -1520,7 +1520,8 @@ class MultiAgentTab(QWidget):
         hidden = len(found) - len(shown)
         for hit in shown:
             text = hit.text.replace("\n", " ")
-            item = QListWidgetItem(f"{hit.score:.2f} · {hit.collection} · {hit.expert}: {text}")
+            score = i18n.number(hit.score, 2)
+            item = QListWidgetItem(f"{score} · {hit.collection} · {hit.expert}: {text}")
             item.setToolTip(hit.text)
             item.setData(Qt.ItemDataRole.UserRole, hit.id)
             self.memory_results.addItem(item)

@@ -2029,6 +2029,10 @@ This machine: {1} of memory available of {2}.</source>
 Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
+        <source>Context limited to {0} tokens: {1}.</source>
+        <translation>Contexto limitado a {0} tokens: {1}.</translation>
+    </message>
+    <message>
         <source>yes</source>
         <translation>sí</translation>
     </message>
@@ -2107,10 +2111,6 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>Used by: {0}</source>
         <translation>Lo usa: {0}</translation>
-    </message>
-    <message>
-        <source>Context limited to {0:,} tokens: {1}.</source>
-        <translation>Contexto limitado a {0:,} tokens: {1}.</translation>
     </message>
     <message>
         <source>Could not read the models folders: {0}</source>
