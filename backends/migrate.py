@@ -22,7 +22,7 @@ audit log          copied to Postgres **record by record** (the same ``seq, reco
 checkpoints        the trust file and the signing key stay local (they must live outside the
                    database); after the copy a checkpoint of the server log at the copied head
                    is signed and trusted — the link between the two logs
-pseudonym keys     stay local, never on a server (CT4)
+pseudonym keys     beside a server log, wrapped under a desktop-only key (CT4, CT11)
 ================== ============================================================================
 
 The migration is a loop over :data:`DATA`, the declared list of what it knows: each
@@ -975,7 +975,10 @@ def _plan_keys(run: _Run, datum: Migratable) -> Step:
         STAYS,
         f"SQLite {path}",
         f"SQLite {path}",
-        detail="keys never go to a server: erasure must be able to destroy them (CT4)",
+        detail=(
+            "on a server log they move beside it on first use, wrapped under audit-log.kek, a "
+            "key only the desktops hold (CT4, CT11; docs/AUDIT.md)"
+        ),
     )
 
 

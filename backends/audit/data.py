@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from backends import stores
+from backends.audit.pseudonyms import KEK_FILE, PostgresKeyStore
 from backends.audit.service import (
     CHECKPOINTS_FILE,
     KEYS_FILE,
@@ -84,10 +85,19 @@ def _checkpoints(config: Config, services: Services | None) -> Measurement:
 
 
 def _keys_place(config: Config) -> Place:
+    if config.audit == "postgres":  # shared by the desktops on the log (CT11)
+        return Place(
+            "beside the server log, wrapped under audit-log.kek", str(config.path(KEK_FILE))
+        )
     return Place("SQLite (secure_delete), never on a server", str(config.path(KEYS_FILE)))
 
 
 def _keys(config: Config, services: Services | None) -> Measurement:
+    if config.audit == "postgres" and services is not None:
+        keys = _service(services).keys
+        if isinstance(keys, PostgresKeyStore):
+            held, erased = keys.counts()
+            return Measurement(held, None, note=f"erased: {erased} (their keys destroyed)")
     path = config.path(KEYS_FILE)
     measured = sqlite_count(path, "SELECT count(*) FROM person_key")
     if measured.health != OK:

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from backends.stores.audit_log import AuditLog
 
 __all__ = [
+    "KEK_FILE",
     "SEAL_PREFIX",
     "ErasureError",
     "KeyStore",

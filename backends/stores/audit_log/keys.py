@@ -398,6 +398,12 @@ class PostgresKeyStore:
         if rows and remember:
             self._finished[str(rows[0][0])] = pseudonym
 
+    def counts(self) -> tuple[int, int]:
+        """(keys held, people erased) beside the log, for the storage map."""
+        held = self._q(sql.SQL("SELECT count(*) FROM {}").format(self._t["audit_person_key"]))
+        gone = self._q(sql.SQL("SELECT count(*) FROM {}").format(self._t["audit_key_erased"]))
+        return int(held[0][0]), int(gone[0][0])
+
     def adopt(
         self,
         salt: bytes,
