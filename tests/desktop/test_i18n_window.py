@@ -232,3 +232,59 @@ def test_every_dialog_has_no_english_word(
         if isValid(dialog):  # the key dialog deletes itself when closed
             dialog.close()
     assert not left, "English left in the dialogs:\n" + "\n".join(left)
+
+
+def test_numbers_and_dates_follow_the_language(custodia_window: Any) -> None:
+    from desktop import i18n as window_i18n
+
+    assert window_i18n.number(1234567) == "1.234.567"
+    assert window_i18n.number(0.2834, 2) == "0,28"
+    assert window_i18n.config_word("embedded") == "integrado"
+    stamp = 1_764_665_400  # 2025-12-02
+    assert "2025" not in window_i18n.when(stamp) and "/25" in window_i18n.when(stamp)
+    assert window_i18n.when(stamp, "%H:%M:%S").count(":") == 2
+
+
+def test_settings_offer_the_language_for_the_next_start(
+    custodia_window: Any, custodia_services: Services, qtbot: Any, monkeypatch: Any
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from backends import config
+    from desktop.dialogs import SettingsDialog
+
+    monkeypatch.delenv("CUSTODIA_LANGUAGE", raising=False)
+    monkeypatch.setattr(QMessageBox, "information", lambda *args: None)
+    dialog = SettingsDialog(custodia_services.config, custodia_window)
+    qtbot.addWidget(dialog)
+    combo = dialog.findChild(QComboBox, "language")
+    assert [combo.itemData(i) for i in range(combo.count())] == ["system", "en", "es"]
+    assert [combo.itemText(i) for i in (1, 2)] == ["English", "Español"]
+    assert combo.currentData() == "es"
+    note = dialog.findChild(QLabel, "language_note")
+    assert note.text() == "Se aplica en el próximo inicio de Custodia."
+    combo.setCurrentIndex(combo.findData("en"))
+    dialog.buttons.accepted.emit()
+    assert config.load({}, home=custodia_services.config.home).language == "en"
+
+
+@pytest.mark.parametrize("language", ["en"])
+def test_english_is_the_default_and_unchanged(
+    language: str, tmp_path: Path, qtbot: Any, custodia_qsettings: Any
+) -> None:
+    from desktop import i18n as window_i18n
+    from desktop.main_window import MainWindow
+
+    config = Config(home=tmp_path, embedder="hashing", chat_model="scripted", language=language)
+    services = Services(config.validated())
+    assert window_i18n.install(language) == "en"
+    try:
+        window = MainWindow(services, settings=custodia_qsettings)
+        qtbot.addWidget(window, before_close_func=lambda w: w.workers.shutdown())
+        menus = [a.menu().title() for a in window.menuBar().actions() if a.menu()]
+        assert menus == ["&File", "&View", "&Tools", "&Help"]
+        assert window_i18n.number(1234567) == "1,234,567"
+        window.close_now()
+    finally:
+        window_i18n.uninstall()
+        services.close()
