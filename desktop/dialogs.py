@@ -9,7 +9,7 @@ from importlib import metadata
 from typing import Any
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QCoreApplication, Qt, qVersion
+from PySide6.QtCore import QCoreApplication, QSize, Qt, qVersion
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -83,6 +83,27 @@ def _combo(name: str, values: tuple[str, ...], current: str, editable: bool = Fa
     return combo
 
 
+class _Pages(QScrollArea):
+    """A vertical scroll area as wide as its page and, room permitting, as high: it scrolls
+    only when the screen (or the window, 760×480 at least) is smaller than the page."""
+
+    def _bar(self) -> int:
+        return int(self.verticalScrollBar().sizeHint().width())
+
+    def sizeHint(self) -> QSize:
+        page = self.widget()
+        if page is None:
+            return super().sizeHint()
+        hint = page.sizeHint()
+        return QSize(hint.width() + self._bar(), hint.height())
+
+    def minimumSizeHint(self) -> QSize:
+        page = self.widget()
+        if page is None:
+            return super().minimumSizeHint()
+        return QSize(page.minimumSizeHint().width() + self._bar(), 120)
+
+
 #: settings that only a server setup fills in (the servers section is unfolded when one is)
 SERVER_FIELDS = (
     "cache_backend",
@@ -137,7 +158,7 @@ class SettingsDialog(QDialog):
         intro.setWordWrap(True)
         layout.addWidget(intro)
         # the pages scroll rather than push the buttons off a small screen (760×480)
-        scroll = QScrollArea()
+        scroll = _Pages()
         scroll.setObjectName("settings_scroll")
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -155,7 +176,7 @@ class SettingsDialog(QDialog):
         mform.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         offered = tuple(o.key for o in self.options)  # never "scripted": it is for testers
         chat_combo = _model_combo("chat_model", offered, config.chat_model)
-        chat_combo.setMinimumContentsLength(18)
+        chat_combo.setMinimumContentsLength(12)
         chat_combo.setToolTip(
             self.tr(
                 "Every assistant's model unless it has its own below (gguf:<path or name>, "
@@ -171,7 +192,7 @@ class SettingsDialog(QDialog):
             config.embedder,
             True,
         )
-        embedder.setMinimumContentsLength(18)
+        embedder.setMinimumContentsLength(12)
         self._add(mform, "embedder", self.tr("Embedder (after a restart)"), embedder)
         left.addWidget(models)
         left.addWidget(self._build_servers())
@@ -304,7 +325,7 @@ class SettingsDialog(QDialog):
         box_layout.addWidget(applied)
         self.assistant_tabs = QTabWidget()
         self.assistant_tabs.setObjectName("settings_assistants")
-        self.assistant_tabs.setMinimumWidth(460)  # the four tabs' titles, uncut
+        self.assistant_tabs.setMinimumWidth(400)  # the four tabs' titles, uncut (Spanish too)
         box_layout.addWidget(self.assistant_tabs)
         titles = {
             "tutor": self.tr("Tutor"),
@@ -318,7 +339,7 @@ class SettingsDialog(QDialog):
             combo = _model_combo(
                 f"models_{assistant}", ("", *offered), self.config.models.get(assistant, "")
             )
-            combo.setMinimumContentsLength(26)
+            combo.setMinimumContentsLength(16)
             combo.setToolTip(self.tr("Empty: the default chat model"))
             var = f"CUSTODIA_{assistant.upper()}_MODEL"
             if var in os.environ:
