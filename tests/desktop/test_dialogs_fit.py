@@ -121,7 +121,23 @@ def _proof(window: Any) -> QWidget:
     return ProofDialog("0" * 64, window)
 
 
+def _storage_map(window: Any) -> QWidget:
+    from desktop.storage_map import open_storage_map
+
+    return open_storage_map(window).window()
+
+
+def _new_history_question(window: Any) -> QWidget:
+    from desktop.tabs.conversations import ConversationsTab
+
+    tab = window.findChild(ConversationsTab)
+    tab._on_new_history_clicked()
+    return tab.new_history_dialog  # type: ignore[no-any-return]
+
+
 DIALOGS: dict[str, Opener] = {
+    "storage_map": _storage_map,
+    "new_history_question": _new_history_question,
     "settings": _settings,
     "settings_servers": _settings_servers,
     "models": _models,
