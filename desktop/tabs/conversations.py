@@ -574,42 +574,53 @@ def key_details(status: EncryptionStatus | None, error: str = "") -> str:
     """What the conversations tab's Details show: the cipher, key ids, where the key comes
     from and the variables that set it at start (never in the sentences themselves); after a
     blank line, the store's own words (the keyring's reason, a refusal), as it said them."""
-    tr = QCoreApplication.translate
-    lines = [tr("KeyDialog", "Cipher: Fernet (AES-128 in CBC mode with an HMAC-SHA256 check).")]
+    lines = [
+        QCoreApplication.translate(
+            "KeyDialog", "Cipher: Fernet (AES-128 in CBC mode with an HMAC-SHA256 check)."
+        )
+    ]
     if status is not None:
         if status.key_id:
-            lines.append(tr("KeyDialog", "Key id: {0}").format(status.key_id))
+            lines.append(
+                QCoreApplication.translate("KeyDialog", "Key id: {0}").format(status.key_id)
+            )
         sources = {
-            "environment": tr("KeyDialog", "the CONVERSATIONS_KEY environment variable"),
-            "environment_passphrase": tr(
+            "environment": QCoreApplication.translate(
+                "KeyDialog", "the CONVERSATIONS_KEY environment variable"
+            ),
+            "environment_passphrase": QCoreApplication.translate(
                 "KeyDialog", "a passphrase in the CONVERSATIONS_PASSPHRASE environment variable"
             ),
-            "keyring": tr("KeyDialog", "the OS keyring"),
-            "passphrase": tr("KeyDialog", "a passphrase given in the app"),
-            "session": tr("KeyDialog", "this session only"),
+            "keyring": QCoreApplication.translate("KeyDialog", "the OS keyring"),
+            "passphrase": QCoreApplication.translate("KeyDialog", "a passphrase given in the app"),
+            "session": QCoreApplication.translate("KeyDialog", "this session only"),
         }
         if status.encrypted and status.source in sources:
-            lines.append(tr("KeyDialog", "Key from: {0}").format(sources[status.source]))
+            lines.append(
+                QCoreApplication.translate("KeyDialog", "Key from: {0}").format(
+                    sources[status.source]
+                )
+            )
         if status.rotation_pending:
             lines.append(
-                tr("KeyDialog", "Unfinished key change to key id {0}").format(
-                    status.rotation_pending
-                )
+                QCoreApplication.translate(
+                    "KeyDialog", "Unfinished key change to key id {0}"
+                ).format(status.rotation_pending)
             )
         if status.needed_key_ids:
             lines.append(
-                tr("KeyDialog", "Key ids the history needs: {0}").format(
+                QCoreApplication.translate("KeyDialog", "Key ids the history needs: {0}").format(
                     ", ".join(status.needed_key_ids)
                 )
             )
         if status.locked_key_ids:
             lines.append(
-                tr("KeyDialog", "Key ids of locked earlier histories: {0}").format(
-                    ", ".join(status.locked_key_ids)
-                )
+                QCoreApplication.translate(
+                    "KeyDialog", "Key ids of locked earlier histories: {0}"
+                ).format(", ".join(status.locked_key_ids))
             )
     lines.append(
-        tr(
+        QCoreApplication.translate(
             "KeyDialog",
             "At start, the CONVERSATIONS_KEY environment variable (a key) or "
             "CONVERSATIONS_PASSPHRASE (a passphrase) sets the key without this dialog.",

@@ -2,72 +2,6 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="es">
 <context>
-    <name></name>
-    <message>
-        <source>KeyDialog</source>
-        <comment>Cipher: Fernet (AES-128 in CBC mode with an HMAC-SHA256 check).</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>KeyDialog</source>
-        <comment>Key id: {0}</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>KeyDialog</source>
-        <comment>the CONVERSATIONS_KEY environment variable</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>KeyDialog</source>
-        <comment>a passphrase in the CONVERSATIONS_PASSPHRASE environment variable</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>KeyDialog</source>
-        <comment>the OS keyring</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>KeyDialog</source>
-        <comment>a passphrase given in the app</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>KeyDialog</source>
-        <comment>this session only</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>KeyDialog</source>
-        <comment>Key from: {0}</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>KeyDialog</source>
-        <comment>Unfinished key change to key id {0}</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>KeyDialog</source>
-        <comment>Key ids the history needs: {0}</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>KeyDialog</source>
-        <comment>Key ids of locked earlier histories: {0}</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message numerus="yes">
-        <source>KeyDialog</source>
-        <comment>At start, the CONVERSATIONS_KEY environment variable (a key) or CONVERSATIONS_PASSPHRASE (a passphrase) sets the key without this dialog.</comment>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
-        </translation>
-    </message>
-</context>
-<context>
     <name>AboutDialog</name>
     <message>
         <source>not installed</source>
@@ -1227,6 +1161,54 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     <message>
         <source>A key change is unfinished and this is not its key: give the key it started with to finish it. Another key can be set once it is done.</source>
         <translation>Hay un cambio de clave sin terminar y esta no es su clave: indique la clave con la que empezó para terminarlo. Se podrá definir otra clave cuando termine.</translation>
+    </message>
+    <message>
+        <source>Cipher: Fernet (AES-128 in CBC mode with an HMAC-SHA256 check).</source>
+        <translation>Cifrado: Fernet (AES-128 en modo CBC con una comprobación HMAC-SHA256).</translation>
+    </message>
+    <message>
+        <source>Key id: {0}</source>
+        <translation>Id. de la clave: {0}</translation>
+    </message>
+    <message>
+        <source>the CONVERSATIONS_KEY environment variable</source>
+        <translation>la variable de entorno CONVERSATIONS_KEY</translation>
+    </message>
+    <message>
+        <source>a passphrase in the CONVERSATIONS_PASSPHRASE environment variable</source>
+        <translation>una frase de contraseña en la variable de entorno CONVERSATIONS_PASSPHRASE</translation>
+    </message>
+    <message>
+        <source>the OS keyring</source>
+        <translation>el llavero del sistema</translation>
+    </message>
+    <message>
+        <source>a passphrase given in the app</source>
+        <translation>una frase de contraseña indicada en la aplicación</translation>
+    </message>
+    <message>
+        <source>this session only</source>
+        <translation>solo esta sesión</translation>
+    </message>
+    <message>
+        <source>Key from: {0}</source>
+        <translation>Origen de la clave: {0}</translation>
+    </message>
+    <message>
+        <source>Unfinished key change to key id {0}</source>
+        <translation>Cambio de clave sin terminar a la clave con id. {0}</translation>
+    </message>
+    <message>
+        <source>Key ids the history needs: {0}</source>
+        <translation>Id. de clave que necesita el historial: {0}</translation>
+    </message>
+    <message>
+        <source>Key ids of locked earlier histories: {0}</source>
+        <translation>Id. de clave de historiales anteriores bloqueados: {0}</translation>
+    </message>
+    <message>
+        <source>At start, the CONVERSATIONS_KEY environment variable (a key) or CONVERSATIONS_PASSPHRASE (a passphrase) sets the key without this dialog.</source>
+        <translation>Al iniciar, la variable de entorno CONVERSATIONS_KEY (una clave) o CONVERSATIONS_PASSPHRASE (una frase de contraseña) define la clave sin este diálogo.</translation>
     </message>
     <message>
         <source>Generate</source>
@@ -2462,6 +2444,10 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>&lt;b&gt;Result so far&lt;/b&gt; ({0})</source>
         <translation>&lt;b&gt;Resultado hasta ahora&lt;/b&gt; ({0})</translation>
+    </message>
+    <message>
+        <source>this session finished before results were checked</source>
+        <translation>esta sesión terminó antes de que se comprobaran los resultados</translation>
     </message>
     <message>
         <source>Nothing here was run: read it as the model&apos;s draft.</source>
