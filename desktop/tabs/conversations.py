@@ -623,7 +623,7 @@ def key_details(status: EncryptionStatus | None, error: str = "") -> str:
         QCoreApplication.translate(
             "KeyDialog",
             "At start, the CONVERSATIONS_KEY environment variable (a key) or "
-            "CONVERSATIONS_PASSPHRASE (a passphrase) sets the key without this dialog.",
+            "CONVERSATIONS_PASSPHRASE (a passphrase) gives the key without asking.",
         )
     )
     said = [f"key: {FERNET_SHAPE}"]  # the store's words, untranslated, as logs have them
