@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QTextCursor, QTextDocument
 from PySide6.QtGui import QTextFormat as _Fmt
 from PySide6.QtWidgets import (
@@ -308,7 +308,9 @@ class MarkdownView(QWidget):
         if isinstance(widget, CodeBlock):
             widget.set_code(segment.text)
             widget.setProperty("language", segment.language)
-            widget.language_label.setText(segment.language or widget.tr("code"))
+            widget.language_label.setText(
+                segment.language or QCoreApplication.translate("CodeBlock", "code")
+            )
         elif isinstance(widget, QLabel):
             widget.setText(unlinked(segment.text))
 

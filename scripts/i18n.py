@@ -294,10 +294,34 @@ def po_expected() -> set[tuple[str, str]]:
     return out
 
 
+#: ways of calling tr() that lupdate reads under another context than Qt looks them up in
+SOURCE_RULES = (
+    (
+        re.compile(r"\b\w+\s*=\s*(?:QCoreApplication|QApplication|app)\.translate\b(?!\s*\()"),
+        "an alias of translate(): lupdate cannot see the strings passed to it",
+    ),
+    (
+        re.compile(r"(?<![\w.])(?!self\b)([a-z_]\w*)\.tr\("),
+        "tr() on another object: lupdate files it under that variable's name, Qt looks it up "
+        "under the object's class (use QCoreApplication.translate(context, ...))",
+    ),
+)
+
+
+def source_problems() -> list[str]:
+    """Calls whose strings would be extracted under the wrong context, or not at all."""
+    out = []
+    for path in desktop_sources():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for rule, why in SOURCE_RULES:
+                if rule.search(line):
+                    out.append(f"{path.relative_to(ROOT)}:{number}: {why}")
+    return out
+
+
 def check(language: str) -> list[str]:
-    found = list(
-        problems(read_ts(ts_path(language)), ts_expected(language), ts_path(language).name)
-    )
+    found = source_problems()
+    found += problems(read_ts(ts_path(language)), ts_expected(language), ts_path(language).name)
     found += problems(
         po_entries(po_path(language)), po_expected(), str(po_path(language).relative_to(I18N))
     )

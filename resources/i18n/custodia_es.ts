@@ -77,7 +77,9 @@
     <name>CodeBlock</name>
     <message>
         <source>code</source>
-        <extracomment>streamed tokens are re-rendered at most this often (a long answer is parsed once per tick) a code block taller than this many lines scrolls a Markdown link or image: ``[text](target)`` / ``![alt](target)`` ``&lt;scheme:…&gt;`` and ``&lt;a@b&gt;`` autolinks what GitHub-flavoured Markdown turns into a link by itself: a scheme&apos;s colon, ``www.``, an e-mail address&apos;s ``@``</extracomment>
+        <extracomment>streamed tokens are re-rendered at most this often (a long answer is parsed once per tick) a code block taller than this many lines scrolls a Markdown link or image: ``[text](target)`` / ``![alt](target)`` ``&lt;scheme:…&gt;`` and ``&lt;a@b&gt;`` autolinks what GitHub-flavoured Markdown turns into a link by itself: a scheme&apos;s colon, ``www.``, an e-mail address&apos;s ``@``
+----------
+a code block&apos;s Copy was clicked: the code</extracomment>
         <translation>código</translation>
     </message>
     <message>
@@ -3424,14 +3426,6 @@ Corrija custodia.toml o el entorno y vuelva a iniciar.</translation>
     <message>
         <source>Clinical tutor</source>
         <translation>Tutor clínico</translation>
-    </message>
-</context>
-<context>
-    <name>widget</name>
-    <message>
-        <source>code</source>
-        <extracomment>a code block&apos;s Copy was clicked: the code</extracomment>
-        <translation>código</translation>
     </message>
 </context>
 <context>

@@ -71,3 +71,21 @@ def test_compiled_catalogues_load() -> None:
         assert i18n.gettext_("usage: ") == "uso: "
     finally:
         i18n.install("en")
+
+
+def test_the_check_finds_calls_lupdate_reads_under_another_context() -> None:
+    rules = i18n_tool().SOURCE_RULES
+    flagged = [
+        line
+        for line in (
+            "    tr = QCoreApplication.translate",
+            '    label.setText(window.tr("Storage map"))',
+            '    label.setText(self.tr("Storage map"))',
+            '    title = QCoreApplication.translate("tabs", title)',
+        )
+        if any(rule.search(line) for rule, _why in rules)
+    ]
+    assert flagged == [
+        "    tr = QCoreApplication.translate",
+        '    label.setText(window.tr("Storage map"))',
+    ]
