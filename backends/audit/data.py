@@ -141,6 +141,6 @@ DATA = (
         ),
         _keys,
         place=_keys_place,
-        files=lambda config: (config.path(KEYS_FILE),),
+        files=lambda config: (config.path(KEYS_FILE), config.path(KEK_FILE)),
     ),
 )
