@@ -1209,8 +1209,8 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
         <translation>Id. de clave de historiales anteriores bloqueados: {0}</translation>
     </message>
     <message>
-        <source>At start, the CONVERSATIONS_KEY environment variable (a key) or CONVERSATIONS_PASSPHRASE (a passphrase) sets the key without this dialog.</source>
-        <translation>Al iniciar, la variable de entorno CONVERSATIONS_KEY (una clave) o CONVERSATIONS_PASSPHRASE (una frase de contraseña) define la clave sin este diálogo.</translation>
+        <source>At start, the CONVERSATIONS_KEY environment variable (a key) or CONVERSATIONS_PASSPHRASE (a passphrase) gives the key without asking.</source>
+        <translation>Al iniciar, la variable de entorno CONVERSATIONS_KEY (una clave) o CONVERSATIONS_PASSPHRASE (una frase de contraseña) proporciona la clave sin preguntar.</translation>
     </message>
     <message>
         <source>Generate</source>
