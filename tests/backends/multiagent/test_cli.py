@@ -77,6 +77,10 @@ def test_sessions_lists_newest_first_and_filters_by_phase(
     assert main(["sessions", "--phase", "done", "--json", "--health"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [s["task"] for s in report["sessions"]] == ["second task", "first task"]
+    # finished, and what it is worth: nothing in a scripted answer without code was run
+    assert [(s["phase"], s["status"]) for s in report["sessions"]] == [
+        ("done", "unverified draft")
+    ] * 2
     assert report["health"]["sessions SQLite"] == "ok"
     assert report["health"]["semantic memory (qdrant-edge)"] == "ok"
 
