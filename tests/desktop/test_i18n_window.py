@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QLocale, QModelIndex, Qt
+from PySide6.QtCore import QCoreApplication, QLocale, QModelIndex, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -288,3 +288,17 @@ def test_english_is_the_default_and_unchanged(
     finally:
         window_i18n.uninstall()
         services.close()
+
+
+def test_system_follows_the_desktop_locale(qapp: Any, monkeypatch: Any) -> None:
+    from desktop import i18n as window_i18n
+
+    for system, expected in (("es_MX", "es"), ("en_GB", "en"), ("de_DE", "en")):
+        monkeypatch.setattr(QLocale, "system", staticmethod(lambda s=system: QLocale(s)))
+        try:
+            assert window_i18n.install("system") == expected
+            assert QCoreApplication.translate("MainWindow", "&File") == (
+                "&Archivo" if expected == "es" else "&File"
+            )
+        finally:
+            window_i18n.uninstall()
