@@ -452,6 +452,8 @@ class KeyStore:
                     "INSERT INTO key_meta(key, value) VALUES ('generation', '1') "
                     "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
                 )
+                # until the scrub is done: a start finding it retries (the rows are gone)
+                self._conn.execute("INSERT OR REPLACE INTO key_meta VALUES ('scrub', 'pending')")
                 self._conn.execute("COMMIT")
             except sqlite3.Error as err:
                 if self._conn.in_transaction:
@@ -461,7 +463,21 @@ class KeyStore:
             self._ciphers.clear()
             self._pseudonyms.clear()
             self._by_person.clear()
+            self.finish_scrub()
+
+    def scrub_pending(self) -> bool:
+        """Whether :meth:`destroy_all` deleted keys whose old copies are not scrubbed yet."""
+        with self._lock:
+            row = self._conn.execute("SELECT 1 FROM key_meta WHERE key = 'scrub'").fetchone()
+        return row is not None
+
+    def finish_scrub(self) -> None:
+        with self._lock:
             self._scrub()
+            try:
+                self._conn.execute("DELETE FROM key_meta WHERE key = 'scrub'")
+            except sqlite3.Error as err:
+                raise ErasureError(f"{self.path}: {err}") from err
 
 
 def open_key_store(path: Path, audit_log: AuditLog, *, read_only: bool = False) -> PersonKeys:
@@ -494,12 +510,16 @@ def open_key_store(path: Path, audit_log: AuditLog, *, read_only: bool = False) 
             salt, keys, erased = local.holdings()
             if keys or erased:
                 shared.adopt(salt, keys, erased)
-                local.destroy_all()
                 log.info(
-                    "moved %d person keys from %s beside the shared audit log", len(keys), path
+                    "moving %d person keys from %s beside the shared audit log", len(keys), path
                 )
+                local.destroy_all()
+            elif local.scrub_pending():
+                local.finish_scrub()
         finally:
             local.close()
+    except ErasureError as err:  # adopted and deleted; old copies scrubbed at the next start
+        log.warning("the adopted local keys are deleted but not scrubbed yet: %s", err)
     except KeyStoreError:
         shared.close()
         raise
