@@ -3031,7 +3031,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>New</source>
-        <translation>Nueva</translation>
+        <translation>Nuevo</translation>
     </message>
     <message>
         <source>Start a new thread</source>
