@@ -145,3 +145,41 @@ def test_a_wrong_passphrase_is_said_plainly_and_does_not_squeeze_the_explanation
         assert label.height() >= label.heightForWidth(label.width()), label.objectName()
     child(dialog, QToolButton, "key_details_button").click()
     assert "wrong passphrase" in child(dialog, QLabel, "key_details").text()
+
+
+#: an environment variable's name (``CONVERSATIONS_KEY``, ``CUSTODIA_HOME``), the cipher
+VARIABLE_OR_CIPHER = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|Fernet|\bkey id\b")
+
+
+def test_no_window_or_dialog_sentence_names_a_variable_or_the_cipher(
+    qtbot: Any, custodia_window: Any
+) -> None:
+    """What a person reads (labels, buttons, placeholders) in the window and every dialog;
+    the Details expanders are where such words belong (folded, for whoever needs them)."""
+    from PySide6.QtWidgets import QAbstractButton, QWidget
+
+    from tests.desktop.test_dialogs_fit import DIALOGS
+
+    def said(root: QWidget) -> list[str]:
+        out = []
+        for widget in [root, *root.findChildren(QWidget)]:
+            if not widget.isVisibleTo(root) or "details" in widget.objectName():
+                continue
+            texts = []
+            if isinstance(widget, QLabel | QAbstractButton):
+                texts.append(widget.text())
+            if isinstance(widget, QLineEdit):
+                texts.append(widget.placeholderText())
+            out += [f"{widget.objectName()!r}: {t}" for t in texts if VARIABLE_OR_CIPHER.search(t)]
+        return out
+
+    found = said(custodia_window)
+    for name, opener in DIALOGS.items():
+        if name in ("key_refused", "about_details"):  # Details opened on purpose
+            continue
+        dialog = opener(custodia_window)
+        qtbot.addWidget(dialog)
+        dialog.show()
+        found += [f"{name} {line}" for line in said(dialog)]
+        dialog.close()
+    assert not found, "\n".join(found)
