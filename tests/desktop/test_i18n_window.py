@@ -227,6 +227,7 @@ def test_every_dialog_has_no_english_word(
         dialog.show()
     qtbot.wait(200)  # let the dialogs' first reads land (doctor, storage map, inspector)
     left = [f"{type(d).__name__}: {line}" for d in dialogs for line in english_left(d)]
+    left += [f"{type(d).__name__}: cut {text}" for d in dialogs for text in cut_texts(d)]
     left += english_left(window)  # the inspector dock
     for dialog in dialogs:
         if isValid(dialog):  # the key dialog deletes itself when closed
@@ -302,3 +303,36 @@ def test_system_follows_the_desktop_locale(qapp: Any, monkeypatch: Any) -> None:
             )
         finally:
             window_i18n.uninstall()
+
+
+def cut_texts(root: QWidget) -> list[str]:
+    """Buttons, one-line labels and tab titles narrower than their text (a collapsed pane,
+    0 px wide, shows nothing and cuts nothing)."""
+    out = []
+    for button in root.findChildren(QAbstractButton):
+        if button.isVisible() and button.text() and 0 < button.width() < button.sizeHint().width():
+            out.append(f"button {button.text()!r}")
+    for label in root.findChildren(QLabel):
+        wide = label.sizeHint().width() - 1
+        if label.isVisible() and label.text() and not label.wordWrap() and 0 < label.width() < wide:
+            out.append(f"label {label.text()!r}")
+    for bar in root.findChildren(QTabBar):
+        for index in range(bar.count()):
+            if bar.isVisible() and bar.tabRect(index).width() < bar.tabSizeHint(index).width():
+                out.append(f"tab {bar.tabText(index)!r}")
+    return out
+
+
+def test_nothing_is_cut_at_the_minimum_size(custodia_window: Any, qtbot: Any) -> None:
+    from desktop.main_window import MIN_HEIGHT, MIN_WIDTH
+
+    window = custodia_window
+    window.resize(MIN_WIDTH, MIN_HEIGHT)
+    tabs = window.findChild(QTabWidget, "assistants")
+    cut = []
+    for index in range(tabs.count()):
+        tabs.setCurrentIndex(index)
+        qtbot.waitUntil(lambda: not window.workers.active, timeout=60_000)  # e.g. indexing
+        qtbot.wait(50)
+        cut += [f"{tabs.widget(index).objectName()}: {c}" for c in cut_texts(tabs.widget(index))]
+    assert not cut, "Spanish cut at 760×480:\n" + "\n".join(cut)
