@@ -56,6 +56,9 @@ def _model_combo(name: str, keys: tuple[str, ...], current: str) -> QComboBox:
     for key in (*keys, *(() if not current or current in keys else (current,))):
         combo.addItem(friendly_name(key) if key else "", key)
     combo.setCurrentIndex(max(combo.findData(current), 0))
+    edit = combo.lineEdit()
+    if edit is not None:
+        edit.setCursorPosition(0)  # a long name shows its start, not "…-Instruct (bundled)"
     return combo
 
 
@@ -173,7 +176,7 @@ class SettingsDialog(QDialog):
 
         models = QGroupBox(self.tr("Models"))
         mform = QFormLayout(models)
-        mform.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        mform.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)  # a name shown whole
         offered = tuple(o.key for o in self.options)  # never "scripted": it is for testers
         chat_combo = _model_combo("chat_model", offered, config.chat_model)
         chat_combo.setMinimumContentsLength(12)
@@ -350,7 +353,8 @@ class SettingsDialog(QDialog):
                     )
                 )
             self.model_fields[f"models.{assistant}"] = combo
-            form.addRow(self.tr("Model (empty: the default)"), combo)
+            form.addRow(QLabel(self.tr("Model (empty: the default)")))
+            form.addRow(combo)  # the whole width: a model's name is shown whole
             values = self.config.generation_for(assistant)
             for name, widget, label in self._generation_widgets(assistant, values):
                 self.model_fields[f"generation.{assistant}.{name}"] = widget

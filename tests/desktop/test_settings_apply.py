@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QGroupBox, QLabel, QSpinBox, QToolButton
+from PySide6.QtWidgets import QComboBox, QGroupBox, QLabel, QSpinBox, QToolButton
 
 from backends.config import Config
 from backends.models.local import GGUFInfo
@@ -111,3 +111,20 @@ def test_the_bundled_model_bounds_the_context_by_its_own_header(qtbot: Any, tmp_
     assert "SmolLM2-135M-Instruct (bundled) was trained on 8,192 tokens" in (
         dialog.findChild(QLabel, "context_note_conversations").text()
     )
+
+
+def test_the_model_boxes_show_a_model_name_whole_at_the_minimum_size(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    """'SmolLM2-135M-Instruct (bundl' was shown in the assistants' pages at 760×480."""
+    config = Config(home=tmp_path, models={"tutor": "smollm2"}).validated()
+    dialog = SettingsDialog(config)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.resize(760, 480)
+    qtbot.wait(20)
+    for combo in (dialog.fields["chat_model"], dialog.model_fields["models.tutor"]):
+        assert isinstance(combo, QComboBox)
+        edit = combo.lineEdit()
+        assert combo.currentText() == "SmolLM2-135M-Instruct (bundled)"
+        assert edit.width() >= edit.fontMetrics().horizontalAdvance(combo.currentText())
