@@ -32,6 +32,7 @@ from urllib.parse import quote
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from backends.stores.audit_log import Filter
 from backends.stores.audit_log.keys import (
     KEK_FILE,
     SEAL_PREFIX,
@@ -440,14 +441,15 @@ class KeyStore:
                 raise KeyStoreError(f"{self.path}: {err}") from err
         return self._salt, keys, erased
 
-    def destroy_all(self) -> None:
-        """Delete every key (they now live beside the shared log) and scrub the file."""
+    def destroy(self, pseudonyms: list[str]) -> None:
+        """Delete these keys (they now live beside the shared log) and scrub the file; the
+        erasures stay, for the embedded log of this data dir."""
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
-                self._conn.execute("DELETE FROM person_key")
-                self._conn.execute("DELETE FROM erasure_pending")
-                self._conn.execute("DELETE FROM erased")
+                self._conn.executemany(
+                    "DELETE FROM person_key WHERE pseudonym = ?", [(p,) for p in pseudonyms]
+                )
                 self._conn.execute(
                     "INSERT INTO key_meta(key, value) VALUES ('generation', '1') "
                     "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
@@ -466,7 +468,7 @@ class KeyStore:
             self.finish_scrub()
 
     def scrub_pending(self) -> bool:
-        """Whether :meth:`destroy_all` deleted keys whose old copies are not scrubbed yet."""
+        """Whether :meth:`destroy` deleted keys whose old copies are not scrubbed yet."""
         with self._lock:
             row = self._conn.execute("SELECT 1 FROM key_meta WHERE key = 'scrub'").fetchone()
         return row is not None
@@ -485,8 +487,9 @@ def open_key_store(path: Path, audit_log: AuditLog, *, read_only: bool = False) 
     log for a Postgres log whose schema has the key tables (the desktops sharing it hold the
     key-encryption key, ``audit-log.kek`` next to ``path``).
 
-    A local file left from before is adopted on first use — its keys copied beside the log
-    (idempotent: an interrupted copy resumes), then deleted and scrubbed here (CT4)."""
+    A local file left from before is adopted on first use — the keys of the people this log
+    names copied beside it (idempotent: an interrupted copy resumes), then deleted and
+    scrubbed here (CT4); keys of people only an embedded log names stay."""
     dsn = getattr(audit_log, "dsn", None)
     schema = getattr(audit_log, "schema", None)
     if audit_log.kind != "postgres" or not isinstance(dsn, str) or not isinstance(schema, str):
@@ -508,12 +511,17 @@ def open_key_store(path: Path, audit_log: AuditLog, *, read_only: bool = False) 
         local = KeyStore(path)
         try:
             salt, keys, erased = local.holdings()
+            # only the keys of people this log names (a data dir's embedded log may name
+            # others: their keys stay here, for that log)
+            keys = [k for k in keys if audit_log.count(Filter(pseudonym=k[1]))]
+            erased = [e for e in erased if audit_log.count(Filter(pseudonym=e[0]))]
             if keys or erased:
                 shared.adopt(salt, keys, erased)
+            if keys:
                 log.info(
                     "moving %d person keys from %s beside the shared audit log", len(keys), path
                 )
-                local.destroy_all()
+                local.destroy([k[1] for k in keys])
             elif local.scrub_pending():
                 local.finish_scrub()
         finally:

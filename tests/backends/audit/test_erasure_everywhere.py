@@ -221,9 +221,20 @@ def test_local_keys_of_a_shared_log_move_beside_it_on_first_use(
     pseudonym, sealed = local.seal("erin", {**TURN, "n": 1})
     key = local._key(pseudonym)
     assert key is not None
+    hal, hal_sealed = local.seal("hal", {**TURN, "n": 2})
+    local.forget("hal")  # erased before the move: still erased after it
+    gus, gus_sealed = local.seal("gus", {**TURN, "n": 3})  # only in this dir's embedded log
     local.close()
     log = PostgresAuditLog(made.app_dsn, schema=made.schema)
-    seq = log.append_many([Draft("tutor.turn", pseudonym, {"n": 1}, sealed)])[0].seq
+    seq, hal_seq = (
+        e.seq
+        for e in log.append_many(
+            [
+                Draft("tutor.turn", pseudonym, {"n": 1}, sealed),
+                Draft("tutor.turn", hal, {"n": 2}, hal_sealed),
+            ]
+        )
+    )
     log.close()
 
     a = AuditService.open(_desktop(home, made), checkpoint_every=0)
@@ -236,6 +247,7 @@ def test_local_keys_of_a_shared_log_move_beside_it_on_first_use(
         assert a.pseudonym_of("erin") == pseudonym  # the name still finds its keys
         raw = b"".join(p.read_bytes() for p in home.glob(KEYS_FILE + "*") if p.is_file())
         assert key not in raw and key.hex().encode() not in raw
+        assert _shown(b, hal_seq) == ("erased", None)
         assert b.forget("erin") == pseudonym
         assert _shown(a, seq) == ("erased", None)
         assert a.verify().ok
@@ -245,8 +257,15 @@ def test_local_keys_of_a_shared_log_move_beside_it_on_first_use(
     again = AuditService.open(_desktop(home, made), checkpoint_every=0)  # idempotent
     try:
         assert _shown(again, seq) == ("erased", None)
+        assert again.verify().ok
     finally:
         again.close()
+    left = KeyStore(home / KEYS_FILE)  # the embedded log's own person kept her key here
+    try:
+        assert left.open(gus, gus_sealed) == {**TURN, "n": 3}
+        assert left.open(pseudonym, sealed) is None
+    finally:
+        left.close()
 
 
 def test_a_store_from_the_previous_release_gains_the_generation(tmp_path: Path) -> None:
