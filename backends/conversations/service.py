@@ -893,9 +893,13 @@ class ConversationAgent:
         cid = conversation.id
         if on_saved is not None:
             on_saved(cid)
+        thread = history
         if composed is not None:  # the draft is checked against the quoted messages
             context = [_passage(h) for h in past]
-        prompt = Prompt(user=message, system=SYSTEM_PROMPT, history=history, context=context)
+            # and asked without the thread: given it, a small model repeats its earlier
+            # answers (measured on the memory assistant, docs/BENCHMARKS.md)
+            thread = []
+        prompt = Prompt(user=message, system=SYSTEM_PROMPT, history=thread, context=context)
         pieces: list[str] = []
         stopped = False
         failure: CustodiaEnvironmentError | None = None
