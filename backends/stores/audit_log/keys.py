@@ -152,11 +152,17 @@ def _kek_id(kek: bytes) -> str:
 
 
 def _write_private(path: Path, data: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
+    """Whole or not at all, and never over another process's (``FileExistsError``)."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.link(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 class PostgresKeyStore:
@@ -219,6 +225,13 @@ class PostgresKeyStore:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 _write_private(self.path, kek.hex())
+            except FileExistsError:  # another process of this data dir made it first
+                try:
+                    kek = bytes.fromhex(self.path.read_text(encoding="ascii").strip())
+                except (OSError, ValueError) as err:
+                    raise KeyStoreError(
+                        f"{self.path}: unreadable key-encryption key: {err}"
+                    ) from err
             except OSError as err:
                 raise KeyStoreError(
                     f"{self.path}: cannot write the key-encryption key: {err}"
