@@ -7,12 +7,14 @@ the erased name gets a new pseudonym; the chain still verifies.
 
 from __future__ import annotations
 
+import base64
 import shutil
 import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -289,3 +291,36 @@ def test_a_store_from_the_previous_release_gains_the_generation(tmp_path: Path) 
     finally:
         one.close()
         two.close()
+
+
+@pytest.mark.server
+def test_the_server_never_holds_a_key_in_clear_not_even_in_dead_tuples_or_wal(
+    desktops: tuple[AuditService, AuditService], made: Bootstrapped, fresh_postgres_db: str
+) -> None:
+    """CT4 on the server: after ``forget``, the deleted row's bytes may survive in the heap
+    (a dead tuple) and in the WAL — as the wrapped blob only, never the key itself."""
+    a, _b = desktops
+    _turn(a, "ivy", 1)
+    store = a.keys
+    assert isinstance(store, PostgresKeyStore)
+    row = store._row("ivy")
+    assert row is not None
+    key = store._unwrap(row[1], "key:" + row[0])
+    assert key is not None and len(key) == 32
+    a.forget("ivy")
+    with psycopg.connect(fresh_postgres_db, autocommit=True, connect_timeout=5) as su:
+
+        def read(sql_text: str, arg: str) -> Any:
+            found = su.execute(sql_text, (arg,)).fetchone()
+            assert found is not None
+            return found[0]
+
+        su.execute("CHECKPOINT")
+        path = read("SELECT pg_relation_filepath(%s)", f"{made.schema}.audit_person_key")
+        pages = [bytes(read("SELECT pg_read_binary_file(%s)", path))]
+        for (name,) in su.execute("SELECT name FROM pg_ls_waldir() ORDER BY name").fetchall():
+            pages.append(bytes(read("SELECT pg_read_binary_file(%s)", f"pg_wal/{name}")))
+    raw = b"".join(pages)
+    assert row[1] in raw  # the wrapped key is still there, somewhere on the server...
+    for form in (key, key.hex().encode(), base64.b64encode(key)):
+        assert form not in raw  # ...but never the key itself
