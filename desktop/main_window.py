@@ -821,6 +821,11 @@ class MainWindow(QMainWindow):
             shutdown = getattr(widget, "shutdown", None)
             if callable(shutdown):
                 shutdown()
+        # a turn that ends after this (its outcome already queued) keeps nothing in a
+        # closed thread index
+        for threads in (self.memory_threads, self.tutor_threads):
+            if threads is not None:
+                threads.detach()
         self.services.close()
         event.accept()
 

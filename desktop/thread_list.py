@@ -122,6 +122,11 @@ class ThreadList(QWidget):
         self.index = index
         self.refresh()
 
+    def detach(self) -> None:
+        """Forget the index (the window closes it next): a turn that ends after that keeps
+        nothing, instead of writing to a closed database."""
+        self.index = None
+
     def refresh(self, current: str = "") -> None:
         """Read the list again (keeping ``current``, or the selection, selected)."""
         keep = current or self.current_id()
@@ -237,6 +242,11 @@ class MemoryChatThreads(QObject):
         if index is not None:
             self.attach(index)
 
+    def detach(self) -> None:
+        """Forget the index before the window closes it."""
+        self.index = None
+        self.sidebar.detach()
+
     def attach(self, index: ThreadIndex) -> None:
         """Use ``index`` (open now): list its threads and reopen the newest."""
         self.index = index
@@ -315,6 +325,11 @@ class TutorThreads(QObject):
     def attach(self, index: ThreadIndex) -> None:
         self.index = index
         self.sidebar.set_index(index)
+
+    def detach(self) -> None:
+        """Forget the index before the window closes it."""
+        self.index = None
+        self.sidebar.detach()
 
     def open(self, thread_id: str) -> None:
         if self.index is not None and self.index.get(thread_id) is not None:

@@ -154,3 +154,25 @@ def test_forgetting_a_person_removes_their_tutor_threads(
         pass
     assert index.people("tutor") == []  # student erased; ana has no key (never recorded)
     assert titles(custodia_window.tutor_threads.sidebar) == []
+
+
+def test_a_turn_ending_after_the_window_closed_keeps_nothing_and_raises_nothing(
+    qtbot: Any, custodia_window: Any
+) -> None:
+    """The window closes the thread index with its services; a memory turn whose outcome was
+    already queued then changes the transcript. It wrote to the closed database ("Cannot
+    operate on a closed database", seen as a flaky tab test); now the threads are detached
+    first and nothing is written."""
+    from PySide6.QtWidgets import QWidget
+
+    from backends.models.chat import Message
+
+    qtbot.waitUntil(lambda: custodia_window.memory_threads.index is not None, timeout=30_000)
+    index = custodia_window.memory_threads.index
+    tab = custodia_window.findChild(QWidget, "memories")
+    custodia_window.close_now()
+    tab.history.append(Message("user", "A turn that ended after the window closed."))
+    tab.transcript_changed.emit()  # raised sqlite3.ProgrammingError in the slot before
+    assert custodia_window.memory_threads.index is None
+    assert custodia_window.memory_threads.sidebar.threads() == []
+    assert index is not None
