@@ -1012,6 +1012,21 @@ class ConversationsTab(QWidget):
 
     # -- slots: results --------------------------------------------------------------------
     def _on_job_failed(self, message: str, environment: bool) -> None:
+        status = self._status
+        if (
+            environment
+            and status is not None
+            and status.key_problem
+            and status.key_problem in message
+        ):
+            # the store's refusal names variables and key ids: they are under Details
+            self.tab_status.setText(
+                self.tr(
+                    "Nothing was written: your history is locked. Give its key or passphrase "
+                    "in “Set key…”, or start a new history."
+                )
+            )
+            return
         prefix = "" if environment else self.tr("Unexpected error (see the log): ")
         self.tab_status.setText(prefix + message)
 

@@ -349,8 +349,8 @@ def test_without_the_key_of_an_encrypted_history_nothing_is_written(
     before = sorted(p.name for p in folder.iterdir())
     say(qtbot, tab, "this would be stored in clear")
     tab_status = child(tab, QLabel, "tab_status")
-    qtbot.waitUntil(lambda: "history is encrypted" in tab_status.text(), timeout=WAIT)
-    assert "set CONVERSATIONS_KEY" in tab_status.text()
+    qtbot.waitUntil(lambda: "history is locked" in tab_status.text(), timeout=WAIT)
+    assert "CONVERSATIONS_KEY" not in tab_status.text() and "Set key" in tab_status.text()
     # nothing lost, nothing written, nothing shown that is not stored
     assert child(tab, QLineEdit, "chat_input").text() == "this would be stored in clear"
     assert "stored in clear" not in child(tab, QTextBrowser, "transcript").toPlainText()
@@ -565,7 +565,9 @@ def test_an_invalid_key_is_explained_in_the_dialog_which_stays_open(
     with qtbot.waitSignal(dialog.destroyed, timeout=WAIT):  # accepted: deleted
         _ok(dialog)
     status = child(tab, QLabel, "tab_status")
-    qtbot.waitUntil(lambda: "1 conversation(s) encrypted with the new key" in status.text(), timeout=WAIT)
+    qtbot.waitUntil(
+        lambda: "1 conversation(s) encrypted with the new key" in status.text(), timeout=WAIT
+    )
     idle(qtbot, tab)
     assert json.loads(path.read_text())["encrypted"] is True
     assert tab.findChild(QDialog, "key_dialog") is None
@@ -749,7 +751,10 @@ def test_generate_in_the_window_saves_the_key_before_rewriting_any_file(
     try:
         _ok(dialog)
         status = child(tab, QLabel, "tab_status")
-        qtbot.waitUntil(lambda: "300 conversation(s) encrypted with the new key" in status.text(), timeout=60_000)
+        qtbot.waitUntil(
+            lambda: "300 conversation(s) encrypted with the new key" in status.text(),
+            timeout=60_000,
+        )
     finally:
         done.set()
         watcher.join()
