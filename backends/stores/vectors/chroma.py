@@ -141,20 +141,26 @@ class ChromaVectorIndex(chroma.ChromaCollection):
         embedder_name: str,
         dimension: int,
         fresh: bool = False,
+        collection: str | None = None,
         **context: Any,
     ) -> ChromaVectorIndex:
         """The server at ``chroma_url``, else the local folder under the data dir; only our
-        collection is touched (``fresh`` drops it)."""
+        collection (``collection``, else the class's) is touched (``fresh`` drops it)."""
         if config.chroma_url:
             return cls.server(
                 config.chroma_url,
                 timeout=config.network_timeout,
                 embedder_name=embedder_name,
                 dimension=dimension,
+                collection=collection,
                 fresh=fresh,
             )
         return cls.local(
-            config.chroma_path, embedder_name=embedder_name, dimension=dimension, fresh=fresh
+            config.chroma_path,
+            embedder_name=embedder_name,
+            dimension=dimension,
+            collection=collection,
+            fresh=fresh,
         )
 
     def _other_embedder(self, name: str) -> EmbedderMismatchError:
