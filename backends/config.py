@@ -93,6 +93,9 @@ class Config:
     chroma_url: str = ""  # empty: persistent local Chroma under home
     # Models.
     embedder: str = "minilm"
+    #: the tutor's second vector, searched for Spanish questions only: "auto" (the multilingual
+    #: USE when ``embedder`` is MiniLM), "none", or an embedder name (docs/TUTOR.md)
+    tutor_spanish_embedder: str = "auto"
     chat_model: str = "smollm2"  # every assistant's, unless ``models`` names another
     #: folders searched for ``.gguf`` files besides ``<home>/models``
     model_folders: tuple[str, ...] = ()
@@ -195,6 +198,8 @@ class Config:
         if self.graph == "neo4j" and not self.neo4j_uri:
             raise ConfigError("neo4j_uri", _("the Neo4j graph is selected but no URI is set"))
         _model_name("embedder", self.embedder, EMBEDDERS)
+        if self.tutor_spanish_embedder not in ("auto", "none"):
+            _model_name("tutor_spanish_embedder", self.tutor_spanish_embedder, EMBEDDERS)
         _model_name("chat_model", self.chat_model, CHAT_MODELS)
         for index, folder in enumerate(self.model_folders):
             if not folder.strip() or "\x00" in folder:
