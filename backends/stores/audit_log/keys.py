@@ -147,6 +147,32 @@ def has_key_tables(conn: psycopg.Connection[Any], schema: str) -> bool:
     return bool(row and row[0])
 
 
+def kek_problem(conn: psycopg.Connection[Any], schema: str, path: Path) -> str | None:
+    """Why a desktop could not read this log's person keys (for the doctor), or None."""
+    try:
+        if not has_key_tables(conn, schema):
+            return None
+        row = conn.execute(
+            sql.SQL("SELECT kek_id FROM {}").format(sql.Identifier(schema, "audit_key_kek"))
+        ).fetchone()
+    except psycopg.Error:  # not bootstrapped, or not this role's: the log's own check says so
+        return None
+    if row is None:
+        return None  # this desktop will make the key on first use
+    try:
+        kek = bytes.fromhex(path.read_text(encoding="ascii").strip())
+    except FileNotFoundError:
+        return (
+            f"{path}: missing — copy audit-log.kek (0600) from a desktop that already uses this "
+            "log, or no tutor turn can be recorded here"
+        )
+    except (OSError, ValueError) as err:
+        return f"{path}: unreadable key-encryption key: {err}"
+    if _kek_id(kek) != row[0]:
+        return f"{path}: not the key-encryption key this log's person keys are wrapped with"
+    return None
+
+
 def _kek_id(kek: bytes) -> str:
     return hashlib.sha256(b"custodia audit kek id\x00" + kek).hexdigest()[:32]
 

@@ -430,6 +430,10 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
             timeout = max(1, int(config.network_timeout))
             with pg_connect(config.postgres_dsn, connect_timeout=timeout) as conn:
                 row = conn.execute("SHOW server_version").fetchone()
+                # every turn needs this desktop's copy of the log's key-encryption key
+                problem = keys.kek_problem(conn, DEFAULT_SCHEMA, config.path(keys.KEK_FILE))
+                if problem:
+                    raise CustodiaEnvironmentError(problem)
                 return Probed(str(row[0]) if row else "")
         except psycopg.Error as err:
             raise CustodiaEnvironmentError(f"Postgres not reachable: {err}".strip()) from err

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +177,20 @@ def test_a_desktop_without_the_log_key_is_told_to_copy_it(
     (tmp_path / "b" / KEK_FILE).write_text("00" * 32, encoding="ascii")
     with pytest.raises(KeyStoreError, match="not the key-encryption key"):
         AuditService.open(_desktop(tmp_path / "b", made), checkpoint_every=0)
+
+
+@pytest.mark.server
+def test_the_doctor_says_a_desktop_lacks_the_log_key(tmp_path: Path, made: Bootstrapped) -> None:
+    from backends import doctor
+
+    AuditService.open(_desktop(tmp_path / "a", made), checkpoint_every=0).close()
+    lacking = replace(_desktop(tmp_path / "b", made), embedder="hashing", chat_model="scripted")
+    checks = {c.role: c for c in doctor.run(lacking)}
+    assert not checks["audit log"].ok and KEK_FILE in checks["audit log"].reason
+    (tmp_path / "b").mkdir(exist_ok=True)
+    shutil.copy2(tmp_path / "a" / KEK_FILE, tmp_path / "b" / KEK_FILE)
+    checks = {c.role: c for c in doctor.run(lacking)}
+    assert checks["audit log"].ok, checks["audit log"].reason
 
 
 @pytest.mark.server
