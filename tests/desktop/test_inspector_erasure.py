@@ -73,6 +73,7 @@ def _forget_shows_erased_after_refresh(
 
     with qtbot.waitSignal(pane.view_ready, timeout=10_000):
         pane.refresh_log.click()
+    assert QUESTION not in pane.audit_card.toPlainText()  # nothing kept from before
     with qtbot.waitSignal(pane.detail_shown, timeout=10_000):
         pane.select_seq(1)
     card = pane.audit_card.toPlainText()
