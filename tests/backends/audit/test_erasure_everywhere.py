@@ -339,3 +339,42 @@ def test_the_server_never_holds_a_key_in_clear_not_even_in_dead_tuples_or_wal(
     assert row[1] in raw  # the wrapped key is still there, somewhere on the server...
     for form in (key, key.hex().encode(), base64.b64encode(key)):
         assert form not in raw  # ...but never the key itself
+
+
+@pytest.mark.server
+def test_the_cli_on_two_desktops(
+    tmp_path: Path,
+    made: Bootstrapped,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The issue's steps: `forget carol` on one desktop, `audit export --reveal` on the other."""
+    import json
+
+    from backends.cli import main
+
+    a, b = _desktop(tmp_path / "a", made), _desktop(tmp_path / "b", made)
+    service = AuditService.open(a, checkpoint_every=0)
+    _turn(service, "carol", 1)
+    service.close()
+    b.home.mkdir()
+    shutil.copy2(a.home / KEK_FILE, b.home / KEK_FILE)
+    service = AuditService.open(b, checkpoint_every=0)
+    _turn(service, "carol", 2)
+    service.close()
+    monkeypatch.setenv("CUSTODIA_PROFILE", "server")
+    monkeypatch.setenv("CUSTODIA_POSTGRES_DSN", dsn_url(made.app_dsn))
+
+    def export_on_b() -> list[dict[str, Any]]:
+        monkeypatch.setenv("CUSTODIA_HOME", str(b.home))
+        capsys.readouterr()
+        assert main(["audit", "export", "--format", "jsonl", "--reveal"]) == 0
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
+        return [r for r in rows if r["event"] == "tutor.turn"]
+
+    assert [r["status"] for r in export_on_b()] == ["sealed", "sealed"]
+    monkeypatch.setenv("CUSTODIA_HOME", str(a.home))
+    assert main(["forget", "carol"]) == 0
+    turns = export_on_b()
+    assert [r["status"] for r in turns] == ["erased", "erased"]
+    assert "troponin" not in json.dumps(turns)
