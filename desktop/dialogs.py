@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QProgressBar,
+    QPushButton,
     QScrollArea,
     QSpinBox,
     QTabWidget,
@@ -715,17 +716,36 @@ class AboutDialog(QDialog):
         layout = QVBoxLayout(self)
         title = QLabel(
             self.tr(
-                "<h2>Custodia {0}</h2><p>Four offline AI assistants. Every datum "
-                "lives where its loss is survivable.</p>"
-            ).format(__version__)
+                "<h2>Custodia {0}</h2><p>Four assistants that run on this computer: a team "
+                "that plans and reviews a task, a chat that remembers, your chat history, and "
+                "a tutor for study notes. Nothing you write leaves this computer.</p>"
+                "<p>Your data is kept in {1}.</p>"
+            ).format(__version__, services.config.home)
         )
+        title.setWordWrap(True)
+        title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(title)
-        form = QFormLayout()
+        self.details_button = QPushButton(self.tr("Details…"))  # the versions, for a report
+        self.details_button.setObjectName("about_details")
+        self.details_button.setCheckable(True)
+        layout.addWidget(self.details_button, 0, Qt.AlignmentFlag.AlignLeft)
+        # the versions scroll inside a bounded area: opened, the dialog still fits the
+        # window's minimum size (760×480)
+        self.details = QScrollArea()
+        self.details.setObjectName("about_versions")
+        self.details.setWidgetResizable(True)
+        self.details.setMaximumHeight(200)
+        self.details.setVisible(False)
+        self.details_button.toggled.connect(self.details.setVisible)
+        table = QWidget()
+        form = QFormLayout(table)
         for name, version in versions(services).items():
             label = QLabel(version)
             label.setObjectName(f"version_{name.lower().replace(' ', '_').replace('-', '_')}")
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             form.addRow(self.tr(name) if name in _VERSION_ROWS else name, label)
-        layout.addLayout(form)
+        self.details.setWidget(table)
+        layout.addWidget(self.details)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
