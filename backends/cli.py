@@ -143,15 +143,25 @@ METAVARS = (
 )  # fmt: skip
 
 
+_PLACEHOLDERS = frozenset(METAVARS)
+
+
+def placeholder(name: str) -> str:
+    """``name`` in the installed language when it is one of :data:`METAVARS`; anything else
+    (a subcommand's name, which argparse lists as a metavar too) is typed, so never
+    translated: ``memories`` as a storage word is "recuerdos", as a command it stays."""
+    return _(name) if name in _PLACEHOLDERS else name
+
+
 class Formatter(argparse.HelpFormatter):
     """argparse's help, with the placeholders (``FILE``, ``question``) in the installed
-    language; the arguments themselves are unchanged."""
+    language; the arguments themselves (options, choices, subcommands) are unchanged."""
 
     def _get_default_metavar_for_optional(self, action: argparse.Action) -> str:
-        return _(action.dest.upper())
+        return placeholder(action.dest.upper())
 
     def _get_default_metavar_for_positional(self, action: argparse.Action) -> str:
-        return _(action.dest)
+        return placeholder(action.dest)
 
     def _metavar_formatter(
         self, action: argparse.Action, default_metavar: str
@@ -159,17 +169,26 @@ class Formatter(argparse.HelpFormatter):
         metavar = action.metavar
         if isinstance(metavar, str):
             action = copy.copy(action)
-            action.metavar = _(metavar)
+            action.metavar = placeholder(metavar)
         return super()._metavar_formatter(action, default_metavar)
 
 
 class Parser(argparse.ArgumentParser):
     """Every parser of the commands (subcommands are made of the same class) formats its
-    help with :class:`Formatter`."""
+    help with :class:`Formatter`, and names a placeholder in its errors as its usage does
+    ("argumento COMANDO", never "argumento COMMAND" under "uso: … COMANDO")."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", Formatter)
         super().__init__(*args, **kwargs)
+
+    def _parse_known_args(self, *args: Any, **kwargs: Any) -> tuple[argparse.Namespace, list[str]]:
+        try:
+            return super()._parse_known_args(*args, **kwargs)
+        except argparse.ArgumentError as err:
+            if err.argument_name:
+                err.argument_name = placeholder(err.argument_name)
+            raise
 
 
 def build_parser() -> argparse.ArgumentParser:

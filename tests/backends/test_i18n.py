@@ -162,3 +162,46 @@ def test_a_command_speaks_spanish(
     monkeypatch.delenv("CUSTODIA_PROFILE")
     assert cli.main(["memories", "list"]) == 0
     assert "(0 memories)" in capsys.readouterr().err
+
+
+def _listed_commands(
+    parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()
+) -> Iterator[tuple[str, ...]]:
+    """Every command line the help lists, as the help prints its names (``custodia --help``,
+    ``custodia ask --help``, ...)."""
+    formatter = parser._get_formatter()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for shown in action._choices_actions:
+                sub = action.choices[shown.dest]
+                listed = formatter._format_action_invocation(shown).split(" (")[0]
+                yield (*prefix, listed)
+                yield from _listed_commands(sub, (*prefix, listed))
+
+
+def test_every_command_the_spanish_help_lists_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 27 item 1: `custodia --help` listed `recuerdos`, which `custodia recuerdos list`
+    refused (the commands' names went through the catalogue as placeholders do)."""
+    cli.install_language({"CUSTODIA_LANGUAGE": "es", "CUSTODIA_HOME": str(tmp_path)})
+    commands = list(_listed_commands(cli.build_parser()))
+    assert ("memories", "list") in commands and ("ask", "memories") in commands
+    refused = []
+    for command in commands:
+        with pytest.raises(SystemExit) as exited:
+            cli.build_parser().parse_args([*command, "--help"])
+        if exited.value.code != 0:
+            refused.append(" ".join(command))
+    capsys.readouterr()
+    assert not refused, f"listed in the Spanish help but refused: {refused}"
+
+
+def test_a_usage_error_names_the_placeholder_as_the_usage_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cli.install_language({"CUSTODIA_LANGUAGE": "es", "CUSTODIA_HOME": str(tmp_path)})
+    text = _help(capsys, ["recuerdos", "list"])
+    assert "uso: custodia [-h] [--version] COMANDO" in text
+    assert "argumento COMANDO: elección no válida: 'recuerdos'" in text
+    assert "'memories'" in text and "COMMAND" not in text
