@@ -12,7 +12,10 @@ assistants that answer from what the user told them (memories, conversations).
   directly, through a light stem shared by English and Spanish, or through a small list of
   everyday related words (:data:`RELATED`: "sibling" — sister, brother) — and the kind of
   answer too when this module can recognise its members (:data:`KINDS`: a date for "which
-  day", an instrument for "which instrument"). A text holding only some is *close*.
+  day", an instrument for "which instrument"; a number for "how many" / "¿cuántos?", a name
+  for "what are … called" / "¿cómo se llama …?"). Words for one thing (:data:`SYNONYMS`:
+  "kids" / "children" / "hijos", "mum" / "madre") stand for each other. A text holding only
+  some is *close*.
 - :func:`restate` says a first-person text back to the user in the second person, in
   English or Spanish.
 
@@ -160,6 +163,57 @@ RELATED: dict[str, tuple[str, ...]] = {
     "study": ("studies", "studying", "estudia", "estudio"),
     "studying": ("studies", "study", "estudia"),
 }
+#: words for one thing, any of which a memory may use for any other (English and Spanish):
+#: "kids" / "children" / "hijos", "mum" / "madre"; a word's more specific kin go in RELATED
+SYNONYMS: tuple[tuple[str, ...], ...] = (
+    _split("kids kid children child hijos niños niñas críos crios peques"),
+    _split("mother mum mom mummy mommy madre mamá mama"),
+    _split("father dad daddy padre papá papa"),
+    _split("grandmother grandma granny nan abuela"),
+    _split("grandfather grandpa granddad abuelo"),
+    _split("grandchildren grandkids nietos"),
+    _split("husband esposo marido"),
+    _split("wife esposa mujer"),
+    _split("brother hermano"),
+    _split("sister hermana"),
+    _split("son hijo"),
+    _split("daughter hija"),
+    _split("aunt tía tia"),
+    _split("uncle tío tio"),
+    _split("cousin primo prima"),
+    _split("nephew sobrino"),
+    _split("niece sobrina"),
+    _split("friend amigo amiga"),
+    _split("boss jefe jefa"),
+    _split("dog perro perra"),
+    _split("cat gato gata"),
+    _split("house home casa"),
+    _split("flat apartment piso apartamento"),
+    _split("birthday cumpleaños cumple"),
+    _split("school colegio escuela cole"),
+)
+#: a word and its more specific kin (one way: "children" may be "a son", not the reverse)
+_KIN = {
+    "children": _split("son sons daughter daughters hijo hija"),
+    "kids": _split("son sons daughter daughters hijo hija"),
+    "hijos": _split("son daughter hija"),
+    "parents": _split("mother father mum dad madre padre"),
+    "padres": _split("madre padre mother father"),
+    "pet": _split("dog cat perro gato"),
+    "pets": _split("dog cat perro gato"),
+    "mascota": _split("perro gato dog cat"),
+    "mascotas": _split("perro gato dog cat"),
+    "family": _split("mother father sister brother kids children wife husband"),
+    "familia": _split("madre padre hermana hermano hijos esposa marido"),
+}
+for _group in SYNONYMS:
+    for _word in _group:
+        _key = grounding.fold(_word)
+        _others = tuple(w for w in _group if w != _word) + _KIN.get(_key, ())
+        RELATED[_key] = tuple(dict.fromkeys(RELATED.get(_key, ()) + _others))
+for _key, _words in _KIN.items():
+    RELATED.setdefault(_key, _words)
+
 #: a few phrases read as one word before the question is split ("family doctor" is a GP)
 PHRASES = (
     (re.compile(r"\bfamily\s+doctor\b", re.I), "gp"),
@@ -180,6 +234,21 @@ IRREGULAR = {
     "was": "be",
     "ran": "run",
 }
+_RELATED_BY_ROOT: dict[str, tuple[str, ...]] = {}
+for _key, _words in RELATED.items():
+    _RELATED_BY_ROOT.setdefault(grounding.normal(IRREGULAR.get(_key, _key)), _words)
+
+#: what a question asks for by its form rather than by a word a memory would repeat: a
+#: number ("how many", "¿cuántos?"), a name ("what are … called", "¿cómo se llama …?")
+NUMBER_KIND = "#number"
+NAME_KIND = "#name"
+_HOW_MANY_ES = _set("cuanto cuantos cuanta cuantas")
+_NAME_WORDS = _set("name names named call called llama llaman llamo nombre nombres")
+_NUMBER_WORDS = _set("""
+    one two three four five six seven eight nine ten eleven twelve twenty thirty hundred
+    couple dozen uno una dos tres cuatro cinco seis siete ocho nueve diez once doce veinte
+    treinta cien
+    """)
 _WH = _set(
     "what which whose que qué cual cuál cuales cuáles cuanto cuánto cuanta cuánta "
     "cuantos cuántos cuantas cuántas"
@@ -236,6 +305,15 @@ def _content_tokens(text: str) -> list[str]:
     ]
 
 
+#: possessives that say whose, not what ("mis hijos" is about the children)
+_POSSESSIVES = _set("my your mi mis tu tus su sus")
+
+
+def _generic(token: str) -> bool:
+    """A word that asks nothing in itself (:data:`GENERIC`, :data:`_NAME_WORDS`)."""
+    return token in GENERIC or grounding.fold(token) in _NAME_WORDS
+
+
 @dataclass(frozen=True)
 class Asked:
     """A question's words as the memory answer reads them."""
@@ -263,14 +341,36 @@ def asked(question: str) -> Asked:
             kind.append(following)
         if token == "how" and following in ATTRIBUTES:
             kind.append(following)
+    folded = [grounding.fold(t) for t in tokens]
+    counted = [
+        grounding.fold(tokens[i + 1])
+        for i, t in enumerate(folded[:-1])
+        if t in _HOW_MANY_ES or (t == "how" and folded[i + 1] in ("many", "much"))
+    ]
+    if counted:
+        # "¿cuántos hijos?": the children are the subject, a number the kind of answer
+        kind = [k for k in kind if grounding.fold(k) not in counted]
+        kind.append(NUMBER_KIND)
+    if any(t in _NAME_WORDS for t in folded):
+        kind.append(NAME_KIND)
     subject = [
-        t for t in _content_tokens(question) if t not in GENERIC and t not in kind and t not in _WH
+        t
+        for t in _content_tokens(question)
+        if not _generic(t) and t not in kind and t not in _WH and t not in _POSSESSIVES
     ]
     return Asked(tuple(dict.fromkeys(subject)), tuple(dict.fromkeys(kind)))
 
 
+def _related(word: str) -> tuple[str, ...]:
+    """The :data:`RELATED` words of ``word``, or of its root ("daughters": "daughter")."""
+    folded = grounding.fold(word)
+    if folded in RELATED:
+        return RELATED[folded]
+    return _RELATED_BY_ROOT.get(_root(word), ())
+
+
 def _holds(memory_roots: set[str], word: str) -> bool:
-    wanted = [_root(word)] + [_root(r) for r in RELATED.get(grounding.fold(word), ())]
+    wanted = [_root(word)] + [_root(r) for r in _related(word)]
     return any(_same(w, have) for w in wanted for have in memory_roots)
 
 
@@ -361,10 +461,16 @@ _KIND_OF = {
 def _holds_kind(memory: str, roots: set[str], word: str, *, strict: bool = False) -> bool:
     """Whether ``memory`` holds an answer of the kind ``word`` names: the word itself (or a
     related one), a date for "which day", a proper name for "which city"."""
+    tokens = memory.split()
+    if word == NUMBER_KIND:
+        return any(c.isdigit() for c in memory) or any(
+            grounding.fold(t.strip(",.;:")) in _NUMBER_WORDS for t in tokens
+        )
+    if word == NAME_KIND:  # a proper name past the first word ("… kids, Leo and Mia")
+        return any(t[:1].isupper() and t.strip(",.;:") not in ("I", "I'm") for t in tokens[1:])
     if _holds(roots, word):
         return True
     folded = grounding.fold(word)
-    tokens = memory.split()
     if folded in _TIME_KINDS:
         return any(c.isdigit() for c in memory) or any(
             grounding.fold(t.strip(",.")) in _WEEKDAYS_MONTHS for t in tokens

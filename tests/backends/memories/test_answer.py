@@ -195,3 +195,35 @@ def test_a_true_draft_that_leaves_the_answer_out_does_not_replace_it(
         result.answer.startswith(SISTER)
         and "the model's answer does not say" in result.shown.reason
     )
+
+
+KIDS = [
+    "My mother Rosa lives in Bilbao",
+    "I have two kids, Leo and Mia, and I take them to school myself",
+    "My dentist appointment is on March 14th",
+]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What are my kids' names?",
+        "How many children do I have?",
+        "What are my children called?",
+        "¿Cómo se llaman mis hijos?",
+        "¿Cuántos hijos tengo?",
+    ],
+)
+def test_a_told_fact_is_stated_when_asked_with_other_family_words(question: str) -> None:
+    """Issue 24 (tester): kids / children / hijos, names / called, "how many" — a number."""
+    answer = compose(question, KIDS)
+    assert answer.mode == COMPOSED
+    assert answer.cited == (2,)
+
+
+def test_what_is_asked_must_be_in_the_memory_that_answers() -> None:
+    """ "How many" wants a number and "what is … called" a name: a memory about the subject
+    without one does not answer it."""
+    told = ["My kids go to school in Leeds", "My mum makes the best paella"]
+    assert compose("How many children do I have?", told).mode == DONT_KNOW
+    assert compose("What is my mum called?", told).mode == DONT_KNOW
