@@ -114,6 +114,26 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return _translation.ngettext(singular, plural, n)
 
 
+#: how each language writes a number: the thousands separator, the decimal mark, and the
+#: fewest digits left of a group for the group to be marked (CLDR's minimumGroupingDigits,
+#: as QLocale and Babel apply it: Spanish writes 2048 and 12.345, English 2,048 and 12,345)
+NUMBER_SYMBOLS: dict[str, tuple[str, str, int]] = {"en": (",", ".", 1), "es": (".", ",", 2)}
+
+
+def number(value: float, decimals: int = 0, language: str | None = None) -> str:
+    """``value`` as the installed language (or ``language``) writes it, with ``decimals``
+    digits after the mark: ``2,048`` and ``22.0`` in English, ``22,0`` and ``12.345`` in
+    Spanish; the desktop writes the same with QLocale (``desktop.i18n.number``)."""
+    group, point, fewest = NUMBER_SYMBOLS.get(language or _language, NUMBER_SYMBOLS[DEFAULT])
+    text = f"{abs(value):.{decimals}f}"
+    whole, _dot, fraction = text.partition(".")
+    if len(whole) >= 3 + fewest:
+        head = len(whole) % 3 or 3
+        whole = group.join([whole[:head]] + [whole[i : i + 3] for i in range(head, len(whole), 3)])
+    sign = "-" if value < 0 and text.strip("0.") else ""
+    return sign + whole + (point + fraction if fraction else "")
+
+
 def N_(message: str) -> str:
     """Mark ``message`` for extraction only; translate it with :func:`_` where it is shown."""
     return message

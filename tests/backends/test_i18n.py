@@ -205,3 +205,24 @@ def test_a_usage_error_names_the_placeholder_as_the_usage_does(
     assert "uso: custodia [-h] [--version] COMANDO" in text
     assert "argumento COMANDO: elección no válida: 'recuerdos'" in text
     assert "'memories'" in text and "COMMAND" not in text
+
+
+@pytest.mark.parametrize(
+    ("value", "decimals", "english", "spanish"),
+    [
+        (2048, 0, "2,048", "2048"),  # CLDR: Spanish marks groups from five digits on
+        (12345, 0, "12,345", "12.345"),
+        (22.0, 1, "22.0", "22,0"),
+        (1234567.891, 2, "1,234,567.89", "1.234.567,89"),
+        (-123456, 0, "-123,456", "-123.456"),
+        (0.28, 2, "0.28", "0,28"),
+    ],
+)
+def test_numbers_in_the_languages_format(
+    value: float, decimals: int, english: str, spanish: str
+) -> None:
+    """Issue 27 item 3: "22.0 GB", "2,048 tokens" in a Spanish command."""
+    assert i18n.number(value, decimals) == english == f"{value:,.{decimals}f}"
+    i18n.install("es")
+    assert i18n.number(value, decimals) == spanish
+    assert i18n.number(value, decimals, language="en") == english

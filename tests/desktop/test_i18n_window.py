@@ -244,6 +244,11 @@ def test_numbers_and_dates_follow_the_language(custodia_window: Any) -> None:
     stamp = 1_764_665_400  # 2025-12-02
     assert "2025" not in window_i18n.when(stamp) and "/25" in window_i18n.when(stamp)
     assert window_i18n.when(stamp, "%H:%M:%S").count(":") == 2
+    from backends import i18n as backend_i18n
+
+    for value, decimals in [(2048, 0), (12345, 0), (22.0, 1), (1234567.891, 2), (0.28, 2)]:
+        # the commands write a number as the window does (issue 27 item 3)
+        assert backend_i18n.number(value, decimals) == window_i18n.number(value, decimals)
 
 
 def test_settings_offer_the_language_for_the_next_start(
