@@ -27,7 +27,8 @@ the best passage holds) was chosen on this set by a grid over its three floors, 
 (the product's embedder); other embedders get the lexical rule.
 
 Run: ``python -m bench.bench_answers`` (``--quick``: the extractive answer only, no model;
-``--use``: the multilingual Universal Sentence Encoder instead of MiniLM; ``--first``: only
+``--use``: the multilingual Universal Sentence Encoder instead of MiniLM; ``--no-second``: no
+second vector for Spanish questions (the tutor before it); ``--first``: only
 the time to a correct shown answer, composed first vs draft-then-check, default model).
 
 Also run: ``bench/data/near_miss_eval.json`` (near misses of both kinds and new topics after
@@ -78,10 +79,14 @@ def states(answer: str, key: list[str]) -> bool:
     return any(re.search(rf"(?<!\w){re.escape(_norm(k))}(?!\w)", text) for k in key)
 
 
-def _tutor(home: Path, embedder: Embedder, chat: ChatModel) -> TutorService:
+def _tutor(
+    home: Path, embedder: Embedder, chat: ChatModel, spanish: Embedder | None = None
+) -> TutorService:
     config = Config(home=home, embedder=embedder.name, chat_model=chat.name)
     audit = AuditService.open(config)
-    tutor = TutorService(config, embedder=embedder, chat=chat, audit=audit)
+    tutor = TutorService(
+        config, embedder=embedder, chat=chat, audit=audit, spanish_embedder=spanish
+    )
     tutor.prepare()
     return tutor
 
@@ -347,11 +352,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for sentence in pairs["accepted unsupported sentences"]:
         print(f"  accepted but unsupported: {sentence}")
     summaries = []
-    embedder: Embedder = MiniLMEmbedder()
-    if "--use" in argv:  # the multilingual Universal Sentence Encoder (issue 27's question)
-        from backends.models.embedders import UniversalSentenceEncoder
+    from backends.models.embedders import UniversalSentenceEncoder
 
-        embedder = UniversalSentenceEncoder()
+    embedder: Embedder = MiniLMEmbedder()
+    #: the tutor's second vector for Spanish questions (the product's, beside MiniLM);
+    #: ``--no-second``: without it (the tutor before issue 27's second vector)
+    spanish: Embedder | None = None if "--no-second" in argv else UniversalSentenceEncoder()
+    if "--use" in argv:  # the multilingual Universal Sentence Encoder (issue 27's question)
+        embedder, spanish = UniversalSentenceEncoder(), None
     baseline = embedding_baseline(embedder, pairs["supported recall"])
     pairs["embedding similarity alone"] = baseline
     print(
@@ -369,7 +377,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if "--first" in argv:  # only the time to a correct shown answer, default model
         label, chat = configurations[0]
         with tempfile.TemporaryDirectory() as home:
-            tutor = _tutor(Path(home), embedder, chat)
+            tutor = _tutor(Path(home), embedder, chat, spanish)
             try:
                 first = run_first_answer(tutor)
             finally:
@@ -380,7 +388,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return first
     for label, chat in configurations:
         with tempfile.TemporaryDirectory() as home:
-            tutor = _tutor(Path(home), embedder, chat)
+            tutor = _tutor(Path(home), embedder, chat, spanish)
             try:
                 summary, rows = run_answers(tutor, label)
                 sets = [run_set(tutor, p) for p in (NEAR_MISSES, SPANISH)]

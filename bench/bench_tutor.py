@@ -273,13 +273,18 @@ def spanish_embedders() -> list[dict[str, Any]]:
         ],
     }
     rows: list[dict[str, Any]] = []
-    #: (set, question) -> the MiniLM tutor's method lists, and USE's list for the question alone
-    lists: dict[tuple[str, str], dict[str, list[str]]] = {}
-    for embedder in (MiniLMEmbedder(), UniversalSentenceEncoder()):
+    use = UniversalSentenceEncoder()
+    for embedder in (MiniLMEmbedder(), use):
         with tempfile.TemporaryDirectory() as home:
             config = Config(home=Path(home), embedder=embedder.name)
+            # the product: MiniLM with USE as the second vector of Spanish questions
+            second = use if embedder is not use else None
             tutor = TutorService(
-                config, embedder=embedder, chat=RetrievalOnlyChat(), audit=_no_audit
+                config,
+                embedder=embedder,
+                chat=RetrievalOnlyChat(),
+                audit=_no_audit,
+                spanish_embedder=second,
             )
             started = time.perf_counter()
             tutor.prepare()
@@ -288,6 +293,9 @@ def spanish_embedders() -> list[dict[str, Any]]:
                 for label, items in sets.items():
                     ranks: dict[str, list[int]] = {"vector": [], "vector, Spanish alone": []}
                     ranks["fused"] = []
+                    if second is not None:
+                        ranks["second vector (multilingual)"] = []
+                        ranks["fused without the second vector"] = []
                     for item in items:
                         retrieval = tutor.retrieve(item["question"], None, k=K)
                         ranks["vector"].append(
@@ -302,15 +310,21 @@ def spanish_embedders() -> list[dict[str, Any]]:
                         ranks["fused"].append(
                             _note_ranks([p.chunk_id for p in retrieval.passages], item["note"])
                         )
-                        mine = lists.setdefault((label, item["question"]), {})
-                        if embedder.name.startswith("use"):
-                            mine["use"] = [h.id for h in alone]
-                        else:
-                            mine.update(retrieval.methods)
+                        if second is not None:
+                            methods = dict(retrieval.methods)
+                            ranks["second vector (multilingual)"].append(
+                                _note_ranks(methods.pop("multilingual", []), item["note"])
+                            )
+                            hits = {m: [Hit(c, 0.0, "") for c in ids] for m, ids in methods.items()}
+                            fused = rrf(hits, k=FUSION_K, weights=FUSION_WEIGHTS, limit=K)
+                            ranks["fused without the second vector"].append(
+                                _note_ranks([f.chunk_id for f in fused], item["note"])
+                            )
                     for method, found in ranks.items():
                         rows.append(
                             {
-                                "embedder": embedder.name,
+                                "embedder": embedder.name
+                                + (f" + {second.name}" if second is not None else ""),
                                 "set": f"{label} ({len(items)})",
                                 "method": method,
                                 **{
@@ -324,27 +338,6 @@ def spanish_embedders() -> list[dict[str, Any]]:
                         )
             finally:
                 tutor.close()
-    # the proposal measured: MiniLM's three methods and a second vector, USE on the Spanish
-    # question alone, fused as the tutor fuses (USE weighted like the vector method)
-    for label, items in sets.items():
-        found = []
-        for item in items:
-            methods = lists[(label, item["question"])]
-            hits = {m: [Hit(c, 0.0, "") for c in ids] for m, ids in methods.items()}
-            fused = rrf(hits, k=FUSION_K, weights={**FUSION_WEIGHTS, "use": 1.0}, limit=K)
-            found.append(_note_ranks([f.chunk_id for f in fused], item["note"]))
-        rows.append(
-            {
-                "embedder": "MiniLM + USE (second vector)",
-                "set": f"{label} ({len(items)})",
-                "method": "fused, 4 methods",
-                **{
-                    f"note recall@{n}": round(sum(0 < r <= n for r in found) / len(found), 3)
-                    for n in (1, 3, 5)
-                },
-                "indexing s": None,
-            }
-        )
     return rows
 
 

@@ -45,7 +45,7 @@ from backends.errors import (
     StoreUnavailableError,
 )
 from backends.grounding import CheckedSentence, Quote, Source, Vocabulary
-from backends.i18n import N_
+from backends.i18n import N_, _
 from backends.models.chat import ChatModel, Prompt, ShouldStop
 from backends.models.embedders import Embedder
 from backends.progress import Progress
@@ -107,7 +107,11 @@ EMBED_BATCH = 16
 #: bench/tutor_eval.json (both folds chose the same; docs/BENCHMARKS.md has the held-out
 #: figures). The graph is the weakest single method, so it counts less.
 FUSION_K = 5
-FUSION_WEIGHTS = {"vector": 1.0, "keyword": 1.0, "graph": 0.3}
+FUSION_WEIGHTS = {"vector": 1.0, "keyword": 1.0, "graph": 0.3, "multilingual": 1.0}
+#: the second vector's collection: the chunks embedded by the multilingual embedder, searched
+#: for Spanish questions only (the notes are English; MiniLM is an English model; USE alone
+#: answered English worse, so English questions stay on MiniLM: docs/TUTOR.md)
+SPANISH_COLLECTION = "tutor_chunks_multilingual"
 MAX_SEEDS = 8
 NOTICE = N_("For study, not for clinical decisions.")  # shown translated; the prompt's is English
 SYSTEM_PROMPT = (
@@ -431,6 +435,9 @@ class Status:
     graph_relations: int
     embedder: str
     imported: ImportReport | None = None
+    #: the second vector's embedder, searched for Spanish questions ("" when there is none)
+    spanish_embedder: str = ""
+    spanish_vectors: int = 0
     seconds: float = 0.0
     #: False when the vector store could not be reached or brought up to date
     vector_ok: bool = True
@@ -460,6 +467,22 @@ def make_graph(
     return graph
 
 
+def spanish_embedder_for(config: Config) -> Embedder | None:
+    """The second vector's embedder ``tutor_spanish_embedder`` names: ``auto`` is the
+    multilingual USE beside MiniLM (measured: docs/TUTOR.md) and none beside another embedder
+    (the tests' hashing one); none either when it is the main embedder itself."""
+    from dataclasses import replace as replaced
+
+    from backends.models.registry import create_embedder
+
+    choice = config.tutor_spanish_embedder
+    if choice == "auto":
+        choice = "use-multilingual" if config.embedder == "minilm" else "none"
+    if choice in ("none", "", config.embedder):
+        return None
+    return create_embedder(replaced(config, embedder=choice))
+
+
 def _lazy(value: T | Provider[T]) -> Provider[T]:
     """A provider for ``value``: itself when it is one (a callable), else a constant."""
     if callable(value):
@@ -481,10 +504,20 @@ class TutorService:
         kb_dir: Path | None = None,
         namespace: str = DEFAULT_NAMESPACE,
         open_store: StoreOpener = open_store,
+        spanish_embedder: Embedder | Provider[Embedder | None] | None = None,
     ) -> None:
         self.config = config
         self._open_store = open_store
         self._embedder = _lazy(embedder)
+        #: the second vector (Spanish questions only); None: no second vector
+        self._spanish_provider: Provider[Embedder | None] = (
+            (lambda: None) if spanish_embedder is None else _lazy(spanish_embedder)
+        )
+        self._spanish: Embedder | None = None
+        self._spanish_known = False
+        self._spanish_vectors: VectorIndex | None = None
+        self._spanish_synced = False
+        self._spanish_message = ""
         self._chat = _lazy(chat)
         self._audit: Provider[AuditService] = _lazy(audit)
         self._graph_provider: Provider[Graph] = (
@@ -497,13 +530,15 @@ class TutorService:
         self._vectors: VectorIndex | None = None
         #: the ``where`` filter of the last vector search (the trace shown to testers)
         self.last_where: dict[str, Any] = {}
+        #: the same, of the last second-vector search
+        self.last_spanish_where: dict[str, Any] = {}
         self._graph: Graph | None = None
         self._graph_synced = False
         self._graph_message = ""
         self._vectors_synced = False
         self._vector_message = ""
         #: ``time.monotonic()`` before which a failed store is not tried again
-        self._retry_at = {"vector": 0.0, "graph": 0.0}
+        self._retry_at = {"vector": 0.0, "graph": 0.0, "multilingual": 0.0}
         #: the descriptor holding :data:`LOCK_FILE` while this process indexes (else None)
         self._lock_fd: int | None = None
         self._ready = False
@@ -534,6 +569,7 @@ class TutorService:
         return cls(
             services.config,
             embedder=lambda: services.embedder,
+            spanish_embedder=lambda: spanish_embedder_for(services.config),
             chat=lambda: services.chat_for("tutor"),
             audit=lambda: audit_service(services),
         )
@@ -592,6 +628,52 @@ class TutorService:
                     vectors = self._open_store("chunks", self.config, fresh=True, **context)
                 self._vectors = vectors
             return self._vectors
+
+    @property
+    def spanish_embedder(self) -> Embedder | None:
+        """The second vector's embedder (None: Spanish questions use the first vector only).
+        Built once; one that cannot load is an environment error, raised each time asked."""
+        with self._lock:
+            if not self._spanish_known:
+                self._spanish = self._spanish_provider()
+                self._spanish_known = True
+            return self._spanish
+
+    @property
+    def spanish_vectors(self) -> VectorIndex | None:
+        """The second vector's chunk vectors (collection :data:`SPANISH_COLLECTION`, same
+        payload as :attr:`vectors`); another embedder's collection is rebuilt (``fresh``), as
+        the first one is: both are derived from the knowledge base."""
+        with self._lock:
+            embedder = self.spanish_embedder
+            if embedder is None:
+                return None
+            if self._spanish_vectors is None:
+                context = {
+                    "embedder_name": embedder.name,
+                    "dimension": embedder.dimension,
+                    "collection": SPANISH_COLLECTION,
+                }
+                try:
+                    vectors: VectorIndex = self._open_store("chunks", self.config, **context)
+                except DimensionMismatchError as err:
+                    log.info("tutor: %s; rebuilding the multilingual vector index", err)
+                    vectors = self._open_store("chunks", self.config, fresh=True, **context)
+                self._spanish_vectors = vectors
+            return self._spanish_vectors
+
+    def search_spanish_vectors(
+        self, vector: npt.NDArray[np.float32], scopes: Sequence[str], k: int
+    ) -> list[VectorHit]:
+        """The ``k`` nearest chunks by the second vector among ``scopes`` only: the filter is
+        part of the query (CT6), as in :meth:`search_vectors`; :attr:`last_spanish_where`
+        keeps it. A vector of another dimension raises :class:`DimensionMismatchError`."""
+        where = scope_filter(scopes)
+        self.last_spanish_where = where
+        index = self.spanish_vectors
+        if index is None or k <= 0 or not scopes:
+            return []
+        return index.query(vector, k, where=where)
 
     def search_vectors(
         self, vector: npt.NDArray[np.float32], scopes: Sequence[str], k: int
@@ -673,6 +755,7 @@ class TutorService:
                 shipped_documents(self.kb_dir), progress, scope=SHARED, prune_source="shipped"
             )
             self._try_sync_vectors(progress)
+            self._try_sync_spanish(progress)
             self._try_sync_graph(progress)
             self._ready = True
             status = self.status()
@@ -714,6 +797,7 @@ class TutorService:
             done.skipped, done.unreadable = report.skipped, report.unreadable
             if done.changed:
                 self._try_sync_vectors(progress)
+                self._try_sync_spanish(progress)
                 self._try_sync_graph(progress, scopes=[scope])
         return done
 
@@ -736,6 +820,14 @@ class TutorService:
                 self._vector_message = str(err)
                 pending.append(f"vector store: {err}")
             try:
+                spanish = self.spanish_vectors
+                if spanish is not None:
+                    spanish.delete(where=scope_filter([scope]))
+            except (StoreUnavailableError, ModelUnavailableError) as err:
+                self._spanish_synced = False
+                self._spanish_message = str(err)
+                pending.append(f"multilingual vector store: {err}")
+            try:
                 self.graph.forget_scope(scope)
             except GraphUnavailableError as err:
                 self._graph_synced = False
@@ -757,8 +849,35 @@ class TutorService:
         self._vector_message = ""
         return True
 
+    def _try_sync_spanish(self, progress: Progress) -> bool:
+        """Bring the second vector up to date (nothing when there is none); False (and the
+        reason kept) when it is unusable: Spanish questions then use the other methods."""
+        try:
+            vectors = self.spanish_vectors
+            embedder = self.spanish_embedder
+            if vectors is not None and embedder is not None:
+                self._sync_index(
+                    vectors, embedder, progress, _("embedding the knowledge base (multilingual)")
+                )
+        except CustodiaEnvironmentError as err:  # the store, the model, its configuration
+            log.info("tutor: multilingual vectors unavailable: %s", err)
+            self._spanish_synced = False
+            self._spanish_message = str(err)
+            self._retry_at["multilingual"] = time.monotonic() + RETRY_SECONDS
+            return False
+        self._spanish_synced = True
+        self._spanish_message = ""
+        return True
+
     def _sync_vectors(self, progress: Progress) -> None:
-        vectors = self.vectors
+        self._sync_index(self.vectors, self.embedder, progress, "embedding the knowledge base")
+
+    def _sync_index(
+        self, vectors: VectorIndex, embedder: Embedder, progress: Progress, label: str
+    ) -> None:
+        """Embed the chunks ``vectors`` misses (the shipped ones from the precomputed file
+        when it was made by ``embedder``), in batches: an interrupted run resumes where it
+        stopped; drop the ones the knowledge base lost."""
         expected = self.kb.chunk_ids()
         present = vectors.ids()
         extra = sorted(present - expected)
@@ -767,8 +886,7 @@ class TutorService:
             vectors.delete(extra)
         if not missing:
             return
-        embedder = self.embedder
-        progress.start(len(missing), "embedding the knowledge base")
+        progress.start(len(missing), label)
         chunks = self.kb.chunks(missing)
         shipped = any(i.startswith("kb/") for i in missing)
         known = shipped_vectors.load(self.kb_dir, embedder) if shipped else {}
@@ -780,7 +898,7 @@ class TutorService:
                 np.vstack([known[c.chunk_id] for c in batch]),
                 [c.vector_payload() for c in batch],
             )
-            progress.advance(len(batch), "embedding the knowledge base")
+            progress.advance(len(batch), label)
         todo = [i for i in missing if i not in known]
         for start in range(0, len(todo), EMBED_BATCH):
             progress.check()
@@ -791,7 +909,7 @@ class TutorService:
                 matrix,
                 [c.vector_payload() for c in batch],
             )
-            progress.advance(len(batch), "embedding the knowledge base")
+            progress.advance(len(batch), label)
 
     def _try_sync_graph(self, progress: Progress, scopes: Sequence[str] | None = None) -> bool:
         try:
@@ -842,6 +960,12 @@ class TutorService:
                 vectors = self._vectors.count()
             except StoreUnavailableError as err:
                 vector_ok, vector_message = False, str(err)
+        spanish_count = 0
+        if self._spanish_synced and self._spanish_vectors is not None:
+            try:
+                spanish_count = self._spanish_vectors.count()
+            except StoreUnavailableError:
+                spanish_count = 0
         return Status(
             documents=stats.documents,
             chunks=stats.chunks,
@@ -856,6 +980,8 @@ class TutorService:
             embedder=self.embedder.name,
             vector_ok=vector_ok,
             vector_message=vector_message,
+            spanish_embedder=self._spanish.name if self._spanish is not None else "",
+            spanish_vectors=spanish_count,
         )
 
     def users(self) -> list[str]:
@@ -967,6 +1093,8 @@ class TutorService:
             down["vector"] = f"vector search is unavailable ({vector_error})"
             lists["vector"] = []
         trace["vector"] = {"where": self.last_where if self._vectors else {}}
+        if lang == "es":
+            self._spanish_search(read, scopes, candidates, lists, down, trace)
 
         keyword_hits = self.keyword.search(
             search, scopes, candidates, spanish=read if lang == "es" else ""
@@ -1038,6 +1166,49 @@ class TutorService:
             follows=follows if carried else "",
             carried=carried,
         )
+
+    def _spanish_search(
+        self,
+        read: str,
+        scopes: Sequence[str],
+        candidates: int,
+        lists: dict[str, list[Hit]],
+        down: dict[str, str],
+        trace: dict[str, Any],
+    ) -> None:
+        """The second vector's ranked list (method ``multilingual``) for a Spanish question:
+        the question as asked (its Spanish words, no glossary: the multilingual embedder
+        places them near the English notes), the scopes inside the query. Nothing without a
+        second vector; an unusable one leaves the method out (degraded) and the rest answers."""
+        error = ""
+        try:
+            if self.spanish_embedder is None:
+                return
+            if not self._spanish_synced:
+                if time.monotonic() < self._retry_at["multilingual"]:
+                    error = self._spanish_message
+                else:
+                    try:
+                        with self._indexing(wait=False):
+                            if not self._try_sync_spanish(Progress()):
+                                error = self._spanish_message
+                    except IndexingElsewhereError as err:
+                        error = str(err)
+            if not error:
+                embedder = self.spanish_embedder
+                assert embedder is not None
+                hits = self.search_spanish_vectors(embedder.embed(read), scopes, candidates)
+                lists["multilingual"] = [
+                    Hit(h.id, h.score, f"similarity {h.score:.2f}") for h in hits
+                ]
+        except CustodiaEnvironmentError as err:
+            self._spanish_synced = False
+            self._spanish_message = error = str(err)
+            self._retry_at["multilingual"] = time.monotonic() + RETRY_SECONDS
+        if error:
+            down["multilingual"] = f"multilingual vector search is unavailable ({error})"
+            lists["multilingual"] = []
+        trace["multilingual"] = {"where": self.last_spanish_where}
 
     def _in_notes_words(self, question: str) -> str:
         """``question`` with the notes' name of each entity it calls by a lay name that shares
@@ -1505,14 +1676,14 @@ class TutorService:
 
     def close(self) -> None:
         with self._lock:
-            for part in (self._vectors, self._graph, self._kb):
+            for part in (self._vectors, self._spanish_vectors, self._graph, self._kb):
                 if part is None:
                     continue
                 try:
                     part.close()
                 except Exception:
                     log.exception("tutor: error while closing %s", type(part).__name__)
-            self._vectors = self._graph = self._kb = None
+            self._vectors = self._spanish_vectors = self._graph = self._kb = None
             self._ready = False
 
 

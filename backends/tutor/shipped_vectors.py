@@ -1,11 +1,12 @@
 """Precomputed vectors of the shipped corpus, so first use does not wait for the embedder.
 
 ``resources/kb/vectors.npz`` holds, for the default embedder (MiniLM), one float16 vector per
-chunk id of the shipped notes. Chunk ids carry a hash of their text, so a note edited since the
-file was made simply misses and is embedded as usual. The file also holds the vector of a probe
-sentence: at load the running embedder embeds the same sentence and the file is used only if
-the two agree (cosine ≥ 0.995) — another model, another version or a corrupt file is never
-mixed in. Regenerate after editing the notes::
+chunk id of the shipped notes; ``vectors-use.npz`` the same for the multilingual USE (the
+second vector Spanish questions are searched with, docs/TUTOR.md). Chunk ids carry a hash of
+their text, so a note edited since the file was made simply misses and is embedded as usual.
+Each file also holds the vector of a probe sentence: at load the running embedder embeds the
+same sentence and the file is used only if the two agree (cosine ≥ 0.995) — another model,
+another version or a corrupt file is never mixed in. Regenerate after editing the notes::
 
     python -m backends.tutor.shipped_vectors
 """
@@ -24,13 +25,22 @@ from backends.models.embedders import Embedder
 log = logging.getLogger(__name__)
 
 FILE = "vectors.npz"
+#: the files, one per embedder; :func:`load` uses the one made by the running embedder
+FILES = (FILE, "vectors-use.npz")
 PROBE = "Clinical tutor probe: warfarin is monitored with the INR."
 AGREEMENT = 0.995
 
 
 def load(kb_dir: Path, embedder: Embedder) -> dict[str, npt.NDArray[np.float32]]:
-    """chunk id -> vector, when the file was made by this very embedder; else empty."""
-    path = kb_dir / FILE
+    """chunk id -> vector, from the file made by this very embedder; else empty."""
+    for name in FILES:
+        found = _load(kb_dir / name, embedder)
+        if found:
+            return found
+    return {}
+
+
+def _load(path: Path, embedder: Embedder) -> dict[str, npt.NDArray[np.float32]]:
     if not path.is_file():
         return {}
     try:
@@ -55,8 +65,8 @@ def load(kb_dir: Path, embedder: Embedder) -> dict[str, npt.NDArray[np.float32]]
     return dict(zip(ids, (vectors / norms).astype(np.float32), strict=True))
 
 
-def write(kb_dir: Path, embedder: Embedder) -> Path:
-    """Embed every chunk of the shipped notes and write ``vectors.npz``."""
+def write(kb_dir: Path, embedder: Embedder, file: str = FILE) -> Path:
+    """Embed every chunk of the shipped notes and write ``file``."""
     from backends.tutor.kb import (
         CHUNKER_VERSION,
         chunk_paragraphs,
@@ -71,7 +81,7 @@ def write(kb_dir: Path, embedder: Embedder) -> Path:
             ids.append(make_chunk_id(doc.doc_id, piece.ordinal, doc.title, piece.text))
             texts.append(f"{doc.title}\n{piece.text}")
     vectors = np.vstack([embedder.embed_batch(texts[i : i + 16]) for i in range(0, len(texts), 16)])
-    path = kb_dir / FILE
+    path = kb_dir / file
     np.savez_compressed(
         path,
         embedder=np.array(embedder.name),
@@ -84,11 +94,12 @@ def write(kb_dir: Path, embedder: Embedder) -> Path:
 
 
 def main() -> int:
-    from backends.models.embedders import MiniLMEmbedder
+    from backends.models.embedders import MiniLMEmbedder, UniversalSentenceEncoder
     from backends.tutor.kb import shipped_kb_dir
 
-    path = write(shipped_kb_dir(), MiniLMEmbedder())
-    print(f"wrote {path}", file=sys.stderr)
+    for embedder, file in zip((MiniLMEmbedder(), UniversalSentenceEncoder()), FILES, strict=True):
+        path = write(shipped_kb_dir(), embedder, file)
+        print(f"wrote {path} ({path.stat().st_size} bytes)", file=sys.stderr)
     return 0
 
 
