@@ -378,3 +378,37 @@ def test_the_cli_on_two_desktops(
     turns = export_on_b()
     assert [r["status"] for r in turns] == ["erased", "erased"]
     assert "troponin" not in json.dumps(turns)
+
+
+@pytest.mark.server
+def test_an_adoption_cut_short_resumes(
+    tmp_path: Path, made: Bootstrapped, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed after the copy beside the log and before the local delete: the next start
+    copies nothing twice, deletes and scrubs the local keys, and reads the records."""
+    home = tmp_path / "a"
+    home.mkdir()
+    local = KeyStore(home / KEYS_FILE)
+    pseudonym, sealed = local.seal("jo", {**TURN, "n": 1})
+    key = local._key(pseudonym)
+    assert key is not None
+    local.close()
+    log = PostgresAuditLog(made.app_dsn, schema=made.schema)
+    seq = log.append_many([Draft("tutor.turn", pseudonym, {"n": 1}, sealed)])[0].seq
+    log.close()
+
+    def killed(self: KeyStore, pseudonyms: list[str]) -> None:
+        raise SystemExit("killed between the copy and the local delete")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(KeyStore, "destroy", killed)
+        with pytest.raises(SystemExit):
+            AuditService.open(_desktop(home, made), checkpoint_every=0)
+    service = AuditService.open(_desktop(home, made), checkpoint_every=0)
+    try:
+        assert _shown(service, seq) == ("sealed", {**TURN, "n": 1})
+        assert service.keys.pseudonym("jo", create=False) == pseudonym
+        raw = b"".join(p.read_bytes() for p in home.glob(KEYS_FILE + "*") if p.is_file())
+        assert key not in raw
+    finally:
+        service.close()
