@@ -6,9 +6,9 @@ before: about the user (:func:`backends.questions.about_user`), or about what "y
 assistant) or "we" said, decided or discussed. :func:`compose` answers it from the past
 messages that hold it — each quoted, dated, and named by its conversation, cited ``[n]`` to
 the message (the same reading of the question as the memory assistant's: every subject word
-of the question stands in the message; words for the act of talking — "decide", "say",
-"dijo" — only rank) — or says "I can't find that in your conversations". Any other question
-goes to the model, whose words are labelled as its own.
+of the question stands in the message; words for the act of talking or choosing — "decide",
+"say", "dijo", "choose", "book", "elegí" — only rank) — or says "I can't find that in your
+conversations". Any other question goes to the model, whose words are labelled as its own.
 
 Guaranteed: a quoted message is a message of the user's history, word for word, with its
 date and conversation. Not guaranteed: that the message quoted is the one meant (lexical
@@ -49,7 +49,19 @@ _TALK_WORDS = (
     "talked plan planned advise advised suggest suggested recommend recommended agree "
     "agreed decidi decidimos decidiste dije dijo dijiste dijimos hablamos comente mencione"
 )
-TALK = frozenset(_TALK_WORDS.split())
+#: words for the act of choosing: "Which hotel did I choose / book / pick?" is about the hotel
+#: (a message says "the hotel is the Memmo Alfama", seldom "I chose")
+_CHOICE_WORDS = (
+    "choose chose chosen pick picked select selected opt opted book booked reserve reserved "
+    "settle settled go went buy bought get got take took end ended "
+    "elegi elegiste elegimos escogi escogiste escogimos reserve reservaste reservamos "
+    "opte optaste optamos compre compraste compramos coger cogi cogimos"
+)
+TALK = frozenset(_TALK_WORDS.split()) | frozenset(_CHOICE_WORDS.split())
+#: words after which a talk word is a thing ("which book", "the plan"), not the act
+_NAMING = frozenset(
+    ("which", "what", "the", "a", "an", "my", "our", "your", "that", "this", "el", "la", "mi")
+)
 
 TEXTS = {
     "en": {
@@ -124,7 +136,13 @@ def _evidence(message: PastMessage) -> bool:
 def _question_for_matching(question: str) -> str:
     """The question without its talking words ("What did I decide about the flights?" is
     about the flights)."""
-    kept = [w for w in question.split() if fold(w.strip("¿?¡!.,")) not in TALK]
+    kept: list[str] = []
+    previous = ""
+    for word in question.split():
+        folded = fold(word.strip("¿?¡!.,"))
+        if folded not in TALK or previous in _NAMING:
+            kept.append(word)
+        previous = folded
     return " ".join(kept)
 
 
@@ -164,7 +182,8 @@ def compose(question: str, found: Sequence[PastMessage], most: int = 2) -> Answe
     elif about_assistant:  # what the assistant said first
         matches.sort(key=lambda m: found[m.index].role == "user")
     # "What did I decide about …": a message saying what was decided ranks first
-    talk = [w for w in question.split() if fold(w.strip("¿?¡!.,")) in TALK]
+    matching = set(_question_for_matching(question).split())
+    talk = [w for w in question.split() if w not in matching]
     if talk:
         matches.sort(key=lambda m: -held(found[m.index].text, talk))
     matches = matches[:most]
