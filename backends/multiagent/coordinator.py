@@ -59,7 +59,7 @@ from backends.multiagent.verify import (
 )
 from backends.progress import Progress
 from backends.stores.sessions import ACTIVE_PHASES, Session
-from backends.stores.vectors import MemoryHit, MemoryItem, SemanticMemory
+from backends.stores.vectors import MemoryHit, MemoryItem, SemanticMemory, tags_where
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,8 @@ class Expert:
     reads: tuple[str, ...]
     #: collections its result is stored in
     writes: tuple[str, ...]
+    #: reads only verified work (:data:`EXAMPLES`): a coder copies what it is shown
+    verified_only: bool = False
 
 
 EXPERTS: dict[str, Expert] = {
@@ -131,6 +133,7 @@ EXPERTS: dict[str, Expert] = {
         "with a few test_ functions that assert what it must do.",
         reads=("code_patterns", "agent_results"),
         writes=("agent_results", "code_patterns"),
+        verified_only=True,
     ),
     "researcher": Expert(
         "researcher",
@@ -146,6 +149,7 @@ EXPERTS: dict[str, Expert] = {
         "in one ```python block; do not repeat the code.",
         reads=(),
         writes=(),
+        verified_only=True,
     ),
     "reviewer": Expert(
         "reviewer",
@@ -155,6 +159,13 @@ EXPERTS: dict[str, Expert] = {
         writes=("agent_results", "session_memory"),
     ),
 }
+
+#: the collection that holds code only when it passed its check (a coder's examples)
+CODE_PATTERNS = "code_patterns"
+#: what an expert with ``verified_only`` may be shown: an item stored with its check's status
+#: ``verified``. Failed and unverified work, and items from before statuses were stored (no
+#: ``status``: unverified), never match — the filter is inside the query, not applied after.
+EXAMPLES: dict[str, str] = {"status": VERIFIED}
 
 #: words that make a step code work on their own (a "test", "class", "fix", "query", "method"
 #: or "program" is as often about medicine, school or a plan: they do not count alone)
@@ -613,6 +624,8 @@ class Coordinator:
             ctx.progress.check()
             attempt = self._check_once(ctx, step, len(attempts) + 1)
             attempts.append(attempt.to_dict())
+            # stored again with what its check found (the same text: the same point)
+            ctx.remember(EXPERTS[step["expert"]], step["result"], step["ticket"], attempt.status)
             step["verification"] = {"status": "checking", "attempts": attempts}
             ctx.save()
             if attempt.status != FAILED or step.get("retried"):
@@ -701,6 +714,7 @@ class Coordinator:
             ticket="",
             own_session=True,
             max_tokens=max(self.max_tokens * REVIEW_BUDGET, 256),
+            status=session_status(list(data["steps"]))[0],
         )
         ctx.save()
         ctx.advance()
@@ -828,8 +842,15 @@ class _Run:
         scope: dict[str, str | None] = {"session": sid} if own_session else {"exclude_session": sid}
         hits: list[MemoryHit] = []
         try:
-            for name in expert.reads:
-                hits.extend(memory.search(name, query, limit=self.c.memory_limit, **scope))
+            if expert.verified_only:
+                where = {**tags_where(**scope), **EXAMPLES}
+                vector = memory.embedder.embed(query)
+                for name in expert.reads:
+                    found = memory.collection(name).query(vector, self.c.memory_limit, where)
+                    hits += [MemoryHit(h.id, h.score, dict(h.payload), name) for h in found]
+            else:
+                for name in expert.reads:
+                    hits.extend(memory.search(name, query, limit=self.c.memory_limit, **scope))
         except DimensionMismatchError:
             raise
         except StoreUnavailableError as err:
@@ -840,7 +861,10 @@ class _Run:
         hits.sort(key=lambda h: -h.score)
         return hits[: self.c.memory_limit]
 
-    def remember(self, expert: Expert, text: str, ticket: str) -> None:
+    def remember(self, expert: Expert, text: str, ticket: str, status: str = UNVERIFIED) -> None:
+        """Store ``text`` with the ``status`` of its check (``unverified`` when nothing checked
+        it); only verified work goes to :data:`CODE_PATTERNS` — a failed draft stored as an
+        example came back as the next task's code (issue 24)."""
         memory = self.memory
         if memory is None or not text.strip():
             return
@@ -850,12 +874,14 @@ class _Run:
             text_for = {}
         try:
             for name in expert.writes:
+                if name == CODE_PATTERNS and status != VERIFIED:
+                    continue
                 item = MemoryItem(
                     text=text_for.get(name, text),
                     session=self.session.session_id,
                     expert=expert.name,
                     ticket=ticket,
-                    extra={"task": self.session.task},
+                    extra={"task": self.session.task, "status": status},
                 )
                 memory.add(name, item)
         except DimensionMismatchError:
@@ -871,8 +897,10 @@ class _Run:
         ticket: str,
         own_session: bool = False,
         max_tokens: int | None = None,
+        status: str = UNVERIFIED,
     ) -> str:
-        """Retrieve, ask the model, store: one expert's turn. Cancellable."""
+        """Retrieve, ask the model, store: one expert's turn. Cancellable. ``status``: what
+        the result is stored as (a coder's is stored again once its check is over)."""
         self.progress.check()
         hits = self.retrieve(expert, user, own_session)
         self.event(
@@ -885,7 +913,11 @@ class _Run:
         prompt = Prompt(
             user=user,
             system=expert.system,
-            context=[f"[{h.collection} · {h.expert}] {h.text[:400]}" for h in hits],
+            context=[
+                f"[{h.collection} · {h.expert} · {h.payload.get('status') or UNVERIFIED}] "
+                f"{h.text[:400]}"
+                for h in hits
+            ],
             max_tokens=max_tokens or self.c.max_tokens,
         )
         model = self.c._chat()
@@ -894,6 +926,6 @@ class _Run:
             pieces.append(piece)
         self.progress.check()
         text = "".join(pieces).strip()
-        self.remember(expert, text, ticket)
+        self.remember(expert, text, ticket, status)
         self.event(EXPERT_RESULT, text, expert=expert.name, ticket=ticket)
         return text

@@ -119,7 +119,8 @@ def test_results_are_stored_and_feed_the_next_task(make_service: MakeService) ->
     memory = service.memory()
     mine = memory.search("agent_results", "csv", limit=20, session=first.session_id)
     assert {h.expert for h in mine} == {"planner", "coder", "reviewer"}
-    assert memory.search("code_patterns", "csv", session=first.session_id)
+    # nothing was verified: no example for a coder (issue 24)
+    assert memory.search("code_patterns", "csv", session=first.session_id) == []
     outcome = memory.search("session_memory", "csv", session=first.session_id)
     assert outcome and outcome[0].text.startswith("Task: Write python code for CSV files")
     calls_before = len(chat.calls)
