@@ -315,6 +315,10 @@ a code block&apos;s Copy was clicked: the code</extracomment>
         <translation>Leyendo la lista…</translation>
     </message>
     <message>
+        <source>Nothing was written: your history is locked. Give its key or passphrase in “Set key…”, or start a new history.</source>
+        <translation>No se escribió nada: su historial está bloqueado. Indique su clave o frase de contraseña en «Definir clave…», o empiece un historial nuevo.</translation>
+    </message>
+    <message>
         <source>Unexpected error (see the log): </source>
         <translation>Error inesperado (véase el registro): </translation>
     </message>
