@@ -81,7 +81,7 @@ def _cmd_storage(args: argparse.Namespace, services: Services) -> int:
         print(format_table(rows))
         for row in rows:
             if row.note:
-                print(f"  {row.kind}: {row.note}")
+                print(f"  {_(row.kind)}: {_(row.note)}")
     return 0 if healthy(rows) else 1
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING
 from backends import audit, conversations, memories, multiagent, stores, threads, tutor
 from backends.config import Config
 from backends.errors import CancelledError, CustodiaEnvironmentError
+from backends.i18n import N_, _, number
 from backends.models import data as models_data
 from backends.progress import Progress
 from backends.stores.description import (
@@ -79,7 +81,7 @@ __all__ = [
     "to_json",
 ]
 
-NOT_AVAILABLE = "assistant not available yet"
+NOT_AVAILABLE = N_("assistant not available yet")
 
 #: every datum, declared by its owner, in the order the map shows them
 DATA: tuple[Datum, ...] = (
@@ -117,9 +119,18 @@ class StorageRow:
         return self.health in (OK, NOT_CREATED)
 
     def items_text(self) -> str:
+        """``1 memory``, ``2,048 chunks``; in another language the unit's word and the count
+        as it writes them (``recuerdos: 1``), as the window shows them."""
         if self.items is None:
             return "?"
-        return f"{self.items:,} {self.unit if self.items != 1 else singular(self.unit)}"
+        count = number(self.items)
+        if _(self.unit) != self.unit:
+            return _("{unit}: {count}").format(unit=_(self.unit), count=count)
+        return f"{count} {self.unit if self.items != 1 else singular(self.unit)}"
+
+    def engine_text(self) -> str:
+        """The engine in the installed language (``engine`` itself stays English: ``--json``)."""
+        return engine_text(self.engine)
 
     def size_text(self) -> str:
         return "—" if self.size_bytes is None else human_size(self.size_bytes)
@@ -140,9 +151,22 @@ def human_size(size: int) -> str:
     value = float(size)
     for unit in ("B", "KB", "MB", "GB"):
         if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+            return f"{number(value)} {unit}" if unit == "B" else f"{number(value, 1)} {unit}"
         value /= 1024
-    return f"{value:.1f} GB"  # pragma: no cover
+    return f"{number(value, 1)} GB"  # pragma: no cover
+
+
+#: words of composed engine names (``SQLite (WAL) + in-process L2``), each translated alone
+ENGINE_WORDS = (N_("in-process L2"),)
+
+
+def engine_text(engine: str) -> str:
+    """``engine`` in the installed language: as a whole when the catalogue has it, else each
+    part between `` + `` (the sessions' mirror and their L2 are two engines)."""
+    whole = _(engine)
+    if whole != engine or " + " not in engine:
+        return whole
+    return " + ".join(_(part) for part in re.split(r" \+ ", engine))
 
 
 # -- the map -----------------------------------------------------------------------------------
@@ -223,9 +247,17 @@ def healthy(rows: list[StorageRow]) -> bool:
 
 def format_table(rows: list[StorageRow]) -> str:
     """The map as a fixed-width text table (``custodia storage``, ``custodia doctor``)."""
-    header = ("datum", "engine", "class", "items", "size", "health", "if lost")
+    header = (_("datum"), _("engine"), _("class"), _("items"), _("size"), _("health"), _("if lost"))
     table = [header] + [
-        (r.kind, r.engine, r.durability, r.items_text(), r.size_text(), _short(r.health), r.if_lost)
+        (
+            _(r.kind),
+            r.engine_text(),
+            _(r.durability),
+            r.items_text(),
+            r.size_text(),
+            _short(_(r.health)),
+            _(r.if_lost),
+        )
         for r in rows
     ]
     widths = [max(len(line[i]) for line in table) for i in range(len(header) - 1)]

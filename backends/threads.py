@@ -22,12 +22,14 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
+from backends.errors import StoreUnavailableError
 from backends.i18n import N_
 from backends.stores.description import HISTORY, Datum, Measurement, Place
 
@@ -98,6 +100,32 @@ def title_from(text: str) -> str:
     return (cut or first[: MAX_TITLE - 1]) + "…"
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+#: how long a write waits for another process holding the file's write lock (the window
+#: calls the index from its slots: a short wait, then a message, never a frozen window)
+BUSY_TIMEOUT_S = 2.0
+
+
+class ThreadsUnavailableError(StoreUnavailableError):
+    """The thread index cannot be read or written (locked by another process, disk full,
+    damaged, closed): the chat goes on, the list says why."""
+
+
+def _environment(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """SQLite's own errors leave the index as :class:`ThreadsUnavailableError`."""
+
+    @wraps(method)
+    def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.Error as err:
+            raise ThreadsUnavailableError(f"threads: {err}") from err
+
+    return guarded
+
+
 class ThreadIndex:
     """The threads of every assistant and person in one SQLite file (thread-safe)."""
 
@@ -105,7 +133,9 @@ class ThreadIndex:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._conn = sqlite3.connect(
+            self.path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S
+        )
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA secure_delete=ON")
         self._conn.execute("PRAGMA foreign_keys=ON")
@@ -131,6 +161,7 @@ class ThreadIndex:
             self._conn.execute("COMMIT")
 
     # -- threads ---------------------------------------------------------------------------
+    @_environment
     def create(self, assistant: str, person: str, title: str = "") -> Thread:
         """A new, empty thread (titled by its first message when no title is given)."""
         if assistant not in ASSISTANTS:
@@ -145,6 +176,7 @@ class ThreadIndex:
             )
         return thread
 
+    @_environment
     def listed(self, assistant: str, person: str | None = None) -> list[Thread]:
         """The threads not deleted, the most recently used first."""
         sql = (
@@ -161,6 +193,7 @@ class ThreadIndex:
             rows = self._conn.execute(sql, parameters).fetchall()
         return [Thread(*row) for row in rows]
 
+    @_environment
     def get(self, thread_id: str) -> Thread | None:
         with self._lock:
             row = self._conn.execute(
@@ -171,6 +204,7 @@ class ThreadIndex:
             ).fetchone()
         return Thread(*row) if row else None
 
+    @_environment
     def rename(self, thread_id: str, title: str) -> None:
         title = " ".join(title.split())[:200]
         if not title:
@@ -178,27 +212,40 @@ class ThreadIndex:
         with self._tx() as db:
             db.execute("UPDATE threads SET title = ? WHERE id = ?", (title, thread_id))
 
+    @_environment
     def delete(self, thread_id: str) -> None:
         """Hide the thread (:meth:`restore` brings it back until :meth:`purge`)."""
         with self._tx() as db:
             db.execute("UPDATE threads SET deleted = ? WHERE id = ?", (time.time(), thread_id))
 
+    @_environment
     def restore(self, thread_id: str) -> None:
         with self._tx() as db:
             db.execute("UPDATE threads SET deleted = NULL WHERE id = ?", (thread_id,))
 
+    @_environment
     def purge(self) -> int:
         """Delete the hidden threads for good; how many."""
         with self._tx() as db:
-            cursor = db.execute("DELETE FROM threads WHERE deleted IS NOT NULL")
-            return int(cursor.rowcount)
+            count = int(db.execute("DELETE FROM threads WHERE deleted IS NOT NULL").rowcount)
+        self._scrub()
+        return count
 
+    @_environment
     def forget_person(self, person: str) -> int:
         """Every thread of ``person``, in every assistant, deleted for good; how many."""
         with self._tx() as db:
-            cursor = db.execute("DELETE FROM threads WHERE person = ?", (person,))
-            return int(cursor.rowcount)
+            count = int(db.execute("DELETE FROM threads WHERE person = ?", (person,)).rowcount)
+        self._scrub()
+        return count
 
+    def _scrub(self) -> None:
+        """``secure_delete`` zeroes the pages in the database file, but under WAL the old
+        pages stay in ``-wal`` until a checkpoint: fold it back and empty it now."""
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    @_environment
     def people(self, assistant: str) -> list[str]:
         """Whose threads ``assistant`` keeps (hidden ones included)."""
         with self._lock:
@@ -209,6 +256,7 @@ class ThreadIndex:
         return [str(row[0]) for row in rows]
 
     # -- turns -----------------------------------------------------------------------------
+    @_environment
     def add_turn(
         self, thread_id: str, role: str, text: str = "", audit_seq: int | None = None
     ) -> Turn:
@@ -246,6 +294,7 @@ class ThreadIndex:
             )
         return Turn(position, role, stored, audit_seq)
 
+    @_environment
     def replace_turns(self, thread_id: str, messages: list[tuple[str, str]]) -> None:
         """A memory chat's messages as they are now (an edit or a regenerated answer
         replaces what followed); the first user message titles an untitled thread."""
@@ -264,6 +313,7 @@ class ThreadIndex:
                 (title, time.time(), thread_id),
             )
 
+    @_environment
     def drop_last_turn(self, thread_id: str) -> None:
         """Forget the thread's last turn (a rephrased answer replaces the one it rewords)."""
         with self._tx() as db:
@@ -273,6 +323,7 @@ class ThreadIndex:
                 (thread_id, thread_id),
             )
 
+    @_environment
     def turns(self, thread_id: str) -> list[Turn]:
         with self._lock:
             rows = self._conn.execute(
@@ -300,7 +351,7 @@ def _measure(config: Config, services: Services | None) -> Measurement:
 
 
 def _place(config: Config) -> Place:
-    return Place("SQLite (WAL, secure_delete)", str(config.path(DB_FILE)))
+    return Place(N_("SQLite (WAL, secure_delete)"), str(config.path(DB_FILE)))
 
 
 DATA = (

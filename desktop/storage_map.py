@@ -212,7 +212,7 @@ class StorageMapView(QWidget):
         cells = [
             gettext_(row.kind),
             gettext_(row.assistant),
-            row.engine,
+            row.engine_text(),
             gettext_(row.durability),
             items,
             row.size_text(),

@@ -68,7 +68,7 @@ def _log(config: Config, services: Services | None) -> Measurement:
 
 
 def _checkpoints_place(config: Config) -> Place:
-    return Place("signed JSON lines + Ed25519 key file", str(config.path(CHECKPOINTS_FILE)))
+    return Place(N_("signed JSON lines + Ed25519 key file"), str(config.path(CHECKPOINTS_FILE)))
 
 
 def _checkpoints(config: Config, services: Services | None) -> Measurement:
@@ -87,9 +87,9 @@ def _checkpoints(config: Config, services: Services | None) -> Measurement:
 def _keys_place(config: Config) -> Place:
     if config.audit == "postgres":  # shared by the desktops on the log (CT11)
         return Place(
-            "beside the server log, wrapped under audit-log.kek", str(config.path(KEK_FILE))
+            N_("beside the server log, wrapped under audit-log.kek"), str(config.path(KEK_FILE))
         )
-    return Place("SQLite (secure_delete), never on a server", str(config.path(KEYS_FILE)))
+    return Place(N_("SQLite (secure_delete), never on a server"), str(config.path(KEYS_FILE)))
 
 
 def _keys(config: Config, services: Services | None) -> Measurement:

@@ -34,7 +34,7 @@ ASSISTANT = N_("conversations")
 
 
 def _files_place(config: Config) -> Place:
-    return Place("JSON files (one per conversation)", str(config.path(FOLDER)))
+    return Place(N_("JSON files (one per conversation)"), str(config.path(FOLDER)))
 
 
 def _files(config: Config, services: Services | None) -> Measurement:
@@ -73,7 +73,7 @@ def _vectors(config: Config, services: Services | None) -> Measurement:
     measured = stores.measure("vectors", config, running=running)
     if measured.size_bytes is None:  # a server's own disk
         return measured
-    return replace(measured, note="size: the whole Chroma folder (shared with the tutor)")
+    return replace(measured, note=N_("size: the whole Chroma folder (shared with the tutor)"))
 
 
 DATA = (

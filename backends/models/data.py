@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 def _place(config: Config) -> Place:
-    return Place("GGUF files", str(config.path(local.MODELS_DIR)))
+    return Place(N_("GGUF files"), str(config.path(local.MODELS_DIR)))
 
 
 def _measure(config: Config, services: Services | None) -> Measurement:

@@ -60,7 +60,7 @@ def _tickets(config: Config, services: Services | None) -> Measurement:
         running = lambda: service.l2  # noqa: E731
     measured = stores.measure("ttl", config, running=running, prefix=tickets.key_prefix())
     if running is None and not stores.describe("ttl", config).shared:
-        return replace(measured, note="only while a task runs in this process")
+        return replace(measured, note=N_("only while a task runs in this process"))
     return measured
 
 

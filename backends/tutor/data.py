@@ -37,7 +37,7 @@ ASSISTANT = N_("clinical tutor")
 
 
 def _kb_place(config: Config) -> Place:
-    return Place("SQLite (chunks + FTS5)", str(config.path(DB_FILE)))
+    return Place(N_("SQLite (chunks + FTS5)"), str(config.path(DB_FILE)))
 
 
 def _kb(config: Config, services: Services | None) -> Measurement:
@@ -65,7 +65,9 @@ def _vectors(config: Config, services: Services | None) -> Measurement:
         vectors.close()
     if measured.size_bytes is None:  # a server's own disk
         return measured
-    return replace(measured, size_bytes=None, note="size: counted with the conversation vectors")
+    return replace(
+        measured, size_bytes=None, note=N_("size: counted with the conversation vectors")
+    )
 
 
 def _graph_file(config: Config) -> Mapping[str, object]:

@@ -33,6 +33,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from backends.config import redact_url
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import N_
 from backends.net import pg_connect
 from backends.progress import Progress
 from backends.stores.audit_log import (
@@ -413,7 +414,7 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
     TREE_BATCH = 50_000
 
     #: the engine, as the storage map names it
-    ENGINE = "Postgres (roles, advisory lock)"
+    ENGINE = N_("Postgres (roles, advisory lock)")
     LABEL = "postgres"
     PRODUCT = "Postgres"
     SHARED = True

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from backends.i18n import N_
 from backends.progress import Progress
 from backends.stores.audit_log import (
     AuditLogError,
@@ -269,7 +270,7 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
     kind = "sqlite"
 
     #: the engine, as the storage map names it
-    ENGINE = "SQLite (WAL, append-only triggers)"
+    ENGINE = N_("SQLite (WAL, append-only triggers)")
     COUNT = "SELECT coalesce(max(seq), 0) FROM audit_log"
 
     stores_checkpoints = True

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
+from backends.i18n import N_
 from backends.stores.bus import Event, Subscription, encode
 from backends.stores.description import Measurement, SelfDescribing
 
@@ -44,7 +45,7 @@ class InProcessEventBus(SelfDescribing):
     kind = "memory"
 
     #: the engine, as the storage map names it
-    ENGINE = "in-process event bus"
+    ENGINE = N_("in-process event bus")
     LABEL = PRODUCT = "in-process"
 
     @classmethod
@@ -65,7 +66,7 @@ class InProcessEventBus(SelfDescribing):
         cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
     ) -> Measurement:
         """A bus stores nothing: each event is handed to the subscribers and gone."""
-        return Measurement(0, None, note="the bus itself stores none")
+        return Measurement(0, None, note=N_("the bus itself stores none"))
 
     def publish(self, channel: str, event: Mapping[str, Any]) -> int:
         raw = encode(event)

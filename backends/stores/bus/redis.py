@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from backends.config import redact_url
 from backends.errors import StoreUnavailableError
+from backends.i18n import N_
 from backends.stores.bus import Event, Subscription, encode
 from backends.stores.description import Measurement, Probed, SelfDescribing
 
@@ -118,7 +119,7 @@ class RedisEventBus(SelfDescribing):
         finally:
             if running is None:
                 bus.close()
-        return Measurement(0, None, note="the bus itself stores none")
+        return Measurement(0, None, note=N_("the bus itself stores none"))
 
     def publish(self, channel: str, event: Mapping[str, Any]) -> int:
         import redis as redis_mod

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.errors import CustodiaEnvironmentError, DimensionMismatchError, StoreUnavailableError
+from backends.i18n import N_
 from backends.net import http_json, require_loopback
 from backends.stores.description import (
     Measurement,
@@ -141,7 +142,7 @@ class ChromaCollection(SelfDescribing):
     # -- self-description: a local folder, or the server at chroma_url ---------------------
     @classmethod
     def engine_for(cls, config: Config) -> str:
-        return "Chroma server" if config.chroma_url else "Chroma local"
+        return N_("Chroma server") if config.chroma_url else N_("Chroma local")
 
     @classmethod
     def label_for(cls, config: Config) -> str:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from backends.config import Config
+from backends.i18n import N_
 from backends.net import loopback_bolt_uri
 from backends.stores.description import Measurement, Probed, SelfDescribing, running_store
 from backends.stores.graph import (
@@ -186,7 +187,7 @@ class BoltGraph(AllowListedGraph, SelfDescribing):
     QUERIES = CYPHER
 
     #: the engine, as the storage map names it
-    ENGINE = "Bolt server (Neo4j)"
+    ENGINE = N_("Bolt server (Neo4j)")
     LABEL = "neo4j"
     PRODUCT = "Neo4j"
     SHARED = True

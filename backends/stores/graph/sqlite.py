@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from backends.i18n import N_
 from backends.stores.description import (
     Measurement,
     SqliteFile,
@@ -71,7 +72,7 @@ class SqliteGraph(AllowListedGraph, SqliteFile):
     QUERIES = SQL
 
     #: the engine, as the storage map names it
-    ENGINE = "SQLite (recursive CTEs)"
+    ENGINE = N_("SQLite (recursive CTEs)")
 
     @classmethod
     def measure(

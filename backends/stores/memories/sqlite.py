@@ -42,6 +42,7 @@ from backends.errors import (
     DimensionMismatchError,
     InvalidVectorError,
 )
+from backends.i18n import N_
 from backends.progress import Progress
 from backends.stores.description import SqliteFile
 from backends.stores.engines.sqlite import Migration, connect, migrate
@@ -198,7 +199,7 @@ class SQLiteMemoryStore(SqliteFile):
     are those of the current embedder: only rows of both are searched.
     """
 
-    ENGINE = "SQLite (WAL), vectors as BLOBs"
+    ENGINE = N_("SQLite (WAL), vectors as BLOBs")
     COUNT = "SELECT count(*) FROM vectores"
 
     #: from this many searchable rows on, a search scans int8 codes first (quantised.py)

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Self
 
+from backends.i18n import N_
 from backends.stores.description import Measurement, SelfDescribing
 from backends.stores.ttl import TTLItem, check_ttl
 
@@ -25,7 +26,7 @@ class MemoryTTLStore(SelfDescribing):
     kind = "memory"
 
     #: the engine, as the storage map names it
-    ENGINE = "in-process TTL store"
+    ENGINE = N_("in-process TTL store")
     LABEL = PRODUCT = "in-process"
 
     @classmethod

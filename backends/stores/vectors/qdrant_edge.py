@@ -51,6 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.errors import StoreUnavailableError
+from backends.i18n import N_
 from backends.models.embedders import Embedder
 from backends.progress import Progress
 from backends.stores.description import Probed, dir_size, writable_folder
@@ -161,7 +162,7 @@ class EdgeSemanticMemory(SemanticMemoryBase):
     _add_batch = _BATCH
     kind = "edge"
     local = True
-    ENGINE = "qdrant-edge (embedded)"
+    ENGINE = N_("qdrant-edge (embedded)")
     LABEL = PRODUCT = "qdrant-edge"
 
     @classmethod
