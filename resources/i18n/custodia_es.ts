@@ -1348,7 +1348,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>(erased: this person&apos;s records can no longer be read)</source>
-        <extracomment>the memory chats kept as threads (once the index is open) a better model found on first run, offered in the welcome</extracomment>
+        <extracomment>the memory chats kept as threads (once the index is open) the thread index, once opened (purged of deleted threads when the window closes) a better model found on first run, offered in the welcome</extracomment>
         <translation>(borrado: los registros de esta persona ya no se pueden leer)</translation>
     </message>
     <message>
@@ -3052,6 +3052,10 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>Undo</source>
         <translation>Deshacer</translation>
+    </message>
+    <message>
+        <source>The list of threads cannot be saved right now; the chat goes on.</source>
+        <translation>La lista de hilos no se puede guardar ahora mismo; el chat continúa.</translation>
     </message>
     <message>
         <source>{0}
