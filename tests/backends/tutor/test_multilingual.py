@@ -217,3 +217,43 @@ def test_an_unusable_second_vector_leaves_spanish_questions_to_the_other_methods
         assert "multilingual" not in tutor.retrieve(ENGLISH, "ana").methods
     finally:
         tutor.close()
+
+
+def test_the_old_data_dir_fixture_opens_and_builds_the_second_vector(
+    tmp_path: Path, audit: AuditService, small_kb: Path
+) -> None:
+    import hashlib
+    import shutil
+
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "datadir-0.1"
+    home = tmp_path / "old"
+    shutil.copytree(fixture, home)
+    for path in home.rglob("*"):  # git keeps no modes: as the app made them
+        path.chmod(0o700 if path.is_dir() else 0o600)
+    others = {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in home.iterdir()
+        if p.is_file() and not p.name.startswith("tutor")
+    }
+    config = Config(home=home, embedder="hashing", chat_model="scripted").validated()
+    seen: list[str] = []
+    tutor = TutorService(
+        config,
+        embedder=HashingEmbedder(384),
+        chat=ScriptedChat(),
+        audit=audit,
+        kb_dir=small_kb,
+        spanish_embedder=ConceptEmbedder(),
+    )
+    try:
+        status = tutor.prepare(Progress(callback=lambda d, t, m: seen.append(m)))
+        assert status.chunks > 0 and status.vectors == status.chunks == status.spanish_vectors
+        assert status.graph_ok
+        assert tutor_service._("embedding the knowledge base (multilingual)") in seen
+        assert tutor.retrieve("¿Cómo se controla la warfarina?", "ana").methods["multilingual"]
+    finally:
+        tutor.close()
+    # the other assistants' files are not touched
+    assert others == {
+        name: hashlib.sha256((home / name).read_bytes()).hexdigest() for name in others
+    }
