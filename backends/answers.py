@@ -199,11 +199,42 @@ def echoed_scaffolding(text: str) -> str:
     return match.group(0).strip() if match else ""
 
 
-def invented_specifics(text: str, sources: Iterable[str], *, numbers: bool = True) -> list[str]:
+#: capitalised words that name no one ("I", days and months are dates, checked as dates)
+_NOT_NAMES = frozenset(
+    ["I", "I'm", "I've", "I'd", "I'll", "OK", "Ok", "Mr", "Mrs", "Ms", "Dr"]
+    + [m.capitalize() for m in _MONTHS]
+    + ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+)
+_CAPITALISED = re.compile(r"(?<![\w'’])([A-ZÁÉÍÓÚÑ][a-záéíóúñü]{2,})\b(,?)")
+
+
+def invented_names(text: str, sources: Iterable[str]) -> list[str]:
+    """The names of ``text`` no source holds: a capitalised word inside a sentence, or one
+    opening it and followed by a comma (the model addressing someone: "Sinisa, I'm
+    sorry…")."""
+    held = grounding.fold(" ".join(sources))
+    out: list[str] = []
+    for match in _CAPITALISED.finditer(text):
+        word, comma = match.groups()
+        before = text[: match.start()].rstrip(' \t"“«(*')
+        opening = not before or before[-1] in ".!?:;\n"
+        if word in _NOT_NAMES or (opening and not comma):
+            continue
+        if not re.search(rf"\b{re.escape(grounding.fold(word))}\b", held):
+            out.append(word)
+    return list(dict.fromkeys(out))
+
+
+def invented_specifics(
+    text: str, sources: Iterable[str], *, numbers: bool = True, names: bool = False
+) -> list[str]:
     """The phone numbers, e-mails, URLs, dates and numbers of ``text`` that none of
     ``sources`` (the memories, messages, notes — and the question) holds. ``numbers=False``
     leaves dates and plain numbers out (the model's own words on a general question: "a leap
-    year has 366 days"); contact details are never the model's to give."""
+    year has 366 days"); contact details are never the model's to give. ``names``: people's
+    and places' names too (:func:`invented_names`), for what the user said about their own
+    life."""
+    sources = list(sources)
     held = " ".join(sources)
     held_folded = grounding.fold(held)
     held_numbers = {_digits(n) for n in _NUMBER.findall(held)}
@@ -227,7 +258,7 @@ def invented_specifics(text: str, sources: Iterable[str], *, numbers: bool = Tru
     for number in _NUMBER.findall(rest) if numbers else ():
         if _digits(number) not in held_numbers:
             out.append(number)
-    return out
+    return out + (invented_names(text, sources) if names else [])
 
 
 def repeats_earlier(answer: str, earlier: Sequence[str]) -> bool:
@@ -280,11 +311,15 @@ def judge_draft(
     question: str = "",
     earlier: Sequence[str] = (),
     needs_support: bool = True,
+    specifics: bool = False,
 ) -> tuple[Shown, ...]:
     """Each sentence of the model's ``draft``, judged: :data:`SUPPORTED` (a source states it
     and it does not parrot), else :data:`WITHHELD` when ``needs_support`` (a question the
     sources are for: about the user, their notes, their history) or when it parrots, else
-    :data:`OWN`. A draft that repeats an earlier answer is withheld whole."""
+    :data:`OWN`. A draft that repeats an earlier answer is withheld whole. ``specifics``:
+    even where the model's own words are allowed, a number, date or name no source (the
+    question included) holds is withheld — the user told something about their life ("My
+    landlord told me the rent goes up to 950 euros"), and the model must not add to it."""
     text = grounding.complete_sentences(draft)
     if not text:
         return ()
@@ -300,7 +335,9 @@ def judge_draft(
     for sentence in grounding.split_sentences(text):
         said, _ = grounding.strip_citations(sentence)
         echoed = echoed_scaffolding(said)
-        invented = invented_specifics(said, [*texts, question], numbers=needs_support)
+        invented = invented_specifics(
+            said, [*texts, question], numbers=needs_support or specifics, names=specifics
+        )
         c = checked.get(said)
         if echoed:
             out.append(Shown(said, WITHHELD, reason=f"it copies the prompt (“{echoed}”)"))
@@ -375,14 +412,19 @@ def render_text(
     with why. A sentence the assistant states itself ("You haven't told me that.") is plain."""
     lines = [answer.heading] if answer.heading else []
     for s in answer.sentences:
+        # one line per sentence: a draft's line breaks would leave bare lines between a
+        # sentence and its citation
+        text = " ".join(s.text.split())
         if s.kind == SUPPORTED:
-            lines.append(f"  {MARKS[SUPPORTED]} {s.display()}" if s.number else f"  {s.text}")
+            lines.append(
+                f"  {MARKS[SUPPORTED]} {' '.join(s.display().split())}" if s.number else f"  {text}"
+            )
         elif s.kind == OWN:
-            lines.append(f"  {MARKS[OWN]} {s.text}  ({own})")
+            lines.append(f"  {MARKS[OWN]} {text}  ({own})")
     held = answer.withheld
     if held:
         lines.append(withheld)
-        lines += [f"  {MARKS[WITHHELD]} {s.text} — {s.reason}" for s in held]
+        lines += [f"  {MARKS[WITHHELD]} {' '.join(s.text.split())} — {s.reason}" for s in held]
     return "\n".join(lines)
 
 

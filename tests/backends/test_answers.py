@@ -115,3 +115,46 @@ def test_a_torn_stats_file_starts_again(tmp_path: Path) -> None:
 def test_a_short_answer_said_again_is_a_repeat() -> None:
     assert answers.repeats_earlier("Elena is in Spain.", ["Elena is in Spain"])
     assert not answers.repeats_earlier("Elena is in Spain.", ["Rex is a dog."])
+
+
+LANDLORD = "My landlord told me the rent goes up to 950 euros in January."
+INVENTED = (
+    "Sinisa, I'm sorry to hear that. The rent increases by 50 euros until March 28th. "
+    "That is approximately 30 euros ($45). You could ask your landlord for the contract. "
+    "From January the rent is 950 euros."
+)
+
+
+def test_what_the_user_tells_of_their_life_gets_no_invented_numbers_dates_or_names() -> None:
+    """Tester, issue 24: the model's words on "My landlord told me …" invented a name, a
+    date and three amounts; the user's own message is the source of 950 euros / January."""
+    judged = answers.judge_draft(
+        INVENTED, [], question=LANDLORD, needs_support=False, specifics=True
+    )
+    kinds = [s.kind for s in judged]
+    assert kinds == [WITHHELD, WITHHELD, WITHHELD, OWN, OWN]
+    assert "Sinisa" in judged[0].reason and "March 28th" in judged[1].reason
+
+
+def test_names_the_sources_hold_are_not_invented() -> None:
+    assert answers.invented_names("I hope Elena enjoys Valencia.", ["My sister Elena"]) == [
+        "Valencia"
+    ]
+    assert answers.invented_names("Elena, good news. Monday is free.", ["Elena"]) == []
+
+
+def test_a_terminal_prints_each_sentence_on_one_line() -> None:
+    """Tester, issue 24: a draft's line breaks printed bare lines between the answer and its
+    citation."""
+    shown = Answer(
+        "generated",
+        (Shown("Your dentist appointment\nis on March 14th.", SUPPORTED, 1),),
+        "heading",
+        draft_sentences=(Shown("Call\n1-800-325-4769.", WITHHELD, reason="invented"),),
+    )
+    assert answers.render_text(shown).splitlines() == [
+        "heading",
+        "  ✓ Your dentist appointment is on March 14th [1].",
+        "Withheld from the model's draft (not shown as an answer):",
+        "  ✗ Call 1-800-325-4769. — invented",
+    ]

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from backends.answers import COMPOSED
+from backends.answers import COMPOSED, MODEL, OWN
 from backends.conversations.history import PastMessage, compose
+from backends.models.chat import ScriptedChat
+
+from .conftest import MakeAgent
 
 LISBON = [
     PastMessage(
@@ -39,3 +42,21 @@ def test_a_choice_asked_with_any_verb_of_choosing_is_quoted(question: str) -> No
     assert answer.mode == COMPOSED
     assert "Memmo Alfama" in answer.sentences[0].text
     assert answer.sentences[0].number == 1
+
+
+def test_the_model_adds_no_number_date_or_name_to_what_the_user_told(
+    make_agent: MakeAgent,
+) -> None:
+    """Tester, issue 24: "My landlord told me the rent goes up to 950 euros in January." got
+    invented amounts, a date and a name shown as the model's words."""
+    reply = (
+        "Sinisa, I'm sorry to hear that. The rent increases by 50 euros until March 28th. "
+        "You could ask your landlord about the 950 euros from January."
+    )
+    agent = make_agent(chat=ScriptedChat(replies=[reply]))
+    result = agent.ask("My landlord told me the rent goes up to 950 euros in January.")
+    assert result.shown is not None and result.shown.mode == MODEL
+    assert [s.kind for s in result.shown.sentences] == [OWN]
+    assert "950 euros from January" in result.answer
+    assert "Sinisa" not in result.answer and "50 euros until" not in result.answer
+    assert [s.text[:6] for s in result.shown.withheld] == ["Sinisa", "The re"]
