@@ -25,6 +25,7 @@ from backends.answers import COMPOSED, MODEL, SUPPORTED, WITHHELD, Answer, Draft
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
 from backends.grounding import CheckedSentence, Source
+from backends.i18n import N_, _
 from backends.memories.answer import TEXTS, compose, language, restate
 from backends.memories.recall import Recall, RecallSettings
 from backends.models.chat import ChatModel, Message, Prompt
@@ -89,15 +90,16 @@ MESSAGES = {
         "number of the fact you use like [1]. Never add anything they did not tell you."
     ),
     "general_system": "You are Custodia, a helpful assistant. Answer briefly and plainly.",
-    "created": "OK, I will remember that: “{text}”.",
-    "duplicate": "I already remember that: “{text}”.",
-    "refreshed": "I already remembered that; I have re-indexed it: “{text}”.",
-    "near_duplicate": (
+    # said to the user: marked here, translated where they are shown
+    "created": N_("OK, I will remember that: “{text}”."),
+    "duplicate": N_("I already remember that: “{text}”."),
+    "refreshed": N_("I already remembered that; I have re-indexed it: “{text}”."),
+    "near_duplicate": N_(
         "I already remember something very similar: “{existing}” (similarity {similarity:.2f}). "
         "Shall I update it to “{text}”, or keep both?"
     ),
-    "updated": "Updated: “{existing}” is now “{text}”.",
-    "limited_recall": (
+    "updated": N_("Updated: “{existing}” is now “{text}”."),
+    "limited_recall": N_(
         "Recall is limited: {stale} of {total} memories were embedded by another model "
         "({others}) and are not searched until they are re-embedded with {model}."
     ),
@@ -233,7 +235,7 @@ class RememberOutcome:
         return Proposal(self.text, "update", self.existing, self.similarity, self.source)
 
     def message(self) -> str:
-        return MESSAGES[self.status].format(
+        return _(MESSAGES[self.status]).format(
             text=self.text, existing=self.existing, similarity=self.similarity
         )
 
@@ -312,8 +314,8 @@ class MemoryStatus:
         others = [f"{dim}-d" for dim in sorted(self.stats.other_dimensions)]
         others += sorted(self.stats.other_models)
         if self.stats.unreadable:
-            others.append(f"{self.stats.unreadable} unreadable")
-        return MESSAGES["limited_recall"].format(
+            others.append(_("{count} unreadable").format(count=self.stats.unreadable))
+        return _(MESSAGES["limited_recall"]).format(
             stale=self.stats.needs_reembed,
             total=self.stats.total,
             others=", ".join(others),
