@@ -24,7 +24,8 @@ Stable API (the tutor, memories, conversations and multi-agent assistants use it
 :func:`parroting`,
 :func:`echoed_scaffolding`, :func:`repeats_earlier`, :func:`invented_specifics`,
 :class:`DraftStats` (per-model draft pass rate, persisted: when low, drafts stop unless the
-user asks for one), :func:`render_text` (how a command line prints the three kinds). Qt-free
+user asks for one), :func:`render_text` (how a command line prints the three kinds),
+:class:`DraftProgress` (a command line's progress while a draft runs: never the draft). Qt-free
 and model-free.
 """
 
@@ -34,11 +35,13 @@ import contextlib
 import json
 import os
 import re
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TextIO
 
 from backends import grounding
 from backends.grounding import Source
@@ -426,6 +429,37 @@ def render_text(
         lines.append(withheld)
         lines += [f"  {MARKS[WITHHELD]} {' '.join(s.text.split())} — {s.reason}" for s in held]
     return "\n".join(lines)
+
+
+class DraftProgress:
+    """The model's draft while it runs, for a command line: one line on stderr saying how
+    many words it has written, erased when it ends — the draft itself is printed only once
+    judged (:func:`render_text`), never before. Nothing at all when stderr is not a terminal.
+    ``label`` is in the user's language ("the model is writing a draft…")."""
+
+    def __init__(self, label: str, stream: TextIO | None = None) -> None:
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.words = 0
+        self._shown = False
+        try:
+            self._tty = self.stream.isatty()
+        except (AttributeError, ValueError):
+            self._tty = False
+
+    def __call__(self, piece: str) -> None:
+        self.words += len(piece.split())
+        if self._tty:
+            self.stream.write(f"\r{self.label} {self.words}")
+            self.stream.flush()
+            self._shown = True
+
+    def done(self) -> None:
+        """Erase the progress line (the judged answer is printed next)."""
+        if self._shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self._shown = False
 
 
 # -- how often a model's drafts pass --------------------------------------------------------

@@ -1,9 +1,10 @@
 """Headless commands of the memory assistant.
 
 ``custodia ask memories "MESSAGE"`` runs one turn: the answer composed from the memories at
-once (✓ [n]: a memory states it), the model's draft on stderr while it runs, then what is shown
-in the end (the draft only when every sentence passed; withheld sentences with why) and the
-memories used; ``custodia memories list|add|delete|search|reembed`` manage the
+once (✓ [n]: a memory states it); while the model drafts, only a word count on a terminal's
+stderr (erased); then, once, the model's words as judged (its checked answer when every
+sentence passed, or its own words labelled, then what was withheld and why) and the memories
+used; ``custodia memories list|add|delete|search|reembed`` manage the
 memories. Results go to stdout, progress to stderr.
 """
 
@@ -15,7 +16,7 @@ import sys
 from dataclasses import asdict, replace
 from typing import Any
 
-from backends.answers import GENERATED, MODEL, Answer, render_text
+from backends.answers import GENERATED, MODEL, Answer, DraftProgress, render_text
 from backends.cli import ask_subparsers, positive_int
 from backends.i18n import N_, _, ngettext
 from backends.memories.service import AssistantSettings, MemoryAssistant, get_service
@@ -132,44 +133,56 @@ def _warn_limited(assistant: MemoryAssistant) -> None:
         )
 
 
+def _own_label() -> str:
+    return _("the model's own words, not a memory")
+
+
+def _withheld_label() -> str:
+    return _("Withheld from the model's draft (not shown as an answer):")
+
+
 def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     assistant = _assistant(services, args)
     _warn_limited(assistant)
-    drafting: list[bool] = []
 
     def on_answer(answer: Answer, used: tuple[Hit, ...]) -> None:
-        # the composed answer, at once; the model's draft follows on stderr while it runs
+        # the composed answer, at once; the model's draft is printed only once judged
         if answer.sentences:
-            print(render_text(answer), flush=True)
+            print(render_text(answer, own=_own_label(), withheld=_withheld_label()), flush=True)
 
-    def on_token(piece: str) -> None:
-        if not drafting:
-            drafting.append(True)
-            print(_("(the model's draft, checked before it is shown:) "), end="", file=sys.stderr)
-        print(piece, end="", file=sys.stderr, flush=True)
-
+    progress = DraftProgress(
+        _("(the model is writing a draft; it is checked before it is shown) words:")
+    )
     draft = True if args.rephrase else (False if args.no_draft else None)
-    result = assistant.turn(args.message, on_token=on_token, on_answer=on_answer, draft=draft)
-    if drafting:
-        print(file=sys.stderr)
+    try:
+        result = assistant.turn(args.message, on_token=progress, on_answer=on_answer, draft=draft)
+    finally:
+        progress.done()
     if result.remembered is not None:
         print(result.answer)
     shown = result.shown
     if shown is not None and (shown.draft or shown.mode == MODEL):
         if shown.mode in (GENERATED, MODEL):
-            print(render_text(shown))
+            # the model's words, once: checked and cited, or labelled as its own
+            print(render_text(shown, own=_own_label(), withheld=_withheld_label()))
+        elif shown.withheld:
+            print(render_text(replace(shown, heading="", sentences=()), withheld=_withheld_label()))
+        elif shown.reason:
+            print(_("(The model's draft was not shown: {reason}.)").format(reason=shown.reason))
+    if result.draft_skipped and not args.no_draft:
+        if result.draft_rate is None:
+            print(
+                _("(No draft asked of {model}; --rephrase asks for one.)").format(
+                    model=result.model
+                )
+            )
         else:
-            held = render_text(replace(shown, heading="", sentences=()))
-            note = f"The model's draft was not shown: {shown.reason}."
-            print("\n".join(x for x in (note, held) if x))
-    if result.draft_skipped:
-        rate = f"{result.draft_rate:.0%}" if result.draft_rate is not None else "?"
-        print(
-            _(
-                "(No draft asked of {model}: {rate} of its drafts passed the check; --rephrase "
-                "asks for one.)"
-            ).format(model=result.model, rate=rate)
-        )
+            print(
+                _(
+                    "(No draft asked of {model}: {rate} of its drafts passed the check; "
+                    "--rephrase asks for one.)"
+                ).format(model=result.model, rate=f"{result.draft_rate:.0%}")
+            )
     if result.remembered is None:
         print()
         if result.used:

@@ -161,3 +161,19 @@ def test_remember_that_alone_stores_nothing_and_delete_accepts_the_typed_text(
     code, out, _ = run(capsys, "memories", "delete", "my dog is called Rex.")
     assert code == 0 and out.strip() == "Forgot “My dog is called Rex”."
     assert run(capsys, "memories", "list")[1] == ""
+
+
+def test_ask_prints_the_draft_once_after_it_is_judged(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tester, issue 24: the draft was printed on stderr before it was checked, then again
+    under "Withheld"; "--no-draft" on a fresh data dir printed "? of its drafts passed"."""
+    run(capsys, "memories", "add", "My dentist appointment is on March 14th")
+    code, out, err = run(capsys, "ask", "memories", "When is my dentist appointment?", "--rephrase")
+    assert code == 0
+    draft = "Scripted answer to: When is my dentist appointment?"
+    assert (out + err).count(draft) == 1  # listed once, under what was withheld
+    assert out.index("✓ Your dentist appointment is on March 14th [1].") < out.index(draft)
+    assert "checked before it is shown" not in out + err  # stderr is no terminal here
+    _, out, err = run(capsys, "ask", "memories", "When is my dentist appointment?", "--no-draft")
+    assert "?" not in out.replace("appointment?", "") and "drafts passed" not in out
