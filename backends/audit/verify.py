@@ -40,6 +40,7 @@ from hashlib import sha256
 from itertools import islice
 
 from backends.audit.checkpoints import Checkpoint, CheckpointRejected, TrustStore
+from backends.i18n import _, number
 from backends.progress import Progress
 from backends.stores.audit_log import AuditLog, Head, merkle
 from backends.stores.audit_log.record import GENESIS, chain_hash, record_seq
@@ -71,7 +72,9 @@ class Break:
     detail: str
 
     def line(self) -> str:
-        return f"first broken link at seq {self.seq}: {self.reason} — {self.detail}"
+        return _("first broken link at seq {seq}: {reason} — {detail}").format(
+            seq=self.seq, reason=self.reason, detail=self.detail
+        )
 
 
 @dataclass(frozen=True)
@@ -86,14 +89,16 @@ class VerifyResult:
     head: Head = field(default_factory=Head)  # the head that was verified up to
 
     def line(self) -> str:
+        """The verdict, in the user's language (``--json`` has the fields)."""
         if self.broken is not None:
-            return f"BROKEN {self.broken.line()}"
+            return _("BROKEN {problem}").format(problem=self.broken.line())
         if self.start_seq:
-            return (
-                f"OK {self.records} records ({self.verified} verified since the checkpoint "
-                f"at seq {self.start_seq})"
+            return _(
+                "OK {records} records ({verified} verified since the checkpoint at seq {seq})"
+            ).format(
+                records=number(self.records), verified=number(self.verified), seq=self.start_seq
             )
-        return f"OK {self.records} records"
+        return _("OK {records} records").format(records=number(self.records))
 
 
 def _first_difference(a: list[bytes], b: list[bytes]) -> int:
