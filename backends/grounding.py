@@ -497,13 +497,27 @@ def question_words(question: str, translate: dict[str, str] | None = None) -> li
     return out
 
 
-def _overlap(asked: Sequence[str], text: str, vocabulary: Vocabulary) -> float:
-    """The idf-weighted share of the question's words that ``text`` holds."""
+#: words of the question that are one word of it said several ways (the names "-pril"
+#: stands for: ramipril, lisinopril, enalapril), each group weighed as one word
+Alternatives = Sequence[frozenset[str]]
+
+
+def _overlap(
+    asked: Sequence[str], text: str, vocabulary: Vocabulary, alternatives: Alternatives = ()
+) -> float:
+    """The idf-weighted share of the question's words that ``text`` holds (a group of
+    ``alternatives`` counts once, held when one of it is: a sentence naming three drugs
+    "-pril" stands for does not outweigh the one saying what the question asks of them)."""
     if not asked:
         return 0.0
     have = set(content(text))
-    total = sum(vocabulary.idf(w) for w in asked)
-    held = sum(vocabulary.idf(w) for w in asked if w in have)
+    grouped = {w for group in alternatives for w in group}
+    total = sum(vocabulary.idf(w) for w in asked if w not in grouped)
+    held = sum(vocabulary.idf(w) for w in asked if w not in grouped and w in have)
+    for group in alternatives:
+        weight = max((vocabulary.idf(w) for w in group if w in asked), default=0.0)
+        total += weight
+        held += weight if group & have else 0.0
     return held / total if total > 0 else 0.0
 
 
@@ -517,6 +531,7 @@ def score_sentences(
     vocabulary: Vocabulary,
     passages: int = 5,
     about: About | None = None,
+    alternatives: Alternatives = (),
 ) -> list[Quote]:
     """Every sentence of the best ``passages`` sources, scored by how well it answers the
     question, best first.
@@ -532,14 +547,14 @@ def score_sentences(
     """
     scored: list[Quote] = []
     for rank, source in enumerate(sources[:passages]):
-        context = _overlap(asked, source.title + " " + source.text, vocabulary)
+        context = _overlap(asked, source.title + " " + source.text, vocabulary, alternatives)
         for sentence in source.sentences:
             if len(content(sentence)) < 3:
                 continue
             named = about(f"{source.title}. {sentence}") if about is not None else 1
             if not named:
                 continue
-            own = _overlap(asked, source.title + " " + sentence, vocabulary)
+            own = _overlap(asked, source.title + " " + sentence, vocabulary, alternatives)
             own += 0.15 * (named - 1)
             # what is not done answers a question less than what is ("antihistamines are not
             # first-line" after "adrenaline is the first-line treatment")
@@ -561,11 +576,12 @@ def extract(
     most: int = 3,
     passages: int = 5,
     about: About | None = None,
+    alternatives: Alternatives = (),
 ) -> list[Quote]:
     """The sentences that answer the question best (:func:`score_sentences`): the best one,
     the next sentence of its passage when it goes on with the same words, then others that
     score close to the best; never one sentence twice (chunks overlap)."""
-    scored = score_sentences(asked, sources, vocabulary, passages, about)
+    scored = score_sentences(asked, sources, vocabulary, passages, about, alternatives)
     if not scored:
         return []
     following: dict[tuple[int, str], str] = {}  # (passage, sentence) -> the next one there

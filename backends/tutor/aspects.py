@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from backends.grounding import Quote, Vocabulary, content, fold, normal, words
+from backends.grounding import Quote, Source, Vocabulary, content, fold, normal, words
 
 
 def _normals(text: str) -> frozenset[str]:
@@ -154,15 +154,82 @@ def subject_words(asked: Sequence[str], aspects: Sequence[Aspect]) -> list[str]:
     return out
 
 
+#: the words that end a sentence's subject ("An acute severe attack *is* recognised…")
+_VERBS = frozenset(
+    words(
+        "is are was were be been being has have had can could may might must should will "
+        "would does do did include includes included need needs require requires remains "
+        "remain usually often also"
+    )
+)
+#: words that stand in a sentence's subject without naming a topic ("*It* is given…",
+#: "*This* causes…", "*Treatment* is…")
+_NO_TOPIC = _normals(
+    "it its this these that those they their them first second initial usual main standard "
+    "most common commonest option options choice"
+)
+
+
+def topic(sentence: str) -> list[str]:
+    """The words of ``sentence``'s subject: its content words before its first verb (at
+    most the first six words when no verb is found)."""
+    said = words(sentence)
+    end = next((i for i, w in enumerate(said) if w in _VERBS), None)
+    head = said[: end if end is not None and end <= 8 else 6]
+    return content(" ".join(head))
+
+
+def topicless(sentence: str) -> bool:
+    """Whether the sentence's subject names nothing but an aspect or a pronoun ("Treatment
+    is oxygen…", "It is given…"): it speaks of the topic before it."""
+    own = topic(sentence)
+    return all(w in _NO_TOPIC or any(w in a.evidence or w in a.asks for a in ASPECTS) for w in own)
+
+
+#: how many sentences back a topicless sentence's topic is looked for
+_BACK = 2
+
+
+def contexts(sources: Iterable[Source]) -> dict[tuple[int, str], str]:
+    """For each topicless sentence of a passage (:func:`topicless`), the subjects of the
+    sentences before it there: "An acute severe attack is recognised by … Life-threatening
+    features include … Treatment is oxygen, nebulised salbutamol…" states the treatment of
+    the attack though it does not repeat it (issue 24)."""
+    out: dict[tuple[int, str], str] = {}
+    for source in sources:
+        sentences = source.sentences
+        for i, sentence in enumerate(sentences):
+            if i and topicless(sentence):
+                before = sentences[max(0, i - _BACK) : i]
+                out[source.number, sentence] = " ".join(" ".join(topic(s)) for s in before)
+    return out
+
+
+def subject_held(sentence: str, title: str, subject: Sequence[str], context: str = "") -> int:
+    """How many of the subject's words the sentence, its note's title and its context hold:
+    the answer that names more of "severe asthma attack" is the one about it."""
+    have = set(content(f"{title} {sentence} {context}"))
+    return len(set(subject) & have)
+
+
 def answers_aspect(
-    sentence: str, title: str, subject: Sequence[str], aspects: Sequence[Aspect]
+    sentence: str,
+    title: str,
+    subject: Sequence[str],
+    aspects: Sequence[Aspect],
+    context: str = "",
 ) -> bool:
-    """Whether ``sentence`` (of the note ``title``) gives every asked aspect of the subject
-    (``subject``: its words, the rarest first — that one must be named)."""
+    """Whether ``sentence`` (of the note ``title``; ``context``: the subjects of the sentences
+    before it when it names none of its own, :func:`contexts`) gives every asked aspect of the
+    subject (``subject``: its words, the rarest first — that one must be named, or the title
+    and context together name all of a subject of three words or more but one)."""
     said = content(sentence)
-    titled = set(content(title))
+    titled = set(content(title)) | set(content(context))
     wanted = set(subject[:1])
-    if not wanted & (set(said) | titled):
+    named = bool(wanted & (set(said) | titled))
+    if not named and len(subject) >= 3 and len(set(subject) - titled) <= 1:
+        named = True  # "severe asthma attack" in a note titled "Acute severe asthma"
+    if not named:
         return False
     for aspect in aspects:
         where = [i for i, w in enumerate(said) if w in aspect.evidence]
@@ -272,6 +339,16 @@ def endings(question: str, vocabulary: Vocabulary) -> dict[str, str]:
         if out:
             translation[suffix] = " ".join(out)
     return translation
+
+
+def alternatives(question: str, vocabulary: Vocabulary) -> list[frozenset[str]]:
+    """The notes' words each drug-name ending of the question stands for (:func:`endings`),
+    as groups weighed as one word (:data:`backends.grounding.Alternatives`)."""
+    return [
+        frozenset(normal(w) for w in names.split())
+        for names in endings(question, vocabulary).values()
+        if len(names.split()) > 1
+    ]
 
 
 #: endings of Spanish words that name a condition or a drug ("apendicitis", "omeprazol")

@@ -1488,8 +1488,15 @@ class TutorService:
         vocabulary = self.vocabulary(retrieval.scopes)
         covered_by = grounding.coverage(retrieval.asked, sources, vocabulary)
         about = self._about(retrieval)
-        scored = grounding.score_sentences(retrieval.asked, sources, vocabulary, about=about)
-        quotes = tuple(grounding.extract(retrieval.asked, sources, vocabulary, about=about))
+        # the names "-pril" stands for weigh as one word (issue 24: the cough sentence, not
+        # the one listing ramipril, lisinopril and enalapril)
+        alike = aspects.alternatives(retrieval.question, vocabulary)
+        scored = grounding.score_sentences(
+            retrieval.asked, sources, vocabulary, about=about, alternatives=alike
+        )
+        quotes = tuple(
+            grounding.extract(retrieval.asked, sources, vocabulary, about=about, alternatives=alike)
+        )
         quotes = _with_amount(retrieval.question, quotes, sources)
         covered = self._covers(retrieval, vocabulary, covered_by, quotes)
         if not covered:
@@ -1530,11 +1537,23 @@ class TutorService:
             if rarest not in held:
                 return _Judged(sources, vocabulary, covered_by, scored, quotes, False)
         titles = {p.number: p.title for p in retrieval.passages}
+        # a sentence naming no topic of its own ("Treatment is oxygen…") speaks of the one
+        # before it; the answer naming most of the subject leads (issue 24: "severe asthma
+        # attack" is not answered by the asthma note's stepwise treatment)
+        leads = aspects.contexts(sources)
+        context = {q: leads.get((q.number, q.text), "") for q in (*quotes, *scored)}
         answering = [
             q
             for q in (*quotes, *scored)
-            if aspects.answers_aspect(q.text, titles.get(q.number, ""), subject, asked_aspects)
+            if aspects.answers_aspect(
+                q.text, titles.get(q.number, ""), subject, asked_aspects, context[q]
+            )
         ]
+        naming = {
+            q: aspects.subject_held(q.text, titles.get(q.number, ""), subject, context[q])
+            for q in answering
+        }
+        answering.sort(key=lambda q: -naming[q])
         if answering:
             first = answering[0]
             if first not in quotes:  # the sentence that answers it leads
