@@ -31,11 +31,13 @@ from PySide6.QtWidgets import (
 
 from backends import doctor, preload
 from backends.config import Config
+from backends.errors import CustodiaEnvironmentError
 from backends.models.manage import friendly_name
 from backends.models.registry import ModelOption, model_options
 from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
 from backends.services import Lazy, Services
+from backends.threads import ThreadIndex
 from desktop.dialogs import AboutDialog, DoctorDialog, SettingsDialog
 from desktop.i18n import QT_TRANSLATE_NOOP, config_word
 from desktop.model_picker import TITLES, ModelPicker
@@ -171,6 +173,8 @@ class MainWindow(QMainWindow):
         #: the memory chats kept as threads (once the index is open)
         self.memory_threads: MemoryChatThreads | None = None
         self.tutor_threads: TutorThreads | None = None
+        #: the thread index, once opened (purged of deleted threads when the window closes)
+        self._thread_index: ThreadIndex | None = None
         self._inspector_hooked = False
         self._keep_tutor_threads()
         self._keep_memory_chats()
@@ -229,6 +233,7 @@ class MainWindow(QMainWindow):
         handle.signals.failed.connect(self._on_threads_failed)
 
     def _on_threads_opened(self, index: Any) -> None:
+        self._thread_index = index
         if self.memory_threads is not None:
             self.memory_threads.attach(index)
         if self.tutor_threads is not None:
@@ -788,6 +793,17 @@ class MainWindow(QMainWindow):
         self.busy_label.setText(self.tr("{0} task(s) running").format(count) if count else "")
 
     # -- shutdown --------------------------------------------------------------------------
+    def _purge_deleted_threads(self) -> None:
+        """Threads deleted in this session (Undo was offered while the window was open) are
+        deleted for good when it closes, as backends/threads.py documents."""
+        index = self._thread_index
+        if index is None:
+            return
+        try:
+            index.purge()
+        except CustodiaEnvironmentError as err:
+            log.warning("threads: not purged at close: %s", err)
+
     def closeEvent(self, event: QCloseEvent) -> None:
         """Ask first when a quit would end a run; then stop the work (told it is a quit, so
         nothing is recorded as cancelled by the user), wait for it, close the stores."""
@@ -826,6 +842,7 @@ class MainWindow(QMainWindow):
         for threads in (self.memory_threads, self.tutor_threads):
             if threads is not None:
                 threads.detach()
+        self._purge_deleted_threads()
         self.services.close()
         event.accept()
 

@@ -10,9 +10,11 @@ Each item's ``UserRole`` is the thread's id.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
-from typing import Protocol
+from functools import wraps
+from typing import Any, Protocol, TypeVar
 
 from PySide6.QtCore import QCoreApplication, QObject, QSize, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
@@ -27,7 +29,29 @@ from PySide6.QtWidgets import (
 )
 
 from backends.models.chat import Message
-from backends.threads import Thread, ThreadIndex
+from backends.threads import Thread, ThreadIndex, ThreadsUnavailableError
+
+log = logging.getLogger(__name__)
+
+_Slot = TypeVar("_Slot", bound=Callable[..., Any])
+
+
+def _said(slot: _Slot) -> _Slot:
+    """A slot that reads or writes the thread index: when the index cannot be used (another
+    process holds its lock, a full disk, a closed file) the chat goes on and the sidebar says
+    why, instead of an exception escaping into Qt's event loop."""
+
+    @wraps(slot)
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return slot(self, *args, **kwargs)
+        except ThreadsUnavailableError as err:
+            log.warning("thread list: %s", err)
+            sidebar = self if isinstance(self, ThreadList) else self.sidebar
+            sidebar.show_problem()
+            return None
+
+    return guarded  # type: ignore[return-value]
 
 
 def when(timestamp: float, now: float | None = None) -> str:
@@ -99,6 +123,11 @@ class ThreadList(QWidget):
         undo_row.addWidget(self.undo_button)
         self.undo_bar.setVisible(False)
         layout.addWidget(self.undo_bar)
+        self.problem_label = QLabel("")
+        self.problem_label.setObjectName("thread_problem")
+        self.problem_label.setWordWrap(True)
+        self.problem_label.setVisible(False)
+        layout.addWidget(self.problem_label)
 
         self.new_button.clicked.connect(self.new_requested)
         self.rename_button.clicked.connect(self._on_rename_clicked)
@@ -117,6 +146,7 @@ class ThreadList(QWidget):
     def threads(self) -> list[Thread]:
         return [] if self.index is None else self.index.listed(self.assistant, self.person)
 
+    @_said
     def set_index(self, index: ThreadIndex) -> None:
         """The index, once open (the sidebar is shown before: the window does not wait)."""
         self.index = index
@@ -127,6 +157,14 @@ class ThreadList(QWidget):
         nothing, instead of writing to a closed database."""
         self.index = None
 
+    def show_problem(self) -> None:
+        """The index could not be used: say so under the list (the details are in the log)."""
+        self.problem_label.setText(
+            self.tr("The list of threads cannot be saved right now; the chat goes on.")
+        )
+        self.problem_label.setVisible(True)
+
+    @_said
     def refresh(self, current: str = "") -> None:
         """Read the list again (keeping ``current``, or the selection, selected)."""
         keep = current or self.current_id()
@@ -177,6 +215,7 @@ class ThreadList(QWidget):
         if ok:
             self.rename(str(item.data(Qt.ItemDataRole.UserRole)), title)
 
+    @_said
     def rename(self, thread_id: str, title: str) -> bool:
         if self.index is None:
             return False
@@ -192,6 +231,7 @@ class ThreadList(QWidget):
         if thread_id:
             self.delete(thread_id)
 
+    @_said
     def delete(self, thread_id: str) -> None:
         """Hide the thread now; Undo brings it back while this list is shown."""
         if self.index is None:
@@ -204,6 +244,7 @@ class ThreadList(QWidget):
         self.undo_bar.setVisible(True)
         self.refresh()
 
+    @_said
     def undo(self) -> None:
         if not self.deleted or self.index is None:
             return
@@ -247,6 +288,7 @@ class MemoryChatThreads(QObject):
         self.index = None
         self.sidebar.detach()
 
+    @_said
     def attach(self, index: ThreadIndex) -> None:
         """Use ``index`` (open now): list its threads and reopen the newest."""
         self.index = index
@@ -255,6 +297,7 @@ class MemoryChatThreads(QObject):
         if newest and not self.tab.history:
             self.open(newest[0].id)
 
+    @_said
     def open(self, thread_id: str) -> None:
         if self.index is None:
             return
@@ -269,6 +312,7 @@ class MemoryChatThreads(QObject):
         self.sidebar.list.clearSelection()
         self.sidebar.list.setCurrentRow(-1)
 
+    @_said
     def _on_transcript_changed(self) -> None:
         history = [(m.role, m.content) for m in self.tab.history]
         if not history or self.index is None:
@@ -322,6 +366,7 @@ class TutorThreads(QObject):
         self.sidebar.new_requested.connect(self._on_new_thread)
         self.turns_read.connect(self._on_turns_read)
 
+    @_said
     def attach(self, index: ThreadIndex) -> None:
         self.index = index
         self.sidebar.set_index(index)
@@ -331,6 +376,7 @@ class TutorThreads(QObject):
         self.index = None
         self.sidebar.detach()
 
+    @_said
     def open(self, thread_id: str) -> None:
         if self.index is not None and self.index.get(thread_id) is not None:
             self.current = thread_id
@@ -349,6 +395,7 @@ class TutorThreads(QObject):
         self.current = ""
         self.sidebar.set_person(self.tab.current_user())
 
+    @_said
     def _on_answered(self, turn: object) -> None:
         if self.index is None:
             return

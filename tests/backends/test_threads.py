@@ -76,6 +76,46 @@ def test_erasing_a_person_removes_their_threads_and_leaves_no_copy(
     assert b"Carolsecretquestion" not in raw  # secure_delete: no copy left in the file
 
 
+def test_a_forgotten_persons_words_leave_the_wal_at_once(
+    index: ThreadIndex, tmp_path: Path
+) -> None:
+    """secure_delete zeroes the database file's pages, but under WAL the earlier frames stay
+    in -wal until a checkpoint: the erasure (and a purge) folds and empties it at once,
+    while the index is still open (the window keeps it open all day)."""
+    thread = index.create("memories", "carol")
+    index.add_turn(thread.id, "user", "Carolsecretmessage about my diagnosis")
+    index.forget_person("carol")
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob(DB_FILE + "*"))
+    assert b"Carolsecretmessage" not in raw
+    hidden = index.create("memories", "me")
+    index.add_turn(hidden.id, "user", "Deletedsecretmessage I regret")
+    index.delete(hidden.id)
+    index.purge()
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob(DB_FILE + "*"))
+    assert b"Deletedsecretmessage" not in raw
+
+
+def test_a_locked_or_closed_index_is_an_environment_error(
+    index: ThreadIndex, tmp_path: Path
+) -> None:
+    """Another process holding the write lock (or a closed file) is a typed error the window
+    can show, never sqlite3's own exception escaping from a slot."""
+    from backends.errors import StoreUnavailableError
+    from backends.threads import ThreadsUnavailableError
+
+    other = sqlite3.connect(tmp_path / DB_FILE, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(ThreadsUnavailableError):
+            index.create("memories", "me")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    index.close()
+    with pytest.raises(StoreUnavailableError):
+        index.listed("memories")
+
+
 def test_titles_from_content() -> None:
     assert title_from("Hello there. Second sentence.") == "Hello there."
     assert title_from("\n\n  first line\nsecond") == "first line"

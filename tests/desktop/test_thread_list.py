@@ -176,3 +176,68 @@ def test_a_turn_ending_after_the_window_closed_keeps_nothing_and_raises_nothing(
     assert custodia_window.memory_threads.index is None
     assert custodia_window.memory_threads.sidebar.threads() == []
     assert index is not None
+
+
+def test_a_locked_thread_index_is_said_in_the_sidebar_and_the_chat_goes_on(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    """Another Custodia holds the index's write lock: the slot that keeps the chat raised
+    sqlite3.OperationalError into Qt's event loop; now the sidebar says it and nothing
+    escapes."""
+    import sqlite3
+
+    from PySide6.QtCore import QObject, Signal
+
+    from backends.models.chat import Message
+    from backends.threads import DB_FILE
+    from desktop.thread_list import MemoryChatThreads
+
+    class Tab(QObject):
+        transcript_changed = Signal()
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.history: list[Message] = []
+
+        def show_conversation(self, messages: list[Message]) -> None:
+            self.history = list(messages)
+
+    tab = Tab()
+    index = ThreadIndex.in_home(tmp_path)
+    threads = MemoryChatThreads(tab, index)  # type: ignore[arg-type]
+    qtbot.addWidget(threads.sidebar)
+    other = sqlite3.connect(tmp_path / DB_FILE, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        tab.history.append(Message("user", "My sister lives in Valencia."))
+        tab.transcript_changed.emit()  # waits for the lock, then says so
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert not threads.sidebar.problem_label.isHidden()
+    assert "cannot be saved" in threads.sidebar.problem_label.text()
+    index.close()
+
+
+def test_threads_deleted_in_a_session_are_deleted_for_good_when_the_window_closes(
+    qtbot: Any, custodia_window: Any
+) -> None:
+    """The index documented it ("the window purges when it closes") but nothing called
+    purge(): a deleted chat stayed in threads.sqlite3 for ever."""
+    qtbot.waitUntil(lambda: custodia_window.memory_threads.index is not None, timeout=30_000)
+    index = custodia_window.memory_threads.index
+    thread = index.create("memories", "me", "A chat to delete")
+    sidebar = custodia_window.memory_threads.sidebar
+    sidebar.refresh()
+    sidebar.delete(thread.id)
+    assert [t.id for t in index.listed("memories")] == []
+    home = custodia_window.services.config.home
+    custodia_window.close_now()
+    import sqlite3
+
+    from backends.threads import DB_FILE
+
+    with sqlite3.connect(home / DB_FILE) as db:  # hidden before; gone from the file now
+        assert (
+            db.execute("SELECT COUNT(*) FROM threads WHERE id = ?", (thread.id,)).fetchone()[0] == 0
+        )
