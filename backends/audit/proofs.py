@@ -18,6 +18,7 @@ import binascii
 from dataclasses import dataclass
 
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import _, number
 from backends.stores.audit_log import merkle
 from backends.stores.audit_log.note import (
     NoteCheckpoint,
@@ -62,13 +63,13 @@ class InclusionProof:
             if rest and rest[0].startswith("extra "):
                 entry = base64.b64decode(rest.pop(0)[len("extra ") :], validate=True)
             if not rest or not rest[0].startswith("index "):
-                raise ProofFileError("the proof has no 'index N' line")
+                raise ProofFileError(_("the proof has no 'index N' line"))
             index_text = rest.pop(0)[len("index ") :]
             if not index_text.isdigit():
                 raise ProofFileError(f"the proof's index {index_text!r} is not a number")
             path = [base64.b64decode(line, validate=True) for line in rest]
         except (ValueError, binascii.Error):
-            raise ProofFileError("the proof holds a line that is not base64") from None
+            raise ProofFileError(_("the proof holds a line that is not base64")) from None
         if any(len(h) != merkle.HASH_SIZE for h in path):
             raise ProofFileError("the proof holds a hash that is not 32 bytes")
         return cls(int(index_text), path, checkpoint, entry)
@@ -92,7 +93,7 @@ def parse_hashes(text: str) -> list[bytes]:
     try:
         hashes = [base64.b64decode(line, validate=True) for line in text.split("\n") if line]
     except (ValueError, binascii.Error):
-        raise ProofFileError("the consistency proof holds a line that is not base64") from None
+        raise ProofFileError(_("the consistency proof holds a line that is not base64")) from None
     if any(len(h) != merkle.HASH_SIZE for h in hashes):
         raise ProofFileError("the consistency proof holds a hash that is not 32 bytes")
     return hashes
@@ -118,10 +119,10 @@ def check_inclusion(proof_text: str, key_text: str, entry: bytes | None = None) 
     proof = InclusionProof.parse(proof_text)
     checkpoint = read_checkpoint(proof.checkpoint, key)
     if entry is not None and proof.entry is not None and entry != proof.entry:
-        raise ProofFileError("the record given is not the record the proof is about")
+        raise ProofFileError(_("the record given is not the record the proof is about"))
     leaf_entry = entry if entry is not None else proof.entry
     if leaf_entry is None:
-        raise ProofFileError("the proof carries no record: give it with --entry FILE")
+        raise ProofFileError(_("the proof carries no record: give it with --entry FILE"))
     try:
         merkle.verify_inclusion(
             proof.index,
@@ -131,11 +132,18 @@ def check_inclusion(proof_text: str, key_text: str, entry: bytes | None = None) 
             checkpoint.root,
         )
     except merkle.ProofError as err:
-        raise ProofFileError(f"the record is not in the signed tree: {err}") from None
+        raise ProofFileError(
+            _("the record is not in the signed tree: {err}").format(err=err)
+        ) from None
     seq = proof.index + 1
     return Checked(
-        f"OK record {seq} is in the log {log_id_of(checkpoint.origin) or checkpoint.origin} "
-        f"of {checkpoint.size} records signed by {key.name} at {checkpoint.time or '?'}",
+        _("OK record {seq} is in the log {log} of {size} records signed by {key} at {time}").format(
+            seq=seq,
+            log=log_id_of(checkpoint.origin) or checkpoint.origin,
+            size=number(checkpoint.size),
+            key=key.name,
+            time=checkpoint.time or "?",
+        ),
         seq,
         checkpoint.size,
     )
@@ -150,11 +158,20 @@ def check_consistency(old_note: str, new_note: str, proof_text: str, key_text: s
         merkle.verify_consistency(old.size, new.size, old.root, new.root, parse_hashes(proof_text))
     except merkle.ProofError as err:
         raise ProofFileError(
-            f"the log of {new.size} records does not extend the log of {old.size}: {err}"
+            _("the log of {new} records does not extend the log of {old}: {err}").format(
+                new=number(new.size), old=number(old.size), err=err
+            )
         ) from None
     return Checked(
-        f"OK the log of {new.size} records (signed {new.time or '?'}) extends the log of "
-        f"{old.size} records (signed {old.time or '?'}): nothing before was changed or removed",
+        _(
+            "OK the log of {new} records (signed {new_time}) extends the log of {old} records "
+            "(signed {old_time}): nothing before was changed or removed"
+        ).format(
+            new=number(new.size),
+            new_time=new.time or "?",
+            old=number(old.size),
+            old_time=old.time or "?",
+        ),
         0,
         new.size,
     )
