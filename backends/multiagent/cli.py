@@ -233,7 +233,10 @@ def _cmd_sessions(args: argparse.Namespace, services: Services) -> int:
             phase = phases[s.session_id]
             print(f"{s.session_id}  {created}  {phase:<{width}}  {s.model or '-':<22}  {task}")
         if not sessions:
-            print("no sessions" + (f" in phase {args.phase}" if args.phase else ""))
+            if args.phase:
+                print(_("no sessions in phase {phase}").format(phase=args.phase))
+            else:
+                print(_("no sessions"))
         if args.health:
             for layer, status in service.probe().items():
                 print(f"[{'ok' if status == 'ok' else 'FAIL':>4}] {layer}: {status}")
