@@ -115,8 +115,10 @@ def require_loopback_redis(key: str, url: str) -> None:
         options = parse_url(url)
     except ValueError as err:
         raise ConfigError(key, f"{url!r}: not a Redis URL ({err})") from err
-    if "path" in options:
-        return  # unix:// — a socket file on this machine
+    if urlparse(url).scheme == "unix":
+        return  # a socket file on this machine
+    # any other URL is checked by its host, even with a ?path= in its query (redis-py would
+    # not use the socket for a redis:// URL, but the host is what a connection would reach)
     port = options.get("port")
     require_loopback_host(key, str(options.get("host", "localhost")), port)
 

@@ -200,7 +200,12 @@ def test_the_chat_runtimes_refuse_before_any_socket(attempts: list[Any]) -> None
 
 @pytest.mark.parametrize(
     "url",
-    [f"redis://{HOSTILE}:6379/0", f"redis://:6379/0?host={HOSTILE}", f"rediss://{HOSTILE}:6380"],
+    [
+        f"redis://{HOSTILE}:6379/0",
+        f"redis://:6379/0?host={HOSTILE}",
+        f"rediss://{HOSTILE}:6380",
+        f"redis://{HOSTILE}/?path=x",  # a ?path= skipped the check (found by review)
+    ],
 )
 def test_redis_refuses_a_host_beyond_loopback(url: str, attempts: list[Any]) -> None:
     from backends.stores.engines.redis import redis_client
