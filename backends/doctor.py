@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from backends import stores
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
-from backends.i18n import N_
+from backends.i18n import N_, _, number
 from backends.net import http_json
 
 if TYPE_CHECKING:
@@ -42,12 +42,16 @@ class Check:
     seconds: float = 0.0
 
     def line(self) -> str:
-        status = "ok" if self.ok else ("missing" if not self.required else "FAIL")
+        """The row in the user's language (the fields, and ``--json``, stay English)."""
+        status = _("ok") if self.ok else (_("missing") if not self.required else _("FAIL"))
         extra = f" v{self.version}" if self.version else ""
         dims = self.details.get("dimension")
         extra += f" dim={dims}" if dims else ""
-        why = f" — {self.reason}" if self.reason else ""
-        return f"[{status:>7}] {self.role:<20} {self.kind}{extra} @ {self.where}{why}"
+        why = f" — {_(self.reason)}" if self.reason else ""
+        kind = _(self.kind)
+        if isinstance(files := self.details.get("files"), list) and self.role == MODEL_FILES:
+            kind = _("{count} GGUF file(s)").format(count=number(len(files)))
+        return f"[{status:>7}] {_(self.role):<20} {kind}{extra} @ {_(self.where)}{why}"
 
 
 Probe = Callable[[Check], None]
@@ -55,6 +59,7 @@ Probe = Callable[[Check], None]
 #: the doctor's store rows: its name for each, and the datum whose store it asks
 #: where a model runs when it runs in this process
 LOCAL = N_("local")
+MODEL_FILES = N_("model files")
 
 STORES = (
     (N_("sessions/tickets/feed"), "tickets"),
@@ -140,7 +145,7 @@ def _probe_chat(config: Config, services: Services | None, assistant: str = "") 
         if choice.fallback_reason:
             check.details["fallback_reason"] = choice.fallback_reason
             # Retrieval-only still answers (DC4): usable, but say why.
-            check.reason = f"retrieval-only mode: {choice.fallback_reason}"
+            check.reason = _("retrieval-only mode: {reason}").format(reason=choice.fallback_reason)
 
     return probe
 
@@ -176,7 +181,9 @@ def _probe_model_files(config: Config) -> Probe:
         bad = [m for m in found if m.info is None]
         check.kind = f"{len(found)} GGUF file(s)"
         if bad:
-            check.reason = "unreadable: " + "; ".join(str(m.error) for m in bad)
+            check.reason = _("unreadable: {files}").format(
+                files="; ".join(str(m.error) for m in bad)
+            )
 
     return probe
 
@@ -214,7 +221,7 @@ def _file_checks(config: Config) -> list[tuple[Check, Probe]]:
         paths = list(datum.files(config))
         if paths:
             where = ", ".join(str(p) for p in paths)
-            check = Check(datum.kind, "files", where)
+            check = Check(datum.kind, N_("files"), where)
             checks.append((check, _probe_files(paths, datum.assistant)))
     return checks
 
@@ -255,7 +262,7 @@ def plan(config: Config, services: Services | None = None) -> list[tuple[Check, 
             check = Check(f"chat model ({assistant})", key, LOCAL)
             checks.append((check, _probe_chat(config, services, assistant)))
     folders = ", ".join(str(f) for f in [config.path("models"), *config.model_folders])
-    check = Check(N_("model files"), "gguf", folders, required=False)
+    check = Check(MODEL_FILES, "gguf", folders, required=False)
     checks.append((check, _probe_model_files(config)))
     chat_models = [config.chat_model, *config.models.values()]
     ollama_needed = config.embedder.startswith("ollama") or any(
