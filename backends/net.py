@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from backends.errors import ConfigError, ModelUnavailableError
+from backends.i18n import _
 
 if TYPE_CHECKING:
     import psycopg
@@ -257,9 +258,13 @@ def http_json(url: str, payload: dict[str, Any] | None, timeout: float) -> Any:
     except urllib.error.HTTPError as err:
         raise _answered(url, err) from err
     except (TimeoutError, urllib.error.URLError, ConnectionError, OSError) as err:
-        raise ModelUnavailableError(f"{url}: not reachable ({_reason(err)})") from err
+        raise ModelUnavailableError(
+            _("{url}: not reachable ({reason})").format(url=url, reason=_reason(err))
+        ) from err
     except json.JSONDecodeError as err:
-        raise ModelUnavailableError(f"{url}: reply is not JSON ({err})") from err
+        raise ModelUnavailableError(
+            _("{url}: reply is not JSON ({err})").format(url=url, err=err)
+        ) from err
 
 
 def http_probe(url: str, timeout: float) -> Any:
@@ -271,7 +276,9 @@ def http_probe(url: str, timeout: float) -> Any:
     except urllib.error.HTTPError:
         return None
     except (TimeoutError, urllib.error.URLError, ConnectionError, OSError) as err:
-        raise ModelUnavailableError(f"{url}: not reachable ({_reason(err)})") from err
+        raise ModelUnavailableError(
+            _("{url}: not reachable ({reason})").format(url=url, reason=_reason(err))
+        ) from err
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None
 
@@ -283,7 +290,9 @@ def http_lines(url: str, payload: dict[str, Any], timeout: float) -> Iterator[by
     except urllib.error.HTTPError as err:
         raise _answered(url, err) from err
     except (TimeoutError, urllib.error.URLError, ConnectionError, OSError) as err:
-        raise ModelUnavailableError(f"{url}: not reachable ({_reason(err)})") from err
+        raise ModelUnavailableError(
+            _("{url}: not reachable ({reason})").format(url=url, reason=_reason(err))
+        ) from err
     with reply:
         try:
             for line in reply:
@@ -291,7 +300,9 @@ def http_lines(url: str, payload: dict[str, Any], timeout: float) -> Iterator[by
                 if line:
                     yield line
         except (TimeoutError, ConnectionError, OSError) as err:
-            raise ModelUnavailableError(f"{url}: stream broken ({_reason(err)})") from err
+            raise ModelUnavailableError(
+                _("{url}: stream broken ({reason})").format(url=url, reason=_reason(err))
+            ) from err
 
 
 def _answered(url: str, err: urllib.error.HTTPError) -> ModelUnavailableError:
@@ -310,8 +321,9 @@ def _answered(url: str, err: urllib.error.HTTPError) -> ModelUnavailableError:
     except (ValueError, OSError, UnicodeDecodeError):
         pass
     return ModelUnavailableError(
-        f"{url}: answered HTTP {err.code} ({err.reason}){detail}; is this the right address "
-        "and model?"
+        _(
+            "{url}: answered HTTP {code} ({reason}){detail}; is this the right address and model?"
+        ).format(url=url, code=err.code, reason=err.reason, detail=detail)
     )
 
 
