@@ -877,10 +877,13 @@ def _resume_point(run: _Run, source_log: AuditLog, target_log: AuditLog) -> int:
         raise _refused(target_log, head.seq) from err
 
 
-def _verify(log_: AuditLog, trust: TrustStore, where: str) -> VerifyResult:
+def _verify(
+    log_: AuditLog, trust: TrustStore, where: str, copy_of: str | None = None
+) -> VerifyResult:
+    """``copy_of``: the source's id, as the journal linked it, for the server's copy."""
     from backends.audit.verify import verify_chain
 
-    result = verify_chain(log_, trust)
+    result = verify_chain(log_, trust, copy_of=copy_of)
     if not result.ok:
         raise BrokenChainError(f"{where}: {result.line()}")
     return result
@@ -899,7 +902,12 @@ def _run_audit(run: _Run, step: Step) -> None:
         assert target_log is not None
         start = _resume_point(run, source_log, target_log)
         if start:
-            _verify(target_log, trust, "the server audit chain is broken; not continuing")
+            _verify(
+                target_log,
+                trust,
+                "the server audit chain is broken; not continuing",
+                copy_of=source_log.log_id,
+            )
         state = run.journal.step(step.name)
         run.journal.audit_link.update(
             source_log_id=source_log.log_id, target_log_id=target_log.log_id
@@ -932,7 +940,12 @@ def _run_audit(run: _Run, step: Step) -> None:
                 f"the embedded audit chain changed while copying (seq {err.seq}); stopped"
             ) from err
         # After: both chains verify and the copy ends on the same head.
-        copied_log = _verify(target_log, trust, "the copied audit chain does not verify")
+        copied_log = _verify(
+            target_log,
+            trust,
+            "the copied audit chain does not verify",
+            copy_of=source_log.log_id,
+        )
         again = _verify(source_log, trust, "the embedded audit chain no longer verifies")
         mine = source_log.get(copied_log.head.seq) if copied_log.head.seq else None
         if copied_log.head.seq != until or (mine is not None and mine.hash != copied_log.head.hash):

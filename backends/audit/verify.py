@@ -138,7 +138,7 @@ def _seq_inside(record: bytes) -> int | None:
 
 
 def trusted_checkpoints(
-    log: AuditLog, trust: TrustStore | None
+    log: AuditLog, trust: TrustStore | None, copy_of: str | None = None
 ) -> tuple[dict[int, Checkpoint], Break | None]:
     """Checkpoints to hold the chain to: the trust store's and the database's valid ones.
 
@@ -148,6 +148,12 @@ def trusted_checkpoints(
     migration's copy: another engine, another id, the same chain); when it holds none of them
     and no checkpoint of its own id is trusted either, its identity changed (issue 25: a
     superuser rewrote the log and renamed it, so that no checkpoint would be held to it).
+
+    ``copy_of`` is the id of the log this one is a copy of, as the data dir itself recorded it
+    (a migration's journal names both logs before it copies a record): that log's checkpoints
+    up to this log's head pin it as its own, those beyond are not yet copied (a migration
+    killed half-way and resumed), and checkpoints of any third id (an earlier, undone copy)
+    are not this chain's. The log's word about its identity is never taken (issue 25).
     """
     if trust is None:
         return {}, None
@@ -155,9 +161,15 @@ def trusted_checkpoints(
     found: dict[int, Checkpoint] = {c.seq: c for c in every if c.log_id == log.log_id}
     problem: Break | None = None
     others: dict[str, list[Checkpoint]] = {}
-    for checkpoint in every:
-        if checkpoint.log_id != log.log_id:
-            others.setdefault(checkpoint.log_id, []).append(checkpoint)
+    if copy_of is not None and copy_of != log.log_id:
+        head = log.head().seq
+        for checkpoint in every:
+            if checkpoint.log_id == copy_of and 0 < checkpoint.seq <= head:
+                found.setdefault(checkpoint.seq, checkpoint)
+    else:
+        for checkpoint in every:
+            if checkpoint.log_id != log.log_id:
+                others.setdefault(checkpoint.log_id, []).append(checkpoint)
     if others:
         head = log.head().seq
         unmatched: list[Checkpoint] = []
@@ -222,6 +234,7 @@ def verify_chain(
     progress: Progress | None = None,
     batch: int = BATCH,
     pinned: Checkpoint | None = None,
+    copy_of: str | None = None,
 ) -> VerifyResult:
     """Walk the chain (from genesis, or from the latest checkpoint with ``from_checkpoint``).
 
@@ -229,11 +242,11 @@ def verify_chain(
     already checked), possibly older than the latest trusted one: the chain must still hold
     its head at its seq. It is walked over even with ``from_checkpoint`` (the walk then
     starts at it), since the later checkpoints may be re-signed over a rewrite by whoever
-    holds the data dir's key.
+    holds the data dir's key. ``copy_of``: see :func:`trusted_checkpoints`.
     """
     started = time.perf_counter()
     progress = progress or Progress()
-    checkpoints, checkpoint_problem = trusted_checkpoints(log, trust)
+    checkpoints, checkpoint_problem = trusted_checkpoints(log, trust, copy_of)
     schema_problem = schema_break(log)
     if schema_problem is not None and (
         checkpoint_problem is None or schema_problem.seq < checkpoint_problem.seq
@@ -344,6 +357,7 @@ def _walk(
     frontier: merkle.CompactRange | None = None,
 ) -> tuple[Break | None, int]:
     expected = start + 1
+    tree_end = merkle.stored_count(log.tree_size()) if frontier is not None else 0
     verified = 0
     marks = sorted(s for s in checkpoints if s > start)
     for rows in log.chain(start, batch=batch, until_seq=until_seq):
@@ -404,14 +418,17 @@ def _walk(
                     )
             else:
                 problems.append(Break(mark, GAP, f"the checkpointed seq {mark} is missing"))
-        # 5. the Merkle root of the records, at every checkpoint that signs one
+        # 5. the Merkle root of the records, at every checkpoint that signs one, and every
+        #    node the stored tree holds for them (one range read: their ids are consecutive)
         if frontier is not None and not problems:
             leaves = list(map(_digest, map(sha256, map(_LEAF.__add__, records))))
+            base = merkle.stored_count(frontier.size)
+            made: list[bytes] = []
             done = 0
             for mark in sorted(
                 m for m in checkpoints if first <= m <= last and checkpoints[m].root
             ):
-                frontier.extend(leaves[done : mark - first + 1])
+                made += frontier.append_each(leaves[done : mark - first + 1])
                 done = mark - first + 1
                 if frontier.root().hex() != checkpoints[mark].root:
                     problems.append(
@@ -423,7 +440,10 @@ def _walk(
                         )
                     )
                     break
-            frontier.extend(leaves[done:])
+            made += frontier.append_each(leaves[done:])
+            wrong = _stored_tree_break(log, base, made, tree_end)
+            if wrong is not None:
+                problems.append(wrong)
         if problems:
             found = min(problems, key=lambda b: b.seq)
             return found, verified + max(found.seq - expected, 0)
@@ -432,6 +452,41 @@ def _walk(
         previous = stored[-1]
         progress.advance(n)
     return None, verified
+
+
+def _stored_tree_break(log: AuditLog, base: int, made: list[bytes], tree_end: int) -> Break | None:
+    """The first stored node among ids ``base…`` that is not the one computed from the
+    records (``made``, in stored order); nodes of a tree not built that far are not judged."""
+    end = min(base + len(made), tree_end)
+    if end <= base:
+        return None
+    stored = log.tree_range(base, end)
+    expected = made[: end - base]
+    ids_right = len(stored) == len(expected) and stored[0][0] == base and stored[-1][0] == end - 1
+    if ids_right and b"".join(h for _, h in stored) == b"".join(expected):
+        return None  # ids unique and ordered: right ends and count mean every id is there
+    held = dict(stored)
+    for offset, computed in enumerate(expected):
+        node = base + offset
+        if held.get(node) == computed:
+            continue
+        level, index = merkle.node_at(node)
+        low, high = (index << level) + 1, (index + 1) << level
+        what = "missing" if node not in held else "not the one the records give"
+        if level == 0:
+            detail = f"the stored leaf of seq {low} (node {node}) is {what}"
+        else:
+            detail = (
+                f"the stored node {node} (level {level}, index {index}, over seqs "
+                f"{low}–{high}) is {what}"
+            )
+        return Break(
+            high,
+            TREE_MISMATCH,
+            f"{detail}: the Merkle tree stored beside the log is not the records' tree, and "
+            "proofs served from it would not verify (the records themselves are intact)",
+        )
+    return None
 
 
 def verify_records(records: Iterable[tuple[int, str, str]], previous: str = GENESIS) -> int | None:

@@ -185,6 +185,12 @@ class AuditLog(Protocol):
         """Stored complete-subtree hashes, ``(level, index) -> hash`` (missing ones absent)."""
         ...
 
+    def tree_range(self, first: int, end: int) -> list[tuple[int, bytes]]:
+        """Stored nodes ``(id, hash)`` with ``first <= id < end``, by id (the storage order
+        of :func:`~backends.stores.audit_log.merkle.stored_index`): one range read, for a
+        verifier holding every stored node to the records (issue 28 review)."""
+        ...
+
     def build_tree(self, progress: Progress | None = None, *, batch: int = ...) -> int:
         """Extend the tree to the head, in resumable batches; how many leaves were added."""
         ...

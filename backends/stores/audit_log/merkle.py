@@ -357,6 +357,25 @@ class CompactRange:
     def root(self) -> bytes:
         return fold(self._hashes)
 
+    def append_each(self, leaves: Iterable[bytes]) -> list[bytes]:
+        """Append leaf hashes one by one; returns every node the appends complete, in stored
+        order (each leaf, then the parents it completes): the hashes the store must hold at
+        ids ``stored_count(size)`` onwards, so a verifier compares them with one range read."""
+        out: list[bytes] = []
+        sizes, hashes = self._sizes, self._hashes
+        for leaf in leaves:
+            h, block = leaf, 1
+            out.append(h)
+            while sizes and sizes[-1] == block:
+                sizes.pop()
+                h = sha256(_NODE + hashes.pop() + h).digest()
+                out.append(h)
+                block <<= 1
+            sizes.append(block)
+            hashes.append(h)
+            self.size += 1
+        return out
+
 
 # -- storage layout: one integer per node, in the order appends create them -------------------
 def stored_index(level: int, index: int) -> int:
@@ -366,6 +385,13 @@ def stored_index(level: int, index: int) -> int:
     keyed by this number only ever appends at its end (one page per commit)."""
     last = ((index + 1) << level) - 1  # the leaf whose append creates this node
     return 2 * last - last.bit_count() + level
+
+
+def node_at(stored: int) -> NodeId:
+    """The node ``(level, index)`` stored at ``stored`` (the inverse of :func:`stored_index`)."""
+    leaf = size_of(stored)  # the leaf whose append stored it
+    level = stored - stored_count(leaf)
+    return level, leaf >> level
 
 
 def stored_count(size: int) -> int:

@@ -778,6 +778,17 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
         )
         return {by_index[int(key)]: bytes(h) for key, h in rows}
 
+    def tree_range(self, first: int, end: int) -> list[tuple[int, bytes]]:
+        if not self._has_tree or end <= first:
+            return []
+        rows = self._query(
+            sql.SQL("SELECT id, hash FROM {} WHERE id >= %s AND id < %s ORDER BY id").format(
+                self._tree
+            ),
+            (first, end),
+        )
+        return [(int(key), bytes(h)) for key, h in rows]
+
     # -- reading ---------------------------------------------------------------------------
     def _query(
         self, query: sql.Composed | sql.SQL, params: Sequence[object] = ()

@@ -533,6 +533,14 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
                 found[by_index[int(key)]] = bytes(h)  # type: ignore[call-overload]
         return found
 
+    def tree_range(self, first: int, end: int) -> list[tuple[int, bytes]]:
+        if not self._has_tree or end <= first:
+            return []
+        rows = self._query(
+            f"SELECT id, hash FROM {_TREE} WHERE id >= ? AND id < ? ORDER BY id", (first, end)
+        )
+        return [(int(key), bytes(h)) for key, h in rows]  # type: ignore[call-overload]
+
     def _in_memory_tree(self) -> MemoryTree:
         head = self.head().seq
         if self._memory_tree is None or self._memory_tree.size != head:

@@ -17,7 +17,13 @@ import pytest
 
 from backends.audit import AuditService
 from backends.audit.checkpoints import Signer, TrustStore
-from backends.audit.verify import IDENTITY_CHANGED, SCHEMA_CHANGED, UNCHAINED, verify_chain
+from backends.audit.verify import (
+    CHECKPOINT_MISMATCH,
+    IDENTITY_CHANGED,
+    SCHEMA_CHANGED,
+    UNCHAINED,
+    verify_chain,
+)
 from backends.config import Config
 from backends.stores.audit_log import Filter
 from backends.stores.audit_log.record import GENESIS, Draft, chain_hash
@@ -106,6 +112,50 @@ def test_a_copy_of_the_chain_under_another_id_is_held_to_its_checkpoints(tmp_pat
         assert broken is not None and broken.reason == IDENTITY_CHANGED
     finally:
         copy.close()
+
+
+def test_a_resumed_migration_copy_is_held_to_its_source_not_called_a_changed_identity(
+    tmp_path: Path,
+) -> None:
+    """A migration killed half-way and resumed (test_kill_9_during_migration_quick failed with
+    'identity changed'): the half copy holds none of the trusted heads, and the trust store
+    also holds an earlier, finished copy's checkpoint. Vouched for by the data dir (the
+    journal's link), it is held to the source's checkpoints up to its head; not vouched for,
+    it is still a changed identity."""
+    home = tmp_path / "home"
+    service = _service(home, n=6)
+    service.checkpoint()  # the source's checkpoint at seq 6
+    for i in range(6):
+        service.append("tutor.turn", None, i=100 + i)
+    service.checkpoint()  # and at seq 12
+    source_id, trust = service.log.log_id, service.trust
+    earlier = SQLiteAuditLog(tmp_path / "earlier" / "audit.sqlite3")
+    service.log.copy_to(earlier)  # a finished migration, signed, then undone
+    head = earlier.head()
+    trust.accept(service.signer.sign(earlier.log_id, head.seq, head.hash))
+    earlier.close()
+    half = SQLiteAuditLog(tmp_path / "half" / "audit.sqlite3")
+    service.log.copy_to(half, until=5)  # killed here, below every checkpoint
+    try:
+        assert half.head().seq == 5
+        assert verify_chain(half, trust, copy_of=source_id).ok
+        assert verify_chain(half, trust, copy_of=source_id, from_checkpoint=True).ok
+        broken = verify_chain(half, trust).broken  # no vouch: the log's word is not taken
+        assert broken is not None and broken.reason == IDENTITY_CHANGED
+        service.log.copy_to(half, after=5, until=9)  # resumed, killed again
+        assert verify_chain(half, trust, copy_of=source_id).ok
+    finally:
+        half.close()
+        service.close()
+    conn = _superuser(tmp_path / "half" / "audit.sqlite3")
+    _rewrite(conn, 3)
+    conn.close()
+    half = SQLiteAuditLog(tmp_path / "half" / "audit.sqlite3")
+    try:
+        broken = verify_chain(half, trust, copy_of=source_id).broken
+        assert broken is not None and broken.reason == CHECKPOINT_MISMATCH and broken.seq == 6
+    finally:
+        half.close()
 
 
 def test_a_row_outside_the_chain_fails_verify_and_is_never_shown(tmp_path: Path) -> None:
