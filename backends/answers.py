@@ -422,6 +422,8 @@ def render_text(
             lines.append(
                 f"  {MARKS[SUPPORTED]} {' '.join(s.display().split())}" if s.number else f"  {text}"
             )
+        elif s.kind == OWN and answer.mode == MODEL and answer.heading:
+            lines.append(f"  {MARKS[OWN]} {text}")  # the heading says whose words they are
         elif s.kind == OWN:
             lines.append(f"  {MARKS[OWN]} {text}  ({own})")
     held = answer.withheld

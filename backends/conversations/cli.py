@@ -16,6 +16,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from backends import answers
 from backends.answers import GENERATED, Answer, render_text
 from backends.cli import (
     PIPE_CLOSED,
@@ -24,6 +25,7 @@ from backends.cli import (
     reindex_subparsers,
     silence_stdout,
 )
+from backends.conversations import history as history_answers
 from backends.conversations import importers
 from backends.conversations.errors import HistoryWrongKeyError, TurnFailedError
 from backends.conversations.files import fit_name, repair_text, repaired_notice, tidy_name
@@ -32,6 +34,7 @@ from backends.conversations.service import ConversationAgent, get_service
 from backends.errors import CustodiaEnvironmentError
 from backends.i18n import _
 from backends.progress import Progress
+from backends.questions import about_user
 from backends.services import Services
 
 #: environment variable read by ``rotate-key`` for the new key (never a command-line argument:
@@ -114,6 +117,14 @@ def _continue_hint(conversation_id: str) -> str:
 # -- handlers ---------------------------------------------------------------------------------
 
 
+def _own_label() -> str:
+    return _("the model's own words, not from your conversations")
+
+
+def _withheld_label() -> str:
+    return _("Withheld from the model's answer (not shown as an answer):")
+
+
 def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     agent = _agent(services)
     agent.check_writable()  # before the search index is touched: the key is wrong anyway
@@ -139,11 +150,22 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
             closed.append(True)
             silence_stdout()
 
+    # A draft that must be checked before it is shown — a history answer's, or the model's
+    # words on what the user tells of their own life (no number, date or name of its own) —
+    # is printed once judged; while it runs, only a word count on a terminal's stderr. The
+    # model's words on anything else stream as they come, labelled as its own when done.
+    streams = not history_answers.history_question(args.message) and not about_user(args.message)
+    pieces: list[str] = []
+    progress = answers.DraftProgress(
+        _("(the model is writing; it is checked before it is shown) words:")
+    )
+
     def draft_token(piece: str) -> None:
-        if composed:  # the model's draft of a history answer: checked before it is shown
-            print(piece, end="", file=sys.stderr, flush=True)
-        else:
+        if streams:
+            pieces.append(piece)
             token(piece)
+        else:
+            progress(piece)
 
     draft = True if args.rephrase else (False if args.no_draft else None)
     try:
@@ -157,6 +179,7 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
             draft=draft,
         )
     except KeyboardInterrupt:
+        progress.done()
         _end_line(closed)
         if not saved:
             _warn("interrupted; nothing was saved")
@@ -165,20 +188,36 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
         print(_continue_hint(saved[0]), file=sys.stderr)
         return 130
     except TurnFailedError as err:
+        progress.done()
         _end_line(closed)
         _warn(str(err))
         print(_continue_hint(err.conversation_id), file=sys.stderr)
         return 1
     except BaseException:
+        progress.done()
         if saved:  # the message is on disk whatever went wrong: say where
             _end_line(closed)
             print(_continue_hint(saved[0]), file=sys.stderr)
         raise
-    _end_line(closed)
+    progress.done()
+    if pieces:
+        _end_line(closed)
     if result.notice:
         _warn(result.notice)
     shown = result.shown
-    if shown is not None and not closed:
+    if shown is not None and not closed and streams and not result.retrieval_only:
+        # what streamed is the model's own: said so, with what was withheld from it and why
+        print(f"({shown.heading})" if shown.heading else "")
+        if shown.withheld:
+            print(render_text(replace(shown, heading="", sentences=()), withheld=_withheld_label()))
+    elif shown is not None and not closed and not composed and not result.retrieval_only:
+        # the model's words, once, as the window shows them: checked against a past message
+        # (✓ [n]), its own (labelled), or withheld with why
+        print(render_text(shown, own=_own_label(), withheld=_withheld_label()))
+        for number in shown.cited:
+            passage = result.context_passages[number - 1]
+            print(f"  [{number}] {passage.split(']', 1)[0].lstrip('[')}")
+    elif shown is not None and not closed:
         for number, (cid, index) in enumerate(result.quoted, 1):
             print(
                 _("  [{number}] conversation {cid}, message {value}").format(
@@ -186,24 +225,13 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
                 )
             )
         if composed and shown.mode == GENERATED:
-            print(render_text(shown))
+            print(render_text(shown, own=_own_label(), withheld=_withheld_label()))
         elif shown.withheld:
-            reason = f"The model's draft was not shown: {shown.reason}." if shown.reason else ""
-            held = render_text(replace(shown, heading="", sentences=()))
-            print("\n".join(x for x in (reason, held) if x))
+            print(render_text(replace(shown, heading="", sentences=()), withheld=_withheld_label()))
+        elif shown.draft and shown.reason:
+            print(_("(The model's draft was not shown: {reason}.)").format(reason=shown.reason))
         if result.draft_skipped:
             print(_("(No draft asked of the model: its drafts rarely pass; --rephrase asks.)"))
-    if result.checked and not closed and not composed:
-        # what the answer took from past conversations, and what is the model's own
-        print(_("\nChecked against your past conversations:"))
-        for sentence in result.checked:
-            if sentence.supported:
-                source = result.context_passages[sentence.number - 1].split("]", 1)[0] + "]"
-                print(f"  ✓ {sentence.text}  {source}")
-            else:
-                print(
-                    _("  · {text}  (not from your past conversations)").format(text=sentence.text)
-                )
     label = " (retrieval-only mode)" if result.retrieval_only else ""
     print(
         _("conversation {conversation_id} · {provider}:{model}{label}").format(

@@ -51,7 +51,11 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 def test_ask_list_show_and_continue(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "ask", "conversations", "Where do flamingos sleep?")
     assert code == 0
-    assert out.strip() == "Scripted answer to: Where do flamingos sleep? (context passages: 0)"
+    # the model's words, labelled as its own (issue 24): the same kinds as the window
+    assert out.splitlines() == [
+        "Scripted answer to: Where do flamingos sleep? (context passages: 0)",
+        "(The model's own words — not from your conversations)",
+    ]
     cid = err.split("conversation ")[1].split()[0]
     code, out, err = run(capsys, "ask", "conversations", "And eat?", "--conversation", cid)
     assert code == 0 and cid in err
@@ -620,3 +624,23 @@ def test_text_that_is_not_utf8_never_gives_a_traceback(
     assert run(capsys, "conversations", "show", "f" * 32)[0] == 0
     code, out, _ = run(capsys, "conversations", "search", "x y", "--json")
     assert code == 0 and "cannot" not in out
+
+
+def test_ask_labels_the_models_words_and_withholds_what_it_invents(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tester, issue 24: a message about the user's life got the model's answer printed
+    plainly, with invented numbers; the user's own message is a source."""
+    code, out, err = run(
+        capsys, "ask", "conversations", "My landlord told me the rent goes up to 950 euros."
+    )
+    assert code == 0
+    draft = "Scripted answer to: My landlord told me the rent goes up to 950 euros."
+    # "(context passages: 0)": a number no source holds, in what the user told of their life
+    assert out.splitlines() == [
+        "The model's own words — not from your conversations",
+        "  The model's answer was withheld: it states what no source holds: 0.",
+        "Withheld from the model's answer (not shown as an answer):",
+        f"  ✗ {draft} (context passages: 0) — it states what no source holds: 0",
+    ]
+    assert draft not in err
