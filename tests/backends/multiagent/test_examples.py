@@ -83,3 +83,51 @@ def test_verified_code_is_a_coders_example_and_unverified_or_old_items_are_not(
     shown = _coder_contexts(chat)
     assert any("return a + b" in c and "· verified]" in c for c in shown)
     assert not any("old release" in c or "a - b" in c for c in shown)
+
+
+# -- the reviewer's words (issue 24: "Check: unverified draft — verified test for …") ------------
+ECHOING_REVIEW = (
+    "- [coder] step 2 (Write add(a, b) in Python): ```python\n"
+    "def add(a, b):\n    return len(str)\n```\n"
+    "  Check: unverified draft — verified test for this function in a Python library.\n"
+    "The function adds two numbers. All tests pass."
+)
+
+
+def _answer(result: str) -> str:
+    """The "## Answer …" section of a result."""
+    start = result.index("## Answer")
+    return result[start : result.index("## Steps", start)]
+
+
+def test_the_reviewers_words_never_echo_the_prompt_or_claim_another_check(
+    make_service: MakeService,
+) -> None:
+    service, _chat = _service(make_service, [ONE_CODER_STEP, BAD, BAD, ECHOING_REVIEW])
+    session = service.ask("Write add(a, b) in Python", tests=TESTS)
+    assert session.data["verification"]["status"] == FAILED
+    answer = _answer(session.data["result"])
+    shown = answer.split("*Withheld from the reviewer's words:*")[0]
+    assert "The function adds two numbers." in shown
+    for echoed in ("[coder] step", "Check:", "verified test", "All tests pass", "len(str)"):
+        assert echoed not in shown, echoed
+    withheld = answer.split("*Withheld from the reviewer's words:*")[1]
+    assert "it copies the prompt (“[coder] step 2”)" in withheld
+    assert "it copies the prompt (“Check:”)" in withheld
+    assert (
+        "~~All tests pass.~~ — it claims the code is verified; the check found: "
+        "failed verification" in withheld
+    )
+    assert "code no step wrote" in withheld
+    assert session.data["review"] == ECHOING_REVIEW  # the record keeps what the model said
+
+
+def test_a_review_that_matches_the_record_is_shown_whole(make_service: MakeService) -> None:
+    review = "The add function is verified: its tests pass.\n" + GOOD.split("\n", 1)[1]
+    service, _chat = _service(make_service, [ONE_CODER_STEP, GOOD, review])
+    session = service.ask("Write add(a, b) in Python", tests=TESTS)
+    assert session.data["verification"]["status"] == VERIFIED
+    answer = _answer(session.data["result"])
+    assert "Withheld" not in answer
+    assert "The add function is verified: its tests pass." in answer
+    assert "```python\ndef add(a, b):\n    return a + b\n```" in answer
