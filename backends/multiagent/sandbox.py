@@ -13,7 +13,13 @@ What the child gets (AL3):
 * **bounded memory** — ``RLIMIT_AS`` (allocation fails with ``MemoryError``, or the process
   dies), ``RLIMIT_FSIZE`` on files, no core dumps;
 * **a scratch folder** — its working directory and ``HOME``/``TMPDIR``, removed afterwards;
-  writes outside it are refused by the audit hook;
+  the audit hook refuses changing anything outside it (symlinks resolved): opening for
+  writing, ``os.remove``/``rename``/``replace``/``rmdir``/``mkdir``/``truncate``/``chmod``/
+  ``chown``/``utime``/``setxattr``, ``shutil.rmtree``/``move``/``copy*``, a hard link to a
+  file outside or a symlink placed or pointing outside, ``sqlite3.connect`` to a file outside
+  (``:memory:`` is fine) and SQLite ``ATTACH`` of one (an authorizer on each connection).
+  What it cannot see: ``os.mkfifo``/``os.mknod`` (no audit event), a relative path opened
+  with ``dir_fd``, and C code writing by itself;
 * **a stripped environment** — ``PATH``, ``HOME``, ``TMPDIR``, ``LANG`` only, Python in
   isolated mode (``-I``: no ``PYTHON*`` variables, no user site, no script folder on the path).
 
@@ -70,7 +76,96 @@ _REFUSED = {
     "os.kill", "os.killpg",
 }
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
-_ALLOWED = (SCRATCH + os.sep, "/dev/null")
+
+def _fd_target(fd):
+    # the path an open file descriptor names, or None (a pipe, a socket)
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    return target if target.startswith("/") else None
+
+def _resolved(path, dir_fd=None, follow=True):
+    # where `path` really is: symlinks resolved (only its folder's with follow=False, for the
+    # calls that act on the entry itself: remove, rename, mkdir); None for a pipe
+    if isinstance(path, int):
+        return _fd_target(path)
+    path = os.fsdecode(os.fspath(path))
+    if not os.path.isabs(path) and isinstance(dir_fd, int) and dir_fd >= 0:
+        base = _fd_target(dir_fd)
+        path = os.path.join(base if base is not None else "/", path)
+    path = os.path.abspath(path)
+    if follow:
+        return os.path.realpath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+def _inside(real):
+    return real is None or real == "/dev/null" or real == SCRATCH or real.startswith(
+        SCRATCH + os.sep)
+
+def _refuse_outside(event, path, dir_fd=None, follow=True):
+    real = _resolved(path, dir_fd, follow)
+    if not _inside(real):
+        raise PermissionError(f"refused in the sandbox: {event} outside the scratch folder: {real}")
+
+def _dir_fd(args, index):
+    return args[index] if len(args) > index else None
+
+#: event -> the arguments that name what it changes: (index, dir_fd index or None, follow)
+_CHANGES = {
+    "os.remove": ((0, 1, False),),
+    "os.rmdir": ((0, 1, False),),
+    "os.mkdir": ((0, 2, False),),
+    "os.rename": ((0, 2, False), (1, 3, False)),
+    # a hard link to a file outside would let it be written through the link
+    "os.link": ((0, 2, True), (1, 3, False)),
+    "os.chmod": ((0, 2, True),),
+    "os.chown": ((0, 3, True),),
+    "os.utime": ((0, 3, True),),
+    "os.truncate": ((0, None, True),),
+    "os.setxattr": ((0, None, True),),
+    "os.removexattr": ((0, None, True),),
+    "os.chflags": ((0, None, True),),
+    "shutil.rmtree": ((0, 1, False),),
+    "shutil.move": ((0, None, False), (1, None, True)),
+    "shutil.copyfile": ((1, None, True),),
+    "shutil.copymode": ((1, None, True),),
+    "shutil.copystat": ((1, None, True),),
+    "shutil.copytree": ((1, None, True),),
+    "shutil.chown": ((0, None, True),),
+    "shutil.unpack_archive": ((1, None, True),),
+    "shutil.make_archive": ((0, None, True),),
+}
+
+def _sqlite_path(database):
+    # the file a sqlite3.connect opens, or None for an in-memory (or private temporary) one
+    if isinstance(database, bytes):
+        database = database.decode("utf-8", "replace")
+    database = os.fspath(database)
+    if isinstance(database, bytes):
+        database = database.decode("utf-8", "replace")
+    if database in ("", ":memory:"):
+        return None
+    if database.startswith("file:"):
+        path, _, query = database[5:].partition("?")
+        if path in ("", ":memory:") or "mode=memory" in query:
+            return None
+        if path.startswith("//"):  # file://host/path: the host is empty or localhost
+            path = "/" + path[2:].partition("/")[2]
+        from urllib.parse import unquote
+        return unquote(path)
+    return database
+
+def _sqlite_authorizer(action, arg1, arg2, db, trigger):
+    # ATTACH opens a file from C: the same rule as sqlite3.connect; a file name that is not a
+    # literal (a bound parameter) reaches the authorizer as None, and is denied
+    if action == 24:  # SQLITE_ATTACH
+        if arg1 is None:
+            return 1  # SQLITE_DENY
+        path = _sqlite_path(arg1)
+        if path is not None and not _inside(_resolved(path)):
+            return 1
+    return 0
 
 def _hook(event, args):
     if event in _REFUSED:
@@ -81,8 +176,22 @@ def _hook(event, args):
             mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS)
         if writing and isinstance(path, (str, bytes)):
             real = os.path.realpath(os.fsdecode(path))
-            if not (real + os.sep).startswith(_ALLOWED[0]) and real != "/dev/null":
+            if not _inside(real):
                 raise PermissionError(f"refused in the sandbox: writing {real}")
+    elif event in _CHANGES:
+        for index, fd_index, follow in _CHANGES[event]:
+            if len(args) > index and args[index] is not None:
+                dir_fd = args[fd_index] if fd_index is not None and len(args) > fd_index else None
+                _refuse_outside(event, args[index], dir_fd, follow)
+    elif event == "os.symlink" and len(args) >= 2:
+        _refuse_outside(event, args[1], _dir_fd(args, 2), follow=False)
+        where = _resolved(args[1], _dir_fd(args, 2), follow=False)
+        target = os.path.join(os.path.dirname(where), os.fsdecode(os.fspath(args[0])))
+        _refuse_outside("a symlink to a file", target)
+    elif event == "sqlite3.connect" and args:
+        path = _sqlite_path(args[0])
+        if path is not None:
+            _refuse_outside(event, path)
 
 # a small stand-in for pytest's helpers, so pytest-style tests run without pytest
 class _Raises:
@@ -139,6 +248,16 @@ def _skip(msg=""):
 pytest.skip = _skip
 sys.modules["pytest"] = pytest
 
+# ATTACH opens a file from C, past the hook: each connection gets an authorizer that applies
+# the same rule to it (the audit event comes before the connection can take one)
+import sqlite3
+_connect = sqlite3.connect
+def _guarded_connect(*args, **kwargs):
+    connection = _connect(*args, **kwargs)
+    connection.set_authorizer(_sqlite_authorizer)
+    return connection
+sqlite3.connect = _guarded_connect
+
 sys.path.insert(0, SCRATCH)
 sys.dont_write_bytecode = True
 sys.addaudithook(_hook)
@@ -181,6 +300,56 @@ for node in ast.walk(tree):
         if name not in sys.modules and importlib.util.find_spec(name.split(".")[0]) is None:
             sys.modules[name] = solution
 
+# a test that imports a name the code defines from a module that exists (`from statistics
+# import mean`) replaces the code's with the library's: it would check the library, so the
+# run refuses to verify instead
+_MISSING = object()
+
+def _shadowed():
+    own = {k: v for k, v in vars(solution).items() if not k.startswith("__")}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            pairs = [(node.module, a.name, a.asname or a.name) for a in node.names]
+        elif isinstance(node, ast.Import):
+            pairs = [(a.name, None, a.asname or a.name.split(".")[0]) for a in node.names]
+        else:
+            continue
+        for module, name, bound in pairs:
+            if sys.modules.get(module) is solution:
+                continue
+            if name != "*" and bound not in own:
+                continue
+            try:
+                real = importlib.import_module(module)
+            except BaseException:
+                continue  # the test's own import fails, loudly
+            if name is None:
+                real = importlib.import_module(bound) if bound == module.split(".")[0] else real
+                found = {bound: real}
+            elif name == "*":
+                public = getattr(real, "__all__", None) or [
+                    k for k in vars(real) if not k.startswith("_")]
+                found = {k: getattr(real, k, _MISSING) for k in public if k in own}
+            else:
+                found = {bound: getattr(real, name, _MISSING)}
+            for key, value in found.items():
+                if value is not _MISSING and value is not own[key]:
+                    top = module.split(".")[0]
+                    where = ("the standard library" if top in sys.stdlib_module_names
+                             else f"the installed package `{top}`")
+                    what = f"{module}.{name}" if name not in (None, "*") else module
+                    if name == "*":
+                        what = f"{module}.{key}"
+                    return f"the tests import `{what}` from {where}, not the code's `{key}`"
+    return ""
+
+reason = _shadowed()
+if reason:
+    report(kind="refused", reason=reason)
+    report(kind="end")
+    OUT.close()
+    os._exit(0)
+
 namespace = dict(solution.__dict__)
 namespace["__name__"] = "test_solution"
 top_asserts = any(isinstance(n, ast.Assert) for n in tree.body)
@@ -200,8 +369,23 @@ if top_asserts:
     report(kind="test", name=name, outcome="passed", output="",
            seconds=time.perf_counter() - started)
 
-import unittest, inspect
-defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+import unittest, inspect, warnings
+
+class _CannotRun(Exception):
+    pass
+
+def _call(test, kwargs):
+    # a coroutine runs to its end in its own event loop; a generator would never run its body
+    result = test(**kwargs)
+    if inspect.iscoroutine(result):
+        import asyncio
+        asyncio.run(result)
+    elif inspect.isgenerator(result) or inspect.isasyncgen(result) or inspect.isawaitable(result):
+        raise _CannotRun(f"the test returned a {type(result).__name__} instead of running "
+                         "(a test that yields is not run)")
+
+defined = {n.name for n in tree.body
+           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 cases = []
 for key, value in list(namespace.items()):
     if key not in defined:
@@ -230,23 +414,33 @@ for name, case, how in cases:
         with contextlib.redirect_stdout(io.StringIO()):
             if how == "unittest":
                 result = unittest.TestResult()
-                case.run(result)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    case.run(result)
                 problems = result.failures + result.errors
+                unrun = [w for w in caught if "return a value that is not None" in str(w.message)]
                 if problems:
                     outcome, output = "failed", trimmed(problems[0][1])
+                elif unrun:
+                    # an async (or yielding) test method in a plain TestCase: never awaited
+                    outcome = "error"
+                    output = ("the test returned a coroutine or a generator, which unittest does "
+                              "not run (an async test needs unittest.IsolatedAsyncioTestCase)")
                 elif result.skipped:
                     outcome, output = "skipped", result.skipped[0][1]
             elif isinstance(how, dict):
-                case(**how)
+                _call(case, how)
             else:
                 needed = [p for p in inspect.signature(case).parameters]
                 if needed:
                     outcome = "error"
                     output = f"needs pytest fixtures the sandbox does not have: {needed}"
                 else:
-                    case()
+                    _call(case, {})
     except _Skip as err:
         outcome, output = "skipped", str(err)
+    except _CannotRun as err:
+        outcome, output = "error", str(err)
     except BaseException as err:
         outcome, output = "failed", failure(err)
     report(kind="test", name=name, outcome=outcome, output=output,
@@ -293,6 +487,9 @@ class SandboxRun:
     exit_code: int | None = None
     #: the runner reached its end (every test reported)
     complete: bool = False
+    #: why the tests were not run though they could be (they would check something other than
+    #: the code: "the tests import `statistics.mean` from the standard library, …"); "" if run
+    refused: str = ""
     seconds: float = 0.0
     stdout: str = ""
     stderr: str = ""
@@ -313,6 +510,7 @@ class SandboxRun:
             self.imported
             and self.complete
             and not self.killed
+            and not self.refused
             and bool(self.tests)
             and all(t.outcome == "passed" for t in self.tests)
         )
@@ -368,9 +566,13 @@ def run_tests(
     Raises :class:`NoInterpreterError` when there is no Python to run it in.
 
     ``tests`` may hold ``test_*`` functions (pytest style, ``pytest.raises``/``approx``/
-    ``mark.parametrize`` provided), ``unittest.TestCase`` classes, or plain top-level
-    ``assert`` lines; the code's names are visible to them, and ``from solution import …``
-    (or any module name that does not exist) imports the code.
+    ``mark.parametrize`` provided; ``async def`` ones each run in their own event loop),
+    ``Test*`` classes, ``unittest.TestCase`` classes, or plain top-level ``assert`` lines; the
+    code's names are visible to them, and ``from solution import …`` (or any module name that
+    does not exist) imports the code. A test that cannot be run (a generator, an ``async``
+    method of a plain ``TestCase``) is an error, never a pass. Tests that import a name the
+    code defines from a module that exists (``from statistics import mean``) would check that
+    module instead: they are not run, and :attr:`SandboxRun.refused` says why.
     """
     limits = limits or Limits()
     python = interpreter()
@@ -474,6 +676,8 @@ def _read_results(result: SandboxRun, text: str) -> None:
                     output=str(record.get("output") or ""),
                 )
             )
+        elif kind == "refused":
+            result.refused = str(record.get("reason") or "the tests were not run")
         elif kind == "end":
             result.complete = True
     if running:

@@ -302,6 +302,8 @@ def _judge(run: SandboxRun) -> tuple[Status, str, str]:
     passed, total = len(run.passed), len(run.tests)
     if run.ok:
         return VERIFIED, f"{passed} of {total} tests passed", ""
+    if run.refused:
+        return UNVERIFIED, f"not verifiable: {run.refused}", ""
     if not run.imported:
         if run.import_error:
             last = run.import_error.strip().splitlines()[-1]
