@@ -299,7 +299,8 @@ class AuditLogContract:
         self.checkpoint(audit_log, signer, trust, 15)
         tamper.rewrite_from(5, lambda obj: obj["data"].update(n=500))
         stale = verify_chain(audit_log).broken  # the tree left as it was gives it away...
-        assert stale is not None and (stale.seq, stale.reason) == (20, TREE_MISMATCH)
+        assert stale is not None and (stale.seq, stale.reason) == (5, TREE_MISMATCH)
+        assert "the stored leaf of seq 5" in stale.detail  # every stored node is held
         tamper.wipe_tree()  # ...so a thorough forger rebuilds it over the forgery
         assert audit_log.build_tree() == 20
         assert verify_chain(audit_log).ok  # a bare chain proves nothing against a rewrite...
