@@ -23,7 +23,8 @@ time to index the corpus on first use — with the precomputed vectors shipped i
 every chunk embedded — and the median / p95 latency of one fused retrieval.
 
 Run: ``python -m bench.bench_tutor`` (``--quick``: the hashing embedder only; ``--spanish``:
-Spanish questions over the English notes, MiniLM + glossary against the multilingual USE).
+Spanish questions over the English notes, MiniLM + glossary against the multilingual USE, and
+the MiniLM tutor with and without USE as its second vector for Spanish questions).
 """
 
 from __future__ import annotations

@@ -395,6 +395,11 @@ def _status_json(status: Status) -> dict[str, Any]:
             "message": status.graph_message,
         },
         "embedder": status.embedder,
+        "spanish_vectors": {
+            "embedder": status.spanish_embedder,
+            "count": status.spanish_vectors,
+            "message": status.spanish_message,
+        },
     }
 
 
@@ -422,6 +427,14 @@ def _cmd_stats(args: argparse.Namespace, services: Services) -> int:
             "  "
             + _("{label}: {documents} documents, {chunks} chunks").format(
                 label=label, documents=docs, chunks=chunks
+            )
+        )
+    if status.spanish_message:
+        print(_("multilingual vectors unavailable — {0}").format(status.spanish_message))
+    elif status.spanish_embedder:
+        print(
+            _("Spanish questions also: {count} vectors ({embedder})").format(
+                count=status.spanish_vectors, embedder=status.spanish_embedder
             )
         )
     graph = _("graph ({kind}): ").format(kind=status.graph_kind)

@@ -438,6 +438,8 @@ class Status:
     #: the second vector's embedder, searched for Spanish questions ("" when there is none)
     spanish_embedder: str = ""
     spanish_vectors: int = 0
+    #: why the second vector is unusable ("" when it is fine or there is none)
+    spanish_message: str = ""
     seconds: float = 0.0
     #: False when the vector store could not be reached or brought up to date
     vector_ok: bool = True
@@ -982,6 +984,7 @@ class TutorService:
             vector_message=vector_message,
             spanish_embedder=self._spanish.name if self._spanish is not None else "",
             spanish_vectors=spanish_count,
+            spanish_message=self._spanish_message,
         )
 
     def users(self) -> list[str]:
@@ -1542,11 +1545,19 @@ class TutorService:
         # attack" is not answered by the asthma note's stepwise treatment)
         leads = aspects.contexts(sources)
         context = {q: leads.get((q.number, q.text), "") for q in (*quotes, *scored)}
+        notes: dict[str, str] = {}  # the text of each note at hand (its passages together)
+        for source in sources:
+            notes[source.title] = f"{notes.get(source.title, '')} {source.text}"
         answering = [
             q
             for q in (*quotes, *scored)
             if aspects.answers_aspect(
-                q.text, titles.get(q.number, ""), subject, asked_aspects, context[q]
+                q.text,
+                titles.get(q.number, ""),
+                subject,
+                asked_aspects,
+                context[q],
+                notes.get(titles.get(q.number, ""), ""),
             )
         ]
         naming = {

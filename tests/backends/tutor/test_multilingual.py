@@ -211,6 +211,7 @@ def test_an_unusable_second_vector_leaves_spanish_questions_to_the_other_methods
     try:
         status = tutor.prepare()
         assert status.vectors == status.chunks and status.spanish_vectors == 0
+        assert "not installed" in status.spanish_message
         retrieval = tutor.retrieve("¿Cómo se controla la warfarina?", "ana")
         assert retrieval.passages and retrieval.methods["multilingual"] == []
         assert any(line.startswith("multilingual:") for line in retrieval.degraded)
