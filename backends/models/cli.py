@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from backends.i18n import _
+from backends.i18n import N_, _, number
 from backends.models import local, manage
 from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
@@ -82,6 +82,15 @@ def _fail(args: argparse.Namespace, message: str) -> int:
     return 1
 
 
+#: the assistants as the window titles them (``used_by`` has their keys: ``--json``)
+TITLES = {
+    "tutor": N_("clinical tutor"),
+    "memories": N_("memories"),
+    "conversations": N_("conversations"),
+    "multiagent": N_("multi-agent"),
+}
+
+
 def _done(args: argparse.Namespace, message: str, **extra: object) -> int:
     if args.json:
         print(json.dumps({"ok": True, "message": message, **extra}, ensure_ascii=False))
@@ -120,14 +129,16 @@ def _cmd_list(args: argparse.Namespace, services: Services) -> int:
     for entry in listed:
         size = local.human_size(entry.info.file_size) if entry.info else ""
         needs = (
-            _("needs {needed} at {context:,} tokens").format(
-                needed=local.human_size(entry.needed), context=entry.context
+            _("needs {needed} at {context} tokens").format(
+                needed=local.human_size(entry.needed), context=number(entry.context)
             )
             if entry.info
             else ""
         )
         used = (
-            _("used by {assistants}").format(assistants=", ".join(entry.used_by))
+            _("used by {assistants}").format(
+                assistants=", ".join(_(TITLES.get(a, a)) for a in entry.used_by)
+            )
             if entry.used_by
             else ""
         )
@@ -139,8 +150,8 @@ def _cmd_list(args: argparse.Namespace, services: Services) -> int:
         elif entry.context_note:
             print(
                 f"  {'':<{width}}  "
-                + _("context limited to {count:,} tokens: {why}").format(
-                    count=entry.context, why=entry.context_note
+                + _("context limited to {count} tokens: {why}").format(
+                    count=number(entry.context), why=entry.context_note
                 )
             )
     return 0

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from backends.errors import CancelledError, ModelUnavailableError
+from backends.i18n import ngettext, number
 from backends.progress import Progress
 
 #: the models folder inside the data dir; folders the user adds come from ``model_folders``
@@ -369,12 +370,12 @@ def known_architectures() -> frozenset[str]:
 
 def _mb(size: int) -> str:
     if size >= 1 << 30:
-        return f"{size / (1 << 30):.1f} GB"
+        return f"{number(size / (1 << 30), 1)} GB"
     if size >= 1 << 20:
-        return f"{size / (1 << 20):.0f} MB"
+        return f"{number(size / (1 << 20))} MB"
     if size >= 1 << 10:  # a truncated file: "0 MB" would say nothing
-        return f"{size / (1 << 10):.0f} KB"
-    return f"{size} bytes"
+        return f"{number(size / (1 << 10))} KB"
+    return ngettext("{count} byte", "{count} bytes", size).format(count=number(size))
 
 
 human_size = _mb

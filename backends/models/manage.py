@@ -17,7 +17,7 @@ from pathlib import Path
 from backends import config as config_module
 from backends.config import Config
 from backends.errors import ModelUnavailableError
-from backends.i18n import _
+from backends.i18n import _, number
 from backends.models import local
 from backends.models.files import SMOLLM2_GGUF
 from backends.models.settings import ASSISTANTS, RUNTIME_DEFAULTS
@@ -57,8 +57,8 @@ def context_bound(info: local.GGUFInfo, asked: int | None, memory: local.Memory)
     reason = ""
     if info.context_length and context > info.context_length:
         context = info.context_length
-        reason = _("{name} was trained on {count:,} tokens").format(
-            name=info.name, count=info.context_length
+        reason = _("{name} was trained on {count} tokens").format(
+            name=info.name, count=number(info.context_length)
         )
     per_token = info.kv_cache_bytes(1)
     spare = memory.available - info.file_size - local.CONTEXT_OVERHEAD
@@ -66,7 +66,9 @@ def context_bound(info: local.GGUFInfo, asked: int | None, memory: local.Memory)
         most = max(256, spare // per_token // 256 * 256)
         if most < context:
             context = most
-            reason = _("this machine's free memory holds about {count:,} tokens").format(count=most)
+            reason = _("this machine's free memory holds about {count} tokens").format(
+                count=number(most)
+            )
     return context, reason
 
 

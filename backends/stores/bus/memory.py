@@ -46,12 +46,12 @@ class InProcessEventBus(SelfDescribing):
 
     #: the engine, as the storage map names it
     ENGINE = N_("in-process event bus")
-    LABEL = PRODUCT = "in-process"
+    LABEL = PRODUCT = N_("in-process")
 
     @classmethod
     def locate(cls, config: Config, **context: Any) -> str:
         """Where this store keeps its data, as the storage map shows it."""
-        return "memory of this process"
+        return N_("memory of this process")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

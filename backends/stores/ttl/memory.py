@@ -27,16 +27,16 @@ class MemoryTTLStore(SelfDescribing):
 
     #: the engine, as the storage map names it
     ENGINE = N_("in-process TTL store")
-    LABEL = PRODUCT = "in-process"
+    LABEL = PRODUCT = N_("in-process")
 
     @classmethod
     def locate(cls, config: Config, **context: Any) -> str:
         """Where this store keeps its data, as the storage map shows it."""
-        return "memory of this process"
+        return N_("memory of this process")
 
     @classmethod
     def address(cls, config: Config, **context: Any) -> str:
-        return "memory"
+        return N_("memory")
 
     @classmethod
     def measure(

@@ -1,0 +1,121 @@
+"""Every message the commands print goes through the catalogue (issue 27 items 2 and 4).
+
+The commands are run under a pseudo-translation that writes every translated message with
+accented vowels ("récórds"), so whatever English is left in their output was never marked
+for translation: the check does not wait for the Spanish catalogue to be filled, and
+`scripts/i18n.py check` (tests/backends/test_i18n_catalogues.py) then makes sure each marked
+message has its Spanish.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gettext
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from backends import cli, i18n
+from tests.i18n_words import compile_catalogues, english_words
+
+#: a placeholder of str.format or of %-formatting: kept as it is, or the message breaks
+_PLACEHOLDER = re.compile(
+    r"(\{[^{}]*\}|%\([^)]*\)[#0 +-]*\d*(?:\.\d+)?[a-zA-Z]|%[#0 +-]*\d*(?:\.\d+)?[a-zA-Z%])"
+)
+_ACCENTED = str.maketrans("aeiouyAEIOUY", "áéíóúýÁÉÍÓÚÝ")
+
+
+def pseudo(message: str) -> str:
+    """``message`` with its words accented and its placeholders untouched."""
+    parts = _PLACEHOLDER.split(message)
+    return "".join(p if i % 2 else p.translate(_ACCENTED) for i, p in enumerate(parts))
+
+
+@functools.cache
+def marked() -> frozenset[str]:
+    """Every message marked in ``backends/`` (and argparse's), as the catalogue's update
+    extracts them (scripts/i18n.py): only these are ever translated."""
+    compile_catalogues()  # loads the tool
+    tool = sys.modules["custodia_i18n_tool"]
+    out: set[str] = set()
+    for message in tool.extract():
+        out.update(message.id if isinstance(message.id, tuple) else (message.id,))
+    return frozenset(out)
+
+
+class Pseudo(gettext.NullTranslations):
+    """A catalogue holding every marked message, each "translated" with accents."""
+
+    def gettext(self, message: str) -> str:
+        return pseudo(message) if message in marked() else message
+
+    def ngettext(self, msgid1: str, msgid2: str, n: int) -> str:
+        return self.gettext(msgid1 if n == 1 else msgid2)
+
+
+def test_the_pseudo_translation_keeps_placeholders() -> None:
+    assert pseudo("OK {count:,} records, %(prog)s: %s") == "ÓK {count:,} récórds, %(prog)s: %s"
+    assert not english_words(pseudo("The model's answer, not shown as fact"))
+
+
+@pytest.fixture
+def pseudo_language(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    monkeypatch.setenv("CUSTODIA_HOME", str(tmp_path))
+    monkeypatch.setenv("CUSTODIA_EMBEDDER", "hashing")
+    monkeypatch.setenv("CUSTODIA_CHAT_MODEL", "scripted")
+    monkeypatch.setenv("CUSTODIA_LANGUAGE", "es")
+    monkeypatch.setattr(i18n, "_translation", Pseudo())
+    monkeypatch.setattr(i18n, "_language", "es")
+    monkeypatch.setattr(argparse, "_", i18n.gettext_)
+    monkeypatch.setattr(cli, "install_language", lambda environ=None: "es")
+    yield tmp_path
+    i18n.install("en")
+
+
+def _english(text: str, home: Path) -> list[str]:
+    left = []
+    for line in text.replace(str(home), " ").splitlines():
+        if words := english_words(line):
+            left.append(f"{sorted(set(words))}: {line.strip()}")
+    return left
+
+
+COMMANDS = [
+    ["memories", "add", "Mi hija se llama Lucía"],
+    ["memories", "list"],
+    ["storage"],
+    ["doctor"],
+    ["audit", "verify"],
+    ["sessions"],
+    ["models", "list"],
+]
+
+
+def test_the_commands_print_no_unmarked_english(
+    pseudo_language: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    left = []
+    for command in COMMANDS:
+        cli.main(command)
+        out = capsys.readouterr()
+        left += [
+            f"custodia {' '.join(command)}: {line}"
+            for line in _english(out.out + out.err, pseudo_language)
+        ]
+    assert not left, "English never marked for translation:\n" + "\n".join(left)
+
+
+def test_models_list_names_the_assistants_and_numbers_in_spanish(
+    pseudo_language: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27: "2,048 tokens; lo usa: tutor, memories, conversations, multiagent"."""
+    monkeypatch.delenv("CUSTODIA_CHAT_MODEL")  # the bundled model answers every assistant
+    assert cli.main(["models", "list"]) == 0
+    text = capsys.readouterr().out
+    assert not _english(text, pseudo_language), text
+    assert pseudo("clinical tutor") in text and pseudo("multi-agent") in text
+    assert "2,048" not in text and not re.search(r"\d\.\d GB", text)
