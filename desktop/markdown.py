@@ -8,7 +8,8 @@ each has its own Copy button.
 API (object names in docs/TESTING.md):
 
 * :func:`split_markdown` — ``text`` into prose and code :class:`Segment`\\ s (an unclosed
-  fence, as while streaming, runs to the end);
+  fence, as while streaming, runs to the end; a fence opened after words, as small models
+  write it, opens a block too: :func:`fences_on_own_lines`);
 * :func:`set_markdown` — for a ``QTextBrowser``/``QTextDocument`` view: ``setMarkdown`` with
   every code block in the fixed-pitch font;
 * :class:`MarkdownView` (``message_text``) — one message's body; ``set_text``, ``append``
@@ -64,11 +65,22 @@ class Segment:
     language: str = ""
 
 
+#: an opening fence after words on the same line ("Here it is: ```python"), as small models
+#: write it: Markdown reads it as inline code and flattens the block onto one line
+_FENCE_AFTER_WORDS = re.compile(r"^([^`\n]*?\S)[ \t]*(`{3,}[\w+#.-]*)[ \t]*$", re.MULTILINE)
+
+
+def fences_on_own_lines(text: str) -> str:
+    """``text`` with every opening fence written after words moved to its own line, so the
+    block keeps its line breaks and indentation (issue 24: a result's code on one line)."""
+    return _FENCE_AFTER_WORDS.sub(lambda m: f"{m.group(1)}\n{m.group(2)}", text)
+
+
 def split_markdown(text: str) -> list[Segment]:
     """Prose and fenced code blocks, in order; code keeps every space and blank line."""
     out: list[Segment] = []
     prose: list[str] = []
-    lines = text.split("\n")
+    lines = fences_on_own_lines(text).split("\n")
     i = 0
     while i < len(lines):
         match = _FENCE_OPEN.match(lines[i])
@@ -137,7 +149,7 @@ def set_markdown(document: QTextDocument, text: str) -> None:
     """``document.setMarkdown(text)`` with every code block (fenced or indented) in the
     fixed-pitch system font — for views that show a whole transcript in one QTextBrowser.
     Addresses in the text are not made links (:func:`unlinked`)."""
-    document.setMarkdown(unlinked(text))
+    document.setMarkdown(unlinked(fences_on_own_lines(text)))
     font = code_font()
     block = document.begin()
     while block.isValid():

@@ -82,7 +82,7 @@ from backends.progress import Progress
 from backends.services import Lazy, ModelChoices
 from desktop import i18n, theme
 from desktop.i18n import QT_TRANSLATE_NOOP
-from desktop.markdown import set_markdown
+from desktop.markdown import fences_on_own_lines, set_markdown
 from desktop.model_picker import ModelPicker
 from desktop.workers import Emit, JobHandle, WorkerPool
 
@@ -905,7 +905,7 @@ class MultiAgentTab(QWidget):
             text = str(data.get("result") or "") or assemble_result(session)
             self.result_markdown = text
             # one heading level down on screen: a pane, not a page (the export keeps them)
-            shown = re.sub(r"^(#{1,5}) ", r"#\1 ", text, flags=re.MULTILINE)
+            shown = _headings_down(text)
             set_markdown(self.result_view.document(), shown)
             if session.phase == "done":
                 self.result_title.setText(self.tr("<b>Result</b>"))
@@ -1609,3 +1609,24 @@ def create(
     service: Lazy[MultiAgentService], models: ModelChoices, workers: WorkerPool, parent: QWidget
 ) -> QWidget:
     return MultiAgentTab(service, models, workers, parent)
+
+
+_FENCE_LINE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def _headings_down(text: str) -> str:
+    """``text``'s Markdown headings one level down (a pane, not a page); lines inside code
+    blocks are left as written — a Python comment is not a heading."""
+    out: list[str] = []
+    fence = ""
+    for line in fences_on_own_lines(text).split("\n"):
+        opened = _FENCE_LINE.match(line)
+        if fence:
+            if opened and line.strip().startswith(fence) and not line.strip()[len(fence) :].strip():
+                fence = ""
+        elif opened:
+            fence = opened.group(1)
+        elif re.match(r"#{1,5} ", line):
+            line = "#" + line
+        out.append(line)
+    return "\n".join(out)

@@ -101,3 +101,18 @@ def test_set_markdown_puts_every_code_block_of_a_document_in_the_fixed_font(qtbo
             assert block.text().startswith(("def", "  ls"))  # indentation kept
         block = block.next()
     assert fixed == [True, True]
+
+
+def test_a_fence_opened_after_words_still_opens_a_code_block(qtbot: Any) -> None:
+    """Issue 24: "Here it is: ```python" (as small models write it) flattened the block."""
+    text = "Here it is: ```python\ndef f(s):\n    if s:\n        return 1\n```\nDone."
+    assert split_markdown(text) == [
+        Segment("markdown", "Here it is:"),
+        Segment("code", "def f(s):\n    if s:\n        return 1", "python"),
+        Segment("markdown", "Done."),
+    ]
+    document = QTextDocument()
+    set_markdown(document, text)
+    assert "def f(s):\n    if s:\n        return 1" in document.toPlainText()
+    inline = "Use `a` or ```b``` inline, and end on ```c```"
+    assert split_markdown(inline) == [Segment("markdown", inline)]

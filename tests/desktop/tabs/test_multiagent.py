@@ -759,3 +759,25 @@ def test_a_session_finished_before_checks_is_shown_as_an_unverified_draft(
     assert badge.property("status") == "unverified"
     assert "finished before results were checked" in badge.text()
     assert "Nothing here was run" in badge.text()
+
+
+def test_the_result_pane_keeps_the_codes_lines_and_indentation(
+    tab: MultiAgentTab, qtbot: Any, chat: GatedChat
+) -> None:
+    """Issue 24: a coder's "Here it is: ```python" (the fence after words) came out on one line,
+    and a Python comment was shown as a heading."""
+    code = (
+        "Here it is: ```python\n"
+        "def add(a, b):\n"
+        "    # the sum\n"
+        "    if a:\n"
+        "        return a + b\n"
+        "    return b\n"
+        "```"
+    )
+    chat.replies[:] = [CODER_PLAN, code, TESTER, "add is right."]
+    with qtbot.waitSignal(tab.session_finished, timeout=TIMEOUT):
+        run_task(tab, qtbot, "Write add(a, b) in Python")
+    shown = child(tab, QTextBrowser, "multiagent_result").toPlainText()
+    assert "def add(a, b):\n    # the sum\n    if a:\n        return a + b\n    return b" in shown
+    assert "```" not in shown
