@@ -61,6 +61,15 @@ STOPWORDS = _wordset(
     """
 )
 
+#: Spanish glue ("El hermano vive en Sevilla" says what "Mi hermano vive en Sevilla" says);
+#: "son" is left out: it is an English word too
+STOPWORDS_ES = _wordset(
+    """
+    el la los las un una unos unas de del al en y e o u que es con para por se lo le les su
+    sus mi mis tu tus muy ya este esta estos estas ese esa
+    """
+)
+
 #: a word that turns a statement into its opposite
 NEGATORS = _wordset("not no never without cannot none nor neither nothing unable")
 
@@ -211,16 +220,22 @@ def normal(word: str) -> str:
     return word if word[0].isdigit() else stem(word)
 
 
+#: an ordinal's ending is no word of its own ("March 14th" is March 14)
+_ORDINAL = re.compile(r"(?<=\d)(?:st|nd|rd|th|º|ª)\b", re.IGNORECASE)
+
+
 def words(text: str) -> list[str]:
     """Every token of ``text`` (folded), in order."""
-    return [fold(w) for w in _WORD.findall(text.replace("-", " ").replace("/", " "))]
+    text = _ORDINAL.sub("", text.replace("-", " ").replace("/", " "))
+    return [fold(w) for w in _WORD.findall(text)]
 
 
 def content(text: str) -> list[str]:
     """The normalised content words of ``text``: what a sentence says, without the glue."""
     out = []
     for w in words(text):
-        if w in STOPWORDS or w in NEGATORS or (len(w) == 1 and not w.isdigit()):
+        glue = w in STOPWORDS or w in STOPWORDS_ES or w in NEGATORS
+        if glue or (len(w) == 1 and not w.isdigit()):
             continue
         n = normal(w)
         if n not in STOPWORDS:  # "mainly" is "main": glue too
@@ -503,14 +518,19 @@ Alternatives = Sequence[frozenset[str]]
 
 
 def _overlap(
-    asked: Sequence[str], text: str, vocabulary: Vocabulary, alternatives: Alternatives = ()
+    asked: Sequence[str],
+    text: str,
+    vocabulary: Vocabulary,
+    alternatives: Alternatives = (),
+    given: frozenset[str] = frozenset(),
 ) -> float:
     """The idf-weighted share of the question's words that ``text`` holds (a group of
     ``alternatives`` counts once, held when one of it is: a sentence naming three drugs
-    "-pril" stands for does not outweigh the one saying what the question asks of them)."""
+    "-pril" stands for does not outweigh the one saying what the question asks of them;
+    ``given``: words counted as held)."""
     if not asked:
         return 0.0
-    have = set(content(text))
+    have = set(content(text)) | given
     grouped = {w for group in alternatives for w in group}
     total = sum(vocabulary.idf(w) for w in asked if w not in grouped)
     held = sum(vocabulary.idf(w) for w in asked if w not in grouped and w in have)
@@ -548,13 +568,17 @@ def score_sentences(
     scored: list[Quote] = []
     for rank, source in enumerate(sources[:passages]):
         context = _overlap(asked, source.title + " " + source.text, vocabulary, alternatives)
+        # a group its note names is its subject, matched: each of its sentences holds it,
+        # and the one saying what is asked of it leads ("-pril … in pregnancy")
+        there = set(content(" ".join(s.text for s in sources if s.title == source.title)))
+        given = frozenset(w for group in alternatives if group & there for w in group)
         for sentence in source.sentences:
             if len(content(sentence)) < 3:
                 continue
             named = about(f"{source.title}. {sentence}") if about is not None else 1
             if not named:
                 continue
-            own = _overlap(asked, source.title + " " + sentence, vocabulary, alternatives)
+            own = _overlap(asked, source.title + " " + sentence, vocabulary, alternatives, given)
             own += 0.15 * (named - 1)
             # what is not done answers a question less than what is ("antihistamines are not
             # first-line" after "adrenaline is the first-line treatment")

@@ -158,3 +158,15 @@ def test_a_terminal_prints_each_sentence_on_one_line() -> None:
         "Withheld from the model's draft (not shown as an answer):",
         "  ✗ Call 1-800-325-4769. — invented",
     ]
+
+
+def test_spanish_glue_and_ordinal_endings_do_not_withhold_a_supported_sentence() -> None:
+    """Tester, issue 24: "El hermano vive en Sevilla" was withheld for "el", "the 14th of
+    March" for "th"."""
+    brother = [Source(1, "", "Mi hermano vive en Sevilla")]
+    dentist = [Source(1, "", "My dentist appointment is on March 14th")]
+    assert [s.kind for s in answers.judge_draft("El hermano vive en Sevilla.", brother)] == [
+        SUPPORTED
+    ]
+    said = "Your dentist appointment is on the 14th of March."
+    assert [s.kind for s in answers.judge_draft(said, dentist)] == [SUPPORTED]
