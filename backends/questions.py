@@ -191,6 +191,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     _split("flat apartment piso apartamento"),
     _split("birthday cumpleaños cumple"),
     _split("school colegio escuela cole"),
+    _split("live lives vive vives vivo viven"),
 )
 #: a word and its more specific kin (one way: "children" may be "a son", not the reverse)
 _KIN = {

@@ -79,9 +79,11 @@ def _memory_part(sentence: str) -> str:
     """A shown sentence without the assistant's own lead-in ("The closest thing you told
     me: …")."""
     for texts in TEXTS.values():
-        if sentence.startswith(texts["closest"]):
-            return sentence[len(texts["closest"]) :].strip()
-    return sentence
+        for lead in (texts["closest"], texts["told"]):
+            if sentence.startswith(lead):
+                sentence = sentence[len(lead) :].strip()
+    # a memory quoted in its own language (the frame follows the question's)
+    return sentence.replace("“", "").replace("”", "").replace("«", "").replace("»", "")
 
 
 def _fabricated(sentences: list[str], memories: list[str]) -> int:

@@ -31,6 +31,7 @@ from backends.questions import (
     about_user,
     answering,
     asked,
+    is_spanish,
     language,
     matches,
     restate,
@@ -65,6 +66,7 @@ TEXTS = {
         "against a memory",
         "offer": "You told me something about yourself: I can remember it (see the proposal).",
         "known": "I already remember that.",
+        "told": "You told me:",
     },
     "es": {
         "heading": "De lo que me has contado — cada frase cita el recuerdo que repite",
@@ -78,8 +80,22 @@ TEXTS = {
         "comprobada con un recuerdo",
         "offer": "Me has contado algo sobre ti: puedo recordarlo (mira la propuesta).",
         "known": "Ya lo recuerdo.",
+        "told": "Me dijiste:",
     },
 }
+
+
+def said_back(memory: str, lang: str, *, framed: bool = True) -> str:
+    """``memory`` said back in an answer in ``lang``: restated (:func:`restate`) when it is
+    in that language; else quoted as told, framed in the answer's language ("You told me:
+    «Mi hermana vive en Valencia»", "Me dijiste: “My sister lives in Valencia”") — the
+    memory's own words stay in its language, the frame follows the question (``framed``:
+    False when the answer's own words already frame it: "The closest thing you told me:")."""
+    text = " ".join(memory.split()).rstrip(" .")
+    if ("es" if is_spanish(text) else "en") == lang:
+        return restate(memory)
+    quoted = f"«{text}»" if lang == "es" else f"“{text}”"
+    return f"{TEXTS[lang]['told']} {quoted}" if framed else quoted
 
 
 def _sentence(text: str) -> str:
@@ -103,18 +119,22 @@ def compose(
     "You're allergic to penicillin")."""
     lang = language(question)
     texts = TEXTS[lang]
-    found = answering(question, memories, similarities)
+    personal = about_user(question)
+    # a question not about the user ("a good name for a cat?") is not answered by a memory
+    # that shares its words ("Mi gata se llama Mía")
+    found = answering(question, memories, similarities) if personal else []
     if found:
         sentences = tuple(
-            Shown(_sentence(restate(memories[m.index])), SUPPORTED, m.index + 1) for m in found
+            Shown(_sentence(said_back(memories[m.index], lang)), SUPPORTED, m.index + 1)
+            for m in found
         )
         return Answer(COMPOSED, sentences, texts["heading"])
-    if about_user(question):
+    if personal:
         out = [Shown(texts["dont_know"], SUPPORTED, 0, "no memory answers it")]
         close = [m.index for m in matches(question, memories, similarities) if m.held or m.kind]
         close += [0] if recalled else []
         if close:
-            said = _sentence(restate(memories[close[0]]))
+            said = _sentence(said_back(memories[close[0]], lang, framed=False))
             out.append(Shown(f"{texts['closest']} {said}", SUPPORTED, close[0] + 1))
         return Answer(DONT_KNOW, tuple(out), texts["dont_know_heading"])
     if retrieval_only:

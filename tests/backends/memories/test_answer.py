@@ -227,3 +227,13 @@ def test_what_is_asked_must_be_in_the_memory_that_answers() -> None:
     told = ["My kids go to school in Leeds", "My mum makes the best paella"]
     assert compose("How many children do I have?", told).mode == DONT_KNOW
     assert compose("What is my mum called?", told).mode == DONT_KNOW
+
+
+def test_the_frame_follows_the_questions_language_and_the_memory_keeps_its_own() -> None:
+    """Tester, issue 24: a Spanish memory was restated in Spanish inside an English answer
+    ("Tu abuela Carmen vive en Bilbao") and vice versa."""
+    english = compose("Where does my grandma Carmen live?", TOLD)
+    assert english.text == "You told me: “Mi abuela Carmen vive en Bilbao” [4]."
+    spanish = compose("¿Cómo se llama mi perro?", TOLD)
+    assert spanish.text.startswith("Me dijiste: «My dog is called Rex»")
+    assert compose("¿Dónde vive mi abuela?", TOLD).text == "Tu abuela Carmen vive en Bilbao [4]."
