@@ -77,7 +77,7 @@
     <name>CodeBlock</name>
     <message>
         <source>code</source>
-        <extracomment>streamed tokens are re-rendered at most this often (a long answer is parsed once per tick) a code block taller than this many lines scrolls a Markdown link or image: ``[text](target)`` / ``![alt](target)`` ``&lt;scheme:…&gt;`` and ``&lt;a@b&gt;`` autolinks what GitHub-flavoured Markdown turns into a link by itself: a scheme&apos;s colon, ``www.``, an e-mail address&apos;s ``@``
+        <extracomment>streamed tokens are re-rendered at most this often (a long answer is parsed once per tick) a code block taller than this many lines scrolls an opening fence after words on the same line (&quot;Here it is: ```python&quot;), as small models write it: Markdown reads it as inline code and flattens the block onto one line a Markdown link or image: ``[text](target)`` / ``![alt](target)`` ``&lt;scheme:…&gt;`` and ``&lt;a@b&gt;`` autolinks what GitHub-flavoured Markdown turns into a link by itself: a scheme&apos;s colon, ``www.``, an e-mail address&apos;s ``@``
 ----------
 a code block&apos;s Copy was clicked: the code</extracomment>
         <translation>código</translation>
