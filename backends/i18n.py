@@ -15,10 +15,11 @@ module-level constant is marked with :func:`N_` and translated when used.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gettext
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 #: what the ``language`` setting accepts
@@ -97,6 +98,22 @@ def install(language: str) -> str:
     argparse._ = gettext_  # type: ignore[attr-defined]
     argparse.ngettext = ngettext  # type: ignore[attr-defined]
     return _language
+
+
+@contextlib.contextmanager
+def speaking(language: str) -> Iterator[str]:
+    """Messages in ``language`` inside the block, then in the installed one again: the
+    tutor's command frames its answer in the question's language (issue 27). For a command's
+    main thread; the window translates on its own side."""
+    global _translation, _language
+    saved = _translation, _language
+    if language != _language:
+        _translation = load(language)
+        _language = language if language in LANGUAGES else DEFAULT
+    try:
+        yield _language
+    finally:
+        _translation, _language = saved
 
 
 def current() -> str:

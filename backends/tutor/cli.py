@@ -27,7 +27,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from backends.i18n import _
+from backends.i18n import _, speaking
 from backends.progress import Progress
 from backends.services import Services
 from backends.tutor.kb import SHARED, ScopeError, collect_files, user_scope
@@ -199,7 +199,8 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     except TurnInterrupted as stopped:
         _end_progress()
         if not args.json:
-            _print_answer(stopped.turn)
+            with speaking(stopped.turn.retrieval.language):
+                _print_answer(stopped.turn)
         print(
             "custodia: "
             + _("stopped; the turn was recorded in the audit log as #{seq} (stopped)").format(
@@ -211,15 +212,17 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     _end_progress()
     if args.json:
         print(json.dumps(_turn_json(turn), ensure_ascii=False, indent=2))
-    else:
-        _print_answer(turn)
-        _print_sources(turn)
-    for line in turn.degraded:
-        print(_("note: degraded retrieval — {0}").format(line), file=sys.stderr)
-    print(
-        "(" + _(NOTICE) + " " + _("Audit record #{seq}.").format(seq=turn.audit_seq) + ")",
-        file=sys.stderr,
-    )
+    # the answer's frame speaks the question's language, as its heading does (issue 27)
+    with speaking(turn.retrieval.language):
+        if not args.json:
+            _print_answer(turn)
+            _print_sources(turn)
+        for line in turn.degraded:
+            print(_("note: degraded retrieval — {0}").format(line), file=sys.stderr)
+        print(
+            "(" + _(NOTICE) + " " + _("Audit record #{seq}.").format(seq=turn.audit_seq) + ")",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -9,11 +9,18 @@ and a detail — the similarity, the matched words, or the graph path).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from backends.i18n import N_, _, number
+
 RRF_K = 60
 METHODS = ("vector", "keyword", "graph")
+#: the methods and the first words of their details as people read them ("found by: …");
+#: ``method`` and ``detail`` themselves stay English (``--json``)
+METHOD_WORDS = (N_("vector"), N_("keyword"), N_("graph"), N_("multilingual"))
+DETAIL_WORDS = (N_("similarity"), N_("bm25"), N_("path"))
 
 
 @dataclass(frozen=True)
@@ -33,8 +40,19 @@ class Reason:
     detail: str
 
     def line(self) -> str:
-        text = f"{self.method} #{self.rank}"
-        return f"{text} ({self.detail})" if self.detail else text
+        """``vector #1 (similarity 0.53)``, in the user's language."""
+        text = f"{_(self.method)} #{self.rank}"
+        return f"{text} ({_detail(self.detail)})" if self.detail else text
+
+
+def _detail(detail: str) -> str:
+    """A detail's first word translated, and its number written as the language does."""
+    word, space, rest = detail.partition(" ")
+    if word not in DETAIL_WORDS:
+        return detail
+    with contextlib.suppress(ValueError):
+        rest = number(float(rest), len(rest.partition(".")[2]))
+    return _(word) + space + rest
 
 
 @dataclass
