@@ -1545,9 +1545,6 @@ class TutorService:
         # attack" is not answered by the asthma note's stepwise treatment)
         leads = aspects.contexts(sources)
         context = {q: leads.get((q.number, q.text), "") for q in (*quotes, *scored)}
-        notes: dict[str, str] = {}  # the text of each note at hand (its passages together)
-        for source in sources:
-            notes[source.title] = f"{notes.get(source.title, '')} {source.text}"
         answering = [
             q
             for q in (*quotes, *scored)
@@ -1557,7 +1554,6 @@ class TutorService:
                 subject,
                 asked_aspects,
                 context[q],
-                notes.get(titles.get(q.number, ""), ""),
             )
         ]
         naming = {
