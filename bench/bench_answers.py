@@ -67,6 +67,8 @@ PAIRS = DATA / "support_pairs.json"
 #: (issue 24), and Spanish questions (issue 27): both written before tuning, reported apart
 NEAR_MISSES = DATA / "near_miss_eval.json"
 SPANISH = DATA / "tutor_es_eval.json"
+#: found by a tester and used for fixing (issue 24): NOT held out, reported apart
+TESTER = DATA / "tutor_tester_eval.json"
 
 
 def _norm(text: str) -> str:
@@ -391,7 +393,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             tutor = _tutor(Path(home), embedder, chat, spanish)
             try:
                 summary, rows = run_answers(tutor, label)
-                sets = [run_set(tutor, p) for p in (NEAR_MISSES, SPANISH)]
+                sets = [run_set(tutor, p) for p in (NEAR_MISSES, SPANISH, TESTER)]
             finally:
                 tutor.close()
         summaries.append(summary)

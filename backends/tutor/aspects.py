@@ -221,15 +221,11 @@ def answers_aspect(
 ) -> bool:
     """Whether ``sentence`` (of the note ``title``; ``context``: the subjects of the sentences
     before it when it names none of its own, :func:`contexts`) gives every asked aspect of the
-    subject (``subject``: its words, the rarest first — that one must be named, or the title
-    and context together name all of a subject of three words or more but one)."""
+    subject (``subject``: its words, the rarest first — that one must be named)."""
     said = content(sentence)
     titled = set(content(title)) | set(content(context))
     wanted = set(subject[:1])
-    named = bool(wanted & (set(said) | titled))
-    if not named and len(subject) >= 3 and len(set(subject) - titled) <= 1:
-        named = True  # "severe asthma attack" in a note titled "Acute severe asthma"
-    if not named:
+    if not wanted & (set(said) | titled):
         return False
     for aspect in aspects:
         where = [i for i, w in enumerate(said) if w in aspect.evidence]

@@ -130,8 +130,11 @@ def test_a_sentence_naming_no_topic_speaks_of_the_one_before_it() -> None:
     assert aspects.answers_aspect(treatment, "Asthma", subject, found, context)
     # a subject of its own is no topic to inherit: "Antibody tests help with the cause"
     assert not aspects.topicless("Antibody tests help with the cause.")
-    # a note titled with all of the subject but one word states it for the subject
-    assert aspects.answers_aspect("Treatment is oxygen.", "Acute severe asthma", subject, found)
+    # the title states it for the subject when it names the subject's rarest word
+    assert aspects.answers_aspect("Treatment is oxygen.", "Severe asthma attack", subject, found)
+    # but not a subject whose rarest word the note does not name ("… in pregnancy")
+    pregnancy = ["pregnancy", "attack", "sever", "asthma"]
+    assert not aspects.answers_aspect(treatment, "Asthma", pregnancy, found, context)
 
 
 def test_a_severe_asthma_attack_is_answered_with_its_treatment(tutor: TutorService) -> None:
@@ -180,3 +183,20 @@ def test_the_pril_cough_question_is_answered_with_the_cough_sentence(tutor: Tuto
     )
     judged = tutor._judge(retrieval)
     assert "dry, persistent cough" in judged.quotes[0].text
+
+
+def test_the_names_an_ending_stands_for_are_matched_by_their_note() -> None:
+    """ "Why are drugs ending in -pril avoided in pregnancy?": the note naming them is the
+    subject matched, and its sentence on pregnancy is the answer, not the one listing them."""
+    from backends.grounding import Source, extract
+
+    first = "ACE inhibitors such as ramipril, lisinopril and enalapril block angiotensin."
+    later = "ACE inhibitors are contraindicated in pregnancy because they harm the fetal kidney."
+    others = ["Aspirin is an antiplatelet.", "Metformin lowers glucose.", "Warfarin needs INR."]
+    vocabulary = Vocabulary.of([first, later, *others])
+    question = "Why are drugs ending in -pril avoided in pregnancy?"
+    alike = aspects.alternatives(question, vocabulary)
+    asked = ["drug", "ramipril", "lisinopril", "enalapril", "avoid", "pregnancy"]
+    sources = [Source(1, "ACE inhibitors", first), Source(2, "ACE inhibitors", later)]
+    assert "block" in extract(asked, sources, vocabulary)[0].text
+    assert "pregnancy" in extract(asked, sources, vocabulary, alternatives=alike)[0].text
