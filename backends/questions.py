@@ -25,6 +25,7 @@ BENCHMARKS.md) with a held-out part no word list was tuned on.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -192,6 +193,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     _split("birthday cumpleaños cumple"),
     _split("school colegio escuela cole"),
     _split("live lives vive vives vivo viven"),
+    _split("born nació nacio nací naci nacieron"),
 )
 #: a word and its more specific kin (one way: "children" may be "a son", not the reverse)
 _KIN = {
@@ -243,6 +245,7 @@ for _key, _words in RELATED.items():
 #: number ("how many", "¿cuántos?"), a name ("what are … called", "¿cómo se llama …?")
 NUMBER_KIND = "#number"
 NAME_KIND = "#name"
+_PLACE_PREPOSITIONS = _set("in at from near en de desde cerca")
 _HOW_MANY_ES = _set("cuanto cuantos cuanta cuantas")
 _NAME_WORDS = _set("name names named call called llama llaman llamo nombre nombres")
 _NUMBER_WORDS = _set("""
@@ -278,8 +281,8 @@ def _same(a: str, b: str) -> bool:
     """Whether two roots are one word across English and Spanish endings: equal, or sharing
     a prefix of at least five letters that leaves at most three letters of the longer one
     ("alergia" / "alérgico", "cumplir" / "cumple"; not "breakfast" / "break")."""
-    if a == b:
-        return True
+    if a == b or (min(len(a), len(b)) >= 3 and a.removesuffix("s") == b.removesuffix("s")):
+        return True  # a plural the light stem keeps ("cats" / "cat")
     if a in _GENDERED and b in _GENDERED:
         return False
     common = 0
@@ -467,8 +470,16 @@ def _holds_kind(memory: str, roots: set[str], word: str, *, strict: bool = False
         return any(c.isdigit() for c in memory) or any(
             grounding.fold(t.strip(",.;:")) in _NUMBER_WORDS for t in tokens
         )
-    if word == NAME_KIND:  # a proper name past the first word ("… kids, Leo and Mia")
-        return any(t[:1].isupper() and t.strip(",.;:") not in ("I", "I'm") for t in tokens[1:])
+    if word == NAME_KIND:  # a proper name past the first word ("… kids, Leo and Mia"), not
+        # a place ("… que viven en Murcia")
+        return any(
+            t[:1].isupper()
+            and t.strip(",.;:") not in ("I", "I'm")
+            and grounding.fold(before) not in _PLACE_PREPOSITIONS
+            for before, t in itertools.pairwise(tokens)
+        )
+    if word in ATTRIBUTES and not strict:  # "how old are my kids": a measure, in digits
+        return any(c.isdigit() for c in memory) or _holds(roots, word)
     if _holds(roots, word):
         return True
     folded = grounding.fold(word)

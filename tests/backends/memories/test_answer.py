@@ -237,3 +237,13 @@ def test_the_frame_follows_the_questions_language_and_the_memory_keeps_its_own()
     spanish = compose("¿Cómo se llama mi perro?", TOLD)
     assert spanish.text.startswith("Me dijiste: «My dog is called Rex»")
     assert compose("¿Dónde vive mi abuela?", TOLD).text == "Tu abuela Carmen vive en Bilbao [4]."
+
+
+def test_a_place_is_not_a_name_and_an_age_wants_a_number() -> None:
+    """The tester's-report part of the bench: "What are my grandchildren called?" was
+    answered by "… nietos que viven en Murcia"; "How old are my kids?" by "two kids"."""
+    told = ["Tengo tres nietos que viven en Murcia", "I have two kids, Leo and Mia"]
+    assert compose("What are my grandchildren called?", told).mode == DONT_KNOW
+    assert compose("How old are my kids?", told).mode == DONT_KNOW
+    assert compose("How many grandchildren do I have?", told).cited == (1,)
+    assert compose("¿Cuántos gatos tengo?", ["We have two cats at home"]).mode == COMPOSED
