@@ -43,7 +43,7 @@ from backends.stores.audit_log.keys import (
     seal_with,
 )
 from backends.stores.audit_log.record import utc_now
-from backends.stores.audit_log.sqlite import migrate_locked
+from backends.stores.audit_log.sqlite import frozen_copy, migrate_locked
 from backends.stores.engines.sqlite import Migration, connect
 from backends.text import checked_text
 
@@ -117,12 +117,15 @@ class PersonKeys(Protocol):
     def close(self) -> None: ...
 
 
-def _open_immutable(path: Path) -> sqlite3.Connection:
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """``immutable=1`` only on a copy nobody writes; beside a running app ``mode=ro``, which
+    sees keys created and destroyed meanwhile (immutable would keep showing an erased key)."""
     if not path.exists():
         raise KeyStoreError(f"{path}: no key store there")
+    mode = "immutable=1" if frozen_copy(path) else "mode=ro"
     try:
         conn = sqlite3.connect(
-            f"file:{quote(str(path.resolve()))}?immutable=1",
+            f"file:{quote(str(path.resolve()))}?{mode}",
             uri=True,
             check_same_thread=False,
             isolation_level=None,
@@ -139,12 +142,13 @@ class KeyStore:
     def __init__(self, path: Path, *, timeout: float = 30.0, read_only: bool = False) -> None:
         """``read_only`` reads a copy without writing a byte (``immutable=1``: no lock, no
         ``-shm``; keys only in an un-checkpointed ``-wal`` are not seen — never copied
-        elsewhere either, since a key must leave no copy behind, CT4)."""
+        elsewhere either, since a key must leave no copy behind, CT4); a live one with
+        ``mode=ro`` (:func:`_open_read_only`)."""
         self.path = Path(path)
         self._lock = threading.RLock()
         self.read_only = read_only
         if read_only:
-            self._conn = _open_immutable(self.path)
+            self._conn = _open_read_only(self.path)
         else:
             self._conn = connect(self.path, synchronous="FULL", timeout=timeout)
         try:

@@ -185,6 +185,11 @@ class AuditLog(Protocol):
         """Stored complete-subtree hashes, ``(level, index) -> hash`` (missing ones absent)."""
         ...
 
+    def check_unchanged(self) -> None:
+        """Raise :class:`AuditLogError` if a read-only view's files changed since it opened
+        (what was read may be torn); a no-op where the engine keeps reads consistent."""
+        ...
+
     def tree_range(self, first: int, end: int) -> list[tuple[int, bytes]]:
         """Stored nodes ``(id, hash)`` with ``first <= id < end``, by id (the storage order
         of :func:`~backends.stores.audit_log.merkle.stored_index`): one range read, for a

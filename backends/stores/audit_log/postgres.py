@@ -778,6 +778,9 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
         )
         return {by_index[int(key)]: bytes(h) for key, h in rows}
 
+    def check_unchanged(self) -> None:
+        """Every query reads a consistent snapshot from the server: nothing to check."""
+
     def tree_range(self, first: int, end: int) -> list[tuple[int, bytes]]:
         if not self._has_tree or end <= first:
             return []

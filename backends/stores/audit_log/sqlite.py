@@ -199,41 +199,109 @@ def _tree_nodes(
     return out, frontier
 
 
+#: what a reader says when the files it reads changed under it (issue 28 review)
+CHANGED_WHILE_READ = "the log changed while it was read — verify again"
+
+Stamp = tuple[int, int, int] | None
+
+
+def _stamp(path: Path) -> Stamp:
+    """(inode, size, mtime) of a file, None when absent: any write or replacement moves it."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def frozen_copy(path: Path) -> bool:
+    """Is ``path`` in a copy nobody writes (read-only media, a folder we may not write, or a
+    ``chmod -R a-w`` copy, whose folder and file carry no write bit at all — root may still
+    write it, but no app does)?"""
+    folder = path.parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return True
+        if not os.access(folder, os.W_OK):
+            return True
+        return not (folder.stat().st_mode | path.stat().st_mode) & 0o222
+    except OSError:
+        return True
+
+
 class ReadOnlyCopy:
     """Opens connections to a log that write not a byte, to the file or beside it (a backup,
-    read-only media, ``chmod -R a-w``).
+    read-only media, ``chmod -R a-w``) — and a consistent view of a log an app is writing.
 
-    ``immutable=1`` when no ``-wal`` file holds frames (a log closed cleanly, the usual
-    backup): SQLite then takes no lock and creates no ``-shm``, ``-wal`` or journal, and reads
-    the file as it is. ``mode=ro`` is not enough on its own: it still creates or updates the
-    ``-shm`` index beside the file whenever it can (always, as root), and cannot open a WAL
-    database without one. A copy taken while the log was open keeps its last commits in
-    ``-wal``, which ``immutable=1`` would silently not read: that copy's file and ``-wal`` are
-    copied to a private temporary folder (removed on :meth:`close`) and read there.
+    Where the files may be written (their folder is writable: the live data dir), ``mode=ro``:
+    SQLite's own locks and WAL index give each read a consistent snapshot, at the cost of the
+    ``-shm``/``-wal`` it may create beside the file (as the app itself does). ``immutable=1``
+    tells SQLite the file never changes — true only of a copy nobody writes (:func:`frozen_copy`):
+    used on such a copy when no ``-wal`` holds frames (a log closed cleanly, the usual backup);
+    SQLite then takes no lock and creates no file. (It was chosen for any 0-byte ``-wal``: a
+    reader beside a running app saw a head of 10 while walking 6,010 records.) A frozen copy
+    taken while the log was open keeps its last commits in ``-wal``, which ``immutable=1``
+    would silently not read: file and ``-wal`` are copied to a private temporary folder
+    (removed on :meth:`close`), and the copy is retried if either moved meanwhile.
+
+    (inode, size, mtime) of the file and its ``-wal`` are recorded at open; :meth:`check`
+    (after every read, and at the end of a verify) fails with :data:`CHANGED_WHILE_READ`
+    rather than give a result from a view SQLite was told would not change.
     """
+
+    COPY_TRIES = 3
 
     def __init__(self, path: Path) -> None:
         self.path = path
         if not path.exists():
             raise AuditLogError(f"{path}: no audit log there")
         wal = Path(f"{path}-wal")
-        try:
-            has_wal = wal.stat().st_size > 0
-        except OSError:
-            has_wal = False
+        self._watched = (path, wal)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        if has_wal:
-            self._tmp = tempfile.TemporaryDirectory(prefix="custodia-audit-ro-")
-            target = Path(self._tmp.name) / path.name
+        self.frozen = frozen_copy(path)
+        self._stamps = self._now()
+        if not self.frozen:
+            self.mode = "mode=ro"
+            self._uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+            return
+        stamp = self._stamps[1]
+        if stamp is None or stamp[1] == 0:
+            self.mode = "immutable=1"
+            self._uri = f"file:{quote(str(path.resolve()))}?immutable=1"
+            return
+        self.mode = "mode=ro (a private copy)"
+        self._tmp = tempfile.TemporaryDirectory(prefix="custodia-audit-ro-")
+        target = Path(self._tmp.name) / path.name
+        for _ in range(self.COPY_TRIES):
+            before = self._now()
             try:
                 shutil.copyfile(path, target)
                 shutil.copyfile(wal, Path(f"{target}-wal"))
             except OSError as err:
                 self.close()
                 raise AuditLogError(f"{path}: cannot read the copy: {err}") from err
-            self._uri = f"file:{quote(str(target))}?mode=ro"
+            if self._now() == before:
+                self._stamps = before
+                break
         else:
-            self._uri = f"file:{quote(str(path.resolve()))}?immutable=1"
+            self.close()
+            raise AuditLogError(f"{path}: {CHANGED_WHILE_READ}")
+        self._uri = f"file:{quote(str(target))}?mode=ro"
+
+    def _now(self) -> tuple[Stamp, ...]:
+        return tuple(_stamp(p) for p in self._watched)
+
+    def check(self) -> None:
+        """Fail if what was opened changed since: a frozen copy's file or ``-wal`` (anything
+        read since may be torn), a live log's file replaced (another log read)."""
+        now = self._now()
+        if self.frozen:
+            changed = now != self._stamps
+        else:
+            old, new = self._stamps[0], now[0]
+            changed = old is None or new is None or old[0] != new[0]
+        if changed:
+            raise AuditLogError(f"{self.path}: {CHANGED_WHILE_READ}")
 
     def connect(self) -> sqlite3.Connection:
         try:
@@ -555,9 +623,16 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
     def _query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
         with self._read_lock:
             try:
-                return list(self._reader.execute(sql, params).fetchall())
+                rows = list(self._reader.execute(sql, params).fetchall())
             except sqlite3.Error as err:
                 raise AuditLogError(f"{self.path}: cannot read the audit log: {err}") from err
+        self.check_unchanged()
+        return rows
+
+    def check_unchanged(self) -> None:
+        """A read-only view fails rather than answer from files that changed under it."""
+        if self._copy is not None:
+            self._copy.check()
 
     def head(self) -> Head:
         rows = self._query("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")
@@ -609,6 +684,7 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
                 rows = cursor.fetchmany(batch)
                 if not rows:
                     break
+                self.check_unchanged()
                 yield rows
         except sqlite3.Error as err:
             raise AuditLogError(f"{self.path}: cannot read the audit log: {err}") from err
