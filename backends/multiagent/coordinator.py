@@ -54,12 +54,14 @@ from backends.multiagent.verify import (
     UNVERIFIED,
     VERIFIED,
     Attempt,
+    asks_for_tests,
     check,
     code_blocks,
     find_tests,
     python_source,
     session_status,
     split_tests,
+    written_tests,
 )
 from backends.progress import Progress
 from backends.stores.sessions import ACTIVE_PHASES, Session
@@ -823,17 +825,21 @@ class Coordinator:
         ]
         source, _why = python_source(answer)
         code, own_tests = split_tests(source)
+        wanted = asks_for_tests(ctx.session.task) or not own_tests.strip()
         if (
             source
             and _parses(code)
             and not any(t.strip() for _, t in given)
-            and not own_tests.strip()
+            and wanted
             and "tester" not in step
         ):
-            prompt = f"Task: {ctx.session.task}\nThe code:\n```python\n{code.strip()}\n```"
-            step["tester"] = ctx.act(EXPERTS["tester"], prompt, ticket=step["ticket"])
-            ctx.save()
-        given.append(("tests the tester wrote", find_tests(str(step.get("tester") or ""))))
+            self._ask_tester(ctx, step, code)
+        tests, why_none = written_tests(str(step.get("tester") or ""))
+        given.append(("tests the tester wrote", tests))
+        missing = ""
+        if "tester" in step and why_none:
+            twice = " twice" if step.get("tester_drafts") else ""
+            missing = f"the tester was asked for them{twice}: {why_none}"
         if source:
             ctx.event(
                 VERIFYING,
@@ -842,7 +848,7 @@ class Coordinator:
                 f"{self.limits.memory_mb} MB)",
                 step=step["index"],
             )
-        attempt = check(answer, given, number, self.limits, self.network)
+        attempt = check(answer, given, number, self.limits, self.network, missing=missing)
         if source or number > 1:
             ctx.event(
                 VERIFICATION,
@@ -851,6 +857,31 @@ class Coordinator:
                 verification=attempt.to_dict(),
             )
         return attempt
+
+    def _ask_tester(self, ctx: _Run, step: dict[str, Any], code: str) -> None:
+        """The tester writes the tests nobody gave; an answer with none that can run (no
+        ``test_`` function, tests that do not parse) is asked for once more, with why."""
+        prompt = f"Task: {ctx.session.task}\nThe code:\n```python\n{code.strip()}\n```"
+        answer = ctx.act(EXPERTS["tester"], prompt, ticket=step["ticket"])
+        _tests, why_none = written_tests(answer)
+        if why_none:
+            ctx.event(
+                RETRY,
+                f"Step {step['index']}: the tester wrote no tests that can run ({why_none}); "
+                "it is asked once more.",
+                expert="tester",
+                ticket=step["ticket"],
+                step=step["index"],
+            )
+            again = (
+                f"{prompt}\n\nYour previous answer had no tests that can run: {why_none}. "
+                "Write only pytest functions named test_… that call the code above and assert "
+                "its results, in one ```python block. Do not write the code again."
+            )
+            step.setdefault("tester_drafts", []).append(answer)
+            answer = ctx.act(EXPERTS["tester"], again, ticket=step["ticket"])
+        step["tester"] = answer
+        ctx.save()
 
     def _review(self, ctx: _Run) -> None:
         data = ctx.session.data

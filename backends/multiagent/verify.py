@@ -147,6 +147,43 @@ def find_tests(text: str) -> str:
     return "\n\n".join(t.strip("\n") for t in found if t.strip()) + ("\n" if any(found) else "")
 
 
+#: a task that asks for tests (EN/ES): "with tests", "and unit tests", "con pruebas" …
+_ASKS_FOR_TESTS = re.compile(
+    r"\b(?:with|and|plus|including|include|add|write|also)\s+(?:some\s+|a\s+few\s+|its\s+)?"
+    r"(?:unit\s+|pytest\s+)?tests?\b|\bunit[- ]tests?\b|\btest\s+cases?\b"
+    r"|\b(?:con|y|incluye|añade|escribe|más)\s+(?:unos\s+|unas\s+|algunos\s+|algunas\s+|sus\s+)?"
+    r"(?:tests?|pruebas?|casos\s+de\s+prueba)\b|\bpruebas\s+unitarias\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_tests(task: str) -> bool:
+    """Whether ``task`` asks for tests ("… with tests", "… con pruebas"): the team writes
+    them (the tester), and the check runs them."""
+    return bool(_ASKS_FOR_TESTS.search(task))
+
+
+def written_tests(answer: str) -> tuple[str, str]:
+    """The tests a tester's ``answer`` writes, and why there are none ("" when there are):
+    no Python, Python that does not parse, or code without a ``test_`` function or assert."""
+    if not answer.strip():
+        return "", "its answer was empty"
+    blocks = [b.source for b in code_blocks(answer) if b.language in _PYTHON_TAGS]
+    sources = blocks or ([answer] if _parses(answer.strip()) is not None else [])
+    if not sources:
+        return "", "its answer has no Python code"
+    for source in sources:
+        try:
+            ast.parse(source)
+        except SyntaxError as err:
+            if not split_tests(source)[1]:
+                return "", f"its tests do not parse: {err.msg} (line {err.lineno})"
+    found = find_tests(answer)
+    if not found.strip():
+        return "", "its answer has no test_ function or assert (it wrote code, not tests)"
+    return found, ""
+
+
 @dataclass
 class Attempt:
     """One check of one answer: what ran and how it ended."""
@@ -199,9 +236,12 @@ def check(
     attempt: int = 1,
     limits: Limits | None = None,
     network: NetworkChoice = "auto",
+    missing: str = "",
 ) -> Attempt:
     """Check the code of ``answer`` against ``tests`` — ``(where from, source)`` pairs, the
     first non-empty one used — plus the tests ``answer`` writes itself when none is given.
+    ``missing``: why the tests someone was asked for are not there ("the tester was asked:
+    its tests do not parse"), said when nothing could run.
     """
     started = time.perf_counter()
     source, why = python_source(answer)
@@ -225,10 +265,13 @@ def check(
     if not chosen and own_tests.strip():
         chosen = [("the coder's own tests", own_tests)]
     if not chosen:
+        summary = "not verifiable: the code parses, but no tests were given or written"
+        if missing:
+            summary = f"not verifiable: the code parses, but no tests were given and {missing}"
         return Attempt(
             attempt,
             UNVERIFIED,
-            "not verifiable: the code parses, but no tests were given or written",
+            summary,
             code_lines=lines,
             seconds=time.perf_counter() - started,
         )
@@ -237,7 +280,8 @@ def check(
         return Attempt(
             attempt,
             UNVERIFIED,
-            f"not verifiable: {where} do not call anything the code defines",
+            f"not verifiable: {where} do not call anything the code defines "
+            f"({', '.join(sorted(_defined(code))) or 'nothing'})",
             tests_from=where,
             code_lines=lines,
             seconds=time.perf_counter() - started,
