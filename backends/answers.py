@@ -45,6 +45,7 @@ from typing import TextIO
 
 from backends import grounding
 from backends.grounding import Source
+from backends.i18n import gettext_
 
 # -- what a shown sentence is ---------------------------------------------------------------
 
@@ -328,7 +329,7 @@ def judge_draft(
         return ()
     texts = [s.text for s in sources]
     if repeats_earlier(text, earlier):
-        reason = "it repeats an earlier answer of this conversation for a new question"
+        reason = gettext_("it repeats an earlier answer of this conversation for a new question")
         return tuple(
             Shown(grounding.strip_citations(s)[0], WITHHELD, reason=reason)
             for s in grounding.split_sentences(text)
@@ -343,17 +344,22 @@ def judge_draft(
         )
         c = checked.get(said)
         if echoed:
-            out.append(Shown(said, WITHHELD, reason=f"it copies the prompt (“{echoed}”)"))
+            reason = gettext_("it copies the prompt (“{echoed}”)").format(echoed=echoed)
+            out.append(Shown(said, WITHHELD, reason=reason))
         elif invented:
-            reason = "it states what no source holds: " + ", ".join(invented[:3])
+            reason = gettext_("it states what no source holds: {words}").format(
+                words=", ".join(invented[:3])
+            )
             out.append(Shown(said, WITHHELD, reason=reason))
         elif c is not None and c.supported:
             out.append(Shown(said, SUPPORTED, c.number))
         elif needs_support:
-            reason = c.reason if c is not None and c.reason else "no source states it"
+            reason = (
+                c.reason_text() if c is not None and c.reason else gettext_("no source states it")
+            )
             out.append(Shown(said, WITHHELD, reason=reason))
         else:
-            out.append(Shown(said, OWN, reason="the model's own words"))
+            out.append(Shown(said, OWN, reason=gettext_("the model's own words")))
     return tuple(out)
 
 
@@ -385,14 +391,16 @@ def choose(
     sentences = tuple(sentences)
     reason = ""
     if not sentences:
-        reason = "the model gave no answer"
+        reason = gettext_("the model gave no answer")
     elif not draft_passes(sentences):
         bad = [s for s in sentences if not s.supported]
-        reason = f"{len(bad)} of {len(sentences)} sentences not supported"
+        reason = gettext_("{bad} of {count} sentences not supported").format(
+            bad=len(bad), count=len(sentences)
+        )
         first = next((s.reason for s in bad if s.reason), "")
         reason += f" ({first})" if first else ""
     elif not answers_question:
-        reason = "the model's answer does not say what answers the question"
+        reason = gettext_("the model's answer does not say what answers the question")
     if reason:
         return replace(composed, draft=draft, draft_sentences=sentences, reason=reason)
     return Answer(GENERATED, sentences, heading or composed.heading, draft, sentences)

@@ -34,6 +34,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from backends.i18n import N_, gettext_
+
 # -- words ----------------------------------------------------------------------------------
 
 
@@ -411,8 +413,16 @@ class CheckedSentence:
     evidence: str = ""
     #: the words of the sentence that its evidence does not hold
     missing: tuple[str, ...] = ()
-    #: why it is unsupported, for people ("" when supported)
+    #: why it is unsupported, for people ("" when supported); English (``--json``): shown
+    #: with :meth:`reason_text`
     reason: str = ""
+
+    def reason_text(self) -> str:
+        """:attr:`reason` in the language messages are in now."""
+        head = NOT_IN_CLOSEST.partition("{")[0]
+        if self.reason.startswith(head):
+            return gettext_(NOT_IN_CLOSEST).format(words=self.reason[len(head) :])
+        return gettext_(self.reason) if self.reason else ""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -424,11 +434,18 @@ class CheckedSentence:
         }
 
 
+#: why a sentence is unsupported (``reason``), marked here and translated where shown
+NOTHING_STATED = N_("it states nothing the notes could support")
+NO_PASSAGE = N_("no passage was found to check it against")
+NOT_IN_CLOSEST = N_("not in the closest passage sentence: {words}")
+OPPOSITE = N_("the closest passage sentence says the opposite (a negation differs)")
+
+
 def _check_one(sentence: str, sources: Sequence[Source]) -> CheckedSentence:
     said, _ = strip_citations(sentence)
     wanted = content(said)
     if not wanted:  # nothing to check: a greeting, "Yes." — not a statement of fact
-        return CheckedSentence(said, False, reason="it states nothing the notes could support")
+        return CheckedSentence(said, False, reason=NOTHING_STATED)
     polarity = negated(said)
     forbidding = any(w in FORBIDDING for w in words(said))
     wanted_set = set(wanted)
@@ -450,14 +467,14 @@ def _check_one(sentence: str, sources: Sequence[Source]) -> CheckedSentence:
             if score == 0:
                 return CheckedSentence(said, True, source.number, candidate)
     if best is None:
-        return CheckedSentence(said, False, reason="no passage was found to check it against")
+        return CheckedSentence(said, False, reason=NO_PASSAGE)
     _, number, evidence, missing = best
     if missing:
         surface = {normal(w): w for w in reversed(words(said))}  # the words as written
         shown = [surface.get(w, w) for w in missing[:6]]
-        reason = "not in the closest passage sentence: " + ", ".join(shown)
+        reason = NOT_IN_CLOSEST.format(words=", ".join(shown))
     else:
-        reason = "the closest passage sentence says the opposite (a negation differs)"
+        reason = OPPOSITE
     return CheckedSentence(said, False, number, evidence, missing, reason)
 
 

@@ -245,7 +245,7 @@ def _print_answer(turn: Turn) -> None:
             print(f"  ✓ {sentence.text} [{sentence.number}]")
         else:
             print(f"  ✗ {sentence.text}")
-            print("      " + _("unsupported by your notes: {0}").format(sentence.reason))
+            print("      " + _("unsupported by your notes: {0}").format(sentence.reason_text()))
 
 
 def _print_sources(turn: Turn) -> None:
