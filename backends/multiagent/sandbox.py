@@ -256,7 +256,7 @@ def _guarded_connect(*args, **kwargs):
     connection = _connect(*args, **kwargs)
     connection.set_authorizer(_sqlite_authorizer)
     return connection
-sqlite3.connect = _guarded_connect
+sqlite3.connect = sqlite3.dbapi2.connect = _guarded_connect
 
 sys.path.insert(0, SCRATCH)
 sys.dont_write_bytecode = True
@@ -343,7 +343,41 @@ def _shadowed():
                     return f"the tests import `{what}` from {where}, not the code's `{key}`"
     return ""
 
-reason = _shadowed()
+def _untouched():
+    # tests that reach the code by none of its names (`import statistics` and
+    # `statistics.mean(...)` beside the code's `mean`) check something else
+    defs = set()
+    for node in ast.parse(code).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defs.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defs |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    defs |= {k for k, v in vars(solution).items()
+             if getattr(v, "__module__", None) == "solution" and not k.startswith("__")}
+    aliases, elsewhere = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                bound = a.asname or a.name.split(".")[0]
+                if sys.modules.get(a.name) is solution:
+                    aliases.add(bound)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if sys.modules.get(node.module) is solution and any(
+                    a.name == "*" or a.name in defs for a in node.names):
+                return ""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in defs:
+            return ""
+        if isinstance(node, ast.Attribute) and node.attr in defs:
+            if isinstance(node.value, ast.Name) and node.value.id in aliases:
+                return ""
+            elsewhere.append(f"{ast.unparse(node.value)}.{node.attr}")
+    if elsewhere:
+        return f"the tests call `{elsewhere[0]}`, not the code's `{elsewhere[0].rsplit('.', 1)[1]}`"
+    return "the tests use nothing the code defines"
+
+reason = _shadowed() or _untouched()
 if reason:
     report(kind="refused", reason=reason)
     report(kind="end")
@@ -572,7 +606,8 @@ def run_tests(
     does not exist) imports the code. A test that cannot be run (a generator, an ``async``
     method of a plain ``TestCase``) is an error, never a pass. Tests that import a name the
     code defines from a module that exists (``from statistics import mean``) would check that
-    module instead: they are not run, and :attr:`SandboxRun.refused` says why.
+    module instead, and so do tests that use none of the code's names (``statistics.mean``
+    beside the code's ``mean``): they are not run, and :attr:`SandboxRun.refused` says why.
     """
     limits = limits or Limits()
     python = interpreter()

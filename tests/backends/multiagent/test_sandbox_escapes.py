@@ -112,7 +112,7 @@ def test_the_code_cannot_change_files_outside_its_scratch_folder(tmp_path: Path)
     before = sorted(p.name for p in victims.iterdir())
     stat = (victims / "victim").stat()
     tests = "import os, shutil, sqlite3\nfrom pathlib import Path\n"
-    tests += f"V = Path({str(victims)!r})\n\n"
+    tests += f"V = Path({str(victims)!r})\nONE = f()\n\n"
     for name, body in ESCAPES.items():
         tests += f"def test_{name}():\n    {body}\n\n"
     run = run_tests("def f():\n    return 1\n", tests, FAST)
@@ -177,6 +177,33 @@ def test_tests_of_the_standard_library_never_verify_the_code(tests: str) -> None
         attempt = check(answer, [("the user's tests", tests)])
         assert attempt.status == UNVERIFIED, attempt.summary
         assert "`statistics.mean` from the standard library" in attempt.summary
+
+
+@pytest.mark.parametrize(
+    ("tests", "called"),
+    [
+        (
+            "import statistics\n\ndef test_mean():\n    assert statistics.mean([1, 2, 3]) == 2\n",
+            "statistics.mean",
+        ),
+        (
+            "import statistics as s\n\ndef test_mean():\n    assert s.mean([1, 2, 3]) == 2\n",
+            "s.mean",
+        ),
+    ],
+    ids=["module", "alias"],
+)
+def test_tests_calling_the_library_by_its_module_never_verify_the_code(
+    tests: str, called: str
+) -> None:
+    # before: `statistics.mean(...)` named `mean`, so it counted as exercising the code's mean
+    attempt = check("```python\ndef mean(xs):\n    return 0\n```", [("the user's tests", tests)])
+    assert attempt.status == UNVERIFIED
+    assert f"`{called}`, not the code's `mean`" in attempt.summary
+    # the code reached as a module is the code
+    through = "import solution as s\n\ndef test_mean():\n    assert s.mean([1, 2, 3]) == 2\n"
+    wrong = check("```python\ndef mean(xs):\n    return 0\n```", [("the user's tests", through)])
+    assert wrong.status == FAILED
 
 
 def test_the_library_as_the_expected_value_still_checks_the_code() -> None:
