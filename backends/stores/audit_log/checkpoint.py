@@ -108,6 +108,11 @@ class Checkpoint:
             )
         if not self.signature and not self.note:
             raise CheckpointRejected(f"checkpoint at seq {self.seq} is not signed")
+        if self.root and not self.note:  # the JSON signature covers no root (payload())
+            raise CheckpointRejected(
+                f"checkpoint at seq {self.seq} states a Merkle root that no signature covers "
+                "(a JSON checkpoint signs seq and head only; its root would be trusted unsigned)"
+            )
         if self.signature:
             try:
                 public_key.verify(base64.b64decode(self.signature, validate=True), self.payload())

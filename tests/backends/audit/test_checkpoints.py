@@ -127,3 +127,29 @@ def test_export_round_trip(signer: Signer, tmp_path: Path) -> None:
     (tmp_path / "junk.json").write_text("{}")
     with pytest.raises(CheckpointRejected):
         read_exported(tmp_path / "junk.json")
+
+
+def test_a_root_added_to_a_json_checkpoint_is_refused(signer: Signer, tmp_path: Path) -> None:
+    """The JSON signature covers log, seq, head, time and key — not ``root``: a root written
+    into a JSON-only checkpoint was trusted unsigned (a changed one then made verify blame the
+    log). Only a signed note vouches for a root (issue 28 review)."""
+    import json
+
+    plain = signer.sign("log", 5, "d" * 64)
+    plain.check(signer.public_key, "log")
+    path = export_checkpoint(plain, tmp_path / "cp.json", signer.public_key)
+    obj = json.loads(path.read_text())
+    obj["checkpoint"]["root"] = "ab" * 32  # as an earlier release exported it, root added
+    path.write_text(json.dumps(obj))
+    forged = read_exported(path)
+    assert forged.root == "ab" * 32 and not forged.note
+    with pytest.raises(CheckpointRejected, match="Merkle root that no signature covers"):
+        forged.check(signer.public_key, "log")
+    noted = signer.sign("log", 5, "d" * 64, root=bytes(32))
+    noted.check(signer.public_key, "log")  # a note signs its root
+    changed = dataclasses.replace(noted, root="ab" * 32)
+    with pytest.raises(CheckpointRejected, match="says something else"):
+        changed.check(signer.public_key, "log")
+    stripped = dataclasses.replace(noted, note="")  # the note dropped, the root kept
+    with pytest.raises(CheckpointRejected, match="no signature covers"):
+        stripped.check(signer.public_key, "log")
