@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -239,13 +240,31 @@ def _print_answer(turn: Turn) -> None:
     print(turn.answer)
     if g.mode == GENERATED or not g.sentences:
         return
-    print("\n" + _("The model's answer, not shown as fact ({reason}):").format(reason=g.reason))
+    print(
+        "\n"
+        + _("The model's answer, not shown as fact ({reason}):").format(
+            reason=_reason_text(g.reason)
+        )
+    )
     for sentence in g.sentences:
         if sentence.supported:
             print(f"  ✓ {sentence.text} [{sentence.number}]")
         else:
             print(f"  ✗ {sentence.text}")
             print("      " + _("unsupported by your notes: {0}").format(sentence.reason_text()))
+
+
+#: the one reason of a grounding with numbers in it (the others are messages as they are)
+_COUNTED = re.compile(r"(\d+) of (\d+) sentences not found in the passages")
+
+
+def _reason_text(reason: str) -> str:
+    """Why the model's answer was not shown, in the language messages are in now."""
+    if counted := _COUNTED.fullmatch(reason):
+        return _("{bad} of {count} sentences not found in the passages").format(
+            bad=counted[1], count=counted[2]
+        )
+    return _(reason) if reason else ""
 
 
 def _print_sources(turn: Turn) -> None:

@@ -1417,7 +1417,7 @@ class TutorService:
             # composed first (the tab asks for the draft next), or no draft: this model's
             # rarely pass
             heading = HEADINGS[lang]["composed" if draft is False else "no-draft"]
-            checked = replace(checked, heading=heading, reason="no draft was asked for")
+            checked = replace(checked, heading=heading, reason=N_("no draft was asked for"))
         elif drafting and not stopped:
             self.drafts.record(f"tutor:{chat.name}", checked.mode == GENERATED)
         answer, cited = _shown(checked, lang, {p.number: p.title for p in retrieval.passages})
@@ -1683,13 +1683,17 @@ class TutorService:
         unsupported = [s for s in sentences if not s.supported]
         reason = ""
         if stopped:
-            reason = "the model's answer was stopped before it finished"
+            reason = N_("the model's answer was stopped before it finished")
         elif not sentences:
-            reason = "the model gave no answer"
+            reason = N_("the model gave no answer")
         elif unsupported:
-            reason = f"{len(unsupported)} of {len(sentences)} sentences not found in the passages"
+            reason = N_("{bad} of {count} sentences not found in the passages").format(
+                bad=len(unsupported), count=len(sentences)
+            )
         elif not grounding.answers_the_question(sentences, scored, sources):
-            reason = "the model's answer does not come from the passage that answers the question"
+            reason = N_(
+                "the model's answer does not come from the passage that answers the question"
+            )
         if not reason:
             # the notes are English, so a checked answer is English: a Spanish question is
             # told so in its own language rather than answered as if in it
@@ -1751,7 +1755,7 @@ def _no_echoes(checked: Grounding, asked: Sequence[str]) -> Grounding:
     if not checked.sentences:
         return checked
     sentences = tuple(
-        replace(s, supported=False, reason="it only repeats the question")
+        replace(s, supported=False, reason=N_("it only repeats the question"))
         if s.supported and grounding.restates(s, asked)
         else s
         for s in checked.sentences
@@ -1761,7 +1765,7 @@ def _no_echoes(checked: Grounding, asked: Sequence[str]) -> Grounding:
     if checked.mode != GENERATED or any(s.supported for s in sentences):
         return replace(checked, sentences=sentences)  # a shown answer leaves its echoes out
     heading = HEADINGS[checked.language][EXTRACTIVE]
-    reason = "the model's answer only repeats the question"
+    reason = N_("the model's answer only repeats the question")
     return replace(checked, mode=EXTRACTIVE, heading=heading, sentences=sentences, reason=reason)
 
 

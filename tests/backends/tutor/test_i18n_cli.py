@@ -42,3 +42,30 @@ def test_a_spanish_question_gets_a_spanish_frame_in_an_english_command(
     assert cli.main(["ask", "tutor", "Which test monitors warfarin?", "--user", "ana"]) == 0
     out, err = capsys.readouterr()
     assert "Sources:" in out and "found by: " in out and "not for clinical decisions" in err
+
+
+def test_why_the_models_answer_was_not_shown_is_translated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reasons stay English in the turn (``--json``) and are translated where shown."""
+    import gettext
+
+    from backends.tutor.cli import _reason_text
+
+    spanish = {
+        "{bad} of {count} sentences not found in the passages": (
+            "{bad} de {count} frases no están en los pasajes"
+        ),
+        "the model gave no answer": "el modelo no dio ninguna respuesta",
+    }
+
+    class Stub(gettext.NullTranslations):
+        def gettext(self, message: str) -> str:
+            return spanish.get(message, message)
+
+    monkeypatch.setattr(i18n, "_translation", Stub())
+    assert _reason_text("2 of 3 sentences not found in the passages") == (
+        "2 de 3 frases no están en los pasajes"
+    )
+    assert _reason_text("the model gave no answer") == "el modelo no dio ninguna respuesta"
+    assert _reason_text("") == ""
