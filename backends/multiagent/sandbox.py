@@ -269,8 +269,9 @@ def failure(err):
     if isinstance(err, MemoryError):
         return f"MemoryError: the memory limit ({ARGS['memory_mb']} MB) was reached"
     lines = traceback.format_exception(type(err), err, err.__traceback__)
-    # the runner's own frames say nothing about the code
-    lines = [l for l in lines if "_custodia_runner.py" not in l]
+    # the runner's own frames say nothing about the code, nor do asyncio's around an async test
+    lines = [l for l in lines if "_custodia_runner.py" not in l
+             and f"{os.sep}asyncio{os.sep}" not in l]
     return trimmed("".join(lines).strip())
 
 code = open(os.path.join(SCRATCH, "solution.py"), encoding="utf-8").read()

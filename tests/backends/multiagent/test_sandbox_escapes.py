@@ -38,6 +38,9 @@ def test_async_tests_run_and_a_wrong_answer_fails() -> None:
     outcomes = {t.name: t.outcome for t in run.tests}
     assert outcomes == {"test_zero": "passed", "test_add": "failed", "TestAdd.test_more": "failed"}
     assert not run.ok
+    failure = next(t.output for t in run.tests if t.name == "test_add")
+    assert "assert add(1, 2) == 3" in failure
+    assert "asyncio" not in failure  # the event loop's frames say nothing about the code
     right = run_tests(ADD_RIGHT, ASYNC_TESTS, FAST)
     assert right.ok, right.tests
     assert len(right.passed) == 3
