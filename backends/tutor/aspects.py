@@ -144,6 +144,21 @@ def _identifies(said: Sequence[str]) -> bool:
     return len(said) > 1 and said[0] in ("que", "what") and said[1] not in _NOT_A_NAME
 
 
+#: words that open a qualifier of the subject ("a severe asthma attack *in* pregnancy")
+_QUALIFYING = frozenset(["in", "during", "en", "durante"])
+
+
+def qualifiers(question: str) -> list[str]:
+    """The words of the question's qualifier phrases ("…treated *in pregnancy*?"): a note
+    that never names them does not answer for the subject so qualified."""
+    said = words(question)
+    out: list[str] = []
+    for i, w in enumerate(said):
+        if w in _QUALIFYING:
+            out += content(" ".join(said[i + 1 : i + 4]))[:1]
+    return out
+
+
 def subject_words(asked: Sequence[str], aspects: Sequence[Aspect]) -> list[str]:
     """The question's words that name what it is about (not what it asks of it)."""
     out = []
@@ -218,14 +233,20 @@ def answers_aspect(
     subject: Sequence[str],
     aspects: Sequence[Aspect],
     context: str = "",
+    qualified: Sequence[str] = (),
+    note: str = "",
 ) -> bool:
     """Whether ``sentence`` (of the note ``title``; ``context``: the subjects of the sentences
     before it when it names none of its own, :func:`contexts`) gives every asked aspect of the
-    subject (``subject``: its words, the rarest first — that one must be named)."""
+    subject (``subject``: its words, the rarest first — that one must be named; ``qualified``:
+    the subject's :func:`qualifiers`, each named by the sentence's ``note``, its text at
+    hand)."""
     said = content(sentence)
     titled = set(content(title)) | set(content(context))
     wanted = set(subject[:1])
     if not wanted & (set(said) | titled):
+        return False
+    if not set(qualified) <= set(content(f"{title} {note}")) | set(said):
         return False
     for aspect in aspects:
         where = [i for i, w in enumerate(said) if w in aspect.evidence]

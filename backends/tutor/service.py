@@ -1545,6 +1545,11 @@ class TutorService:
         # attack" is not answered by the asthma note's stepwise treatment)
         leads = aspects.contexts(sources)
         context = {q: leads.get((q.number, q.text), "") for q in (*quotes, *scored)}
+        # "…in pregnancy": a note that never names it does not answer for it
+        qualified = [w for w in aspects.qualifiers(retrieval.question) if w in subject]
+        notes: dict[str, str] = {}
+        for source in sources:
+            notes[source.title] = f"{notes.get(source.title, '')} {source.text}"
         answering = [
             q
             for q in (*quotes, *scored)
@@ -1554,6 +1559,8 @@ class TutorService:
                 subject,
                 asked_aspects,
                 context[q],
+                qualified,
+                notes.get(titles.get(q.number, ""), ""),
             )
         ]
         naming = {

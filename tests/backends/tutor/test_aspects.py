@@ -200,3 +200,13 @@ def test_the_names_an_ending_stands_for_are_matched_by_their_note() -> None:
     sources = [Source(1, "ACE inhibitors", first), Source(2, "ACE inhibitors", later)]
     assert "block" in extract(asked, sources, vocabulary)[0].text
     assert "pregnancy" in extract(asked, sources, vocabulary, alternatives=alike)[0].text
+
+
+def test_a_qualified_subject_the_note_never_names_is_not_answered(tutor: TutorService) -> None:
+    """ "…a severe asthma attack in pregnancy": the attack's treatment is the asthma note's,
+    but the note never names pregnancy, so it does not answer for it (a mention)."""
+    assert aspects.qualifiers("How is a severe asthma attack in pregnancy treated?") == [
+        "pregnancy"
+    ]
+    turn = tutor.ask("How is a severe asthma attack in pregnancy treated?", "ana")
+    assert turn.grounding is not None and turn.grounding.mode == NOT_COVERED
