@@ -21,7 +21,8 @@ marked verified fail their hidden tests (must be 0 whenever the hidden tests are
 check ran), the hidden-test pass rate of the final code, median seconds per task.
 
 Run: ``python -m bench.bench_multiagent_verify`` (``--quick``: scripted only; ``--tasks N``:
-the default model on the first N tasks).
+the default model on the first N tasks; ``--untested``: only the default model with no tests
+given, where the team writes its own — results in ``multiagent_verify_untested.json``).
 """
 
 from __future__ import annotations
@@ -151,6 +152,8 @@ def run_configuration(
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     argv = sys.argv[1:] if argv is None else argv
     quick = "--quick" in argv
+    #: only the default model with no tests given (the team writes its own): the tester's part
+    untested = "--untested" in argv
     count = int(argv[argv.index("--tasks") + 1]) if "--tasks" in argv else None
     tasks = load_tasks()
     print(
@@ -159,7 +162,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     summaries: list[dict[str, Any]] = []
     details: dict[str, list[dict[str, Any]]] = {}
-    for kind in ("good", "wrong", "wrong then fixed", "tricky"):
+    for kind in () if untested else ("good", "wrong", "wrong then fixed", "tricky"):
         label = f"scripted, {kind}"
         summary, rows = run_configuration(label, partial(scripted, kind), tasks, attach=True)
         summaries.append(summary)
@@ -170,7 +173,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         choice = create_chat_model(Config(home=Path(tempfile.mkdtemp())), "multiagent")
         model = choice.model
         sample = tasks[:count] if count else tasks
-        for attach in (True, False):
+        for attach in (False,) if untested else (True, False):
             label = f"default model ({model.name}), " + (
                 "tests attached" if attach else "no tests given"
             )
@@ -183,7 +186,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print(f"\n{label}")
             print(table([{k: v for k, v in r.items() if k != "summary"} for r in rows]))
     payload = {"summaries": summaries, "details": details}
-    write("multiagent_verify", payload)
+    write("multiagent_verify_untested" if untested else "multiagent_verify", payload)
     return payload
 
 
