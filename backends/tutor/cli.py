@@ -28,7 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from backends.i18n import _, speaking
+from backends.i18n import _, number, speaking
 from backends.progress import Progress
 from backends.services import Services
 from backends.tutor.kb import SHARED, ScopeError, collect_files, user_scope
@@ -433,13 +433,17 @@ def _cmd_stats(args: argparse.Namespace, services: Services) -> int:
         print(json.dumps(_status_json(status), indent=2, ensure_ascii=False))
         return 0
     vectors = (
-        _("{count} vectors ({embedder})").format(count=status.vectors, embedder=status.embedder)
+        _("{count} vectors ({embedder})").format(
+            count=number(status.vectors), embedder=status.embedder
+        )
         if status.vector_ok
         else _("vectors unavailable — {0}").format(status.vector_message)
     )
     print(
         _("{documents} documents, {chunks} chunks, {entities} entities, ").format(
-            documents=status.documents, chunks=status.chunks, entities=status.entities
+            documents=number(status.documents),
+            chunks=number(status.chunks),
+            entities=number(status.entities),
         )
         + vectors
     )
@@ -448,7 +452,7 @@ def _cmd_stats(args: argparse.Namespace, services: Services) -> int:
         print(
             "  "
             + _("{label}: {documents} documents, {chunks} chunks").format(
-                label=label, documents=docs, chunks=chunks
+                label=label, documents=number(docs), chunks=number(chunks)
             )
         )
     if status.spanish_message:
@@ -456,12 +460,12 @@ def _cmd_stats(args: argparse.Namespace, services: Services) -> int:
     elif status.spanish_embedder:
         print(
             _("Spanish questions also: {count} vectors ({embedder})").format(
-                count=status.spanish_vectors, embedder=status.spanish_embedder
+                count=number(status.spanish_vectors), embedder=status.spanish_embedder
             )
         )
     graph = _("graph ({kind}): ").format(kind=status.graph_kind)
     if status.graph_ok:
-        print(graph + _("{count} relations").format(count=status.graph_relations))
+        print(graph + _("{count} relations").format(count=number(status.graph_relations)))
     else:
         print(graph + _("unavailable — {0}").format(status.graph_message))
     return 0
