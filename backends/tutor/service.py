@@ -39,6 +39,7 @@ import numpy.typing as npt
 from backends import answers, grounding
 from backends.config import Config
 from backends.errors import (
+    CancelledError,
     CustodiaEnvironmentError,
     DimensionMismatchError,
     ModelUnavailableError,
@@ -861,6 +862,9 @@ class TutorService:
                 self._sync_index(
                     vectors, embedder, progress, _("embedding the knowledge base (multilingual)")
                 )
+        except CancelledError:
+            self._spanish_synced = False
+            raise
         except CustodiaEnvironmentError as err:  # the store, the model, its configuration
             log.info("tutor: multilingual vectors unavailable: %s", err)
             self._spanish_synced = False
@@ -1204,6 +1208,8 @@ class TutorService:
                 lists["multilingual"] = [
                     Hit(h.id, h.score, f"similarity {h.score:.2f}") for h in hits
                 ]
+        except CancelledError:
+            raise
         except CustodiaEnvironmentError as err:
             self._spanish_synced = False
             self._spanish_message = error = str(err)

@@ -258,3 +258,29 @@ def test_the_old_data_dir_fixture_opens_and_builds_the_second_vector(
     assert others == {
         name: hashlib.sha256((home / name).read_bytes()).hexdigest() for name in others
     }
+
+
+def test_building_the_second_vector_resumes_after_a_cancel(make_tutor: TutorFactory) -> None:
+    from backends.errors import CancelledError
+
+    before = make_tutor()
+    chunks = before.prepare().chunks
+    before.close()
+
+    second = ConceptEmbedder()
+    tutor = make_tutor(spanish_embedder=second)
+    label = tutor_service._("embedding the knowledge base (multilingual)")
+    progress = Progress()
+
+    def cancel_after_a_batch(done: int, total: int, message: str) -> None:
+        if message == label and done > 0:
+            progress.cancel()
+
+    progress.callback = cancel_after_a_batch
+    with pytest.raises(CancelledError):
+        tutor.prepare(progress)
+    first_run = len(second.texts)
+    assert 0 < first_run < chunks
+    status = tutor.prepare()
+    assert status.spanish_vectors == chunks
+    assert len(second.texts) == chunks  # the rest only: nothing embedded twice
