@@ -34,7 +34,6 @@ from backends.conversations.service import ConversationAgent, get_service
 from backends.errors import CustodiaEnvironmentError
 from backends.i18n import _
 from backends.progress import Progress
-from backends.questions import about_user
 from backends.services import Services
 
 #: environment variable read by ``rotate-key`` for the new key (never a command-line argument:
@@ -151,10 +150,11 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
             silence_stdout()
 
     # A draft that must be checked before it is shown — a history answer's, or the model's
-    # words on what the user tells of their own life (no number, date or name of its own) —
+    # words on what the user tells (no number, date or name of its own: `history.tells`) —
     # is printed once judged; while it runs, only a word count on a terminal's stderr. The
     # model's words on anything else stream as they come, labelled as its own when done.
-    streams = not history_answers.history_question(args.message) and not about_user(args.message)
+    message = args.message
+    streams = not history_answers.history_question(message) and not history_answers.tells(message)
     pieces: list[str] = []
     progress = answers.DraftProgress(
         _("(the model is writing; it is checked before it is shown) words:")
@@ -205,33 +205,37 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
     if result.notice:
         _warn(result.notice)
     shown = result.shown
+
+    def say(text: str) -> None:  # a result line: a closed stdout ends it quietly
+        token(text + "\n")
+
     if shown is not None and not closed and streams and not result.retrieval_only:
         # what streamed is the model's own: said so, with what was withheld from it and why
-        print(f"({shown.heading})" if shown.heading else "")
+        say(f"({shown.heading})" if shown.heading else "")
         if shown.withheld:
-            print(render_text(replace(shown, heading="", sentences=()), withheld=_withheld_label()))
+            say(render_text(replace(shown, heading="", sentences=()), withheld=_withheld_label()))
     elif shown is not None and not closed and not composed and not result.retrieval_only:
         # the model's words, once, as the window shows them: checked against a past message
         # (✓ [n]), its own (labelled), or withheld with why
-        print(render_text(shown, own=_own_label(), withheld=_withheld_label()))
+        say(render_text(shown, own=_own_label(), withheld=_withheld_label()))
         for number in shown.cited:
             passage = result.context_passages[number - 1]
-            print(f"  [{number}] {passage.split(']', 1)[0].lstrip('[')}")
+            say(f"  [{number}] {passage.split(']', 1)[0].lstrip('[')}")
     elif shown is not None and not closed:
         for number, (cid, index) in enumerate(result.quoted, 1):
-            print(
+            say(
                 _("  [{number}] conversation {cid}, message {value}").format(
                     number=number, cid=cid, value=index + 1
                 )
             )
         if composed and shown.mode == GENERATED:
-            print(render_text(shown, own=_own_label(), withheld=_withheld_label()))
+            say(render_text(shown, own=_own_label(), withheld=_withheld_label()))
         elif shown.withheld:
-            print(render_text(replace(shown, heading="", sentences=()), withheld=_withheld_label()))
+            say(render_text(replace(shown, heading="", sentences=()), withheld=_withheld_label()))
         elif shown.draft and shown.reason:
-            print(_("(The model's draft was not shown: {reason}.)").format(reason=shown.reason))
+            say(_("(The model's draft was not shown: {reason}.)").format(reason=shown.reason))
         if result.draft_skipped:
-            print(_("(No draft asked of the model: its drafts rarely pass; --rephrase asks.)"))
+            say(_("(No draft asked of the model: its drafts rarely pass; --rephrase asks.)"))
     label = " (retrieval-only mode)" if result.retrieval_only else ""
     print(
         _("conversation {conversation_id} · {provider}:{model}{label}").format(

@@ -146,6 +146,15 @@ def _question_for_matching(question: str) -> str:
     return " ".join(kept)
 
 
+def tells(message: str) -> bool:
+    """Whether the model's words on ``message`` may add no number, date or name of their
+    own (:func:`backends.answers.judge_draft` ``specifics``): the user tells something —
+    a statement, not a question ("Also, the hotel is the Memmo Alfama …") — or speaks of
+    their own life ("My landlord told me the rent goes up to 950 euros")."""
+    asking = "?" in message or bool(_ASKING.search(message))
+    return not asking or about_user(message)
+
+
 def about_assistant(question: str) -> bool:
     """Whether ``question`` asks what the assistant said ("What did you advise …?")."""
     return bool(_ABOUT_ASSISTANT.search(question))

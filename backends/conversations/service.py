@@ -81,7 +81,6 @@ from backends.models.embedders import Embedder
 from backends.models.registry import CHAT_FACTORIES, ChatChoice
 from backends.net import http_json, is_loopback_host
 from backends.progress import Progress
-from backends.questions import about_user
 from backends.services import Services, open_store
 from backends.stores.vectors import VectorIndex
 
@@ -1078,15 +1077,16 @@ class ConversationAgent:
         if composed is None:
             if retrieval_only:  # its passages, labelled by the model itself
                 return Answer(MODEL, (), "", draft), draft
-            # what the user says of their own life ("My landlord told me the rent goes up
-            # to 950 euros"): the model may comment, not add numbers, dates or names
+            # what the user tells ("the hotel is the Memmo Alfama"), of their own life
+            # ("My landlord told me the rent goes up to 950 euros"): the model may comment,
+            # not add numbers, dates or names
             judged = answers.judge_draft(
                 draft,
                 sources,
                 question=message,
                 earlier=earlier,
                 needs_support=False,
-                specifics=about_user(message),
+                specifics=history_answers.tells(message),
             )
             kept = tuple(s for s in judged if s.kind != WITHHELD)
             heading = history_answers.TEXTS[lang]["model_heading"]

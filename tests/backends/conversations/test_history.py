@@ -60,3 +60,17 @@ def test_the_model_adds_no_number_date_or_name_to_what_the_user_told(
     assert "950 euros from January" in result.answer
     assert "Sinisa" not in result.answer and "50 euros until" not in result.answer
     assert [s.text[:6] for s in result.shown.withheld] == ["Sinisa", "The re"]
+
+
+def test_what_the_user_tells_gets_no_invented_specifics_even_not_about_them(
+    make_agent: MakeAgent,
+) -> None:
+    """End to end with the default model (issue 24): "Also, the hotel is the Memmo Alfama,
+    three nights from the 12th." got "a length of 53 days … the 48-day period" as the
+    model's own words."""
+    reply = "The Hotel Dei Amor has a length of 53 days. It sounds like a lovely stay."
+    agent = make_agent(chat=ScriptedChat(replies=[reply]))
+    result = agent.ask("Also, the hotel is the Memmo Alfama, three nights from the 12th.")
+    assert result.shown is not None
+    assert [s.kind for s in result.shown.sentences] == [OWN]
+    assert result.answer == "It sounds like a lovely stay."
