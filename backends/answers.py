@@ -209,6 +209,17 @@ _NOT_NAMES = frozenset(
     + [m.capitalize() for m in _MONTHS]
     + ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 )
+#: words a sentence opens with before a comma that address no one
+_OPENER_WORDS = """
+    sorry unfortunately hello hi hey thanks great sure first second finally instead otherwise
+    still meanwhile honestly alright siento hola gracias claro bueno pues primero además
+    embargo
+    """
+_OPENERS = (
+    grounding.STOPWORDS
+    | grounding.STOPWORDS_ES
+    | frozenset(grounding.fold(w) for w in _OPENER_WORDS.split())
+)
 _CAPITALISED = re.compile(r"(?<![\w'’])([A-ZÁÉÍÓÚÑ][a-záéíóúñü]{2,})\b(,?)")
 
 
@@ -223,6 +234,8 @@ def invented_names(text: str, sources: Iterable[str]) -> list[str]:
         before = text[: match.start()].rstrip(' \t"“«(*')
         opening = not before or before[-1] in ".!?:;\n"
         if word in _NOT_NAMES or (opening and not comma):
+            continue
+        if opening and grounding.fold(word) in _OPENERS:  # "However, …", "Sorry, …"
             continue
         if not re.search(rf"\b{re.escape(grounding.fold(word))}\b", held):
             out.append(word)

@@ -141,6 +141,8 @@ def test_names_the_sources_hold_are_not_invented() -> None:
         "Valencia"
     ]
     assert answers.invented_names("Elena, good news. Monday is free.", ["Elena"]) == []
+    # a sentence's opening word before a comma that addresses no one
+    assert answers.invented_names("However, it goes up. Sorry, no.", []) == []
 
 
 def test_a_terminal_prints_each_sentence_on_one_line() -> None:
