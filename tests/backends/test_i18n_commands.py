@@ -119,3 +119,27 @@ def test_models_list_names_the_assistants_and_numbers_in_spanish(
     assert not _english(text, pseudo_language), text
     assert pseudo("clinical tutor") in text and pseudo("multi-agent") in text
     assert "2,048" not in text and not re.search(r"\d\.\d GB", text)
+
+
+def test_the_commands_speak_spanish(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same walk with the Spanish catalogue itself: no English UI word left (issue 27
+    item 4: storage, doctor, audit verify, sessions, memories add, models list)."""
+    compile_catalogues()
+    monkeypatch.setenv("CUSTODIA_HOME", str(tmp_path))
+    monkeypatch.setenv("CUSTODIA_EMBEDDER", "hashing")
+    monkeypatch.setenv("CUSTODIA_CHAT_MODEL", "scripted")
+    monkeypatch.setenv("CUSTODIA_LANGUAGE", "es")
+    left = []
+    try:
+        for command in COMMANDS:
+            cli.main(command)
+            out = capsys.readouterr()
+            left += [
+                f"custodia {' '.join(command)}: {line}"
+                for line in _english(out.out + out.err, tmp_path)
+            ]
+    finally:
+        i18n.install("en")
+    assert not left, "English in the Spanish commands:\n" + "\n".join(left)
