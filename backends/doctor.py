@@ -51,7 +51,29 @@ class Check:
         kind = _(self.kind)
         if isinstance(files := self.details.get("files"), list) and self.role == MODEL_FILES:
             kind = _("{count} GGUF file(s)").format(count=number(len(files)))
-        return f"[{status:>7}] {_(self.role):<20} {kind}{extra} @ {_(self.where)}{why}"
+        return f"[{status:>7}] {role_text(self.role):<20} {kind}{extra} @ {_(self.where)}{why}"
+
+
+#: a role naming an assistant (``chat model (tutor)``): the role stays English (the window
+#: looks rows up by it), the row shows the assistant's title
+_CHAT_FOR = "chat model ({assistant})"
+ASSISTANT_TITLES = {
+    "tutor": N_("clinical tutor"),
+    "memories": N_("memories"),
+    "conversations": N_("conversations"),
+    "multiagent": N_("multi-agent"),
+}
+
+
+def role_text(role: str) -> str:
+    """``role`` in the user's language."""
+    head = _CHAT_FOR.partition("{")[0]
+    if role.startswith(head) and role.endswith(")"):
+        assistant = role[len(head) : -1]
+        return _("chat model ({assistant})").format(
+            assistant=_(ASSISTANT_TITLES.get(assistant, assistant))
+        )
+    return _(role)
 
 
 Probe = Callable[[Check], None]
@@ -259,7 +281,7 @@ def plan(config: Config, services: Services | None = None) -> list[tuple[Check, 
     for assistant in ASSISTANTS:  # a row for each assistant that runs a model of its own
         key = config.model_for(assistant)
         if key != config.chat_model:
-            check = Check(f"chat model ({assistant})", key, LOCAL)
+            check = Check(_CHAT_FOR.format(assistant=assistant), key, LOCAL)
             checks.append((check, _probe_chat(config, services, assistant)))
     folders = ", ".join(str(f) for f in [config.path("models"), *config.model_folders])
     check = Check(MODEL_FILES, "gguf", folders, required=False)

@@ -143,3 +143,11 @@ def test_the_commands_speak_spanish(
     finally:
         i18n.install("en")
     assert not left, "English in the Spanish commands:\n" + "\n".join(left)
+
+
+def test_a_doctor_row_for_one_assistant_names_it_by_its_title(pseudo_language: Path) -> None:
+    from backends import doctor
+
+    row = doctor.Check("chat model (tutor)", "smollm2", doctor.LOCAL, ok=True).line()
+    assert pseudo("chat model ({assistant})").format(assistant=pseudo("clinical tutor")) in row
+    assert not english_words(row)
