@@ -357,21 +357,28 @@ def _unsearched_note(agent: ConversationAgent) -> str:
     why = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
     hints: list[str] = []
     if "key required" in reasons:
-        hints.append("set CONVERSATIONS_KEY to their key to search them")
+        hints.append(_("set CONVERSATIONS_KEY to their key to search them"))
     if "wrong key" in reasons:
         problem = agent.key_problem()
-        hint = "they are encrypted under another key than the one set here"
+        hint = _("they are encrypted under another key than the one set here")
         if isinstance(problem, HistoryWrongKeyError):
-            hint += f" (theirs: key id {', '.join(problem.key_ids)}; a mistyped key?)"
+            hint += " " + _("(theirs: key id {ids}; a mistyped key?)").format(
+                ids=", ".join(problem.key_ids)
+            )
         hints.append(hint)
     if set(reasons) - {"key required", "wrong key"}:
-        hints.append("`custodia conversations list` says why for each")
+        hints.append(_("`custodia conversations list` says why for each"))
     names = sorted(r.file for r in agent.conversations() if not r.readable)
-    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    more = len(names) - 5
+    shown = ", ".join(names[:5])
+    if more > 0:
+        shown += " " + _("and {more} more").format(more=more)
     return (
-        f"{total} conversation(s) could not be read and were not searched ({why}): "
+        _("{total} conversation(s) could not be read and were not searched ({why}): ").format(
+            total=total, why=why
+        )
         + "; ".join(hints)
-        + (f" — not searched: {shown}" if shown else "")
+        + (" — " + _("not searched: {shown}").format(shown=shown) if shown else "")
     )
 
 
@@ -434,8 +441,12 @@ def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
     report = agent.rebuild_vectors(_progress())
     unreadable = sorted(r.file for r in agent.conversations() if not r.readable)
     _emit(
-        f"search index rebuilt: {report.added} message(s) indexed"
-        + (f", {len(unreadable)} conversation(s) unreadable" if unreadable else "")
+        _("search index rebuilt: {added} message(s) indexed").format(added=report.added)
+        + (
+            ", " + _("{count} conversation(s) unreadable").format(count=len(unreadable))
+            if unreadable
+            else ""
+        )
     )
     if unreadable:  # named, like a search names what it could not search
         _warn("not indexed (unreadable): " + ", ".join(unreadable))
@@ -527,10 +538,11 @@ def _rotate_to_passphrase(agent: ConversationAgent) -> int:
     new_key = agent.key_from_passphrase(passphrase, new=True)
     report = agent.rotate_key(new_key, _progress(), passphrase=True)
     print(
-        f"re-encrypted {report.rotated} conversation(s) under the passphrase's key (key id "
-        f"{key_id(new_key)})"
-        + (f", {report.already} already done" if report.already else "")
-        + (" (resumed an interrupted rotation)" if report.resumed else ""),
+        _("re-encrypted {count} conversation(s) under the passphrase's key (key id {id})").format(
+            count=report.rotated, id=key_id(new_key)
+        )
+        + (", " + _("{count} already done").format(count=report.already) if report.already else "")
+        + (" " + _("(resumed an interrupted rotation)") if report.resumed else ""),
         file=sys.stderr,
     )
     for name, reason in report.failed:
