@@ -146,13 +146,24 @@ def _question_for_matching(question: str) -> str:
     return " ".join(kept)
 
 
+_STATES = re.compile(
+    r"\b(?:is|are|was|were|will|has|have|had|'s|es|son|está|están|era|eran|fue|será|tiene|"
+    r"tienen|hay)\b",
+    re.IGNORECASE,
+)
+
+
 def tells(message: str) -> bool:
     """Whether the model's words on ``message`` may add no number, date or name of their
     own (:func:`backends.answers.judge_draft` ``specifics``): the user tells something —
-    a statement, not a question ("Also, the hotel is the Memmo Alfama …") — or speaks of
-    their own life ("My landlord told me the rent goes up to 950 euros")."""
+    a statement, not a question or a request ("Also, the hotel is the Memmo Alfama …"; not
+    "talk for a long time") — or speaks of their own life ("My landlord told me the rent
+    goes up to 950 euros")."""
+    if about_user(message):
+        return True
     asking = "?" in message or bool(_ASKING.search(message))
-    return not asking or about_user(message)
+    # a statement says what something is ("talk for a long time" asks for words: not one)
+    return not asking and bool(_STATES.search(message))
 
 
 def about_assistant(question: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from backends.answers import COMPOSED, MODEL, OWN
-from backends.conversations.history import PastMessage, compose
+from backends.conversations.history import PastMessage, compose, tells
 from backends.models.chat import ScriptedChat
 
 from .conftest import MakeAgent
@@ -74,3 +74,10 @@ def test_what_the_user_tells_gets_no_invented_specifics_even_not_about_them(
     assert result.shown is not None
     assert [s.kind for s in result.shown.sentences] == [OWN]
     assert result.answer == "It sounds like a lovely stay."
+
+
+def test_a_request_is_not_a_statement_to_check_the_models_numbers_against() -> None:
+    assert tells("Also, the hotel is the Memmo Alfama, three nights from the 12th.")
+    assert tells("My landlord told me the rent goes up to 950 euros in January.")
+    assert not tells("talk for a long time")  # a story's numbers are the model's own
+    assert not tells("Where do flamingos sleep?")
