@@ -226,8 +226,10 @@ def _probe_files(paths: list[Path], assistant: str) -> Probe:
                 except OSError as err:
                     reason = err.strerror or type(err).__name__
                     raise CustodiaEnvironmentError(
-                        f"{candidate}: cannot be opened for reading and writing ({reason}); "
-                        f"every {assistant} turn needs it"
+                        _(
+                            "{path}: cannot be opened for reading and writing ({reason}); "
+                            "every {assistant} turn needs it"
+                        ).format(path=candidate, reason=reason, assistant=_(assistant))
                     ) from None
                 os.close(fd)
 
