@@ -397,7 +397,14 @@ def session_status(steps: list[dict[str, Any]]) -> tuple[Status, str]:
         sources = sorted({str(s["verification"].get("tests_from") or "") for s in with_code})
         return VERIFIED, f"the code passed {' and '.join(sources)} ({count} of {count}){after}"
     if with_code:
-        return UNVERIFIED, "the code could not be checked (no tests ran): the model's draft"
+        why = "; ".join(
+            f"step {s.get('index')}: "
+            + str(s["verification"].get("summary", "")).removeprefix("not verifiable: ")
+            for s in with_code
+            if s["verification"]["status"] == UNVERIFIED
+        )
+        draft = "the code could not be checked (no tests ran): the model's draft"
+        return UNVERIFIED, f"{draft} — {why}" if why else draft
     return UNVERIFIED, "nothing in it could be checked (no code): the model's draft"
 
 

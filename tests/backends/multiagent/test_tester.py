@@ -98,3 +98,16 @@ def test_a_task_with_tests_asked_gets_the_testers_even_beside_the_coders_own(
     assert step["verification"]["tests_from"] == "tests the tester wrote"
     assert session.data["verification"]["status"] == VERIFIED
     assert FAST.wall_seconds > 0
+
+
+def test_the_sessions_summary_says_why_nothing_ran(make_service: MakeService) -> None:
+    service, _chat = _service(
+        make_service, [ONE_CODER_STEP, PALINDROME, CODE_NOT_TESTS, CODE_NOT_TESTS, "Review."]
+    )
+    session = service.ask(TASK)
+    assert session.data["verification"]["summary"] == (
+        "the code could not be checked (no tests ran): the model's draft — step 1: the code "
+        "parses, but no tests were given and the tester was asked for them twice: its answer "
+        "has no test_ function or assert (it wrote code, not tests)"
+    )
+    assert "it wrote code, not tests" in session.events[-1]["text"]
