@@ -654,12 +654,40 @@ _EN_MARKS = _set("i my the a an is are was in on at of and to with i'm me")
 _ES_BEFORE_VERB = _set("yo no ya también tambien siempre nunca ahora todavía")
 
 
-def is_spanish(text: str) -> bool:
-    """Whether a memory is Spanish (by its function words), to restate it in Spanish."""
+def _language_marks(text: str) -> tuple[int, int]:
+    """How many Spanish and English function words ``text`` holds."""
     tokens = [t.casefold() for t in re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", text)]
     spanish = sum(t in _ES_MARKS for t in tokens) + 2 * any(c in text for c in "ñ¿¡")
     english = sum(t in _EN_MARKS for t in tokens)
+    return spanish, english
+
+
+def is_spanish(text: str) -> bool:
+    """Whether a memory is Spanish (by its function words), to restate it in Spanish."""
+    spanish, english = _language_marks(text)
     return spanish > english
+
+
+#: words that already address someone: a memory holding one ("You recommended ibuprofen for
+#: my headache", "Le di a mi hermano tu libro") cannot be turned to the second person without
+#: changing who did what, so it is quoted as told
+_SECOND_PERSON = _set(
+    "you your yours yourself yourselves you're you've you'll you'd "
+    "tu tus tú te ti contigo usted ustedes vosotros vosotras os vuestro vuestra tuyo tuya"
+)
+
+
+def _restatable(text: str) -> bool:
+    """Whether :func:`restate` can say ``text`` back without changing its meaning: its
+    language is clear (no tie of function words: "Me llamo Ana" is one "me" each way) and
+    it does not already address someone."""
+    spanish, english = _language_marks(text)
+    if spanish == english:
+        return False
+    tokens = {t.casefold() for t in re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?", text)}
+    if spanish > english and any(t.endswith(("amos", "emos", "imos")) for t in tokens):
+        return False  # "Mi hermano y yo vivimos": the verb would not agree with "tú"
+    return not (tokens & _SECOND_PERSON)
 
 
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\S", re.UNICODE)
@@ -683,6 +711,8 @@ def restate(memory: str) -> str:
     if not text:
         return text
     spanish = is_spanish(text)
+    if not _restatable(text):  # quoted as told, never said back with its meaning changed
+        return f"Me dijiste: «{text}»" if spanish else f"You told me: “{text}”"
     out: list[str] = []
     pieces = re.split(r"(\s+)", text)
     word_index = 0

@@ -199,6 +199,10 @@ def compose(question: str, found: Sequence[PastMessage], most: int = 2) -> Answe
     users = [m for m in matches if found[m.index].role == "user"]
     if users and not about_assistant:
         matches = users
+    elif not about_assistant and about_user(question):
+        # nothing the user said answers a question about their own life: an earlier answer
+        # of the model ("Your sister lives in Paris") is not evidence of it (found by review)
+        matches = []
     elif about_assistant:  # what the assistant said first
         matches.sort(key=lambda m: found[m.index].role == "user")
     # "What did I decide about …": a message saying what was decided ranks first

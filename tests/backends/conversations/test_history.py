@@ -81,3 +81,16 @@ def test_a_request_is_not_a_statement_to_check_the_models_numbers_against() -> N
     assert tells("My landlord told me the rent goes up to 950 euros in January.")
     assert not tells("talk for a long time")  # a story's numbers are the model's own
     assert not tells("Where do flamingos sleep?")
+
+
+def test_an_earlier_model_answer_is_no_evidence_of_the_users_life() -> None:
+    """Found by review: nothing the user said answered "Where does my sister live?", so an
+    earlier answer of the model ("Your sister lives in Paris", a guess) was quoted as the
+    supported answer. What the assistant said may answer only a question about what it
+    said."""
+    guess = PastMessage(
+        "c2", "Family", "2026-11-29T09:00:00+00:00", "assistant", "Your sister lives in Paris", 0.5
+    )
+    answer = compose("Where does my sister live?", [guess])
+    assert answer.mode != COMPOSED
+    assert all("Paris" not in s.text for s in answer.sentences)

@@ -247,3 +247,29 @@ def test_a_place_is_not_a_name_and_an_age_wants_a_number() -> None:
     assert compose("How old are my kids?", told).mode == DONT_KNOW
     assert compose("How many grandchildren do I have?", told).cited == (1,)
     assert compose("¿Cuántos gatos tengo?", ["We have two cats at home"]).mode == COMPOSED
+
+
+@pytest.mark.parametrize(
+    ("memory", "said"),
+    [
+        # found by review: each was said back with its meaning changed and shown as supported
+        ("You recommended ibuprofen for my headache", "You told me: “You recommended"),
+        ("You should call me at 5", "You told me: “You should call me at 5”"),
+        ("Me llamo Ana", "You told me: “Me llamo Ana”"),  # "You llamo Ana" before
+        ("Le di a mi hermano tu libro", "“Le di a mi hermano tu libro”"),
+        ("Te dije que vendría", "Me dijiste: «Te dije que vendría»"),
+        ("Mi hermano y yo vivimos en Lugo", "Me dijiste: «Mi hermano y yo vivimos en Lugo»"),
+        # and what was right stays right
+        ("My sister lives in Valencia", "Your sister lives in Valencia"),
+        ("Soy alérgico a la penicilina", "Eres alérgico a la penicilina"),
+        ("Mis padres viven en Sevilla", "Tus padres viven en Sevilla"),
+    ],
+)
+def test_a_memory_that_cannot_be_turned_around_safely_is_quoted_as_told(
+    memory: str, said: str
+) -> None:
+    """A memory that already addresses someone, whose language is a tie, or whose Spanish
+    verb would not agree with "tú" is quoted, never restated into another meaning."""
+    from backends.questions import restate
+
+    assert said in restate(memory)
