@@ -598,7 +598,7 @@ class MainWindow(QMainWindow):
             from backends.models import discovery
 
             memory = services.memory()
-            found = discovery.find(memory=memory)
+            found = discovery.not_the_bundled_model(discovery.find(memory=memory))
             best = discovery.best_fits(found, memory, services.config)
             return best.get("tutor") or next(iter(best.values()), None)
 

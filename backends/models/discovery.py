@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backends.config import Config
+from backends.errors import ModelUnavailableError
 from backends.i18n import _
 from backends.models import local, manage
+from backends.models.files import SMOLLM2_GGUF
 from backends.models.settings import ASSISTANTS
 
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
@@ -262,6 +264,27 @@ def best_fits(
                 best = (*rank, item)
         if best is not None:
             out[assistant] = best[2]
+    return out
+
+
+def not_the_bundled_model(found: list[Found]) -> list[Found]:
+    """``found`` less the copies of the bundled model another app keeps (the same file size
+    and parameter count): offering one as "a better model" is offering the same model."""
+    try:
+        bundled = SMOLLM2_GGUF.locate()
+        size, parameters = bundled.stat().st_size, local.inspect(bundled).parameters
+    except (ModelUnavailableError, local.GGUFError, OSError):
+        return found
+    out = []
+    for item in found:
+        try:
+            same = item.path.stat().st_size == size and (
+                item.info is not None and item.info.parameters == parameters
+            )
+        except OSError:
+            same = False
+        if not same:
+            out.append(item)
     return out
 
 

@@ -89,3 +89,28 @@ def test_find_models_is_in_the_tools_menu(custodia_window: Any) -> None:
     action = custodia_window.find_models_action
     assert action.text() == "&Find models on this computer…"
     assert custodia_window.models_action.objectName() == "action_models"
+
+
+def test_a_copy_of_the_bundled_model_is_not_offered_as_a_better_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tester, issue 30: with an LM Studio copy of the bundled SmolLM2 the welcome said "A
+    better model is already on this computer" — the same 94 MB file under another name."""
+    import shutil
+
+    from backends.models import discovery, local
+    from backends.models.files import SMOLLM2_GGUF
+
+    home = tmp_path / "user"
+    folder = home / ".lmstudio" / "models" / "someone" / "qwen-tiny"
+    folder.mkdir(parents=True)
+    shutil.copyfile(SMOLLM2_GGUF.locate(), folder / "qwen-tiny-Q4_1.gguf")
+    write_gguf(folder / "Tiny-Chat-Q8_0.gguf", embedding=128)
+    for name in ("XDG_DATA_HOME", "XDG_CACHE_HOME", "OLLAMA_MODELS", "LLAMA_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    found = discovery.find(memory=local.machine_memory())
+    assert sorted(f.path.name for f in found) == ["Tiny-Chat-Q8_0.gguf", "qwen-tiny-Q4_1.gguf"]
+    kept = discovery.not_the_bundled_model(found)
+    assert len(kept) == len(found) - 1
+    assert all(f.path.name != "qwen-tiny-Q4_1.gguf" for f in kept)
