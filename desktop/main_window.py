@@ -585,6 +585,10 @@ class MainWindow(QMainWindow):
         self._list_models()
         for picker in self.findChildren(ModelPicker):
             picker.refresh()
+        for index in range(self.tabs.count()):  # a tab with a model list of its own
+            reload_models = getattr(self.tabs.widget(index), "reload_models", None)
+            if callable(reload_models):
+                reload_models()
 
     def _find_better_model(self) -> None:
         """On first run, while the bundled model answers: look for a better one the user

@@ -279,8 +279,12 @@ class ConversationAgent:
         vectors: VectorFactory = default_vectors,
         use_keyring: bool = True,
         passphrase: str | None = None,
+        configured: Callable[[], str] | None = None,
     ) -> None:
         self.config = config
+        #: the model chosen for this assistant now (the window may choose another while the
+        #: agent lives: Tools ▸ Models, the welcome's "Use it"); the config's, by default
+        self._configured = configured or (lambda: self.config.chat_model)
         self.folder = config.path(FOLDER)
         self.passphrases = PassphraseFile(self.folder / KDF_FILE)
         self._embedder_factory = embedder
@@ -728,7 +732,7 @@ class ConversationAgent:
     def model_choices(self) -> list[ModelChoice]:
         """The configured model first, then retrieval-only (``scripted`` is for testers: it
         is listed only when it is the configured model)."""
-        configured = self.config.chat_model
+        configured = self._configured()
         kind, _, arg = configured.partition(":")
         provider = PROVIDERS.get(kind, kind)
         model = arg or {"smollm2": "SmolLM2-135M-Instruct"}.get(kind, kind)
@@ -793,7 +797,7 @@ class ConversationAgent:
         with self._lock:
             model = self._models.get(key)
         if model is None:
-            if key == self.config.chat_model:
+            if key == self._configured():
                 chat_choice = self._chat_factory()
                 model = chat_choice.model
                 if chat_choice.fallback_reason:
@@ -853,7 +857,7 @@ class ConversationAgent:
         if not message:
             raise CustodiaEnvironmentError("the message is empty")
         self.check_writable()
-        model, choice = self.chat_model(model_key or self.config.chat_model)
+        model, choice = self.chat_model(model_key or self._configured())
         existing = self.load(conversation_id) if conversation_id else None
         context: list[str] = []
         context_error = ""
@@ -1277,6 +1281,7 @@ def get_service(services: Services) -> ConversationAgent:
             replace(services.config, chat_model=services.config.model_for("conversations")),
             embedder=lambda: services.embedder,
             chat=lambda: services.chat_choice_for("conversations"),
+            configured=lambda: services.config.model_for("conversations"),
         ),
         ConversationAgent.close,
     )

@@ -970,6 +970,22 @@ class ConversationsTab(QWidget):
             doing=self.tr("Updating the search index…"),
         )
 
+    def reload_models(self) -> None:
+        """The models were added, removed or chosen elsewhere (Tools ▸ Models, the welcome's
+        "Use it"): list them again, the newly configured one first and selected."""
+        if not self.ready:
+            return  # the start-up listing is still to come, and reads them then
+        service = self.service
+
+        def job(progress: Progress, emit: Emit) -> list[ModelChoice]:
+            return service.get().model_choices()
+
+        self._run("conversations: models", job, self._on_models_reloaded)
+
+    def _on_models_reloaded(self, choices: Any) -> None:
+        self._set_choices(list(choices))
+        self._discover_models()
+
     def _discover_models(self) -> None:
         service = self.service
 

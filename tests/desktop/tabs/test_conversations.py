@@ -1134,3 +1134,18 @@ def test_never_discussed_is_said_not_guessed(qtbot: Any, make_tab: MakeTab) -> N
     qtbot.waitUntil(lambda: transcript.property("answer_mode") == "dont_know", timeout=WAIT)
     assert "I can't find that in your conversations." in transcript.toPlainText()
     assert "blue kitchen" not in transcript.toPlainText() and chat.calls == []
+
+
+def test_a_model_chosen_elsewhere_is_the_one_the_next_chat_uses(
+    qtbot: Any, custodia_window: Any, window_tab: ConversationsTab
+) -> None:
+    """Tester, issue 30: after the welcome's "Use it" the banner said every assistant
+    answers with the found model, but the conversations picker kept the old one (its list
+    was read once, from the configuration the agent was built with), and so did the chat."""
+    idle(qtbot, window_tab)
+    picker = child(window_tab, QComboBox, "model_picker")
+    assert picker.currentData() == "scripted"
+    custodia_window.services.use_model("conversations", "retrieval-only")
+    custodia_window._models_changed()
+    qtbot.waitUntil(lambda: picker.currentData() == "retrieval-only", timeout=WAIT)
+    assert picker.findData("scripted") < 0  # no longer the configured one; testers' only
