@@ -7,7 +7,15 @@ dialog, so it never blocks the window (nor a test driving it).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.i18n import QT_TRANSLATE_NOOP
 
@@ -58,6 +66,7 @@ class WelcomeBanner(QFrame):
         self.text.setObjectName("welcome_text")
         self.text.setTextFormat(Qt.TextFormat.RichText)
         self.text.setWordWrap(True)
+        self.text.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         column = QVBoxLayout()
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.text)
@@ -75,6 +84,10 @@ class WelcomeBanner(QFrame):
         layout.addLayout(column, 1)
         self.dismiss_button = QPushButton(self.tr("Got it"))
         self.dismiss_button.setObjectName("welcome_dismiss")
+        # its own width, never more: the box layout gave the button the room the wrapped
+        # text needed (a 600-px "Got it" beside a 135-px column of text at 760 px)
+        self.dismiss_button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        self.use_button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         layout.addWidget(self.dismiss_button, 0, Qt.AlignmentFlag.AlignTop)
         self.dismiss_button.clicked.connect(self._on_dismiss_clicked)
         self.use_button.clicked.connect(self._on_use_clicked)

@@ -428,3 +428,19 @@ def test_the_user_guide_fits_its_window_without_scrolling_sideways(qtbot: Any) -
     assert dialog.browser.horizontalScrollBar().maximum() == 0
     start = dialog.browser.toPlainText()[:1200]
     assert "make run" not in start
+
+
+def test_the_welcome_text_takes_the_width_not_its_button(qtbot: Any) -> None:
+    """At the window's minimum width the welcome's text was squeezed into a 135-px column
+    beside a 600-px "Got it" (the box layout gave the button the room the wrapped text
+    needed): the first thing a new user saw."""
+    from desktop.welcome import WelcomeBanner
+
+    banner = WelcomeBanner({})
+    qtbot.addWidget(banner)
+    banner.resize(760, 200)
+    banner.show()
+    qtbot.waitExposed(banner)
+    button = banner.dismiss_button
+    assert button.width() <= button.sizeHint().width() + 8
+    assert banner.text.width() > 760 * 0.7
