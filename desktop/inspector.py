@@ -47,6 +47,7 @@ from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -58,6 +59,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableView,
     QTabWidget,
@@ -1346,11 +1348,20 @@ def open_inspector(window: QMainWindow) -> InspectorPane:
         dock = QDockWidget(QCoreApplication.translate("window", "Audit inspector"), window)
         dock.setObjectName("inspector_dock")
         pane = InspectorPane(workers, audit.get, dock)
-        dock.setWidget(pane)
+        # in a scroll area: at the window's minimum size (760×480) the pane's filters and
+        # its record card were cut at the right and its last row ran under the status bar
+        scroll = QScrollArea(dock)
+        scroll.setObjectName("inspector_scroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(pane)
+        dock.setWidget(scroll)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        dock.show()  # half the window to start with (the scroll area alone asks for little)
+        window.resizeDocks([dock], [max(200, window.height() // 2)], Qt.Orientation.Vertical)
     dock.show()
     dock.raise_()
-    shown = dock.widget()
+    shown = dock.findChild(InspectorPane)
     assert isinstance(shown, InspectorPane)
     return shown
 

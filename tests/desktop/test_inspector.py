@@ -527,3 +527,18 @@ def test_the_checkpoints_are_checked_when_their_tab_is_shown(
     with qtbot.waitSignal(turn_pane.checkpoints_checked, timeout=10_000):
         turn_pane.inspector_tabs.setCurrentIndex(1)
     assert turn_pane.checkpoints_list.count() == 2
+
+
+def test_the_docked_inspector_fits_the_window_at_its_minimum_size(
+    qtbot: Any, custodia_window: Any
+) -> None:
+    """Tester: at 760×480 the inspector's filters and record card were cut at the right and
+    its last row ran under the status bar; now the dock scrolls what does not fit."""
+    from desktop.inspector import open_inspector
+
+    custodia_window.resize(760, 480)
+    pane = open_inspector(custodia_window)
+    dock = custodia_window.findChild(QDockWidget, "inspector_dock")
+    assert pane.minimumSizeHint().width() > 760  # what the pane needs, whole
+    assert dock.widget().minimumSizeHint().width() <= 760  # what the dock asks of the window
+    assert dock.widget().minimumSizeHint().height() <= 480 // 2
