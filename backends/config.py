@@ -422,6 +422,10 @@ def load(environ: Mapping[str, str] | None = None, home: Path | None = None) -> 
     if home is None:
         home = Path(env["CUSTODIA_HOME"]).expanduser() if env.get("CUSTODIA_HOME") else None
     config = Config() if home is None else Config(home=home)
+    if "\x00" in str(config.home):  # before any file is read from it (the OS refuses NULs)
+        raise ConfigError(
+            "home", _("{value!r} contains a NUL character").format(value=str(config.home))
+        )
     file = config.home / CONFIG_FILE
     text = _read_settings(file)
     if text is not None:
