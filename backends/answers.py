@@ -278,17 +278,21 @@ def invented_specifics(
     return out + (invented_names(text, sources) if names else [])
 
 
-def repeats_earlier(answer: str, earlier: Sequence[str]) -> bool:
+def repeats_earlier(answer: str, earlier: Sequence[str], question: str = "") -> bool:
     """Whether ``answer`` says again what an earlier answer of the thread said (most of its
-    content words, or the same opening), for a new question."""
-    mine = grounding.content(answer)
-    if not mine:
+    content words, or the same opening), for a new question. The words of ``question`` do
+    not count towards it: an answer that takes up the new question's words is about that
+    question (asked about similar things, two right answers share those words)."""
+    whole = grounding.content(answer)
+    if not whole:
         return False
+    asked = set(grounding.content(question)) if question else set()
+    mine = [w for w in whole if w not in asked]
     opening = " ".join(mine[:8])
     for before in earlier:
-        theirs = grounding.content(before)
-        if mine == theirs:  # the same words again, however few ("Elena is in Spain.")
+        if grounding.content(before) == whole:  # the same words again ("Elena is in Spain.")
             return True
+        theirs = [w for w in grounding.content(before) if w not in asked]
         if len(mine) < 3 or len(theirs) < 3:
             continue
         shared = len(set(mine) & set(theirs)) / len(set(mine) | set(theirs))
@@ -307,7 +311,7 @@ def parroting(
 ) -> str:
     """Why ``draft`` parrots (as a whole), for people, or "" when it does not
     (``numbers``: as in :func:`invented_specifics`)."""
-    if repeats_earlier(draft, earlier):
+    if repeats_earlier(draft, earlier, question):
         return "it repeats an earlier answer of this conversation for a new question"
     echoed = echoed_scaffolding(draft)
     if echoed:
@@ -341,7 +345,7 @@ def judge_draft(
     if not text:
         return ()
     texts = [s.text for s in sources]
-    if repeats_earlier(text, earlier):
+    if repeats_earlier(text, earlier, question):
         reason = gettext_("it repeats an earlier answer of this conversation for a new question")
         return tuple(
             Shown(grounding.strip_citations(s)[0], WITHHELD, reason=reason)

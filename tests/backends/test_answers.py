@@ -172,3 +172,19 @@ def test_spanish_glue_and_ordinal_endings_do_not_withhold_a_supported_sentence()
     ]
     said = "Your dentist appointment is on the 14th of March."
     assert [s.kind for s in answers.judge_draft(said, dentist)] == [SUPPORTED]
+
+
+def test_an_answer_that_takes_up_the_new_questions_words_is_not_a_repeat() -> None:
+    """Found by the crash loop: an answer to a new question about similar things shares many
+    words with the last answer — the new question's own. Those words do not make it a repeat;
+    the same answer given to another question still does."""
+    from backends.answers import repeats_earlier
+
+    earlier = ["answer to: trip message 2: river glacier cedar stone falcon island copper"]
+    question = "trip message 8: lantern river glacier cedar stone falcon violet island copper"
+    assert not repeats_earlier("answer to: " + question, earlier, question)
+    teeth = (
+        "I'm glad you asked about your teeth. Please call our dental line to book a check-up "
+        "and remember to floss every day."
+    )
+    assert repeats_earlier(teeth, [teeth.replace("Please", "Do")], "Which city is my sibling in?")
