@@ -808,11 +808,15 @@ class ConversationsTab(QWidget):
         self.model_picker = QComboBox()
         self.model_picker.setObjectName("model_picker")
         self.model_picker.setMinimumContentsLength(24)
+        # the model's whole name where there is room (it was cut at every window size: the
+        # title beside it took two thirds of the row); the title gives way first
+        self.model_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         picker_label.setBuddy(self.model_picker)
-        picker_row.addWidget(self.model_picker, 1)
+        picker_row.addWidget(self.model_picker)
         self.title = QLabel(self.tr("New conversation"))
         self.title.setObjectName("conversation_title")
-        picker_row.addWidget(self.title, 2)
+        self.title.setMinimumWidth(40)
+        picker_row.addWidget(self.title, 1)
         right_layout.addLayout(picker_row)
         self.transcript = QTextBrowser()
         self.transcript.setObjectName("transcript")

@@ -1149,3 +1149,19 @@ def test_a_model_chosen_elsewhere_is_the_one_the_next_chat_uses(
     custodia_window._models_changed()
     qtbot.waitUntil(lambda: picker.currentData() == "retrieval-only", timeout=WAIT)
     assert picker.findData("scripted") < 0  # no longer the configured one; testers' only
+
+
+def test_the_model_box_shows_the_models_whole_name(
+    qtbot: Any, custodia_window: Any, window_tab: ConversationsTab
+) -> None:
+    """Tester, issue 30: "SmolLM2-135M-Instruct (llama.c" even at 1366×768 — the box took
+    a third of its row and the conversation's title the rest."""
+    custodia_window.resize(1366, 768)
+    idle(qtbot, window_tab)
+    picker = child(window_tab, QComboBox, "model_picker")
+    picker.addItem("SmolLM2-135M-Instruct (llama.cpp, configured)", "long")
+    picker.setCurrentIndex(picker.count() - 1)
+    qtbot.waitUntil(
+        lambda: picker.width() >= picker.fontMetrics().horizontalAdvance(picker.currentText()),
+        timeout=WAIT,
+    )
