@@ -65,6 +65,23 @@ def _size(size: int) -> str:
     return local.human_size(size) if size >= 1 << 20 else f"{size / 1024:.0f} KB"
 
 
+def _row_table(name: str, headers: list[str]) -> QTableWidget:
+    """A read-only table of whole rows, one selectable at a time, columns fitted to their
+    contents (the models dialog's and the finder's)."""
+    table = QTableWidget(0, len(headers))
+    table.setObjectName(name)
+    table.setHorizontalHeaderLabels(headers)
+    table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+    table.verticalHeader().setVisible(False)
+    table.setWordWrap(False)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setStretchLastSection(True)
+    return table
+
+
 class ModelsDialog(QDialog):
     """The bundled model and the models folders' GGUF files: add, remove (undoable while the
     dialog is open), see why one cannot chat."""
@@ -94,17 +111,7 @@ class ModelsDialog(QDialog):
         self.folders_label.setWordWrap(True)
         self.folders_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.folders_label)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("models_table")
-        self.table.setHorizontalHeaderLabels([self.tr(c) for c in COLUMNS])
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setWordWrap(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        self.table = _row_table("models_table", [self.tr(c) for c in COLUMNS])
         layout.addWidget(self.table, 1)
 
         row = QHBoxLayout()
@@ -487,17 +494,7 @@ class FindModelsDialog(QDialog):
         )
         intro.setWordWrap(True)
         layout.addWidget(intro)
-        self.table = QTableWidget(0, len(FOUND_COLUMNS))
-        self.table.setObjectName("find_models_table")
-        self.table.setHorizontalHeaderLabels([self.tr(c) for c in FOUND_COLUMNS])
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setWordWrap(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        self.table = _row_table("find_models_table", [self.tr(c) for c in FOUND_COLUMNS])
         layout.addWidget(self.table, 1)
         self.status = QLabel(self.tr("Looking in the usual folders…"))
         self.status.setObjectName("find_models_status")
