@@ -15,7 +15,7 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QCoreApplication, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractButton,
     QComboBox,
@@ -349,6 +349,21 @@ class MainWindow(QMainWindow):
             bar.addPermanentWidget(label)
         bar.addWidget(self.health_label)
         bar.addWidget(self.busy_label)
+        self._fit_status_bar()
+
+    #: below this width the status bar keeps what changes during the day (health, work, the
+    #: tab's and the chat's model) and leaves the profile and the embedder to the storage map
+    #: and Help ▸ About: at 760 px every label was cut ("Perfil: int", "Vectorizador: …(38")
+    STATUS_BAR_FULL_WIDTH = 1100
+
+    def _fit_status_bar(self) -> None:
+        wide = self.width() >= self.STATUS_BAR_FULL_WIDTH
+        self.profile_label.setVisible(wide)
+        self.embedder_label.setVisible(wide)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_status_bar()
 
     def _build_menus(self) -> None:
         menu = self.menuBar()

@@ -444,3 +444,16 @@ def test_the_welcome_text_takes_the_width_not_its_button(qtbot: Any) -> None:
     button = banner.dismiss_button
     assert button.width() <= button.sizeHint().width() + 8
     assert banner.text.width() > 760 * 0.7
+
+
+def test_the_status_bar_keeps_what_fits_at_the_minimum_width(
+    qtbot: Any, custodia_window: Any
+) -> None:
+    """Tester, issue 30: at 760 px every status-bar label was cut ("Perfil: int",
+    "Vectorizador: all-MiniLM-L6-v2 (38"); the profile and the embedder now give way."""
+    custodia_window.resize(760, 480)
+    qtbot.waitUntil(lambda: not custodia_window.embedder_label.isVisible(), timeout=5_000)
+    assert not custodia_window.profile_label.isVisible()
+    custodia_window.resize(1366, 768)
+    qtbot.waitUntil(custodia_window.embedder_label.isVisible, timeout=5_000)
+    assert custodia_window.profile_label.isVisible()
