@@ -284,6 +284,8 @@ class MultiAgentTab(QWidget):
         self.health_label.setWordWrap(True)
         layout.addWidget(self.health_label)
 
+        #: the window closed: a listing that arrives after that starts no countdown
+        self._shut_down = False
         self.countdown = QTimer(self)
         self.countdown.setObjectName("ticket_countdown")
         self.countdown.setInterval(1000)
@@ -1463,7 +1465,7 @@ class MultiAgentTab(QWidget):
             )
             self.tickets.addTopLevelItem(item)
         self._on_countdown_timeout()
-        if self._tickets and not self.countdown.isActive():
+        if self._tickets and not self._shut_down and not self.countdown.isActive():
             self.countdown.start()
 
     def _on_countdown_timeout(self) -> None:
@@ -1598,6 +1600,7 @@ class MultiAgentTab(QWidget):
 
     def shutdown(self) -> None:
         """Called by the window on close, after the workers were cancelled and waited for."""
+        self._shut_down = True
         self.countdown.stop()
         self._run = None
         self._feed_job = None
