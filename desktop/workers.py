@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
@@ -25,6 +25,12 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[[object], None]
 Job = Callable[[Progress, Emit], Any]
+#: what ``connect=`` gives one signal: a slot, or several
+Slots = Callable[..., Any] | list[Callable[..., Any]] | tuple[Callable[..., Any], ...]
+
+
+#: the signals a job's ``connect=`` may name (see :meth:`WorkerPool.start`)
+JOB_SIGNALS = ("progress", "item", "succeeded", "failed", "cancelled", "finished")
 
 
 class JobSignals(QObject):
@@ -147,13 +153,22 @@ class WorkerPool(QObject):
         self._active: list[JobHandle] = []
         self._pending: list[_Runnable] = []
 
-    def start(self, name: str, job: Job) -> JobHandle:
+    def start(self, name: str, job: Job, connect: Mapping[str, Slots] | None = None) -> JobHandle:
         """Queue ``job``; it starts when control returns to the event loop.
 
-        So every connection the caller makes to ``handle.signals`` right after this call is in
-        place before the job can emit anything, however fast the job is.
+        ``connect`` wires the job declaratively (napari's ``create_worker(_connect=…)``):
+        ``{"succeeded": slot, "failed": slot, "finished": slot, ...}``, one slot or a list of
+        slots per signal of :class:`JobSignals`; an unknown signal name is a bug (ValueError).
+        Every connection — these, and those the caller makes to ``handle.signals`` right after
+        this call — is in place before the job can emit anything, however fast the job is.
         """
+        unknown = [signal_name for signal_name in connect or {} if signal_name not in JOB_SIGNALS]
+        if unknown:
+            raise ValueError(f"a job has no signal {unknown[0]!r} (one of {JOB_SIGNALS})")
         signals = JobSignals(self)  # parented: lives until the pool does, on the GUI thread
+        for signal_name, slots in (connect or {}).items():
+            for slot in slots if isinstance(slots, list | tuple) else [slots]:
+                getattr(signals, signal_name).connect(slot)
         handle = JobHandle(name, signals, Progress())
         handle.progress.callback = lambda done, total, message: signals.send(
             "progress", (done, total, message)

@@ -108,6 +108,33 @@ def test_a_job_is_done_when_its_outcome_arrives(qtbot: Any, pool: WorkerPool) ->
     assert seen.seen == [False]
 
 
+def test_a_job_is_wired_by_its_connect_mapping(qtbot: Any, pool: WorkerPool) -> None:
+    """``start(connect=…)`` connects each named signal (one slot or several) before the job
+    can emit; a signal a job does not have is refused."""
+    got: list[object] = []
+    done: list[str] = []
+
+    def failing(progress: Progress, emit: Emit) -> None:
+        raise StoreUnavailableError("down")
+
+    handle = pool.start(
+        "wired", lambda progress, emit: 42, connect={"succeeded": [got.append, got.append]}
+    )
+    with qtbot.waitSignal(handle.signals.finished, timeout=5000):
+        pass
+    assert got == [42, 42]
+    handle = pool.start(
+        "wired failing",
+        failing,
+        connect={"failed": lambda message, env: done.append(message), "finished": lambda: None},
+    )
+    with qtbot.waitSignal(handle.signals.finished, timeout=5000):
+        pass
+    assert done == ["down"]
+    with pytest.raises(ValueError, match="no signal 'succeded'"):
+        pool.start("typo", lambda progress, emit: None, connect={"succeded": got.append})
+
+
 def test_environment_error_and_bug_are_told_apart(qtbot: Any, pool: WorkerPool) -> None:
     def env_job(progress: Progress, emit: Emit) -> None:
         raise StoreUnavailableError("Redis is down")
