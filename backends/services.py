@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
+from backends import assistants
+from backends.assistants import Needs, Service
 from backends.config import Config, update_file
 from backends.models import local
 from backends.models.chat import ChatModel
@@ -48,6 +50,20 @@ def open_store(role: str, config: Config, *, kind: str | None = None, **context:
     from backends import stores
 
     return stores.open(role, config, kind=kind, **context)
+
+
+def _close(service: Service) -> None:
+    service.close()
+
+
+def local_embedder_name(key: str) -> str:
+    """The name the built-in embedder ``key`` gives itself (its vectors are kept by it)."""
+    from backends.models.embedders import (
+        MiniLMEmbedder,
+        UniversalSentenceEncoder,
+    )
+
+    return {"minilm": MiniLMEmbedder.name}.get(key, UniversalSentenceEncoder.name)
 
 
 class Lazy(Generic[T]):
@@ -171,6 +187,48 @@ class Services:
     def is_built(self, name: str) -> bool:
         with self._lock:
             return name in self._built
+
+    def get(self, name: str, kind: type[T]) -> T:
+        """The part called ``name`` (an assistant, "audit", "threads"), built on first use from
+        its declaration (:mod:`backends.assistants`) with the :class:`Needs` it is owed, closed
+        at exit; ``TypeError`` when it is not a ``kind`` (a caller's bug)."""
+        built = self.service(name, lambda: self._build(name), _close)
+        if not isinstance(built, kind):
+            raise TypeError(f"{name} is a {type(built).__name__}, not a {kind.__name__}")
+        return built
+
+    def _build(self, name: str) -> Service:
+        return assistants.get(name).builder()(self.needs(name))
+
+    def needs(self, name: str) -> Needs:
+        """What the part called ``name`` is built with (constructor injection)."""
+        declared = assistants.get(name)
+        with self._lock:
+            config = self.config
+        audit = None
+        if "audit" in declared.needs:
+            from backends.audit.service import AuditService
+
+            audit = lambda: self.get("audit", AuditService)  # noqa: E731
+        return Needs(
+            config=config,
+            embedder=lambda: self.embedder,
+            embedder_named=self.embedder_named,
+            chat=lambda: self.chat_choice_for(name),
+            model=lambda: self.config.model_for(name),
+            open_store=open_store,
+            audit=audit,
+        )
+
+    def embedder_named(self, key: str) -> Embedder:
+        """The built-in embedder ``key`` ("minilm", "use-multilingual"): the configured one
+        when it is that model, else one of its own, built once and shared."""
+        configured = self.embedder
+        if configured.name == local_embedder_name(key):
+            return configured
+        with self._lock:
+            config = replace(self.config, embedder=key)
+        return self._get(f"embedder:{key}", lambda: create_embedder(config))
 
     def lazy(self, name: str, factory: Callable[[Services], T]) -> Lazy[T]:
         """A handle on the service ``factory(self)`` builds under ``name`` (the assistants'

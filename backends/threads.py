@@ -29,13 +29,13 @@ from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
+from backends.assistants import Assistant, Context, Needs
 from backends.errors import StoreUnavailableError
 from backends.i18n import N_
-from backends.stores.description import HISTORY, Datum, Measurement, Place
+from backends.stores.description import HISTORY, Datum, Measurement, Place, Running
 
 if TYPE_CHECKING:
     from backends.config import Config
-    from backends.services import Services
 
 DB_FILE = "threads.sqlite3"
 #: the assistants that keep threads, as the index names them
@@ -334,17 +334,18 @@ class ThreadIndex:
         return [Turn(*row) for row in rows]
 
 
-def get_index(services: Services) -> ThreadIndex:
+def build(needs: Needs) -> ThreadIndex:
     """The process's thread index (one per data dir, closed with the services)."""
-    home = services.config.home
-    return services.service("threads", lambda: ThreadIndex.in_home(home), ThreadIndex.close)
+    return ThreadIndex.in_home(needs.config.home)
 
 
-#: the name every assistant package's service is built by (desktop/main_window.py)
-get_service = get_index
+def forget_person(context: Context, person: str) -> list[str]:
+    """Erasing ``person``: their threads, in every assistant, deleted for good."""
+    context.get("threads", ThreadIndex).forget_person(person)
+    return []
 
 
-def _measure(config: Config, services: Services | None) -> Measurement:
+def _measure(config: Config, process: Running | None) -> Measurement:
     from backends.stores.description import sqlite_count
 
     return sqlite_count(config.path(DB_FILE), "SELECT count(*) FROM threads WHERE deleted IS NULL")
@@ -368,4 +369,14 @@ DATA = (
         _measure,
         place=_place,
     ),
+)
+
+
+#: the thread index, a shared part declared once (see :mod:`backends.assistants`)
+PART = Assistant(
+    name="threads",
+    title=N_("Threads"),
+    build="backends.threads:build",
+    data="backends.threads:DATA",
+    forget="backends.threads:forget_person",
 )

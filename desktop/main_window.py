@@ -10,7 +10,6 @@ every service is built on first use, in a worker, after the window appeared.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from typing import Any
 
@@ -81,26 +80,12 @@ _TITLE_WORDS = (
     QT_TRANSLATE_NOOP("MainWindow", "Multi-agent"),
 )
 
-#: whose service is built by which assistant package's ``get_service`` (imported on first use:
-#: the audit service's package, for one, is not needed before the inspector opens)
-SERVICE_PACKAGES: dict[str, str] = {
-    "multiagent": "backends.multiagent",
-    "memories": "backends.memories",
-    "conversations": "backends.conversations",
-    "tutor": "backends.tutor",
-    "audit": "backends.audit",
-    "threads": "backends.threads",
-}
-
 
 def service_handle(services: Services, name: str) -> Lazy[Any]:
-    """A lazy handle on the service called ``name`` (see :data:`SERVICE_PACKAGES`)."""
-    package = SERVICE_PACKAGES[name]
-
-    def build(container: Services) -> Any:
-        return importlib.import_module(package).get_service(container)
-
-    return services.lazy(name, build)
+    """A lazy handle on the part called ``name`` (an assistant, "audit", "threads"), built
+    from its declaration on the first :meth:`Lazy.get` (the audit service's package, for one,
+    is not imported before the inspector opens)."""
+    return services.lazy(name, lambda container: container.get(name, object))
 
 
 def tab_pieces(services: Services) -> dict[str, TabPieces]:

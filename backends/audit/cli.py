@@ -56,7 +56,7 @@ from backends.audit.service import (
     read_only_dir,
 )
 from backends.audit.verify import verify_chain
-from backends.cli import PIPE_CLOSED, silence_stdout
+from backends.commands import PIPE_CLOSED, silence_stdout
 from backends.i18n import N_, _
 from backends.progress import Progress
 from backends.services import Services

@@ -15,7 +15,6 @@ from backends.audit.service import (
     LOG_FILE,
     SIGNING_KEY_FILE,
     AuditService,
-    get_service,
 )
 from backends.errors import CustodiaEnvironmentError
 from backends.i18n import N_
@@ -29,6 +28,7 @@ from backends.stores.description import (
     Datum,
     Measurement,
     Place,
+    Running,
     file_size,
     scalar,
     sqlite_count,
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from backends.config import Config
-    from backends.services import Services
     from backends.stores.audit_log import AuditLog
 
 ASSISTANT = N_("clinical tutor")
@@ -48,20 +47,20 @@ def _log_file(config: Config) -> Mapping[str, object]:
     return {"path": config.path(LOG_FILE)}
 
 
-def _service(services: Services | None) -> AuditService:
-    if services is None:
+def _service(process: Running | None) -> AuditService:
+    if process is None:
         raise CustodiaEnvironmentError(NEEDS_SERVICES)
-    return get_service(services)
+    return process.get("audit", AuditService)
 
 
-def _log(config: Config, services: Services | None) -> Measurement:
+def _log(config: Config, process: Running | None) -> Measurement:
     running: Callable[[], AuditLog] | None = None
-    if services is not None:  # built only when there is a log to count
-        running = lambda: _service(services).log  # noqa: E731
+    if process is not None:  # built only when there is a log to count
+        running = lambda: _service(process).log  # noqa: E731
     measured = stores.measure("audit_log", config, running=running, **_log_file(config))
     if measured.health == NOT_CREATED:
         return measured
-    result = _service(services).verify(from_checkpoint=True)
+    result = _service(process).verify(from_checkpoint=True)
     return replace(
         measured, health=OK if result.ok else result.line(), note=f"chain {result.line()}"
     )
@@ -71,10 +70,10 @@ def _checkpoints_place(config: Config) -> Place:
     return Place(N_("signed JSON lines + Ed25519 key file"), str(config.path(CHECKPOINTS_FILE)))
 
 
-def _checkpoints(config: Config, services: Services | None) -> Measurement:
+def _checkpoints(config: Config, process: Running | None) -> Measurement:
     if not stores.created("audit_log", config, **_log_file(config)):
         return NOT_CREATED_YET
-    service = _service(services)
+    service = _service(process)
     trusted = service.trust.all()
     stored = len(service.log.checkpoints())
     size = file_size(config.path(CHECKPOINTS_FILE)) + file_size(config.path(SIGNING_KEY_FILE))
@@ -92,9 +91,9 @@ def _keys_place(config: Config) -> Place:
     return Place(N_("SQLite (secure_delete), never on a server"), str(config.path(KEYS_FILE)))
 
 
-def _keys(config: Config, services: Services | None) -> Measurement:
-    if config.audit == "postgres" and services is not None:
-        keys = _service(services).keys
+def _keys(config: Config, process: Running | None) -> Measurement:
+    if config.audit == "postgres" and process is not None:
+        keys = _service(process).keys
         if isinstance(keys, PostgresKeyStore):
             held, erased = keys.counts()
             return Measurement(held, None, note=f"erased: {erased} (their keys destroyed)")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from backends.assistants import Needs
 from backends.audit.checkpoints import (
     Checkpoint,
     CheckpointError,
@@ -657,5 +658,10 @@ def export_text(service: AuditService, fmt: str, flt: Filter | None = None) -> s
 
 
 def get_service(services: Services) -> AuditService:
-    """The audit service of this app (built once, closed at exit)."""
-    return services.service("audit", lambda: AuditService.open(services.config), AuditService.close)
+    """Transitional: the audit part of ``services`` (see :mod:`backends.assistants`)."""
+    return services.get("audit", AuditService)
+
+
+def build(needs: Needs) -> AuditService:
+    """The audit service of this app (see :mod:`backends.assistants`)."""
+    return AuditService.open(needs.config)

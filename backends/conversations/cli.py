@@ -18,9 +18,9 @@ from pathlib import Path
 
 from backends import answers
 from backends.answers import GENERATED, Answer, render_text
-from backends.cli import (
+from backends.assistants import Handler
+from backends.commands import (
     PIPE_CLOSED,
-    Handler,
     ask_subparsers,
     reindex_subparsers,
     silence_stdout,

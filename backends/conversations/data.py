@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from backends import stores
 from backends.conversations.files import SUFFIX, is_valid_id
-from backends.conversations.service import FOLDER, INDEX_FILE, get_service
+from backends.conversations.service import FOLDER, INDEX_FILE, ConversationAgent
 from backends.i18n import N_
 from backends.stores.description import (
     HISTORY,
@@ -19,6 +19,7 @@ from backends.stores.description import (
     Datum,
     Measurement,
     Place,
+    Running,
     scalar,
     sqlite_count,
 )
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from backends.config import Config
-    from backends.services import Services
     from backends.stores.vectors import VectorIndex
 
 ASSISTANT = N_("conversations")
@@ -37,7 +37,7 @@ def _files_place(config: Config) -> Place:
     return Place(N_("JSON files (one per conversation)"), str(config.path(FOLDER)))
 
 
-def _files(config: Config, services: Services | None) -> Measurement:
+def _files(config: Config, process: Running | None) -> Measurement:
     folder = config.path(FOLDER)
     if not folder.exists():
         return NOT_CREATED_YET
@@ -57,7 +57,7 @@ def _index_place(config: Config) -> Place:
     return Place("SQLite (WAL)", str(config.path(INDEX_FILE)))
 
 
-def _index(config: Config, services: Services | None) -> Measurement:
+def _index(config: Config, process: Running | None) -> Measurement:
     path = config.path(INDEX_FILE)
     measured = sqlite_count(path, "SELECT count(*) FROM conversations")
     if measured.health != OK:
@@ -66,10 +66,11 @@ def _index(config: Config, services: Services | None) -> Measurement:
     return replace(measured, note=f"{bad} unreadable now (no key, damaged)") if bad else measured
 
 
-def _vectors(config: Config, services: Services | None) -> Measurement:
+def _vectors(config: Config, process: Running | None) -> Measurement:
     running: Callable[[], VectorIndex] | None = None
-    if services is not None:  # built only when there is something to count
-        running = lambda: get_service(services).vectors()  # noqa: E731
+    if process is not None:  # built only when there is something to count
+        service = process
+        running = lambda: service.get("conversations", ConversationAgent).vectors()  # noqa: E731
     measured = stores.measure("vectors", config, running=running)
     if measured.size_bytes is None:  # a server's own disk
         return measured

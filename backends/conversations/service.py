@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from backends import answers, grounding, i18n
 from backends.answers import COMPOSED, MODEL, WITHHELD, Answer, DraftStats
+from backends.assistants import Needs
 from backends.config import Config
 from backends.conversations import files as files_module
 from backends.conversations import history as history_answers
@@ -1274,17 +1275,8 @@ class ConversationAgent:
 
 
 def get_service(services: Services) -> ConversationAgent:
-    """The agent of a :class:`~backends.services.Services`, built once, closed at exit."""
-    return services.service(
-        "conversations",
-        lambda: ConversationAgent(
-            replace(services.config, chat_model=services.config.model_for("conversations")),
-            embedder=lambda: services.embedder,
-            chat=lambda: services.chat_choice_for("conversations"),
-            configured=lambda: services.config.model_for("conversations"),
-        ),
-        ConversationAgent.close,
-    )
+    """Transitional: the conversations part of ``services`` (see :mod:`backends.assistants`)."""
+    return services.get("conversations", ConversationAgent)
 
 
 def _copy(conversation: Conversation) -> Conversation:
@@ -1310,3 +1302,13 @@ def _host(url: str) -> str | None:
     from urllib.parse import urlparse
 
     return urlparse(url).hostname
+
+
+def build(needs: Needs) -> ConversationAgent:
+    """The agent, built from what the composition layer hands it (constructor injection)."""
+    return ConversationAgent(
+        replace(needs.config, chat_model=needs.model()),
+        embedder=needs.embedder,
+        chat=needs.chat,
+        configured=needs.model,
+    )

@@ -17,7 +17,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from backends.answers import GENERATED, MODEL, Answer, DraftProgress, render_text
-from backends.cli import ask_subparsers, positive_int
+from backends.commands import ask_subparsers, positive_int
 from backends.i18n import N_, _, ngettext
 from backends.memories.service import AssistantSettings, MemoryAssistant, get_service
 from backends.progress import Progress

@@ -9,18 +9,17 @@ from typing import TYPE_CHECKING
 from backends import stores
 from backends.i18n import N_
 from backends.memories.service import STORE_FILE
-from backends.stores.description import HISTORY, Datum, Measurement
+from backends.stores.description import HISTORY, Datum, Measurement, Running
 
 if TYPE_CHECKING:
     from backends.config import Config
-    from backends.services import Services
 
 
 def _store(config: Config) -> Mapping[str, object]:
     return {"path": config.path(STORE_FILE)}
 
 
-def _memories(config: Config, services: Services | None) -> Measurement:
+def _memories(config: Config, process: Running | None) -> Measurement:
     return stores.measure("memories", config, path=config.path(STORE_FILE))
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from backends import answers, grounding
 from backends.answers import COMPOSED, MODEL, SUPPORTED, WITHHELD, Answer, DraftStats
+from backends.assistants import Needs
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
 from backends.grounding import CheckedSentence, Source
@@ -877,5 +878,49 @@ def memory_embedders(
         if configured.name not in builtin:
             return None
         return named("minilm")
+
+    return primary, second
+
+
+def build(needs: Needs) -> MemoryAssistant:
+    """The memory assistant, built from what the composition layer hands it."""
+    primary, second = embedders_for(needs)
+    return MemoryAssistant(
+        needs.config.path(STORE_FILE),
+        primary,
+        needs.chat_model,
+        None,
+        config=needs.config,
+        second_embedder=second,
+    )
+
+
+def embedders_for(needs: Needs) -> tuple[Callable[[], Embedder], Callable[[], Embedder | None]]:
+    """The memories' embedder and the second one that re-ranks recall (both lazy).
+
+    With the built-in models (``minilm``, the default, or ``use-multilingual``) memories are
+    embedded by the multilingual Universal Sentence Encoder — a fact told in Spanish is found
+    by a Spanish or an English question — and MiniLM re-ranks English recall (docs/MEMORIES.md
+    "Recall"). Any other embedder (hashing, Ollama) serves alone, as configured. A data dir
+    whose memories were embedded by MiniLM keeps them (PA3) until they are re-embedded.
+    """
+    from backends.models.embedders import MiniLMEmbedder, UniversalSentenceEncoder
+
+    builtin = (MiniLMEmbedder.name, UniversalSentenceEncoder.name)
+
+    def primary() -> Embedder:
+        configured = needs.embedder()
+        if configured.name not in builtin:
+            return configured
+        try:
+            return needs.embedder_named("use-multilingual")
+        except CustodiaEnvironmentError as err:  # the wheel missing: MiniLM alone, as before
+            log.warning("memories: the multilingual embedder cannot load: %s", err)
+            return configured
+
+    def second() -> Embedder | None:
+        if needs.embedder().name not in builtin:
+            return None
+        return needs.embedder_named("minilm")
 
     return primary, second

@@ -14,19 +14,19 @@ from backends.stores.description import (
     Datum,
     Measurement,
     Place,
+    Running,
     allocated,
 )
 
 if TYPE_CHECKING:
     from backends.config import Config
-    from backends.services import Services
 
 
 def _place(config: Config) -> Place:
     return Place(N_("GGUF files"), str(config.path(local.MODELS_DIR)))
 
 
-def _measure(config: Config, services: Services | None) -> Measurement:
+def _measure(config: Config, process: Running | None) -> Measurement:
     folder = config.path(local.MODELS_DIR)
     if not folder.is_dir():
         return NOT_CREATED_YET

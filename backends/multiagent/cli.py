@@ -316,7 +316,7 @@ def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
 
 
 def add_commands(sub: SubParsers) -> None:
-    from backends.cli import ask_subparsers, positive_int, reindex_subparsers
+    from backends.commands import ask_subparsers, positive_int, reindex_subparsers
 
     p = ask_subparsers(sub).add_parser(
         "multiagent", help=_("run a task through the multi-agent team, printing the live feed")

@@ -11,19 +11,19 @@ from backends import stores
 from backends.errors import CustodiaEnvironmentError
 from backends.i18n import N_
 from backends.multiagent import tickets
-from backends.multiagent.service import SESSIONS_FILE, get_service
+from backends.multiagent.service import SESSIONS_FILE, MultiAgentService
 from backends.stores.description import (
     HISTORY,
     RECOMPUTABLE,
     Datum,
     Measurement,
     Place,
+    Running,
 )
 from backends.stores.sessions import l2_prefix
 
 if TYPE_CHECKING:
     from backends.config import Config
-    from backends.services import Services
     from backends.stores.ttl import TTLStore
     from backends.stores.vectors import SemanticMemory
 
@@ -41,7 +41,7 @@ def _sessions_place(config: Config) -> Place:
     return Place(f"{mirror.engine} + {l2.product} L2", mirror.location, kept if l2.shared else "")
 
 
-def _sessions(config: Config, services: Services | None) -> Measurement:
+def _sessions(config: Config, process: Running | None) -> Measurement:
     measured = stores.measure("sessions", config, path=config.path(SESSIONS_FILE))
     l2 = stores.describe("ttl", config)
     if not l2.shared:  # an in-process L2 holds nothing another process could count
@@ -53,10 +53,10 @@ def _sessions(config: Config, services: Services | None) -> Measurement:
     return replace(measured, note=f"{copies.items} in {l2.product} L2 ({l2.location})")
 
 
-def _tickets(config: Config, services: Services | None) -> Measurement:
+def _tickets(config: Config, process: Running | None) -> Measurement:
     running: Callable[[], TTLStore] | None = None
-    if services is not None and services.is_built("multiagent"):
-        service = get_service(services)
+    if process is not None and process.is_built("multiagent"):
+        service = process.get("multiagent", MultiAgentService)
         running = lambda: service.l2  # noqa: E731
     measured = stores.measure("ttl", config, running=running, prefix=tickets.key_prefix())
     if running is None and not stores.describe("ttl", config).shared:
@@ -64,17 +64,18 @@ def _tickets(config: Config, services: Services | None) -> Measurement:
     return measured
 
 
-def _feed(config: Config, services: Services | None) -> Measurement:
+def _feed(config: Config, process: Running | None) -> Measurement:
     path = config.path(SESSIONS_FILE)
     events = stores.measure("sessions", config, path=path, count="events")
     bus = stores.measure("bus", config)  # the bus holds none; a server must answer
     return replace(bus, items=events.items, note="")
 
 
-def _semantic_memory(config: Config, services: Services | None) -> Measurement:
+def _semantic_memory(config: Config, process: Running | None) -> Measurement:
     running: Callable[[], SemanticMemory] | None = None
-    if services is not None:  # built only when there is something to count
-        running = lambda: get_service(services).memory()  # noqa: E731
+    if process is not None:  # built only when there is something to count
+        service = process
+        running = lambda: service.get("multiagent", MultiAgentService).memory()  # noqa: E731
     return stores.measure("semantic", config, running=running)
 
 

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from backends.assistants import Needs
 from backends.config import Config
 from backends.errors import StoreUnavailableError
 from backends.models.chat import ChatModel
@@ -269,7 +270,10 @@ def healthy(health: dict[str, str]) -> bool:
 
 
 def get_service(services: Services) -> MultiAgentService:
-    """The one multi-agent service of this process (built on first use, closed at exit)."""
-    return services.service(
-        "multiagent", lambda: MultiAgentService.from_services(services), MultiAgentService.close
-    )
+    """Transitional: the multiagent part of ``services`` (see :mod:`backends.assistants`)."""
+    return services.get("multiagent", MultiAgentService)
+
+
+def build(needs: Needs) -> MultiAgentService:
+    """The multi-agent service, built from what the composition layer hands it."""
+    return MultiAgentService(needs.config, embedder=needs.embedder, chat=needs.chat_model)

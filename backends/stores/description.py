@@ -28,16 +28,38 @@ import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar
 
 from backends.errors import CustodiaEnvironmentError
 from backends.i18n import N_
 
 if TYPE_CHECKING:
     from backends.config import Config
-    from backends.services import Services
+    from backends.models.embedders import Embedder
 
 T = TypeVar("T")
+
+
+class Running(Protocol):
+    """What a datum measured *inside* the process may ask of it: the services the process
+    runs (the composition layer's container satisfies this; the storage layer never names
+    it). Measured from outside the process, there is none (``None``)."""
+
+    def is_built(self, name: str) -> bool:
+        """Whether the part called ``name`` (an assistant, "audit") is running already."""
+        ...
+
+    def get(self, name: str, kind: type[T]) -> T:
+        """The running part called ``name`` (built on first use), checked to be a ``kind``."""
+        ...
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+    def open_store(self, role: str, **context: Any) -> Any:
+        """The store of ``role`` for the process's configuration."""
+        ...
+
 
 RECOMPUTABLE = N_("recomputable")
 HISTORY = N_("history")
@@ -282,7 +304,7 @@ class Datum:
     durability: str
     unit: str
     if_lost: str
-    measure: Callable[[Config, Services | None], Measurement]
+    measure: Callable[[Config, Running | None], Measurement]
     role: str = ""
     context: Callable[[Config], Mapping[str, object]] = _no_context
     place: Callable[[Config], Place] | None = None

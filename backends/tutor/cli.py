@@ -72,7 +72,7 @@ def user_name(text: str) -> str:
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from backends.cli import ask_subparsers
+    from backends.commands import ask_subparsers
 
     ask = ask_subparsers(sub).add_parser(
         "tutor", help=_("ask the clinical tutor (cited answers from the study notes; audited)")

@@ -19,17 +19,17 @@ from backends.stores.description import (
     Datum,
     Measurement,
     Place,
+    Running,
     scalar,
     sqlite_count,
 )
 from backends.tutor.kb import DB_FILE
-from backends.tutor.service import GRAPH_FILE, get_service
+from backends.tutor.service import GRAPH_FILE, TutorService
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from backends.config import Config
-    from backends.services import Services
     from backends.stores.graph import Graph
     from backends.stores.vectors import VectorIndex
 
@@ -40,7 +40,7 @@ def _kb_place(config: Config) -> Place:
     return Place(N_("SQLite (chunks + FTS5)"), str(config.path(DB_FILE)))
 
 
-def _kb(config: Config, services: Services | None) -> Measurement:
+def _kb(config: Config, process: Running | None) -> Measurement:
     path = config.path(DB_FILE)
     measured = sqlite_count(path, "SELECT count(*) FROM chunks")
     if measured.health != OK:
@@ -50,13 +50,13 @@ def _kb(config: Config, services: Services | None) -> Measurement:
     return replace(measured, note=f"{documents} documents, {mine} imported by users")
 
 
-def _vectors(config: Config, services: Services | None) -> Measurement:
+def _vectors(config: Config, process: Running | None) -> Measurement:
     if not stores.created("chunks", config):
         return NOT_CREATED_YET
-    if services is None:
+    if process is None:
         raise CustodiaEnvironmentError(NEEDS_SERVICES)
-    embedder = services.embedder
-    vectors: VectorIndex = services.open_store(
+    embedder = process.embedder
+    vectors: VectorIndex = process.open_store(
         "chunks", embedder_name=embedder.name, dimension=embedder.dimension
     )
     try:
@@ -74,10 +74,11 @@ def _graph_file(config: Config) -> Mapping[str, object]:
     return {"path": config.path(GRAPH_FILE)}
 
 
-def _graph(config: Config, services: Services | None) -> Measurement:
+def _graph(config: Config, process: Running | None) -> Measurement:
     running: Callable[[], Graph] | None = None
-    if services is not None:  # the tutor's own driver, for a server
-        running = lambda: get_service(services).graph  # noqa: E731
+    if process is not None:  # the tutor's own driver, for a server
+        service = process
+        running = lambda: service.get("tutor", TutorService).graph  # noqa: E731
     return stores.measure("graph", config, running=running, **_graph_file(config))
 
 

@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backends import answers, grounding
+from backends.assistants import Needs
 from backends.config import Config
 from backends.errors import (
     CancelledError,
@@ -1841,7 +1842,19 @@ def _with(status: Status, **changes: Any) -> Status:
 
 
 def get_service(services: Services) -> TutorService:
-    """The tutor of this app (built once, closed at exit)."""
-    return services.service(
-        "tutor", lambda: TutorService.from_services(services), TutorService.close
+    """Transitional: the tutor part of ``services`` (see :mod:`backends.assistants`)."""
+    return services.get("tutor", TutorService)
+
+
+def build(needs: Needs) -> TutorService:
+    """The tutor, built from what the composition layer hands it (the audit service too)."""
+    audit = needs.audit
+    if audit is None:
+        raise ValueError("the tutor is declared with needs=('audit',)")
+    return TutorService(
+        needs.config,
+        embedder=needs.embedder,
+        spanish_embedder=lambda: spanish_embedder_for(needs.config),
+        chat=needs.chat_model,
+        audit=audit,
     )

@@ -79,7 +79,8 @@ def test_the_window_appears_before_any_service_is_built(
     from collections.abc import Callable
 
     from backends.services import Services
-    from desktop.main_window import SERVICE_PACKAGES, MainWindow
+    from backends import assistants
+    from desktop.main_window import MainWindow
 
     gate = threading.Event()
     built_on: dict[str, threading.Thread] = {}
@@ -111,7 +112,8 @@ def test_the_window_appears_before_any_service_is_built(
     finally:
         gate.set()
     qtbot.waitUntil(lambda: bool(ready) and not window.workers.active, timeout=60_000)
-    assert built_on and set(built_on) <= set(SERVICE_PACKAGES)  # the tabs' start-up work
+    declared = {*assistants.names(), *assistants.part_names()}
+    assert built_on and set(built_on) <= declared  # the tabs' start-up work
     assert threading.main_thread() not in built_on.values()
     window.close_now()
 

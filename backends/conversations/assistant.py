@@ -1,0 +1,13 @@
+"""The conversation agent, declared once (see :mod:`backends.assistants`)."""
+
+from backends.assistants import Assistant
+from backends.i18n import N_
+
+ASSISTANT = Assistant(
+    name="conversations",
+    title=N_("Conversations"),
+    spec="CA1–CA6",
+    build="backends.conversations.service:build",
+    data="backends.conversations.data:DATA",
+    commands="backends.conversations.cli:add_commands",
+)
