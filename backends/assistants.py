@@ -151,6 +151,9 @@ class Assistant:
     build: str = ""
     #: its data: a tuple of :class:`~backends.stores.description.Datum`, storage map rows
     data: str = ""
+    #: its data's migration steps to the server profile (``custodia migrate``), in order: a
+    #: tuple defined with its data, in its package (the migration package's loop runs them)
+    migrations: str = ""
     #: ``add_commands(subparsers)``: its subcommands of ``custodia``
     commands: str = ""
     #: ``forget(context, person) -> notes``: what it erases when a person is forgotten (after
