@@ -134,6 +134,26 @@ Handler = Callable[["argparse.Namespace", Context], int]
 
 
 @dataclass(frozen=True)
+class StoreCheck:
+    """A row of ``custodia doctor`` for a store that holds this assistant's data: the row's
+    name and the datum kind whose store it asks (its engine, where it is, reachable)."""
+
+    label: str
+    datum: str
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    """A row of ``custodia doctor`` for an assistant's own health, run only inside the process
+    (MA6: every layer touched once): ``probe(context) -> {layer: "ok" or why}``, shown where
+    the ``datum`` lives."""
+
+    label: str
+    datum: str
+    probe: str
+
+
+@dataclass(frozen=True)
 class Assistant:
     """One assistant (or shared part), declared once in its package.
 
@@ -161,6 +181,12 @@ class Assistant:
     forget: str = ""
     #: other parts its service is built with ("audit")
     needs: tuple[str, ...] = ()
+    #: the doctor's rows for the stores its data lives in
+    checks: tuple[StoreCheck, ...] = ()
+    #: the doctor's row for its own health, when it has one
+    health: HealthCheck | None = None
+    #: the doctor's word for it in "chat model (…)" (lower case; "" : its title)
+    label: str = ""
 
     def datums(self) -> tuple[Datum, ...]:
         data: tuple[Datum, ...] = resolve(self.data) if self.data else ()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
-import importlib
 import io
 import logging
 import os
@@ -20,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from backends import __version__, config, doctor, i18n
+from backends import __version__, assistants, config, doctor, i18n
 from backends.assistants import Handler
 from backends.commands import (
     PIPE_CLOSED,
@@ -29,18 +28,12 @@ from backends.commands import (
 from backends.errors import CustodiaEnvironmentError
 from backends.i18n import N_, _
 from backends.services import Services
+from backends.storage_map import format_table, storage_map
 from backends.text import OUTPUT_ERRORS, bad_character, printable, printable_message
 
-#: packages that add subcommands (each has ``add_commands``); appended as assistants land
-COMMAND_MODULES: list[str] = [
-    "backends.memories.cli",
-    "backends.multiagent.cli",
-    "backends.conversations.cli",
-    "backends.audit.cli",
-    "backends.migrate_cli",
-    "backends.tutor.cli",
-    "backends.models.cli",
-]
+#: the composition layer's own commands (the storage map and the migration), after those the
+#: declared assistants and parts add (:mod:`backends.assistants`)
+OWN_COMMANDS: tuple[str, ...] = ("backends.migrate_cli:add_commands",)
 
 
 def _cmd_doctor(args: argparse.Namespace, services: Services) -> int:
@@ -50,8 +43,6 @@ def _cmd_doctor(args: argparse.Namespace, services: Services) -> int:
         if not args.json:
             print(check.line(), flush=True)
     if args.storage and not args.json:
-        from backends.storage_map import format_table, storage_map
-
         print(
             "\n"
             + _("Storage map:")
@@ -66,6 +57,47 @@ def _cmd_doctor(args: argparse.Namespace, services: Services) -> int:
     else:
         print(_("Some stores or models this configuration needs are not usable (see above)."))
     return 0 if doctor.healthy(checks) else 1
+
+
+def _cmd_forget(args: argparse.Namespace, services: Services) -> int:
+    """Erase a person: the audit log destroys their key (crypto-shredding), then every
+    declared part that keeps something of theirs erases it or says what remains."""
+    person = args.person.strip()  # as `ask tutor --user` and `kb import --user` use it
+    if not person:
+        print("custodia: " + _("PERSON is empty"), file=sys.stderr)
+        return 2
+    pseudonym = forget_person(services, person)
+    if pseudonym is None:
+        print(_("no key for {person!r}: nothing to forget").format(person=person))
+    else:
+        print(
+            _(
+                "forgot {pseudonym}: its key is destroyed; its records stay in the chain, "
+                "unreadable"
+            ).format(pseudonym=pseudonym)
+        )
+    for line in forget_hooks(services, person):
+        print(line)
+    return 1 if pseudonym is None else 0
+
+
+def forget_person(services: Services, person: str) -> str | None:
+    """Destroy ``person``'s key in the audit log; their pseudonym, or None when there was no
+    key (nothing to forget)."""
+    from backends.audit import AuditService  # noqa: PLC0415 — lazy: only this command needs it
+
+    return services.get("audit", AuditService).forget(person)
+
+
+def forget_hooks(services: Services, person: str) -> list[str]:
+    """Every declared part's erasure of ``person`` (the loop over the registry's hooks):
+    what each says remains, for the user."""
+    lines: list[str] = []
+    for declared in assistants.declarations():
+        hook = declared.forget_hook()
+        if hook is not None:
+            lines.extend(hook(services, person))
+    return lines
 
 
 def install_language(environ: Mapping[str, str] | None = None) -> str:
@@ -155,8 +187,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help=_("machine-readable report"))
     p.add_argument("--storage", action="store_true", help=_("also print the storage map"))
     p.set_defaults(handler=_cmd_doctor)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).add_commands(sub)
+    for declared in assistants.declarations():
+        add = declared.add_commands()
+        if add is not None:
+            add(sub)
+    for target in OWN_COMMANDS:
+        assistants.resolve(target)(sub)
+    if "forget" in sub.choices:  # TRANSITIONAL (issue 26): until audit/cli.py drops its own
+        return parser
+    p = sub.add_parser("forget", help=_("erase a person: destroy their key (crypto-shredding)"))
+    p.add_argument("person", metavar="PERSON")
+    p.set_defaults(handler=_cmd_forget)
     return parser
 
 

@@ -20,10 +20,11 @@ from urllib.parse import urlparse
 import platformdirs
 import tomli_w
 
+from backends import assistants
 from backends.errors import ConfigError
 from backends.i18n import _
 from backends.models import settings as generation_settings
-from backends.models.settings import ASSISTANTS, GenerationSettings
+from backends.models.settings import GenerationSettings
 
 CONFIG_FILE = "custodia.toml"
 PROFILES = ("embedded", "server")
@@ -59,8 +60,14 @@ ENVIRONMENT = {
     "CUSTODIA_OPENAI_URL": "openai_url",
     "CONVERSATIONS_KEY": "conversations_key",
 }
+
+
 #: environment variable -> the assistant whose model it sets (``[models]`` in the file)
-ASSISTANT_ENVIRONMENT = {f"CUSTODIA_{name.upper()}_MODEL": name for name in ASSISTANTS}
+def assistant_environment() -> dict[str, str]:
+    """``CUSTODIA_<ASSISTANT>_MODEL`` → the assistant, for each registered assistant."""
+    return {f"CUSTODIA_{name.upper()}_MODEL": name for name in assistants.names()}
+
+
 #: fields never written back to custodia.toml (secrets stay in the environment or keyring)
 SECRET_FIELDS = frozenset({"neo4j_password", "conversations_key"})
 
@@ -208,22 +215,24 @@ class Config:
                     _("{value!r} is not a folder path").format(value=folder),
                 )
         for assistant, model in self.models.items():
-            if assistant not in ASSISTANTS:
+            if assistant not in assistants.names():
                 raise ConfigError(
                     f"models.{assistant}",
-                    _("unknown assistant; known: {names}").format(names=", ".join(ASSISTANTS)),
+                    _("unknown assistant; known: {names}").format(
+                        names=", ".join(assistants.names())
+                    ),
                 )
             if model:
                 _model_name(f"models.{assistant}", model, CHAT_MODELS)
         for name, table in self.generation.items():
-            if name not in ASSISTANTS:
+            if name not in assistants.names():
                 try:
                     _model_name(f"generation.{_toml_key(name)}", name, CHAT_MODELS)
                 except ConfigError:
                     raise ConfigError(
                         f"generation.{_toml_key(name)}",
                         _("names neither an assistant ({names}) nor a chat model").format(
-                            names=", ".join(ASSISTANTS)
+                            names=", ".join(assistants.names())
                         ),
                     ) from None
             try:
@@ -437,7 +446,7 @@ def load(environ: Mapping[str, str] | None = None, home: Path | None = None) -> 
     overrides = {
         field_: _coerce(field_, env[var]) for var, field_ in ENVIRONMENT.items() if var in env
     }
-    models = {a: env[var].strip() for var, a in ASSISTANT_ENVIRONMENT.items() if var in env}
+    models = {a: env[var].strip() for var, a in assistant_environment().items() if var in env}
     if models:
         overrides["models"] = {**config.models, **models}
     if overrides:

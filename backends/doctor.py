@@ -11,15 +11,18 @@ import os
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from backends import stores
+from backends import assistants, stores
+from backends.assistants import HealthCheck
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
 from backends.i18n import N_, _, number
+from backends.models import local
+from backends.models.registry import create_chat_model, create_embedder, model_folders
 from backends.net import http_json
 
 if TYPE_CHECKING:
@@ -55,14 +58,8 @@ class Check:
 
 
 #: a role naming an assistant (``chat model (tutor)``): the role stays English (the window
-#: looks rows up by it), the row shows the assistant's title
+#: looks rows up by it), the row shows the assistant's word for itself (its declaration's)
 _CHAT_FOR = "chat model ({assistant})"
-ASSISTANT_TITLES = {
-    "tutor": N_("clinical tutor"),
-    "memories": N_("memories"),
-    "conversations": N_("conversations"),
-    "multiagent": N_("multi-agent"),
-}
 
 
 def role_text(role: str) -> str:
@@ -70,10 +67,17 @@ def role_text(role: str) -> str:
     head = _CHAT_FOR.partition("{")[0]
     if role.startswith(head) and role.endswith(")"):
         assistant = role[len(head) : -1]
-        return _("chat model ({assistant})").format(
-            assistant=_(ASSISTANT_TITLES.get(assistant, assistant))
-        )
+        return _("chat model ({assistant})").format(assistant=_(_label(assistant)))
     return _(role)
+
+
+def _label(name: str) -> str:
+    """The doctor's word for the assistant ``name`` (its declaration's)."""
+    try:
+        declared = assistants.get(name)
+    except KeyError:
+        return name
+    return declared.label or declared.title
 
 
 Probe = Callable[[Check], None]
@@ -82,14 +86,6 @@ Probe = Callable[[Check], None]
 #: where a model runs when it runs in this process
 LOCAL = N_("local")
 MODEL_FILES = N_("model files")
-
-STORES = (
-    (N_("sessions/tickets/feed"), "tickets"),
-    (N_("audit log"), "audit log"),
-    (N_("graph"), "graph"),
-    (N_("semantic memory"), "semantic memory"),
-    (N_("vector index"), "conversation vectors"),
-)
 
 
 def _run(check: Check, probe: Probe) -> Check:
@@ -140,8 +136,6 @@ def _probe_http(url: str, path: str, timeout: float) -> Probe:
 
 def _probe_embedder(config: Config, services: Services | None) -> Probe:
     def probe(check: Check) -> None:
-        from backends.models.registry import create_embedder
-
         embedder = services.embedder if services is not None else create_embedder(config)
         vector = embedder.embed("doctor")
         check.kind = embedder.name
@@ -154,8 +148,6 @@ def _probe_embedder(config: Config, services: Services | None) -> Probe:
 
 def _probe_chat(config: Config, services: Services | None, assistant: str = "") -> Probe:
     def probe(check: Check) -> None:
-        from backends.models.registry import create_chat_model
-
         if services is None:
             choice = create_chat_model(config, assistant)
         elif assistant:
@@ -172,16 +164,15 @@ def _probe_chat(config: Config, services: Services | None, assistant: str = "") 
     return probe
 
 
-def _probe_multiagent_layers(services: Services) -> Probe:
-    """MA6: every session/ticket/feed/memory layer touched once; degraded ones named."""
+def _probe_health(services: Services, health: HealthCheck) -> Probe:
+    """An assistant's own health (MA6 for the multi-agent one: every session/ticket/feed/
+    memory layer touched once); degraded layers named."""
 
     def probe(check: Check) -> None:
-        from backends.multiagent.service import get_service, healthy
-
-        health = get_service(services).probe()
-        check.details["layers"] = health
-        if not healthy(health):
-            bad = "; ".join(f"{k}: {v}" for k, v in health.items() if v not in ("ok",))
+        layers: dict[str, str] = assistants.resolve(health.probe)(services)
+        check.details["layers"] = layers
+        bad = "; ".join(f"{k}: {v}" for k, v in layers.items() if v != "ok")
+        if bad:
             raise CustodiaEnvironmentError(f"degraded layers — {bad}")
 
     return probe
@@ -191,9 +182,6 @@ def _probe_model_files(config: Config) -> Probe:
     """The GGUF files the models folders hold; an unreadable one is named (never fatal)."""
 
     def probe(check: Check) -> None:
-        from backends.models import local
-        from backends.models.registry import model_folders
-
         found = local.list_models(model_folders(config))
         check.details["files"] = [
             {"key": m.key, "path": str(m.path), **(m.info.describe() if m.info else {})}
@@ -236,12 +224,10 @@ def _probe_files(paths: list[Path], assistant: str) -> Probe:
     return probe
 
 
-def _file_checks(config: Config) -> list[tuple[Check, Probe]]:
+def _file_checks(config: Config, data: Iterable[Datum]) -> list[tuple[Check, Probe]]:
     """A row for each datum whose assistant declared the files its work reads and writes."""
-    from backends.storage_map import DATA
-
     checks: list[tuple[Check, Probe]] = []
-    for datum in DATA:
+    for datum in data:
         paths = list(datum.files(config))
         if paths:
             where = ", ".join(str(p) for p in paths)
@@ -259,28 +245,29 @@ def plan(config: Config, services: Services | None = None) -> list[tuple[Check, 
     checks: list[tuple[Check, Probe]] = [
         (Check(N_("data dir"), "sqlite", str(config.home)), _probe_data_dir(config)),
     ]
-    from backends.storage_map import DATA  # the assistants' declarations (imported on use)
-
-    data = {datum.kind: datum for datum in DATA}
-    for role, kind in STORES:  # each configured store, asked through the datum it holds
-        datum = data[kind]
-        store = stores.describe(datum.role, config, **datum.context(config))
-        checks.append((Check(role, store.label, store.address), _probe_store(config, datum)))
-    checks.extend(_file_checks(config))
+    declarations = assistants.declarations()
+    data = {datum.kind: datum for declared in declarations for datum in declared.datums()}
+    for declared in declarations:  # each configured store, asked through the datum it holds
+        for row in declared.checks:
+            datum = data[row.datum]
+            store = stores.describe(datum.role, config, **datum.context(config))
+            checks.append(
+                (Check(row.label, store.label, store.address), _probe_store(config, datum))
+            )
+    checks.extend(_file_checks(config, data.values()))
     checks.append(
         (Check(N_("embedder"), config.embedder, LOCAL), _probe_embedder(config, services))
     )
-    if services is not None:
-        sessions = data["sessions"]
-        where = stores.describe(sessions.role, config, **sessions.context(config)).location
-        check = Check(N_("multi-agent layers"), "sessions", where)
-        checks.append((check, _probe_multiagent_layers(services)))
+    for declared in declarations:
+        if services is not None and declared.health is not None:
+            datum = data[declared.health.datum]
+            where = stores.describe(datum.role, config, **datum.context(config)).location
+            check = Check(declared.health.label, datum.kind, where)
+            checks.append((check, _probe_health(services, declared.health)))
     checks.append(
         (Check(N_("chat model"), config.chat_model, LOCAL), _probe_chat(config, services))
     )
-    from backends.models.settings import ASSISTANTS
-
-    for assistant in ASSISTANTS:  # a row for each assistant that runs a model of its own
+    for assistant in assistants.names():  # a row for each assistant that runs a model of its own
         key = config.model_for(assistant)
         if key != config.chat_model:
             check = Check(_CHAT_FOR.format(assistant=assistant), key, LOCAL)

@@ -19,12 +19,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
-from backends import assistants
+from backends import assistants, stores
 from backends.assistants import Needs, Service
 from backends.config import Config, update_file
 from backends.models import local
 from backends.models.chat import ChatModel
-from backends.models.embedders import Embedder
+from backends.models.embedders import Embedder, MiniLMEmbedder, UniversalSentenceEncoder
 from backends.models.registry import (
     ChatChoice,
     LoadedModels,
@@ -34,7 +34,6 @@ from backends.models.registry import (
     load_key,
     model_options,
 )
-from backends.models.settings import ASSISTANTS
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -47,8 +46,6 @@ def open_store(role: str, config: Config, *, kind: str | None = None, **context:
     """The store of ``role`` the configuration names — the one caller of the storage
     registry (:func:`backends.stores.open`); the assistants get this through their
     constructors (``open_store=``), so a test may hand them another."""
-    from backends import stores
-
     return stores.open(role, config, kind=kind, **context)
 
 
@@ -58,11 +55,6 @@ def _close(service: Service) -> None:
 
 def local_embedder_name(key: str) -> str:
     """The name the built-in embedder ``key`` gives itself (its vectors are kept by it)."""
-    from backends.models.embedders import (
-        MiniLMEmbedder,
-        UniversalSentenceEncoder,
-    )
-
     return {"minilm": MiniLMEmbedder.name}.get(key, UniversalSentenceEncoder.name)
 
 
@@ -108,7 +100,7 @@ class ModelChoices:
     and nothing else of the container. Built by :meth:`Services.model_choices`."""
 
     def __init__(self, services: Services, assistant: str) -> None:
-        if assistant not in ASSISTANTS:
+        if assistant not in assistants.names():
             raise ValueError(f"unknown assistant {assistant!r}")
         self._services = services
         self.assistant = assistant
@@ -207,7 +199,7 @@ class Services:
             config = self.config
         audit = None
         if "audit" in declared.needs:
-            from backends.audit.service import AuditService
+            from backends.audit.service import AuditService  # noqa: PLC0415 — lazy: when declared
 
             audit = lambda: self.get("audit", AuditService)  # noqa: E731
         return Needs(
@@ -266,7 +258,7 @@ class Services:
     def chat_choice_for(self, assistant: str) -> ChatChoice:
         """``assistant``'s model (``[models]`` or ``chat_model``) with its generation settings,
         loaded on first use; one loaded file serves every assistant that uses it."""
-        if assistant not in ASSISTANTS:
+        if assistant not in assistants.names():
             raise ValueError(f"unknown assistant {assistant!r}")
         if self._injected_chat is not None:
             return self.chat_choice
@@ -296,12 +288,14 @@ class Services:
                 models=dict(saved.models),
                 generation=dict(saved.generation),
             ).validated()
-            for assistant in ASSISTANTS:
+            for assistant in assistants.names():
                 self._built.pop(f"chat:{assistant}", None)
             if self._injected_chat is None:
                 self._built.pop("chat", None)
             config = self.config
-            in_use = {load_key(config.model_for(a), config.generation_for(a)) for a in ASSISTANTS}
+            in_use = {
+                load_key(config.model_for(a), config.generation_for(a)) for a in assistants.names()
+            }
             in_use.add(load_key(config.chat_model, config.generation_for("")))
             self._loaded.keep_only(in_use)
             return self.config
@@ -309,14 +303,16 @@ class Services:
     def use_model(self, assistant: str, key: str) -> Config:
         """From now on ``assistant`` answers with ``key`` (its next answer loads it); the
         caller saves the returned configuration when the choice is to last."""
-        if assistant not in ASSISTANTS:
+        if assistant not in assistants.names():
             raise ValueError(f"unknown assistant {assistant!r}")
         with self._lock:
             models = {**self.config.models, assistant: key}
             self.config = replace(self.config, models=models).validated()
             self._built.pop(f"chat:{assistant}", None)
             config = self.config
-            in_use = {load_key(config.model_for(a), config.generation_for(a)) for a in ASSISTANTS}
+            in_use = {
+                load_key(config.model_for(a), config.generation_for(a)) for a in assistants.names()
+            }
             in_use.add(load_key(config.chat_model, config.generation_for("")))
             self._loaded.keep_only(in_use)  # a model picked away from is not kept loaded
             return self.config

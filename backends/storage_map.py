@@ -36,13 +36,11 @@ import logging
 import re
 import sqlite3
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING
 
-from backends import audit, conversations, memories, multiagent, stores, threads, tutor
+from backends import assistants, stores
 from backends.config import Config
 from backends.errors import CancelledError, CustodiaEnvironmentError
 from backends.i18n import N_, _, number
-from backends.models import data as models_data
 from backends.progress import Progress
 from backends.stores.description import (
     DURABILITY,
@@ -53,20 +51,16 @@ from backends.stores.description import (
     RECOMPUTABLE,
     Datum,
     Place,
+    Running,
     dir_size,
     file_size,
 )
 
-if TYPE_CHECKING:
-    from backends.services import Services
-
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "DATA",
     "DURABILITY",
     "HISTORY",
-    "KINDS",
     "NOT_AVAILABLE",
     "NOT_CREATED",
     "OK",
@@ -83,19 +77,26 @@ __all__ = [
 
 NOT_AVAILABLE = N_("assistant not available yet")
 
-#: every datum, declared by its owner, in the order the map shows them
-DATA: tuple[Datum, ...] = (
-    *multiagent.DATA,
-    *memories.DATA,
-    *conversations.DATA,
-    *tutor.DATA,
-    *audit.DATA,
-    *threads.DATA,
-    *models_data.DATA,
-)
 
-#: the datum kinds, in the order the map shows them
-KINDS = tuple(datum.kind for datum in DATA)
+def declared_data() -> tuple[Datum, ...]:
+    """Every datum, declared by its owner, in the order the map shows them: the loop over the
+    registry of assistants and shared parts (:mod:`backends.assistants`)."""
+    return tuple(datum for declared in assistants.declarations() for datum in declared.datums())
+
+
+def declared_kinds() -> tuple[str, ...]:
+    """The datum kinds, in the order the map shows them."""
+    return tuple(datum.kind for datum in declared_data())
+
+
+def __getattr__(name: str) -> tuple[object, ...]:
+    """``DATA`` and ``KINDS``, as the registry declares them now (a registered assistant's
+    rows included)."""
+    if name == "DATA":
+        return declared_data()
+    if name == "KINDS":
+        return declared_kinds()
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,7 @@ def _place(datum: Datum, config: Config) -> Place:
     return Place(described.engine, described.location)
 
 
-def _row(datum: Datum, config: Config, services: Services | None) -> StorageRow:
+def _row(datum: Datum, config: Config, services: Running | None) -> StorageRow:
     """``datum``, measured; a store that cannot be measured is a health message."""
     place = _place(datum, config)
     base = StorageRow(
@@ -225,13 +226,14 @@ def _row(datum: Datum, config: Config, services: Services | None) -> StorageRow:
 
 
 def storage_map(
-    config: Config, services: Services | None = None, progress: Progress | None = None
+    config: Config, services: Running | None = None, progress: Progress | None = None
 ) -> list[StorageRow]:
     """Every datum kind, measured now. ``services``: the process's own (shared) services."""
     progress = progress or Progress()
-    progress.start(len(DATA), "measuring the stores")
+    data = declared_data()
+    progress.start(len(data), "measuring the stores")
     rows: list[StorageRow] = []
-    for datum in DATA:
+    for datum in data:
         progress.check()
         rows.append(_row(datum, config, services))
         progress.advance(1, datum.kind)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 from backends.assistants import Assistant, Context, Needs
 from backends.errors import StoreUnavailableError
 from backends.i18n import N_
-from backends.stores.description import HISTORY, Datum, Measurement, Place, Running
+from backends.stores.description import HISTORY, Datum, Measurement, Place, Running, sqlite_count
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -340,14 +340,14 @@ def build(needs: Needs) -> ThreadIndex:
 
 
 def forget_person(context: Context, person: str) -> list[str]:
-    """Erasing ``person``: their threads, in every assistant, deleted for good."""
-    context.get("threads", ThreadIndex).forget_person(person)
+    """Erasing ``person``: their threads, in every assistant, deleted for good (an index
+    never created holds none: nothing is created to find out)."""
+    if context.is_built("threads") or context.config.path(DB_FILE).exists():
+        context.get("threads", ThreadIndex).forget_person(person)
     return []
 
 
 def _measure(config: Config, process: Running | None) -> Measurement:
-    from backends.stores.description import sqlite_count
-
     return sqlite_count(config.path(DB_FILE), "SELECT count(*) FROM threads WHERE deleted IS NULL")
 
 

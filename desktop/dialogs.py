@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends import __version__, doctor
+from backends import __version__, assistants, doctor
 from backends import config as config_module
 from backends.config import Config
 from backends.errors import ConfigError
@@ -337,7 +337,7 @@ class SettingsDialog(QDialog):
             "conversations": self.tr("Conversations"),
             "multiagent": self.tr("Multi-agent"),
         }
-        for assistant in generation.ASSISTANTS:
+        for assistant in assistants.names():
             page = QWidget()
             form = QFormLayout(page)
             combo = _model_combo(
@@ -448,7 +448,7 @@ class SettingsDialog(QDialog):
         differs from what it would get without it (defaults and the model's own table)."""
         models = dict(self.config.models)
         tables = {k: v for k, v in self.config.generation.items()}
-        for assistant in generation.ASSISTANTS:
+        for assistant in assistants.names():
             combo = self.model_fields[f"models.{assistant}"]
             assert isinstance(combo, QComboBox)
             key = model_key(combo)
@@ -531,7 +531,7 @@ class SettingsDialog(QDialog):
 
     def _for_file(self, candidate: Config) -> Config:
         """``candidate`` with each environment-overridden setting as the file has it."""
-        by_env = [a for a in generation.ASSISTANTS if f"CUSTODIA_{a.upper()}_MODEL" in os.environ]
+        by_env = [a for a in assistants.names() if f"CUSTODIA_{a.upper()}_MODEL" in os.environ]
         if not self.overridden and not by_env:
             return candidate
         try:

@@ -28,12 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends import doctor, preload
+from backends import assistants, doctor, preload
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
 from backends.models.manage import friendly_name
 from backends.models.registry import ModelOption, model_options
-from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
 from backends.services import Lazy, Services
 from backends.threads import ThreadIndex
@@ -141,7 +140,7 @@ class MainWindow(QMainWindow):
         #: assistant -> (what it answers with, why/details) for the status bar
         self.tab_models: dict[str, tuple[str, str]] = {
             a: (self.tr("{0} (loading…)").format(friendly_name(services.config.model_for(a))), "")
-            for a in ASSISTANTS
+            for a in assistants.names()
         }
         self.setWindowTitle(self.tr("Custodia"))
         self.resize(1100, 720)
@@ -485,7 +484,7 @@ class MainWindow(QMainWindow):
     def _on_checks_ready(self, checks: Any) -> None:
         self.checks = list(checks)
         by_role = {c.role: c for c in self.checks}
-        for assistant in ASSISTANTS:  # what each tab answers with, as loaded by the checks
+        for assistant in assistants.names():  # what each tab answers with, as loaded by the checks
             check = by_role.get(f"chat model ({assistant})", by_role.get("chat model"))
             if check is not None:
                 if check.details.get("retrieval_only"):
@@ -559,7 +558,7 @@ class MainWindow(QMainWindow):
         """What applies without a restart: each assistant's model and generation settings,
         from its next answer."""
         self.services.use_settings(saved)
-        for assistant in ASSISTANTS:
+        for assistant in assistants.names():
             self.tab_models[assistant] = (
                 self.tr("{0} (loading…)").format(friendly_name(saved.model_for(assistant))),
                 "",
@@ -594,7 +593,7 @@ class MainWindow(QMainWindow):
         """On first run, while the bundled model answers: look for a better one the user
         already has (other apps' folders; nothing downloaded) and offer it in the welcome."""
         config = self.services.config
-        if any(config.model_for(a) != "smollm2" for a in ASSISTANTS):
+        if any(config.model_for(a) != "smollm2" for a in assistants.names()):
             return
         services = self.services
 
@@ -632,7 +631,7 @@ class MainWindow(QMainWindow):
         handle.signals.failed.connect(self._on_welcome_model_failed)
 
     def _on_welcome_model_used(self, key: Any) -> None:
-        for assistant in ASSISTANTS:
+        for assistant in assistants.names():
             self.services.use_model(assistant, str(key))
         if self.welcome is not None:
             self.welcome.model_used(

@@ -29,10 +29,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from backends import assistants
 from backends import config as config_module
 from backends.models import discovery, local, manage
 from backends.models.registry import model_folders
-from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
 from backends.services import Services
 from desktop import i18n
@@ -345,7 +345,7 @@ class ModelsDialog(QDialog):
             saved = config_module.load({}, home=self.services.config.home)
         except config_module.ConfigError:
             return
-        for assistant in ASSISTANTS:
+        for assistant in assistants.names():
             if saved.model_for(assistant) != self.services.config.model_for(assistant):
                 self.services.use_model(assistant, saved.model_for(assistant))
 
@@ -614,7 +614,7 @@ class FindModelsDialog(QDialog):
     def _on_used(self, key: Any) -> None:
         name = manage.friendly_name(str(key)) if key else ""
         if key:
-            for assistant in ASSISTANTS:
+            for assistant in assistants.names():
                 self.services.use_model(assistant, str(key))
             self.status.setText(
                 self.tr("Every assistant answers with {0} from its next answer.").format(name)

@@ -1,6 +1,6 @@
 """The conversation agent, declared once (see :mod:`backends.assistants`)."""
 
-from backends.assistants import Assistant
+from backends.assistants import Assistant, StoreCheck
 from backends.i18n import N_
 
 ASSISTANT = Assistant(
@@ -10,4 +10,6 @@ ASSISTANT = Assistant(
     build="backends.conversations.service:build",
     data="backends.conversations.data:DATA",
     commands="backends.conversations.cli:add_commands",
+    checks=(StoreCheck(N_("vector index"), "conversation vectors"),),
+    label=N_("conversations"),
 )

@@ -10,4 +10,5 @@ ASSISTANT = Assistant(
     build="backends.memories.service:build",
     data="backends.memories.data:DATA",
     commands="backends.memories.cli:add_commands",
+    label=N_("memories"),
 )

@@ -17,9 +17,9 @@ import json
 import sys
 from pathlib import Path
 
+from backends import assistants
 from backends.i18n import N_, _, number
 from backends.models import local, manage
-from backends.models.settings import ASSISTANTS
 from backends.progress import Progress
 from backends.services import Services
 
@@ -54,7 +54,7 @@ def add_commands(sub: SubParsers) -> None:
     p.add_argument("name", help=_("the model's name (as `custodia models list` shows it)"))
     p.add_argument(
         "--assistant",
-        choices=ASSISTANTS,
+        choices=assistants.names(),
         default="",
         help=_("only this assistant (default: every assistant)"),
     )

@@ -17,12 +17,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from backends import assistants
 from backends.config import Config
 from backends.errors import ModelUnavailableError
 from backends.i18n import _
 from backends.models import local, manage
 from backends.models.files import SMOLLM2_GGUF
-from backends.models.settings import ASSISTANTS
 
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 #: the largest manifest read (they are a few hundred bytes)
@@ -245,7 +245,7 @@ def best_fits(
     context that assistant asks for (none when nothing fits)."""
     out: dict[str, Found] = {}
     budget = memory.available * HEADROOM
-    for assistant in ASSISTANTS:
+    for assistant in assistants.names():
         best: tuple[int, int, Found] | None = None
         for item in found:
             if not item.ready or item.info is None:

@@ -14,13 +14,14 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from backends import assistants
 from backends import config as config_module
 from backends.config import Config
 from backends.errors import ModelUnavailableError
 from backends.i18n import _, number
 from backends.models import local
 from backends.models.files import SMOLLM2_GGUF
-from backends.models.settings import ASSISTANTS, RUNTIME_DEFAULTS
+from backends.models.settings import RUNTIME_DEFAULTS
 from backends.progress import Progress
 
 BUNDLED_KEY = "smollm2"
@@ -141,7 +142,7 @@ def _reason(err: local.GGUFError) -> str:
 
 
 def used_by(config: Config, key: str) -> tuple[str, ...]:
-    return tuple(a for a in ASSISTANTS if config.model_for(a) == key)
+    return tuple(a for a in assistants.names() if config.model_for(a) == key)
 
 
 def entry_for(
@@ -359,7 +360,7 @@ def use(
     the dialog's reason, when it cannot chat or does not fit. Saved in custodia.toml."""
     if not entry.ready:
         raise local.GGUFError(entry.path or entry.name, "unusable", entry.reason)
-    if assistant and assistant not in ASSISTANTS:
+    if assistant and assistant not in assistants.names():
         raise ValueError(f"unknown assistant {assistant!r}")
     key = entry.key
 

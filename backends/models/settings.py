@@ -13,9 +13,6 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
-#: the four assistants, as named in ``[models]`` and ``[generation.<assistant>]``
-ASSISTANTS = ("tutor", "memories", "conversations", "multiagent")
-
 #: the longest extra system prompt accepted, in characters
 MAX_SYSTEM_PROMPT = 8000
 

@@ -2,7 +2,7 @@
 service (every answer is recorded); when a person is forgotten it tells what of theirs it
 still holds (their own imported notes)."""
 
-from backends.assistants import Assistant
+from backends.assistants import Assistant, StoreCheck
 from backends.i18n import N_
 
 ASSISTANT = Assistant(
@@ -14,4 +14,6 @@ ASSISTANT = Assistant(
     commands="backends.tutor.cli:add_commands",
     forget="backends.tutor.forgetting:remaining_notes",
     needs=("audit",),
+    checks=(StoreCheck(N_("graph"), "graph"),),
+    label=N_("clinical tutor"),
 )
