@@ -68,6 +68,7 @@ from desktop import theme
 from desktop.answer_html import answer_html, counts
 from desktop.markdown import MessageView
 from desktop.model_picker import ModelPicker
+from desktop.send_row import SendRow
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 #: a theme switch reaches a widget as one of these
@@ -493,26 +494,17 @@ class MemoriesTab(QWidget):
         self.proposals.setVisible(False)
         layout.addWidget(self.proposals)
 
-        row = QHBoxLayout()
-        self.chat_input = QLineEdit()
-        self.chat_input.setObjectName("chat_input")
-        self.chat_input.setPlaceholderText(self.tr("Message (Enter to send)…"))
-        row.addWidget(self.chat_input, 1)
-        self.send = QPushButton(self.tr("Send"))
-        self.send.setObjectName("send")
-        self.send.setEnabled(False)
-        row.addWidget(self.send)
-        self.stop = QPushButton(self.tr("Stop"))
-        self.stop.setObjectName("stop")
-        self.stop.setVisible(False)
-        row.addWidget(self.stop)
+        self.send_row = SendRow(placeholder=self.tr("Message (Enter to send)…"))
+        self.chat_input = self.send_row.input
+        self.send = self.send_row.send_button
+        self.stop = self.send_row.stop_button
         self.cancel_edit = QPushButton(self.tr("Cancel edit"))
         self.cancel_edit.setObjectName("cancel_edit")
         self.cancel_edit.setToolTip(self.tr("Keep the conversation as it was (Esc)"))
         self.cancel_edit.setVisible(False)
-        row.addWidget(self.cancel_edit)
+        self.send_row.add_widget(self.cancel_edit)
         self.chat_input.installEventFilter(self)  # Esc cancels an edit
-        layout.addLayout(row)
+        layout.addWidget(self.send_row)
         return chat
 
     def _build_panel(self) -> QWidget:
@@ -613,9 +605,8 @@ class MemoriesTab(QWidget):
         return panel
 
     def _connect_signals(self) -> None:
-        self.send.clicked.connect(self._on_send_clicked)
-        self.chat_input.returnPressed.connect(self._on_send_clicked)
-        self.stop.clicked.connect(self._on_stop_clicked)
+        self.send_row.send_requested.connect(self._on_send_requested)
+        self.send_row.stop_requested.connect(self._on_stop_requested)
         self.cancel_edit.clicked.connect(self._on_cancel_edit_clicked)
         self.memory_search_box.textChanged.connect(self._on_search_text_changed)
         self.search_timer.timeout.connect(self.refresh)
@@ -651,7 +642,7 @@ class MemoriesTab(QWidget):
 
     def _on_open_succeeded(self, status: MemoryStatus) -> None:
         self._ready = True
-        self.send.setEnabled(True)
+        self.send_row.set_ready(True)
         self._show_status(status)
         self.refresh()
 
@@ -739,8 +730,6 @@ class MemoriesTab(QWidget):
             self._notice(message, error=True)
         else:
             self._notice(self.tr("Something went wrong (see the log): {0}").format(message), True)
-        if self._turn is None and self._ready:
-            self.send.setEnabled(True)
 
     def _notice(self, text: str, error: bool = False) -> None:
         self.memory_notice.setText(text)
@@ -768,9 +757,8 @@ class MemoriesTab(QWidget):
         """The conversation so far, as the model gets it (a stopped answer is part of it)."""
         return [m for exchange in self._exchanges for m in exchange.messages]
 
-    def _on_send_clicked(self) -> None:
-        message = self.chat_input.text().strip()
-        if not message or self._turn is not None or not self._ready:
+    def _on_send_requested(self, message: str) -> None:
+        if self._turn is not None or not self._ready:
             return
         self.chat_input.clear()
         if self._editing is not None:  # the edited question replaces it and what followed
@@ -809,10 +797,7 @@ class MemoriesTab(QWidget):
         handle.signals.cancelled.connect(self._on_turn_cancelled)
         handle.signals.failed.connect(self._on_turn_failed)
         self._turn = handle
-        self.send.setEnabled(False)
-        self.stop.setText(self.tr("Stop"))
-        self.stop.setEnabled(True)
-        self.stop.setVisible(True)
+        self.send_row.set_busy(True)
         self._update_message_actions()
 
     def _on_turn_item(self, piece: object) -> None:
@@ -874,10 +859,7 @@ class MemoriesTab(QWidget):
     def _on_turn_finished(self) -> None:
         self._turn = None
         self._answer = None
-        self.stop.setVisible(False)
-        self.stop.setText(self.tr("Stop"))
-        self.stop.setEnabled(True)
-        self.send.setEnabled(self._ready)
+        self.send_row.set_busy(False)
         self._update_message_actions()
         self.transcript_changed.emit()
 
@@ -896,11 +878,10 @@ class MemoriesTab(QWidget):
             self._exchanges.append(_Exchange(user, reply, [asked, answer]))
         self._update_message_actions()
 
-    def _on_stop_clicked(self) -> None:
+    def _on_stop_requested(self) -> None:
         if self._turn is not None:
             self._turn.cancel()
-            self.stop.setText(self.tr("Cancelling…"))
-            self.stop.setEnabled(False)
+            self.send_row.show_stopping(self.tr("Cancelling…"))
             if self._answer is not None:
                 self._answer.set_status(self.tr("Cancelling…"))
 

@@ -21,6 +21,7 @@ import html
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QPointF, Qt, QUrl, Signal
@@ -33,7 +34,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -58,6 +58,7 @@ from backends.tutor import (
     TutorService,
 )
 from desktop.model_picker import ModelPicker
+from desktop.send_row import SendRow
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 DEFAULT_USER = "student"
@@ -204,19 +205,16 @@ class TutorTab(QWidget):
             self.tr("Ask a study question. Answers cite their notes: click a citation to read it.")
         )
         layout.addWidget(self.answer, 1)
-        row = QHBoxLayout()
-        self.question = QLineEdit()
-        self.question.setObjectName("question")
-        self.question.setPlaceholderText(self.tr("Question (Enter to ask)…"))
-        row.addWidget(self.question, 1)
-        self.ask = QPushButton(self.tr("Ask"))
-        self.ask.setObjectName("ask")
-        self.ask.setEnabled(False)
-        row.addWidget(self.ask)
-        self.stop = QPushButton(self.tr("Stop"))
-        self.stop.setObjectName("stop_answer")
-        self.stop.setVisible(False)
-        row.addWidget(self.stop)
+        self.send_row = SendRow(
+            input_name="question",
+            send_name="ask",
+            stop_name="stop_answer",
+            send_text=self.tr("Ask"),
+            placeholder=self.tr("Question (Enter to ask)…"),
+        )
+        self.question = self.send_row.input
+        self.ask = self.send_row.send_button
+        self.stop = self.send_row.stop_button
         self.rephrase = QPushButton(self.tr("Ask the model to rephrase"))
         self.rephrase.setObjectName("rephrase")
         self.rephrase.setToolTip(
@@ -226,14 +224,14 @@ class TutorTab(QWidget):
             )
         )
         self.rephrase.setEnabled(False)
-        row.addWidget(self.rephrase)
+        self.send_row.add_widget(self.rephrase)
         self.new_thread = QPushButton(self.tr("New thread"))
         self.new_thread.setObjectName("new_thread")
         self.new_thread.setToolTip(
             self.tr("Clear the earlier questions from view (every turn stays in the audit log)")
         )
-        row.addWidget(self.new_thread)
-        layout.addLayout(row)
+        self.send_row.add_widget(self.new_thread)
+        layout.addWidget(self.send_row)
         return box
 
     def _build_sources(self) -> QWidget:
@@ -274,9 +272,8 @@ class TutorTab(QWidget):
         return box
 
     def _connect_signals(self) -> None:
-        self.ask.clicked.connect(self._on_ask_clicked)
-        self.question.returnPressed.connect(self._on_ask_clicked)
-        self.stop.clicked.connect(self._on_stop_clicked)
+        self.send_row.send_requested.connect(self._on_send_requested)
+        self.send_row.stop_requested.connect(self._on_stop_requested)
         self.answer.anchorClicked.connect(self._on_answer_anchor_clicked)
         self.new_thread.clicked.connect(self._on_new_thread_clicked)
         self.rephrase.clicked.connect(self._on_rephrase_clicked)
@@ -318,7 +315,7 @@ class TutorTab(QWidget):
 
     def _on_prepare_succeeded(self, status: Status) -> None:
         self._show_status(status)
-        self.ask.setEnabled(True)
+        self.send_row.set_ready(True)
         self.import_notes.setEnabled(True)
 
     def _on_prepare_failed(self, message: str, environment: bool) -> None:
@@ -328,7 +325,7 @@ class TutorTab(QWidget):
     def _on_prepare_finished(self) -> None:
         self._prepare = None
         self.tutor_progress.setVisible(False)
-        if self.status is not None and self.ask.isEnabled():
+        if self.status is not None and self.send_row.ready:
             self.ready.emit(self.status)
 
     def _show_status(self, status: Status) -> None:
@@ -383,7 +380,8 @@ class TutorTab(QWidget):
         follows = turn.retrieval.follows
         self._ask_question(True, follows, True, rephrases=turn.audit_seq)
 
-    def _on_ask_clicked(self) -> None:
+    def _on_send_requested(self, question: str) -> None:
+        """Enter or Ask: :meth:`_ask_question` reads the box (Rephrase fills it too)."""
         user = self.current_user()
         earlier = self._understood if self._understood_user == user else ""
         self._ask_question(None, earlier, self._understood_covered)
@@ -395,7 +393,7 @@ class TutorTab(QWidget):
         when the model's drafts pass often enough, or the user asked — the model's draft as
         a turn of its own, which replaces it only when every sentence passes (AL1)."""
         question = self.question.text().strip()
-        if not question or self._ask is not None or not self.ask.isEnabled():
+        if not question or self._ask is not None or not self.send_row.ready:
             return
         user = self.current_user()
         service = self.service
@@ -448,9 +446,8 @@ class TutorTab(QWidget):
         handle.signals.cancelled.connect(self._on_ask_cancelled)
         handle.signals.finished.connect(self._on_ask_finished)
         self._ask = handle
-        self.ask.setEnabled(False)
+        self.send_row.set_busy(True)
         self.rephrase.setEnabled(False)
-        self.stop.setVisible(True)
 
     def _on_ask_item(self, piece: object) -> None:
         if isinstance(piece, tuple) and piece and piece[0] == "retrieved":
@@ -634,8 +631,8 @@ class TutorTab(QWidget):
 
     def _on_ask_finished(self) -> None:
         self._ask = None
-        self.stop.setVisible(False)
-        self.ask.setEnabled(self.status is not None)
+        self.send_row.set_ready(self.status is not None)
+        self.send_row.set_busy(False)
         # (a question the notes do not cover is not put to the model at all)
         shown = self.turn
         rewordable = (
@@ -649,7 +646,7 @@ class TutorTab(QWidget):
         if turn is not None:  # last, so a tester waiting on it can ask again at once
             self.answered.emit(turn)
 
-    def _on_stop_clicked(self) -> None:
+    def _on_stop_requested(self) -> None:
         if self._ask is not None:
             self._ask.cancel()
             self.tutor_status.setText(self.tr("Stopping… (the turn is still recorded)"))
@@ -768,7 +765,7 @@ class TutorTab(QWidget):
 
     # -- inspector and import -----------------------------------------------------------------
     def _on_open_inspector_clicked(self) -> None:
-        from desktop.inspector import open_inspector
+        from desktop.inspector import open_inspector  # noqa: PLC0415 — lazy: start-up stays light
 
         window = self.window()
         if hasattr(window, "audit") and hasattr(window, "workers"):
@@ -792,8 +789,6 @@ class TutorTab(QWidget):
         service = self.service
 
         def job(progress: Progress, emit: Emit) -> ImportReport:
-            from pathlib import Path
-
             tutor = service.get()
             total = ImportReport()
             for path in paths:
