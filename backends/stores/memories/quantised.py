@@ -34,7 +34,7 @@ FORMAT = 3
 
 
 def _simsimd() -> Any:
-    import simsimd  # imported here: only stores this large need it
+    import simsimd  # noqa: PLC0415 — lazy: only stores this large need it
 
     return simsimd
 
@@ -183,6 +183,48 @@ class Int8Rows:
         if pool >= len(rows):
             return rows
         return rows[np.argpartition(-scores, pool - 1)[:pool]]
+
+
+class CodesBuilder:
+    """int8 codes of a full load, block by block; the quantiser is learnt from the first
+    :attr:`SAMPLE` rows (the blocks before it wait)."""
+
+    SAMPLE = 65_536
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self.pending: list[Vector] = []
+        self.waiting = 0
+        self.rows: Int8Rows | None = None
+        self.n = 0
+
+    def add(self, block: Vector) -> None:
+        if self.rows is None:
+            self.pending.append(block.astype(np.float32, copy=True))
+            self.waiting += len(block)
+            if self.waiting >= self.SAMPLE:
+                self._start()
+            return
+        self.rows.put_block(self.n, block)
+        self.n += len(block)
+
+    def _start(self) -> None:
+        sample = (
+            np.vstack(self.pending)
+            if self.pending
+            else np.zeros((1, self.dimension), dtype=np.float32)
+        )
+        self.rows = Int8Rows(Quantiser.learn(sample), self.dimension)
+        pending, self.pending = self.pending, []
+        for block in pending:
+            self.rows.put_block(self.n, block)
+            self.n += len(block)
+
+    def finish(self) -> Int8Rows:
+        if self.rows is None:
+            self._start()
+        assert self.rows is not None
+        return self.rows
 
 
 def snapshot_dir(database: Path) -> Path:

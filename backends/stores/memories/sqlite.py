@@ -21,6 +21,9 @@ Only vectors of the store's dimension *and* embedder are compared (PA3). Inserti
 searching with another dimension raises :class:`DimensionMismatchError`; rows written by
 another model stay stored, listed and counted in :meth:`SQLiteMemoryStore.stats` until
 :meth:`SQLiteMemoryStore.reembed` gives them a vector of the current model.
+
+The file's format is :mod:`.schema`; the matrix's arithmetic (normalising, loading, growing,
+exact scores) :mod:`.matrix`; the int8 codes of a large store :mod:`.quantised`.
 """
 
 from __future__ import annotations
@@ -33,22 +36,17 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from backends.errors import (
-    DimensionMismatchError,
-    InvalidVectorError,
-)
 from backends.i18n import N_
 from backends.progress import Progress
 from backends.stores.description import SqliteFile
-from backends.stores.engines.sqlite import Migration, connect, migrate
+from backends.stores.engines.sqlite import connect, migrate
 from backends.stores.memories import (
     AddResult,
-    EmptyTextError,
     Hit,
     Memory,
     MemoryExistsError,
@@ -59,137 +57,31 @@ from backends.stores.memories import (
     Vector,
     quantised,
 )
-from backends.stores.memories.quantised import Int8Rows, Quantiser, snapshot_dir
+from backends.stores.memories.matrix import exact_scores, grown, load_rows, unit_vector
+from backends.stores.memories.quantised import Int8Rows, snapshot_dir
+from backends.stores.memories.schema import (
+    MIGRATIONS,
+    SELECT_MEMORY,
+    SELECT_ROW,
+    SELECT_STORED,
+    VECTORES_COLUMNS,
+    clean_text,
+    from_blob,
+    to_blob,
+)
+from backends.stores.memories.schema import (
+    VECTORES_DDL as VECTORES_DDL,  # the original's table, named here since the first release
+)
 
 if TYPE_CHECKING:
     from backends.config import Config
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
-#: the original's table, verbatim (``IF NOT EXISTS``: an original database is adopted)
-VECTORES_DDL = """CREATE TABLE IF NOT EXISTS vectores (
-    texto TEXT PRIMARY KEY,
-    dimension INTEGER NOT NULL,
-    vector BLOB NOT NULL
-)"""
-
 #: keep this many change-log rows; a reader further behind reloads everything
 LOG_KEEP = 10_000
 #: prune the change log every this many sequence numbers
 LOG_PRUNE_EVERY = 1_000
-
-
-def _create_meta(conn: sqlite3.Connection) -> None:
-    conn.execute(
-        """CREATE TABLE memory_meta (
-            texto TEXT PRIMARY KEY
-                REFERENCES vectores(texto) ON DELETE CASCADE ON UPDATE CASCADE,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL,
-            source TEXT NOT NULL DEFAULT 'user',
-            embedder TEXT NOT NULL DEFAULT ''
-        )"""
-    )
-    conn.execute("CREATE INDEX memory_meta_updated ON memory_meta(updated_at)")
-    # rows of an adopted original database: known since now, source and model unknown
-    now = time.time()
-    conn.execute(
-        "INSERT INTO memory_meta(texto, created_at, updated_at, source, embedder) "
-        "SELECT texto, ?, ?, 'imported', '' FROM vectores",
-        (now, now),
-    )
-
-
-def _create_log(conn: sqlite3.Connection) -> None:
-    conn.execute(
-        "CREATE TABLE memory_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, texto TEXT NOT NULL)"
-    )
-    conn.execute("CREATE TABLE memory_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
-    conn.execute("INSERT INTO memory_state(key, value) VALUES ('log_floor', 0)")
-    # Triggers fire for every writer of the file (the original app included), so any change
-    # to a vector — or to the model it belongs to — leaves the text it touched in the log.
-    conn.execute(
-        "CREATE TRIGGER vectores_log_insert AFTER INSERT ON vectores BEGIN "
-        "INSERT INTO memory_log(texto) VALUES (new.texto); END"
-    )
-    conn.execute(
-        "CREATE TRIGGER vectores_log_update AFTER UPDATE ON vectores BEGIN "
-        "INSERT INTO memory_log(texto) VALUES (old.texto); "
-        "INSERT INTO memory_log(texto) SELECT new.texto WHERE new.texto IS NOT old.texto; END"
-    )
-    conn.execute(
-        "CREATE TRIGGER vectores_log_delete AFTER DELETE ON vectores BEGIN "
-        "INSERT INTO memory_log(texto) VALUES (old.texto); END"
-    )
-    conn.execute(
-        "CREATE TRIGGER memory_meta_log_model AFTER UPDATE OF embedder ON memory_meta BEGIN "
-        "INSERT INTO memory_log(texto) VALUES (new.texto); END"
-    )
-    conn.execute(
-        "CREATE TRIGGER memory_meta_log_insert AFTER INSERT ON memory_meta BEGIN "
-        "INSERT INTO memory_log(texto) VALUES (new.texto); END"
-    )
-
-
-def _create_signal(conn: sqlite3.Connection) -> None:
-    # Vectors of a second embedder, used to re-rank the best candidates (backends.memories.
-    # recall). Derived from the text alone: recomputed when missing, dropped with the text.
-    conn.execute(
-        "CREATE TABLE memory_signal (texto TEXT NOT NULL, model TEXT NOT NULL, "
-        "vector BLOB NOT NULL, PRIMARY KEY (texto, model))"
-    )
-    conn.execute(
-        "CREATE TRIGGER vectores_signal_rename AFTER UPDATE OF texto ON vectores "
-        "WHEN new.texto IS NOT old.texto BEGIN "
-        "DELETE FROM memory_signal WHERE texto = old.texto; END"
-    )
-    conn.execute(
-        "CREATE TRIGGER vectores_signal_delete AFTER DELETE ON vectores BEGIN "
-        "DELETE FROM memory_signal WHERE texto = old.texto; END"
-    )
-
-
-#: append-only: never edit or reorder, only add at the end
-MIGRATIONS: list[Migration] = [
-    ("vectores", VECTORES_DDL),
-    ("memory_meta", _create_meta),
-    ("memory_log", _create_log),
-    ("memory_signal", _create_signal),
-]
-
-_VECTORES_COLUMNS = [("texto", "TEXT", 1), ("dimension", "INTEGER", 0), ("vector", "BLOB", 0)]
-_SELECT_ROW = (
-    "SELECT v.texto, v.dimension, v.vector, COALESCE(m.embedder, '') "
-    "FROM vectores v LEFT JOIN memory_meta m ON m.texto = v.texto"
-)
-_SELECT_MEMORY = (
-    "SELECT v.texto, COALESCE(m.created_at, 0), COALESCE(m.updated_at, 0), "
-    "COALESCE(m.source, 'imported'), v.dimension, COALESCE(m.embedder, ''), length(v.vector) "
-    "FROM vectores v LEFT JOIN memory_meta m ON m.texto = v.texto"
-)
-
-_SELECT_STORED = (
-    "SELECT v.texto, COALESCE(m.created_at, 0), COALESCE(m.updated_at, 0), "
-    "COALESCE(m.source, 'imported'), v.dimension, COALESCE(m.embedder, ''), v.vector "
-    "FROM vectores v LEFT JOIN memory_meta m ON m.texto = v.texto"
-)
-
-
-def to_blob(vector: Vector) -> bytes:
-    """The BLOB format (the original's): little-endian float32, ``dimension * 4`` bytes."""
-    return np.ascontiguousarray(vector, dtype="<f4").tobytes()
-
-
-def from_blob(blob: bytes, dimension: int) -> Vector | None:
-    """The vector in ``blob``, or None when it is not ``dimension`` finite float32 values."""
-    if blob is None or len(blob) != dimension * 4:
-        return None
-    vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-    if not np.isfinite(vector).all():
-        return None
-    return vector
 
 
 class SQLiteMemoryStore(SqliteFile):
@@ -230,7 +122,7 @@ class SQLiteMemoryStore(SqliteFile):
                     (row[1], str(row[2]).upper(), row[5])
                     for row in conn.execute("PRAGMA table_info(vectores)")
                 ]
-                if columns and columns != _VECTORES_COLUMNS:
+                if columns and columns != VECTORES_COLUMNS:
                     raise MemoryStoreError(
                         f"{self.path}: its 'vectores' table is not the memory table "
                         f"(texto, dimension, vector): {columns}"
@@ -306,30 +198,8 @@ class SQLiteMemoryStore(SqliteFile):
         self.close()
 
     def _check(self, vector: npt.ArrayLike, where: str, *, zero: bool = False) -> Vector:
-        """The vector, normalised; :class:`InvalidVectorError` for anything that is not one
-        finite vector (an all-zero one too, unless ``zero``: it has no direction)."""
-        try:
-            with np.errstate(over="ignore"):  # too big for float32 becomes inf: refused below
-                array = np.asarray(vector, dtype=np.float32)
-        except (TypeError, ValueError) as err:
-            raise InvalidVectorError(f"{where}: not a vector of numbers ({err})") from None
-        if array.ndim == 2 and array.shape[0] == 1:
-            array = array[0]
-        if array.ndim != 1:
-            raise InvalidVectorError(
-                f"{where}: expected one vector, got an array of shape {array.shape}"
-            )
-        if array.shape[0] != self.dimension:
-            raise DimensionMismatchError(self.dimension, int(array.shape[0]), where)
-        if not np.isfinite(array).all():
-            raise InvalidVectorError(f"{where}: the vector has NaN or infinite values")
-        wide = array.astype(np.float64)  # float32 squares overflow above ~1e19
-        norm = float(np.linalg.norm(wide))
-        if norm == 0 and not zero:
-            raise InvalidVectorError(
-                f"{where}: the vector is all zeros (nothing in the text to compare)"
-            )
-        return (wide / norm).astype(np.float32) if norm > 0 else array
+        """The vector, normalised, of this store's dimension (see :func:`unit_vector`)."""
+        return unit_vector(vector, self.dimension, where, zero=zero)
 
     def _in_space(self, dimension: int, blob: bytes | None, embedder: str) -> bool:
         """Right dimension, model and blob length (values may still be non-finite)."""
@@ -384,54 +254,16 @@ class SQLiteMemoryStore(SqliteFile):
                     "SELECT count(*) FROM vectores WHERE dimension = ?", (d,)
                 ).fetchone()
                 quantise = self.quantise_above is not None and count >= self.quantise_above
-                capacity = 0 if quantise else max(1024, int(count * 1.25))
-                matrix = np.empty((capacity, d), dtype=np.float32)
-                builder = _CodesBuilder(d) if quantise else None
-                texts: list[str] = []
-                bad_rows: set[str] = set()
-                cursor = conn.execute(_SELECT_ROW + " WHERE v.dimension = ?", (d,))
-                n = 0
-                while True:
-                    rows = cursor.fetchmany(4096)
-                    if not rows:
-                        break
-                    good = [
-                        r
-                        for r in rows
-                        if isinstance(r[2], bytes)
-                        and len(r[2]) == d * 4
-                        and not (r[3] and self.model and r[3] != self.model)
-                    ]
-                    if not good:
-                        continue
-                    block = np.frombuffer(b"".join(r[2] for r in good), dtype="<f4").reshape(
-                        len(good), d
-                    )
-                    # squared norms: one pass, and NaN/inf in a row shows up in its sum
-                    squares = np.einsum("ij,ij->i", block, block)
-                    finite = np.isfinite(squares)
-                    if not finite.all():
-                        bad_rows.update(r[0] for r, ok in zip(good, finite, strict=True) if not ok)
-                        good = [r for r, ok in zip(good, finite, strict=True) if ok]
-                        block, squares = block[finite], squares[finite]
-                    squares[squares == 0] = 1.0
-                    inverse = (1.0 / np.sqrt(squares)).astype(np.float32)
-                    if builder is not None:
-                        builder.add(block * inverse[:, None])
-                    else:
-                        if n + len(good) > matrix.shape[0]:  # rows added since the count
-                            matrix = _grown(matrix, n + len(good))
-                        np.multiply(block, inverse[:, None], out=matrix[n : n + len(good)])
-                    texts.extend(r[0] for r in good)
-                    n += len(good)
+                cursor = conn.execute(SELECT_ROW + " WHERE v.dimension = ?", (d,))
+                loaded = load_rows(cursor, d, self.model, count, quantise=quantise)
             finally:
                 if own_transaction:
                     conn.execute("COMMIT")
-        self._matrix = matrix
-        self._codes = builder.finish() if builder is not None else None
-        self._texts = texts
+        self._matrix = loaded.matrix
+        self._codes = loaded.builder.finish() if loaded.builder is not None else None
+        self._texts = texts = loaded.texts
         self._rows = {text: row for row, text in enumerate(texts)}
-        self._bad_rows = bad_rows
+        self._bad_rows = loaded.bad_rows
         self._last_seq = last_seq
         self._data_version = version
         if self._codes is not None:
@@ -469,7 +301,7 @@ class SQLiteMemoryStore(SqliteFile):
                 self._full_load(snapshot=False)  # cheaper than thousands of single-row reads
                 return
             for text in changed:
-                row = conn.execute(_SELECT_ROW + " WHERE v.texto = ?", (text,)).fetchone()
+                row = conn.execute(SELECT_ROW + " WHERE v.texto = ?", (text,)).fetchone()
                 vector = self._searchable(row[1], row[2], row[3]) if row else None
                 if vector is None:
                     self._remove_row(text)
@@ -488,7 +320,7 @@ class SQLiteMemoryStore(SqliteFile):
         if row is None:
             row = len(self._texts)
             if self._codes is None and row >= self._matrix.shape[0]:
-                self._matrix = _grown(self._matrix, row + 1)
+                self._matrix = grown(self._matrix, row + 1)
             self._texts.append(text)
             self._rows[text] = row
         if self._codes is not None:
@@ -564,13 +396,13 @@ class SQLiteMemoryStore(SqliteFile):
         self, items: Iterable[tuple[str, npt.ArrayLike]], source: str = "user"
     ) -> list[AddResult]:
         """Add several memories in one transaction (all or nothing)."""
-        checked = [(_clean(text), self._check(v, "memory store insert")) for text, v in items]
+        checked = [(clean_text(text), self._check(v, "memory store insert")) for text, v in items]
         results: list[AddResult] = []
         now = time.time()
         with self._writing("write") as changes:
             conn = self.conn
             for text, vector in checked:
-                existing = conn.execute(_SELECT_ROW + " WHERE v.texto = ?", (text,)).fetchone()
+                existing = conn.execute(SELECT_ROW + " WHERE v.texto = ?", (text,)).fetchone()
                 if existing is not None and self._searchable(*existing[1:]) is not None:
                     results.append(AddResult(text, "duplicate"))
                     continue
@@ -603,7 +435,7 @@ class SQLiteMemoryStore(SqliteFile):
         Returns the memory as it was, for undo. Raises :class:`MemoryNotFoundError` or
         :class:`MemoryExistsError` (``new_text`` is another memory's text).
         """
-        new_text = _clean(new_text)
+        new_text = clean_text(new_text)
         checked = self._check(vector, "memory store update")
         with self._writing("write") as changes:
             previous = self._stored(text)
@@ -668,7 +500,7 @@ class SQLiteMemoryStore(SqliteFile):
             todo = [
                 row[0]
                 for row in self.conn.execute(
-                    _SELECT_MEMORY + " WHERE NOT (v.dimension = ? AND length(v.vector) = ? "
+                    SELECT_MEMORY + " WHERE NOT (v.dimension = ? AND length(v.vector) = ? "
                     "AND COALESCE(m.embedder, '') = ?) ORDER BY v.rowid",
                     (self.dimension, self.dimension * 4, self.model),
                 )
@@ -758,27 +590,8 @@ class SQLiteMemoryStore(SqliteFile):
 
     def _exact(self, query: Vector, texts: Sequence[str]) -> dict[str, float]:
         """Cosines from the stored float32 vectors (the truth, PA1) of ``texts``."""
-        out: dict[str, float] = {}
         with self._errors("read"):
-            for start in range(0, len(texts), 500):
-                chunk = list(texts[start : start + 500])
-                marks = ",".join("?" * len(chunk))
-                rows = self.conn.execute(
-                    f"SELECT texto, vector FROM vectores WHERE texto IN ({marks})", chunk
-                ).fetchall()
-                good = [
-                    r for r in rows if isinstance(r[1], bytes) and len(r[1]) == self.dimension * 4
-                ]
-                if not good:
-                    continue
-                block = np.frombuffer(b"".join(r[1] for r in good), dtype="<f4").reshape(
-                    len(good), self.dimension
-                )
-                norms = np.linalg.norm(block, axis=1)
-                norms[norms == 0] = 1.0
-                scores = (block @ query) / norms
-                out.update((r[0], float(v)) for r, v in zip(good, scores, strict=True))
-        return out
+            return exact_scores(self.conn, query, texts, self.dimension)
 
     def _snapshot_key(self) -> dict[str, Any]:
         return {"dimension": self.dimension, "model": self.model}
@@ -867,7 +680,7 @@ class SQLiteMemoryStore(SqliteFile):
         return hits[0] if hits else None
 
     def _stored(self, text: str) -> StoredMemory | None:
-        row = self.conn.execute(_SELECT_STORED + " WHERE v.texto = ?", (text,)).fetchone()
+        row = self.conn.execute(SELECT_STORED + " WHERE v.texto = ?", (text,)).fetchone()
         if row is None:
             return None
         blob = row[6] if isinstance(row[6], bytes) else b""
@@ -907,7 +720,7 @@ class SQLiteMemoryStore(SqliteFile):
         pattern = "%" + fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         with self._lock, self._errors("read"):
             rows = self.conn.execute(
-                _SELECT_MEMORY + " WHERE v.texto LIKE ? ESCAPE '\\' "
+                SELECT_MEMORY + " WHERE v.texto LIKE ? ESCAPE '\\' "
                 "ORDER BY COALESCE(m.updated_at, 0) DESC LIMIT ?",
                 (pattern + "%", limit),
             )
@@ -915,7 +728,7 @@ class SQLiteMemoryStore(SqliteFile):
 
     def list(self, limit: int | None = None, offset: int = 0) -> list[Memory]:
         """Memories, most recently updated first."""
-        sql = _SELECT_MEMORY + " ORDER BY COALESCE(m.updated_at, 0) DESC, v.texto"
+        sql = SELECT_MEMORY + " ORDER BY COALESCE(m.updated_at, 0) DESC, v.texto"
         params: tuple[int, ...] = ()
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
@@ -969,60 +782,3 @@ class SQLiteMemoryStore(SqliteFile):
         """Load (or refresh) the matrix now instead of at the first search."""
         with self._lock, self._errors("read"):
             self._ensure_loaded()
-
-
-class _CodesBuilder:
-    """int8 codes of a full load, block by block; the quantiser is learnt from the first
-    65,536 rows (the blocks before it wait)."""
-
-    SAMPLE = 65_536
-
-    def __init__(self, dimension: int) -> None:
-        self.dimension = dimension
-        self.pending: builtins.list[Vector] = []
-        self.waiting = 0
-        self.rows: Int8Rows | None = None
-        self.n = 0
-
-    def add(self, block: Vector) -> None:
-        if self.rows is None:
-            self.pending.append(block.astype(np.float32, copy=True))
-            self.waiting += len(block)
-            if self.waiting >= self.SAMPLE:
-                self._start()
-            return
-        self.rows.put_block(self.n, block)
-        self.n += len(block)
-
-    def _start(self) -> None:
-        sample = (
-            np.vstack(self.pending)
-            if self.pending
-            else np.zeros((1, self.dimension), dtype=np.float32)
-        )
-        self.rows = Int8Rows(Quantiser.learn(sample), self.dimension)
-        pending, self.pending = self.pending, []
-        for block in pending:
-            self.rows.put_block(self.n, block)
-            self.n += len(block)
-
-    def finish(self) -> Int8Rows:
-        if self.rows is None:
-            self._start()
-        assert self.rows is not None
-        return self.rows
-
-
-def _grown(matrix: Vector, needed: int) -> Vector:
-    """A copy with at least ``needed`` rows: capacity doubles (amortised O(1) appends)."""
-    capacity = max(needed, 2 * matrix.shape[0], 1024)
-    out = np.empty((capacity, matrix.shape[1]), dtype=np.float32)
-    out[: matrix.shape[0]] = matrix
-    return out
-
-
-def _clean(text: str) -> str:
-    cleaned = " ".join(str(text).split())
-    if not cleaned:
-        raise EmptyTextError("a memory needs some text")
-    return cleaned
