@@ -11,7 +11,8 @@ API::
         input_name="chat_input",        # objectNames (tests find the widgets by them)
         send_name="send",
         stop_name="stop",
-        send_text="Send",               # the Send button's label ("Ask" in the tutor)
+        send_text=send_words,           # the buttons' words, translated by the tab (in
+        stop_text=stop_words,           #   its own catalogue context): "Ask" in the tutor
         placeholder="Message (Enter to send)…",
         lock_input_while_busy=False,    # True: the input is disabled while an answer runs
         default=False,                  # True: Send is the dialog-default button
@@ -27,7 +28,8 @@ API::
     row.text(), row.ready, row.busy
 
 The row never clears the input: the tab clears it when it accepts the text (a message that
-could not be sent stays where it was typed).
+could not be sent stays where it was typed). It has no words of its own: the tab gives them,
+so they stay in the tab's translation context (resources/i18n).
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ class SendRow(QWidget):
         input_name: str = "chat_input",
         send_name: str = "send",
         stop_name: str = "stop",
-        send_text: str = "",
+        send_text: str,
+        stop_text: str,
         placeholder: str = "",
         lock_input_while_busy: bool = False,
         default: bool = False,
@@ -60,13 +63,14 @@ class SendRow(QWidget):
         self._ready = False
         self._busy = False
         self._lock_input = lock_input_while_busy
+        self._stop_text = stop_text
         self.input = QLineEdit()
         self.input.setObjectName(input_name)
         self.input.setPlaceholderText(placeholder)
-        self.send_button = QPushButton(send_text or self.tr("Send"))
+        self.send_button = QPushButton(send_text)
         self.send_button.setObjectName(send_name)
         self.send_button.setDefault(default)
-        self.stop_button = QPushButton(self.tr("Stop"))
+        self.stop_button = QPushButton(stop_text)
         self.stop_button.setObjectName(stop_name)
         self._layout = QHBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
@@ -99,7 +103,7 @@ class SendRow(QWidget):
     def set_busy(self, busy: bool) -> None:
         """An answer started or ended: Send off and Stop shown while it runs (Stop as new)."""
         self._busy = busy
-        self.stop_button.setText(self.tr("Stop"))
+        self.stop_button.setText(self._stop_text)
         self.stop_button.setEnabled(True)
         self._update()
 

@@ -494,7 +494,11 @@ class MemoriesTab(QWidget):
         self.proposals.setVisible(False)
         layout.addWidget(self.proposals)
 
-        self.send_row = SendRow(placeholder=self.tr("Message (Enter to send)…"))
+        self.send_row = SendRow(
+            send_text=self.tr("Send"),
+            stop_text=self.tr("Stop"),
+            placeholder=self.tr("Message (Enter to send)…"),
+        )
         self.chat_input = self.send_row.input
         self.send = self.send_row.send_button
         self.stop = self.send_row.stop_button

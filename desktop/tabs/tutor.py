@@ -210,6 +210,7 @@ class TutorTab(QWidget):
             send_name="ask",
             stop_name="stop_answer",
             send_text=self.tr("Ask"),
+            stop_text=self.tr("Stop"),
             placeholder=self.tr("Question (Enter to ask)…"),
         )
         self.question = self.send_row.input

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QLineEdit, QPushButton, QWidget
 
 from desktop.send_row import SendRow
 
-
 #: the rows' hosts, kept alive for the test (qtbot closes them, it does not keep them)
 _HOSTS: list[QWidget] = []
 
@@ -22,7 +21,7 @@ def _row(qtbot: Any, **options: Any) -> SendRow:
     host = QWidget()
     qtbot.addWidget(host)
     _HOSTS.append(host)
-    row = SendRow(host, **options)
+    row = SendRow(host, **{"send_text": "Send", "stop_text": "Stop", **options})
     host.show()
     return row
 
