@@ -1,22 +1,22 @@
 """The memory assistant (SPEC PA1–PA5): remembers what the user tells it, answers from it.
 
 The public surface — what the desktop and the CLI use: :class:`MemoryAssistant` (built by
-:func:`get_service`) and the value types it returns. Its store is the memory-store role of the
-storage layer (:mod:`backends.stores.memories`).
+:func:`backends.memories.service.build` from what the composition layer hands it) and the
+value types it returns. Its store is the memory-store role of the storage layer
+(:mod:`backends.stores.memories`).
 """
 
 from backends.memories.data import DATA
-from backends.memories.service import (
-    AssistantSettings,
+from backends.memories.outcomes import (
     FoundMemory,
-    MemoryAssistant,
     MemoryStatus,
     Proposal,
     RememberOutcome,
     TurnResult,
     Undo,
-    get_service,
 )
+from backends.memories.service import MemoryAssistant
+from backends.memories.tuning import AssistantSettings
 from backends.stores.memories import Hit, MemoryNotFoundError
 
 __all__ = [
@@ -31,5 +31,4 @@ __all__ = [
     "RememberOutcome",
     "TurnResult",
     "Undo",
-    "get_service",
 ]

@@ -17,15 +17,16 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from backends.answers import GENERATED, MODEL, Answer, DraftProgress, render_text
-from backends.commands import ask_subparsers, positive_int
+from backends.assistants import Context
+from backends.commands import SubParsers, ask_subparsers, positive_int
 from backends.i18n import N_, _, ngettext
-from backends.memories.service import AssistantSettings, MemoryAssistant, get_service
+from backends.memories.outcomes import TurnResult
+from backends.memories.service import MemoryAssistant
 from backends.progress import Progress
-from backends.services import Services
 from backends.stores.memories import Hit
 
 
-def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_commands(sub: SubParsers) -> None:
     ask = ask_subparsers(sub).add_parser(
         "memories", help=_("one turn with the personal memory assistant")
     )
@@ -115,11 +116,21 @@ def _recall_options(
     parser.add_argument("--threshold", type=_similarity, default=None, help=_(threshold_help))
 
 
-def _assistant(services: Services, args: argparse.Namespace) -> MemoryAssistant:
-    settings = AssistantSettings(recall_threshold=getattr(args, "threshold", None))
-    if getattr(args, "k", None):
-        settings = AssistantSettings(recall_threshold=settings.recall_threshold, recall_k=args.k)
-    return get_service(services, settings)
+def _memories(context: Context) -> MemoryAssistant:
+    return context.get("memories", MemoryAssistant)
+
+
+def _assistant(context: Context, args: argparse.Namespace) -> MemoryAssistant:
+    """The assistant, tuned by the command's ``--threshold`` and ``-k``."""
+    assistant = _memories(context)
+    threshold = getattr(args, "threshold", None)
+    k = getattr(args, "k", None)
+    if threshold is not None or k:
+        settings = replace(assistant.settings, recall_threshold=threshold)
+        if k:
+            settings = replace(settings, recall_k=k)
+        assistant.use_settings(settings)
+    return assistant
 
 
 def _warn_limited(assistant: MemoryAssistant) -> None:
@@ -141,8 +152,8 @@ def _withheld_label() -> str:
     return _("Withheld from the model's draft (not shown as an answer):")
 
 
-def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
-    assistant = _assistant(services, args)
+def _cmd_ask(args: argparse.Namespace, context: Context) -> int:
+    assistant = _assistant(context, args)
     _warn_limited(assistant)
 
     def on_answer(answer: Answer, used: tuple[Hit, ...]) -> None:
@@ -160,47 +171,63 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
         progress.done()
     if result.remembered is not None:
         print(result.answer)
-    shown = result.shown
-    if shown is not None and (shown.draft or shown.mode == MODEL):
-        if shown.mode in (GENERATED, MODEL):
-            # the model's words, once: checked and cited, or labelled as its own
-            print(render_text(shown, own=_own_label(), withheld=_withheld_label()))
-        elif shown.withheld:
-            print(render_text(replace(shown, heading="", sentences=()), withheld=_withheld_label()))
-        elif shown.reason:
-            print(_("(The model's draft was not shown: {reason}.)").format(reason=shown.reason))
+    _print_draft(result)
     if result.draft_skipped and not args.no_draft:
-        if result.draft_rate is None:
-            print(
-                _("(No draft asked of {model}; --rephrase asks for one.)").format(
-                    model=result.model
-                )
-            )
-        else:
-            print(
-                _(
-                    "(No draft asked of {model}: {rate} of its drafts passed the check; "
-                    "--rephrase asks for one.)"
-                ).format(model=result.model, rate=f"{result.draft_rate:.0%}")
-            )
+        _print_no_draft(result)
     if result.remembered is None:
         print()
-        if result.used:
-            print(
-                _("Memories used (similarity ≥ {threshold:.2f} recalled; others cited):").format(
-                    threshold=result.threshold
-                )
+        _print_used(result)
+    _print_proposals(assistant, result, accept=args.accept)
+    return 0
+
+
+def _print_draft(result: TurnResult) -> None:
+    """The model's words, once judged: checked and cited, or labelled as its own; else what
+    was withheld of them, or why they were not shown."""
+    shown = result.shown
+    if shown is None or not (shown.draft or shown.mode == MODEL):
+        return
+    if shown.mode in (GENERATED, MODEL):
+        print(render_text(shown, own=_own_label(), withheld=_withheld_label()))
+    elif shown.withheld:
+        print(render_text(replace(shown, heading="", sentences=()), withheld=_withheld_label()))
+    elif shown.reason:
+        print(_("(The model's draft was not shown: {reason}.)").format(reason=shown.reason))
+
+
+def _print_no_draft(result: TurnResult) -> None:
+    if result.draft_rate is None:
+        print(_("(No draft asked of {model}; --rephrase asks for one.)").format(model=result.model))
+    else:
+        print(
+            _(
+                "(No draft asked of {model}: {rate} of its drafts passed the check; "
+                "--rephrase asks for one.)"
+            ).format(model=result.model, rate=f"{result.draft_rate:.0%}")
+        )
+
+
+def _print_used(result: TurnResult) -> None:
+    if result.used:
+        print(
+            _("Memories used (similarity ≥ {threshold:.2f} recalled; others cited):").format(
+                threshold=result.threshold
             )
-            for number, hit in enumerate(result.used, 1):
-                print(f"  [{number}] {hit.similarity:5.2f}  {hit.text}")
-        else:
-            print(
-                _("Memories used: none (none reached similarity {threshold:.2f})").format(
-                    threshold=result.threshold
-                )
+        )
+        for number, hit in enumerate(result.used, 1):
+            print(f"  [{number}] {hit.similarity:5.2f}  {hit.text}")
+    else:
+        print(
+            _("Memories used: none (none reached similarity {threshold:.2f})").format(
+                threshold=result.threshold
             )
+        )
+
+
+def _print_proposals(assistant: MemoryAssistant, result: TurnResult, *, accept: bool) -> None:
+    """Each fact the turn proposes: stored (``--accept``), or the command that stores it."""
     for proposal in result.proposals:
-        if args.accept:
+        if accept:
             outcome = assistant.accept(proposal)
             print(outcome.message())
         elif proposal.kind == "update":
@@ -220,7 +247,6 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
                     dumps=json.dumps(proposal.text, ensure_ascii=False)
                 )
             )
-    return 0
 
 
 def _memory_dict(memory: Any, similarity: float | None = None) -> dict[str, Any]:
@@ -230,8 +256,8 @@ def _memory_dict(memory: Any, similarity: float | None = None) -> dict[str, Any]
     return out
 
 
-def _cmd_list(args: argparse.Namespace, services: Services) -> int:
-    assistant = get_service(services)
+def _cmd_list(args: argparse.Namespace, context: Context) -> int:
+    assistant = _memories(context)
     memories = assistant.recent(limit=args.limit)
     if args.json:
         print(json.dumps([_memory_dict(m) for m in memories], ensure_ascii=False, indent=1))
@@ -256,8 +282,8 @@ def _cmd_list(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _cmd_add(args: argparse.Namespace, services: Services) -> int:
-    assistant = get_service(services)
+def _cmd_add(args: argparse.Namespace, context: Context) -> int:
+    assistant = _memories(context)
     outcome = assistant.remember(args.text, source="cli", force=args.force)
     if outcome.status == "near_duplicate" and args.replace:
         outcome = assistant.update(outcome.existing, outcome.text, source="cli")
@@ -268,16 +294,16 @@ def _cmd_add(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _cmd_delete(args: argparse.Namespace, services: Services) -> int:
-    assistant = get_service(services)
+def _cmd_delete(args: argparse.Namespace, context: Context) -> int:
+    assistant = _memories(context)
     undo = assistant.delete(args.text)  # MemoryNotFoundError: printed, exit 1
     forgotten = undo.restore[0].memory.text if undo.restore else args.text
     print(_("Forgot “{forgotten}”.").format(forgotten=forgotten))
     return 0
 
 
-def _cmd_search(args: argparse.Namespace, services: Services) -> int:
-    assistant = get_service(services)
+def _cmd_search(args: argparse.Namespace, context: Context) -> int:
+    assistant = _memories(context)
     threshold = args.threshold
     if threshold is None:
         threshold = assistant.recall_threshold / 2  # what the panel's search box shows
@@ -304,8 +330,8 @@ def _cmd_search(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _cmd_reembed(args: argparse.Namespace, services: Services) -> int:
-    assistant = get_service(services)
+def _cmd_reembed(args: argparse.Namespace, context: Context) -> int:
+    assistant = _memories(context)
 
     def report(done: int, total: int, message: str) -> None:
         print(f"\r{done}/{total} {message}", end="", file=sys.stderr, flush=True)

@@ -27,7 +27,7 @@ import functools
 import re
 import threading
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -492,17 +492,7 @@ class Recall:
         s = settings or self.settings
         if k <= 0 or not query.strip():
             return []
-        use_entities = s.expand or s.entities or s.answer_kind
-        people: set[str] = set()
-        asked: set[str] = set()
-        if use_entities:
-            self.entities.refresh(self.store)
-            people, asked = self.entities.expand(query)
-        text = query
-        if s.expand:
-            extra = sorted(p for p in people if p not in fold(query))
-            if extra:
-                text = f"{query} ({', '.join(p.title() for p in extra)})"
+        text, people, asked = self._question(query, s)
         if text == query:
             vector = plain = self._embed(self.embedder, [query])[0]
         else:
@@ -520,40 +510,34 @@ class Recall:
         # what is shown and compared with the threshold: the cosine with the question as
         # asked (the names added to it make every memory naming them look closer)
         asked_cosine = cosine if text == query else self.store.similarities(plain, texts)
-        c = s.rank_constant
-        score = 2.0 / (c + _ranks(first))
+        score = 2.0 / (s.rank_constant + _ranks(first))
         reasons: list[list[str]] = [[f"meaning {asked_cosine.get(t, 0.0):.2f}"] for t in texts]
         if s.second and self.second is not None:
             self._fuse(text, query, texts, first, score, reasons, s)
         if s.entities and (people or asked):
-            for i, t in enumerate(texts):
-                folded = fold(t)
-                hit_names = [p for p in sorted(people) if re.search(rf"\b{re.escape(p)}\b", folded)]
-                about = sorted(asked & _relations_named(t))
-                if hit_names or about:
-                    score[i] += s.entity_weight / (c + 1)
-                if hit_names:
-                    shown = [_display(t, p) for p in hit_names[:2]]
-                    reasons[i].append("name: " + ", ".join(shown))
-                elif about:
-                    reasons[i].append("about: " + ", ".join(about[:2]))
+            _boost_named(texts, people, asked, score, reasons, s)
         kind = asks_for(query) if s.answer_kind else None
         if kind is not None:
             for i, t in enumerate(texts):
                 if kind in holds(t, people):
-                    score[i] += s.kind_weight / (c + 1)
+                    score[i] += s.kind_weight / (s.rank_constant + 1)
                     reasons[i].append(f"has {_KIND_LABEL[kind]}")
-        order = np.argsort(-score, kind="stable")
-        out: list[RecallHit] = []
-        for i in order:
-            similarity = float(asked_cosine.get(texts[i], 0.0))
-            if threshold is not None and similarity < threshold:
-                continue
-            why = " · ".join(reasons[i])
-            out.append(RecallHit(texts[i], similarity, why, float(score[i]), tuple(reasons[i])))
-            if len(out) == k:
-                break
-        return out
+        return _best(texts, asked_cosine, score, reasons, k, threshold)
+
+    def _question(self, query: str, s: RecallSettings) -> tuple[str, set[str], set[str]]:
+        """The text embedded for ``query`` (with the names its relations stand for, when
+        ``s.expand``), the people it names or implies, and the relations it asks about."""
+        people: set[str] = set()
+        asked: set[str] = set()
+        if s.expand or s.entities or s.answer_kind:
+            self.entities.refresh(self.store)
+            people, asked = self.entities.expand(query)
+        text = query
+        if s.expand:
+            extra = sorted(p for p in people if p not in fold(query))
+            if extra:
+                text = f"{query} ({', '.join(p.title() for p in extra)})"
+        return text, people, asked
 
     def _fuse(
         self,
@@ -598,6 +582,49 @@ class Recall:
             self.store.put_signal_vectors(second.name, pairs)
             found.update(pairs)
         return found
+
+
+def _boost_named(
+    texts: Sequence[str],
+    people: set[str],
+    asked: set[str],
+    score: np.ndarray,
+    reasons: list[list[str]],
+    s: RecallSettings,
+) -> None:
+    """Raise the memories that name the people asked about, or the relation asked."""
+    for i, t in enumerate(texts):
+        folded = fold(t)
+        hit_names = [p for p in sorted(people) if re.search(rf"\b{re.escape(p)}\b", folded)]
+        about = sorted(asked & _relations_named(t))
+        if hit_names or about:
+            score[i] += s.entity_weight / (s.rank_constant + 1)
+        if hit_names:
+            shown = [_display(t, p) for p in hit_names[:2]]
+            reasons[i].append("name: " + ", ".join(shown))
+        elif about:
+            reasons[i].append("about: " + ", ".join(about[:2]))
+
+
+def _best(
+    texts: Sequence[str],
+    asked_cosine: Mapping[str, float],
+    score: np.ndarray,
+    reasons: list[list[str]],
+    k: int,
+    threshold: float | None,
+) -> list[RecallHit]:
+    """The ``k`` best by fused score whose cosine reaches ``threshold``."""
+    out: list[RecallHit] = []
+    for i in np.argsort(-score, kind="stable"):
+        similarity = float(asked_cosine.get(texts[i], 0.0))
+        if threshold is not None and similarity < threshold:
+            continue
+        why = " · ".join(reasons[i])
+        out.append(RecallHit(texts[i], similarity, why, float(score[i]), tuple(reasons[i])))
+        if len(out) == k:
+            break
+    return out
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:

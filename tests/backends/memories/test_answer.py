@@ -9,7 +9,8 @@ import pytest
 
 from backends.answers import COMPOSED, DONT_KNOW, GENERATED, MODEL, OWN, WITHHELD, DraftStats
 from backends.memories.answer import about_user, compose, restate
-from backends.memories.service import MemoryAssistant, TurnResult
+from backends.memories.outcomes import TurnResult
+from backends.memories.service import MemoryAssistant
 from backends.models.chat import Message, ScriptedChat
 from backends.models.embedders import HashingEmbedder
 

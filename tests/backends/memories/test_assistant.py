@@ -10,14 +10,12 @@ import pytest
 
 from backends.config import Config
 from backends.errors import CancelledError, ModelUnavailableError
-from backends.memories.service import (
+from backends.memories.facts import factual_statements, remember_request
+from backends.memories.service import MemoryAssistant
+from backends.memories.tuning import (
     AssistantSettings,
-    MemoryAssistant,
-    factual_statements,
-    get_service,
     near_duplicate_threshold_for,
     recall_threshold_for,
-    remember_request,
 )
 from backends.models.chat import RETRIEVAL_ONLY_LABEL, Message, RetrievalOnlyChat, ScriptedChat
 from backends.models.embedders import Embedder, HashingEmbedder
@@ -290,12 +288,12 @@ def test_find_lists_similar_then_textual_matches(assistant: MemoryAssistant) -> 
 # -- sessions and embedders ----------------------------------------------------------------
 def test_a_fact_told_in_one_session_is_recalled_in_the_next(custodia_config: Config) -> None:
     first = Services(custodia_config)
-    told = get_service(first).turn("Remember that my dog is called Rex")
+    told = first.get("memories", MemoryAssistant).turn("Remember that my dog is called Rex")
     assert told.remembered is not None and told.remembered.stored
     first.close()
 
     second = Services(custodia_config)  # a new start of the app on the same data dir
-    result = get_service(second).turn("What is my dog called?")
+    result = second.get("memories", MemoryAssistant).turn("What is my dog called?")
     assert [h.text for h in result.used] == ["My dog is called Rex"]
     assert result.answer == "Your dog is called Rex [1]."
     second.close()
@@ -303,13 +301,13 @@ def test_a_fact_told_in_one_session_is_recalled_in_the_next(custodia_config: Con
 
 def test_a_new_embedder_limits_recall_until_reembedded(custodia_config: Config) -> None:
     first = Services(custodia_config)
-    service = get_service(first)
+    service = first.get("memories", MemoryAssistant)
     for fact in ["My dog is called Rex", "I live in Valencia", "I am allergic to penicillin"]:
         service.remember(fact)
     first.close()
 
     switched = Services(replace(custodia_config, embedder="hashing:64"))
-    assistant = get_service(switched)
+    assistant = switched.get("memories", MemoryAssistant)
     status = assistant.status()
     assert status.recall_limited and status.stats.needs_reembed == 3
     message = status.limited_recall_message()

@@ -24,7 +24,7 @@ from backends.memories.recall import (
     names,
     relations,
 )
-from backends.memories.service import MemoryAssistant, get_service
+from backends.memories.service import MemoryAssistant
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.progress import Progress
@@ -164,7 +164,7 @@ def test_an_english_only_second_model_is_not_asked_about_spanish(
 
 def test_the_assistant_search_and_find_use_the_same_recall(tmp_path: Path) -> None:
     services = Services(Config(home=tmp_path), embedder=HashingEmbedder(128))
-    assistant = get_service(services)
+    assistant = services.get("memories", MemoryAssistant)
     try:
         assistant.remember("My sister Lucía lives in Valencia")
         assistant.remember("I drink my coffee black")
@@ -218,7 +218,7 @@ def test_a_data_dir_from_before_opens_and_re_embeds_with_a_new_embedder(tmp_path
 def test_spanish_facts_are_recalled_by_spanish_and_english_questions(tmp_path: Path) -> None:
     items = json.loads((DATA / "memory_recall_es.json").read_text(encoding="utf-8"))["items"][:8]
     services = Services(Config(home=tmp_path, embedder="minilm"))
-    assistant = get_service(services)
+    assistant = services.get("memories", MemoryAssistant)
     try:
         assert assistant.embedder.name == "use-multilingual-v3"
         for item in items:

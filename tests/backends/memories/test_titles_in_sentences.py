@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backends.memories.service import factual_statements
+from backends.memories.facts import factual_statements
 
 
 @pytest.mark.parametrize(
