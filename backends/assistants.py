@@ -58,7 +58,7 @@ KNOWN: dict[str, str] = {
 PARTS: dict[str, str] = {
     "audit": "backends.audit.assistant:PART",
     "threads": "backends.threads:PART",
-    "models": "backends.models.part:PART",
+    "models": "backends.model_files.part:PART",
 }
 
 _loaded: dict[str, Assistant] = {}

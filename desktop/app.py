@@ -13,11 +13,11 @@ import sys
 import time
 from collections.abc import Sequence
 
+from desktop.started import STARTED  # first: the clock of start-up figures  # isort: skip
 from backends import config as config_module
 from backends.errors import CustodiaEnvironmentError
 from backends.services import Services
 
-STARTED = time.perf_counter()
 log = logging.getLogger("custodia")
 
 

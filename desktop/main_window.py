@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QCoreApplication, QSettings, Qt, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -39,7 +39,7 @@ from backends.threads import ThreadIndex
 from desktop.dialogs import AboutDialog, DoctorDialog, SettingsDialog
 from desktop.i18n import QT_TRANSLATE_NOOP, config_word
 from desktop.model_picker import TITLES, ModelPicker
-from desktop.tabs import TABS, TabPieces, build_tabs
+from desktop.tabs import TabPieces, build_tabs, tab_entry, title_of
 from desktop.theme import MODES, Theme
 from desktop.thread_list import MemoryChatThreads, TutorThreads
 from desktop.welcome import SETTINGS_KEY as WELCOME_KEY
@@ -91,8 +91,8 @@ def tab_pieces(services: Services) -> dict[str, TabPieces]:
     """The container unpacked for the tabs: each its own service and model choices."""
     return {
         name: TabPieces(service_handle(services, name), services.model_choices(name))
-        for name, _title, _spec, module in TABS
-        if module is not None
+        for name in assistants.names()
+        if tab_entry(name) is not None
     }
 
 
@@ -170,9 +170,7 @@ class MainWindow(QMainWindow):
         column.setSpacing(0)
         self.welcome: WelcomeBanner | None = None
         if not _true(self.settings.value(WELCOME_KEY, False)):
-            titles = {
-                name: QCoreApplication.translate("tabs", title) for name, title, _spec, _m in TABS
-            }
+            titles = {name: title_of(name) for name in assistants.names()}
             self.welcome = WelcomeBanner(titles, central)
             column.addWidget(self.welcome)
         column.addWidget(self.tabs, 1)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import os
 import shutil
 import sys
@@ -35,10 +34,14 @@ from typing import IO, Any
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QIcon
 
+from backends import assistants
+from backends.audit import AuditService
 from backends.config import Config
 from backends.models.chat import Prompt, ScriptedChat
 from backends.progress import Progress
 from backends.services import Services
+from desktop.selftest_turns import StepFailed
+from desktop.started import STARTED
 
 #: Known, harmless Qt messages of the offscreen platform.
 _QUIET_QT_MESSAGES = ("This plugin does not support propagateSizeHints",)
@@ -48,13 +51,6 @@ STEP_TIMEOUT = 120.0
 ICON = "custodia.png"
 #: What `make package` puts next to the executable (see packaging/custodia.spec).
 BUNDLE_FILES = ("custodia.desktop", "custodia.svg", "custodia.png", "launcher.sh", "INSTALL.md")
-#: The tutor's question, and a word the passages retrieved for it must contain.
-TUTOR_QUESTION = "What are the first-line treatments of hypertension?"
-TUTOR_TOPIC = "hypertension"
-
-
-class StepFailed(Exception):
-    """A check did not hold; the message says what was expected and what was found."""
 
 
 @dataclass
@@ -113,16 +109,12 @@ class SelfTest:
                 self.step("embedder (MiniLM)", self.check_embedder)
                 self.step("chat model (SmolLM2)", self.check_chat_model)
             if self.step("main window", self.open_window):
-                from desktop.tabs import TABS
-
-                for name, _title, _spec, _module in TABS:
+                for name in assistants.names():
                     self.step(f"tab {name}", functools.partial(self.visit_tab, name))
                 self.step("tab start-up work", self.wait_idle)
                 self.step("audit inspector", self.open_inspector)
-                self.step("multiagent turn", self.multiagent_turn)
-                self.step("memories turn", self.memories_turn)
-                self.step("conversations turn", self.conversations_turn)
-                self.step("tutor turn", self.tutor_turn)
+                for name in assistants.names():
+                    self.step(f"{name} turn", functools.partial(self.assistant_turn, name))
                 self.step("audit chain", self.audit_chain)
                 self.step("close window", self.close_window)
             else:
@@ -223,7 +215,6 @@ class SelfTest:
 
     # -- steps: the window -----------------------------------------------------------------
     def open_window(self) -> str:
-        from desktop import app as app_module
         from desktop.main_window import MainWindow
 
         config = Config(
@@ -247,7 +238,7 @@ class SelfTest:
         problems = [c.line() for c in checks if c.required and not c.ok]
         if problems:
             raise StepFailed("start-up checks failed: " + "; ".join(problems))
-        since_start = time.perf_counter() - app_module.STARTED
+        since_start = time.perf_counter() - STARTED
         return (
             f"shown in {shown:.2f} s ({since_start:.2f} s after start), "
             f"{len(checks)} start-up checks ok"
@@ -256,9 +247,10 @@ class SelfTest:
     def visit_tab(self, name: str) -> str:
         from PySide6.QtWidgets import QWidget
 
-        from desktop.tabs import TABS, ComingSoonTab
+        from desktop.tabs import ComingSoonTab, tab_entry  # noqa: PLC0415 — lazy: Qt widgets
 
-        module = next(m for n, _t, _s, m in TABS if n == name)
+        entry = tab_entry(name)
+        module = entry.module if entry is not None else None
         tabs = self.window.tabs
         widget = next(
             (tabs.widget(i) for i in range(tabs.count()) if tabs.widget(i).objectName() == name),
@@ -295,89 +287,22 @@ class SelfTest:
         return "docked and shown"
 
     # -- steps: one turn per assistant -----------------------------------------------------
-    def multiagent_turn(self) -> str:
-        from backends.multiagent import get_service
+    def assistant_turn(self, name: str) -> str:
+        """The turn the assistant's tab entry names, run in the window's worker pool."""
+        from desktop.tabs import tab_entry  # noqa: PLC0415 — lazy: imports Qt widgets
 
-        task = "Write a Python function that adds two numbers, with a test."
-        session = self._in_worker(
-            "self-test: multiagent", lambda p: get_service(self._services()).ask(task, p)
+        entry = tab_entry(name)
+        if entry is None or not entry.selftest:
+            raise StepFailed(f"the {name} assistant has not landed: it has no self-test turn")
+        turn: Callable[[Services, Progress], str] = assistants.resolve(entry.selftest)
+        detail: str = self._in_worker(
+            f"self-test: {name}", lambda progress: turn(self._services(), progress)
         )
-        if session.phase != "done":
-            raise StepFailed(f"session {session.session_id} ended in phase {session.phase!r}")
-        return f"session {session.session_id[:8]} done after {len(session.events)} events"
-
-    def memories_turn(self) -> str:
-        from backends.memories import get_service
-
-        fact = "My favourite tea is rooibos"
-
-        def job(progress: Progress) -> tuple[Any, Any, Any]:
-            assistant = get_service(self._services())
-            turn = assistant.turn(f"Remember that {fact}.")
-            hits = assistant.search("favourite tea rooibos", k=3)
-            answer = assistant.turn("Which tea is my favourite, rooibos?")
-            return turn, hits, answer
-
-        turn, hits, answer = self._in_worker("self-test: memories", job)
-        if turn.remembered is None or not turn.remembered.stored:
-            raise StepFailed(f"'remember that' did not store the fact: {turn.answer!r}")
-        if not hits or hits[0].text.rstrip(".") != fact:
-            raise StepFailed(f"search did not find the fact first: {[h.text for h in hits]}")
-        if not any(h.text.rstrip(".") == fact for h in answer.used):
-            raise StepFailed(f"the next turn did not recall it (threshold {answer.threshold})")
-        return f"remembered, found (similarity {hits[0].similarity:.2f}) and recalled in a turn"
-
-    def conversations_turn(self) -> str:
-        from backends.conversations import get_service
-
-        message = "How often should a cactus be watered in winter?"
-
-        def job(progress: Progress) -> tuple[Any, Any]:
-            agent = get_service(self._services())
-            result = agent.ask(message)
-            return result, agent.search("cactus watered winter", k=5)
-
-        result, hits = self._in_worker("self-test: conversations", job)
-        if not result.answer.strip():
-            raise StepFailed("the conversation turn produced no answer")
-        if not any(h.conversation_id == result.conversation_id for h in hits):
-            raise StepFailed("search did not find the message just sent")
-        return f"answered and found by search ({len(hits)} hit(s))"
-
-    def tutor_turn(self) -> str:
-        get_service = _tutor_get_service()
-
-        def job(progress: Progress) -> tuple[Any, int, int]:
-            from backends.audit import get_service as audit_service
-
-            audit = audit_service(self._services())
-            before = audit.verify().records
-            turn = get_service(self._services()).ask(TUTOR_QUESTION, user="selftest")
-            return turn, before, audit.verify().records
-
-        turn, before, after = self._in_worker("self-test: tutor", job)
-        passages = list(turn.passages)
-        if not passages:
-            raise StepFailed("the tutor retrieved no passage from the shipped knowledge base")
-        if not any(TUTOR_TOPIC in (p.title + p.text).lower() for p in passages):
-            titles = ", ".join(p.title for p in passages)
-            raise StepFailed(f"no passage about {TUTOR_TOPIC!r} among: {titles}")
-        numbers = {p.number for p in passages}
-        if not turn.cited or not set(turn.cited) <= numbers:
-            raise StepFailed(f"the answer cites {turn.cited}, passages are {sorted(numbers)}")
-        if after != before + 1:
-            raise StepFailed(f"the turn left {after - before} audit records, expected exactly 1")
-        cited = ", ".join(p.title for p in passages if p.number in turn.cited)
-        return (
-            f"{len(passages)} passages, cites [{', '.join(map(str, turn.cited))}] ({cited}); "
-            f"audit record #{turn.audit_seq}"
-        )
+        return detail
 
     def audit_chain(self) -> str:
-        from backends.audit import get_service
-
         def job(progress: Progress) -> Any:
-            audit = get_service(self._services())
+            audit = self._services().get("audit", AuditService)
             audit.append("selftest.finished", steps=len(self.results))
             return audit.verify(progress=progress)
 
@@ -487,19 +412,6 @@ class CitingScriptedChat(ScriptedChat):
         yield from super().stream(prompt, should_stop)
         if prompt.context and not should_stop():
             yield " [1]"
-
-
-def _tutor_get_service() -> Callable[[Services], Any]:
-    """The tutor's ``get_service(services)``; :class:`StepFailed` when it has not landed."""
-    for module_name in ("backends.tutor", "backends.tutor.service"):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        found = getattr(module, "get_service", None)
-        if callable(found):
-            return found
-    raise StepFailed("the tutor assistant has not landed: no backends.tutor get_service()")
 
 
 def _qt_message(mode: Any, context: Any, message: str) -> None:

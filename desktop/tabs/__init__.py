@@ -1,12 +1,20 @@
-"""One tab per assistant (DC1). Each tab module exposes ``create(service, models, workers,
-parent)``: ``service`` is a :class:`~backends.services.Lazy` handle on its assistant's service
-(built on first use, inside a worker job), ``models`` the assistant's
-:class:`~backends.services.ModelChoices` (for the model picker). A tab never gets the
-:class:`~backends.services.Services` container: the main window unpacks it into these
-(:class:`TabPieces`). Tab modules are imported by name when the tabs are built.
+"""One tab per assistant (DC1): the desktop's own registry, keyed by the names of
+:mod:`backends.assistants` (the backends never name a widget).
 
-Tabs whose assistant has not landed yet are an honest "coming in the next release" page —
-no fake behaviour.
+:data:`TABS` maps an assistant's name to a :class:`TabEntry`: the ``"module"`` whose
+``create(service, models, workers, parent)`` builds the tab (``service`` is a
+:class:`~backends.services.Lazy` handle on its assistant's service, built on first use inside
+a worker job; ``models`` the assistant's :class:`~backends.services.ModelChoices` for the model
+picker), the tab's title (marked for Qt Linguist) and the turn the packaged self-test takes in
+it. A tab never gets the :class:`~backends.services.Services` container: the main window
+unpacks it into these (:class:`TabPieces`). Tab modules are imported by name when the tabs are
+built.
+
+An assistant registered without a tab here gets an honest "coming in the next release" page —
+no fake behaviour — and the self-test fails on it.
+
+Adding an assistant's tab: one module in ``desktop/tabs/``, one line in :data:`TABS` (or
+:func:`register`; docs/ARCHITECTURE.md, "Adding an assistant").
 """
 
 from __future__ import annotations
@@ -19,24 +27,75 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from backends import assistants
+from backends.i18n import _
 from backends.services import Lazy, ModelChoices
 from desktop.i18n import QT_TRANSLATE_NOOP
 from desktop.workers import WorkerPool
 
-#: (objectName, title, SPEC ids, module or None while the assistant has not landed)
-TABS: list[tuple[str, str, str, str | None]] = [
-    ("multiagent", QT_TRANSLATE_NOOP("tabs", "Multi-agent"), "MA1–MA11", "desktop.tabs.multiagent"),
-    ("memories", QT_TRANSLATE_NOOP("tabs", "Memories"), "PA1–PA5", "desktop.tabs.memories"),
-    (
-        "conversations",
-        QT_TRANSLATE_NOOP("tabs", "Conversations"),
-        "CA1–CA6",
-        "desktop.tabs.conversations",
+
+@dataclass(frozen=True)
+class TabEntry:
+    """An assistant's tab: its module, its title, and the turn the self-test takes in it."""
+
+    #: the module whose ``create(service, models, workers, parent)`` builds the tab
+    module: str
+    #: the tab's title, marked for Qt Linguist (context "tabs")
+    title: str
+    #: ``"module:function"``: ``turn(services, progress) -> detail``, one real turn of the
+    #: assistant checked end to end (raises ``StepFailed``); "" : the self-test has none
+    selftest: str = ""
+
+
+#: name (as in :mod:`backends.assistants`) -> its tab
+TABS: dict[str, TabEntry] = {
+    "multiagent": TabEntry(
+        "desktop.tabs.multiagent",
+        QT_TRANSLATE_NOOP("tabs", "Multi-agent"),
+        "desktop.selftest_turns:multiagent",
     ),
-    ("tutor", QT_TRANSLATE_NOOP("tabs", "Clinical tutor"), "CT1–CT8", "desktop.tabs.tutor"),
-]
+    "memories": TabEntry(
+        "desktop.tabs.memories",
+        QT_TRANSLATE_NOOP("tabs", "Memories"),
+        "desktop.selftest_turns:memories",
+    ),
+    "conversations": TabEntry(
+        "desktop.tabs.conversations",
+        QT_TRANSLATE_NOOP("tabs", "Conversations"),
+        "desktop.selftest_turns:conversations",
+    ),
+    "tutor": TabEntry(
+        "desktop.tabs.tutor",
+        QT_TRANSLATE_NOOP("tabs", "Clinical tutor"),
+        "desktop.selftest_turns:tutor",
+    ),
+}
 
 TabFactory = Callable[[Lazy[Any], ModelChoices, WorkerPool, QWidget], QWidget]
+
+
+def register(name: str, entry: TabEntry, *, clobber: bool = False) -> None:
+    """Add the tab of the assistant ``name`` (a plugin's or a test's)."""
+    if name in TABS and not clobber:
+        raise ValueError(f"a tab for {name!r} is registered already")
+    TABS[name] = entry
+
+
+def unregister(name: str) -> None:
+    TABS.pop(name, None)
+
+
+def tab_entry(name: str) -> TabEntry | None:
+    """The tab registered for the assistant ``name``; None: it has none yet."""
+    return TABS.get(name)
+
+
+def title_of(name: str) -> str:
+    """The tab's title in the installed language (the declaration's when it has no tab)."""
+    entry = TABS.get(name)
+    if entry is None:
+        return _(assistants.get(name).title)
+    return QCoreApplication.translate("tabs", entry.title)
 
 
 @dataclass(frozen=True)
@@ -70,16 +129,19 @@ class ComingSoonTab(QWidget):
 def build_tabs(
     pieces: Mapping[str, TabPieces], workers: WorkerPool, parent: QWidget
 ) -> list[tuple[QWidget, str]]:
-    """The tabs of :data:`TABS`, each built from its ``pieces[name]``."""
+    """A tab for each registered assistant, in the registry's order, each built from its
+    ``pieces[name]``."""
     out: list[tuple[QWidget, str]] = []
-    for name, title, spec, module in TABS:
-        translated = QCoreApplication.translate("tabs", title)
-        if module is None:
-            widget: QWidget = ComingSoonTab(name, translated, spec, parent)
+    for declared in assistants.assistants():
+        name = declared.name
+        entry = TABS.get(name)
+        title = title_of(name)
+        if entry is None:
+            widget: QWidget = ComingSoonTab(name, title, declared.spec, parent)
         else:
-            factory: TabFactory = importlib.import_module(module).create
+            factory: TabFactory = importlib.import_module(entry.module).create
             given = pieces[name]
             widget = factory(given.service, given.models, workers, parent)
-            assert widget.objectName() == name, f"tab {module} must be named {name!r}"
-        out.append((widget, translated))
+            assert widget.objectName() == name, f"tab {entry.module} must be named {name!r}"
+        out.append((widget, title))
     return out

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from backends.assistants import Assistant
 from desktop import selftest
 from desktop.cli import main as cli_main
 
@@ -44,9 +45,9 @@ def test_every_assistant_passes_its_turn(
     out = io.StringIO()
     code = selftest.run(out, tmp_path / "selftest", real_models=False)
     found = steps(out.getvalue())
-    from desktop.tabs import TABS
+    from backends import assistants
 
-    expected = {f"tab {name}" for name, *_ in TABS} | {
+    expected = {f"tab {name}" for name in assistants.names()} | {
         "bundled files",
         "main window",
         "tab start-up work",
@@ -68,16 +69,24 @@ def test_every_assistant_passes_its_turn(
     assert list(home_dir.iterdir()) == []
 
 
+#: an assistant registered without a tab (the placeholder test's)
+LATER = Assistant(name="later", title="Later", spec="XX1")
+
+
 def test_a_placeholder_tab_fails_loudly(
     qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_home: Path
 ) -> None:
-    from desktop import tabs
+    from backends import assistants
 
-    monkeypatch.setattr(tabs, "TABS", [*tabs.TABS, ("later", "Later", "XX1", None)])
-    out = io.StringIO()
-    code = selftest.run(out, tmp_path / "selftest", real_models=False)
+    assistants.register("later", f"{__name__}:LATER")  # declared, but no tab yet
+    try:
+        out = io.StringIO()
+        code = selftest.run(out, tmp_path / "selftest", real_models=False)
+    finally:
+        assistants.unregister("later")
     found = steps(out.getvalue())
     assert code == 1
+    assert found["later turn"][0] is False
     assert found["tab later"] == (
         False,
         "the later assistant has not landed: its tab is a placeholder",

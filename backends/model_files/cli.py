@@ -18,10 +18,10 @@ import sys
 from pathlib import Path
 
 from backends import assistants
+from backends.assistants import Context
 from backends.i18n import N_, _, number
-from backends.models import local, manage
+from backends.models import discovery, local, manage
 from backends.progress import Progress
-from backends.services import Services
 
 SubParsers = argparse._SubParsersAction
 
@@ -99,9 +99,9 @@ def _done(args: argparse.Namespace, message: str, **extra: object) -> int:
     return 0
 
 
-def _cmd_list(args: argparse.Namespace, services: Services) -> int:
-    memory = services.memory()
-    listed = manage.entries(services.config, memory)
+def _cmd_list(args: argparse.Namespace, context: Context) -> int:
+    memory = context.memory()
+    listed = manage.entries(context.config, memory)
     if args.json:
         print(
             json.dumps(
@@ -110,7 +110,7 @@ def _cmd_list(args: argparse.Namespace, services: Services) -> int:
                     "folders": [
                         str(f)
                         for f in local.model_folders(
-                            services.config.home, services.config.model_folders
+                            context.config.home, context.config.model_folders
                         )
                     ],
                     "models": [e.to_json() for e in listed],
@@ -169,24 +169,24 @@ def _printer(json_output: bool) -> Progress:
     return Progress(callback=show)
 
 
-def _cmd_add(args: argparse.Namespace, services: Services) -> int:
+def _cmd_add(args: argparse.Namespace, context: Context) -> int:
     try:
-        path = manage.add(services.config, args.path, link=args.link, progress=_printer(args.json))
+        path = manage.add(context.config, args.path, link=args.link, progress=_printer(args.json))
     except local.GGUFError as err:
         return _fail(args, _("not added — {reason}").format(reason=err))
     if not args.json and sys.stderr.isatty() and not args.link:
         print(file=sys.stderr)
-    entry = manage.find_entry(services.config, str(path), services.memory())
+    entry = manage.find_entry(context.config, str(path), context.memory())
     message = _("Added {name}: {status}.").format(name=entry.name, status=entry.status)
     if entry.reason:
         message += " " + entry.reason
     return _done(args, message, model=entry.to_json())
 
 
-def _cmd_remove(args: argparse.Namespace, services: Services) -> int:
-    config = services.config
+def _cmd_remove(args: argparse.Namespace, context: Context) -> int:
+    config = context.config
     try:
-        entry = manage.find_entry(config, args.name, services.memory())
+        entry = manage.find_entry(config, args.name, context.memory())
     except local.GGUFError as err:
         return _fail(args, str(err).removeprefix(f"{err.path}: "))
     if not args.yes:
@@ -210,10 +210,10 @@ def _cmd_remove(args: argparse.Namespace, services: Services) -> int:
     return _done(args, removed.message(), moved=list(removed.moved))
 
 
-def _cmd_use(args: argparse.Namespace, services: Services) -> int:
-    config = services.config
+def _cmd_use(args: argparse.Namespace, context: Context) -> int:
+    config = context.config
     try:
-        entry = manage.find_entry(config, args.name, services.memory())
+        entry = manage.find_entry(config, args.name, context.memory())
         manage.use(config, entry, args.assistant)
     except local.GGUFError as err:
         return _fail(args, _("not chosen — {reason}").format(reason=_strip(err)))
@@ -229,11 +229,9 @@ def _strip(err: local.GGUFError) -> str:
     return str(err).removeprefix(f"{err.path}: ")
 
 
-def _cmd_find(args: argparse.Namespace, services: Services) -> int:
-    from backends.models import discovery
-
-    config = services.config
-    memory = services.memory()
+def _cmd_find(args: argparse.Namespace, context: Context) -> int:
+    config = context.config
+    memory = context.memory()
     found = discovery.find(memory=memory)
     if args.link:
         try:

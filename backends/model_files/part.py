@@ -7,6 +7,6 @@ from backends.i18n import N_
 PART = Assistant(
     name="models",
     title=N_("Models"),
-    data="backends.models.data:DATA",
-    commands="backends.models.cli:add_commands",
+    data="backends.model_files.data:DATA",
+    commands="backends.model_files.cli:add_commands",
 )
