@@ -1,16 +1,9 @@
 """The server audit log: PostgreSQL with three roles (SPEC CT1, CT3).
 
-:func:`bootstrap` (run once, by a role allowed to create roles — the *bootstrap* role, e.g. the
-DBA) creates:
-
-- the **owner** role, which owns the schema and its tables (only it — and superusers — could
-  change history; the application never connects as it);
-- the **application** role: ``SELECT, INSERT`` on the log, ``SELECT`` on its metadata and
-  checkpoints. ``UPDATE``, ``DELETE`` and ``TRUNCATE`` fail with *permission denied*;
-- the **maintenance** role: ``SELECT`` on the log and metadata, ``SELECT, INSERT`` on the
-  checkpoint table — what signing checkpoints needs, nothing more. Person keys live beside
-  the log, wrapped under a key the server never sees; the application role may create and
-  read one, and delete one only through the erasure function (:mod:`.keys`, CT4, CT11).
+The log connects as the **application** role, which may ``SELECT, INSERT`` the log and call
+the server-side append, never ``UPDATE``, ``DELETE`` or ``TRUNCATE`` it. The schema, the
+roles and that function are made by :func:`bootstrap` (:mod:`.postgres_schema`, re-exported
+here); person keys live beside the log (:mod:`.keys`, CT4, CT11).
 
 Each append is one transaction: ``pg_advisory_xact_lock(AUDIT_LOCK_KEY)``, read the head,
 insert, commit — concurrent writers (threads, processes, machines) never fork the chain.
@@ -20,11 +13,8 @@ Every connection has ``connect_timeout`` and a ``statement_timeout``.
 from __future__ import annotations
 
 import contextlib
-import secrets
 import threading
-import uuid
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 import psycopg
@@ -48,6 +38,7 @@ from backends.stores.audit_log import (
     generated_problems,
     keys,
 )
+from backends.stores.audit_log.checkpoint import Checkpoint, CheckpointRejected
 from backends.stores.audit_log.merkle import (
     NodeId,
     completed,
@@ -55,336 +46,24 @@ from backends.stores.audit_log.merkle import (
     size_of,
     stored_index,
 )
-from backends.stores.audit_log.record import (
-    GENESIS,
-    RECORD_VERSION,
-    Draft,
-    Entry,
-    chain_drafts,
-    chain_hash,
+from backends.stores.audit_log.postgres_schema import (
+    APPEND_FUNCTION,
+    AUDIT_LOCK_KEY,
+    Bootstrapped,
+    Roles,
+    bootstrap,
 )
+from backends.stores.audit_log.record import Draft, Entry, chain_drafts, chain_hash
+from backends.stores.audit_log.tree_build import TreeBuild
 from backends.stores.description import Measurement, Probed, SelfDescribing
 
 if TYPE_CHECKING:
     from backends.config import Config
-    from backends.stores.audit_log.checkpoint import Checkpoint
 
-#: the advisory lock every append takes (one per database; "CUSTAUDT" as 8 bytes)
-AUDIT_LOCK_KEY = 0x4355535441554454
+#: what callers import from here (bootstrap and the roles live in :mod:`.postgres_schema`)
+__all__ = ["Bootstrapped", "PostgresAuditLog", "Roles", "bootstrap", "redact_dsn"]
+
 STATEMENT_TIMEOUT_MS = 60_000
-
-
-@dataclass(frozen=True)
-class Roles:
-    owner: str = "custodia_owner"
-    app: str = "custodia_app"
-    maintenance: str = "custodia_maint"
-
-    @classmethod
-    def with_prefix(cls, prefix: str) -> Roles:
-        return cls(f"{prefix}_owner", f"{prefix}_app", f"{prefix}_maint")
-
-
-@dataclass(frozen=True)
-class Bootstrapped:
-    """DSNs for the two login roles (with the passwords bootstrap set)."""
-
-    app_dsn: str
-    maintenance_dsn: str
-    roles: Roles
-    schema: str
-
-
-def _migrations(schema: str) -> list[tuple[str, list[sql.Composed | sql.SQL]]]:
-    s = sql.Identifier(schema)
-    return [
-        (
-            "audit log, metadata, checkpoints",
-            [
-                sql.SQL(
-                    """
-                    CREATE TABLE {}.audit_log (
-                        seq bigint PRIMARY KEY CHECK (seq > 0),
-                        record text NOT NULL,
-                        hash char(64) NOT NULL,
-                        event_type text GENERATED ALWAYS AS ((record::jsonb) ->> 'event') STORED,
-                        pseudonym text GENERATED ALWAYS AS ((record::jsonb) ->> 'pseudonym') STORED,
-                        time text GENERATED ALWAYS AS ((record::jsonb) ->> 'time') STORED
-                    )
-                    """
-                ).format(s),
-                sql.SQL("CREATE INDEX audit_log_event ON {}.audit_log (event_type, seq)").format(s),
-                sql.SQL("CREATE INDEX audit_log_pseudonym ON {}.audit_log (pseudonym, seq)").format(
-                    s
-                ),
-                sql.SQL("CREATE INDEX audit_log_time ON {}.audit_log (time)").format(s),
-                sql.SQL(
-                    """
-                    CREATE TABLE {}.audit_checkpoint (
-                        seq bigint NOT NULL,
-                        key_id text NOT NULL,
-                        body text NOT NULL,
-                        PRIMARY KEY (seq, key_id)
-                    )
-                    """
-                ).format(s),
-                sql.SQL("INSERT INTO {}.audit_meta (key, value) VALUES ('log_id', {})").format(
-                    s, sql.Literal(uuid.uuid4().hex)
-                ),
-            ],
-        ),
-        (
-            "merkle tree",
-            [
-                sql.SQL(
-                    """
-                    CREATE TABLE {}.audit_tree (
-                        id bigint PRIMARY KEY CHECK (id >= 0),
-                        hash bytea NOT NULL CHECK (length(hash) = 32)
-                    )
-                    """
-                ).format(s),
-            ],
-        ),
-        ("person keys beside the log (CT11)", keys.key_tables(schema)),
-    ]
-
-
-#: name of the server-side append (``{schema}.append_records``)
-APPEND_FUNCTION = "append_records"
-
-
-def _quoted(identifier: str) -> str:
-    """An SQL identifier quoted as the standard says (for text inside a function body)."""
-    return '"' + identifier.replace('"', '""') + '"'
-
-
-def _append_function(schema: str) -> sql.Composed:
-    """``append_records(data[], event[], pseudonym[], sealed[])``: lock, read the head, build
-    each record from its canonical fragments
-    (:data:`~backends.stores.audit_log.record.RECORD_TEMPLATE`),
-    hash it exactly as CT2 says and insert — the plain chain's steps, in one round trip instead
-    of five. ``SECURITY INVOKER``: it can do nothing its caller could not (the application
-    role's INSERT); the client re-hashes every returned record, so a server that chained
-    differently is caught at once. Inside a function each statement takes a fresh snapshot,
-    so the head read after the lock is the committed head."""
-    template = (
-        "'{\"data\":' || data[i] || ',\"event\":' || event[i] || ',\"pseudonym\":' "
-        "|| pseudonym[i] || ',\"sealed\":' || sealed[i] || ',\"seq\":' || head_seq "
-        '|| \',"time":"\' || stamp || \'","v":' + str(RECORD_VERSION) + "}'"
-    )
-    body = f"""
-        DECLARE
-            head_seq bigint;
-            head_hash text;
-            stamp text;
-            rec text;
-            grow boolean;
-            node bytea;
-            sibling bytea;
-            lvl int;
-            ix bigint;
-            nid bigint;
-            last bigint;
-        BEGIN
-            PERFORM pg_advisory_xact_lock({AUDIT_LOCK_KEY});
-            SELECT l.seq, l.hash INTO head_seq, head_hash
-                FROM {{log}} l ORDER BY l.seq DESC LIMIT 1;
-            IF NOT FOUND THEN
-                head_seq := 0;
-                head_hash := '{GENESIS}';
-            END IF;
-            -- the Merkle tree grows here only while complete up to the head (else the
-            -- client's build_tree catches up, in order)
-            grow := to_regclass('{{tree_text}}') IS NOT NULL;
-            IF grow THEN  -- nodes are numbered as appends create them (merkle.stored_index)
-                grow := head_seq = 0 OR EXISTS (
-                    SELECT 1 FROM {{tree}} t WHERE t.id = 2 * (head_seq - 1)
-                        - length(replace((head_seq - 1)::bit(64)::text, '0', '')));
-            END IF;
-            FOR i IN 1 .. coalesce(array_length(data, 1), 0) LOOP
-                head_seq := head_seq + 1;
-                stamp := to_char(clock_timestamp() AT TIME ZONE 'UTC',
-                                 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
-                rec := {template};
-                out_previous := head_hash;
-                head_hash := encode(sha256(convert_to(head_hash || rec, 'UTF8')), 'hex');
-                INSERT INTO {{log}} (seq, record, hash) VALUES (head_seq, rec, head_hash);
-                IF grow THEN
-                    node := sha256('\\x00'::bytea || convert_to(rec, 'UTF8'));
-                    lvl := 0;
-                    ix := head_seq - 1;
-                    nid := 2 * ix - length(replace(ix::bit(64)::text, '0', ''));
-                    INSERT INTO {{tree}} (id, hash) VALUES (nid, node);
-                    WHILE ix % 2 = 1 LOOP
-                        -- the left sibling (lvl, ix - 1): created by the append of leaf
-                        -- last = (ix << lvl) - 1, as number 2*last - popcount(last) + lvl
-                        last := (ix << lvl) - 1;
-                        SELECT t.hash INTO STRICT sibling FROM {{tree}} t
-                            WHERE t.id = 2 * last - length(replace(last::bit(64)::text, '0', ''))
-                                + lvl;
-                        node := sha256('\\x01'::bytea || sibling || node);
-                        lvl := lvl + 1;
-                        ix := ix / 2;
-                        nid := nid + 1;
-                        INSERT INTO {{tree}} (id, hash) VALUES (nid, node);
-                    END LOOP;
-                END IF;
-                out_seq := head_seq;
-                out_time := stamp;
-                out_hash := head_hash;
-                RETURN NEXT;
-            END LOOP;
-        END
-    """
-    return sql.SQL(
-        "CREATE OR REPLACE FUNCTION {fn} (data text[], event text[], pseudonym text[], "
-        "sealed text[]) RETURNS TABLE (out_seq bigint, out_time text, out_hash text, "
-        "out_previous text) LANGUAGE plpgsql VOLATILE SECURITY INVOKER "
-        "SET search_path = pg_catalog, pg_temp AS {body}"
-    ).format(
-        fn=sql.Identifier(schema, APPEND_FUNCTION),
-        body=sql.Literal(
-            body.replace("{log}", _quoted(schema) + ".audit_log")
-            .replace("{tree_text}", (_quoted(schema) + ".audit_tree").replace("'", "''"))
-            .replace("{tree}", _quoted(schema) + ".audit_tree")
-        ),
-    )
-
-
-def _role(conn: psycopg.Connection[Any], name: str, password: str | None, login: bool) -> None:
-    exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
-    verb = sql.SQL("ALTER ROLE" if exists else "CREATE ROLE")
-    options: sql.Composed | sql.SQL = sql.SQL("LOGIN" if login else "NOLOGIN")
-    if password is not None:
-        options = sql.SQL("{} PASSWORD {}").format(options, sql.Literal(password))
-    conn.execute(
-        sql.SQL("{} {} {} NOSUPERUSER NOCREATEDB NOCREATEROLE").format(
-            verb, sql.Identifier(name), options
-        )
-    )
-
-
-def bootstrap(
-    admin_dsn: str,
-    *,
-    roles: Roles | None = None,
-    schema: str = DEFAULT_SCHEMA,
-    app_password: str | None = None,
-    maintenance_password: str | None = None,
-    timeout: float = 5.0,
-) -> Bootstrapped:
-    """Create (or bring up to date) the schema and the three roles; idempotent.
-
-    Run it as a role that may create roles and schemas in the database. Passwords default to
-    fresh random ones; the returned DSNs carry them.
-    """
-    roles = roles or Roles()
-    app_password = app_password or secrets.token_urlsafe(24)
-    maintenance_password = maintenance_password or secrets.token_urlsafe(24)
-    s = sql.Identifier(schema)
-    try:
-        with (
-            pg_connect(admin_dsn, connect_timeout=max(1, int(timeout))) as conn,
-            conn.transaction(),
-        ):
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK_KEY,))
-            _role(conn, roles.owner, None, login=False)
-            _role(conn, roles.app, app_password, login=True)
-            _role(conn, roles.maintenance, maintenance_password, login=True)
-            owner, app, maint = (
-                sql.Identifier(roles.owner),
-                sql.Identifier(roles.app),
-                sql.Identifier(roles.maintenance),
-            )
-            database = sql.Identifier(conn.info.dbname)
-            conn.execute(sql.SQL("GRANT {} TO CURRENT_USER").format(owner))
-            conn.execute(
-                sql.SQL("GRANT CONNECT ON DATABASE {} TO {}, {}").format(database, app, maint)
-            )
-            conn.execute(
-                sql.SQL("CREATE SCHEMA IF NOT EXISTS {} AUTHORIZATION {}").format(s, owner)
-            )
-            conn.execute(sql.SQL("REVOKE ALL ON SCHEMA {} FROM PUBLIC").format(s))
-            conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}, {}").format(s, app, maint))
-            conn.execute(sql.SQL("SET LOCAL ROLE {}").format(owner))
-            conn.execute(
-                sql.SQL(
-                    "CREATE TABLE IF NOT EXISTS {}.audit_meta "
-                    "(key text PRIMARY KEY, value text NOT NULL)"
-                ).format(s)
-            )
-            row = conn.execute(
-                sql.SQL("SELECT value FROM {}.audit_meta WHERE key = 'schema_version'").format(s)
-            ).fetchone()
-            version = int(row[0]) if row else 0
-            migrations = _migrations(schema)
-            for _name, statements in migrations[version:]:
-                for statement in statements:
-                    conn.execute(statement)
-            conn.execute(
-                sql.SQL(
-                    "INSERT INTO {}.audit_meta (key, value) VALUES ('schema_version', %s) "
-                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
-                ).format(s),
-                (str(len(migrations)),),
-            )
-            tables = ("audit_log", "audit_meta", "audit_checkpoint", "audit_tree", *keys.TABLES)
-            for table in tables:
-                conn.execute(
-                    sql.SQL("REVOKE ALL ON {}.{} FROM PUBLIC, {}, {}").format(
-                        s, sql.Identifier(table), app, maint
-                    )
-                )
-            grants = [
-                ("SELECT, INSERT", "audit_log", app),
-                ("SELECT", "audit_meta", app),
-                ("SELECT", "audit_checkpoint", app),
-                ("SELECT, INSERT", "audit_tree", app),  # never UPDATE, DELETE (CT1)
-                ("SELECT", "audit_tree", maint),
-                ("SELECT", "audit_log", maint),
-                ("SELECT", "audit_meta", maint),
-                ("SELECT, INSERT", "audit_checkpoint", maint),
-                *keys.key_grants(roles.app, roles.maintenance),
-            ]
-            for privileges, table, role in grants:
-                conn.execute(
-                    sql.SQL("GRANT {} ON {}.{} TO {}").format(
-                        sql.SQL(privileges),
-                        s,
-                        sql.Identifier(table),
-                        sql.Identifier(role) if isinstance(role, str) else role,
-                    )
-                )
-            # code, like grants, is (re)made on every bootstrap: an older schema gains it
-            conn.execute(_append_function(schema))
-            append_fn = sql.SQL("{}(text[], text[], text[], text[])").format(
-                sql.Identifier(schema, APPEND_FUNCTION)
-            )
-            conn.execute(
-                sql.SQL("REVOKE ALL ON FUNCTION {} FROM PUBLIC, {}").format(append_fn, maint)
-            )
-            conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION {} TO {}").format(append_fn, app))
-            for statement in keys.key_functions(schema):  # the only way a key is deleted
-                conn.execute(statement)
-            for fn in keys.function_signatures(schema):
-                conn.execute(sql.SQL("REVOKE ALL ON FUNCTION {} FROM PUBLIC").format(fn))
-                conn.execute(
-                    sql.SQL("GRANT EXECUTE ON FUNCTION {} TO {}, {}").format(fn, app, maint)
-                )
-            conn.execute("RESET ROLE")
-    except psycopg.errors.InsufficientPrivilege as err:
-        raise AuditPermissionError(f"audit bootstrap: {err}".strip()) from err
-    except psycopg.Error as err:
-        raise AuditLogError(f"audit bootstrap on {redact_url(admin_dsn)} failed: {err}") from err
-    return Bootstrapped(
-        app_dsn=make_conninfo(admin_dsn, user=roles.app, password=app_password),
-        maintenance_dsn=make_conninfo(
-            admin_dsn, user=roles.maintenance, password=maintenance_password
-        ),
-        roles=roles,
-        schema=schema,
-    )
 
 
 def redact_dsn(dsn: str) -> str:
@@ -406,12 +85,10 @@ def _fail(what: str, err: psycopg.Error) -> AuditLogError:
     return AuditLogError(f"{what}: {text}")
 
 
-class PostgresAuditLog(ChainCopy, SelfDescribing):
+class PostgresAuditLog(ChainCopy, TreeBuild, SelfDescribing):
     """The :class:`~backends.stores.audit_log.AuditLog` in a Postgres schema (:func:`bootstrap`)."""
 
     kind = "postgres"
-    #: leaves per transaction when an existing log's tree is built
-    TREE_BATCH = 50_000
 
     #: the engine, as the storage map names it
     ENGINE = N_("Postgres (roles, advisory lock)")
@@ -725,48 +402,36 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
         rows = self._query(sql.SQL("SELECT coalesce(max(id) + 1, 0) FROM {}").format(self._tree))
         return size_of(int(rows[0][0]))
 
-    def build_tree(self, progress: Progress | None = None, *, batch: int = 0) -> int:
-        """Extend the tree to the head in transactions of ``batch`` leaves (resumable); the
-        application role may INSERT tree nodes, so any start of the app does it."""
-        if not self._has_tree:
-            return 0
-        head, size = self.head().seq, self.tree_size()
-        if size >= head:
-            return 0
-        progress = progress or Progress()
-        batch = batch or self.TREE_BATCH
-        progress.start(head - size, "building the audit log's Merkle tree")
-        done = 0
-        while True:
-            progress.check()
-            with self._write_lock:
-                conn = self._writing()
-                try:
-                    with conn.transaction():
-                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK_KEY,))
-                        (count,) = conn.execute(
-                            sql.SQL("SELECT coalesce(max(id) + 1, 0) FROM {}").format(self._tree)
-                        ).fetchone() or (0,)
-                        size = size_of(int(count))
-                        rows = conn.execute(
-                            sql.SQL(
-                                "SELECT seq, record FROM {} WHERE seq > %s ORDER BY seq LIMIT %s"
-                            ).format(self._t),
-                            (size, batch),
-                        ).fetchall()
-                        if rows and rows[0][0] != size + 1:
-                            raise AuditLogError(
-                                f"{self.location}: record {size + 1} is missing; the tree "
-                                "cannot be built past a gap (run `custodia audit verify`)"
-                            )
-                        if rows:
-                            self._grow_tree(conn, int(size), [str(r[1]) for r in rows])
-                except psycopg.Error as err:
-                    raise _fail(f"{self.location}: cannot build the Merkle tree", err) from err
-            if not rows:
-                return done
-            done += len(rows)
-            progress.advance(len(rows), f"{size + len(rows)}/{head}")
+    def _can_build_tree(self) -> bool:
+        """The application role may INSERT tree nodes, so any start of the app builds it."""
+        return self._has_tree
+
+    def _tree_batch(self, batch: int) -> tuple[int, int]:
+        with self._write_lock:
+            conn = self._writing()
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK_KEY,))
+                    (count,) = conn.execute(
+                        sql.SQL("SELECT coalesce(max(id) + 1, 0) FROM {}").format(self._tree)
+                    ).fetchone() or (0,)
+                    size = size_of(int(count))
+                    rows = conn.execute(
+                        sql.SQL(
+                            "SELECT seq, record FROM {} WHERE seq > %s ORDER BY seq LIMIT %s"
+                        ).format(self._t),
+                        (size, batch),
+                    ).fetchall()
+                    if rows and rows[0][0] != size + 1:
+                        raise AuditLogError(
+                            f"{self.location}: record {size + 1} is missing; the tree "
+                            "cannot be built past a gap (run `custodia audit verify`)"
+                        )
+                    if rows:
+                        self._grow_tree(conn, int(size), [str(r[1]) for r in rows])
+            except psycopg.Error as err:
+                raise _fail(f"{self.location}: cannot build the Merkle tree", err) from err
+        return size, len(rows)
 
     def tree_nodes(self, ids: Collection[NodeId]) -> dict[NodeId, bytes]:
         if not ids or not self._has_tree:
@@ -924,8 +589,6 @@ class PostgresAuditLog(ChainCopy, SelfDescribing):
         return [str(r[0]) for r in rows]
 
     def checkpoints(self) -> list[Checkpoint]:
-        from backends.stores.audit_log.checkpoint import Checkpoint, CheckpointRejected
-
         rows = self._query(
             sql.SQL("SELECT body FROM {} ORDER BY seq").format(
                 sql.Identifier(self.schema, "audit_checkpoint")

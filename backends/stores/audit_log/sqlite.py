@@ -22,6 +22,7 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ from backends.stores.audit_log.merkle import (
     stored_index,
 )
 from backends.stores.audit_log.record import Draft, Entry, chain_drafts
+from backends.stores.audit_log.tree_build import TreeBuild
 from backends.stores.description import SqliteFile
 from backends.stores.engines.sqlite import Migration, connect, migrate
 
@@ -332,7 +334,7 @@ def migrate_locked(conn: sqlite3.Connection, path: Path, migrations: list[Migrat
         os.close(fd)
 
 
-class SQLiteAuditLog(ChainCopy, SqliteFile):
+class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
     """:class:`~backends.stores.audit_log.AuditLog` on a SQLite file."""
 
     kind = "sqlite"
@@ -342,8 +344,6 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
     COUNT = "SELECT coalesce(max(seq), 0) FROM audit_log"
 
     stores_checkpoints = True
-    #: leaves per transaction when an existing log's tree is built
-    TREE_BATCH = 50_000
 
     def __init__(
         self,
@@ -414,9 +414,12 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
         return str(self.path)
 
     # -- writing ---------------------------------------------------------------------------
-    def append_many(self, drafts: Sequence[Draft]) -> list[Entry]:
-        if not drafts:
-            return []
+    @contextmanager
+    def _locked_write(self, failed: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction under the database's write lock (``BEGIN IMMEDIATE``, across
+        threads and processes): committed when the block ends, rolled back when it raises
+        (an SQLite error becomes :class:`AuditLogError` saying what ``failed``). The tree's
+        cached right edge is kept only once the transaction committed."""
         conn = self._conn
         with self._write_lock:
             try:
@@ -424,65 +427,53 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
             except sqlite3.Error as err:
                 raise AuditLogError(f"{self.path}: cannot lock the audit log: {err}") from err
             try:
-                row = conn.execute(
-                    "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1"
-                ).fetchone()
-                entries = chain_drafts(drafts, (int(row[0]), str(row[1])) if row else None)
-                if len(entries) == 1:  # the usual case: no list to build
-                    e = entries[0]
-                    conn.execute(_INSERT, (e.seq, e.record, e.hash))
-                else:
-                    conn.executemany(_INSERT, [(e.seq, e.record, e.hash) for e in entries])
-                self._grow_tree(conn, entries[0].seq - 1, [e.record for e in entries])
+                yield conn
                 conn.execute("COMMIT")
                 self._committed(True)
             except sqlite3.Error as err:
                 self._committed(False)
                 if conn.in_transaction:  # SQLite already rolled back after "disk is full"
                     conn.execute("ROLLBACK")
-                raise AuditLogError(f"{self.path}: append failed: {err}") from err
+                raise AuditLogError(f"{self.path}: {failed}: {err}") from err
             except BaseException:
                 self._committed(False)
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+
+    def _head_in(self, conn: sqlite3.Connection) -> Head:
+        """The head as the transaction on ``conn`` sees it."""
+        row = conn.execute("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()
+        return Head(int(row[0]), str(row[1])) if row else Head()
+
+    def append_many(self, drafts: Sequence[Draft]) -> list[Entry]:
+        if not drafts:
+            return []
+        with self._locked_write("append failed") as conn:
+            head = self._head_in(conn)
+            entries = chain_drafts(drafts, (head.seq, head.hash))  # Head(): the genesis
+            if len(entries) == 1:  # the usual case: no list to build
+                e = entries[0]
+                conn.execute(_INSERT, (e.seq, e.record, e.hash))
+            else:
+                conn.executemany(_INSERT, [(e.seq, e.record, e.hash) for e in entries])
+            self._grow_tree(conn, entries[0].seq - 1, [e.record for e in entries])
         return entries
 
     def extend(self, rows: Sequence[tuple[int, str, str]], after: Head) -> None:
         if not rows:
             return
-        conn = self._conn
-        with self._write_lock:
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as err:
-                raise AuditLogError(f"{self.path}: cannot lock the audit log: {err}") from err
-            try:
-                row = conn.execute(
-                    "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1"
-                ).fetchone()
-                head = Head(int(row[0]), str(row[1])) if row else Head()
-                if head != after:
-                    raise NotAPrefix(
-                        f"{self.path}: the log changed during the copy (head seq {head.seq}, "
-                        f"expected {after.seq})",
-                        head,
-                        after,
-                    )
-                conn.executemany(_INSERT, rows)
-                self._grow_tree(conn, rows[0][0] - 1, [r[1] for r in rows])
-                conn.execute("COMMIT")
-                self._committed(True)
-            except sqlite3.Error as err:
-                self._committed(False)
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise AuditLogError(f"{self.path}: copying records failed: {err}") from err
-            except BaseException:
-                self._committed(False)
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        with self._locked_write("copying records failed") as conn:
+            head = self._head_in(conn)
+            if head != after:
+                raise NotAPrefix(
+                    f"{self.path}: the log changed during the copy (head seq {head.seq}, "
+                    f"expected {after.seq})",
+                    head,
+                    after,
+                )
+            conn.executemany(_INSERT, rows)
+            self._grow_tree(conn, rows[0][0] - 1, [r[1] for r in rows])
 
     def add_checkpoint(self, checkpoint: Checkpoint) -> None:
         with self._write_lock:
@@ -532,54 +523,38 @@ class SQLiteAuditLog(ChainCopy, SqliteFile):
         rows = self._query(_TREE_COUNT)
         return size_of(int(rows[0][0]))  # type: ignore[call-overload]
 
-    def build_tree(self, progress: Progress | None = None, *, batch: int = 0) -> int:
-        """Build the tree of the records it does not cover yet; returns how many leaves were
-        added. Each batch is one transaction, so a build stopped anywhere (kill -9 included)
-        resumes where it stopped; appends meanwhile wait for a batch at most."""
-        if self.read_only or not self._has_tree:
-            return 0
-        head, size = self.head().seq, self.tree_size()
-        if size >= head:
-            return 0
-        progress = progress or Progress()
-        batch = batch or self.TREE_BATCH
-        progress.start(head - size, "building the audit log's Merkle tree")
-        done = 0
+    def _can_build_tree(self) -> bool:
+        return not self.read_only and self._has_tree
+
+    def _tree_batch(self, batch: int) -> tuple[int, int]:
         conn = self._conn
-        while True:
-            progress.check()
-            with self._write_lock:
+        with self._write_lock:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
                 try:
-                    conn.execute("BEGIN IMMEDIATE")
-                    try:
-                        size = size_of(int(conn.execute(_TREE_COUNT).fetchone()[0]))
-                        conn.text_factory = bytes
-                        rows = conn.execute(
-                            "SELECT seq, record FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?",
-                            (size, batch),
-                        ).fetchall()
-                        conn.text_factory = str
-                        if rows and rows[0][0] != size + 1:
-                            raise AuditLogError(
-                                f"{self.path}: record {size + 1} is missing; the tree cannot "
-                                "be built past a gap (run `custodia audit verify`)"
-                            )
-                        leaves = [sha256(b"\x00" + record).digest() for _, record in rows]
-                        conn.executemany(_TREE_INSERT, _tree_nodes(conn, size, leaves)[0])
-                        conn.execute("COMMIT")
-                        self._frontier = None
-                    finally:
-                        conn.text_factory = str
-                        if conn.in_transaction:
-                            conn.execute("ROLLBACK")
-                except sqlite3.Error as err:
-                    raise AuditLogError(
-                        f"{self.path}: cannot build the Merkle tree: {err}"
-                    ) from err
-            if not rows:
-                return done
-            done += len(rows)
-            progress.advance(len(rows), f"{size + len(rows)}/{head}")
+                    size = size_of(int(conn.execute(_TREE_COUNT).fetchone()[0]))
+                    conn.text_factory = bytes
+                    rows = conn.execute(
+                        "SELECT seq, record FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?",
+                        (size, batch),
+                    ).fetchall()
+                    conn.text_factory = str
+                    if rows and rows[0][0] != size + 1:
+                        raise AuditLogError(
+                            f"{self.path}: record {size + 1} is missing; the tree cannot "
+                            "be built past a gap (run `custodia audit verify`)"
+                        )
+                    leaves = [sha256(b"\x00" + record).digest() for _, record in rows]
+                    conn.executemany(_TREE_INSERT, _tree_nodes(conn, size, leaves)[0])
+                    conn.execute("COMMIT")
+                    self._frontier = None
+                finally:
+                    conn.text_factory = str
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+            except sqlite3.Error as err:
+                raise AuditLogError(f"{self.path}: cannot build the Merkle tree: {err}") from err
+        return size, len(rows)
 
     def tree_nodes(self, ids: Collection[NodeId]) -> dict[NodeId, bytes]:
         """Stored complete-subtree hashes (a log opened read-only before its tree was built
