@@ -50,7 +50,7 @@ from backends import answers, grounding  # noqa: E402
 from backends.answers import DONT_KNOW, SUPPORTED, DraftStats  # noqa: E402
 from backends.config import Config  # noqa: E402
 from backends.memories.answer import TEXTS  # noqa: E402
-from backends.memories.service import AssistantSettings, MemoryAssistant  # noqa: E402
+from backends.memories.service import AssistantSettings, MemoryAssistant
 from backends.models.chat import ChatModel, Message, RetrievalOnlyChat  # noqa: E402
 from backends.models.embedders import Embedder  # noqa: E402
 from backends.questions import about_user, restate  # noqa: E402
@@ -242,9 +242,10 @@ def about_user_figures() -> dict[str, Any]:
 
 def run_conversations(chat_key: str, label: str, *, sample: int | None = None) -> dict[str, Any]:
     """The history set: each question asked in a new conversation, as a user would."""
-    from backends.conversations import Conversation, get_service
+    from backends.conversations import Conversation
     from backends.conversations.files import StoredMessage
     from backends.services import Services
+    from tests.parts import conversations_service as get_service
 
     data = _load("conversation_history_eval.json")
     questions = (

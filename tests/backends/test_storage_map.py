@@ -15,11 +15,7 @@ from pathlib import Path
 import pytest
 
 from backends import stores
-from backends.audit.service import get_service as audit_service
 from backends.config import Config
-from backends.conversations import get_service as conversations_service
-from backends.memories.service import get_service as memories_service
-from backends.multiagent import get_service as multiagent_service
 from backends.services import Services
 from backends.storage_map import (
     DATA,
@@ -38,6 +34,7 @@ from backends.storage_map import (
     to_json,
 )
 from tests.journeys.script import run_journey, tutor_available
+from tests.parts import audit_service, conversations_service, memories_service, multiagent_service
 
 #: the seed's rule, datum by datum
 EXPECTED_CLASS = {
@@ -111,7 +108,7 @@ def test_every_count_is_the_stores_own(filled: Services) -> None:
     assert rows["conversation vectors"].items == agent.vectors().count() == 4
 
     if tutor_available():
-        from backends.tutor.service import get_service as tutor_service
+        from tests.parts import tutor_service
 
         status = tutor_service(filled).status()
         assert rows["knowledge base"].items == status.chunks > 0

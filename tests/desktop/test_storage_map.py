@@ -12,13 +12,12 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDialog, QPlainTextEdit, QPushButton, QTableWidget
 
 from backends import config as config_module
-from backends.audit.service import get_service as audit_service
 from backends.config import Config
-from backends.memories.service import get_service as memories_service
 from backends.storage_map import KINDS
 from backends.stores.audit_log.record import Draft
 from desktop.dialogs import SettingsDialog
 from desktop.storage_map import MigrationDialog, StorageMapView
+from tests.parts import audit_service, memories_service
 
 RECORDS = 120
 

@@ -137,9 +137,9 @@ def test_a_tutor_thread_is_read_back_from_the_audit_log_after_a_restart(
 def test_forgetting_a_person_removes_their_tutor_threads(
     qtbot: Any, custodia_window: Any, tmp_path: Path
 ) -> None:
-    from backends.audit.service import get_service as audit_service
     from tests.backends.tutor.conftest import make_small_kb
     from tests.desktop.tabs.test_tutor import ask, register_tutor, show_tutor
+    from tests.parts import audit_service
 
     register_tutor(custodia_window.services, make_small_kb(tmp_path))
     tab = show_tutor(qtbot, custodia_window)

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.audit.service import get_service as audit_service
-from backends.conversations import get_service as conversations_service
-from backends.memories.service import get_service as memories_service
-from backends.multiagent import get_service as multiagent_service
 from backends.services import Services
+from tests.parts import audit_service, conversations_service, memories_service, multiagent_service
 
 TASK = "Write a python function that parses CSV files"
 FACT = "Remember that I am allergic to penicillin"
@@ -27,7 +24,7 @@ TUTOR_QUESTION = "What are the first-line treatments for community-acquired pneu
 
 def tutor_available() -> bool:
     try:
-        from backends.tutor.service import get_service  # noqa: F401
+        from tests.parts import tutor_service as get_service  # noqa: F401
     except ImportError:
         return False
     return True
@@ -35,7 +32,7 @@ def tutor_available() -> bool:
 
 def _tutor_turn(services: Services) -> dict[str, Any]:
     """The clinical tutor's audited turn (the tutor appends its own audit record)."""
-    from backends.tutor.service import get_service
+    from tests.parts import tutor_service as get_service
 
     tutor = get_service(services)
     tutor.prepare()

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from backends.audit.service import get_service as audit_service
 from backends.config import Config
 from backends.migrate import dsn_url
 from backends.services import Services
 from backends.storage_map import StorageRow, storage_map
 from backends.stores.audit_log.postgres import Roles, bootstrap
 from tests.journeys.script import run_journey, tutor_available
+from tests.parts import audit_service
 
 
 @pytest.fixture

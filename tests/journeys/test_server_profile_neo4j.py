@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from backends.audit.service import get_service as audit_service
 from backends.config import Config
 from backends.migrate import dsn_url
 from backends.services import Services
@@ -26,6 +25,7 @@ from backends.stores.graph.bolt import NEO4J_5, BoltGraph
 from tests.harness.chroma import ChromaServer, chroma_server  # noqa: F401
 from tests.harness.servers import Neo4jServer
 from tests.journeys.script import run_journey
+from tests.parts import audit_service
 
 
 @pytest.fixture

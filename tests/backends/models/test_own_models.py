@@ -228,9 +228,9 @@ def test_the_tutor_answers_with_a_user_picked_gguf(
             yield piece
 
     monkeypatch.setattr(LlamaCppChat, "stream", spy)
-    from backends.audit.service import get_service as audit_service
     from backends.tutor.service import TutorService
     from tests.backends.tutor.conftest import make_small_kb
+    from tests.parts import audit_service
 
     home = tmp_path / "home"
     (home / "models").mkdir(parents=True)
@@ -243,7 +243,7 @@ def test_the_tutor_answers_with_a_user_picked_gguf(
     ).validated()
     services = Services(cfg)
     services.use_model("tutor", "gguf:picked")
-    tutor = TutorService.from_services(services)
+    tutor = services.get("tutor", TutorService)
     tutor.kb_dir = make_small_kb(tmp_path, ("paracetamol", "warfarin", "asthma"))
     try:
         tutor.prepare()

@@ -192,7 +192,8 @@ class MemoriesScenario(Scenario):
         return f"m{parts[1]}", int(parts[3])
 
     def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
-        from backends.memories.service import STORE_FILE, get_service
+        from backends.memories.service import STORE_FILE
+        from tests.parts import memories_service as get_service
 
         services = services_for(home)
         assistant = get_service(services)
@@ -265,8 +266,8 @@ class SessionsScenario(Scenario):
         return words(f"{key}:{v}", 20)
 
     def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
-        from backends.multiagent.service import get_service
         from backends.stores.sessions import PHASES, Session
+        from tests.parts import multiagent_service as get_service
 
         services = services_for(home)
         service = get_service(services)
@@ -722,7 +723,7 @@ class FirstStartScenario(Scenario):
             time.sleep(1)
 
     def journey(self, home: Path, channel: Channel, v: int) -> None:
-        from backends.memories.service import get_service as memories
+        from tests.parts import memories_service as memories
 
         tag = home.name
         scenario = ConversationsScenario()
@@ -733,8 +734,8 @@ class FirstStartScenario(Scenario):
         cid = agent.create(name=f"crash-{tag}").id
         agent.ask(scenario.user_text(f"crash-{tag}", 0), conversation_id=cid)
         channel.ack(f"{tag} conversation", {"v": v, "id": cid})
-        from backends.multiagent.service import get_service as multiagent
         from backends.stores.sessions import Session
+        from tests.parts import multiagent_service as multiagent
 
         service = multiagent(services_for(home))
         service.memory()
@@ -745,8 +746,8 @@ class FirstStartScenario(Scenario):
         channel.ack(f"{tag} audit", {"v": v})
 
     def check(self, home: Path, ledger: Ledger) -> None:
-        from backends.memories.service import get_service as memories
-        from backends.multiagent.service import get_service as multiagent
+        from tests.parts import memories_service as memories
+        from tests.parts import multiagent_service as multiagent
 
         tag = home.name
         try:
@@ -1084,8 +1085,8 @@ class QdrantEdgeMoveScenario(Scenario):
     def run(self, home, ledger, rng, counter, channel) -> None:  # type: ignore[no-untyped-def]
         import shutil
 
-        from backends.multiagent.service import get_service
         from backends.stores.vectors import MemoryItem
+        from tests.parts import multiagent_service as get_service
 
         dirs = sorted(home.glob("d*"))
         if dirs:
@@ -1106,7 +1107,7 @@ class QdrantEdgeMoveScenario(Scenario):
             channel.ack(key, {"v": v})
 
     def check(self, data: Path, home: Path, ledger: Ledger) -> None:
-        from backends.multiagent.service import get_service
+        from tests.parts import multiagent_service as get_service
 
         tag = data.name
         if not (data / "qdrant").exists() and not (data / "qdrant-edge").exists():

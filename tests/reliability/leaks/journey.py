@@ -200,8 +200,8 @@ def run_journey(home: Path, key: str, extra_env: dict[str, str] | None = None) -
 def _discover_models(home: Path) -> None:
     """What the conversations tab does at start: look for local model runtimes."""
     from backends import config
-    from backends.conversations.service import get_service
     from backends.services import Services
+    from tests.parts import conversations_service as get_service
 
     services = Services(config.load())
     try:
