@@ -17,11 +17,11 @@ import signal
 import sys
 from types import FrameType
 
+from backends.assistants import Context
 from backends.errors import CancelledError
 from backends.i18n import _
 from backends.migrate import MigrateOptions, migrate, plan_migration, switch_to_server
 from backends.progress import Progress
-from backends.services import Services
 from backends.storage_map import format_table, healthy, storage_map, to_json
 
 ADMIN_DSN_ENV = "CUSTODIA_POSTGRES_ADMIN_DSN"
@@ -68,14 +68,14 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.set_defaults(handler=_cmd_migrate)
 
 
-def _cmd_storage(args: argparse.Namespace, services: Services) -> int:
-    rows = storage_map(services.config, services)
+def _cmd_storage(args: argparse.Namespace, context: Context) -> int:
+    rows = storage_map(context.config, context)
     if args.json:
-        print(to_json(services.config, rows))
+        print(to_json(context.config, rows))
     else:
         print(
             _("Profile: {profile} — data dir {home}").format(
-                profile=services.config.profile, home=services.config.home
+                profile=context.config.profile, home=context.config.home
             )
         )
         print(format_table(rows))
@@ -98,10 +98,10 @@ def _printer(quiet: bool) -> Progress:
     return Progress() if quiet else Progress(callback=show)
 
 
-def _cmd_migrate(args: argparse.Namespace, services: Services) -> int:
+def _cmd_migrate(args: argparse.Namespace, context: Context) -> int:
     options = MigrateOptions(admin_dsn=args.admin_dsn or os.environ.get(ADMIN_DSN_ENV, ""))
     if args.dry_run:
-        plan = plan_migration(services, options)
+        plan = plan_migration(context, options)
         if args.json:
             print(json.dumps(plan.to_dict(), indent=2))
         else:
@@ -123,7 +123,7 @@ def _cmd_migrate(args: argparse.Namespace, services: Services) -> int:
 
     signal.signal(signal.SIGINT, on_interrupt)
     try:
-        report = migrate(services, options, progress)
+        report = migrate(context, options, progress)
     except CancelledError:
         print(_("\ncustodia: migration interrupted; run it again to resume"), file=sys.stderr)
         return 130
@@ -142,9 +142,9 @@ def _cmd_migrate(args: argparse.Namespace, services: Services) -> int:
     if args.switch:
         print(
             _("profile = server written to {switch_to_server}; restart").format(
-                switch_to_server=switch_to_server(services.config.home)
+                switch_to_server=switch_to_server(context.config.home)
             )
         )
-    elif services.config.profile != "server":
+    elif context.config.profile != "server":
         print(_("Set profile = server (Settings, or --switch) and restart to use the servers."))
     return 0

@@ -7,7 +7,8 @@ hash, its Protocol, the SQLite and Postgres implementations — is the audit-log
 storage layer (:mod:`backends.stores.audit_log`). See docs/AUDIT.md.
 
 The public surface — what the desktop uses: :class:`AuditService` (built by
-:func:`get_service`) and the value types it returns.
+:func:`backends.audit.service.build`, declared in :mod:`backends.audit.assistant`) and the
+value types it returns.
 """
 
 from backends.audit.data import DATA
@@ -17,7 +18,6 @@ from backends.audit.service import (
     AuditService,
     CheckpointStatus,
     ProofUnavailable,
-    get_service,
 )
 from backends.audit.verify import VerifyResult
 from backends.stores.audit_log import Filter
@@ -36,5 +36,4 @@ __all__ = [
     "VerifyResult",
     "check_consistency",
     "check_inclusion",
-    "get_service",
 ]

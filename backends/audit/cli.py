@@ -10,7 +10,6 @@
     custodia audit check PROOF --key KEY [--entry FILE]
     custodia audit check PROOF --from OLD --to NEW --key KEY
     custodia audit bootstrap --admin-dsn DSN [--schema S]      (Postgres only)
-    custodia forget PERSON
 
 Every command that reads a log takes ``--data-dir PATH`` (a copy, a mounted backup); a data dir
 that is not writable, or ``--read-only``, is opened without writing a byte. ``check`` needs no
@@ -24,16 +23,20 @@ cannot be written) exits 2 before anything is signed or written.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import re
 import sys
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from backends.assistants import Context
 from backends.audit.checkpoints import (
+    Checkpoint,
     CheckpointError,
     CheckpointRejected,
     OlderCheckpoint,
@@ -52,14 +55,12 @@ from backends.audit.service import (
     EXPORT_FORMATS,
     LOG_FILE,
     AuditService,
-    get_service,
     read_only_dir,
 )
 from backends.audit.verify import verify_chain
 from backends.commands import PIPE_CLOSED, silence_stdout
 from backends.i18n import N_, _
 from backends.progress import Progress
-from backends.services import Services
 from backends.stores.audit_log import Filter
 from backends.stores.audit_log.note import NoteError, Verifier
 
@@ -148,10 +149,11 @@ def _progress(quiet: bool) -> Progress:
     return Progress(callback=show)
 
 
-def _service(args: argparse.Namespace, services: Services) -> AuditService:
+@contextlib.contextmanager
+def _opened(args: argparse.Namespace, context: Context) -> Iterator[AuditService]:
     """The audit service of ``--data-dir`` (or the configured one), read-only when asked or
-    when the data dir is not writable."""
-    config = services.config
+    when the data dir is not writable; closed when the command is done."""
+    config = context.config
     data_dir = getattr(args, "data_dir", None)
     if data_dir:
         home = Path(data_dir)
@@ -165,14 +167,14 @@ def _service(args: argparse.Namespace, services: Services) -> AuditService:
     )
     # a log from an earlier release gets its Merkle tree on this first start: say how it goes
     progress = _progress(bool(getattr(args, "quiet", False)))
-    return services.service(
-        "audit",
-        lambda: AuditService.open(config, read_only=read_only, progress=progress),
-        AuditService.close,
-    )
+    service = AuditService.open(config, read_only=read_only, progress=progress)
+    try:
+        yield service
+    finally:
+        service.close()
 
 
-def _cmd_verify(args: argparse.Namespace, services: Services) -> int:
+def _cmd_verify(args: argparse.Namespace, context: Context) -> int:
     if args.trusted_key and not args.checkpoint:
         return _usage_error(
             _(
@@ -180,7 +182,11 @@ def _cmd_verify(args: argparse.Namespace, services: Services) -> int:
                 "with"
             )
         )
-    service = _service(args, services)
+    with _opened(args, context) as service:
+        return _verify(args, service)
+
+
+def _verify(args: argparse.Namespace, service: AuditService) -> int:
     pinned = None
     if args.checkpoint:
         key = trusted_public_key(args.trusted_key) if args.trusted_key else None
@@ -220,7 +226,7 @@ def _cmd_verify(args: argparse.Namespace, services: Services) -> int:
     return 0 if result.ok else 1
 
 
-def _cmd_export(args: argparse.Namespace, services: Services) -> int:
+def _cmd_export(args: argparse.Namespace, context: Context) -> int:
     if args.since and args.until and args.since >= args.until:
         return _usage_error(
             _("--since ({since}) must be before --until ({until})").format(
@@ -229,7 +235,11 @@ def _cmd_export(args: argparse.Namespace, services: Services) -> int:
         )
     if args.output and (problem := output_problem(Path(args.output))):
         return _usage_error(_("cannot write the export: {problem}").format(problem=problem))
-    service = _service(args, services)
+    with _opened(args, context) as service:
+        return _export(args, service)
+
+
+def _export(args: argparse.Namespace, service: AuditService) -> int:
     if args.reveal and service.read_only:
         return _usage_error(
             _("--reveal records the disclosure in the log, which a read-only copy cannot take")
@@ -256,14 +266,18 @@ def _cmd_export(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _cmd_checkpoint(args: argparse.Namespace, services: Services) -> int:
+def _cmd_checkpoint(args: argparse.Namespace, context: Context) -> int:
     if args.output and (problem := output_problem(Path(args.output))):
         return _usage_error(
             _("cannot write the checkpoint file: {problem}; nothing was signed").format(
                 problem=problem
             )
         )
-    service: AuditService = _service(args, services)
+    with _opened(args, context) as service:
+        return _checkpoint(args, service)
+
+
+def _checkpoint(args: argparse.Namespace, service: AuditService) -> int:
     if service.read_only:
         return _usage_error(_("a read-only copy cannot take a checkpoint (it would be stored)"))
     checkpoint = service.checkpoint()
@@ -293,12 +307,13 @@ def _cmd_checkpoint(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _cmd_key(args: argparse.Namespace, services: Services) -> int:
-    print(_service(args, services).verifier_key())
+def _cmd_key(args: argparse.Namespace, context: Context) -> int:
+    with _opened(args, context) as service:
+        print(service.verifier_key())
     return 0
 
 
-def _cmd_prove(args: argparse.Namespace, services: Services) -> int:
+def _cmd_prove(args: argparse.Namespace, context: Context) -> int:
     consistency = args.from_checkpoint or args.to_checkpoint
     if consistency and not (args.from_checkpoint and args.to_checkpoint):
         return _usage_error(_("a consistency proof needs both --from OLD and --to NEW"))
@@ -308,10 +323,14 @@ def _cmd_prove(args: argparse.Namespace, services: Services) -> int:
         return _usage_error(_("give SEQ (an inclusion proof) or --from OLD --to NEW"))
     if problem := output_problem(Path(args.output)):
         return _usage_error(_("cannot write the proof: {problem}").format(problem=problem))
-    service = _service(args, services)
+    with _opened(args, context) as service:
+        return _prove(args, service)
+
+
+def _prove(args: argparse.Namespace, service: AuditService) -> int:
     key = service.signer.public_key
     try:
-        if consistency:
+        if args.from_checkpoint or args.to_checkpoint:
             old = read_exported(Path(args.from_checkpoint), key)
             new = read_exported(Path(args.to_checkpoint), key)
             for c in (old, new):
@@ -349,8 +368,6 @@ def _cmd_prove(args: argparse.Namespace, services: Services) -> int:
 
 
 def _size_of(note: str) -> int:
-    from backends.audit.checkpoints import Checkpoint
-
     return Checkpoint.peek_note(note).size
 
 
@@ -363,7 +380,7 @@ def _text_of(path: str, what: str) -> str:
         ) from None
 
 
-def _cmd_check(args: argparse.Namespace, services: Services) -> int:
+def _cmd_check(args: argparse.Namespace, context: Context) -> int:
     """Offline: the files and the key, nothing else (no data dir, database or configuration)."""
     if bool(args.from_checkpoint) != bool(args.to_checkpoint):
         return _usage_error(_("a consistency check needs both --from OLD and --to NEW"))
@@ -399,10 +416,11 @@ def _cmd_check(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _cmd_bootstrap(args: argparse.Namespace, services: Services) -> int:
-    from backends.stores.audit_log.postgres import bootstrap
+def _cmd_bootstrap(args: argparse.Namespace, context: Context) -> int:
+    # lazy: psycopg and the Postgres engine, for this one command
+    from backends.stores.audit_log.postgres import bootstrap  # noqa: PLC0415 — lazy: psycopg
 
-    done = bootstrap(args.admin_dsn, schema=args.schema, timeout=services.config.network_timeout)
+    done = bootstrap(args.admin_dsn, schema=args.schema, timeout=context.config.network_timeout)
     print(
         _(
             "schema {schema} ready; roles {owner} (owner), {app} (application), {maintenance} "
@@ -421,58 +439,6 @@ def _cmd_bootstrap(args: argparse.Namespace, services: Services) -> int:
         )
     )
     return 0
-
-
-def _cmd_forget(args: argparse.Namespace, services: Services) -> int:
-    person = args.person.strip()  # as `ask tutor --user` and `kb import --user` use it
-    if not person:
-        return _usage_error(_("PERSON is empty"))
-    pseudonym = get_service(services).forget(person)
-    if pseudonym is None:
-        print(_("no key for {person!r}: nothing to forget").format(person=person))
-    else:
-        print(
-            _(
-                "forgot {pseudonym}: its key is destroyed; its records stay in the chain, "
-                "unreadable"
-            ).format(pseudonym=pseudonym)
-        )
-    _tell_remaining_notes(services, person)
-    return 1 if pseudonym is None else 0
-
-
-def _tell_remaining_notes(services: Services, person: str) -> None:
-    """The audit log holds only what the key unlocks; the tutor may still hold the person's
-    own imported notes (their name in the scope, their file paths): say so, and how to
-    remove them."""
-    from backends.tutor.kb import DB_FILE, ScopeError, count_documents, user_scope
-
-    try:
-        scope = user_scope(person)
-    except ScopeError:
-        return
-    documents = count_documents(services.config.path(DB_FILE), scope)
-    command = f"custodia kb forget-user {_quoted(person)}"
-    if documents is None:
-        print(
-            _(
-                "note: the tutor's knowledge base could not be read; if {person} imported notes "
-                "of their own, remove them with `{command}`"
-            ).format(person=person, command=command)
-        )
-    elif documents:
-        print(
-            _(
-                "note: {person}'s own imported notes remain in the tutor ({documents} documents, "
-                "scope {scope}, with their file paths); remove them with `{command}`"
-            ).format(person=person, documents=documents, scope=scope, command=command)
-        )
-
-
-def _quoted(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -581,7 +547,3 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--admin-dsn", required=True, help=_("DSN of a role that may create roles"))
     p.add_argument("--schema", default="custodia_audit")
     p.set_defaults(handler=_cmd_bootstrap)
-
-    p = sub.add_parser("forget", help=_("erase a person: destroy their key (crypto-shredding)"))
-    p.add_argument("person", metavar="PERSON")
-    p.set_defaults(handler=_cmd_forget)

@@ -18,13 +18,15 @@ import csv
 import io
 import json
 import logging
+import os
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
-from backends.assistants import Needs
+from backends import stores
+from backends.assistants import Needs, StoreOpener
 from backends.audit.checkpoints import (
     Checkpoint,
     CheckpointError,
@@ -38,12 +40,8 @@ from backends.audit.verify import VerifyResult, verify_chain
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
 from backends.progress import Progress
-from backends.services import StoreOpener, open_store
 from backends.stores.audit_log import AuditLog, Filter, Head, merkle
 from backends.stores.audit_log.record import Draft, Entry
-
-if TYPE_CHECKING:
-    from backends.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +60,6 @@ def read_only_dir(home: Path) -> bool:
     """A data dir that must not be written: the folder or its log has no write permission bit
     (as ``chmod -R a-w`` leaves it — the mode, not ``os.access``, since root could write
     anyway), or it is on a read-only mount."""
-    import os
-
     for path in (home, home / LOG_FILE):
         try:
             mode = path.stat().st_mode
@@ -192,7 +188,7 @@ class AuditService:
         cls,
         config: Config,
         *,
-        open_store: StoreOpener = open_store,
+        open_store: StoreOpener = stores.open,
         read_only: bool | None = None,
         progress: Progress | None = None,
         **kwargs: Any,
@@ -635,8 +631,6 @@ class AuditService:
         reveal: bool = False,
     ) -> int:
         """:meth:`export` to a new 0600 file (replaced atomically when complete)."""
-        import os
-
         tmp = path.with_name(path.name + ".part")
         try:
             fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
@@ -655,11 +649,6 @@ def export_text(service: AuditService, fmt: str, flt: Filter | None = None) -> s
     buffer = io.StringIO()
     service.export(buffer, fmt, flt)
     return buffer.getvalue()
-
-
-def get_service(services: Services) -> AuditService:
-    """Transitional: the audit part of ``services`` (see :mod:`backends.assistants`)."""
-    return services.get("audit", AuditService)
 
 
 def build(needs: Needs) -> AuditService:

@@ -22,7 +22,6 @@ import psycopg
 import pytest
 
 from backends.audit.service import AuditService
-from backends.audit.service import get_service as audit_service
 from backends.config import Config
 from backends.errors import CancelledError
 from backends.migrate import (
@@ -33,11 +32,11 @@ from backends.migrate import (
     BrokenChainError,
     MigrateOptions,
     MigrationError,
-    copy_semantic_memory,
     migrate,
     plan_migration,
 )
 from backends.models.embedders import HashingEmbedder
+from backends.multiagent.migration import copy_semantic_memory
 from backends.progress import Progress
 from backends.services import Services
 from backends.storage_map import storage_map
@@ -108,7 +107,7 @@ def _populate(cfg: Config, bulk: int = BULK) -> dict[str, Any]:
     services = Services(cfg)
     try:
         outcome = run_journey(services)
-        log = audit_service(services).log
+        log = services.get("audit", AuditService).log
         for start in range(0, bulk, 200):
             log.append_many(
                 [Draft("bulk.record", None, {"i": i}, None) for i in range(start, start + 200)]
@@ -387,9 +386,9 @@ def test_conversation_vectors_are_rebuilt_on_a_chroma_server(
         services.close()
     server = Services(replace(target, profile="server"))
     try:
-        from backends.conversations import get_service
+        from backends.conversations import ConversationAgent
 
-        agent = get_service(server)
+        agent = server.get("conversations", ConversationAgent)
         assert agent.vectors().kind == "chroma-server" and agent.vectors().count() == 4
         hits = agent.search("penicillin allergy", k=2)
         assert hits and "penicillin" in hits[0].text

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.audit.service import get_service as audit_service
+from backends.audit.service import AuditService
 from backends.config import Config
 from backends.migrate import MigrateOptions, migrate, plan_migration
 from backends.services import Services
@@ -98,7 +98,7 @@ def test_the_graph_is_rebuilt_on_neo4j_and_the_tutor_answers_from_it(
                 server,
                 embedder=lambda: services.embedder,
                 chat=lambda: services.chat,
-                audit=lambda: audit_service(services),
+                audit=lambda: services.get("audit", AuditService),
                 graph=graph,
                 namespace=namespace,
             )
