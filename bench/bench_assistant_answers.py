@@ -50,7 +50,7 @@ from backends import answers, grounding  # noqa: E402
 from backends.answers import DONT_KNOW, SUPPORTED, DraftStats  # noqa: E402
 from backends.config import Config  # noqa: E402
 from backends.memories.answer import TEXTS  # noqa: E402
-from backends.memories.service import AssistantSettings, MemoryAssistant
+from backends.memories.service import AssistantSettings, MemoryAssistant  # noqa: E402
 from backends.models.chat import ChatModel, Message, RetrievalOnlyChat  # noqa: E402
 from backends.models.embedders import Embedder  # noqa: E402
 from backends.questions import about_user, restate  # noqa: E402
