@@ -3,10 +3,12 @@ optional Fernet-encrypted history, a SQLite index and a derived vector index (th
 of the storage layer, :mod:`backends.stores.vectors`).
 
 The public surface — what the desktop and the CLI use: :class:`ConversationAgent` (built by
-:func:`get_service`), the value types it returns, its errors, the key helpers the key dialog
+the composition layer from its declaration, :mod:`.assistant`: ``services.get("conversations",
+ConversationAgent)``), the value types it returns, its errors, the key helpers the key dialog
 needs, and the import/export functions.
 """
 
+from backends.conversations.choices import ModelChoice
 from backends.conversations.data import DATA
 from backends.conversations.errors import (
     ConversationError,
@@ -18,6 +20,7 @@ from backends.conversations.files import Conversation
 from backends.conversations.importers import export as export_conversations
 from backends.conversations.importers import import_file, write_private
 from backends.conversations.index import IndexRow
+from backends.conversations.keychange import EncryptionStatus, KeyOutcome, NewHistory
 from backends.conversations.keys import (
     FERNET_SHAPE,
     MIN_PASSPHRASE,
@@ -28,16 +31,9 @@ from backends.conversations.keys import (
     normalise_passphrase,
     validate_key,
 )
-from backends.conversations.service import (
-    ConversationAgent,
-    EncryptionStatus,
-    KeyOutcome,
-    ModelChoice,
-    NewHistory,
-    SearchHit,
-    TurnResult,
-    get_service,
-)
+from backends.conversations.search import SearchHit
+from backends.conversations.service import ConversationAgent
+from backends.conversations.turn import TurnResult
 
 __all__ = [
     "DATA",
@@ -60,7 +56,6 @@ __all__ = [
     "WrongPassphraseError",
     "export_conversations",
     "generate_key",
-    "get_service",
     "import_file",
     "key_id",
     "normalise_passphrase",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from backends import answers
 from backends.answers import GENERATED, Answer, render_text
-from backends.assistants import Handler
+from backends.assistants import Context, Handler
 from backends.commands import (
     PIPE_CLOSED,
     ask_subparsers,
@@ -28,13 +28,14 @@ from backends.commands import (
 from backends.conversations import history as history_answers
 from backends.conversations import importers
 from backends.conversations.errors import HistoryWrongKeyError, TurnFailedError
-from backends.conversations.files import fit_name, repair_text, repaired_notice, tidy_name
+from backends.conversations.keychange import EncryptionStatus
 from backends.conversations.keys import generate_key, key_id, validate_key
-from backends.conversations.service import ConversationAgent, get_service
+from backends.conversations.naming import fit_name, repair_text, repaired_notice, tidy_name
+from backends.conversations.service import ConversationAgent
+from backends.conversations.turn import TurnResult
 from backends.errors import CustodiaEnvironmentError
 from backends.i18n import _
 from backends.progress import Progress
-from backends.services import Services
 
 #: environment variable read by ``rotate-key`` for the new key (never a command-line argument:
 #: arguments are visible to every user of the machine)
@@ -62,9 +63,9 @@ def _quiet_when_stdout_closes(handler: Handler) -> Handler:
     """A closed stdout ends the command quietly with status 141 (no traceback)."""
 
     @functools.wraps(handler)
-    def run(args: argparse.Namespace, services: Services) -> int:
+    def run(args: argparse.Namespace, context: Context) -> int:
         try:
-            return handler(args, services)
+            return handler(args, context)
         except _StdoutClosed:
             silence_stdout()
             return PIPE_CLOSED
@@ -85,8 +86,9 @@ def _progress() -> Progress:
     return Progress(callback=show)
 
 
-def _agent(services: Services) -> ConversationAgent:
-    agent = get_service(services)
+def _agent(context: Context) -> ConversationAgent:
+    """The running process's agent, its index reconciled with the files."""
+    agent = context.get("conversations", ConversationAgent)
     agent.start()
     return agent
 
@@ -124,118 +126,155 @@ def _withheld_label() -> str:
     return _("Withheld from the model's answer (not shown as an answer):")
 
 
-def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
-    agent = _agent(services)
+class _AnswerOutput:
+    """How one turn's answer reaches stdout: streamed as it comes, or printed once judged;
+    a closed stdout stops the copy (the answer is still saved whole)."""
+
+    def __init__(self, message: str) -> None:
+        # A draft that must be checked before it is shown — a history answer's, or the
+        # model's words on what the user tells (no number, date or name of its own:
+        # `history.tells`) — is printed once judged; while it runs, only a word count on a
+        # terminal's stderr. The model's words on anything else stream as they come,
+        # labelled as its own when done.
+        self.streams = not history_answers.history_question(message) and not history_answers.tells(
+            message
+        )
+        self.closed = False
+        #: the conversation the message was saved in (empty until it is on disk)
+        self.saved: list[str] = []
+        #: a history question's answer, shown at once from the past messages
+        self.composed: list[Answer] = []
+        self.pieces: list[str] = []
+        self.progress = answers.DraftProgress(
+            _("(the model is writing; it is checked before it is shown) words:")
+        )
+
+    def token(self, piece: str) -> None:
+        if self.closed:
+            return  # the answer is still saved whole; only the copy on stdout stops
+        try:
+            _emit(piece, end="")
+        except _StdoutClosed:
+            self.closed = True
+            silence_stdout()
+
+    def say(self, text: str) -> None:
+        """A result line: a closed stdout ends it quietly."""
+        self.token(text + "\n")
+
+    def on_answer(self, answer: Answer, passages: tuple[str, ...]) -> None:
+        """A history question: the past messages that answer it, at once."""
+        self.composed.append(answer)
+        self.token(render_text(answer) + "\n")
+
+    def draft_token(self, piece: str) -> None:
+        if self.streams:
+            self.pieces.append(piece)
+            self.token(piece)
+        else:
+            self.progress(piece)
+
+    def end_line(self) -> None:
+        """End the streamed answer's line (unless stdout is gone)."""
+        if self.closed:
+            return
+        try:
+            _emit("")
+        except _StdoutClosed:
+            self.closed = True
+            silence_stdout()
+
+    def show(self, result: TurnResult) -> None:
+        """What is said once the answer is judged (see :class:`backends.answers.Answer`)."""
+        shown = result.shown
+        if shown is None or self.closed:
+            return
+        if self.streams and not result.retrieval_only:
+            # what streamed is the model's own: said so, with what was withheld and why
+            self.say(f"({shown.heading})" if shown.heading else "")
+            if shown.withheld:
+                self._withheld(shown)
+        elif not self.composed and not result.retrieval_only:
+            # the model's words, once, as the window shows them: checked against a past
+            # message (✓ [n]), its own (labelled), or withheld with why
+            self.say(render_text(shown, own=_own_label(), withheld=_withheld_label()))
+            for number in shown.cited:
+                passage = result.context_passages[number - 1]
+                self.say(f"  [{number}] {passage.split(']', 1)[0].lstrip('[')}")
+        else:
+            self._history_answer(shown, result)
+
+    def _history_answer(self, shown: Answer, result: TurnResult) -> None:
+        """The past messages a history answer quotes, and what became of the model's draft."""
+        for number, (cid, index) in enumerate(result.quoted, 1):
+            self.say(
+                _("  [{number}] conversation {cid}, message {value}").format(
+                    number=number, cid=cid, value=index + 1
+                )
+            )
+        if self.composed and shown.mode == GENERATED:
+            self.say(render_text(shown, own=_own_label(), withheld=_withheld_label()))
+        elif shown.withheld:
+            self._withheld(shown)
+        elif shown.draft and shown.reason:
+            self.say(_("(The model's draft was not shown: {reason}.)").format(reason=shown.reason))
+        if result.draft_skipped:
+            self.say(_("(No draft asked of the model: its drafts rarely pass; --rephrase asks.)"))
+
+    def _withheld(self, shown: Answer) -> None:
+        self.say(render_text(replace(shown, heading="", sentences=()), withheld=_withheld_label()))
+
+    def stopped_early(self, why: str) -> None:
+        """The turn ended before its answer: the line ended, and where the message is."""
+        self.progress.done()
+        self.end_line()
+        _warn(why)
+
+
+def _cmd_ask(args: argparse.Namespace, context: Context) -> int:
+    agent = _agent(context)
     agent.check_writable()  # before the search index is touched: the key is wrong anyway
     try:
         _sync(agent)
     except CustodiaEnvironmentError as err:  # search context is optional: the turn goes on
         _warn(f"past conversations not searchable: {err}")
-    saved: list[str] = []
-    closed: list[bool] = []
-    composed: list[Answer] = []
-
-    def on_answer(answer: Answer, passages: tuple[str, ...]) -> None:
-        # a history question: the past messages that answer it, at once
-        composed.append(answer)
-        token(render_text(answer) + "\n")
-
-    def token(piece: str) -> None:
-        if closed:
-            return  # the answer is still saved whole; only the copy on stdout stops
-        try:
-            _emit(piece, end="")
-        except _StdoutClosed:
-            closed.append(True)
-            silence_stdout()
-
-    # A draft that must be checked before it is shown — a history answer's, or the model's
-    # words on what the user tells (no number, date or name of its own: `history.tells`) —
-    # is printed once judged; while it runs, only a word count on a terminal's stderr. The
-    # model's words on anything else stream as they come, labelled as its own when done.
-    message = args.message
-    streams = not history_answers.history_question(message) and not history_answers.tells(message)
-    pieces: list[str] = []
-    progress = answers.DraftProgress(
-        _("(the model is writing; it is checked before it is shown) words:")
-    )
-
-    def draft_token(piece: str) -> None:
-        if streams:
-            pieces.append(piece)
-            token(piece)
-        else:
-            progress(piece)
-
+    output = _AnswerOutput(args.message)
     draft = True if args.rephrase else (False if args.no_draft else None)
     try:
         result = agent.ask(
             args.message,
             args.conversation,
             args.model,
-            on_token=draft_token,
-            on_saved=saved.append,
-            on_answer=on_answer,
+            on_token=output.draft_token,
+            on_saved=output.saved.append,
+            on_answer=output.on_answer,
             draft=draft,
         )
     except KeyboardInterrupt:
-        progress.done()
-        _end_line(closed)
-        if not saved:
-            _warn("interrupted; nothing was saved")
+        if not output.saved:
+            output.stopped_early("interrupted; nothing was saved")
             return 130
-        _warn("interrupted — what was said is kept (a cut-short answer is marked stopped)")
-        print(_continue_hint(saved[0]), file=sys.stderr)
+        output.stopped_early(
+            "interrupted — what was said is kept (a cut-short answer is marked stopped)"
+        )
+        print(_continue_hint(output.saved[0]), file=sys.stderr)
         return 130
     except TurnFailedError as err:
-        progress.done()
-        _end_line(closed)
-        _warn(str(err))
+        output.stopped_early(str(err))
         print(_continue_hint(err.conversation_id), file=sys.stderr)
         return 1
     except BaseException:
-        progress.done()
-        if saved:  # the message is on disk whatever went wrong: say where
-            _end_line(closed)
-            print(_continue_hint(saved[0]), file=sys.stderr)
+        output.progress.done()
+        if output.saved:  # the message is on disk whatever went wrong: say where
+            output.end_line()
+            print(_continue_hint(output.saved[0]), file=sys.stderr)
         raise
-    progress.done()
-    if pieces:
-        _end_line(closed)
+    output.progress.done()
+    if output.pieces:
+        output.end_line()
     if result.notice:
         _warn(result.notice)
-    shown = result.shown
-
-    def say(text: str) -> None:  # a result line: a closed stdout ends it quietly
-        token(text + "\n")
-
-    if shown is not None and not closed and streams and not result.retrieval_only:
-        # what streamed is the model's own: said so, with what was withheld from it and why
-        say(f"({shown.heading})" if shown.heading else "")
-        if shown.withheld:
-            say(render_text(replace(shown, heading="", sentences=()), withheld=_withheld_label()))
-    elif shown is not None and not closed and not composed and not result.retrieval_only:
-        # the model's words, once, as the window shows them: checked against a past message
-        # (✓ [n]), its own (labelled), or withheld with why
-        say(render_text(shown, own=_own_label(), withheld=_withheld_label()))
-        for number in shown.cited:
-            passage = result.context_passages[number - 1]
-            say(f"  [{number}] {passage.split(']', 1)[0].lstrip('[')}")
-    elif shown is not None and not closed:
-        for number, (cid, index) in enumerate(result.quoted, 1):
-            say(
-                _("  [{number}] conversation {cid}, message {value}").format(
-                    number=number, cid=cid, value=index + 1
-                )
-            )
-        if composed and shown.mode == GENERATED:
-            say(render_text(shown, own=_own_label(), withheld=_withheld_label()))
-        elif shown.withheld:
-            say(render_text(replace(shown, heading="", sentences=()), withheld=_withheld_label()))
-        elif shown.draft and shown.reason:
-            say(_("(The model's draft was not shown: {reason}.)").format(reason=shown.reason))
-        if result.draft_skipped:
-            say(_("(No draft asked of the model: its drafts rarely pass; --rephrase asks.)"))
+    output.show(result)
     label = " (retrieval-only mode)" if result.retrieval_only else ""
     print(
         _("conversation {conversation_id} · {provider}:{model}{label}").format(
@@ -246,22 +285,11 @@ def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
         ),
         file=sys.stderr,
     )
-    return PIPE_CLOSED if closed else 0
+    return PIPE_CLOSED if output.closed else 0
 
 
-def _end_line(closed: list[bool]) -> None:
-    """End the streamed answer's line (unless stdout is gone)."""
-    if closed:
-        return
-    try:
-        _emit("")
-    except _StdoutClosed:
-        closed.append(True)
-        silence_stdout()
-
-
-def _cmd_list(args: argparse.Namespace, services: Services) -> int:
-    agent = _agent(services)
+def _cmd_list(args: argparse.Namespace, context: Context) -> int:
+    agent = _agent(context)
     rows = agent.conversations()
     if args.json:
         _emit(
@@ -299,18 +327,18 @@ def _cmd_list(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _cmd_show(args: argparse.Namespace, services: Services) -> int:
-    agent = _agent(services)
+def _cmd_show(args: argparse.Namespace, context: Context) -> int:
+    agent = _agent(context)
     text, _ = importers.export(agent, [args.id], args.format)
     _emit(text)
     return 0
 
 
-def _cmd_export(args: argparse.Namespace, services: Services) -> int:
+def _cmd_export(args: argparse.Namespace, context: Context) -> int:
     target = None if args.output in (None, "-") else Path(args.output)
     if target is not None:
         importers.check_target(target)  # before any work: a folder, a missing folder
-    agent = _agent(services)
+    agent = _agent(context)
     text, problems = importers.export(agent, args.ids or None, args.format, _progress())
     for problem in problems:
         _warn(f"not exported: {problem}")
@@ -324,8 +352,8 @@ def _cmd_export(args: argparse.Namespace, services: Services) -> int:
     return 1 if problems else 0
 
 
-def _cmd_import(args: argparse.Namespace, services: Services) -> int:
-    agent = _agent(services)
+def _cmd_import(args: argparse.Namespace, context: Context) -> int:
+    agent = _agent(context)
     result = importers.import_file(agent, Path(args.path), _progress())
     for conversation_id, name in result.imported:
         _emit(f"{conversation_id}  {name}")
@@ -382,8 +410,8 @@ def _unsearched_note(agent: ConversationAgent) -> str:
     )
 
 
-def _cmd_search(args: argparse.Namespace, services: Services) -> int:
-    agent = _agent(services)
+def _cmd_search(args: argparse.Namespace, context: Context) -> int:
+    agent = _agent(context)
     _sync(agent)
     notice = repaired_notice(repair_text(args.query)[1], "the query")
     if notice:
@@ -423,21 +451,21 @@ def _cmd_search(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _cmd_rename(args: argparse.Namespace, services: Services) -> int:
-    _agent(services).rename(args.id, args.name)
+def _cmd_rename(args: argparse.Namespace, context: Context) -> int:
+    _agent(context).rename(args.id, args.name)
     return 0
 
 
-def _cmd_delete(args: argparse.Namespace, services: Services) -> int:
+def _cmd_delete(args: argparse.Namespace, context: Context) -> int:
     if not args.yes:
         _warn("deleting cannot be undone; add --yes to confirm")
         return 2
-    _agent(services).delete(args.id)
+    _agent(context).delete(args.id)
     return 0
 
 
-def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
-    agent = _agent(services)
+def _cmd_reindex(args: argparse.Namespace, context: Context) -> int:
+    agent = _agent(context)
     report = agent.rebuild_vectors(_progress())
     unreadable = sorted(r.file for r in agent.conversations() if not r.readable)
     _emit(
@@ -453,7 +481,7 @@ def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _cmd_rotate_key(args: argparse.Namespace, services: Services) -> int:
+def _cmd_rotate_key(args: argparse.Namespace, context: Context) -> int:
     new_key = os.environ.get(NEW_KEY_ENV, "").strip()
     if new_key:  # checked first, and named: it is not "the conversations key"
         new_key = validate_key(
@@ -461,7 +489,7 @@ def _cmd_rotate_key(args: argparse.Namespace, services: Services) -> int:
             NEW_KEY_ENV,
             "fix it, or unset it and use `custodia rotate-key --generate` to have one made",
         )
-    agent = _agent(services)  # a malformed CONVERSATIONS_KEY is reported here, by name
+    agent = _agent(context)  # a malformed CONVERSATIONS_KEY is reported here, by name
     generated = False
     if args.passphrase:
         return _rotate_to_passphrase(agent)
@@ -510,15 +538,21 @@ def _cmd_rotate_key(args: argparse.Namespace, services: Services) -> int:
     )
     for name, reason in report.failed:
         _warn(f"left untouched (unreadable): {name}: {reason}")
-    after = agent.encryption_status()
-    if after.source != "keyring":
-        where = "set CONVERSATIONS_KEY to the new key before the next start"
-        if before.source == "keyring" or not after.keyring.usable:
-            where += f" ({after.keyring.reason})"
-        if not after.keyring.usable:  # nothing keeps it here: a passphrase needs no keyring
-            where += "; or use `custodia rotate-key --passphrase`, which needs no keyring"
-        _warn(where)
+    _advise_where_kept(before, agent.encryption_status())
     return 1 if report.failed else 0
+
+
+def _advise_where_kept(before: EncryptionStatus, after: EncryptionStatus) -> None:
+    """After a rotation: what to do so the next start has the new key, unless the OS
+    keyring keeps it."""
+    if after.source == "keyring":
+        return
+    where = "set CONVERSATIONS_KEY to the new key before the next start"
+    if before.source == "keyring" or not after.keyring.usable:
+        where += f" ({after.keyring.reason})"
+    if not after.keyring.usable:  # nothing keeps it here: a passphrase needs no keyring
+        where += "; or use `custodia rotate-key --passphrase`, which needs no keyring"
+    _warn(where)
 
 
 def _rotate_to_passphrase(agent: ConversationAgent) -> int:

@@ -28,13 +28,10 @@ import errno
 import json
 import logging
 import os
-import re
 import time
-import unicodedata
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,27 +42,28 @@ from backends.conversations.errors import (
     ConversationNotFoundError,
     ConversationTooLargeError,
     CorruptConversationError,
-    HistoryKeyRequiredError,
-    HistoryWrongKeyError,
-    InvalidNameError,
     KeyRequiredError,
-    RotationInProgressError,
     UnreadableFileError,
     WrongKeyError,
 )
-from backends.conversations.keys import HistoryCipher, key_id
+from backends.conversations.keys import HistoryCipher
+from backends.conversations.naming import MAX_NAME as MAX_NAME
+from backends.conversations.naming import REPLACEMENT as REPLACEMENT
+from backends.conversations.naming import TITLE_CHARS as TITLE_CHARS
+from backends.conversations.naming import check_name as check_name
+from backends.conversations.naming import clean_text, fit_title, is_valid_id
+from backends.conversations.naming import fit_name as fit_name
+from backends.conversations.naming import make_title as make_title
+from backends.conversations.naming import new_id as new_id
+from backends.conversations.naming import now_iso as now_iso
+from backends.conversations.naming import repair_text as repair_text
+from backends.conversations.naming import repaired_notice as repaired_notice
+from backends.conversations.naming import tidy_name as tidy_name
 from backends.errors import StoreUnavailableError
-from backends.progress import Progress
 
 FORMAT = "custodia.conversation"
 VERSION = 1
 SUFFIX = ".json"
-ROTATION_JOURNAL = ".rotation.journal"
-#: key ids of an earlier history the user chose to set aside (its key was lost): those
-#: files are kept untouched, listed as locked, and no longer block new conversations
-SET_ASIDE_FILE = ".locked.json"
-SET_ASIDE_FORMAT = "custodia.conversations.locked"
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 ROLES = ("system", "user", "assistant", "tool")
 
 log = logging.getLogger(__name__)
@@ -113,93 +111,6 @@ def too_large(path: Path, size: int) -> ConversationTooLargeError:
         "conversation may hold; it is not read, indexed or searched (move it out of the "
         "folder); the file is left untouched",
     )
-
-
-# -- text that UTF-8 cannot hold ----------------------------------------------------------------
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-#: what replaces a character UTF-8 cannot encode (a lone surrogate)
-REPLACEMENT = "\ufffd"
-
-
-def repair_text(text: str) -> tuple[str, int]:
-    """``text`` with every lone surrogate replaced by U+FFFD, and how many were replaced.
-
-    Lone surrogates come from bytes that are not UTF-8 (``$'caf\\xe9'`` on a command line
-    arrives as ``'caf\\udce9'``) or from a JSON escape such as ``"\\udfff"``; UTF-8 cannot
-    encode them, so left in they crash the file, the index and the cipher. A valid pair is
-    joined into its character.
-    """
-    if _SURROGATE.search(text) is None:
-        return text, 0
-    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return fixed, fixed.count(REPLACEMENT) - text.count(REPLACEMENT)
-
-
-def clean_text(text: str) -> str:
-    """:func:`repair_text` without the count (writing and reading: never crash)."""
-    return repair_text(text)[0]
-
-
-def repaired_notice(count: int, what: str) -> str:
-    """The notice shown when ``count`` characters of ``what`` were repaired ("" when none)."""
-    if not count:
-        return ""
-    return (
-        f"{what}: {count} character(s) that are not valid text (invalid UTF-8 or a lone "
-        f"surrogate) replaced by {REPLACEMENT}"
-    )
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
-
-
-def is_valid_id(value: str) -> bool:
-    return bool(_ID.match(value))
-
-
-# -- names ------------------------------------------------------------------------------------
-
-#: the longest conversation name, in characters (after tidying)
-MAX_NAME = 200
-
-
-def tidy_name(name: str) -> str:
-    """``name`` on one line: whitespace runs (newlines, tabs) become one space, control
-    characters (a terminal escape, a NUL) are dropped, the ends are stripped."""
-    cleaned = "".join(c for c in clean_text(name) if c.isspace() or unicodedata.category(c) != "Cc")
-    return " ".join(cleaned.split())
-
-
-def check_name(name: str) -> str:
-    """The tidied name, or :class:`InvalidNameError` when it is empty or too long."""
-    tidied = tidy_name(name)
-    if not tidied:
-        raise InvalidNameError("a conversation needs a name (it is empty)")
-    if len(tidied) > MAX_NAME:
-        raise InvalidNameError(
-            f"a conversation name is at most {MAX_NAME} characters (this one has {len(tidied)})"
-        )
-    return tidied
-
-
-def fit_title(value: object) -> str:
-    """A stored title as shown (one line, at most :data:`MAX_NAME`), "" when it is not text
-    or empty (then the name is shown; never the "Conversation" placeholder)."""
-    if not isinstance(value, str) or not tidy_name(value):
-        return ""
-    return fit_name(value)
-
-
-def fit_name(name: str, default: str = "Conversation") -> str:
-    """The tidied name cut to :data:`MAX_NAME` with "…" (imports, listings: never refused)."""
-    tidied = tidy_name(name) or default
-    return tidied if len(tidied) <= MAX_NAME else tidied[: MAX_NAME - 1] + "…"
 
 
 @dataclass
@@ -270,27 +181,8 @@ class Conversation:
         return self.title or self.name
 
 
-#: the longest title made from a first message (characters)
-TITLE_CHARS = 60
-_TITLE_LEAD = re.compile(r"^(?:#{1,6}\s+|>\s*)+")
-_TITLE_MARKUP = re.compile(r"\*\*|__|`+")
 #: how much of a clear file is read to find its title for a listing
 TITLE_HEAD_BYTES = 4096
-
-
-def make_title(message: str) -> str:
-    """A short title from a first message: its first line, cut at a word near
-    :data:`TITLE_CHARS` with "…"; "" when nothing is left."""
-    text = tidy_name(message.strip().splitlines()[0] if message.strip() else "")
-    # Markdown emphasis and code marks, a heading's or quote's lead: not part of a title
-    text = _TITLE_MARKUP.sub("", _TITLE_LEAD.sub("", text)).strip()
-    if len(text) <= TITLE_CHARS:
-        return text
-    cut = text[: TITLE_CHARS - 1]
-    space = cut.rfind(" ")
-    if space >= TITLE_CHARS // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,.;:-") + "…"
 
 
 @dataclass(frozen=True)
@@ -317,7 +209,7 @@ def check_size(path: Path, conversation: Conversation) -> None:
         )
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -625,7 +517,7 @@ class ConversationFiles:
                 os.unlink(tmp)
             else:
                 os.replace(tmp, final)
-            _fsync_dir(self.folder)
+            fsync_dir(self.folder)
             return FileStamp.of(os.stat(final))
         except FileExistsError:
             with contextlib.suppress(OSError):
@@ -644,7 +536,7 @@ class ConversationFiles:
             raise ConversationNotFoundError(path, "no such conversation") from None
         except OSError as err:
             raise StoreUnavailableError(f"{path}: cannot delete: {err}") from err
-        _fsync_dir(self.folder)
+        fsync_dir(self.folder)
 
     def remove_stale_temporaries(self, older_than: float = 3600.0) -> int:
         """Remove temporaries left by a crash (older than ``older_than`` s: not in flight)."""
@@ -658,250 +550,6 @@ class ConversationFiles:
         return removed
 
 
-# -- key rotation -----------------------------------------------------------------------------
-
-
-@dataclass
-class RotationReport:
-    rotated: int = 0
-    already: int = 0
-    #: files that could not be read (wrong key, corrupt): left untouched, listed here
-    failed: list[tuple[str, str]] = field(default_factory=list)
-    resumed: bool = False
-
-
-class RotationJournal:
-    """``.rotation.journal``: a header line naming the new key id, then one line per file done.
-
-    Appended with ``fsync`` after each file, so an interrupted rotation resumes where it
-    stopped; each file is itself replaced atomically, so it is always under one key or the
-    other. The key id in every file is the ground truth; the journal makes resuming cheap and
-    tells a start-up that a rotation is unfinished.
-    """
-
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / ROTATION_JOURNAL
-
-    def read(self) -> tuple[str, set[str]] | None:
-        try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return None
-        except OSError as err:
-            raise StoreUnavailableError(f"{self.path}: cannot read: {err}") from err
-        try:
-            header = json.loads(lines[0])
-            new_kid = str(header["new_key_id"])
-        except (IndexError, ValueError, KeyError, TypeError):
-            return None  # a header torn by a crash: nothing was rotated under it yet
-        return new_kid, {line.strip() for line in lines[1:] if line.strip()}
-
-    def begin(self, new_kid: str) -> None:
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(
-                fd, (json.dumps({"new_key_id": new_kid, "started": now_iso()}) + "\n").encode()
-            )
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        _fsync_dir(self.path.parent)
-
-    def mark(self, file: str) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        try:
-            os.write(fd, (file + "\n").encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-    def finish(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
-        _fsync_dir(self.path.parent)
-
-
-def pending_rotation(folder: Path) -> str:
-    """The new key id of an unfinished rotation, or ""."""
-    state = RotationJournal(folder).read()
-    return state[0] if state else ""
-
-
-def set_aside_key_ids(folder: Path) -> frozenset[str]:
-    """Key ids of the earlier histories set aside here (``.locked.json``); empty when none.
-
-    A damaged marker counts as none: the files it named are then locked again (refused, as
-    before), never rewritten.
-    """
-    try:
-        data = json.loads((folder / SET_ASIDE_FILE).read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or data.get("format") != SET_ASIDE_FORMAT:
-            return frozenset()
-        return frozenset(str(item["key_id"]) for item in data["locked"])
-    except FileNotFoundError:
-        return frozenset()
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        logging.getLogger(__name__).warning("%s is unreadable (%s); ignored", SET_ASIDE_FILE, err)
-        return frozenset()
-
-
-def set_aside(folder: Path, key_ids: Iterable[str], files: int) -> None:
-    """Record ``key_ids`` as an earlier history kept aside (atomically, 0600, fsync'd)."""
-    from backends.conversations.keys import write_private
-
-    known = set(set_aside_key_ids(folder))
-    items = [{"key_id": k} for k in sorted(known | set(key_ids))]
-    text = json.dumps(
-        {
-            "format": SET_ASIDE_FORMAT,
-            "version": 1,
-            "since": now_iso(),
-            "files": files,
-            "locked": items,
-        },
-        indent=1,
-    )
-    write_private(folder / SET_ASIDE_FILE, text + "\n", what="the locked history's record")
-
-
-def _key_list(key_ids: Iterable[str]) -> str:
-    return ", ".join(sorted(key_ids)) or "none recorded"
-
-
-def check_history_keys(
-    folder: Path, new_key: str, old_keys: Sequence[str], ignore: Iterable[str] = ()
-) -> None:
-    """Refuse a rotation that would split the history across keys.
-
-    When encrypted conversations exist and **none** of them is under the new key or one of
-    ``old_keys`` (the current and pending keys), the key they are under is not set here:
-    re-encrypting the rest under a new key would leave the folder needing two keys (and
-    switching to the new one would lock those files out). :class:`HistoryKeyError`, before
-    anything is changed. A stray file under another key while the rest is under a key set
-    here is not refused: rotation reports it and leaves it untouched, as before.
-
-    Cheap: files are read (their clear JSON, no decryption) only until the first one under
-    a key given here — usually the first encrypted file. Files under a key id in ``ignore``
-    (an earlier history set aside) are left out: rotation leaves them untouched.
-    """
-    ignored = set(ignore) | set(set_aside_key_ids(folder))
-    cipher = HistoryCipher([new_key, *old_keys])
-    files = ConversationFiles(folder, cipher)
-    foreign: dict[str, int] = {}
-    for name, stamp in sorted(files.scan().items()):
-        path = folder / name
-        if stamp.size > MAX_FILE_BYTES:
-            continue  # not read at all: rotation reports it and leaves it alone
-        try:
-            data = files.parse(path, path.read_bytes())
-        except (OSError, CorruptConversationError):
-            continue  # not a key question: rotation reports it and leaves it alone
-        if not data.get("encrypted"):
-            continue
-        kid = data.get("key_id") if isinstance(data.get("key_id"), str) else None
-        if kid is not None and cipher.knows(kid):
-            return
-        if kid is not None and kid in ignored:
-            continue
-        token = data.get("history")
-        if kid is None and isinstance(token, str):
-            try:
-                cipher.decrypt(token, None)
-                return
-            except (InvalidToken, UnicodeEncodeError):
-                pass
-        foreign[kid or "(none)"] = foreign.get(kid or "(none)", 0) + 1
-    if not foreign:
-        return
-    count = sum(foreign.values())
-    ids = _key_list(foreign)
-    todo = (
-        f"Set CONVERSATIONS_KEY to their key first (or give that key in “Set key…” in the app); "
-        f"if it is lost for good, move those files out of {folder} first. Nothing was changed."
-    )
-    if not old_keys:
-        raise HistoryKeyRequiredError(
-            f"{count} conversation(s) are already encrypted (key id {ids}) and no current key "
-            "is set here: a new key now would encrypt the rest under another key and split "
-            f"the history across two keys. {todo}",
-            tuple(sorted(foreign)),
-            count,
-        )
-    raise HistoryWrongKeyError(
-        f"the current key (key id {_key_list(key_id(k) for k in old_keys)}) opens none of "
-        f"the {count} encrypted conversation(s) (key id {ids}): a wrong or mistyped key? A new "
-        f"key now would split the history across keys. {todo}",
-        tuple(sorted(foreign)),
-        count,
-    )
-
-
-def rotate(
-    folder: Path, new_key: str, old_keys: list[str], progress: Progress | None = None
-) -> RotationReport:
-    """Re-encrypt every readable file under ``new_key`` (clear files get encrypted too).
-
-    Resumable: run it again with the same new key after a crash or a cancel. A different new
-    key while a rotation is unfinished is refused (:class:`RotationInProgressError`).
-    Unreadable files are reported and never rewritten. When encrypted files exist and none
-    is under one of the keys given, nothing is changed (:func:`check_history_keys`).
-    """
-    progress = progress or Progress()
-    new_kid = key_id(new_key)
-    journal = RotationJournal(folder)
-    report = RotationReport()
-    state = journal.read()
-    if state is not None and state[0] != new_kid:
-        raise RotationInProgressError(
-            f"a key rotation to key id {state[0]} is unfinished; run it again with that key to "
-            f"resume it (this key has id {new_kid}); when its key was saved (a generated key, "
-            "or the OS keyring), `custodia rotate-key` without a new key finishes it"
-        )
-    check_history_keys(folder, new_key, old_keys)
-    done: set[str] = set()
-    if state is None:
-        journal.begin(new_kid)
-    else:
-        report.resumed = True
-        done = state[1]
-    files = ConversationFiles(folder, HistoryCipher([new_key, *old_keys]))
-    names = sorted(files.scan())
-    for stray in files.strays():  # a folder named x.json: not a conversation, never touched
-        report.failed.append((stray, "not a regular file; left untouched"))
-    progress.start(len(names), "re-encrypting conversations")
-    for name in names:
-        progress.check()
-        if name in done:
-            report.already += 1
-            progress.advance(1, name)
-            continue
-        try:
-            conversation, _ = files.read(name)
-        except ConversationNotFoundError:
-            progress.advance(1, name)
-            continue
-        except ConversationError as err:  # wrong key, corrupt, no permission, too large
-            report.failed.append((name, err.detail))
-            progress.advance(1, name)
-            continue
-        if conversation.encrypted and conversation.key_id == new_kid:
-            report.already += 1
-        else:
-            try:
-                files.write(conversation)
-            except ConversationError as err:  # too large once encrypted: left as it was
-                report.failed.append((name, err.detail))
-                progress.advance(1, name)
-                continue
-            report.rotated += 1
-        journal.mark(name)
-        progress.advance(1, name)
-    journal.finish()
-    return report
-
-
 def iter_conversations(files: ConversationFiles) -> Iterator[Conversation]:
     """Every readable conversation (unreadable ones skipped), sorted by file name."""
     for name in sorted(files.scan()):
@@ -909,3 +557,30 @@ def iter_conversations(files: ConversationFiles) -> Iterator[Conversation]:
             yield files.read(name)[0]
         except ConversationError:  # unreadable, corrupt, wrong key, too large, gone
             continue
+
+
+#: names that moved to :mod:`.rotation` when this module was split, still importable from
+#: here for the callers written before (the tests, the benches)
+_ROTATION_NAMES = frozenset(
+    {
+        "ROTATION_JOURNAL",
+        "SET_ASIDE_FILE",
+        "SET_ASIDE_FORMAT",
+        "RotationJournal",
+        "RotationReport",
+        "check_history_keys",
+        "pending_rotation",
+        "rotate",
+        "set_aside",
+        "set_aside_key_ids",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    """A name of :mod:`.rotation`, looked up there when first asked for here (PEP 562)."""
+    if name in _ROTATION_NAMES:
+        from backends.conversations import rotation  # noqa: PLC0415 — lazy: it imports this module
+
+        return getattr(rotation, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

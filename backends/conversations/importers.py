@@ -17,34 +17,39 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import uuid
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backends.conversations.errors import ConversationError, CorruptConversationError
 from backends.conversations.files import FORMAT as FILE_FORMAT
 from backends.conversations.files import (
-    MAX_NAME,
     Conversation,
     ConversationFiles,
     StoredMessage,
+    iter_conversations,
+)
+from backends.conversations.naming import (
+    MAX_NAME,
     fit_name,
     is_valid_id,
-    iter_conversations,
     new_id,
     repair_text,
     repaired_notice,
 )
-from backends.conversations.service import ConversationAgent, ImportResult
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.progress import Progress
+
+if TYPE_CHECKING:
+    from backends.conversations.service import ConversationAgent
 
 EXPORT_FORMAT = "custodia.conversations.export"
 EXPORT_VERSION = 1
@@ -53,6 +58,19 @@ FORMATS = ("json", "markdown")
 
 class ImportFormatError(CustodiaEnvironmentError):
     """The file is none of the formats Custodia imports."""
+
+
+@dataclass
+class ImportResult:
+    imported: list[tuple[str, str]] = field(default_factory=list)  # (id, name)
+    renamed: int = 0  # ids that clashed and got a new one
+    skipped: list[str] = field(default_factory=list)  # nothing to import there (no messages)
+    #: what could not be imported, and why (the import is not complete: exit status 1)
+    failed: list[str] = field(default_factory=list)
+    #: what was imported changed (text repaired), one line each
+    notices: list[str] = field(default_factory=list)
+    #: conversations already present with the same messages: not imported again (names)
+    duplicates: list[str] = field(default_factory=list)
 
 
 #: the most an import may hold, read or decompressed (a ChatGPT export of 10⁶ messages is
@@ -381,8 +399,6 @@ def _convert(convert: Callable[[Any, str], Conversation], item: Any, where: str)
 
 
 def _parse_zip(path: Path, raw: bytes, files: ConversationFiles) -> list[Conversation]:
-    import io
-
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
             names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
@@ -454,19 +470,7 @@ def import_file(
     of the same file, or the conversation it was exported from) is skipped and named in
     ``duplicates``.
     """
-    try:
-        with path.open("rb") as file:
-            if os.fstat(file.fileno()).st_size > MAX_IMPORT_BYTES:
-                mb = MAX_IMPORT_BYTES // (1024 * 1024)
-                raise ImportFormatError(
-                    f"{path.name}: larger than {mb} MB, the most an import may hold"
-                )
-            raw = file.read()  # read(n) would allocate n bytes whatever the file holds
-    except OSError as err:
-        raise CustodiaEnvironmentError(f"{path}: cannot read: {err}") from err
-    if len(raw) > MAX_IMPORT_BYTES:  # a file that grew meanwhile
-        raise ImportFormatError(f"{path.name}: larger than the most an import may hold")
-    conversations = parse(path, raw, agent.files)
+    conversations = parse(path, _read_import(path), agent.files)
     agent.check_writable()  # encrypted history under a key not set here: import nothing
     result = ImportResult()
     if progress is not None:
@@ -505,6 +509,23 @@ def import_file(
         if progress is not None:
             progress.advance(1, conversation.name)
     return result
+
+
+def _read_import(path: Path) -> bytes:
+    """The bytes of the file to import, refused when larger than an import may hold."""
+    try:
+        with path.open("rb") as file:
+            if os.fstat(file.fileno()).st_size > MAX_IMPORT_BYTES:
+                mb = MAX_IMPORT_BYTES // (1024 * 1024)
+                raise ImportFormatError(
+                    f"{path.name}: larger than {mb} MB, the most an import may hold"
+                )
+            raw = file.read()  # read(n) would allocate n bytes whatever the file holds
+    except OSError as err:
+        raise CustodiaEnvironmentError(f"{path}: cannot read: {err}") from err
+    if len(raw) > MAX_IMPORT_BYTES:  # a file that grew meanwhile
+        raise ImportFormatError(f"{path.name}: larger than the most an import may hold")
+    return raw
 
 
 def _repaired(conversation: Conversation) -> tuple[Conversation, int]:
