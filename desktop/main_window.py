@@ -38,8 +38,8 @@ from backends.services import Lazy, Services
 from backends.threads import ThreadIndex
 from desktop.dialogs import AboutDialog, DoctorDialog, SettingsDialog
 from desktop.i18n import QT_TRANSLATE_NOOP, config_word
-from desktop.model_picker import TITLES, ModelPicker
-from desktop.tabs import TabPieces, build_tabs, tab_entry, title_of
+from desktop.model_picker import ModelPicker
+from desktop.tabs import TabPieces, build_tabs, short_title_of, tab_entry, title_of
 from desktop.theme import MODES, Theme
 from desktop.thread_list import MemoryChatThreads, TutorThreads
 from desktop.welcome import SETTINGS_KEY as WELCOME_KEY
@@ -68,16 +68,6 @@ RUNS: dict[str, str] = {
     "tutor: ask": QT_TRANSLATE_NOOP("MainWindow", "an answer in the clinical tutor"),
     "tutor: import": QT_TRANSLATE_NOOP("MainWindow", "an import of study notes"),
 }
-
-
-#: the assistants' names (desktop/model_picker.py TITLES) marked for lupdate: the status bar
-#: translates them under this class's name
-_TITLE_WORDS = (
-    QT_TRANSLATE_NOOP("MainWindow", "Tutor"),
-    QT_TRANSLATE_NOOP("MainWindow", "Memories"),
-    QT_TRANSLATE_NOOP("MainWindow", "Conversations"),
-    QT_TRANSLATE_NOOP("MainWindow", "Multi-agent"),
-)
 
 
 def service_handle(services: Services, name: str) -> Lazy[Any]:
@@ -529,10 +519,10 @@ class MainWindow(QMainWindow):
         name = current.objectName() if current is not None else ""
         if name in self.tab_models:
             shown, why = self.tab_models[name]
-            self.tab_model_label.setText(self.tr("{0}: {1}").format(self.tr(TITLES[name]), shown))
+            self.tab_model_label.setText(self.tr("{0}: {1}").format(short_title_of(name), shown))
         lines = []
         for assistant, (shown, why) in self.tab_models.items():
-            lines.append(f"{self.tr(TITLES[assistant])}: {shown}" + (f" — {why}" if why else ""))
+            lines.append(f"{short_title_of(assistant)}: {shown}" + (f" — {why}" if why else ""))
         self.tab_model_label.setToolTip("\n".join(lines))
 
     def _on_tab_changed(self, index: int) -> None:

@@ -33,14 +33,6 @@ from desktop.workers import Emit, JobHandle, WorkerPool
 #: the combo box shows at least this many characters of a model's name, and at most
 MIN_NAME, MAX_NAME = 12, 34
 
-#: what the status line says of an assistant's model before it is loaded
-TITLES = {
-    "tutor": "Tutor",
-    "memories": "Memories",
-    "conversations": "Conversations",
-    "multiagent": "Multi-agent",
-}
-
 
 def describe_choice(choice: ChatChoice) -> tuple[str, str]:
     """(short text, tooltip) for a loaded choice: the model's name, or retrieval-only + why."""

@@ -45,6 +45,9 @@ class TabEntry:
     #: ``"module:function"``: ``turn(services, progress) -> detail``, one real turn of the
     #: assistant checked end to end (raises ``StepFailed``); "" : the self-test has none
     selftest: str = ""
+    #: its short name in the status bar ("Tutor: SmolLM2 …"), marked for Qt Linguist (context
+    #: "MainWindow"); "" : the title
+    short: str = ""
 
 
 #: name (as in :mod:`backends.assistants`) -> its tab
@@ -53,21 +56,25 @@ TABS: dict[str, TabEntry] = {
         "desktop.tabs.multiagent",
         QT_TRANSLATE_NOOP("tabs", "Multi-agent"),
         "desktop.selftest_turns:multiagent",
+        QT_TRANSLATE_NOOP("MainWindow", "Multi-agent"),
     ),
     "memories": TabEntry(
         "desktop.tabs.memories",
         QT_TRANSLATE_NOOP("tabs", "Memories"),
         "desktop.selftest_turns:memories",
+        QT_TRANSLATE_NOOP("MainWindow", "Memories"),
     ),
     "conversations": TabEntry(
         "desktop.tabs.conversations",
         QT_TRANSLATE_NOOP("tabs", "Conversations"),
         "desktop.selftest_turns:conversations",
+        QT_TRANSLATE_NOOP("MainWindow", "Conversations"),
     ),
     "tutor": TabEntry(
         "desktop.tabs.tutor",
         QT_TRANSLATE_NOOP("tabs", "Clinical tutor"),
         "desktop.selftest_turns:tutor",
+        QT_TRANSLATE_NOOP("MainWindow", "Tutor"),
     ),
 }
 
@@ -88,6 +95,14 @@ def unregister(name: str) -> None:
 def tab_entry(name: str) -> TabEntry | None:
     """The tab registered for the assistant ``name``; None: it has none yet."""
     return TABS.get(name)
+
+
+def short_title_of(name: str) -> str:
+    """The assistant's short name in the status bar, in the installed language."""
+    entry = TABS.get(name)
+    if entry is None or not entry.short:
+        return title_of(name)
+    return QCoreApplication.translate("MainWindow", entry.short)
 
 
 def title_of(name: str) -> str:
