@@ -581,7 +581,7 @@ def test_quitting_during_a_run_asks_and_leaves_it_interrupted_not_cancelled(
 ) -> None:
     from PySide6.QtWidgets import QMessageBox
 
-    from backends.multiagent import get_service
+    from backends.multiagent import MultiAgentService
     from desktop.main_window import MainWindow
 
     model = UntilStopped()
@@ -610,7 +610,7 @@ def test_quitting_during_a_run_asks_and_leaves_it_interrupted_not_cancelled(
 
     again = Services(custodia_config, chat=ScriptedChat(replies=list(REPLIES)))
     try:
-        service = get_service(again)
+        service = again.get("multiagent", MultiAgentService)
         (session,) = service.list_sessions(None, 10)
         assert session.phase == "working"  # where it was: not "cancelled"
         kinds = [e["kind"] for e in session.events]
