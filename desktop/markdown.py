@@ -12,6 +12,9 @@ API (object names in docs/TESTING.md):
   write it, opens a block too: :func:`fences_on_own_lines`);
 * :func:`set_markdown` — for a ``QTextBrowser``/``QTextDocument`` view: ``setMarkdown`` with
   every code block in the fixed-pitch font;
+* :func:`markdown_html` — one message as an HTML fragment, for a page of messages in one
+  ``QTextBrowser`` (the conversations transcript): the same rendering as :func:`set_markdown`,
+  raw HTML shown as text, and its code blocks' text (for their Copy links);
 * :class:`MarkdownView` (``message_text``) — one message's body; ``set_text``, ``append``
   (streamed pieces, re-rendered at most every :data:`RENDER_INTERVAL_MS`), ``text()``,
   ``code_blocks()``;
@@ -165,6 +168,48 @@ def set_markdown(document: QTextDocument, text: str) -> None:
         block = block.next()
 
 
+_INLINE_CODE = re.compile(r"(`+)(?:.*?)\1", re.DOTALL)
+
+
+def escape_raw_html(prose: str) -> str:
+    """Markdown prose with ``<`` and ``&`` escaped outside inline code: Qt's importer takes
+    raw HTML, so a message saying ``<a href=…>x</a>`` or ``<div>`` would lose that text."""
+    out: list[str] = []
+    last = 0
+    for match in _INLINE_CODE.finditer(prose):
+        out.append(prose[last : match.start()].replace("&", "\\&").replace("<", "\\<"))
+        out.append(match.group(0))
+        last = match.end()
+    out.append(prose[last:].replace("&", "\\&").replace("<", "\\<"))
+    return "".join(out)
+
+
+def markdown_html(text: str) -> tuple[str, list[str]]:
+    """One message as an HTML fragment (the inside of ``<body>``), rendered by
+    :func:`set_markdown` (code blocks fixed-pitch, indentation kept, addresses not made links)
+    with its raw HTML shown as text; and the text of its code blocks, in order (what their
+    Copy links copy). For a page of messages in one ``QTextBrowser``."""
+    parts: list[str] = []
+    codes: list[str] = []
+    for segment in split_markdown(text):
+        if segment.kind == "code":
+            runs = [len(m) for m in re.findall(r"`+", segment.text)]
+            fence = "`" * max(3, max(runs, default=0) + 1)
+            parts.append(f"{fence}{segment.language}\n{segment.text}\n{fence}")
+            codes.append(segment.text)
+        else:
+            parts.append(escape_raw_html(segment.text))
+    if not parts:
+        return "", codes
+    document = QTextDocument()
+    set_markdown(document, "\n\n".join(parts))
+    page = document.toHtml()
+    start = page.find("<body")
+    start = page.find(">", start) + 1 if start >= 0 else 0
+    end = page.rfind("</body>")
+    return page[start : end if end >= 0 else len(page)], codes
+
+
 def _copy(text: str) -> None:
     QGuiApplication.clipboard().setText(text)
 
@@ -201,8 +246,11 @@ class CodeBlock(QFrame):
         self.editor.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.editor.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         layout.addWidget(self.editor)
-        self.copy_button.clicked.connect(self._on_copy_clicked)
+        self._connect_signals()
         self.set_code(code)
+
+    def _connect_signals(self) -> None:
+        self.copy_button.clicked.connect(self._on_copy_clicked)
 
     def code(self) -> str:
         return str(self.editor.toPlainText())
@@ -244,8 +292,14 @@ class MarkdownView(QWidget):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(RENDER_INTERVAL_MS)
-        self._timer.timeout.connect(self._render)
+        self._connect_signals()
         self.set_text(text)
+
+    def _connect_signals(self) -> None:
+        self._timer.timeout.connect(self._on_timer_timeout)
+
+    def _on_timer_timeout(self) -> None:
+        self._render()
 
     def text(self) -> str:
         """The Markdown source shown (what Copy copies)."""
@@ -366,6 +420,9 @@ class MessageView(QFrame):
         layout.addWidget(self.status_label)
         self.body = MarkdownView(text)
         layout.addWidget(self.body)
+        self._connect_signals()
+
+    def _connect_signals(self) -> None:
         self.copy_button.clicked.connect(self._on_copy_clicked)
         self.edit_button.clicked.connect(self.edit_requested)
         self.regenerate_button.clicked.connect(self.regenerate_requested)

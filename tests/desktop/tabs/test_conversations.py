@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
 )
 
 from backends.config import Config
-from backends.conversations import get_service
 from backends.conversations.files import (
     Conversation,
     ConversationFiles,
@@ -49,6 +48,7 @@ from backends.services import Services
 from desktop.tabs.conversations import ConversationsTab
 from desktop.workers import WorkerPool
 from tests.backends.conversations.conftest import FIXTURES
+from tests.parts import conversations_service
 
 WAIT = 10_000
 
@@ -84,7 +84,7 @@ def say(qtbot: Any, tab: QWidget, text: str) -> None:
 
 
 def seed(services: Services, name: str, texts: list[str]) -> str:
-    agent = get_service(services)
+    agent = conversations_service(services)
     roles = ("user", "assistant")
     conversation = Conversation(
         id=name.lower().replace(" ", "-"),
@@ -117,7 +117,7 @@ def make_tab(qtbot: Any, custodia_config: Config) -> Iterator[MakeTab]:
         if prepare is not None:
             prepare(services)
         workers = WorkerPool()
-        tab = ConversationsTab(services.lazy("conversations", get_service), workers)
+        tab = ConversationsTab(services.lazy("conversations", conversations_service), workers)
         tab.resize(1000, 650)
         tab.show()
         built.append((tab, workers, services))
@@ -881,14 +881,14 @@ def test_an_import_is_named_imported_and_a_second_one_skips_what_is_here(
     tab = make_tab()
     path = str(FIXTURES / "chatgpt_conversations.json")
     status = child(tab, QLabel, "tab_status")
-    tab._on_import_file_selected(path)  # what the import dialog's fileSelected does
+    tab.transfer._on_import_file_selected(path)  # what the import dialog's fileSelected does
     qtbot.waitUntil(lambda: len(rows(tab)) == 2, timeout=WAIT)
     idle(qtbot, tab)
     assert sorted(r[0] for r in rows(tab)) == [
         "Sourdough starter help (imported)",
         "Trip to Lisbon (imported)",
     ]
-    tab._on_import_file_selected(path)
+    tab.transfer._on_import_file_selected(path)
     qtbot.waitUntil(lambda: "already here, skipped" in status.text(), timeout=WAIT)
     idle(qtbot, tab)
     assert "Imported 0 conversation(s)" in status.text() and "“Trip to Lisbon”" in status.text()
@@ -1074,7 +1074,7 @@ def test_the_answer_marks_what_a_past_message_states_and_what_is_its_own(
     assert own is not None and "italic" in own.group(0)
 
     status = child(tab, QLabel, "tab_status")
-    tab._on_transcript_anchor_clicked(QUrl("source:1:1"))  # what clicking ✓ [1] does
+    tab.chat._on_transcript_anchor_clicked(QUrl("source:1:1"))  # what clicking ✓ [1] does
     assert status.text().startswith("[1] from “Zebra facts”")
     assert "zebras have stripes" in status.text()
 
@@ -1154,7 +1154,7 @@ def test_a_model_chosen_elsewhere_is_the_one_the_next_chat_uses(
 def test_the_model_box_shows_the_models_whole_name(
     qtbot: Any, custodia_window: Any, window_tab: ConversationsTab
 ) -> None:
-    """Tester, issue 30: "SmolLM2-135M-Instruct (llama.c" even at 1366×768 — the box took
+    """Tester, issue 30: "SmolLM2-135M-Instruct (llama.c" even at 1366x768 — the box took
     a third of its row and the conversation's title the rest."""
     custodia_window.resize(1366, 768)
     idle(qtbot, window_tab)
