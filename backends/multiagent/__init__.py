@@ -2,21 +2,16 @@
 phases; sessions in three layers; tickets with a TTL; a live feed; a semantic memory.
 
 The public surface — what the desktop and the CLI use: :class:`MultiAgentService` (built by
-:func:`get_service`) and the value types it returns. The stores it runs on are opened by
-:mod:`backends.services` from the storage layer (:mod:`backends.stores`).
+:func:`backends.multiagent.service.build` from what the composition layer hands it) and the
+value types it returns. The stores it runs on come from the storage layer
+(:mod:`backends.stores`), opened through the opener it is given.
 """
 
-from backends.multiagent.coordinator import (
-    RETRY,
-    SESSION_FINISHED,
-    VERIFICATION,
-    VERIFYING,
-    RunState,
-    SessionBusyError,
-    assemble_result,
-)
+from backends.multiagent.coordinator import RunState, SessionBusyError
 from backends.multiagent.data import DATA
-from backends.multiagent.service import MultiAgentService, get_service
+from backends.multiagent.events import RETRY, SESSION_FINISHED, VERIFICATION, VERIFYING
+from backends.multiagent.result import assemble_result
+from backends.multiagent.service import MultiAgentService
 from backends.multiagent.tickets import LiveTicket
 from backends.multiagent.verify import LABELS, status_of
 from backends.stores.sessions import PHASES, Session
@@ -42,6 +37,5 @@ __all__ = [
     "Session",
     "SessionBusyError",
     "assemble_result",
-    "get_service",
     "status_of",
 ]

@@ -27,19 +27,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from backends.assistants import Context
+from backends.commands import SubParsers, ask_subparsers, positive_int, reindex_subparsers
 from backends.errors import CancelledError
 from backends.i18n import _
 from backends.multiagent.coordinator import RunState
-from backends.multiagent.service import get_service, healthy
+from backends.multiagent.service import MultiAgentService, healthy
 from backends.multiagent.verify import FAILED, LABELS, label, status_of
 from backends.progress import Progress
-from backends.services import Services
 from backends.stores.sessions import PHASES, Session
-
-if TYPE_CHECKING:
-    SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def format_event(event: dict[str, Any]) -> str:
@@ -89,6 +87,10 @@ def verification_lines(session: Session) -> list[str]:
     return lines
 
 
+def _service(context: Context) -> MultiAgentService:
+    return context.get("multiagent", MultiAgentService)
+
+
 @contextlib.contextmanager
 def _sigint_cancels(progress: Progress, what: str) -> Iterator[None]:
     """While inside: the first Ctrl-C cancels ``progress`` (the work stops at its next check
@@ -113,11 +115,11 @@ def _sigint_cancels(progress: Progress, what: str) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
+def _cmd_ask(args: argparse.Namespace, context: Context) -> int:
     if args.resume and " ".join(args.task).strip():
         print(_("custodia: give a task or --resume SESSION_ID, not both"), file=sys.stderr)
         return 2
-    service = get_service(services)
+    service = _service(context)
     if args.resume:
         session = service.session(args.resume)
         if session is None:
@@ -197,8 +199,8 @@ def _phase_text(session: Session, states: dict[str, RunState]) -> str:
     return f"{shown} ({state.label})" if state is not None else shown
 
 
-def _cmd_sessions(args: argparse.Namespace, services: Services) -> int:
-    service = get_service(services)
+def _cmd_sessions(args: argparse.Namespace, context: Context) -> int:
+    service = _service(context)
     # durable: an unreadable database raises (exit 1) instead of looking like no history.
     sessions = service.list_sessions(phase=args.phase, limit=args.limit, durable=True)
     states = service.run_states(sessions)
@@ -245,8 +247,8 @@ def _cmd_sessions(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
-    service = get_service(services)
+def _cmd_reindex(args: argparse.Namespace, context: Context) -> int:
+    service = _service(context)
     before = service.memory_status()  # opens the memory: a locked folder fails here (exit 1)
     embedder = service.memory().embedder
     points = sum(s.points for s in before)
@@ -316,8 +318,6 @@ def _cmd_reindex(args: argparse.Namespace, services: Services) -> int:
 
 
 def add_commands(sub: SubParsers) -> None:
-    from backends.commands import ask_subparsers, positive_int, reindex_subparsers
-
     p = ask_subparsers(sub).add_parser(
         "multiagent", help=_("run a task through the multi-agent team, printing the live feed")
     )

@@ -1,6 +1,7 @@
 """The live feed of MA9 on the event bus role (:mod:`backends.stores.bus`): a session's events
 published on ``<namespace>:feed:<session>``, fire-and-forget like Redis pub/sub (the session
-keeps its own event log); a failed publish marks the feed degraded, never raises."""
+keeps its own event log); a failed publish marks the feed degraded, never raises. And the
+kinds of those events, which the tab and the CLI tell apart."""
 
 from __future__ import annotations
 
@@ -44,3 +45,17 @@ class Feed:
 
     def health(self) -> str:
         return self.state.status
+
+
+#: the kinds of a run's events (``event["kind"]``), kept in the session and on the feed
+SESSION_STARTED = "session_started"
+PHASE = "phase"
+RETRIEVED = "retrieved"
+EXPERT_STARTED = "expert_started"
+EXPERT_RESULT = "expert_result"
+TICKET = "ticket"
+WARNING = "warning"
+SESSION_FINISHED = "session_finished"  # last event of a run, whatever the outcome
+VERIFYING = "verifying"  # a step's code goes to the sandbox
+VERIFICATION = "verification"  # what the sandbox found (``verification``: the attempt)
+RETRY = "retry"  # a step that failed its check is done again with the failure

@@ -1,7 +1,7 @@
 """The multi-agent assistant as one object: the only thing ``desktop/`` and the CLI talk to.
 
-Built from a :class:`~backends.config.Config` by :func:`get_service` through
-:class:`~backends.services.Services`. Opening it is cheap (SQLite, a Redis client that
+Built by :func:`build` from what the composition layer hands it
+(:class:`~backends.assistants.Needs`). Opening it is cheap (SQLite, a Redis client that
 connects on first use); the chat model and the semantic memory (qdrant-edge embedded, or
 qdrant-client for a server) load on first use, in a worker.
 """
@@ -11,28 +11,25 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
-from backends.assistants import Needs
+from backends import stores
+from backends.assistants import Needs, StoreOpener
 from backends.config import Config
 from backends.errors import StoreUnavailableError
 from backends.models.chat import ChatModel
 from backends.models.embedders import Embedder
-from backends.multiagent.coordinator import Coordinator, EventCallback, RunState
+from backends.multiagent.coordinator import Coordinator, RunState
 from backends.multiagent.events import Feed
 from backends.multiagent.health import OK
+from backends.multiagent.run import EventCallback
 from backends.multiagent.runlock import LOCKS_FOLDER, RunLocks
 from backends.multiagent.sessions import SessionStore
 from backends.multiagent.tickets import TICKET_TTL, LiveTicket, TicketBoard
 from backends.progress import Progress
-from backends.services import StoreOpener, open_store
 from backends.stores.bus import EventBus, Subscription
 from backends.stores.sessions import Session, SessionMirror
 from backends.stores.ttl import TTLStore
 from backends.stores.vectors import CollectionStatus, MemoryHit, SemanticMemory
-
-if TYPE_CHECKING:
-    from backends.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +37,8 @@ SESSIONS_FILE = "multiagent.sqlite3"
 
 
 class MultiAgentService:
+    """The team, its sessions, tickets, live feed and semantic memory, behind one object."""
+
     def __init__(
         self,
         config: Config,
@@ -50,7 +49,7 @@ class MultiAgentService:
         ticket_ttl: float = TICKET_TTL,
         max_tokens: int = 128,
         retry_after: float = 5.0,
-        open_store: StoreOpener = open_store,
+        open_store: StoreOpener = stores.open,
     ) -> None:
         self.config = config
         self._embedder = embedder
@@ -85,15 +84,6 @@ class MultiAgentService:
             self.memory,
             max_tokens=max_tokens,
             run_locks=self.run_locks,
-        )
-
-    @classmethod
-    def from_services(cls, services: Services, **kwargs: object) -> MultiAgentService:
-        return cls(
-            services.config,
-            embedder=lambda: services.embedder,
-            chat=lambda: services.chat_for("multiagent"),
-            **kwargs,  # type: ignore[arg-type]
         )
 
     # -- semantic memory -------------------------------------------------------------------
@@ -266,14 +256,15 @@ class MultiAgentService:
 
 
 def healthy(health: dict[str, str]) -> bool:
+    """Whether every layer of :meth:`MultiAgentService.health` is well (or not needed yet)."""
     return all(v == OK or v == "not opened yet" for v in health.values())
-
-
-def get_service(services: Services) -> MultiAgentService:
-    """Transitional: the multiagent part of ``services`` (see :mod:`backends.assistants`)."""
-    return services.get("multiagent", MultiAgentService)
 
 
 def build(needs: Needs) -> MultiAgentService:
     """The multi-agent service, built from what the composition layer hands it."""
-    return MultiAgentService(needs.config, embedder=needs.embedder, chat=needs.chat_model)
+    return MultiAgentService(
+        needs.config,
+        embedder=needs.embedder,
+        chat=needs.chat_model,
+        open_store=needs.open_store,
+    )

@@ -41,6 +41,8 @@ LABELS: dict[str, str] = {
     FAILED: "failed verification",
     UNVERIFIED: "unverified draft",
 }
+#: a step's check is over when its record holds one of these
+CHECKED: tuple[Status, ...] = (VERIFIED, FAILED, UNVERIFIED)
 
 _FENCED = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _PYTHON_TAGS = {"", "python", "py", "python3", "pycon", "pytest"}

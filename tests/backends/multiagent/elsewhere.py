@@ -32,7 +32,7 @@ CHILD = """
 import sys, time
 from backends import config
 from backends.models.chat import ScriptedChat
-from backends.multiagent.service import get_service
+from backends.multiagent.service import MultiAgentService
 from backends.services import Services
 
 mode, arg, block_at, replies = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
@@ -45,7 +45,7 @@ class Blocking(ScriptedChat):
         yield from super().stream(prompt, should_stop)
 
 services = Services(config.load(), chat=Blocking(replies=list(replies)))
-service = get_service(services)
+service = services.get("multiagent", MultiAgentService)
 session = service.start(arg) if mode == "start" else service.session(arg)
 print("session", session.session_id, flush=True)
 service.run(session.session_id)

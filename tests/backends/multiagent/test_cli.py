@@ -16,7 +16,7 @@ from backends import config
 from backends.cli import build_parser, main
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
-from backends.multiagent.service import SESSIONS_FILE, get_service
+from backends.multiagent.service import SESSIONS_FILE, MultiAgentService
 from backends.multiagent.sessions import SessionStore
 from backends.services import Services
 from backends.stores.sessions import Session
@@ -309,7 +309,7 @@ def test_ctrl_c_in_a_terminal(capsys: pytest.CaptureFixture[str], presses: int) 
         assert args.handler(args, services) == 130
         captured = capsys.readouterr()
         session_id = captured.out.splitlines()[0].split()[1]
-        session = get_service(services).session(session_id)
+        session = services.get("multiagent", MultiAgentService).session(session_id)
     finally:
         services.close()
     assert session is not None

@@ -12,9 +12,11 @@ from backends.config import Config
 from backends.errors import CancelledError, DimensionMismatchError, ModelUnavailableError
 from backends.models.chat import ChatModel, Prompt, ScriptedChat, ShouldStop
 from backends.models.embedders import HashingEmbedder
-from backends.multiagent.coordinator import EXPERTS, RunState, assign, parse_plan
+from backends.multiagent.coordinator import RunState
+from backends.multiagent.plan import assign, parse_plan
 from backends.multiagent.runlock import LOCKS_FOLDER
 from backends.multiagent.sessions import SessionStore
+from backends.multiagent.team import EXPERTS
 from backends.progress import Progress
 from backends.stores.sessions import Session
 from backends.stores.sessions.sqlite import SqliteSessionMirror

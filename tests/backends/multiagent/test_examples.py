@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from backends.models.chat import ScriptedChat
-from backends.multiagent.coordinator import EXPERTS
+from backends.multiagent.team import EXPERTS
 from backends.multiagent.verify import FAILED, UNVERIFIED, VERIFIED
 from backends.stores.vectors import MemoryItem
 from tests.backends.multiagent.conftest import MakeService

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from backends.config import Config
 from backends.models.embedders import HashingEmbedder
-from backends.multiagent.service import get_service
+from backends.multiagent.service import MultiAgentService
 from backends.services import Services
 from backends.stores.vectors import MemoryItem
 
@@ -34,7 +34,7 @@ def test_the_window_and_the_cli_share_the_semantic_memory(tmp_path: Path) -> Non
     for var in ("CUSTODIA_PROFILE", "CUSTODIA_REDIS_URL", "CUSTODIA_QDRANT_URL"):
         env.pop(var, None)
     try:
-        window = get_service(services)
+        window = services.get("multiagent", MultiAgentService)
         memory = window.memory()  # open, as the tab has it after a run
         memory.add("agent_results", MemoryItem("the window's csv result", "w", "coder", "t0"))
         tasks = [f"Parse CSV files number {i}" for i in range(2)]

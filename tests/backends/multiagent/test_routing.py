@@ -7,13 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from backends.models.chat import Prompt, ScriptedChat
-from backends.multiagent.coordinator import (
-    EXPERTS,
-    assemble_result,
-    assign,
-    complete_text,
-    plan_steps,
-)
+from backends.multiagent.plan import assign, plan_steps
+from backends.multiagent.result import assemble_result, complete_text
+from backends.multiagent.team import EXPERTS
 from tests.backends.multiagent.conftest import MakeService
 
 LABELLED = (

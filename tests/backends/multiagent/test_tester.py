@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from backends.multiagent.coordinator import EXPERTS, RETRY
+from backends.multiagent.events import RETRY
+from backends.multiagent.team import EXPERTS
 from backends.multiagent.verify import UNVERIFIED, VERIFIED, asks_for_tests, check, written_tests
 from tests.backends.multiagent.conftest import MakeService
 from tests.backends.multiagent.test_examples import _service

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from backends.models.chat import ScriptedChat
-from backends.multiagent.coordinator import EXPERTS, RETRY, VERIFICATION, VERIFYING
+from backends.multiagent.events import RETRY, VERIFICATION, VERIFYING
 from backends.multiagent.sandbox import Limits, namespace_available, run_tests
+from backends.multiagent.team import EXPERTS
 from backends.multiagent.verify import (
     FAILED,
     UNVERIFIED,
