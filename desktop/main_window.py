@@ -17,11 +17,9 @@ from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractButton,
-    QComboBox,
     QLabel,
     QMainWindow,
     QMessageBox,
-    QPushButton,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -30,12 +28,11 @@ from PySide6.QtWidgets import (
 
 from backends import assistants, doctor, preload
 from backends.config import Config
-from backends.errors import CustodiaEnvironmentError
+from backends.models.local import human_size
 from backends.models.manage import friendly_name
 from backends.models.registry import ModelOption, model_options
 from backends.progress import Progress
 from backends.services import Lazy, Services
-from backends.threads import ThreadIndex
 from desktop.dialogs import AboutDialog, DoctorDialog, SettingsDialog
 from desktop.i18n import QT_TRANSLATE_NOOP, config_word
 from desktop.model_picker import ModelPicker
@@ -44,6 +41,7 @@ from desktop.theme import MODES, Theme
 from desktop.thread_list import MemoryChatThreads, TutorThreads
 from desktop.welcome import SETTINGS_KEY as WELCOME_KEY
 from desktop.welcome import WelcomeBanner
+from desktop.window_threads import WindowThreads, fold_on_a_narrow_screen
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -144,15 +142,9 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         for widget, title in build_tabs(tab_pieces(services), self.workers, self):
             self.tabs.addTab(widget, title)
-        #: the memory chats kept as threads (once the index is open)
-        self.memory_threads: MemoryChatThreads | None = None
-        self.tutor_threads: TutorThreads | None = None
-        #: the thread index, once opened (purged of deleted threads when the window closes)
-        self._thread_index: ThreadIndex | None = None
+        #: the memory chats and the tutor's threads, kept in sidebars (issue 30)
+        self.threads = WindowThreads(self.tabs, services, self.workers, self.audit, self)
         self._inspector_hooked = False
-        self._keep_tutor_threads()
-        self._keep_memory_chats()
-        self._open_threads()
         central = QWidget(self)
         central.setObjectName("central")
         column = QVBoxLayout(central)
@@ -179,112 +171,18 @@ class MainWindow(QMainWindow):
             self._find_better_model()
 
     # -- construction ----------------------------------------------------------------------
-    def _keep_memory_chats(self) -> None:
-        """The memory chats kept as threads, in a sidebar beside the transcript (issue 30);
-        the index opens in a worker (:meth:`_open_threads`), as every service does."""
-        tab = self.tabs.findChild(QWidget, "memories")
-        splitter = self.tabs.findChild(QSplitter, "memories_splitter")
-        if tab is None or splitter is None or not hasattr(tab, "show_conversation"):
-            return
-        # in place now, so the splitter's remembered sizes count it; it lists once open
-        self.memory_threads = MemoryChatThreads(tab)  # type: ignore[arg-type]
-        self.memory_threads.setParent(self)
-        splitter.insertWidget(0, self.memory_threads.sidebar)
-        splitter.setStretchFactor(0, 0)
+    @property
+    def memory_threads(self) -> MemoryChatThreads | None:
+        return self.threads.memory
 
-    def _open_threads(self) -> None:
-        if self.memory_threads is None and self.tutor_threads is None:
-            return
-        index = service_handle(self.services, "threads")
-
-        def job(progress: Progress, emit: Emit) -> Any:
-            return index.get()
-
-        handle = self.workers.start("threads: open", job)
-        handle.signals.succeeded.connect(self._on_threads_opened)
-        handle.signals.failed.connect(self._on_threads_failed)
-
-    def _on_threads_opened(self, index: Any) -> None:
-        self._thread_index = index
-        if self.memory_threads is not None:
-            self.memory_threads.attach(index)
-        if self.tutor_threads is not None:
-            self.tutor_threads.attach(index)
-            self.sweep_erased_threads()  # someone may have been forgotten from the terminal
+    @property
+    def tutor_threads(self) -> TutorThreads | None:
+        return self.threads.tutor
 
     def sweep_erased_threads(self, _pseudonym: str = "") -> JobHandle | None:
-        """Delete the tutor threads of every person who was forgotten (their key is gone:
-        their records cannot be read, and their threads' titles must not stay)."""
-        keeper = self.tutor_threads
-        if keeper is None or keeper.index is None:
-            return None
-        index, audit = keeper.index, self.audit
-
-        def job(progress: Progress, emit: Emit) -> int:
-            service = audit.get()
-            gone = [p for p in index.people("tutor") if service.pseudonym_of(p) is None]
-            return sum(index.forget_person(person) for person in gone)
-
-        handle = self.workers.start("threads: erased people", job)
-        handle.signals.succeeded.connect(lambda _count: keeper.sidebar.refresh())
-        return handle
-
-    def _keep_tutor_threads(self) -> None:
-        """The tutor's threads in a sidebar; a thread's questions and answers are read back
-        from the person's sealed audit records when it is opened (issue 30)."""
-        tab = self.tabs.findChild(QWidget, "tutor")
-        splitter = self.tabs.findChild(QSplitter, "tutor_splitter")
-        new_thread = self.tabs.findChild(QPushButton, "new_thread")
-        scope = self.tabs.findChild(QComboBox, "scope")
-        if None in (tab, splitter, new_thread, scope) or not hasattr(tab, "show_thread"):
-            return
-        assert splitter is not None and new_thread is not None and scope is not None
-        self.tutor_threads = TutorThreads(
-            tab,  # type: ignore[arg-type]
-            self._read_tutor_thread,
-            new_thread.clicked,
-            scope.currentTextChanged,
-        )
-        self.tutor_threads.setParent(self)
-        splitter.insertWidget(0, self.tutor_threads.sidebar)
-        splitter.setStretchFactor(0, 0)
-
-    def _fold_on_a_narrow_screen(self, splitter: QSplitter) -> None:
-        """The tutor's row of buttons needs the width: below 1000 px the thread list starts
-        folded (drag the splitter's handle to open it; the choice is remembered)."""
-        screen = self.screen()
-        if screen is not None and screen.availableGeometry().width() < 1000:
-            widgets = [splitter.widget(i) for i in range(splitter.count())]
-            hints = [w.sizeHint().width() if w is not None else 0 for w in widgets]
-            splitter.setSizes([0, *hints[1:]])  # the others share the room as they ask
-
-    def _read_tutor_thread(self, thread_id: str) -> None:
-        keeper = self.tutor_threads
-        if keeper is None or keeper.index is None:
-            return
-        seqs = [t.audit_seq for t in keeper.index.turns(thread_id) if t.audit_seq is not None]
-        audit = self.audit
-        erased = self.tr("(erased: this person's records can no longer be read)")
-
-        def job(progress: Progress, emit: Emit) -> list[tuple[str, str]]:
-            service = audit.get()
-            out: list[tuple[str, str]] = []
-            for seq in seqs:
-                entry = service.entry(seq)
-                if entry is None:
-                    continue
-                personal = service.reveal(entry).personal or {}
-                out.append((str(personal.get("question", "")), str(personal.get("answer", erased))))
-            return out
-
-        handle = self.workers.start("threads: read", job)
-        handle.signals.succeeded.connect(keeper.turns_read)
-
-    def _on_threads_failed(self, message: str, environment: bool) -> None:
-        log.warning("memory chats not kept as threads: %s", message)
-        for keeper in (self.memory_threads, self.tutor_threads):
-            if keeper is not None:
-                keeper.sidebar.setVisible(False)
+        """Delete the tutor threads of every person who was forgotten (see
+        :meth:`WindowThreads.sweep_erased`)."""
+        return self.threads.sweep_erased()
 
     def _build_status_bar(self) -> None:
         cfg = self.services.config
@@ -555,14 +453,14 @@ class MainWindow(QMainWindow):
         self._models_changed()
 
     def _on_models_triggered(self) -> None:
-        from desktop.models_dialog import ModelsDialog  # imported on first use
+        from desktop.models_dialog import ModelsDialog  # noqa: PLC0415 — lazy: the dialog, on first use
 
         dialog = ModelsDialog(self.services, self.workers, self)
         dialog.exec()
         self._models_changed()  # files added there are offered everywhere now
 
     def _on_find_models_triggered(self) -> None:
-        from desktop.models_dialog import FindModelsDialog  # imported on first use
+        from desktop.models_dialog import FindModelsDialog  # noqa: PLC0415 — lazy: the dialog, on first use
 
         FindModelsDialog(self.services, self.workers, self).exec()
         self._models_changed()
@@ -586,7 +484,7 @@ class MainWindow(QMainWindow):
         services = self.services
 
         def job(progress: Progress, emit: Emit) -> Any:
-            from backends.models import discovery
+            from backends.models import discovery  # noqa: PLC0415 — lazy: scans model folders, on first use
 
             memory = services.memory()
             found = discovery.not_the_bundled_model(discovery.find(memory=memory))
@@ -599,8 +497,6 @@ class MainWindow(QMainWindow):
     def _on_better_model_found(self, found: Any) -> None:
         self.offered_model = found
         if found is not None and self.welcome is not None:
-            from backends.models.local import human_size
-
             self.welcome.offer_model(found.name, found.app, human_size(found.needed))
 
     def _on_welcome_use_offered(self) -> None:
@@ -610,7 +506,7 @@ class MainWindow(QMainWindow):
         services = self.services
 
         def job(progress: Progress, emit: Emit) -> str:
-            from backends.models import discovery
+            from backends.models import discovery  # noqa: PLC0415 — lazy: scans model folders, on first use
 
             return discovery.adopt(services.config, found, services.memory()).chat_model
 
@@ -640,14 +536,14 @@ class MainWindow(QMainWindow):
         AboutDialog(self.services, self).exec()
 
     def _on_user_guide_triggered(self) -> None:
-        from desktop.help import UserGuideDialog
+        from desktop.help import UserGuideDialog  # noqa: PLC0415 — lazy: the guide's renderer, on first use
 
         dialog = UserGuideDialog(self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()  # not modal: read it beside the window
 
     def _on_shortcuts_triggered(self) -> None:
-        from desktop.help import ShortcutsDialog
+        from desktop.help import ShortcutsDialog  # noqa: PLC0415 — lazy: the guide's renderer, on first use
 
         dialog = ShortcutsDialog(self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -695,7 +591,7 @@ class MainWindow(QMainWindow):
             elif self.tutor_threads is not None and splitter.widget(0) is (
                 self.tutor_threads.sidebar
             ):
-                self._fold_on_a_narrow_screen(splitter)
+                fold_on_a_narrow_screen(self, splitter)
         last = str(s.value("window/tab", ""))
         for index in range(self.tabs.count()):
             widget = self.tabs.widget(index)
@@ -768,7 +664,7 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentIndex(int(action.data()))
 
     def _on_inspector_triggered(self) -> None:
-        from desktop.inspector import open_inspector  # imported on first use: start-up stays light
+        from desktop.inspector import open_inspector  # noqa: PLC0415 — lazy: start-up stays light
 
         pane = open_inspector(self)
         if not self._inspector_hooked:  # an erasure there removes the person's threads
@@ -776,7 +672,7 @@ class MainWindow(QMainWindow):
             self._inspector_hooked = True
 
     def _on_storage_map_triggered(self) -> None:
-        from desktop.storage_map import open_storage_map  # imported on first use
+        from desktop.storage_map import open_storage_map  # noqa: PLC0415 — lazy: on first use
 
         open_storage_map(self)
 
@@ -784,17 +680,6 @@ class MainWindow(QMainWindow):
         self.busy_label.setText(self.tr("{0} task(s) running").format(count) if count else "")
 
     # -- shutdown --------------------------------------------------------------------------
-    def _purge_deleted_threads(self) -> None:
-        """Threads deleted in this session (Undo was offered while the window was open) are
-        deleted for good when it closes, as backends/threads.py documents."""
-        index = self._thread_index
-        if index is None:
-            return
-        try:
-            index.purge()
-        except CustodiaEnvironmentError as err:
-            log.warning("threads: not purged at close: %s", err)
-
     def closeEvent(self, event: QCloseEvent) -> None:
         """Ask first when a quit would end a run; then stop the work (told it is a quit, so
         nothing is recorded as cancelled by the user), wait for it, close the stores."""
@@ -830,10 +715,7 @@ class MainWindow(QMainWindow):
                 shutdown()
         # a turn that ends after this (its outcome already queued) keeps nothing in a
         # closed thread index
-        for threads in (self.memory_threads, self.tutor_threads):
-            if threads is not None:
-                threads.detach()
-        self._purge_deleted_threads()
+        self.threads.close()
         self.services.close()
         event.accept()
 

@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, QTimer, Signal, SignalInstance
 
 from backends.errors import CancelledError, CustodiaEnvironmentError
 from backends.progress import Progress
@@ -25,8 +25,9 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[[object], None]
 Job = Callable[[Progress, Emit], Any]
-#: what ``connect=`` gives one signal: a slot, or several
-Slots = Callable[..., Any] | list[Callable[..., Any]] | tuple[Callable[..., Any], ...]
+#: what ``connect=`` gives one signal: a slot (or a signal to re-emit on), or several
+Slot = Callable[..., Any] | SignalInstance
+Slots = Slot | list[Slot] | tuple[Slot, ...]
 
 
 #: the signals a job's ``connect=`` may name (see :meth:`WorkerPool.start`)

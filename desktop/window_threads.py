@@ -1,0 +1,177 @@
+"""The window's kept threads (issue 30): the memory chats and the tutor's threads, each in a
+sidebar beside its tab's transcript, listed from the thread index once it opens in a worker.
+
+The tabs know nothing of it: it finds their splitters by objectName and asks the tutor's
+thread's turns from the person's sealed audit records. A person forgotten (in the inspector,
+or from the terminal before this start) loses their threads; threads deleted in this session
+(Undo was offered while the window was open) are deleted for good when it closes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QComboBox, QPushButton, QSplitter, QTabWidget, QWidget
+
+from backends.errors import CustodiaEnvironmentError
+from backends.progress import Progress
+from backends.services import Lazy, Services
+from backends.threads import ThreadIndex
+from desktop.thread_list import MemoryChatThreads, TutorThreads
+from desktop.workers import Emit, JobHandle, WorkerPool
+
+log = logging.getLogger(__name__)
+
+
+def fold_on_a_narrow_screen(window: QWidget, splitter: QSplitter) -> None:
+    """The tutor's row of buttons needs the width: below 1000 px the thread list starts
+    folded (drag the splitter's handle to open it; the choice is remembered)."""
+    screen = window.screen()
+    if screen is not None and screen.availableGeometry().width() < 1000:
+        widgets = [splitter.widget(i) for i in range(splitter.count())]
+        hints = [w.sizeHint().width() if w is not None else 0 for w in widgets]
+        splitter.setSizes([0, *hints[1:]])  # the others share the room as they ask
+
+
+class WindowThreads(QObject):
+    """The sidebars of kept threads, for the tabs that have them."""
+
+    def __init__(
+        self,
+        tabs: QTabWidget,
+        services: Services,
+        workers: WorkerPool,
+        audit: Lazy[Any],
+        parent: QObject,
+    ) -> None:
+        super().__init__(parent)
+        self.tabs = tabs
+        self.services = services
+        self.workers = workers
+        self.audit = audit
+        #: the memory chats kept as threads (once the index is open)
+        self.memory: MemoryChatThreads | None = None
+        self.tutor: TutorThreads | None = None
+        #: the thread index, once opened (purged of deleted threads when the window closes)
+        self.index: ThreadIndex | None = None
+        self._keep_tutor_threads()
+        self._keep_memory_chats()
+        self._open()
+
+    def _keep_memory_chats(self) -> None:
+        """The memory chats in a sidebar beside the transcript; the index opens in a worker
+        (:meth:`_open`), as every service does."""
+        tab = self.tabs.findChild(QWidget, "memories")
+        splitter = self.tabs.findChild(QSplitter, "memories_splitter")
+        if tab is None or splitter is None or not hasattr(tab, "show_conversation"):
+            return
+        # in place now, so the splitter's remembered sizes count it; it lists once open
+        self.memory = MemoryChatThreads(tab)  # type: ignore[arg-type]
+        self.memory.setParent(self)
+        splitter.insertWidget(0, self.memory.sidebar)
+        splitter.setStretchFactor(0, 0)
+
+    def _keep_tutor_threads(self) -> None:
+        """The tutor's threads in a sidebar; a thread's questions and answers are read back
+        from the person's sealed audit records when it is opened."""
+        tab = self.tabs.findChild(QWidget, "tutor")
+        splitter = self.tabs.findChild(QSplitter, "tutor_splitter")
+        new_thread = self.tabs.findChild(QPushButton, "new_thread")
+        scope = self.tabs.findChild(QComboBox, "scope")
+        if None in (tab, splitter, new_thread, scope) or not hasattr(tab, "show_thread"):
+            return
+        assert splitter is not None and new_thread is not None and scope is not None
+        self.tutor = TutorThreads(
+            tab,  # type: ignore[arg-type]
+            self._read_tutor_thread,
+            new_thread.clicked,
+            scope.currentTextChanged,
+        )
+        self.tutor.setParent(self)
+        splitter.insertWidget(0, self.tutor.sidebar)
+        splitter.setStretchFactor(0, 0)
+
+    def _open(self) -> None:
+        if self.memory is None and self.tutor is None:
+            return
+        index: Lazy[ThreadIndex] = self.services.lazy(
+            "threads", lambda container: container.get("threads", ThreadIndex)
+        )
+
+        def job(progress: Progress, emit: Emit) -> ThreadIndex:
+            return index.get()
+
+        self.workers.start(
+            "threads: open",
+            job,
+            connect={"succeeded": self._on_opened, "failed": self._on_failed},
+        )
+
+    def _on_opened(self, index: ThreadIndex) -> None:
+        self.index = index
+        if self.memory is not None:
+            self.memory.attach(index)
+        if self.tutor is not None:
+            self.tutor.attach(index)
+            self.sweep_erased()  # someone may have been forgotten from the terminal
+
+    def _on_failed(self, message: str, environment: bool) -> None:
+        log.warning("memory chats not kept as threads: %s", message)
+        for keeper in (self.memory, self.tutor):
+            if keeper is not None:
+                keeper.sidebar.setVisible(False)
+
+    def sweep_erased(self) -> JobHandle | None:
+        """Delete the tutor threads of every person who was forgotten (their key is gone:
+        their records cannot be read, and their threads' titles must not stay)."""
+        keeper = self.tutor
+        if keeper is None or keeper.index is None:
+            return None
+        index, audit = keeper.index, self.audit
+
+        def job(progress: Progress, emit: Emit) -> int:
+            service = audit.get()
+            gone = [p for p in index.people("tutor") if service.pseudonym_of(p) is None]
+            return sum(index.forget_person(person) for person in gone)
+
+        return self.workers.start(
+            "threads: erased people",
+            job,
+            connect={"succeeded": lambda _count: keeper.sidebar.refresh()},
+        )
+
+    def _read_tutor_thread(self, thread_id: str) -> None:
+        keeper = self.tutor
+        if keeper is None or keeper.index is None:
+            return
+        seqs = [t.audit_seq for t in keeper.index.turns(thread_id) if t.audit_seq is not None]
+        audit = self.audit
+        erased = self.tr("(erased: this person's records can no longer be read)")
+
+        def job(progress: Progress, emit: Emit) -> list[tuple[str, str]]:
+            service = audit.get()
+            out: list[tuple[str, str]] = []
+            for seq in seqs:
+                entry = service.entry(seq)
+                if entry is None:
+                    continue
+                personal = service.reveal(entry).personal or {}
+                out.append((str(personal.get("question", "")), str(personal.get("answer", erased))))
+            return out
+
+        self.workers.start("threads: read", job, connect={"succeeded": keeper.turns_read})
+
+    def close(self) -> None:
+        """At the window's close: a turn that ends after this (its outcome already queued)
+        keeps nothing in a closed thread index; threads deleted in this session go for good."""
+        for keeper in (self.memory, self.tutor):
+            if keeper is not None:
+                keeper.detach()
+        if self.index is None:
+            return
+        try:
+            self.index.purge()
+        except CustodiaEnvironmentError as err:
+            log.warning("threads: not purged at close: %s", err)
