@@ -9,14 +9,10 @@ collections, cosine, keyword payload indexes on ``session``, ``expert`` and ``ti
 engine uses them to pre-filter, measured in bench/bench_multiagent_edge.py).
 
 **Two processes.** A shard can be opened by one process at a time (a second opener gets
-``Can't init WAL: Kind(WouldBlock)``). Every operation therefore runs under a *lease*: an
-``flock`` on ``<path>/.lock`` taken for the operation, the shards opened inside it, and
-everything flushed, closed and unlocked once the memory has been idle for ``idle`` seconds. A
-second process (the window and ``custodia ask multiagent``) waits for the lease up to ``wait``
-seconds, then gets a :class:`~backends.errors.StoreUnavailableError` naming the holder's pid.
-A waiter announces itself with an flock on ``<path>/.want``; a holder that sees it gives the
-lease up after its current operation (a busy process cannot starve the other). Both flocks
-die with their holder (kill -9 included).
+``Can't init WAL: Kind(WouldBlock)``). Every operation therefore runs under a *lease* on the
+folder (:mod:`.edge_lease`): the shards are opened inside it, and flushed and closed before
+it is given back, once the memory has been idle for ``idle`` seconds. A second process (the
+window and ``custodia ask multiagent``) waits for it up to ``wait`` seconds.
 
 **HNSW.** qdrant-edge has no background optimiser: :meth:`optimise` builds the index. The
 engine holds the GIL for the whole build (8 s at 10k × 384 here, 38 s at 30k), so the build runs
@@ -33,17 +29,15 @@ then a marker is written and the old folder removed, with a log line.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import multiprocessing
 import os
 import shutil
-import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +50,8 @@ from backends.models.embedders import Embedder
 from backends.progress import Progress
 from backends.stores.description import Probed, dir_size, writable_folder
 from backends.stores.vectors import COLLECTIONS, INDEXED_FIELDS, Where, clauses
+from backends.stores.vectors.edge_lease import FolderLease
+from backends.stores.vectors.qdrant import QdrantSemanticMemory
 from backends.stores.vectors.semantic import Point, SemanticMemoryBase
 
 if TYPE_CHECKING:
@@ -77,7 +73,7 @@ _BATCH = 500
 
 def _edge() -> Any:
     try:
-        import qdrant_edge
+        import qdrant_edge  # noqa: PLC0415 — lazy: the window must appear before the engine loads
     except ImportError as err:
         raise StoreUnavailableError(f"qdrant-edge-py is not installed: {err}") from err
     return qdrant_edge
@@ -156,7 +152,7 @@ def _optimise_child(shard_dir: str, dimension: int, threshold_kb: int) -> None:
         shard.close()
 
 
-class EdgeSemanticMemory(SemanticMemoryBase):
+class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
     """The three collections as qdrant-edge shards, one configured embedder."""
 
     _add_batch = _BATCH
@@ -199,20 +195,10 @@ class EdgeSemanticMemory(SemanticMemoryBase):
         _edge()  # fail early and clearly when the engine is missing
         self.embedder = embedder
         self.collections = tuple(collections)
-        self.root = Path(path)
-        self.where = str(self.root)
-        self.wait = self.DEFAULT_WAIT if wait is None else wait
-        self.idle = idle
+        self._start_lease(Path(path), self.DEFAULT_WAIT if wait is None else wait, idle)
         self.hnsw_threshold = HNSW_THRESHOLD if hnsw_threshold is None else hnsw_threshold
-        self._rlock = threading.RLock()
-        self._depth = 0
-        self._last = 0.0
-        self._fd: int | None = None
         self._shards: dict[str, EdgeShard] = {}
         self._meta: dict[str, dict[str, Any]] = {}
-        #: a thread will give the lease back once idle (set and reset under ``_rlock``)
-        self._releasing = False
-        self._closed = False
         #: the free space a write needs (see :data:`MIN_FREE_BYTES`; tests may lower it)
         self.min_free_bytes = MIN_FREE_BYTES
         try:
@@ -240,147 +226,22 @@ class EdgeSemanticMemory(SemanticMemoryBase):
         """The data dir's qdrant-edge folder; an older local-mode folder moves over by itself."""
         return cls(embedder, path=config.qdrant_edge_path, legacy_path=config.qdrant_path)
 
-    # -- the lease (two processes) ---------------------------------------------------------
-    @contextmanager
-    def _lease(self) -> Iterator[None]:
-        """Hold the memory for one operation (see the module docstring)."""
-        if self._closed:
-            raise StoreUnavailableError(f"the semantic memory at {self.where} is closed")
-        if not self._rlock.acquire(timeout=self.wait):
-            raise StoreUnavailableError(
-                f"the semantic memory at {self.where} is busy in this process "
-                f"(being indexed or re-embedded) for more than {self.wait:g} s; try again later"
-            )
-        try:
-            self._depth += 1
-            if self._fd is None:
-                self._take_lock()
-                self._reload_meta()
-            try:
-                yield
-            except BaseException as err:
-                if not _is_panic(err):
-                    raise
-                self._forget_shards()  # a shard that panicked may be poisoned: reopen later
-                raise StoreUnavailableError(
-                    f"the semantic memory at {self.where} is damaged: the engine failed "
-                    f"({_first_line(err)}); {DAMAGED_HINT}"
-                ) from err
-        finally:
-            self._depth -= 1
-            self._last = time.monotonic()
-            if self._depth == 0:
-                if self._fd is not None and self._someone_waits():
-                    self._release()  # its turn: between two operations, never inside one
-                else:
-                    self._schedule_release()
-            self._rlock.release()
+    # -- what the lease guards (edge_lease.FolderLease) ------------------------------------
+    def _lease_taken(self) -> None:
+        self._reload_meta()
 
-    def _take_lock(self) -> None:
-        """Take the lease: at once when it is free, else as *the* waiter (``.want``, which a
-        holder checks after each operation and then gives the lease up) for ``wait`` s."""
-        fd = self._open_lock(".lock")
-        if not self._try_flock(fd):
-            want = self._open_lock(".want")
-            deadline = time.monotonic() + self.wait
-            try:
-                while not self._try_flock(want):  # several waiters: one at a time
-                    self._wait_or_fail(fd, deadline)
-                while not self._try_flock(fd):
-                    self._wait_or_fail(fd, deadline)
-            except BaseException:
-                os.close(fd)
-                raise
-            finally:
-                os.close(want)  # unlocks it: the next waiter's turn
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
-
-    def _open_lock(self, name: str) -> int:
-        try:
-            return os.open(self.root / name, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as err:
-            raise StoreUnavailableError(f"{self.root / name}: cannot open a lock: {err}") from err
-
-    @staticmethod
-    def _try_flock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def _wait_or_fail(self, fd: int, deadline: float) -> None:
-        if time.monotonic() < deadline:
-            time.sleep(0.02)
-            return
-        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
-        raise StoreUnavailableError(
-            f"the semantic memory at {self.where} has been in use by another "
-            f"Custodia process (pid {holder}) for more than {self.wait:g} s "
-            "(a re-embedding or an index build); try again when it has finished"
-        )
-
-    def _someone_waits(self) -> bool:
-        """Another process waits for the lease (it holds ``.want``)."""
-        try:
-            want = os.open(self.root / ".want", os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError:
-            return False
-        try:
-            return not self._try_flock(want)
-        finally:
-            os.close(want)
-
-    def _schedule_release(self) -> None:
-        if self.idle <= 0:
-            self._release()
-            return
-        if self._releasing:  # under _rlock, like the flag's reset: no lost wake-up
-            return
-        self._releasing = True
-        threading.Thread(
-            target=self._release_when_idle, name="qdrant-edge-lease", daemon=True
-        ).start()
-
-    def _release_when_idle(self) -> None:
-        while True:
-            time.sleep(max(0.01, self._last + self.idle - time.monotonic()))
-            with self._rlock:
-                if self._fd is not None and (
-                    self._depth > 0 or time.monotonic() - self._last < self.idle
-                ):
-                    continue
-                try:
-                    self._release()
-                except Exception:
-                    log.exception("semantic memory: giving the lease back failed")
-                finally:
-                    self._releasing = False
-                return
-
-    def _release(self) -> None:
-        """Flush and close every shard, then unlock (the caller holds ``_rlock``)."""
+    def _lease_ending(self) -> None:
         for name in list(self._shards):
             self._close_shard(name)
-        if self._fd is not None:
-            try:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-            finally:
-                os.close(self._fd)
-                self._fd = None
 
-    def release(self) -> None:
-        """Give the memory to other processes now (rather than after ``idle`` seconds)."""
-        with self._rlock:
-            if self._depth == 0:
-                self._release()
-
-    @property
-    def held(self) -> bool:
-        """This process holds the lease (for tests and the doctor)."""
-        return self._fd is not None
+    def _failed_inside(self, err: BaseException) -> BaseException | None:
+        if not _is_panic(err):
+            return None
+        self._forget_shards()  # a shard that panicked may be poisoned: reopen later
+        return StoreUnavailableError(
+            f"the semantic memory at {self.where} is damaged: the engine failed "
+            f"({_first_line(err)}); {DAMAGED_HINT}"
+        )
 
     # -- shards ----------------------------------------------------------------------------
     def _dir(self, name: str) -> Path:
@@ -831,8 +692,6 @@ class EdgeSemanticMemory(SemanticMemoryBase):
         if marker.exists():
             shutil.rmtree(legacy, ignore_errors=True)  # a crash interrupted the removal
             return
-        from backends.stores.vectors.qdrant import QdrantSemanticMemory
-
         started = time.monotonic()
         source = QdrantSemanticMemory(self.embedder, path=legacy)
         copied: dict[str, int] = {}
