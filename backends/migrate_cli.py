@@ -20,7 +20,13 @@ from types import FrameType
 from backends.assistants import Context
 from backends.errors import CancelledError
 from backends.i18n import _
-from backends.migrate import MigrateOptions, migrate, plan_migration, switch_to_server
+from backends.migrate import (
+    MigrateOptions,
+    MigrationPlan,
+    migrate,
+    plan_migration,
+    switch_to_server,
+)
 from backends.progress import Progress
 from backends.storage_map import format_table, healthy, storage_map, to_json
 
@@ -101,19 +107,7 @@ def _printer(quiet: bool) -> Progress:
 def _cmd_migrate(args: argparse.Namespace, context: Context) -> int:
     options = MigrateOptions(admin_dsn=args.admin_dsn or os.environ.get(ADMIN_DSN_ENV, ""))
     if args.dry_run:
-        plan = plan_migration(context, options)
-        if args.json:
-            print(json.dumps(plan.to_dict(), indent=2))
-        else:
-            print(_("Dry run — nothing is written. The migration would:"))
-            for line in plan.lines():
-                print(f"  {line}")
-            if plan.resumed:
-                print(_("An unfinished migration to these servers will be resumed."))
-            for problem in plan.problems:
-                print(_("problem: {problem}").format(problem=problem))
-        return 1 if plan.problems else 0
-
+        return _dry_run(args, context, options)
     progress = _printer(args.json)
     previous = signal.getsignal(signal.SIGINT)
 
@@ -131,14 +125,7 @@ def _cmd_migrate(args: argparse.Namespace, context: Context) -> int:
         signal.signal(signal.SIGINT, previous)
     if sys.stderr.isatty():
         print(file=sys.stderr)
-    if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
-    else:
-        print(_("Migration finished:"))
-        for step in report.steps:
-            print(f"  [{step.state:>12}] {step.line()}")
-        for note in report.notes:
-            print(_("note: {note}").format(note=note))
+    _print_report(args, report)
     if args.switch:
         print(
             _("profile = server written to {switch_to_server}; restart").format(
@@ -148,3 +135,30 @@ def _cmd_migrate(args: argparse.Namespace, context: Context) -> int:
     elif context.config.profile != "server":
         print(_("Set profile = server (Settings, or --switch) and restart to use the servers."))
     return 0
+
+
+def _dry_run(args: argparse.Namespace, context: Context, options: MigrateOptions) -> int:
+    """``--dry-run``: the plan, its problems; exit 1 when one would stop the migration."""
+    plan = plan_migration(context, options)
+    if args.json:
+        print(json.dumps(plan.to_dict(), indent=2))
+    else:
+        print(_("Dry run — nothing is written. The migration would:"))
+        for line in plan.lines():
+            print(f"  {line}")
+        if plan.resumed:
+            print(_("An unfinished migration to these servers will be resumed."))
+        for problem in plan.problems:
+            print(_("problem: {problem}").format(problem=problem))
+    return 1 if plan.problems else 0
+
+
+def _print_report(args: argparse.Namespace, report: MigrationPlan) -> None:
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+        return
+    print(_("Migration finished:"))
+    for step in report.steps:
+        print(f"  [{step.state:>12}] {step.line()}")
+    for note in report.notes:
+        print(_("note: {note}").format(note=note))

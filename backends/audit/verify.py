@@ -42,7 +42,7 @@ from itertools import islice
 from backends.audit.checkpoints import Checkpoint, CheckpointRejected, TrustStore
 from backends.i18n import _, number
 from backends.progress import Progress
-from backends.stores.audit_log import AuditLog, Head, merkle
+from backends.stores.audit_log import AuditLog, ChainBatch, Head, merkle
 from backends.stores.audit_log.record import GENESIS, chain_hash, record_seq
 
 GAP = "gap"
@@ -160,37 +160,54 @@ def trusted_checkpoints(
     every = trust.all()
     found: dict[int, Checkpoint] = {c.seq: c for c in every if c.log_id == log.log_id}
     problem: Break | None = None
-    others: dict[str, list[Checkpoint]] = {}
     if copy_of is not None and copy_of != log.log_id:
         head = log.head().seq
         for checkpoint in every:
             if checkpoint.log_id == copy_of and 0 < checkpoint.seq <= head:
                 found.setdefault(checkpoint.seq, checkpoint)
     else:
+        others: dict[str, list[Checkpoint]] = {}
         for checkpoint in every:
             if checkpoint.log_id != log.log_id:
                 others.setdefault(checkpoint.log_id, []).append(checkpoint)
-    if others:
-        head = log.head().seq
-        unmatched: list[Checkpoint] = []
-        for checkpoints in others.values():
-            covered = [c for c in checkpoints if 0 < c.seq <= head]
-            entry = log.get(covered[-1].seq) if covered else None
-            if covered and entry is not None and entry.hash == covered[-1].head:
-                for c in covered:  # this log continues that chain: they pin it too
-                    found.setdefault(c.seq, c)
-            else:
-                unmatched.extend(checkpoints)
-        if unmatched and not found:
-            first = min(unmatched, key=lambda c: c.seq)
-            names = ", ".join(sorted({c.log_id for c in unmatched}))
-            problem = Break(
-                max(min(first.seq, head), 1) if head else max(first.seq, 1),
-                IDENTITY_CHANGED,
-                f"this data dir trusts checkpoints of log {names}, but the log now calls itself "
-                f"{log.log_id} and holds none of their heads (first: seq {first.seq}, signed "
-                f"{first.time}): it was rewritten or replaced",
-            )
+        if others:
+            problem = _other_logs(log, others, found)
+    return found, _stored_checkpoints(log, trust, found, problem)
+
+
+def _other_logs(
+    log: AuditLog, others: dict[str, list[Checkpoint]], found: dict[int, Checkpoint]
+) -> Break | None:
+    """Adds to ``found`` the checkpoints of the other logs this log continues (it holds their
+    latest head); an identity change when it continues none and trusts none of its own."""
+    head = log.head().seq
+    unmatched: list[Checkpoint] = []
+    for checkpoints in others.values():
+        covered = [c for c in checkpoints if 0 < c.seq <= head]
+        entry = log.get(covered[-1].seq) if covered else None
+        if covered and entry is not None and entry.hash == covered[-1].head:
+            for c in covered:  # this log continues that chain: they pin it too
+                found.setdefault(c.seq, c)
+        else:
+            unmatched.extend(checkpoints)
+    if not unmatched or found:
+        return None
+    first = min(unmatched, key=lambda c: c.seq)
+    names = ", ".join(sorted({c.log_id for c in unmatched}))
+    return Break(
+        max(min(first.seq, head), 1) if head else max(first.seq, 1),
+        IDENTITY_CHANGED,
+        f"this data dir trusts checkpoints of log {names}, but the log now calls itself "
+        f"{log.log_id} and holds none of their heads (first: seq {first.seq}, signed "
+        f"{first.time}): it was rewritten or replaced",
+    )
+
+
+def _stored_checkpoints(
+    log: AuditLog, trust: TrustStore, found: dict[int, Checkpoint], problem: Break | None
+) -> Break | None:
+    """Adds to ``found`` the database's validly signed checkpoints; the first finding among
+    them (an unknown signature, a fork) or ``problem``."""
     for checkpoint in log.checkpoints():
         try:
             checkpoint.check(trust.public_key, log.log_id)
@@ -207,7 +224,7 @@ def trusted_checkpoints(
             )
             continue
         found[checkpoint.seq] = checkpoint
-    return found, problem
+    return problem
 
 
 def schema_break(log: AuditLog) -> Break | None:
@@ -253,15 +270,7 @@ def verify_chain(
     ):
         checkpoint_problem = schema_problem
     if pinned is not None:
-        known = checkpoints.get(pinned.seq)
-        if known is not None and known.head != pinned.head and checkpoint_problem is None:
-            checkpoint_problem = Break(
-                pinned.seq,
-                CHECKPOINT_MISMATCH,
-                f"the checkpoint given names another head at seq {pinned.seq} than the one "
-                "stored with the log (the log was forked or rewritten)",
-            )
-        checkpoints[pinned.seq] = pinned
+        checkpoint_problem = _pin(checkpoints, pinned, checkpoint_problem)
     latest = checkpoints[max(checkpoints)] if checkpoints else None
     anchor = pinned if pinned is not None else latest
     head = log.head()
@@ -284,58 +293,22 @@ def verify_chain(
 
     start, previous = 0, GENESIS
     if from_checkpoint and anchor is not None and anchor.seq <= head.seq:
-        record = log.get(anchor.seq)
-        if record is None:
-            return result(Break(anchor.seq, GAP, "the checkpointed record is missing"), 0, 0)
-        before = log.get(anchor.seq - 1) if anchor.seq > 1 else None
-        before_hash = before.hash if before is not None else GENESIS
-        if record.hash != anchor.head or chain_hash(before_hash, record.record) != record.hash:
-            return result(
-                Break(
-                    anchor.seq,
-                    CHECKPOINT_MISMATCH,
-                    f"the record at seq {anchor.seq} no longer matches the checkpoint signed "
-                    f"at {anchor.time}",
-                ),
-                0,
-                anchor.seq,
-            )
+        moved = _anchor_break(log, anchor)
+        if moved is not None:
+            return result(*moved)
         start, previous = anchor.seq, anchor.head
     progress.start(max(head.seq - start, 0), "verifying the audit chain")
     frontier: merkle.CompactRange | None = merkle.CompactRange()
     if start:  # the stored edge of the tree at the anchor, trusted only if it folds to its root
-        try:
-            frontier = merkle.CompactRange.stored(start, log.tree_nodes)
-        except merkle.TreeIncomplete:
-            frontier = None
-        signed_root = anchor.root if anchor is not None else ""
-        if frontier is not None and signed_root and frontier.root().hex() != signed_root:
-            assert anchor is not None
-            return result(
-                Break(
-                    anchor.seq,
-                    TREE_MISMATCH,
-                    "the Merkle tree stored beside the log does not have the root the "
-                    f"checkpoint signed at {anchor.time}",
-                ),
-                0,
-                anchor.seq,
-            )
+        assert anchor is not None
+        frontier, wrong_tree = _stored_frontier(log, anchor)
+        if wrong_tree is not None:
+            return result(wrong_tree, 0, anchor.seq)
     broken, verified = _walk(
         log, checkpoints, start, previous.encode("ascii"), progress, batch, head.seq, frontier
     )
-    if (
-        broken is None
-        and frontier is not None
-        and log.tree_size() >= head.seq
-        and merkle.root(head.seq, log.tree_nodes) != frontier.root()
-    ):
-        broken = Break(
-            head.seq,
-            TREE_MISMATCH,
-            "the Merkle tree stored beside the log is not the records' tree (its nodes "
-            "were changed): proofs from it would not verify",
-        )
+    if broken is None:
+        broken = _tree_root_break(log, head.seq, frontier)
     log.check_unchanged()  # a read-only view whose files moved: no result, not a wrong one
     if broken is None and latest is not None and head.seq < latest.seq:
         broken = Break(
@@ -345,6 +318,84 @@ def verify_chain(
             f"covers seq {latest.seq}",
         )
     return result(broken, verified, start)
+
+
+def _pin(
+    checkpoints: dict[int, Checkpoint], pinned: Checkpoint, problem: Break | None
+) -> Break | None:
+    """Holds the chain to ``pinned`` too; a finding when the log's own checkpoint at its seq
+    names another head (and nothing earlier was found)."""
+    known = checkpoints.get(pinned.seq)
+    if known is not None and known.head != pinned.head and problem is None:
+        problem = Break(
+            pinned.seq,
+            CHECKPOINT_MISMATCH,
+            f"the checkpoint given names another head at seq {pinned.seq} than the one "
+            "stored with the log (the log was forked or rewritten)",
+        )
+    checkpoints[pinned.seq] = pinned
+    return problem
+
+
+def _anchor_break(log: AuditLog, anchor: Checkpoint) -> tuple[Break, int, int] | None:
+    """Why the walk cannot start at ``anchor`` (the result's break, verified count and start),
+    or None when the checkpointed record is there and still hashes to its head."""
+    record = log.get(anchor.seq)
+    if record is None:
+        return Break(anchor.seq, GAP, "the checkpointed record is missing"), 0, 0
+    before = log.get(anchor.seq - 1) if anchor.seq > 1 else None
+    before_hash = before.hash if before is not None else GENESIS
+    if record.hash != anchor.head or chain_hash(before_hash, record.record) != record.hash:
+        return (
+            Break(
+                anchor.seq,
+                CHECKPOINT_MISMATCH,
+                f"the record at seq {anchor.seq} no longer matches the checkpoint signed "
+                f"at {anchor.time}",
+            ),
+            0,
+            anchor.seq,
+        )
+    return None
+
+
+def _stored_frontier(
+    log: AuditLog, anchor: Checkpoint
+) -> tuple[merkle.CompactRange | None, Break | None]:
+    """The stored edge of the tree at ``anchor`` (None when the tree is not built so far), or
+    a finding when it does not fold to the root the checkpoint signed."""
+    try:
+        frontier: merkle.CompactRange | None = merkle.CompactRange.stored(
+            anchor.seq, log.tree_nodes
+        )
+    except merkle.TreeIncomplete:
+        frontier = None
+    if frontier is not None and anchor.root and frontier.root().hex() != anchor.root:
+        return frontier, Break(
+            anchor.seq,
+            TREE_MISMATCH,
+            "the Merkle tree stored beside the log does not have the root the "
+            f"checkpoint signed at {anchor.time}",
+        )
+    return frontier, None
+
+
+def _tree_root_break(
+    log: AuditLog, size: int, frontier: merkle.CompactRange | None
+) -> Break | None:
+    """A finding when the stored tree's root is not the records' (its nodes were changed)."""
+    if (
+        frontier is not None
+        and log.tree_size() >= size
+        and merkle.root(size, log.tree_nodes) != frontier.root()
+    ):
+        return Break(
+            size,
+            TREE_MISMATCH,
+            "the Merkle tree stored beside the log is not the records' tree (its nodes "
+            "were changed): proofs from it would not verify",
+        )
+    return None
 
 
 def _walk(
@@ -366,85 +417,14 @@ def _walk(
         n = len(rows)
         records = list(map(_record, rows))
         stored = list(map(_hash, rows))
-        problems: list[Break] = []
-        # 1. sequence numbers: unique and ordered, so contiguous iff the ends are right
-        if rows[0][0] != expected or rows[-1][0] != expected + n - 1:
-            seqs = [row[0] for row in rows]
-            for index, seq in enumerate(seqs):
-                if seq != expected + index:
-                    problems.append(
-                        Break(expected + index, GAP, f"seq {expected + index} is missing")
-                    )
-                    break
-        # 2. hashes
-        if not _chain_ok(previous, records, stored):
-            index = _first_difference(_hashes(previous, records, stored), stored)
-            seq = rows[index][0]
-            inside = _seq_inside(records[index])
-            if inside is not None and inside != seq:
-                problems.append(
-                    Break(seq, REORDER, f"the record stored at seq {seq} says it is seq {inside}")
-                )
-            else:
-                problems.append(
-                    Break(
-                        seq,
-                        HASH_MISMATCH,
-                        f"the record at seq {seq} does not hash to its stored hash "
-                        "(changed, inserted or its predecessor changed)",
-                    )
-                )
-        # 3. the sequence numbers written inside the records (ends of each batch)
-        for index in {0, n - 1}:
-            inside = _seq_inside(records[index])
-            seq = rows[index][0]
-            if inside != seq:
-                problems.append(
-                    Break(seq, REORDER, f"the record stored at seq {seq} says it is seq {inside}")
-                )
-        # 4. signed checkpoints inside this batch
-        first, last = rows[0][0], rows[-1][0]
-        while marks and marks[0] <= last:
-            mark = marks.pop(0)
-            index = mark - first
-            if 0 <= index < n and rows[index][0] == mark:
-                if stored[index] != checkpoints[mark].head.encode("ascii"):
-                    problems.append(
-                        Break(
-                            mark,
-                            CHECKPOINT_MISMATCH,
-                            f"the chain at seq {mark} differs from the checkpoint signed at "
-                            f"{checkpoints[mark].time} (rewritten up to here)",
-                        )
-                    )
-            else:
-                problems.append(Break(mark, GAP, f"the checkpointed seq {mark} is missing"))
-        # 5. the Merkle root of the records, at every checkpoint that signs one, and every
-        #    node the stored tree holds for them (one range read: their ids are consecutive)
+        problems = [
+            *_sequence_breaks(rows, expected),
+            *_hash_breaks(rows, records, stored, previous),
+            *_inside_breaks(rows, records),
+            *_checkpoint_breaks(rows, stored, checkpoints, marks),
+        ]
         if frontier is not None and not problems:
-            leaves = list(map(_digest, map(sha256, map(_LEAF.__add__, records))))
-            base = merkle.stored_count(frontier.size)
-            made: list[bytes] = []
-            done = 0
-            for mark in sorted(
-                m for m in checkpoints if first <= m <= last and checkpoints[m].root
-            ):
-                made += frontier.append_each(leaves[done : mark - first + 1])
-                done = mark - first + 1
-                if frontier.root().hex() != checkpoints[mark].root:
-                    problems.append(
-                        Break(
-                            mark,
-                            CHECKPOINT_MISMATCH,
-                            f"the Merkle root of the first {mark} records differs from the "
-                            f"one signed at {checkpoints[mark].time}",
-                        )
-                    )
-                    break
-            made += frontier.append_each(leaves[done:])
-            wrong = _stored_tree_break(log, base, made, tree_end)
-            if wrong is not None:
-                problems.append(wrong)
+            problems.extend(_tree_breaks(log, rows, records, checkpoints, frontier, tree_end))
         if problems:
             found = min(problems, key=lambda b: b.seq)
             return found, verified + max(found.seq - expected, 0)
@@ -453,6 +433,111 @@ def _walk(
         previous = stored[-1]
         progress.advance(n)
     return None, verified
+
+
+def _sequence_breaks(rows: ChainBatch, expected: int) -> list[Break]:
+    """1. sequence numbers: unique and ordered, so contiguous iff the ends are right."""
+    n = len(rows)
+    if rows[0][0] == expected and rows[-1][0] == expected + n - 1:
+        return []
+    for index, row in enumerate(rows):
+        if row[0] != expected + index:
+            return [Break(expected + index, GAP, f"seq {expected + index} is missing")]
+    return []
+
+
+def _hash_breaks(
+    rows: ChainBatch, records: list[bytes], stored: list[bytes], previous: bytes
+) -> list[Break]:
+    """2. the hashes, each chained on the stored one before it."""
+    if _chain_ok(previous, records, stored):
+        return []
+    index = _first_difference(_hashes(previous, records, stored), stored)
+    seq = rows[index][0]
+    inside = _seq_inside(records[index])
+    if inside is not None and inside != seq:
+        return [Break(seq, REORDER, f"the record stored at seq {seq} says it is seq {inside}")]
+    return [
+        Break(
+            seq,
+            HASH_MISMATCH,
+            f"the record at seq {seq} does not hash to its stored hash "
+            "(changed, inserted or its predecessor changed)",
+        )
+    ]
+
+
+def _inside_breaks(rows: ChainBatch, records: list[bytes]) -> list[Break]:
+    """3. the sequence numbers written inside the records (ends of each batch)."""
+    problems: list[Break] = []
+    for index in {0, len(rows) - 1}:
+        inside = _seq_inside(records[index])
+        seq = rows[index][0]
+        if inside != seq:
+            problems.append(
+                Break(seq, REORDER, f"the record stored at seq {seq} says it is seq {inside}")
+            )
+    return problems
+
+
+def _checkpoint_breaks(
+    rows: ChainBatch, stored: list[bytes], checkpoints: dict[int, Checkpoint], marks: list[int]
+) -> list[Break]:
+    """4. the signed checkpoints inside this batch (``marks``, those ahead: consumed)."""
+    problems: list[Break] = []
+    first, last, n = rows[0][0], rows[-1][0], len(rows)
+    while marks and marks[0] <= last:
+        mark = marks.pop(0)
+        index = mark - first
+        if 0 <= index < n and rows[index][0] == mark:
+            if stored[index] != checkpoints[mark].head.encode("ascii"):
+                problems.append(
+                    Break(
+                        mark,
+                        CHECKPOINT_MISMATCH,
+                        f"the chain at seq {mark} differs from the checkpoint signed at "
+                        f"{checkpoints[mark].time} (rewritten up to here)",
+                    )
+                )
+        else:
+            problems.append(Break(mark, GAP, f"the checkpointed seq {mark} is missing"))
+    return problems
+
+
+def _tree_breaks(
+    log: AuditLog,
+    rows: ChainBatch,
+    records: list[bytes],
+    checkpoints: dict[int, Checkpoint],
+    frontier: merkle.CompactRange,
+    tree_end: int,
+) -> list[Break]:
+    """5. the Merkle root of the records, at every checkpoint that signs one, and every node
+    the stored tree holds for them (one range read: their ids are consecutive)."""
+    problems: list[Break] = []
+    first, last = rows[0][0], rows[-1][0]
+    leaves = list(map(_digest, map(sha256, map(_LEAF.__add__, records))))
+    base = merkle.stored_count(frontier.size)
+    made: list[bytes] = []
+    done = 0
+    for mark in sorted(m for m in checkpoints if first <= m <= last and checkpoints[m].root):
+        made += frontier.append_each(leaves[done : mark - first + 1])
+        done = mark - first + 1
+        if frontier.root().hex() != checkpoints[mark].root:
+            problems.append(
+                Break(
+                    mark,
+                    CHECKPOINT_MISMATCH,
+                    f"the Merkle root of the first {mark} records differs from the "
+                    f"one signed at {checkpoints[mark].time}",
+                )
+            )
+            break
+    made += frontier.append_each(leaves[done:])
+    wrong = _stored_tree_break(log, base, made, tree_end)
+    if wrong is not None:
+        problems.append(wrong)
+    return problems
 
 
 def _stored_tree_break(log: AuditLog, base: int, made: list[bytes], tree_end: int) -> Break | None:
