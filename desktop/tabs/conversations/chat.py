@@ -46,10 +46,11 @@ from desktop.tabs.conversations.transcript import (
     OPEN_SCHEME,
     REPHRASE_SCHEME,
     SOURCE_SCHEME,
-    TranscriptHtml,
+    checked_marks,
     message_html,
-    role_name,
+    source_name,
 )
+from desktop.tabs.conversations.words import role_name, translate
 from desktop.workers import Emit
 
 
@@ -76,7 +77,6 @@ class ChatPanel(QWidget):
         self.service = service
         self.jobs = jobs
         self.state = jobs.state
-        self.marks = TranscriptHtml(self)
         self._open_serial = 0
         #: set by Stop: the answer ends, what was said is saved (marked stopped)
         self._stop_chat = threading.Event()
@@ -101,7 +101,7 @@ class ChatPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         picker_row = QHBoxLayout()
-        picker_label = QLabel(self.tr("Model:"))
+        picker_label = QLabel(translate("ConversationsTab", "Model:"))
         picker_row.addWidget(picker_label)
         self.model_picker = QComboBox()
         self.model_picker.setObjectName("model_picker")
@@ -111,7 +111,7 @@ class ChatPanel(QWidget):
         self.model_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         picker_label.setBuddy(self.model_picker)
         picker_row.addWidget(self.model_picker)
-        self.title = QLabel(self.tr("New conversation"))
+        self.title = QLabel(translate("ConversationsTab", "New conversation"))
         self.title.setObjectName("conversation_title")
         self.title.setMinimumWidth(40)
         picker_row.addWidget(self.title, 1)
@@ -126,13 +126,15 @@ class ChatPanel(QWidget):
         chat_row = QHBoxLayout()
         self.chat_input = QLineEdit()
         self.chat_input.setObjectName("chat_input")
-        self.chat_input.setPlaceholderText(self.tr("Write a message and press Enter…"))
+        self.chat_input.setPlaceholderText(
+            translate("ConversationsTab", "Write a message and press Enter…")
+        )
         chat_row.addWidget(self.chat_input, 1)
-        self.send = QPushButton(self.tr("Send"))
+        self.send = QPushButton(translate("ConversationsTab", "Send"))
         self.send.setObjectName("send")
         self.send.setDefault(True)
         chat_row.addWidget(self.send)
-        self.stop_chat = QPushButton(self.tr("Stop"))
+        self.stop_chat = QPushButton(translate("ConversationsTab", "Stop"))
         self.stop_chat.setObjectName("stop_chat")
         chat_row.addWidget(self.stop_chat)
         layout.addLayout(chat_row)
@@ -242,11 +244,11 @@ class ChatPanel(QWidget):
                 "failed": self._on_chat_failed,
                 "finished": self._on_chat_finished,
             },
-            doing=self.tr("Answering…"),
+            doing=translate("ConversationsTab", "Answering…"),
         )
         self.state.chatting = True
         self.set_busy(True)
-        self.jobs.say(self.tr("Thinking…"))
+        self.jobs.say(translate("ConversationsTab", "Thinking…"))
 
     def _on_chat_item(self, piece: Any) -> None:
         if isinstance(piece, Saved):  # the message is on disk: a new conversation has its id
@@ -259,9 +261,12 @@ class ChatPanel(QWidget):
         if isinstance(piece, Composed):  # the answer from the history, at once
             text = piece.answer.text + "\n"
             self._composed = True
-            self.jobs.say(self.tr("Answered from your conversations."))
+            self.jobs.say(translate("ConversationsTab", "Answered from your conversations."))
         elif self._composed and not self._streamed:
-            text = self.tr("(The model is rephrasing; shown only if every sentence checks out.) ")
+            text = translate(
+                "ConversationsTab",
+                "(The model is rephrasing; shown only if every sentence checks out.) ",
+            )
             text += str(piece)
         cursor = self.transcript.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
@@ -285,17 +290,24 @@ class ChatPanel(QWidget):
     def _answered_note(self, result: TurnResult) -> str:
         """The status line after an answer: who answered (or that it stopped, or that no
         model wrote it), and what of the past conversations it was given."""
-        note = self.tr("Answered by {0}:{1}").format(result.provider, result.model)
+        note = translate("ConversationsTab", "Answered by {0}:{1}").format(
+            result.provider, result.model
+        )
         if result.stopped:
-            note = self.tr("Stopped: what was said is kept (marked stopped).")
+            note = translate("ConversationsTab", "Stopped: what was said is kept (marked stopped).")
         if result.retrieval_only:
-            note = self.tr("Retrieval-only mode: showing what was found, no generated text.")
-        if result.context:
-            note += " " + self.tr("(%n passage(s) from past conversations)", "", result.context)
-        if result.context_error:
-            note += " " + self.tr("Past conversations not searched: {0}").format(
-                result.context_error
+            note = translate(
+                "ConversationsTab",
+                "Retrieval-only mode: showing what was found, no generated text.",
             )
+        if result.context:
+            note += " " + translate(
+                "ConversationsTab", "(%n passage(s) from past conversations)", "", result.context
+            )
+        if result.context_error:
+            note += " " + translate(
+                "ConversationsTab", "Past conversations not searched: {0}"
+            ).format(result.context_error)
         return note
 
     def _on_chat_failed(self, message: str, environment: bool) -> None:
@@ -332,7 +344,9 @@ class ChatPanel(QWidget):
 
     def _append_message(self, index: int, role: str, content: str, meta: str) -> None:
         self._shown[index] = content
-        self.transcript.append(message_html(index, role, content, meta, False, self.tr("Copy")))
+        self.transcript.append(
+            message_html(index, role, content, meta, False, translate("ConversationsTab", "Copy"))
+        )
 
     # -- the transcript's links ------------------------------------------------------------
     def _on_transcript_anchor_clicked(self, url: QUrl) -> None:
@@ -364,7 +378,7 @@ class ChatPanel(QWidget):
         except (ValueError, KeyError, IndexError):
             return
         QGuiApplication.clipboard().setText(text)
-        self.jobs.say(self.tr("Copied to the clipboard."))
+        self.jobs.say(translate("ConversationsTab", "Copied to the clipboard."))
         self.copied.emit(text)
 
     def _show_source(self, path: str) -> None:
@@ -375,9 +389,7 @@ class ChatPanel(QWidget):
             return
         n = int(number)
         if 0 < n <= len(result.context_passages):
-            self.jobs.say(
-                f"[{n}] " + self.marks.source_name(result.context_passages[n - 1], full=True)
-            )
+            self.jobs.say(f"[{n}] " + source_name(result.context_passages[n - 1], full=True))
 
     # -- opening conversations -------------------------------------------------------------
     def is_shown(self, conversation_id: str) -> bool:
@@ -411,7 +423,7 @@ class ChatPanel(QWidget):
             "conversations: open",
             job,
             {"succeeded": self._on_opened},
-            doing=self.tr("Opening the conversation…"),
+            doing=translate("ConversationsTab", "Opening the conversation…"),
         )
 
     def _on_opened(self, opened: Any) -> None:
@@ -437,10 +449,10 @@ class ChatPanel(QWidget):
     def _draw(self, conversation: Conversation, highlight: int | None) -> None:
         """The whole conversation, its checked answers marked, scrolled to ``highlight``
         (else to the end)."""
-        stopped = self.tr("stopped")
+        stopped = translate("ConversationsTab", "stopped")
         self._shown = {i: m.content for i, m in enumerate(conversation.history)}
         checks = {
-            i: self.marks.checked(i, result)
+            i: checked_marks(i, result)
             for i, m in enumerate(conversation.history)
             if (result := self._checks.get((conversation.id, i))) is not None
             and result.answer == m.content
@@ -456,7 +468,7 @@ class ChatPanel(QWidget):
                     if x
                 ),
                 i == highlight,
-                self.tr("Copy"),
+                translate("ConversationsTab", "Copy"),
                 checks.get(i),
             )
             for i, m in enumerate(conversation.history)
@@ -501,7 +513,7 @@ class ChatPanel(QWidget):
         self.transcript.setProperty("conversation_id", "")
         self.transcript.setProperty("highlighted_message", -1)
         self.transcript.setProperty("checked_messages", "")
-        self.title.setText(self.tr("New conversation"))
+        self.title.setText(translate("ConversationsTab", "New conversation"))
 
     def redraw(self) -> None:
         """The theme changed: draw the conversation on screen again (names and highlights

@@ -35,6 +35,7 @@ from backends.services import Lazy
 from desktop.tabs.conversations.jobs import TabJobs
 from desktop.tabs.conversations.key_dialog import OK_STYLE, WARNING_STYLE, KeyDialog, key_details
 from desktop.tabs.conversations.results import Listing, Refused, listing
+from desktop.tabs.conversations.words import translate
 from desktop.workers import Emit
 
 
@@ -61,7 +62,7 @@ class EncryptionPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         top = QHBoxLayout()
-        self.encryption_status = QLabel(self.tr("Checking encryption…"))
+        self.encryption_status = QLabel(translate("ConversationsTab", "Checking encryption…"))
         self.encryption_status.setObjectName("encryption_status")
         self.encryption_status.setWordWrap(True)
         self.encryption_status.setTextFormat(Qt.TextFormat.RichText)
@@ -69,19 +70,20 @@ class EncryptionPanel(QWidget):
         #: the cipher, key ids, the variables: for whoever needs them, out of the sentences
         self.encryption_details_button = QToolButton()
         self.encryption_details_button.setObjectName("encryption_details_button")
-        self.encryption_details_button.setText(self.tr("Details"))
+        self.encryption_details_button.setText(translate("ConversationsTab", "Details"))
         self.encryption_details_button.setCheckable(True)
         self.encryption_details_button.setAutoRaise(True)
         top.addWidget(self.encryption_details_button)
-        self.set_key = QPushButton(self.tr("Set key…"))
+        self.set_key = QPushButton(translate("ConversationsTab", "Set key…"))
         self.set_key.setObjectName("set_key")
         top.addWidget(self.set_key)
-        self.new_history = QPushButton(self.tr("Start a new history…"))
+        self.new_history = QPushButton(translate("ConversationsTab", "Start a new history…"))
         self.new_history.setObjectName("new_history")
         self.new_history.setToolTip(
-            self.tr(
+            translate(
+                "ConversationsTab",
                 "The key is lost? Keep the encrypted conversations as they are (locked) and "
-                "go on with a new history"
+                "go on with a new history",
             )
         )
         self.new_history.setVisible(False)
@@ -99,13 +101,15 @@ class EncryptionPanel(QWidget):
         self.new_history_dialog = QMessageBox(self)
         self.new_history_dialog.setObjectName("new_history_dialog")
         self.new_history_dialog.setIcon(QMessageBox.Icon.Question)
-        self.new_history_dialog.setWindowTitle(self.tr("Start a new history"))
+        self.new_history_dialog.setWindowTitle(translate("ConversationsTab", "Start a new history"))
         self.new_history_encrypted = self.new_history_dialog.addButton(
-            self.tr("New encrypted history…"), QMessageBox.ButtonRole.AcceptRole
+            translate("ConversationsTab", "New encrypted history…"),
+            QMessageBox.ButtonRole.AcceptRole,
         )
         self.new_history_encrypted.setObjectName("new_history_encrypted")
         self.new_history_clear = self.new_history_dialog.addButton(
-            self.tr("Continue unencrypted"), QMessageBox.ButtonRole.DestructiveRole
+            translate("ConversationsTab", "Continue unencrypted"),
+            QMessageBox.ButtonRole.DestructiveRole,
         )
         self.new_history_clear.setObjectName("new_history_clear")
         self.new_history_dialog.addButton(QMessageBox.StandardButton.Cancel)
@@ -135,43 +139,54 @@ class EncryptionPanel(QWidget):
     def _headline(self, status: EncryptionStatus) -> str:
         """Whether the history is locked, in clear text or encrypted, and where its key is."""
         if not status.encrypted and status.key_problem and status.passphrase_needed:
-            text = self.tr(
+            text = translate(
+                "ConversationsTab",
                 "⚠ <b>History is encrypted with a passphrase and locked.</b> Enter the "
                 "passphrase in “Set key…” to read it and add to it — or “Start a new "
-                "history…” and keep it as it is."
+                "history…” and keep it as it is.",
             )
         elif not status.encrypted and status.key_problem:
             # encrypted history, no key here: the headline is the lock, not "clear text"
-            text = self.tr(
+            text = translate(
+                "ConversationsTab",
                 "⚠ <b>History is encrypted and locked.</b> Give its key in “Set key…” to "
                 "read it and add to it — or, if the key is lost, “Start a new history…” and "
-                "keep it as it is."
+                "keep it as it is.",
             )
         elif not status.encrypted:
-            text = self.tr(
+            text = translate(
+                "ConversationsTab",
                 "⚠ <b>History is stored in clear text.</b> Anyone who can read your files can "
-                "read your conversations. Set a key to encrypt it."
+                "read your conversations. Set a key to encrypt it.",
             )
         elif status.source == "environment":
-            text = self.tr("✓ History encrypted (the key is given when Custodia starts).")
+            text = translate(
+                "ConversationsTab", "✓ History encrypted (the key is given when Custodia starts)."
+            )
         elif status.source == "keyring":
-            text = self.tr("✓ History encrypted (the key is kept in this computer's keyring).")
+            text = translate(
+                "ConversationsTab",
+                "✓ History encrypted (the key is kept in this computer's keyring).",
+            )
         elif status.source in ("passphrase", "environment_passphrase"):
-            text = self.tr(
+            text = translate(
+                "ConversationsTab",
                 "✓ History encrypted with a key derived from your passphrase; the key is never "
-                "stored: the passphrase is asked at each start."
+                "stored: the passphrase is asked at each start.",
             )
             if status.source == "environment_passphrase":
-                text = self.tr(
+                text = translate(
+                    "ConversationsTab",
                     "✓ History encrypted with a key derived from your passphrase (given when "
-                    "Custodia starts)."
+                    "Custodia starts).",
                 )
         else:
-            text = self.tr(
+            text = translate(
+                "ConversationsTab",
                 "⚠ History encrypted, but the key is kept <b>for this session only</b> (this "
                 "computer has no keyring to keep it in): after a restart the history is "
                 "locked until you give the key again. A passphrase in “Set key…” needs no "
-                "keyring."
+                "keyring.",
             )
         return text
 
@@ -180,24 +195,34 @@ class EncryptionPanel(QWidget):
         unreadable or locked conversations, refused writes."""
         text = ""
         if status.encrypted and status.clear_files:
-            text += " " + self.tr(
-                "⚠ {0} conversation(s) still stored in clear: “Set key…” encrypts them."
+            text += " " + translate(
+                "ConversationsTab",
+                "⚠ {0} conversation(s) still stored in clear: “Set key…” encrypts them.",
             ).format(status.clear_files)
         if status.rotation_pending:
-            text += " " + self.tr(
-                "⚠ A key change is unfinished: give its new key in “Set key…” to finish it."
+            text += " " + translate(
+                "ConversationsTab",
+                "⚠ A key change is unfinished: give its new key in “Set key…” to finish it.",
             )
         if status.unreadable:
-            text += " " + self.tr(
-                "%n conversation(s) cannot be read (marked ⚠).", "", status.unreadable
+            text += " " + translate(
+                "ConversationsTab",
+                "%n conversation(s) cannot be read (marked ⚠).",
+                "",
+                status.unreadable,
             )
         if status.locked:
-            text += " " + self.tr(
+            text += " " + translate(
+                "ConversationsTab",
                 "{0} conversation(s) of an earlier history are locked, kept untouched: give "
-                "their key or passphrase in “Set key…” to read them again."
+                "their key or passphrase in “Set key…” to read them again.",
             ).format(status.locked)
         if status.key_problem:  # the store's own words (variables, key ids) go to Details
-            text += "<br>⚠ <b>" + self.tr("New messages are refused until then.") + "</b>"
+            text += (
+                "<br>⚠ <b>"
+                + translate("ConversationsTab", "New messages are refused until then.")
+                + "</b>"
+            )
         return text
 
     # -- the key ---------------------------------------------------------------------------
@@ -231,15 +256,19 @@ class EncryptionPanel(QWidget):
                 return service.get().key_from_passphrase(passphrase, new=new)
             except WrongPassphraseError as err:
                 return Refused(
-                    self.tr(
+                    translate(
+                        "ConversationsTab",
                         "This passphrase does not open your history. Check it for a typo "
-                        "(letter case, keyboard layout)."
+                        "(letter case, keyboard layout).",
                     ),
                     str(err),
                 )
             except NoPassphraseError as err:
                 return Refused(
-                    self.tr("No passphrase has been set for this history yet: set one first."),
+                    translate(
+                        "ConversationsTab",
+                        "No passphrase has been set for this history yet: set one first.",
+                    ),
                     str(err),
                 )
 
@@ -259,7 +288,7 @@ class EncryptionPanel(QWidget):
             "conversations: passphrase",
             job,
             {"succeeded": derived, "failed": failed},
-            doing=self.tr("Deriving the key from the passphrase…"),
+            doing=translate("ConversationsTab", "Deriving the key from the passphrase…"),
         )
 
     def _on_key_dialog_key_chosen(self, key: str, generated: bool, passphrase: bool) -> None:
@@ -278,13 +307,27 @@ class EncryptionPanel(QWidget):
             )
             report = outcome.rotation
             if report is None:
-                note = self.tr("%n locked conversation(s) readable again.", "", outcome.unlocked)
+                note = translate(
+                    "ConversationsTab",
+                    "%n locked conversation(s) readable again.",
+                    "",
+                    outcome.unlocked,
+                )
             elif report.rotated:
-                note = self.tr("%n conversation(s) encrypted with the new key.", "", report.rotated)
+                note = translate(
+                    "ConversationsTab",
+                    "%n conversation(s) encrypted with the new key.",
+                    "",
+                    report.rotated,
+                )
             else:
-                note = self.tr("The new key is set; there were no conversations to encrypt.")
+                note = translate(
+                    "ConversationsTab",
+                    "The new key is set; there were no conversations to encrypt.",
+                )
             if report is not None and report.failed:
-                note += " " + self.tr(
+                note += " " + translate(
+                    "ConversationsTab",
                     "%n conversation(s) could not be read and were left as they were.",
                     "",
                     len(report.failed),
@@ -294,13 +337,10 @@ class EncryptionPanel(QWidget):
         self.jobs.run(
             "conversations: key",
             job,
-            {"succeeded": [self._on_listed, self._on_key_used]},
+            {"succeeded": [self.listing_arrived, self._on_key_used]},
             progress=True,
-            doing=self.tr("Re-encrypting conversations…"),
+            doing=translate("ConversationsTab", "Re-encrypting conversations…"),
         )
-
-    def _on_listed(self, result: Any) -> None:
-        self.listing_arrived.emit(result)
 
     def _on_key_used(self, result: Any) -> None:
         self.key_used.emit()
@@ -310,16 +350,18 @@ class EncryptionPanel(QWidget):
         status = self.jobs.state.status
         count = status.needed_files if status is not None else 0
         self.new_history_dialog.setText(
-            self.tr(
+            translate(
+                "ConversationsTab",
                 "Your {0} encrypted conversation(s) cannot be opened without their key. Start "
                 "a new history? They are kept exactly as they are, listed as locked, and "
-                "readable again whenever you give their key or passphrase."
+                "readable again whenever you give their key or passphrase.",
             ).format(count)
         )
         self.new_history_dialog.setInformativeText(
-            self.tr(
+            translate(
+                "ConversationsTab",
                 "“Continue unencrypted” stores new conversations in clear text: anyone who "
-                "can read your files can read them."
+                "can read your files can read them.",
             )
         )
         self.new_history_dialog.open()
@@ -338,18 +380,23 @@ class EncryptionPanel(QWidget):
             agent = service.get()
             made: NewHistory = agent.start_new_history(key, passphrase=passphrase)
             note = (
-                self.tr("A new encrypted history is started.")
+                translate("ConversationsTab", "A new encrypted history is started.")
                 if made.encrypted
-                else self.tr("A new history is started, stored in clear text.")
+                else translate(
+                    "ConversationsTab", "A new history is started, stored in clear text."
+                )
             )
-            note += " " + self.tr(
-                "%n earlier conversation(s) kept untouched, locked.", "", made.locked
+            note += " " + translate(
+                "ConversationsTab",
+                "%n earlier conversation(s) kept untouched, locked.",
+                "",
+                made.locked,
             )
             return listing(agent, note)
 
         self.jobs.run(
             "conversations: new history",
             job,
-            {"succeeded": self._on_listed},
-            doing=self.tr("Starting a new history…"),
+            {"succeeded": self.listing_arrived},
+            doing=translate("ConversationsTab", "Starting a new history…"),
         )

@@ -31,8 +31,8 @@ from backends.progress import Progress
 from backends.services import Lazy
 from desktop.tabs.conversations.jobs import TabJobs
 from desktop.tabs.conversations.results import Found, Listing, listing
-from desktop.tabs.conversations.transcript import role_name
-from desktop.workers import Emit
+from desktop.tabs.conversations.words import role_name, translate
+from desktop.workers import Emit, Slot
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 INDEX_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -84,11 +84,11 @@ class HistoryPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         buttons = QHBoxLayout()
-        self.new_conversation = QPushButton(self.tr("New"))
+        self.new_conversation = QPushButton(translate("ConversationsTab", "New"))
         self.new_conversation.setObjectName("new_conversation")
-        self.rename_conversation = QPushButton(self.tr("Rename"))
+        self.rename_conversation = QPushButton(translate("ConversationsTab", "Rename"))
         self.rename_conversation.setObjectName("rename_conversation")
-        self.delete_conversation = QPushButton(self.tr("Delete…"))
+        self.delete_conversation = QPushButton(translate("ConversationsTab", "Delete…"))
         self.delete_conversation.setObjectName("delete_conversation")
         for button in (self.new_conversation, self.rename_conversation, self.delete_conversation):
             buttons.addWidget(button)
@@ -96,7 +96,12 @@ class HistoryPanel(QWidget):
         self.conversation_list = QTreeWidget()
         self.conversation_list.setObjectName("conversation_list")
         self.conversation_list.setHeaderLabels(
-            [self.tr("Name"), self.tr("Date"), self.tr("Model"), self.tr("Messages")]
+            [
+                translate("ConversationsTab", "Name"),
+                translate("ConversationsTab", "Date"),
+                translate("ConversationsTab", "Model"),
+                translate("ConversationsTab", "Messages"),
+            ]
         )
         self.conversation_list.setRootIsDecorated(False)
         self.conversation_list.setUniformRowHeights(True)
@@ -111,7 +116,9 @@ class HistoryPanel(QWidget):
         layout.addWidget(self.conversation_list, 3)
         self.history_search = QLineEdit()
         self.history_search.setObjectName("history_search")
-        self.history_search.setPlaceholderText(self.tr("Search past conversations…"))
+        self.history_search.setPlaceholderText(
+            translate("ConversationsTab", "Search past conversations…")
+        )
         self.history_search.setClearButtonEnabled(True)
         layout.addWidget(self.history_search)
         self.search_results = QListWidget()
@@ -122,7 +129,7 @@ class HistoryPanel(QWidget):
         self.confirm_delete = QMessageBox(self)
         self.confirm_delete.setObjectName("confirm_delete")
         self.confirm_delete.setIcon(QMessageBox.Icon.Warning)
-        self.confirm_delete.setWindowTitle(self.tr("Delete conversation"))
+        self.confirm_delete.setWindowTitle(translate("ConversationsTab", "Delete conversation"))
         self.confirm_delete.setStandardButtons(
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No
         )
@@ -165,16 +172,19 @@ class HistoryPanel(QWidget):
             # an earlier history set aside: kept untouched until its key is given
             item.setToolTip(
                 0,
-                self.tr(
+                translate(
+                    "ConversationsTab",
                     "Locked: part of an earlier history, kept untouched. Give its key "
-                    "or passphrase in “Set key…” to read it again."
+                    "or passphrase in “Set key…” to read it again.",
                 ),
             )
-            item.setText(0, self.tr("{0} (locked)").format(row.name))
+            item.setText(0, translate("ConversationsTab", "{0} (locked)").format(row.name))
             item.setForeground(0, Qt.GlobalColor.gray)
             item.setData(0, LOCKED_ROLE, True)
         elif row.error:
-            item.setToolTip(0, self.tr("Cannot be read: {0}").format(row.error))
+            item.setToolTip(
+                0, translate("ConversationsTab", "Cannot be read: {0}").format(row.error)
+            )
             item.setText(0, "⚠ " + row.name)
             item.setForeground(0, Qt.GlobalColor.darkRed)
         else:
@@ -200,7 +210,9 @@ class HistoryPanel(QWidget):
         row = self._rows.get(conversation_id)
         if row is not None:
             return row.name
-        return self._hit_names.get(conversation_id) or self.tr("this conversation")
+        return self._hit_names.get(conversation_id) or translate(
+            "ConversationsTab", "this conversation"
+        )
 
     def _on_new_conversation_clicked(self) -> None:
         self.new_requested.emit()
@@ -211,7 +223,11 @@ class HistoryPanel(QWidget):
             return
         row = self._rows.get(conversation_id)
         if row is not None and row.error:
-            self.jobs.say(self.tr("“{0}” cannot be read: {1}").format(row.name, row.error))
+            self.jobs.say(
+                translate("ConversationsTab", "“{0}” cannot be read: {1}").format(
+                    row.name, row.error
+                )
+            )
             return
         self.conversation_chosen.emit(str(conversation_id))
 
@@ -240,12 +256,12 @@ class HistoryPanel(QWidget):
         self.jobs.run(
             "conversations: rename",
             job,
-            {"succeeded": [self._on_listed, self._on_renamed], "failed": self._on_rename_failed},
-            doing=self.tr("Renaming…"),
+            {
+                "succeeded": [self.listing_arrived, self._on_renamed],
+                "failed": self._on_rename_failed,
+            },
+            doing=translate("ConversationsTab", "Renaming…"),
         )
-
-    def _on_listed(self, result: Any) -> None:
-        self.listing_arrived.emit(result)
 
     def _on_renamed(self, result: Any) -> None:
         self.rerun_search()  # the hits show the new name
@@ -263,21 +279,23 @@ class HistoryPanel(QWidget):
     def _on_delete_conversation_clicked(self) -> None:
         conversation_id = self._selected_id()
         if conversation_id is None:
-            self.jobs.say(self.tr("Select a conversation to delete."))
+            self.jobs.say(translate("ConversationsTab", "Select a conversation to delete."))
             return
         if conversation_id == self.state.delete_after_chat:  # already confirmed
             self.jobs.say(
-                self.tr("“{0}” is deleted as soon as its answer has stopped.").format(
-                    self.name(conversation_id)
-                )
+                translate(
+                    "ConversationsTab", "“{0}” is deleted as soon as its answer has stopped."
+                ).format(self.name(conversation_id))
             )
             return
         self._pending_delete = conversation_id
-        text = self.tr("Delete “{0}”? Its file is removed; this cannot be undone.").format(
-            self.name(conversation_id)
-        )
+        text = translate(
+            "ConversationsTab", "Delete “{0}”? Its file is removed; this cannot be undone."
+        ).format(self.name(conversation_id))
         if self.state.is_answering(conversation_id):
-            text += "\n\n" + self.tr("Its answer is still being written: it is stopped first.")
+            text += "\n\n" + translate(
+                "ConversationsTab", "Its answer is still being written: it is stopped first."
+            )
         self.confirm_delete.setText(text)
         self.confirm_delete.open()
 
@@ -294,7 +312,7 @@ class HistoryPanel(QWidget):
             self.state.delete_after_chat = conversation_id
             self.stop_requested.emit()
             self.jobs.say(
-                self.tr("Stopping the answer, then deleting “{0}”…").format(
+                translate("ConversationsTab", "Stopping the answer, then deleting “{0}”…").format(
                     self.name(conversation_id)
                 )
             )
@@ -304,7 +322,7 @@ class HistoryPanel(QWidget):
     def delete(self, conversation_id: str) -> None:
         """Delete ``conversation_id`` (confirmed): its hits go at once, the list after."""
         service = self.service
-        note = self.tr("Deleted “{0}”.").format(self.name(conversation_id))
+        note = translate("ConversationsTab", "Deleted “{0}”.").format(self.name(conversation_id))
 
         def job(progress: Progress, emit: Emit) -> Listing:
             agent = service.get()
@@ -314,14 +332,14 @@ class HistoryPanel(QWidget):
         if conversation_id == self.state.current_id:
             self.current_deleted.emit()
         had_hits = self._drop_hits(conversation_id)  # at once; searched again once it is gone
-        succeeded: list[Any] = [self._on_listed]
+        succeeded: list[Slot] = [self.listing_arrived]
         if had_hits:
             succeeded.append(self._on_deleted)
         self.jobs.run(
             "conversations: delete",
             job,
             {"succeeded": succeeded, "failed": self._on_delete_failed},
-            doing=self.tr("Deleting…"),
+            doing=translate("ConversationsTab", "Deleting…"),
         )
 
     def _on_deleted(self, result: Any) -> None:
@@ -374,7 +392,7 @@ class HistoryPanel(QWidget):
             "conversations: search",
             job,
             {"succeeded": self._on_search_succeeded},
-            doing=self.tr("Searching past conversations…"),
+            doing=translate("ConversationsTab", "Searching past conversations…"),
         )
 
     def _on_search_succeeded(self, found: Any) -> None:
@@ -395,12 +413,13 @@ class HistoryPanel(QWidget):
         if found.quiet:
             return
         if not found.hits:
-            text = self.tr("Nothing found.")
+            text = translate("ConversationsTab", "Nothing found.")
         else:
-            text = self.tr("%n message(s) found", "", len(found.hits))
+            text = translate("ConversationsTab", "%n message(s) found", "", len(found.hits))
         if found.unsearched:
-            text += " " + self.tr(
-                "Not searched: conversations that cannot be read ({0}; marked ⚠)."
+            text += " " + translate(
+                "ConversationsTab",
+                "Not searched: conversations that cannot be read ({0}; marked ⚠).",
             ).format(found.unsearched)
         self.jobs.say(text)
 

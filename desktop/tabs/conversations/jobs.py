@@ -11,16 +11,16 @@ words: the store's own are under the encryption panel's Details).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar
 
 from desktop import theme
 from desktop.tabs.conversations.state import TabState
-from desktop.workers import Job, JobHandle, Slots, WorkerPool
+from desktop.tabs.conversations.words import translate
+from desktop.workers import Job, JobHandle, Slot, Slots, WorkerPool
 
 #: a job running longer than this shows what the tab is waiting for (``tab_activity``)
 ACTIVITY_DELAY_MS = 200
@@ -72,8 +72,8 @@ class TabJobs(QObject):
         ``tab_activity`` if it is still running after ACTIVITY_DELAY_MS, so no wait goes
         unexplained; ``progress`` shows it in ``index_progress``."""
         number = next(self._numbers)
-        finished: list[Callable[..., Any]] = [self._on_job_finished]
-        wiring: dict[str, list[Callable[..., Any]]] = {
+        finished: list[Slot] = [self._on_job_finished]
+        wiring: dict[str, list[Slot]] = {
             "failed": [self._on_job_failed],
             "finished": finished,
         }
@@ -128,13 +128,16 @@ class TabJobs(QObject):
         ):
             # the store's refusal names variables and key ids: they are under Details
             self.say(
-                self.tr(
+                translate(
+                    "ConversationsTab",
                     "Nothing was written: your history is locked. Give its key or passphrase "
-                    "in “Set key…”, or start a new history."
+                    "in “Set key…”, or start a new history.",
                 )
             )
             return
-        prefix = "" if environment else self.tr("Unexpected error (see the log): ")
+        prefix = (
+            "" if environment else translate("ConversationsTab", "Unexpected error (see the log): ")
+        )
         self.say(prefix + message)
 
     def _on_activity_timer_timeout(self) -> None:

@@ -2,7 +2,7 @@
 
 The transcript is one ``QTextBrowser`` page: :func:`message_html` draws a message (its
 Markdown through the shared :func:`desktop.markdown.markdown_html`, its role in a colour
-readable on either palette, ``copy:<i>`` and ``copy:<i>:<k>`` links). :class:`TranscriptHtml`
+readable on either palette, ``copy:<i>`` and ``copy:<i>:<k>`` links). :func:`checked_marks`
 draws what follows an answer of this session checked against past conversations: CT9's ✓ [n]
 and grey italics, or the answer :mod:`backends.answers` composed from the history (AL1)
 with its quoted sources (``open:`` links) and its withheld draft.
@@ -13,8 +13,6 @@ from __future__ import annotations
 import html
 import re
 
-from PySide6.QtCore import QCoreApplication, QObject
-
 from backends.answers import MODEL, Answer, Shown
 from backends.conversations import TurnResult
 from backends.grounding import CheckedSentence
@@ -22,6 +20,7 @@ from desktop import theme
 from desktop.answer_html import answer_html
 from desktop.markdown import checked_html, checked_list_html, markdown_html
 from desktop.tabs.conversations.results import own_policy
+from desktop.tabs.conversations.words import role_name, translate
 
 HIGHLIGHT = "#fff3a0"
 HIGHLIGHT_DARK = "#5a4a00"
@@ -40,17 +39,6 @@ COPY_SCHEME = "copy"
 _PASSAGE = re.compile(
     r"^\[(?P<name>.*), (?P<date>[^,\]]*)\] (?P<role>\w+): (?P<text>.*)$", re.DOTALL
 )
-
-
-def role_name(role: str) -> str:
-    """Who wrote a message, as the transcript and the search hits name them."""
-    names = {
-        "user": QCoreApplication.translate("TranscriptHtml", "You"),
-        "assistant": QCoreApplication.translate("TranscriptHtml", "Assistant"),
-        "system": QCoreApplication.translate("TranscriptHtml", "System"),
-        "tool": QCoreApplication.translate("TranscriptHtml", "Tool"),
-    }
-    return names.get(role, role)
 
 
 def message_html(
@@ -97,97 +85,106 @@ def _cite(index: int, number: int, ok: str) -> str:
     )
 
 
-class TranscriptHtml(QObject):
-    """The marks of a checked answer and the names of its sources (see the module doc)."""
+def checked_marks(index: int, result: TurnResult) -> tuple[str, str]:
+    """Answer *index* marked (CT9): the body to show in place of its Markdown ("" to
+    keep it) and what follows it — the past messages it cites, named, and the legend."""
+    colours = theme.colors()
+    ok, muted = colours["ok"], colours["muted"]
+    if own_policy(result):
+        return _composed_marks(index, result, ok, muted)
 
-    def checked(self, index: int, result: TurnResult) -> tuple[str, str]:
-        """Answer *index* marked (CT9): the body to show in place of its Markdown ("" to
-        keep it) and what follows it — the past messages it cites, named, and the legend."""
-        colours = theme.colors()
-        ok, muted = colours["ok"], colours["muted"]
-        if own_policy(result):
-            return self._shown(index, result, ok, muted)
+    def cite(sentence: CheckedSentence) -> str:
+        return _cite(index, sentence.number, ok)
 
-        def cite(sentence: CheckedSentence) -> str:
-            return _cite(index, sentence.number, ok)
+    own = translate("ConversationsTab", "not from your past conversations")
+    body = checked_html(result.answer, result.checked, cite, muted)
+    after = checked_list_html(result.checked, cite, muted, own) if body is None else ""
+    cited = sorted({c.number for c in result.checked if c.supported})
+    sources = [
+        f"[{n}] {html.escape(source_name(result.context_passages[n - 1]))}"
+        for n in cited
+        if 0 < n <= len(result.context_passages)
+    ]
+    if sources:
+        after += f"<p style='color:{muted}'><small>" + "<br>".join(sources) + "</small></p>"
+    legend = translate(
+        "ConversationsTab",
+        "✓ [n]: past message n says it (named under the answer; click ✓ to see it whole) "
+        "· in grey italics: the assistant's own words, {0}",
+    ).format(own)
+    after += f"<p style='color:{muted}'><small>{html.escape(legend)}</small></p>"
+    return body or "", after
 
-        own = self.tr("not from your past conversations")
-        body = checked_html(result.answer, result.checked, cite, muted)
-        after = checked_list_html(result.checked, cite, muted, own) if body is None else ""
-        cited = sorted({c.number for c in result.checked if c.supported})
-        sources = [
-            f"[{n}] {html.escape(self.source_name(result.context_passages[n - 1]))}"
-            for n in cited
-            if 0 < n <= len(result.context_passages)
-        ]
-        if sources:
-            after += f"<p style='color:{muted}'><small>" + "<br>".join(sources) + "</small></p>"
-        legend = self.tr(
-            "✓ [n]: past message n says it (named under the answer; click ✓ to see it whole) "
-            "· in grey italics: the assistant's own words, {0}"
-        ).format(own)
-        after += f"<p style='color:{muted}'><small>{html.escape(legend)}</small></p>"
-        return body or "", after
 
-    def _shown(self, index: int, result: TurnResult, ok: str, muted: str) -> tuple[str, str]:
-        """An answer as :mod:`backends.answers` made it (AL1): a quote of a past message
-        with ✓ [n] (the sources under it open their conversation), the model's own words in
-        grey italics, its withheld sentences struck out with why."""
-        shown = result.shown
-        assert shown is not None
+def _composed_marks(index: int, result: TurnResult, ok: str, muted: str) -> tuple[str, str]:
+    """An answer as :mod:`backends.answers` made it (AL1): a quote of a past message
+    with ✓ [n] (the sources under it open their conversation), the model's own words in
+    grey italics, its withheld sentences struck out with why."""
+    shown = result.shown
+    assert shown is not None
 
-        def cite(sentence: Shown) -> str:
-            return _cite(index, sentence.number, ok)
+    def cite(sentence: Shown) -> str:
+        return _cite(index, sentence.number, ok)
 
-        code = shown.mode == MODEL and not shown.withheld and "```" in result.answer
-        body = (
-            ""
-            if code
-            else answer_html(
-                shown,
-                cite,
-                muted,
-                withheld_title=self.tr("Withheld from the model's draft (not an answer):"),
+    code = shown.mode == MODEL and not shown.withheld and "```" in result.answer
+    body = (
+        ""
+        if code
+        else answer_html(
+            shown,
+            cite,
+            muted,
+            withheld_title=translate(
+                "ConversationsTab", "Withheld from the model's draft (not an answer):"
+            ),
+        )
+    )
+    after = ""
+    sources = [
+        f"<a href='{OPEN_SCHEME}:{cid}:{i}'>[{n}] "
+        f"{html.escape(source_name(result.context_passages[n - 1]))}</a>"
+        for n, (cid, i) in enumerate(result.quoted, 1)
+        if n <= len(result.context_passages)
+    ]
+    if sources:
+        after += f"<p style='color:{muted}'><small>" + "<br>".join(sources) + "</small></p>"
+    after += f"<p style='color:{muted}'><small>{html.escape(_legend(shown))}</small></p>"
+    if result.draft_skipped:
+        after += (
+            f"<p><small><a href='{REPHRASE_SCHEME}:{index}'>"
+            + html.escape(translate("ConversationsTab", "Ask the model to rephrase"))
+            + "</a></small></p>"
+        )
+    return body, after
+
+
+def _legend(shown: Answer) -> str:
+    """What the marks of a composed answer mean, only those it has."""
+    parts = [shown.heading] if shown.heading else []
+    if shown.cited:
+        parts.append(
+            translate(
+                "ConversationsTab", "✓ [n]: quoted from past message n (click a source to open it)"
             )
         )
-        after = ""
-        sources = [
-            f"<a href='{OPEN_SCHEME}:{cid}:{i}'>[{n}] "
-            f"{html.escape(self.source_name(result.context_passages[n - 1]))}</a>"
-            for n, (cid, i) in enumerate(result.quoted, 1)
-            if n <= len(result.context_passages)
-        ]
-        if sources:
-            after += f"<p style='color:{muted}'><small>" + "<br>".join(sources) + "</small></p>"
-        after += f"<p style='color:{muted}'><small>{html.escape(self._legend(shown))}</small></p>"
-        if result.draft_skipped:
-            after += (
-                f"<p><small><a href='{REPHRASE_SCHEME}:{index}'>"
-                + html.escape(self.tr("Ask the model to rephrase"))
-                + "</a></small></p>"
-            )
-        return body, after
-
-    def _legend(self, shown: Answer) -> str:
-        """What the marks of a composed answer mean, only those it has."""
-        parts = [shown.heading] if shown.heading else []
-        if shown.cited:
-            parts.append(self.tr("✓ [n]: quoted from past message n (click a source to open it)"))
-        if any(s.kind == "own" for s in shown.sentences):
-            parts.append(self.tr("in grey italics: the model's own words"))
-        if shown.withheld:
-            parts.append(self.tr("struck out: the model's draft, withheld as unsupported"))
-        return " · ".join(parts)
-
-    def source_name(self, passage: str, *, full: bool = False) -> str:
-        """A past message given as context, named as the user knows it: its conversation,
-        date and who wrote it (its text, shortened unless ``full``)."""
-        match = _PASSAGE.match(passage)
-        if match is None:
-            return passage
-        text = " ".join(match["text"].split())
-        if not full and len(text) > 80:
-            text = text[:77] + "…"
-        return self.tr("from “{0}” ({1}), {2}: {3}").format(
-            match["name"], match["date"], role_name(match["role"]), text
+    if any(s.kind == "own" for s in shown.sentences):
+        parts.append(translate("ConversationsTab", "in grey italics: the model's own words"))
+    if shown.withheld:
+        parts.append(
+            translate("ConversationsTab", "struck out: the model's draft, withheld as unsupported")
         )
+    return " · ".join(parts)
+
+
+def source_name(passage: str, *, full: bool = False) -> str:
+    """A past message given as context, named as the user knows it: its conversation,
+    date and who wrote it (its text, shortened unless ``full``)."""
+    match = _PASSAGE.match(passage)
+    if match is None:
+        return passage
+    text = " ".join(match["text"].split())
+    if not full and len(text) > 80:
+        text = text[:77] + "…"
+    return translate("ConversationsTab", "from “{0}” ({1}), {2}: {3}").format(
+        match["name"], match["date"], role_name(match["role"]), text
+    )

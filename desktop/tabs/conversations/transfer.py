@@ -31,6 +31,7 @@ from backends.progress import Progress
 from backends.services import Lazy
 from desktop.tabs.conversations.jobs import TabJobs
 from desktop.tabs.conversations.results import Indexed, Listing, listing
+from desktop.tabs.conversations.words import translate
 from desktop.workers import Emit
 
 
@@ -92,24 +93,27 @@ class TransferPanel(QWidget):
     def _build(self) -> None:
         tools = QHBoxLayout(self)
         tools.setContentsMargins(0, 0, 0, 0)
-        self.import_conversations = QPushButton(self.tr("Import…"))
+        self.import_conversations = QPushButton(translate("ConversationsTab", "Import…"))
         self.import_conversations.setObjectName("import_conversations")
         self.export_conversations = QToolButton()
         self.export_conversations.setObjectName("export_conversations")
-        self.export_conversations.setText(self.tr("Export"))
+        self.export_conversations.setText(translate("ConversationsTab", "Export"))
         self.export_conversations.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.export_conversations)
-        self.export_current = QAction(self.tr("This conversation…"), self)
+        self.export_current = QAction(translate("ConversationsTab", "This conversation…"), self)
         self.export_current.setObjectName("export_current")
-        self.export_all = QAction(self.tr("All conversations…"), self)
+        self.export_all = QAction(translate("ConversationsTab", "All conversations…"), self)
         self.export_all.setObjectName("export_all")
         menu.addAction(self.export_current)
         menu.addAction(self.export_all)
         self.export_conversations.setMenu(menu)
-        self.rebuild_index = QPushButton(self.tr("Rebuild index"))
+        self.rebuild_index = QPushButton(translate("ConversationsTab", "Rebuild index"))
         self.rebuild_index.setObjectName("rebuild_index")
         self.rebuild_index.setToolTip(
-            self.tr("Delete the search index and rebuild it from the conversation files")
+            translate(
+                "ConversationsTab",
+                "Delete the search index and rebuild it from the conversation files",
+            )
         )
         for widget in (self.import_conversations, self.export_conversations, self.rebuild_index):
             tools.addWidget(widget)
@@ -119,9 +123,6 @@ class TransferPanel(QWidget):
         self.export_current.triggered.connect(self._on_export_current_triggered)
         self.export_all.triggered.connect(self._on_export_all_triggered)
         self.rebuild_index.clicked.connect(self._on_rebuild_index_clicked)
-
-    def _on_listed(self, result: Any) -> None:
-        self.listing_arrived.emit(result)
 
     # -- the search index ------------------------------------------------------------------
     def sync_index(self) -> None:
@@ -135,22 +136,27 @@ class TransferPanel(QWidget):
                 report = agent.sync_vectors(progress)
             except (DimensionMismatchError, EmbedderMismatchError) as err:
                 return Indexed("", str(err))
-            return Indexed(self.tr("{0} new, {1} dropped").format(report.added, report.dropped))
+            return Indexed(
+                translate("ConversationsTab", "{0} new, {1} dropped").format(
+                    report.added, report.dropped
+                )
+            )
 
         self.jobs.run(
             "conversations: index",
             job,
             {"succeeded": self._on_index_succeeded},
             progress=True,
-            doing=self.tr("Updating the search index…"),
+            doing=translate("ConversationsTab", "Updating the search index…"),
         )
 
     def _on_index_succeeded(self, result: Any) -> None:
         assert isinstance(result, Indexed)
         if result.mismatch:
             self.jobs.say(
-                self.tr(
-                    "Search is off: {0} Use “Rebuild index” to re-embed with the current model."
+                translate(
+                    "ConversationsTab",
+                    "Search is off: {0} Use “Rebuild index” to re-embed with the current model.",
                 ).format(result.mismatch)
             )
             self.rebuild_index.setStyleSheet("font-weight:bold;")
@@ -163,7 +169,7 @@ class TransferPanel(QWidget):
 
         def job(progress: Progress, emit: Emit) -> Indexed:
             report = service.get().rebuild_vectors(progress)
-            return Indexed(self.tr("%n message(s) indexed", "", report.added))
+            return Indexed(translate("ConversationsTab", "%n message(s) indexed", "", report.added))
 
         self.rebuild_index.setEnabled(False)
         self.jobs.run(
@@ -171,13 +177,15 @@ class TransferPanel(QWidget):
             job,
             {"succeeded": self._on_rebuild_succeeded, "finished": self._on_rebuild_finished},
             progress=True,
-            doing=self.tr("Rebuilding the search index…"),
+            doing=translate("ConversationsTab", "Rebuilding the search index…"),
         )
 
     def _on_rebuild_succeeded(self, result: Any) -> None:
         assert isinstance(result, Indexed)
         self.rebuild_index.setStyleSheet("")
-        self.jobs.say(self.tr("Search index rebuilt: {0}").format(result.note))
+        self.jobs.say(
+            translate("ConversationsTab", "Search index rebuilt: {0}").format(result.note)
+        )
 
     def _on_rebuild_finished(self) -> None:
         self.rebuild_index.setEnabled(True)
@@ -209,7 +217,10 @@ class TransferPanel(QWidget):
         self._choose_file(
             "import_dialog",
             False,
-            [self.tr("Conversations (*.json *.zip)"), self.tr("All files (*)")],
+            [
+                translate("ConversationsTab", "Conversations (*.json *.zip)"),
+                translate("ConversationsTab", "All files (*)"),
+            ],
             self._on_import_file_selected,
         )
 
@@ -224,9 +235,9 @@ class TransferPanel(QWidget):
         self.jobs.run(
             "conversations: import",
             job,
-            {"succeeded": [self._on_listed, self._on_import_succeeded]},
+            {"succeeded": [self.listing_arrived, self._on_import_succeeded]},
             progress=True,
-            doing=self.tr("Importing…"),
+            doing=translate("ConversationsTab", "Importing…"),
         )
 
     def _on_import_succeeded(self, result: Any) -> None:
@@ -235,7 +246,7 @@ class TransferPanel(QWidget):
 
     def _on_export_current_triggered(self) -> None:
         if self.state.current_id is None:
-            self.jobs.say(self.tr("Open a conversation to export it."))
+            self.jobs.say(translate("ConversationsTab", "Open a conversation to export it."))
             return
         self._export_all = False
         self._choose_export()
@@ -248,7 +259,10 @@ class TransferPanel(QWidget):
         self._choose_file(
             "export_dialog",
             True,
-            [self.tr("JSON (*.json)"), self.tr("Markdown (*.md)")],
+            [
+                translate("ConversationsTab", "JSON (*.json)"),
+                translate("ConversationsTab", "Markdown (*.md)"),
+            ],
             self._on_export_file_selected,
         )
 
@@ -271,6 +285,6 @@ class TransferPanel(QWidget):
         self.jobs.run(
             "conversations: export",
             job,
-            {"succeeded": self._on_listed},
-            doing=self.tr("Exporting…"),
+            {"succeeded": self.listing_arrived},
+            doing=translate("ConversationsTab", "Exporting…"),
         )
