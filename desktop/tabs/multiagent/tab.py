@@ -27,7 +27,7 @@ from desktop.tabs.multiagent.side_panel import SidePanel
 from desktop.tabs.multiagent.state import MemorySearch, MemoryStatus, MultiAgentState, Notice
 from desktop.tabs.multiagent.status_panel import StatusPanel
 from desktop.tabs.multiagent.task_bar import TaskBar
-from desktop.tabs.multiagent.words import STYLE, short, state_name, translate
+from desktop.tabs.multiagent.words import STYLE, short, state_name
 from desktop.workers import JobHandle, WorkerPool
 
 #: a theme switch reaches a widget as one of these
@@ -190,8 +190,7 @@ class MultiAgentTab(QWidget):
         statuses: list[CollectionStatus] = list(answer.status)
         problems = [s.problem for s in statuses if s.problem]
         if problems:
-            text = translate(
-                "MultiAgentTab",
+            text = self.tr(
                 "The embedding model changed: the semantic memory must be re-embedded "
                 "before it can be searched or used by the experts.\n{0}",
             ).format(problems[0])
@@ -200,7 +199,7 @@ class MultiAgentTab(QWidget):
         points = sum(s.points for s in statuses)
         first = statuses[0] if statuses else None
         model = f"{first.embedder}, {first.dimension}-d" if first else ""
-        text = translate("MultiAgentTab", "%n item(s) remembered ({0}).", "", points).format(model)
+        text = self.tr("%n item(s) remembered ({0}).", "", points).format(model)
         self.state.set_memory_status(MemoryStatus(text))
         self._start_index()
 
@@ -223,9 +222,9 @@ class MultiAgentTab(QWidget):
     def _on_index_progress(self, done: int, total: int, message: str) -> None:
         if total:
             self._memory_text(
-                translate(
-                    "MultiAgentTab", "Building the search index of the semantic memory: {0} of {1}…"
-                ).format(done, total)
+                self.tr("Building the search index of the semantic memory: {0} of {1}…").format(
+                    done, total
+                )
             )
 
     def _on_index_succeeded(self, built: int) -> None:
@@ -289,9 +288,7 @@ class MultiAgentTab(QWidget):
             self.state.states.update(loaded.states)
         self.state.set_health(loaded.health)
         if session is None:
-            self.state.set_error(
-                translate("MultiAgentTab", "That session is not in any reachable store.")
-            )
+            self.state.set_error(self.tr("That session is not in any reachable store."))
             self.state.loading_changed.emit(False)
             return
         if session.session_id != self.state.wanted:
@@ -313,7 +310,7 @@ class MultiAgentTab(QWidget):
             return
         task = self.task_bar.task_input.text().strip()
         if not task:
-            state.set_error(translate("MultiAgentTab", "Type a task first."))
+            state.set_error(self.tr("Type a task first."))
             return
         state.set_error("")
         state.set_notice(Notice())
@@ -394,9 +391,7 @@ class MultiAgentTab(QWidget):
 
     def _on_feed_failed(self, message: str, environment: bool) -> None:
         # The bus is down: the run still goes on, its events come with the run job instead.
-        self.state.set_error(
-            translate("MultiAgentTab", "Live feed unavailable: {0}").format(message)
-        )
+        self.state.set_error(self.tr("Live feed unavailable: {0}").format(message))
         pending = self.state.pending_run
         self.state.pending_run = None
         if pending is not None:
@@ -429,7 +424,7 @@ class MultiAgentTab(QWidget):
             visible=True,
             maximum=0,
             value=0,
-            tip=translate("MultiAgentTab", "Running: {0}").format(short(self.state.running_task)),
+            tip=self.tr("Running: {0}").format(short(self.state.running_task)),
         )
         if self.state.run_is_shown() and self.state.current is not None:
             self.state.phase_changed.emit(self.state.current)  # no longer "interrupted"
@@ -453,26 +448,25 @@ class MultiAgentTab(QWidget):
         """How messages name the run: "" when it is the session shown."""
         if self.state.run_is_shown():
             return ""
-        return translate("MultiAgentTab", "“{0}”").format(short(self.state.running_task))
+        return self.tr("“{0}”").format(short(self.state.running_task))
 
     def _on_run_failed(self, message: str, environment: bool) -> None:
         name = self._run_name()
         if name:
-            text = translate("MultiAgentTab", "The session {0} stopped: {1}").format(name, message)
+            text = self.tr("The session {0} stopped: {1}").format(name, message)
         else:
-            text = translate("MultiAgentTab", "The session stopped: {0}").format(message)
+            text = self.tr("The session stopped: {0}").format(message)
         self.state.set_error(text)
         self._check_memory()  # a changed embedder shows the re-embed button
 
     def _on_run_cancelled(self) -> None:
         name = self._run_name()
         if name:
-            text = translate(
-                "MultiAgentTab",
+            text = self.tr(
                 "The session {0} was cancelled. Resume continues where it stopped.",
             ).format(name)
         else:
-            text = translate("MultiAgentTab", "Cancelled. Resume continues where it stopped.")
+            text = self.tr("Cancelled. Resume continues where it stopped.")
         self.state.set_error(text)
 
     def _on_run_finished(self) -> None:
@@ -508,9 +502,7 @@ class MultiAgentTab(QWidget):
         elif session is not None:  # the filter changed meanwhile: its own listing is coming
             state.merge_states(session, final.states)
         if session is None:
-            state.set_error(
-                translate("MultiAgentTab", "That session is not in any reachable store.")
-            )
+            state.set_error(self.tr("That session is not in any reachable store."))
             self._buttons()
             return
         if state.wanted == session.session_id:
@@ -518,7 +510,7 @@ class MultiAgentTab(QWidget):
             state.set_tickets(final.tickets)
         else:
             # The user is looking at another session: leave the view alone, say it ended.
-            text = translate("MultiAgentTab", "The session “{0}” ended: {1}.").format(
+            text = self.tr("The session “{0}” ended: {1}.").format(
                 short(session.task), state_name(session)
             )
             state.set_notice(Notice(session.session_id, text))
@@ -575,9 +567,7 @@ class MultiAgentTab(QWidget):
 
     def _on_search_failed(self, message: str, environment: bool) -> None:
         self.state.set_memory_search(None)
-        self.state.set_error(
-            translate("MultiAgentTab", "Memory search failed: {0}").format(message)
-        )
+        self.state.set_error(self.tr("Memory search failed: {0}").format(message))
         self._check_memory()
 
     def _on_reembed_requested(self) -> None:
@@ -600,17 +590,13 @@ class MultiAgentTab(QWidget):
 
     def _on_reembed_progress(self, done: int, total: int, message: str) -> None:
         self.state.set_bar(maximum=max(total, 1), value=done)
-        self._memory_text(
-            translate("MultiAgentTab", "Re-embedding: {0} of {1}").format(done, total)
-        )
+        self._memory_text(self.tr("Re-embedding: {0} of {1}").format(done, total))
 
     def _on_reembed_succeeded(self, count: Any) -> None:
         self.state.set_error("")
 
     def _on_reembed_cancelled(self) -> None:
-        self.state.set_error(
-            translate("MultiAgentTab", "Re-embedding cancelled; the memory is as it was.")
-        )
+        self.state.set_error(self.tr("Re-embedding cancelled; the memory is as it was."))
 
     def _on_reembed_finished(self) -> None:
         self._reembed = None
