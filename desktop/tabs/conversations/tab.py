@@ -84,8 +84,8 @@ class ConversationsTab(QWidget):
         self.history.new_requested.connect(self._on_history_new_requested)
         self.history.current_deleted.connect(self._on_history_current_deleted)
         self.history.stop_requested.connect(self._on_history_stop_requested)
-        self.history.refresh_requested.connect(self.refresh)
-        self.chat.refresh_requested.connect(self.refresh)
+        self.history.refresh_requested.connect(self._on_refresh_requested)
+        self.chat.refresh_requested.connect(self._on_refresh_requested)
         self.chat.opened.connect(self._on_chat_opened)
         self.chat.conversation_gone.connect(self._on_chat_conversation_gone)
         self.chat.open_failed.connect(self._on_chat_open_failed)
@@ -184,6 +184,9 @@ class ConversationsTab(QWidget):
         self.history.show_rows(shown)
 
     # -- between the panels ----------------------------------------------------------------
+    def _on_refresh_requested(self, note: str) -> None:
+        self.refresh(note)
+
     def _on_hits_stale(self) -> None:
         self.history.rerun_search()
 
