@@ -144,7 +144,7 @@ def describe(role: str, config: Config, **context: Any) -> Description:
         label=cls.label_for(config),
         address=cls.address(config, **context),
         product=cls.PRODUCT,
-        shared=cls.SHARED,
+        shared=cls.shared_for(config),
     )
 
 

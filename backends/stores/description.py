@@ -111,10 +111,11 @@ class Probed:
 class SelfDescribing:
     """The self-description every store implementation has (mixed into each class).
 
-    Subclasses set :attr:`ENGINE` and :attr:`LABEL` (or override ``engine_for`` and
-    ``label_for`` when one class serves two engines) and implement :meth:`locate`; embedded
-    ones override :meth:`created` and :meth:`checkup` (their folder is writable), servers
-    :meth:`checkup` (reached with the configured timeouts)."""
+    Subclasses set :attr:`ENGINE` and :attr:`LABEL` (or override ``engine_for``,
+    ``label_for`` and ``shared_for`` when one class serves two engines) and implement
+    :meth:`locate`; embedded ones override :meth:`created` and :meth:`checkup` (their folder
+    is writable) — one SQLite file is :class:`SqliteFile` — and a server's store is a
+    :class:`backends.stores.server.ServerStore`."""
 
     #: the engine, as the storage map names it
     ENGINE: ClassVar[str] = ""
@@ -132,6 +133,12 @@ class SelfDescribing:
     @classmethod
     def label_for(cls, config: Config) -> str:
         return cls.LABEL
+
+    @classmethod
+    def shared_for(cls, config: Config) -> bool:
+        """Whether its data outlives this process as configured (:attr:`SHARED` unless one
+        class serves an in-process engine and a server)."""
+        return cls.SHARED
 
     @classmethod
     def locate(cls, config: Config, **context: object) -> str:

@@ -55,7 +55,8 @@ from backends.stores.audit_log.postgres_schema import (
 )
 from backends.stores.audit_log.record import Draft, Entry, chain_drafts, chain_hash
 from backends.stores.audit_log.tree_build import TreeBuild
-from backends.stores.description import Measurement, Probed, SelfDescribing
+from backends.stores.description import Measurement, Probed
+from backends.stores.server import ServerStore, reached
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -85,7 +86,7 @@ def _fail(what: str, err: psycopg.Error) -> AuditLogError:
     return AuditLogError(f"{what}: {text}")
 
 
-class PostgresAuditLog(ChainCopy, TreeBuild, SelfDescribing):
+class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
     """The :class:`~backends.stores.audit_log.AuditLog` in a Postgres schema (:func:`bootstrap`)."""
 
     kind = "postgres"
@@ -94,12 +95,7 @@ class PostgresAuditLog(ChainCopy, TreeBuild, SelfDescribing):
     ENGINE = N_("Postgres (roles, advisory lock)")
     LABEL = "postgres"
     PRODUCT = "Postgres"
-    SHARED = True
-
-    @classmethod
-    def locate(cls, config: Config, **context: Any) -> str:
-        """Where this store keeps its data, as the storage map shows it."""
-        return redact_url(config.postgres_dsn)
+    URL_SETTING = "postgres_dsn"
 
     @classmethod
     def checkup(cls, config: Config, **context: Any) -> Probed:
@@ -114,7 +110,7 @@ class PostgresAuditLog(ChainCopy, TreeBuild, SelfDescribing):
                     raise CustodiaEnvironmentError(problem)
                 return Probed(str(row[0]) if row else "")
         except psycopg.Error as err:
-            raise CustodiaEnvironmentError(f"Postgres not reachable: {err}".strip()) from err
+            raise cls.unreachable(err) from err
 
     @classmethod
     def measure(
@@ -122,12 +118,8 @@ class PostgresAuditLog(ChainCopy, TreeBuild, SelfDescribing):
     ) -> Measurement:
         """The records (the head's seq) through the running log (else one of its own), and
         ``pg_total_relation_size`` of the table when the role may ask (else None)."""
-        log = running() if running is not None else cls.from_config(config, **context)
-        try:
+        with reached(running, lambda: cls.from_config(config, **context)) as log:
             return Measurement(log.head().seq, log.table_size())
-        finally:
-            if running is None:
-                log.close()
 
     def table_size(self) -> int | None:
         """``pg_total_relation_size`` of the log table, when the role may ask."""
@@ -206,7 +198,7 @@ class PostgresAuditLog(ChainCopy, TreeBuild, SelfDescribing):
     @classmethod
     def from_config(
         cls, config: Config, *, schema: str = DEFAULT_SCHEMA, **context: Any
-    ) -> PostgresAuditLog:
+    ) -> Self:
         """The ``schema`` at ``postgres_dsn``."""
         log = cls(config.postgres_dsn, schema=schema, timeout=config.network_timeout)
         if not context.get("read_only"):  # a log from before the tree gets it on first start

@@ -7,11 +7,12 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
-from backends.config import redact_url
 from backends.errors import StoreUnavailableError
 from backends.i18n import N_
 from backends.stores.bus import Event, Subscription, encode
-from backends.stores.description import Measurement, Probed, SelfDescribing
+from backends.stores.description import Measurement
+from backends.stores.engines.redis import RedisServer, redis_client
+from backends.stores.server import reached
 
 if TYPE_CHECKING:
     import redis
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 class _RedisSubscription:
     def __init__(self, client: redis.Redis, channel: str, timeout: float) -> None:
-        import redis as redis_mod
+        import redis as redis_mod  # noqa: PLC0415 — lazy: never imported at start-up
 
         self._pubsub = client.pubsub(ignore_subscribe_messages=False)
         self._closed = False
@@ -44,7 +45,7 @@ class _RedisSubscription:
             raise
 
     def get(self, timeout: float) -> Event | None:
-        import redis as redis_mod
+        import redis as redis_mod  # noqa: PLC0415 — lazy: never imported at start-up
 
         if self._closed:
             return None
@@ -66,21 +67,13 @@ class _RedisSubscription:
             self._pubsub.close()
 
 
-class RedisEventBus(SelfDescribing):
+class RedisEventBus(RedisServer):
     """Redis pub/sub; each subscription holds its own connection."""
 
     kind = "redis"
 
     #: the engine, as the storage map names it
     ENGINE = "Redis pub/sub"
-    LABEL = "redis"
-    PRODUCT = "Redis"
-    SHARED = True
-
-    @classmethod
-    def locate(cls, config: Config, **context: Any) -> str:
-        """Where this store keeps its data, as the storage map shows it."""
-        return redact_url(config.redis_url)
 
     def __init__(
         self, client: redis.Redis, timeout: float = 5.0, *, close_client: bool = False
@@ -90,39 +83,27 @@ class RedisEventBus(SelfDescribing):
         self._close_client = close_client
 
     @classmethod
-    def from_config(cls, config: Config, **context: Any) -> RedisEventBus:
+    def from_config(cls, config: Config, **context: Any) -> Self:
         """The Redis at ``redis_url``; its own client, closed with the bus."""
-        from backends.stores.engines.redis import redis_client
-
         client = redis_client(config.redis_url, config.network_timeout)
         return cls(client, timeout=config.network_timeout, close_client=True)
-
-    @classmethod
-    def checkup(cls, config: Config, **context: Any) -> Probed:
-        """The Redis it publishes on answers (the TTL store's probe: one server)."""
-        from backends.stores.ttl.redis import RedisTTLStore
-
-        return RedisTTLStore.checkup(config)
 
     @classmethod
     def measure(
         cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
     ) -> Measurement:
         """Pub/sub stores nothing; the measurement is whether the server answers (PING)."""
-        import redis
+        import redis  # noqa: PLC0415 — lazy: never imported at start-up
 
-        bus = running() if running is not None else cls.from_config(config)
-        try:
-            bus._client.ping()
-        except redis.RedisError as err:
-            raise StoreUnavailableError(f"Redis PING failed: {err}") from err
-        finally:
-            if running is None:
-                bus.close()
+        with reached(running, lambda: cls.from_config(config)) as bus:
+            try:
+                bus._client.ping()
+            except redis.RedisError as err:
+                raise StoreUnavailableError(f"Redis PING failed: {err}") from err
         return Measurement(0, None, note=N_("the bus itself stores none"))
 
     def publish(self, channel: str, event: Mapping[str, Any]) -> int:
-        import redis as redis_mod
+        import redis as redis_mod  # noqa: PLC0415 — lazy: never imported at start-up
 
         raw = encode(event)
         try:

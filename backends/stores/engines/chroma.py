@@ -23,16 +23,10 @@ import numpy.typing as npt
 
 from backends.errors import CustodiaEnvironmentError, DimensionMismatchError, StoreUnavailableError
 from backends.i18n import N_
-from backends.net import http_json, require_loopback
-from backends.stores.description import (
-    Measurement,
-    Probed,
-    SelfDescribing,
-    dir_size,
-    running_store,
-    writable_folder,
-)
+from backends.net import require_loopback
+from backends.stores.description import Measurement, running_store
 from backends.stores.engines import hnsw_check
+from backends.stores.server import ServerOrFolder
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -127,7 +121,7 @@ def is_not_found(err: Exception) -> bool:
     return type(err).__name__ == "NotFoundError" or "does not exist" in str(err)
 
 
-class ChromaCollection(SelfDescribing):
+class ChromaCollection(ServerOrFolder):
     """One Chroma collection holding a derived vector index made by our own embedder.
 
     What every assistant's adapter shares: the collection records the embedder's name and
@@ -140,6 +134,10 @@ class ChromaCollection(SelfDescribing):
     PRODUCT = "Chroma"
 
     # -- self-description: a local folder, or the server at chroma_url ---------------------
+    URL_SETTING = "chroma_url"
+    FOLDER_SETTING = "chroma_path"
+    VERSION_PATH = "/api/v2/version"
+
     @classmethod
     def engine_for(cls, config: Config) -> str:
         return N_("Chroma server") if config.chroma_url else N_("Chroma local")
@@ -149,31 +147,13 @@ class ChromaCollection(SelfDescribing):
         return "chroma" if config.chroma_url else "chroma-local"
 
     @classmethod
-    def locate(cls, config: Config, **context: Any) -> str:
-        return config.chroma_url or str(config.chroma_path)
-
-    @classmethod
-    def created(cls, config: Config, **context: Any) -> bool:
-        return bool(config.chroma_url) or config.chroma_path.exists()
-
-    @classmethod
-    def checkup(cls, config: Config, **context: Any) -> Probed:
-        """The server's version (``/api/v2/version``), or the local folder is writable."""
-        if not config.chroma_url:
-            return writable_folder(config.chroma_path)
-        reply = http_json(
-            config.chroma_url.rstrip("/") + "/api/v2/version", None, config.network_timeout
-        )
-        return Probed(str(reply.get("version", "")) if isinstance(reply, dict) else "")
-
-    @classmethod
     def measure(
         cls, config: Config, *, running: Callable[[], Self] | None = None, **context: Any
     ) -> Measurement:
         """The collection's vectors, through the running index (Chroma's folder is held by
         one client per process), and the local folder's size (every collection in it)."""
         count = running_store(running).count()
-        return Measurement(count, None if config.chroma_url else dir_size(config.chroma_path))
+        return Measurement(count, cls.folder_size(config))
 
     def __init__(
         self,

@@ -1,13 +1,20 @@
-"""One Redis client factory for every Redis-backed store: timeouts on every call, one retry.
+"""What every Redis-backed store shares: one client factory (timeouts on every call, one
+retry) and the server's self-description (:class:`RedisServer`).
 
 ``redis`` is imported when a client is made, never at start-up."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
+
+from backends.net import require_loopback_redis
+from backends.stores.description import Probed
+from backends.stores.server import ServerStore
 
 if TYPE_CHECKING:
     import redis
+
+    from backends.config import Config
 
 
 def redis_client(url: str, timeout: float) -> redis.Redis:
@@ -17,11 +24,9 @@ def redis_client(url: str, timeout: float) -> redis.Redis:
     default policy (three retries, exponential backoff) would stall a caller for seconds
     while the server is down.
     """
-    import redis
-    from redis.backoff import NoBackoff
-    from redis.retry import Retry
-
-    from backends.net import require_loopback_redis
+    import redis  # noqa: PLC0415 — lazy: never imported at start-up
+    from redis.backoff import NoBackoff  # noqa: PLC0415 — lazy, with redis
+    from redis.retry import Retry  # noqa: PLC0415 — lazy, with redis
 
     require_loopback_redis("redis_url", url)
     return redis.Redis.from_url(
@@ -31,3 +36,25 @@ def redis_client(url: str, timeout: float) -> redis.Redis:
         retry=Retry(NoBackoff(), 1),
         health_check_interval=30,
     )
+
+
+class RedisServer(ServerStore):
+    """The configured Redis (``redis_url``), whichever store keeps its data there."""
+
+    URL_SETTING: ClassVar[str] = "redis_url"
+    LABEL: ClassVar[str] = "redis"
+    PRODUCT: ClassVar[str] = "Redis"
+
+    @classmethod
+    def checkup(cls, config: Config, **context: object) -> Probed:
+        """PING and the server's version, with the configured timeouts."""
+        import redis  # noqa: PLC0415 — lazy: never imported at start-up
+
+        client = redis_client(config.redis_url, config.network_timeout)
+        try:
+            client.ping()
+            return Probed(str(client.info("server").get("redis_version", "")))
+        except redis.RedisError as err:
+            raise cls.unreachable(err) from err
+        finally:
+            client.close()

@@ -39,7 +39,7 @@ from typing import Any, Self
 from backends.config import Config
 from backends.i18n import N_
 from backends.net import loopback_bolt_uri
-from backends.stores.description import Measurement, Probed, SelfDescribing, running_store
+from backends.stores.description import Measurement, Probed, running_store
 from backends.stores.graph import (
     CYPHER,
     DEFAULT_NAMESPACE,
@@ -51,6 +51,7 @@ from backends.stores.graph import (
     GraphUnavailableError,
     Operation,
 )
+from backends.stores.server import ServerStore, reached
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +181,7 @@ def _escape(value: Any) -> Any:
 PROBE = "\\\\"  # two backslashes: a server that splices parameters returns one
 
 
-class BoltGraph(AllowListedGraph, SelfDescribing):
+class BoltGraph(AllowListedGraph, ServerStore):
     """Neo4j 5 (the target) or any Bolt server (FalkorDB in tests) via the ``neo4j`` driver."""
 
     kind = "bolt"
@@ -190,22 +191,14 @@ class BoltGraph(AllowListedGraph, SelfDescribing):
     ENGINE = N_("Bolt server (Neo4j)")
     LABEL = "neo4j"
     PRODUCT = "Neo4j"
-    SHARED = True
-
-    @classmethod
-    def locate(cls, config: Config, **context: Any) -> str:
-        """Where this store keeps its data, as the storage map shows it."""
-        return config.neo4j_uri
+    URL_SETTING = "neo4j_uri"
 
     @classmethod
     def checkup(cls, config: Config, **context: Any) -> Probed:
         """The server through a graph store of its own: its typed errors (password refused,
         no such database, not reachable) and, for Neo4j, its version and edition."""
-        graph = cls.from_config(config)
-        try:
+        with reached(None, lambda: cls.from_config(config)) as graph:
             info = graph.server_info()
-        finally:
-            graph.close()
         version = f"{info['version']} {info['edition']}".strip()
         return Probed(version, {k: v for k, v in info.items() if v})
 

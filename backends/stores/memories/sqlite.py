@@ -269,9 +269,9 @@ class SQLiteMemoryStore(SqliteFile):
         if self._codes is not None:
             try:  # written now and mapped back: the codes leave this process's memory
                 self._save_snapshot()
-                loaded = quantised.load(snapshot_dir(self.path), self._snapshot_key())
-                if loaded is not None:
-                    self._codes = loaded[0]
+                mapped = quantised.load(snapshot_dir(self.path), self._snapshot_key())
+                if mapped is not None:
+                    self._codes = mapped[0]
             except OSError as err:
                 log.warning("%s: cannot write the int8 snapshot: %s", self.path, err)
         self._loaded = True

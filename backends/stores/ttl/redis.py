@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Self
 
-from backends.config import redact_url
-from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
-from backends.stores.description import Measurement, Probed, SelfDescribing
-from backends.stores.engines.redis import redis_client
+from backends.errors import StoreUnavailableError
+from backends.stores.description import Measurement
+from backends.stores.engines.redis import RedisServer, redis_client
+from backends.stores.server import reached
 from backends.stores.ttl import TTLItem, check_ttl
 
 if TYPE_CHECKING:
@@ -17,35 +17,13 @@ if TYPE_CHECKING:
     from backends.config import Config
 
 
-class RedisTTLStore(SelfDescribing):
+class RedisTTLStore(RedisServer):
     """Redis: ``SET key value EX seconds`` (``PX`` for fractional TTLs), ``SCAN`` for items."""
 
     kind = "redis"
 
     #: the engine, as the storage map names it
     ENGINE = "Redis (SETEX)"
-    LABEL = "redis"
-    PRODUCT = "Redis"
-    SHARED = True
-
-    @classmethod
-    def locate(cls, config: Config, **context: Any) -> str:
-        """Where this store keeps its data, as the storage map shows it."""
-        return redact_url(config.redis_url)
-
-    @classmethod
-    def checkup(cls, config: Config, **context: Any) -> Probed:
-        """PING and the server's version, with the configured timeouts."""
-        import redis
-
-        client = redis_client(config.redis_url, config.network_timeout)
-        try:
-            client.ping()
-            return Probed(str(client.info("server").get("redis_version", "")))
-        except redis.RedisError as err:
-            raise CustodiaEnvironmentError(f"Redis not reachable: {err}") from err
-        finally:
-            client.close()
 
     @classmethod
     def measure(
@@ -55,8 +33,7 @@ class RedisTTLStore(SelfDescribing):
         server refuses it), through the running store or a client of its own with the
         configured timeouts."""
         prefix = str(context.get("prefix", ""))
-        store = running() if running is not None else cls.from_config(config)
-        try:
+        with reached(running, lambda: cls.from_config(config)) as store:
             items = store.items(prefix)
             size: int | None = 0
             try:
@@ -66,16 +43,13 @@ class RedisTTLStore(SelfDescribing):
             except Exception:  # MEMORY USAGE may be refused (ACLs): the count still stands
                 size = None
             return Measurement(len(items), size)
-        finally:
-            if running is None:
-                store.close()
 
     def __init__(self, client: redis.Redis, *, close_client: bool = True) -> None:
         self._client = client
         self._close_client = close_client
 
     @classmethod
-    def from_config(cls, config: Config, **context: Any) -> RedisTTLStore:
+    def from_config(cls, config: Config, **context: Any) -> Self:
         """The Redis at ``redis_url``; its own client, closed with the store."""
         return cls(redis_client(config.redis_url, config.network_timeout))
 
@@ -88,7 +62,7 @@ class RedisTTLStore(SelfDescribing):
         return self._client
 
     def _call(self, what: str, fn: Callable[[], object]) -> object:
-        import redis
+        import redis  # noqa: PLC0415 — lazy: never imported at start-up
 
         try:
             return fn()

@@ -31,9 +31,9 @@ import numpy.typing as npt
 
 from backends.errors import StoreUnavailableError
 from backends.models.embedders import Embedder
-from backends.net import http_json, require_loopback
+from backends.net import require_loopback
 from backends.progress import Progress
-from backends.stores.description import Probed, dir_size, writable_folder
+from backends.stores.server import ServerOrFolder
 from backends.stores.vectors import COLLECTIONS, INDEXED_FIELDS, Where, clauses
 from backends.stores.vectors.semantic import Point, SemanticMemoryBase
 
@@ -53,34 +53,24 @@ def _is_lock_error(err: BaseException) -> bool:
     return "already accessed by another instance" in str(err)
 
 
-class QdrantSemanticMemory(SemanticMemoryBase):
+class QdrantSemanticMemory(SemanticMemoryBase, ServerOrFolder):
     """The three collections, one Qdrant client, one configured embedder."""
 
     _add_batch = _BATCH
     kind = "qdrant"
     LABEL = "qdrant"
     PRODUCT = "Qdrant"
-    SHARED = True
+    URL_SETTING = "qdrant_url"
+    FOLDER_SETTING = "qdrant_path"
+    VERSION_PATH = "/"
 
     @classmethod
     def engine_for(cls, config: Config) -> str:
         return "Qdrant server" if config.qdrant_url else "Qdrant local mode"
 
     @classmethod
-    def locate(cls, config: Config, **context: Any) -> str:
-        return config.qdrant_url or str(config.qdrant_path)
-
-    @classmethod
-    def checkup(cls, config: Config, **context: Any) -> Probed:
-        """The server answers (its version), with the configured timeout."""
-        if not config.qdrant_url:
-            return writable_folder(config.qdrant_path)
-        reply = http_json(config.qdrant_url.rstrip("/") + "/", None, config.network_timeout)
-        return Probed(str(reply.get("version", "")) if isinstance(reply, dict) else "")
-
-    @classmethod
     def disk_size(cls, config: Config) -> int | None:
-        return None if config.qdrant_url else dir_size(config.qdrant_path)
+        return cls.folder_size(config)
 
     def __init__(
         self,
