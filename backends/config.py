@@ -172,6 +172,23 @@ class Config:
     # -- validation ------------------------------------------------------------------------
     def validated(self) -> Config:
         """Return self, or raise :class:`ConfigError` naming the first bad key."""
+        self._validate_choices()
+        self._validate_addresses()
+        self._validate_models()
+        self._validate_generation()
+        if not 0 < self.network_timeout <= MAX_TIMEOUT:  # NaN and inf fail too
+            raise ConfigError(
+                "network_timeout",
+                _("must be a number of seconds above 0, at most {most}").format(most=MAX_TIMEOUT),
+            )
+        if "\x00" in str(self.home):
+            raise ConfigError(
+                "home", _("{value!r} contains a NUL character").format(value=str(self.home))
+            )
+        return self
+
+    def _validate_choices(self) -> None:
+        """The profile, the language and the engines each one of their choices."""
         _choice("profile", self.profile, PROFILES)
         _choice("language", self.language, LANGUAGES)
         if self.cache_backend:
@@ -180,6 +197,9 @@ class Config:
             _choice("audit_backend", self.audit_backend, AUDIT_BACKENDS)
         if self.graph_backend:
             _choice("graph_backend", self.graph_backend, GRAPH_BACKENDS)
+
+    def _validate_addresses(self) -> None:
+        """Every server address well formed, and each chosen server given one."""
         _url("redis_url", self.redis_url, ("redis", "rediss", "unix"))
         if _keyword_dsn(self.postgres_dsn):
             _check_keyword_dsn("postgres_dsn", self.postgres_dsn)
@@ -194,16 +214,17 @@ class Config:
                     "letters, digits, dots or dashes, starting with a letter)"
                 ).format(value=self.neo4j_database),
             )
-        _url("qdrant_url", self.qdrant_url, ("http", "https"))
-        _url("chroma_url", self.chroma_url, ("http", "https"))
-        _url("ollama_url", self.ollama_url, ("http", "https"))
-        _url("openai_url", self.openai_url, ("http", "https"))
+        for key in ("qdrant_url", "chroma_url", "ollama_url", "openai_url"):
+            _url(key, getattr(self, key), ("http", "https"))
         if self.cache == "redis" and not self.redis_url:
             raise ConfigError("redis_url", _("the Redis cache is selected but no URL is set"))
         if self.audit == "postgres" and not self.postgres_dsn:
             raise ConfigError("postgres_dsn", _("the Postgres audit log is selected but no DSN"))
         if self.graph == "neo4j" and not self.neo4j_uri:
             raise ConfigError("neo4j_uri", _("the Neo4j graph is selected but no URI is set"))
+
+    def _validate_models(self) -> None:
+        """The embedders, the chat model, the models' folders and ``[models]``."""
         _model_name("embedder", self.embedder, EMBEDDERS)
         if self.tutor_spanish_embedder not in ("auto", "none"):
             _model_name("tutor_spanish_embedder", self.tutor_spanish_embedder, EMBEDDERS)
@@ -224,6 +245,9 @@ class Config:
                 )
             if model:
                 _model_name(f"models.{assistant}", model, CHAT_MODELS)
+
+    def _validate_generation(self) -> None:
+        """Each ``[generation.<assistant or model>]`` names one, and its settings parse."""
         for name, table in self.generation.items():
             if name not in assistants.names():
                 try:
@@ -240,16 +264,6 @@ class Config:
             except generation_settings.SettingError as err:
                 key = f"generation.{_toml_key(name)}" + (f".{err.name}" if err.name else "")
                 raise ConfigError(key, str(err)) from None
-        if not 0 < self.network_timeout <= MAX_TIMEOUT:  # NaN and inf fail too
-            raise ConfigError(
-                "network_timeout",
-                _("must be a number of seconds above 0, at most {most}").format(most=MAX_TIMEOUT),
-            )
-        if "\x00" in str(self.home):
-            raise ConfigError(
-                "home", _("{value!r} contains a NUL character").format(value=str(self.home))
-            )
-        return self
 
     def to_toml_dict(self) -> dict[str, Any]:
         """What the settings dialog writes: everything but the data dir and secrets."""
@@ -299,7 +313,7 @@ def _keyword_dsn(value: str) -> bool:
 
 def _check_keyword_dsn(key: str, value: str) -> None:
     """A keyword DSN must parse (libpq's own rules) and name a host."""
-    from psycopg import conninfo
+    from psycopg import conninfo  # noqa: PLC0415 — lazy: psycopg only for a Postgres DSN
 
     try:
         params = conninfo.conninfo_to_dict(value)
@@ -370,40 +384,59 @@ _FIELD_TYPES = {f.name: f.type for f in fields(Config)}
 
 
 def _coerce(key: str, value: Any) -> Any:
+    """A value of ``custodia.toml`` (or the environment) as the field's type, or why not."""
     if key not in _FIELD_TYPES or key == "home":
         raise ConfigError(key, _("unknown setting"))
-    if key == "model_folders":
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(
-                key, _("{value!r} must be a list of folder paths").format(value=value)
-            )
-        return tuple(v.strip() for v in value)
-    if key == "models":
-        if not isinstance(value, dict):
-            raise ConfigError(key, _('must be a table: [models] then tutor = "gguf:…"'))
-        for name, model in value.items():
-            if not isinstance(model, str):
-                raise ConfigError(f"models.{name}", _("{value!r} must be text").format(value=model))
-        return {name: model.strip() for name, model in value.items()}
-    if key == "generation":
-        if not isinstance(value, dict):
-            raise ConfigError(key, _("must hold tables: [generation.tutor] then temperature = 0.1"))
-        for name, table in value.items():
-            if not isinstance(table, dict):
-                raise ConfigError(f"generation.{_toml_key(name)}", _("must be a table of settings"))
-        return {name: dict(table) for name, table in value.items()}
-    if key == "network_timeout":
-        if isinstance(value, bool):
-            raise ConfigError(key, _("{value!r} is not a number").format(value=value))
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise ConfigError(key, _("{value!r} is not a number").format(value=value)) from None
+    special = _COERCE.get(key)
+    if special is not None:
+        return special(key, value)
     if not isinstance(value, str):
         raise ConfigError(key, _("{value!r} must be text").format(value=value))
     return value.strip()
+
+
+def _coerce_folders(key: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(key, _("{value!r} must be a list of folder paths").format(value=value))
+    return tuple(v.strip() for v in value)
+
+
+def _coerce_models(key: str, value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise ConfigError(key, _('must be a table: [models] then tutor = "gguf:…"'))
+    for name, model in value.items():
+        if not isinstance(model, str):
+            raise ConfigError(f"models.{name}", _("{value!r} must be text").format(value=model))
+    return {name: model.strip() for name, model in value.items()}
+
+
+def _coerce_generation(key: str, value: Any) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, dict):
+        raise ConfigError(key, _("must hold tables: [generation.tutor] then temperature = 0.1"))
+    for name, table in value.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"generation.{_toml_key(name)}", _("must be a table of settings"))
+    return {name: dict(table) for name, table in value.items()}
+
+
+def _coerce_seconds(key: str, value: Any) -> float:
+    if isinstance(value, bool):
+        raise ConfigError(key, _("{value!r} is not a number").format(value=value))
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(key, _("{value!r} is not a number").format(value=value)) from None
+
+
+#: the fields that are not text, each with its own coercion
+_COERCE: dict[str, Callable[[str, Any], Any]] = {
+    "model_folders": _coerce_folders,
+    "models": _coerce_models,
+    "generation": _coerce_generation,
+    "network_timeout": _coerce_seconds,
+}
 
 
 def _read_settings(file: Path) -> str | None:

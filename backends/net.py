@@ -110,7 +110,7 @@ def require_loopback(key: str, url: str) -> None:
 def require_loopback_redis(key: str, url: str) -> None:
     """Refuse a Redis URL that would connect beyond loopback, read the way redis-py reads it
     (a ``?host=`` in the query counts when the URL has no host of its own)."""
-    from redis.connection import parse_url
+    from redis.connection import parse_url  # noqa: PLC0415 — lazy: redis only for a Redis URL
 
     try:
         options = parse_url(url)
@@ -130,7 +130,7 @@ def require_loopback_dsn(
     """Refuse a Postgres connection string (keywords or URI, plus libpq's ``PG*`` variables)
     that names any host or hostaddr beyond loopback, or a service file (not read here, so
     whatever it names could not be checked). Socket directories (``/...``, ``@...``) pass."""
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: PLC0415 — lazy: psycopg only for a Postgres DSN
 
     env = os.environ if environ is None else environ
     try:
@@ -336,7 +336,7 @@ def _reason(err: BaseException) -> str:
 def pg_connect(dsn: str, **kwargs: Any) -> psycopg.Connection[Any]:
     """``psycopg.connect`` once :func:`require_loopback_dsn` has passed the DSN (and the
     keyword arguments, which libpq reads as part of it)."""
-    import psycopg
+    import psycopg  # noqa: PLC0415 — lazy: psycopg only for Postgres
 
     where = {k: v for k, v in kwargs.items() if k in ("host", "hostaddr", "service", "port")}
     require_loopback_dsn("postgres_dsn", dsn, **where)

@@ -727,17 +727,7 @@ def restate(memory: str) -> str:
             continue
         lead, word, tail = match.groups()
         key = word.casefold().replace("’", "'")
-        swapped = None
-        if word_index and word[:1].isupper() and key != "i":
-            swapped = None  # a name ("Mi gata se llama Mía"), never a pronoun
-        elif spanish:
-            at_verb = word_index == 0 or previous in _ES_BEFORE_VERB or previous == "me"
-            if at_verb and key in ES_VERBS:
-                swapped = ES_VERBS[key]
-            elif key in ES_SWAPS:
-                swapped = ES_SWAPS[key]
-        elif key in EN_SWAPS:
-            swapped = EN_SWAPS[key]  # "you am" and "you was" are mended below
+        swapped = _swapped(word, key, word_index, previous, spanish)
         if swapped is not None:
             word = _same_case(swapped, word) if word_index == 0 else swapped
         out.append(lead + word + tail)
@@ -750,6 +740,19 @@ def restate(memory: str) -> str:
     elif _unknown_spanish_verb(text):
         return f"Me dijiste: «{text}»"
     return said[:1].upper() + said[1:]
+
+
+def _swapped(word: str, key: str, index: int, previous: str, spanish: bool) -> str | None:
+    """The second-person word for ``word`` (``key``, folded), the ``index``-th of its memory
+    after ``previous``; None: it stays."""
+    if index and word[:1].isupper() and key != "i":
+        return None  # a name ("Mi gata se llama Mía"), never a pronoun
+    if spanish:
+        at_verb = index == 0 or previous in _ES_BEFORE_VERB or previous == "me"
+        if at_verb and key in ES_VERBS:
+            return ES_VERBS[key]
+        return ES_SWAPS.get(key)
+    return EN_SWAPS.get(key)  # "you am" and "you was" are mended by the caller
 
 
 def _unknown_spanish_verb(text: str) -> bool:

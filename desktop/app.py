@@ -14,9 +14,16 @@ import time
 from collections.abc import Sequence
 
 from desktop.started import STARTED  # first: the clock of start-up figures  # isort: skip
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from backends import __version__
 from backends import config as config_module
 from backends.errors import CustodiaEnvironmentError
 from backends.services import Services
+from desktop import i18n
+from desktop.main_window import MainWindow
+from desktop.resources import app_icon
 
 log = logging.getLogger("custodia")
 
@@ -39,22 +46,14 @@ def run(argv: Sequence[str]) -> int:
     os.umask(0o077)  # private files whoever creates them (Chroma, Qdrant: 0644 otherwise)
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     if "--self-test" in argv:  # checks an installation on a temporary data dir, offscreen
-        from desktop import selftest
+        from desktop import selftest  # noqa: PLC0415 — lazy: the self-test imports every assistant
 
         return selftest.run()
-    from PySide6.QtWidgets import QApplication, QMessageBox
-
-    from desktop import i18n
-    from desktop.main_window import MainWindow
-    from desktop.selftest import app_icon
-
     app = QApplication.instance() or QApplication([sys.argv[0], *argv])
     assert isinstance(app, QApplication)
     app.setApplicationName("Custodia")
     app.setWindowIcon(app_icon())
     app.setOrganizationName("Custodia")
-    from backends import __version__
-
     app.setApplicationVersion(__version__)
     try:
         cfg = config_module.load()
@@ -79,7 +78,6 @@ def run(argv: Sequence[str]) -> int:
     window.show()
     log.info("window shown %.3f s after start", time.perf_counter() - STARTED)
     if os.environ.get("CUSTODIA_STARTUP_PROBE"):  # used by bench/ to time start-up
-        from PySide6.QtCore import QTimer
 
         def report() -> None:
             print(f"window-shown {time.perf_counter() - STARTED:.3f}", flush=True)

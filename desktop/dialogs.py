@@ -578,7 +578,7 @@ class SettingsDialog(QDialog):
         )
         if candidate == live:
             return ""
-        from backends.migrate import switch_summary  # pure: no store is touched
+        from backends.migrate import switch_summary  # noqa: PLC0415 — lazy: the migration package, on first use
 
         text = self.tr(
             "Saved. The stores, servers and embedder chosen here are used from the next start "

@@ -31,24 +31,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from PySide6.QtCore import QObject, Slot
-from PySide6.QtGui import QIcon
+import numpy as np
+from cryptography.fernet import Fernet
+from PySide6.QtCore import QLibraryInfo, QObject, QSettings, Slot, qInstallMessageHandler
+from PySide6.QtWidgets import QApplication, QDockWidget, QWidget
 
 from backends import assistants
 from backends.audit import AuditService
 from backends.config import Config
-from backends.models.chat import Prompt, ScriptedChat
+from backends.conversations import ConversationAgent
+from backends.models.chat import LlamaCppChat, Prompt, ScriptedChat
+from backends.models.embedders import MiniLMEmbedder
+from backends.models.files import MINILM_ONNX, MINILM_TOKENIZER, SMOLLM2_GGUF
 from backends.progress import Progress
 from backends.services import Services
+from desktop.help import guide_path
+from desktop.main_window import MainWindow
+from desktop.resources import ICON, app_icon, missing_system_libraries, resources_dir
 from desktop.selftest_turns import StepFailed
 from desktop.started import STARTED
+from desktop.tabs import ComingSoonTab, tab_entry
 
 #: Known, harmless Qt messages of the offscreen platform.
 _QUIET_QT_MESSAGES = ("This plugin does not support propagateSizeHints",)
 #: Longest wait for one GUI step (start-up checks, a worker job).
 STEP_TIMEOUT = 120.0
-#: The application icon under resources/icons/ (rendered from packaging/custodia.svg).
-ICON = "custodia.png"
 #: What `make package` puts next to the executable (see packaging/custodia.spec).
 BUNDLE_FILES = ("custodia.desktop", "custodia.svg", "custodia.png", "launcher.sh", "INSTALL.md")
 
@@ -98,8 +105,6 @@ class SelfTest:
     def run(self) -> int:
         started = time.perf_counter()
         print(f"Custodia self-test — data dir {self.home}", file=self.out, flush=True)
-        from PySide6.QtCore import qInstallMessageHandler
-        from PySide6.QtWidgets import QApplication
 
         previous_handler = qInstallMessageHandler(_qt_message)
         self.app = QApplication.instance() or QApplication([sys.argv[0]])
@@ -143,10 +148,6 @@ class SelfTest:
 
     # -- steps: files and real models ------------------------------------------------------
     def check_files(self) -> str:
-        from PySide6.QtCore import QLibraryInfo
-
-        from backends.models.files import MINILM_ONNX, MINILM_TOKENIZER, SMOLLM2_GGUF
-
         plugins = Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath)) / "platforms"
         missing = [p for p in ("libqoffscreen.so", "libqxcb.so") if not (plugins / p).is_file()]
         if missing:
@@ -167,7 +168,6 @@ class SelfTest:
             absent = [n for n in BUNDLE_FILES if not (beside / n).is_file()]
             if absent:
                 raise StepFailed(f"missing next to {sys.executable}: {', '.join(absent)}")
-        from desktop.help import guide_path
 
         if guide_path() is None:  # Help > User guide would say "not installed"
             raise StepFailed("docs/USER_GUIDE.md is missing (neither in the bundle nor the tree)")
@@ -178,10 +178,6 @@ class SelfTest:
         return detail
 
     def check_embedder(self) -> str:
-        import numpy as np
-
-        from backends.models.embedders import MiniLMEmbedder
-
         embedder = MiniLMEmbedder(threads=1)
         vectors = embedder.embed_batch(
             [
@@ -201,9 +197,6 @@ class SelfTest:
         return f"{embedder.name} {embedder.dimension}-d; related {related:.2f} > {unrelated:.2f}"
 
     def check_chat_model(self) -> str:
-        from backends.models.chat import LlamaCppChat, Prompt
-        from backends.models.files import SMOLLM2_GGUF
-
         started = time.perf_counter()
         chat = LlamaCppChat(SMOLLM2_GGUF.verified(), "SmolLM2-135M-Instruct", context_tokens=512)
         loaded = time.perf_counter() - started
@@ -215,8 +208,6 @@ class SelfTest:
 
     # -- steps: the window -----------------------------------------------------------------
     def open_window(self) -> str:
-        from desktop.main_window import MainWindow
-
         config = Config(
             home=self.home,
             embedder="hashing",
@@ -228,7 +219,6 @@ class SelfTest:
         started = time.perf_counter()
         # its own settings file in the temporary data dir: a self-test never changes the
         # user's window layout, theme or "welcome seen"
-        from PySide6.QtCore import QSettings
 
         settings = QSettings(str(self.home / "selftest.ini"), QSettings.Format.IniFormat)
         self.window = window = MainWindow(services, settings=settings)
@@ -245,10 +235,6 @@ class SelfTest:
         )
 
     def visit_tab(self, name: str) -> str:
-        from PySide6.QtWidgets import QWidget
-
-        from desktop.tabs import ComingSoonTab, tab_entry  # noqa: PLC0415 — lazy: Qt widgets
-
         entry = tab_entry(name)
         module = entry.module if entry is not None else None
         tabs = self.window.tabs
@@ -278,7 +264,6 @@ class SelfTest:
     def open_inspector(self) -> str:
         self.window.inspector_action.trigger()
         self._process_events(0.2)
-        from PySide6.QtWidgets import QDockWidget
 
         dock = self.window.findChild(QDockWidget, "inspector_dock")
         if dock is None or not dock.isVisible():
@@ -289,8 +274,6 @@ class SelfTest:
     # -- steps: one turn per assistant -----------------------------------------------------
     def assistant_turn(self, name: str) -> str:
         """The turn the assistant's tab entry names, run in the window's worker pool."""
-        from desktop.tabs import tab_entry  # noqa: PLC0415 — lazy: imports Qt widgets
-
         entry = tab_entry(name)
         if entry is None or not entry.selftest:
             raise StepFailed(f"the {name} assistant has not landed: it has no self-test turn")
@@ -420,16 +403,12 @@ def _qt_message(mode: Any, context: Any, message: str) -> None:
 
 
 def _fernet_key() -> str:
-    from cryptography.fernet import Fernet
-
     return Fernet.generate_key().decode("ascii")
 
 
 def _conversations_without_keyring(services: Services) -> None:
     """Build the conversation agent now, without the OS keyring: the self-test must neither
     read nor write the user's real keyring entries (its key comes from the config)."""
-    from backends.conversations import ConversationAgent
-
     services.service(
         "conversations",
         lambda: ConversationAgent(
@@ -440,46 +419,6 @@ def _conversations_without_keyring(services: Services) -> None:
         ),
         ConversationAgent.close,
     )
-
-
-def resources_dir() -> Path | None:
-    """``resources/`` of the bundle (``sys._MEIPASS``) or of the source tree."""
-    candidates = []
-    bundle = getattr(sys, "_MEIPASS", None)
-    if bundle:
-        candidates.append(Path(bundle) / "resources")
-    candidates.append(Path(__file__).resolve().parents[1] / "resources")
-    return next((c for c in candidates if c.is_dir()), None)
-
-
-#: Libraries Qt's xcb (X11) platform plugin needs that PyInstaller does not bundle, with the
-#: Debian/Ubuntu package shipping each.
-X11_LIBRARIES = {
-    "libxcb-icccm.so.4": "libxcb-icccm4",
-    "libxcb-keysyms.so.1": "libxcb-keysyms1",
-    "libxcb-cursor.so.0": "libxcb-cursor0",
-    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
-}
-
-
-def missing_system_libraries() -> list[str]:
-    """The packages of :data:`X11_LIBRARIES` whose library cannot be loaded here."""
-    import ctypes
-
-    missing = []
-    for library, package in X11_LIBRARIES.items():
-        try:
-            ctypes.CDLL(library)
-        except OSError:
-            missing.append(package)
-    return missing
-
-
-def app_icon() -> QIcon:
-    """The window icon, ``resources/icons/custodia.png`` (null when the file is missing;
-    the self-test checks it is there)."""
-    resources = resources_dir()
-    return QIcon(str(resources / "icons" / ICON)) if resources else QIcon()
 
 
 @contextlib.contextmanager

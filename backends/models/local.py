@@ -233,9 +233,9 @@ def read_gguf(path: Path | str) -> GGUFInfo:
         raise GGUFError(path, "not-gguf", f"not a valid GGUF file ({err})") from None
 
 
-def _parse(path: Path, size: int, h: _Header) -> GGUFInfo:
-    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
-
+def _read_metadata(path: Path, h: _Header) -> tuple[int, int, dict[str, Any]]:
+    """The header (magic, version, counts) and the metadata worth keeping: the version, how
+    many tensors follow, and the keys."""
     magic = h.fh.read(4)
     if magic != _MAGIC:
         shown = magic.hex() if magic else "an empty file"
@@ -257,6 +257,14 @@ def _parse(path: Path, size: int, h: _Header) -> GGUFInfo:
         value = h.value(kind, keep=keep or kind not in (_STRING, _ARRAY))
         if keep or kind not in (_STRING, _ARRAY):
             meta[key] = value
+    return version, tensor_count, meta
+
+
+def _read_tensors(h: _Header, tensor_count: int) -> tuple[int, int, dict[int, int]]:
+    """The tensors' descriptions: the parameter count, where their data ends, and the
+    elements of each quantisation type (of the matrices)."""
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType  # noqa: PLC0415 — lazy: gguf only when a model file is read
+
     parameters = 0
     data_end = 0
     type_counts: dict[int, int] = {}
@@ -279,6 +287,11 @@ def _parse(path: Path, size: int, h: _Header) -> GGUFInfo:
         data_end = max(data_end, offset + elements * type_size // block)
         if len(dims) > 1:
             type_counts[ggml_type] = type_counts.get(ggml_type, 0) + elements
+    return parameters, data_end, type_counts
+
+
+def _check_fits(path: Path, size: int, h: _Header, meta: dict[str, Any], data_end: int) -> None:
+    """The alignment is a power of two and the file holds every tensor's data."""
     alignment = meta.get("general.alignment", 32)
     if (
         isinstance(alignment, bool)
@@ -300,6 +313,12 @@ def _parse(path: Path, size: int, h: _Header) -> GGUFInfo:
             f"the file is truncated: its tensors need {need} but it holds {has} "
             f"({_mb(missing)} missing); copy or download it again",
         )
+
+
+def _parse(path: Path, size: int, h: _Header) -> GGUFInfo:
+    version, tensor_count, meta = _read_metadata(path, h)
+    parameters, data_end, type_counts = _read_tensors(h, tensor_count)
+    _check_fits(path, size, h, meta, data_end)
     arch = _text(meta.get("general.architecture"))
 
     def num(key: str, default: int = 0) -> int:
@@ -340,7 +359,7 @@ def _text(value: Any) -> str:
 
 
 def _quantisation(file_type: Any, type_counts: dict[int, int]) -> str:
-    from gguf import GGMLQuantizationType, LlamaFileType
+    from gguf import GGMLQuantizationType, LlamaFileType  # noqa: PLC0415 — lazy: gguf only when a model file is read
 
     if isinstance(file_type, int):
         with contextlib.suppress(ValueError):
@@ -362,7 +381,7 @@ def known_architectures() -> frozenset[str]:
     global _ARCHITECTURES
     with _ARCH_LOCK:
         if _ARCHITECTURES is None:
-            from gguf import MODEL_ARCH_NAMES
+            from gguf import MODEL_ARCH_NAMES  # noqa: PLC0415 — lazy: gguf only when a model file is read
 
             _ARCHITECTURES = frozenset(MODEL_ARCH_NAMES.values())
         return _ARCHITECTURES

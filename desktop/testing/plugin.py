@@ -54,7 +54,7 @@ def custodia_services(custodia_config: Config) -> Iterator[Services]:
 def isolated_qsettings(folder: Path) -> Iterator[Path]:
     """Point the user-scope INI settings (where the window keeps its state) at ``folder``
     while inside; the previous location is restored after."""
-    from PySide6.QtCore import QSettings
+    from PySide6.QtCore import QSettings  # noqa: PLC0415 — lazy: a plugin of every test run; Qt only for GUI tests
 
     fmt, scope = QSettings.Format.IniFormat, QSettings.Scope.UserScope
     before = QSettings(fmt, scope, "Custodia", "Custodia").fileName()
@@ -68,8 +68,8 @@ def isolated_qsettings(folder: Path) -> Iterator[Path]:
 
 @pytest.fixture
 def custodia_qsettings(tmp_path: Path) -> Iterator[Any]:
-    from desktop.main_window import window_settings
-    from desktop.welcome import SETTINGS_KEY
+    from desktop.main_window import window_settings  # noqa: PLC0415 — lazy: a plugin of every test run; Qt only for GUI tests
+    from desktop.welcome import SETTINGS_KEY  # noqa: PLC0415 — lazy: a plugin of every test run; Qt only for GUI tests
 
     with isolated_qsettings(tmp_path / "qsettings"):
         settings = window_settings()
@@ -82,8 +82,8 @@ def custodia_qsettings(tmp_path: Path) -> Iterator[Any]:
 def custodia_window(
     qtbot: Any, custodia_services: Services, custodia_qsettings: Any
 ) -> Iterator[Any]:
-    from desktop import i18n
-    from desktop.main_window import MainWindow
+    from desktop import i18n  # noqa: PLC0415 — lazy: a plugin of every test run; Qt only for GUI tests
+    from desktop.main_window import MainWindow  # noqa: PLC0415 — lazy: a plugin of every test run; Qt only for GUI tests
 
     i18n.install(custodia_services.config.language)  # before any widget, as at start-up
     try:
