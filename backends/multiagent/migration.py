@@ -26,7 +26,8 @@ from backends.migrate_steps import (
     http_probe,
     probe,
 )
-from backends.multiagent.service import SESSIONS_FILE, MultiAgentService
+from backends.multiagent import MultiAgentService
+from backends.multiagent.service import SESSIONS_FILE
 from backends.progress import Progress
 
 if TYPE_CHECKING:

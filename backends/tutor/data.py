@@ -23,8 +23,9 @@ from backends.stores.description import (
     scalar,
     sqlite_count,
 )
+from backends.tutor.indexing import GRAPH_FILE
 from backends.tutor.kb import DB_FILE
-from backends.tutor.service import GRAPH_FILE, TutorService
+from backends.tutor.service import TutorService
 
 if TYPE_CHECKING:
     from collections.abc import Callable

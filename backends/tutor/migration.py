@@ -29,8 +29,9 @@ from backends.migrate_steps import (
     probe,
 )
 from backends.stores.graph import DEFAULT_NAMESPACE, Graph
+from backends.tutor import Status, TutorService
+from backends.tutor.indexing import GRAPH_FILE
 from backends.tutor.kb import DB_FILE
-from backends.tutor.service import GRAPH_FILE, Status, TutorService
 
 
 class ProbedGraph(Graph, Protocol):
