@@ -155,7 +155,7 @@ class KeyringStatus:
 def keyring_status() -> KeyringStatus:
     """Whether an OS keyring backend is usable here (headless machines usually have none)."""
     try:
-        import keyring
+        import keyring  # noqa: PLC0415 — lazy: ~50 ms to import, needed only for a key
 
         backend = keyring.get_keyring()
         priority = float(backend.priority)
@@ -313,7 +313,7 @@ class KeyStore:
         if not self.keyring().usable:
             return
         try:
-            import keyring
+            import keyring  # noqa: PLC0415 — lazy: ~50 ms to import, needed only for a key
 
             keyring.delete_password(KEYRING_SERVICE, KEYRING_PENDING_ENTRY)
         except Exception:  # not there, or the keyring went away: nothing to clear
@@ -339,7 +339,7 @@ class KeyStore:
         if not self.keyring().usable:
             return ""
         try:
-            import keyring
+            import keyring  # noqa: PLC0415 — lazy: ~50 ms to import, needed only for a key
 
             return keyring.get_password(KEYRING_SERVICE, entry) or ""
         except Exception as err:
@@ -350,7 +350,7 @@ class KeyStore:
         if not self.keyring().usable:
             return False
         try:
-            import keyring
+            import keyring  # noqa: PLC0415 — lazy: ~50 ms to import, needed only for a key
 
             keyring.set_password(KEYRING_SERVICE, entry, key)
         except Exception as err:

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Container
 from dataclasses import dataclass
 
 from backends.conversations.errors import ConversationError
-from backends.conversations.files import ConversationFiles
+from backends.conversations.files import Conversation, ConversationFiles
 from backends.conversations.index import ConversationIndex, row_for
 from backends.models.embedders import Embedder
 from backends.progress import Progress
@@ -97,9 +98,37 @@ def sync(
         parsed = split_pointer_id(value)
         if parsed is not None:
             missing.setdefault(parsed[0], []).append(parsed[1])
+    extra = _extra(present - expected, unreadable, files, index, report)
+    adder = _Adder(vectors, embedder, progress, report, sum(len(v) for v in missing.values()))
+    progress.start(adder.total, "indexing past messages")
+    if extra:
+        vectors.delete(sorted(extra))
+        report.dropped = len(extra)
+    for file, positions in sorted(missing.items()):
+        progress.check()
+        conversation = _readable(files, index, file, report)
+        if conversation is None:
+            continue
+        adder.add(conversation, file, positions)
+        if len(adder.pending) >= batch:
+            adder.flush()
+    adder.flush()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _extra(
+    unexpected: set[str],
+    unreadable: Container[str],
+    files: ConversationFiles,
+    index: ConversationIndex,
+    report: SyncReport,
+) -> list[str]:
+    """The ids present but not expected that are to be dropped; the vectors of files that
+    cannot be read now, or were written meanwhile, are kept (and counted)."""
     extra: list[str] = []
     stale: list[tuple[str, str, int]] = []
-    for value in present - expected:
+    for value in unexpected:
         parsed = split_pointer_id(value)
         if parsed is not None and parsed[0] in unreadable:
             report.kept += 1
@@ -107,55 +136,73 @@ def sync(
             extra.append(value)
         else:
             stale.append((value, *parsed))
-    if stale:
-        # Another process may have written since ``expected`` was read (a CLI turn next to
-        # this start-up): look again before dropping anything. An id is only dropped when
-        # the index, read now, does not expect it and its file did not change since the
-        # index last saw it (or is gone).
-        counts_now = index.message_counts()
-        on_disk = files.scan()
-        seen = {file: entry[0] for file, entry in index.stamps().items()}
-        for value, file, position in stale:
-            if position < counts_now.get(file, 0):
-                report.kept += 1  # expected after all: written meanwhile
-            elif file in on_disk and seen.get(file) != on_disk[file]:
-                report.kept += 1  # changed since the index saw it: the next sync decides
-            else:
-                extra.append(value)
-    total = sum(len(v) for v in missing.values())
-    progress.start(total, "indexing past messages")
-    if extra:
-        vectors.delete(sorted(extra))
-        report.dropped = len(extra)
-    pending: list[tuple[str, str, Pointer]] = []
+    if not stale:
+        return extra
+    # Another process may have written since ``expected`` was read (a CLI turn next to
+    # this start-up): look again before dropping anything. An id is only dropped when
+    # the index, read now, does not expect it and its file did not change since the
+    # index last saw it (or is gone).
+    counts_now = index.message_counts()
+    on_disk = files.scan()
+    seen = {file: entry[0] for file, entry in index.stamps().items()}
+    for value, file, position in stale:
+        if position < counts_now.get(file, 0):
+            report.kept += 1  # expected after all: written meanwhile
+        elif file in on_disk and seen.get(file) != on_disk[file]:
+            report.kept += 1  # changed since the index saw it: the next sync decides
+        else:
+            extra.append(value)
+    return extra
 
-    def flush() -> None:
-        if not pending:
-            return
-        progress.check()
-        matrix = embedder.embed_many(text for _, text, _ in pending)
-        vectors.upsert([p[0] for p in pending], matrix, [p[2] for p in pending])
-        report.added += len(pending)
-        progress.advance(len(pending), f"{report.added} of {total} messages indexed")
-        pending.clear()
 
-    for file, positions in sorted(missing.items()):
-        progress.check()
-        try:
-            conversation, _ = files.read(file)
-        except ConversationError as err:
-            log.info("not indexing %s: %s", file, err)
-            report.skipped_files += 1
-            row = row_for(files, file)  # the index learns why (a chmod keeps the stamp)
-            if row is not None and row.error is not None:
-                index.apply([row])
-            continue
+def _readable(
+    files: ConversationFiles, index: ConversationIndex, file: str, report: SyncReport
+) -> Conversation | None:
+    """The conversation in ``file``, or None when it cannot be read now (the index learns
+    why: a chmod keeps the file's stamp)."""
+    try:
+        conversation, _ = files.read(file)
+    except ConversationError as err:
+        log.info("not indexing %s: %s", file, err)
+        report.skipped_files += 1
+        row = row_for(files, file)
+        if row is not None and row.error is not None:
+            index.apply([row])
+        return None
+    return conversation
+
+
+class _Adder:
+    """Missing messages embedded and added in batches, the progress told after each."""
+
+    def __init__(
+        self,
+        vectors: VectorIndex,
+        embedder: Embedder,
+        progress: Progress,
+        report: SyncReport,
+        total: int,
+    ) -> None:
+        self.vectors = vectors
+        self.embedder = embedder
+        self.progress = progress
+        self.report = report
+        self.total = total
+        self.pending: list[tuple[str, str, Pointer]] = []
+
+    def add(self, conversation: Conversation, file: str, positions: list[int]) -> None:
         for i in sorted(positions):
             if i < len(conversation.history):
                 text = embeddable(conversation.history[i].content)
-                pending.append((pointer_id(file, i), text, {"file": file, "index": i}))
-        if len(pending) >= batch:
-            flush()
-    flush()
-    report.seconds = time.perf_counter() - started
-    return report
+                self.pending.append((pointer_id(file, i), text, {"file": file, "index": i}))
+
+    def flush(self) -> None:
+        pending = self.pending
+        if not pending:
+            return
+        self.progress.check()
+        matrix = self.embedder.embed_many(text for _, text, _ in pending)
+        self.vectors.upsert([p[0] for p in pending], matrix, [p[2] for p in pending])
+        self.report.added += len(pending)
+        self.progress.advance(len(pending), f"{self.report.added} of {self.total} messages indexed")
+        pending.clear()

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from backends.config import Config
-from backends.conversations.files import Conversation, StoredMessage, new_id, now_iso
+from backends.conversations.files import Conversation, StoredMessage
 from backends.conversations.keys import generate_key
+from backends.conversations.naming import new_id, now_iso
 from backends.conversations.service import ConversationAgent
 from backends.models.chat import ChatModel, ScriptedChat
 from backends.models.embedders import Embedder, HashingEmbedder

@@ -22,8 +22,9 @@ from backends.conversations.errors import (
     TurnFailedError,
     WrongKeyError,
 )
-from backends.conversations.files import MAX_NAME, ConversationFiles
+from backends.conversations.files import ConversationFiles
 from backends.conversations.keys import HistoryCipher, generate_key, key_id
+from backends.conversations.naming import MAX_NAME
 from backends.conversations.service import ConversationAgent
 from backends.errors import CustodiaEnvironmentError, ModelUnavailableError
 from backends.models.chat import (

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from backends.config import Config
-from backends.conversations.files import ROTATION_JOURNAL
 from backends.conversations.keys import generate_key
+from backends.conversations.rotation import ROTATION_JOURNAL
 
 from .conftest import MakeAgent, conversation
 

@@ -20,18 +20,10 @@ from backends.conversations.errors import (
     KeyRequiredError,
     WrongKeyError,
 )
-from backends.conversations.files import (
-    MAX_NAME,
-    ROTATION_JOURNAL,
-    ConversationFiles,
-    StoredMessage,
-    check_history_keys,
-    check_name,
-    fit_name,
-    rotate,
-    tidy_name,
-)
+from backends.conversations.files import ConversationFiles, StoredMessage
 from backends.conversations.keys import HistoryCipher, generate_key, key_id
+from backends.conversations.naming import MAX_NAME, check_name, fit_name, tidy_name
+from backends.conversations.rotation import ROTATION_JOURNAL, check_history_keys, rotate
 
 from .conftest import conversation
 
@@ -199,3 +191,16 @@ def test_a_stray_file_under_another_key_does_not_block_rotation(tmp_path: Path) 
     report = rotate(tmp_path, new, [current])
     assert report.rotated == 1 and [name for name, _ in report.failed] == ["b.json"]
     assert (tmp_path / "b.json").read_bytes() == stray_bytes
+
+
+def test_names_moved_out_of_files_are_still_importable_from_it() -> None:
+    """Splitting this module (naming, rotation) kept the old import paths working for the
+    callers written before (tests and benches elsewhere)."""
+    from backends.conversations import files, naming, rotation
+
+    assert files.pending_rotation is rotation.pending_rotation
+    assert files.RotationJournal is rotation.RotationJournal
+    assert files.ROTATION_JOURNAL == rotation.ROTATION_JOURNAL
+    assert files.now_iso is naming.now_iso and files.MAX_NAME == naming.MAX_NAME
+    with pytest.raises(AttributeError):
+        _ = files.no_such_name  # type: ignore[attr-defined]

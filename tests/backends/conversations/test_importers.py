@@ -12,8 +12,8 @@ import pytest
 
 from backends.conversations import importers
 from backends.conversations.errors import HistoryKeyRequiredError, KeyRequiredError
-from backends.conversations.files import MAX_NAME
 from backends.conversations.importers import ExportError, ImportFormatError
+from backends.conversations.naming import MAX_NAME
 
 from .conftest import FIXTURES, MakeAgent, tree_bytes
 

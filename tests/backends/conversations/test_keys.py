@@ -18,7 +18,6 @@ from backends.conversations.errors import (
     RotationInProgressError,
     WrongKeyError,
 )
-from backends.conversations.files import ROTATION_JOURNAL, pending_rotation
 from backends.conversations.keys import (
     KEYRING_ENTRY,
     KEYRING_SERVICE,
@@ -27,6 +26,7 @@ from backends.conversations.keys import (
     key_id,
     validate_key,
 )
+from backends.conversations.rotation import ROTATION_JOURNAL, pending_rotation
 from backends.errors import CancelledError
 from backends.progress import Progress
 

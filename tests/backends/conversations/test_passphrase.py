@@ -13,11 +13,6 @@ import pytest
 from backends import cli
 from backends.conversations import importers, keys
 from backends.conversations.errors import HistoryKeyRequiredError, InvalidKeyError
-from backends.conversations.files import (
-    SET_ASIDE_FILE,
-    TITLE_CHARS,
-    make_title,
-)
 from backends.conversations.keys import (
     KDF_FILE,
     KdfEntry,
@@ -27,6 +22,8 @@ from backends.conversations.keys import (
     derive_key,
     key_id,
 )
+from backends.conversations.naming import TITLE_CHARS, make_title
+from backends.conversations.rotation import SET_ASIDE_FILE
 
 from .conftest import MakeAgent, tree_bytes
 
