@@ -3,9 +3,9 @@
 ``model_picker`` (the agent lists and loads its own models), ``conversation_title``, the
 ``transcript`` (one ``QTextBrowser`` page drawn by :mod:`.transcript`: messages as Markdown,
 ``copy:`` links, an answer of this session marked as checked against past conversations)
-and ``chat_input`` with ``send`` and ``stop_chat``. An answer streams in as plain text, then
-the saved conversation is drawn again; Stop ends it and keeps what was said. A message that
-never reached the disk goes back into ``chat_input``.
+and the shared :class:`~desktop.send_row.SendRow` (``chat_input``, ``send``, ``stop_chat``).
+An answer streams in as plain text, then the saved conversation is drawn again; Stop ends it
+and keeps what was said. A message that never reached the disk goes back into ``chat_input``.
 """
 
 from __future__ import annotations
@@ -16,16 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QGuiApplication, QTextCursor
-from PySide6.QtWidgets import (
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QTextBrowser,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from backends.conversations import (
     Conversation,
@@ -39,6 +30,7 @@ from backends.progress import Progress
 from backends.services import Lazy
 from desktop.answer_html import counts
 from desktop.markdown import markdown_html
+from desktop.send_row import SendRow
 from desktop.tabs.conversations.jobs import TabJobs
 from desktop.tabs.conversations.results import Composed, Opened, Saved, own_policy
 from desktop.tabs.conversations.transcript import (
@@ -123,26 +115,23 @@ class ChatPanel(QWidget):
         self.transcript.setProperty("highlighted_message", -1)
         self.transcript.setProperty("checked_messages", "")
         layout.addWidget(self.transcript, 1)
-        chat_row = QHBoxLayout()
-        self.chat_input = QLineEdit()
-        self.chat_input.setObjectName("chat_input")
-        self.chat_input.setPlaceholderText(
-            translate("ConversationsTab", "Write a message and press Enter…")
+        self.send_row = SendRow(
+            input_name="chat_input",
+            send_name="send",
+            stop_name="stop_chat",
+            send_text=translate("ConversationsTab", "Send"),
+            stop_text=translate("ConversationsTab", "Stop"),
+            placeholder=translate("ConversationsTab", "Write a message and press Enter…"),
+            lock_input_while_busy=True,
+            default=True,
         )
-        chat_row.addWidget(self.chat_input, 1)
-        self.send = QPushButton(translate("ConversationsTab", "Send"))
-        self.send.setObjectName("send")
-        self.send.setDefault(True)
-        chat_row.addWidget(self.send)
-        self.stop_chat = QPushButton(translate("ConversationsTab", "Stop"))
-        self.stop_chat.setObjectName("stop_chat")
-        chat_row.addWidget(self.stop_chat)
-        layout.addLayout(chat_row)
+        #: the row's input box (what is sent, and what a failed turn gives back)
+        self.chat_input = self.send_row.input
+        layout.addWidget(self.send_row)
 
     def _connect_signals(self) -> None:
-        self.send.clicked.connect(self._on_send_clicked)
-        self.chat_input.returnPressed.connect(self._on_send_clicked)
-        self.stop_chat.clicked.connect(self._on_stop_chat_clicked)
+        self.send_row.send_requested.connect(self._on_send_row_send_requested)
+        self.send_row.stop_requested.connect(self._on_send_row_stop_requested)
         self.transcript.anchorClicked.connect(self._on_transcript_anchor_clicked)
 
     # -- the models ------------------------------------------------------------------------
@@ -183,10 +172,8 @@ class ChatPanel(QWidget):
     # -- sending ---------------------------------------------------------------------------
     def set_busy(self, busy: bool) -> None:
         """While an answer is written: no new message, Stop shown."""
-        ready = self.state.ready
-        self.send.setEnabled(ready and not busy)
-        self.chat_input.setEnabled(ready and not busy)
-        self.stop_chat.setVisible(busy)
+        self.send_row.set_ready(self.state.ready)
+        self.send_row.set_busy(busy)
 
     def focus_input(self) -> None:
         self.chat_input.setFocus()
@@ -196,10 +183,10 @@ class ChatPanel(QWidget):
         if self.state.chatting:
             self._stop_chat.set()
 
-    def _on_send_clicked(self) -> None:
-        self._send()
+    def _on_send_row_send_requested(self, text: str) -> None:
+        self._send()  # reads the input itself, as the rephrase link's send does
 
-    def _on_stop_chat_clicked(self) -> None:
+    def _on_send_row_stop_requested(self) -> None:
         self.stop()
 
     def _send(self, draft: bool | None = None) -> None:
