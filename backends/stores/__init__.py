@@ -20,11 +20,18 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 if TYPE_CHECKING:
     from backends.config import Config
+    from backends.stores.audit_log import AuditLog
+    from backends.stores.bus import EventBus
     from backends.stores.description import Description, Measurement, Probed, SelfDescribing
+    from backends.stores.graph import Graph
+    from backends.stores.memories import MemoryStore
+    from backends.stores.sessions import SessionMirror
+    from backends.stores.ttl import TTLStore
+    from backends.stores.vectors import SemanticMemory, VectorIndex
 
 #: role -> kind -> "module:Class"
 REGISTRY: dict[str, dict[str, str]] = {
@@ -118,21 +125,58 @@ def kind_for(role: str, config: Config) -> str:
     return SELECT[role](config)
 
 
-def open(role: str, config: Config, *, kind: str | None = None, **context: Any) -> Any:
+# One overload per role: the store a role names is its Protocol (a role registered at run
+# time, named by a plain ``str``, is only an ``object`` to the type checker).
+@overload
+def open(
+    role: Literal["ttl"], config: Config, *, kind: str | None = None, **context: Any
+) -> TTLStore: ...
+@overload
+def open(
+    role: Literal["bus"], config: Config, *, kind: str | None = None, **context: Any
+) -> EventBus: ...
+@overload
+def open(
+    role: Literal["sessions"], config: Config, *, kind: str | None = None, **context: Any
+) -> SessionMirror: ...
+@overload
+def open(
+    role: Literal["vectors", "chunks"], config: Config, *, kind: str | None = None, **context: Any
+) -> VectorIndex: ...
+@overload
+def open(
+    role: Literal["semantic"], config: Config, *, kind: str | None = None, **context: Any
+) -> SemanticMemory: ...
+@overload
+def open(
+    role: Literal["memories"], config: Config, *, kind: str | None = None, **context: Any
+) -> MemoryStore: ...
+@overload
+def open(
+    role: Literal["audit_log"], config: Config, *, kind: str | None = None, **context: Any
+) -> AuditLog: ...
+@overload
+def open(
+    role: Literal["graph"], config: Config, *, kind: str | None = None, **context: Any
+) -> Graph: ...
+@overload
+def open(role: str, config: Config, *, kind: str | None = None, **context: Any) -> object: ...
+def open(role: str, config: Config, *, kind: str | None = None, **context: Any) -> object:
     """The store of ``role`` the configuration names (or of ``kind``: a migration copies from
     one engine to another), built by its ``from_config``.
 
     ``context`` is what the role needs beyond the configuration (a file, a namespace, the
     embedder's name and dimension); every implementation of a role takes the same."""
     chosen = kind if kind is not None else kind_for(role, config)
-    return get_class(role, chosen).from_config(config, **context)
+    store: object = get_class(role, chosen).from_config(config, **context)
+    return store
 
 
 def describe(role: str, config: Config, **context: Any) -> Description:
     """The configured store of ``role``: its kind, engine and where it keeps its data.
 
     ``context`` is the role's (a file for the embedded engines); nothing is opened."""
-    from backends.stores.description import Description
+    from backends.stores.description import Description  # noqa: PLC0415 — lazy: the registry imports no store module
 
     chosen = kind_for(role, config)
     cls: type[SelfDescribing] = get_class(role, chosen)
@@ -154,7 +198,7 @@ def measure(
     """What the configured store of ``role`` holds now (see :mod:`backends.stores.description`):
     not created yet while an embedded store has no file; read-only otherwise; ``running`` is
     the instance the process holds, for a store only one process may open."""
-    from backends.stores.description import NOT_CREATED_YET
+    from backends.stores.description import NOT_CREATED_YET  # noqa: PLC0415 — lazy: the registry imports no store module
 
     cls: type[SelfDescribing] = get_class(role, kind_for(role, config))
     if not cls.created(config, **context):
