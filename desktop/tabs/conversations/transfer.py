@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
@@ -25,7 +25,6 @@ from backends.conversations import (
     import_file,
     write_private,
 )
-from backends.conversations.importers import ImportResult
 from backends.errors import DimensionMismatchError
 from backends.progress import Progress
 from backends.services import Lazy
@@ -33,6 +32,9 @@ from desktop.tabs.conversations.jobs import TabJobs
 from desktop.tabs.conversations.results import Indexed, Listing, listing
 from desktop.tabs.conversations.words import translate
 from desktop.workers import Emit
+
+if TYPE_CHECKING:  # the type only: the desktop imports the assistant through its package
+    from backends.conversations.importers import ImportResult
 
 
 def export_target(path: str, chosen_filter: str) -> tuple[str, str]:
