@@ -383,9 +383,9 @@ class MultiAgentTab(QWidget):
             if self.state.pending_run == event.get("session"):
                 self._start_run(str(event["session"]))
             return
-        self._on_live_event(event)
+        self._follow_live_event(event)
 
-    def _on_live_event(self, event: dict[str, Any]) -> None:
+    def _follow_live_event(self, event: dict[str, Any]) -> None:
         if self.state.live_event(event):
             self._refresh_tickets()
 
@@ -439,7 +439,7 @@ class MultiAgentTab(QWidget):
 
     def _on_run_item(self, event: Any) -> None:
         if isinstance(event, dict):
-            self._on_live_event(event)
+            self._follow_live_event(event)
 
     def _on_run_progress(self, done: int, total: int, message: str) -> None:
         self.state.set_bar(maximum=max(total, 1), value=done)
