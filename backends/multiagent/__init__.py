@@ -12,6 +12,7 @@ from backends.multiagent.data import DATA
 from backends.multiagent.events import RETRY, SESSION_FINISHED, VERIFICATION, VERIFYING
 from backends.multiagent.result import assemble_result
 from backends.multiagent.service import MultiAgentService
+from backends.multiagent.tags import Tags
 from backends.multiagent.tickets import LiveTicket
 from backends.multiagent.verify import LABELS, status_of
 from backends.stores.sessions import PHASES, Session
@@ -36,6 +37,7 @@ __all__ = [
     "RunState",
     "Session",
     "SessionBusyError",
+    "Tags",
     "assemble_result",
     "status_of",
 ]
