@@ -40,6 +40,7 @@ from psycopg import sql
 from backends.errors import StoreUnavailableError
 from backends.net import pg_connect
 from backends.stores.audit_log.record import canonical, utc_now
+from backends.text import checked_text
 
 SEAL_PREFIX = "v1."
 #: the file, in each desktop's data dir, holding the shared log's key-encryption key
@@ -323,8 +324,6 @@ class PostgresKeyStore:
     def _person(self, person: str, create: bool) -> tuple[str, bytes] | None:
         if not person:
             raise ValueError("a person identifier cannot be empty")
-        from backends.text import checked_text
-
         person = checked_text(person, "the person's name")
         row = self._row(person)
         if row is None:
@@ -384,8 +383,6 @@ class PostgresKeyStore:
         )
 
     def begin_forget(self, person: str) -> list[str]:
-        from backends.text import checked_text
-
         person = checked_text(person, "the person's name")
         self._load_salts()
         digests = self._digests(person)

@@ -252,6 +252,21 @@ def verify_consistency(
     old: int, new: int, old_root: bytes, new_root: bytes, proof: Sequence[bytes]
 ) -> None:
     """Raise :class:`ProofError` unless the tree of ``new`` leaves extends the one of ``old``."""
+    if _settled_by_sizes(old, new, old_root, new_root, proof):
+        return
+    _check_hashes(old_root, new_root, *proof)
+    fr, sr = _roots_from_consistency(old, new, old_root, proof)
+    if fr != old_root:
+        raise ProofError(f"the proof does not lead to the old root (size {old})")
+    if sr != new_root:
+        raise ProofError(f"the proof does not lead to the new root (size {new})")
+
+
+def _settled_by_sizes(
+    old: int, new: int, old_root: bytes, new_root: bytes, proof: Sequence[bytes]
+) -> bool:
+    """True when the sizes alone settle a consistency proof (equal sizes, or from the empty
+    tree); raises :class:`ProofError` for what they rule out; False: the proof is walked."""
     if not 0 <= old <= new:
         raise ProofError(f"size {new} is smaller than size {old}: the log shrank")
     if old == new:
@@ -259,14 +274,21 @@ def verify_consistency(
             raise ProofError("a proof between equal sizes must be empty")
         if old_root != new_root:
             raise ProofError(f"two different roots for the same size {old}")
-        return
+        return True
     if old == 0:
         if proof:
             raise ProofError("a proof from the empty tree must be empty")
-        return
+        return True
     if not proof:
         raise ProofError("an empty consistency proof")
-    _check_hashes(old_root, new_root, *proof)
+    return False
+
+
+def _roots_from_consistency(
+    old: int, new: int, old_root: bytes, proof: Sequence[bytes]
+) -> tuple[bytes, bytes]:
+    """The old and the new roots a consistency proof between ``0 < old < new`` leads to
+    (RFC 9162, 2.1.4.2); raises :class:`ProofError` when its length does not fit."""
     path = list(proof)
     if old & (old - 1) == 0:  # old is a power of two: its root is a node of the new tree
         path.insert(0, old_root)
@@ -290,10 +312,7 @@ def verify_consistency(
         sn >>= 1
     if sn != 0:
         raise ProofError("the consistency proof is too short")
-    if fr != old_root:
-        raise ProofError(f"the proof does not lead to the old root (size {old})")
-    if sr != new_root:
-        raise ProofError(f"the proof does not lead to the new root (size {new})")
+    return fr, sr
 
 
 _digest = operator.methodcaller("digest")

@@ -196,9 +196,7 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
     # -- connections -----------------------------------------------------------------------
 
     @classmethod
-    def from_config(
-        cls, config: Config, *, schema: str = DEFAULT_SCHEMA, **context: Any
-    ) -> Self:
+    def from_config(cls, config: Config, *, schema: str = DEFAULT_SCHEMA, **context: Any) -> Self:
         """The ``schema`` at ``postgres_dsn``."""
         log = cls(config.postgres_dsn, schema=schema, timeout=config.network_timeout)
         if not context.get("read_only"):  # a log from before the tree gets it on first start

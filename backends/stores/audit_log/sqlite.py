@@ -696,7 +696,10 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
         return [str(r[0]) for r in rows]
 
     def checkpoints(self) -> list[Checkpoint]:
-        from backends.stores.audit_log.checkpoint import Checkpoint, CheckpointRejected
+        from backends.stores.audit_log.checkpoint import (  # noqa: PLC0415 — lazy: cryptography, only when checkpoints are read
+            Checkpoint,
+            CheckpointRejected,
+        )
 
         out = []
         for (body,) in self._query("SELECT body FROM audit_checkpoint ORDER BY seq"):

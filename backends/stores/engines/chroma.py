@@ -45,7 +45,7 @@ WRITE_PAGE = 32
 
 
 def settings() -> Any:
-    from chromadb.config import Settings
+    from chromadb.config import Settings  # noqa: PLC0415 — lazy: chromadb is heavy (~0.5 s)
 
     return Settings(anonymized_telemetry=False, allow_reset=False)
 
@@ -78,7 +78,7 @@ def open_local(path: Path) -> Any:
     last: Exception | None = None
     for attempt in range(OPEN_ATTEMPTS):
         try:
-            import chromadb  # heavy (~0.5 s): only when an index is first used
+            import chromadb  # noqa: PLC0415 — lazy: heavy (~0.5 s), only when an index is first used
 
             with _OPEN_LOCK:
                 _discard_if_damaged(path)
@@ -96,10 +96,10 @@ def open_server(url: str, timeout: float) -> Any:
     parsed = urlparse(url)
     ssl = parsed.scheme == "https"
     try:
-        import chromadb
-        import httpx
+        import chromadb  # noqa: PLC0415 — lazy: heavy (~0.5 s), only when a server is configured
+        import httpx  # noqa: PLC0415 — lazy, with chromadb
 
-        from backends.stores.engines import chroma_http
+        from backends.stores.engines import chroma_http  # noqa: PLC0415 — lazy: imports chromadb
 
         chroma_http.install()  # no proxy from the environment, no redirect
         client = chromadb.HttpClient(

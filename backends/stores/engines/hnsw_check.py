@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -51,55 +52,72 @@ def problem(segment: Path) -> str | None:
         return f"unreadable: {err}"
 
 
+class _Header(NamedTuple):
+    """``header.bin``'s fields (see the module docstring)."""
+
+    version: int
+    offset_level0: int
+    max_elements: int
+    elements: int
+    size_per_element: int
+    label_offset: int
+    offset_data: int
+    max_level: int
+    enterpoint: int
+    max_m: int
+    max_m0: int
+    m: int
+    mult: float
+    ef_construction: int
+
+
 def _problem(segment: Path) -> str | None:
     raw = (segment / HEADER_FILE).read_bytes()
     if len(raw) != HEADER.size:
         return f"{HEADER_FILE} is {len(raw)} bytes, not {HEADER.size}"
-    (
-        version,
-        _offset_level0,
-        max_elements,
-        count,
-        size_per_element,
-        label_offset,
-        offset_data,
-        max_level,
-        enterpoint,
-        max_m,
-        max_m0,
-        m,
-        _mult,
-        _ef,
-    ) = HEADER.unpack(raw)
-    if version != 1:
-        return f"unknown version {version}"
-    if not (0 < m <= MAX_LINKS and 0 < max_m <= MAX_LINKS and 0 < max_m0 <= MAX_LINKS):
-        return "link limits out of range"
-    if offset_data != 4 + 4 * max_m0 or label_offset + 8 != size_per_element:
-        return "element layout does not match the link limits"
-    if label_offset <= offset_data or (label_offset - offset_data) % 4:
-        return "vector size is not whole floats"
-    if count > max_elements or max_elements > 2**31:
-        return f"{count} elements in room for {max_elements}"
-    if not -1 <= max_level <= MAX_LEVEL:
-        return f"top level {max_level}"
-    if count and enterpoint >= count:
-        return f"entry point {enterpoint} outside {count} elements"
+    h = _Header(*HEADER.unpack(raw))
+    return _header_problem(h) or _files_problem(segment, h)
 
+
+def _header_problem(h: _Header) -> str | None:
+    """What in the header alone the loader could not survive."""
+    if h.version != 1:
+        return f"unknown version {h.version}"
+    if not (0 < h.m <= MAX_LINKS and 0 < h.max_m <= MAX_LINKS and 0 < h.max_m0 <= MAX_LINKS):
+        return "link limits out of range"
+    if h.offset_data != 4 + 4 * h.max_m0 or h.label_offset + 8 != h.size_per_element:
+        return "element layout does not match the link limits"
+    if h.label_offset <= h.offset_data or (h.label_offset - h.offset_data) % 4:
+        return "vector size is not whole floats"
+    if h.elements > h.max_elements or h.max_elements > 2**31:
+        return f"{h.elements} elements in room for {h.max_elements}"
+    if not -1 <= h.max_level <= MAX_LEVEL:
+        return f"top level {h.max_level}"
+    if h.elements and h.enterpoint >= h.elements:
+        return f"entry point {h.enterpoint} outside {h.elements} elements"
+    return None
+
+
+def _files_problem(segment: Path, h: _Header) -> str | None:
+    """What in the files does not agree with the header."""
+    count, size_per_element = h.elements, h.size_per_element
     data = segment / "data_level0.bin"
-    lengths_file = segment / "length.bin"
-    links_file = segment / "link_lists.bin"
     data_size = data.stat().st_size
     if data_size % size_per_element or data_size < count * size_per_element:
         return f"data_level0.bin is {data_size} bytes for {count} elements"
-    if lengths_file.stat().st_size < count * 4:
+    if (segment / "length.bin").stat().st_size < count * 4:
         return "length.bin is shorter than its elements"
     if not count:
         return None
+    return _level0_problem(data, h) or _upper_problem(segment / "link_lists.bin", h)
 
-    level0 = np.fromfile(data, dtype=np.uint8, count=count * size_per_element)
+
+def _level0_problem(data: Path, h: _Header) -> str | None:
+    """Level 0's link lists (in ``data_level0.bin``): within bounds, inside the index."""
+    count, max_m0 = h.elements, h.max_m0
+    level0 = np.fromfile(data, dtype=np.uint8, count=count * h.size_per_element)
     links0 = (
-        level0.reshape(count, size_per_element)[:, :offset_data].copy().view("<u4")
+        level0.reshape(count, h.size_per_element)[:, : h.offset_data].copy().view("<u4")
     )  # (count, 1 + maxM0)
     sizes0 = links0[:, 0] & 0xFFFF
     if int(sizes0.max()) > max_m0:
@@ -107,7 +125,13 @@ def _problem(segment: Path) -> str | None:
     used = np.arange(max_m0)[None, :] < sizes0[:, None]
     if used.any() and int(links0[:, 1:][used].max()) >= count:
         return "a level-0 link points outside the index"
+    return None
 
+
+def _upper_problem(links_file: Path, h: _Header) -> str | None:
+    """The upper levels' link lists (``link_lists.bin``): each element's byte size possible,
+    every list within bounds and inside the index."""
+    count, max_m = h.elements, h.max_m
     raw_links = np.fromfile(links_file, dtype=np.uint8)
     block = (max_m + 1) * 4
     blocks: list[np.ndarray] = []
@@ -117,7 +141,7 @@ def _problem(segment: Path) -> str | None:
             return "link_lists.bin ends before its last element"
         size = int(raw_links[offset : offset + 4].view("<u4")[0])
         offset += 4
-        if size % block or size > block * max(max_level, 0) or offset + size > raw_links.size:
+        if size % block or size > block * max(h.max_level, 0) or offset + size > raw_links.size:
             return "an upper-level link list has an impossible length"
         if size:
             blocks.append(raw_links[offset : offset + size])

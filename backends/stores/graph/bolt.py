@@ -277,7 +277,7 @@ class BoltGraph(AllowListedGraph, ServerStore):
         with self._lock:
             if self._driver is None:
                 try:
-                    import neo4j
+                    import neo4j  # noqa: PLC0415 — lazy: the driver loads only when a graph server is used
 
                     auth = (
                         neo4j.basic_auth(self._user, self._password)
@@ -299,8 +299,8 @@ class BoltGraph(AllowListedGraph, ServerStore):
         self, operation: Operation, text: str, parameters: dict[str, Any]
     ) -> list[dict[str, Any]]:
         """One request in a session opened with the operation's access (READ or WRITE)."""
-        import neo4j
-        from neo4j.exceptions import (
+        import neo4j  # noqa: PLC0415 — lazy: the driver loads only when a graph server is used
+        from neo4j.exceptions import (  # noqa: PLC0415 — lazy, with neo4j
             AuthError,
             DriverError,
             Neo4jError,
