@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends.audit.service import get_service as audit_service
 from backends.models.chat import ScriptedChat
 from backends.models.embedders import HashingEmbedder
 from backends.services import Services
@@ -37,6 +36,7 @@ from backends.stores.graph.bolt import BoltGraph
 from backends.tutor.service import AUDIT_EVENT, TutorService
 from tests.backends.tutor.conftest import make_small_kb
 from tests.harness.servers import free_port
+from tests.parts import audit_service
 
 WAIT = 30_000
 ANSWER = "Warfarin is monitored with the INR [1], and reversed with vitamin K [2]."

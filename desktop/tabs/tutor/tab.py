@@ -1,36 +1,22 @@
-"""The clinical tutor's tab (CT5–CT8): cited answers from the study notes, every turn audited.
+"""The tutor tab itself: who asks, the knowledge base's status, the thread and the question
+(the Send/Stop row), the sources and the entity graph, and every job they start.
 
-Top: who is asking (``scope``: the shared corpus plus that user's own notes), the status of
-the knowledge base (``tutor_status``, ``tutor_progress``), "Import notes…" (``import_notes``)
-and "Open inspector" (``open_inspector``, the audit inspector pane of CT8). A notice
-(``degraded_notice``) says when a retrieval method — the graph server, typically — could not
-run and the answer came from the others.
-
-Left: the answer (``answer``, a QTextBrowser whose ``[n]`` citations are links that select
-source *n*), the question (``question``) and ``ask`` / ``stop``. Right: the sources
-(``sources``: number, note, why it was found), the selected passage (``source_text``) and the
-entities around the question with their relations (``graph_view``).
-
-The knowledge base is indexed the first time the tab is shown, in a worker with progress.
-Every store and model call runs through the worker pool; this module only draws.
+The thread's HTML is :mod:`~desktop.tabs.tutor.rendering`'s, the entity graph
+:mod:`~desktop.tabs.tutor.graph`'s. Every store and model call runs through the worker pool;
+this module only draws and wires.
 """
 
 from __future__ import annotations
 
 import html
-import math
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPointF, Qt, QUrl, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPen, QShowEvent
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
-    QGraphicsScene,
-    QGraphicsView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -47,22 +33,22 @@ from PySide6.QtWidgets import (
 
 from backends.progress import Progress
 from backends.services import Lazy, ModelChoices
-from backends.tutor import (
-    EXTRACTIVE,
-    GENERATED,
-    NOT_COVERED,
-    GraphView,
-    ImportReport,
-    Status,
-    Turn,
-    TutorService,
-)
+from backends.tutor import GraphView, ImportReport, Status, Turn, TutorService
 from desktop.model_picker import ModelPicker
 from desktop.send_row import SendRow
+from desktop.tabs.tutor.graph import EntityGraph
+from desktop.tabs.tutor.rendering import (
+    CITE_SCHEME,
+    AnswerLabels,
+    question_html,
+    render_failed,
+    render_thread,
+    render_turn,
+    render_waiting,
+)
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 DEFAULT_USER = "student"
-CITE_SCHEME = "cite"
 
 _STYLE = """
 QLabel#degraded_notice { background: #fff4d6; border: 1px solid #e3c16f; border-radius: 4px;
@@ -259,17 +245,10 @@ class TutorTab(QWidget):
         layout.addWidget(self.source_text)
         box.addWidget(top)
 
-        graph_box = QWidget()
-        graph_layout = QVBoxLayout(graph_box)
-        graph_layout.setContentsMargins(0, 0, 0, 0)
-        graph_layout.addWidget(QLabel(self.tr("<b>Entities around the question</b>")))
-        self.graph_scene = QGraphicsScene(self)
-        self.graph_view = QGraphicsView(self.graph_scene)
-        self.graph_view.setObjectName("graph_view")
-        self.graph_view.setRenderHints(self.graph_view.renderHints())
-        self.graph_view.setMinimumHeight(160)
-        graph_layout.addWidget(self.graph_view, 1)
-        box.addWidget(graph_box)
+        self.graph = EntityGraph()
+        self.graph_scene = self.graph.scene
+        self.graph_view = self.graph.graph_view
+        box.addWidget(self.graph)
         return box
 
     def _connect_signals(self) -> None:
@@ -300,12 +279,16 @@ class TutorTab(QWidget):
         self.tutor_status.setText(self.tr("Indexing the study notes…"))
         self.tutor_progress.setVisible(True)
         self.tutor_progress.setRange(0, 0)
-        handle = self.workers.start("tutor: prepare", job)
-        handle.signals.progress.connect(self._on_job_progress)
-        handle.signals.succeeded.connect(self._on_prepare_succeeded)
-        handle.signals.failed.connect(self._on_prepare_failed)
-        handle.signals.finished.connect(self._on_prepare_finished)
-        self._prepare = handle
+        self._prepare = self.workers.start(
+            "tutor: prepare",
+            job,
+            connect={
+                "progress": self._on_job_progress,
+                "succeeded": self._on_prepare_succeeded,
+                "failed": self._on_prepare_failed,
+                "finished": self._on_prepare_finished,
+            },
+        )
 
     def _on_job_progress(self, done: int, total: int, message: str) -> None:
         self.tutor_progress.setVisible(True)
@@ -438,15 +421,19 @@ class TutorTab(QWidget):
         self.tutor_status.setText(self.tr("Answering…"))  # not the last turn's record number
         self.sources.clear()
         self.source_text.clear()
-        self.graph_scene.clear()  # the last question's entities are not this one's
+        self.graph.clear()  # the last question's entities are not this one's
         self.degraded_notice.setVisible(False)
-        handle = self.workers.start("tutor: ask", job)
-        handle.signals.item.connect(self._on_ask_item)
-        handle.signals.succeeded.connect(self._on_ask_succeeded)
-        handle.signals.failed.connect(self._on_ask_failed)
-        handle.signals.cancelled.connect(self._on_ask_cancelled)
-        handle.signals.finished.connect(self._on_ask_finished)
-        self._ask = handle
+        self._ask = self.workers.start(
+            "tutor: ask",
+            job,
+            connect={
+                "item": self._on_ask_item,
+                "succeeded": self._on_ask_succeeded,
+                "failed": self._on_ask_failed,
+                "cancelled": self._on_ask_cancelled,
+                "finished": self._on_ask_finished,
+            },
+        )
         self.send_row.set_busy(True)
         self.rephrase.setEnabled(False)
 
@@ -531,7 +518,7 @@ class TutorTab(QWidget):
         self.answer.clear()
         self.sources.clear()
         self.source_text.clear()
-        self.graph_scene.clear()
+        self.graph.clear()
 
     def show_thread(self, turns: list[tuple[str, str]]) -> None:
         """A kept thread's turns (question, answer as shown), read back from the audit log;
@@ -539,7 +526,7 @@ class TutorTab(QWidget):
         if self._ask is not None:
             return
         self._on_new_thread_clicked()
-        self._thread[:] = [_question_html(q) + f"<p>{html.escape(a)}</p>" for q, a in turns]
+        self._thread[:] = [question_html(q) + f"<p>{html.escape(a)}</p>" for q, a in turns]
         self._show_current(render_thread(self._thread))
 
     def _on_ask_succeeded(self, turn: Turn) -> None:
@@ -617,7 +604,7 @@ class TutorTab(QWidget):
             self._streamed = ""
             self.sources.clear()
             self.source_text.clear()
-            self.graph_scene.clear()
+            self.graph.clear()
             self._show_current(
                 render_failed(
                     self._asking,
@@ -688,81 +675,11 @@ class TutorTab(QWidget):
     # -- the graph view ----------------------------------------------------------------------
     def draw_graph(self, view: GraphView) -> None:
         """The question's entities in the middle, their related entities around them."""
-        scene = self.graph_scene
-        scene.clear()
-        if not view.seeds:
-            text = scene.addText(self.tr("No known entity in this question."))
-            text.setDefaultTextColor(QColor("#777"))
-            self.graph_view.resetTransform()  # the last graph's shrinking made it tiny
-            return
-        names = list(view.seeds)
-        for a, b, _ in view.edges:
-            for name in (a, b):
-                if name not in names:
-                    names.append(name)
-        positions: dict[str, QPointF] = {}
-        seeds = list(view.seeds)
-        for i, name in enumerate(seeds):
-            angle = 2 * math.pi * i / max(len(seeds), 1)
-            radius = 0.0 if len(seeds) == 1 else 60.0
-            positions[name] = QPointF(radius * math.cos(angle), radius * math.sin(angle))
-        others = [n for n in names if n not in positions]
-        for i, name in enumerate(others):
-            angle = 2 * math.pi * i / max(len(others), 1) + 0.3
-            positions[name] = QPointF(170 * math.cos(angle), 120 * math.sin(angle))
-        heaviest = max((w for _, _, w in view.edges), default=1) or 1
-        for a, b, weight in view.edges:
-            pen = QPen(QColor("#9aa8bd"))
-            pen.setWidthF(0.8 + 3.0 * weight / heaviest)
-            line = scene.addLine(
-                positions[a].x(), positions[a].y(), positions[b].x(), positions[b].y(), pen
-            )
-            line.setToolTip(self.tr("{0} — {1}: together in {2} passages").format(a, b, weight))
-            line.setZValue(-1)
-        font = QFont()
-        font.setPointSize(8)
-        for name in names:
-            seed = name in view.seeds
-            point = positions[name]
-            r = 9.0 if seed else 6.0
-            node = scene.addEllipse(
-                point.x() - r,
-                point.y() - r,
-                2 * r,
-                2 * r,
-                QPen(QColor("#31527a")),
-                QBrush(QColor("#f0a030") if seed else QColor("#c9d8ec")),
-            )
-            node.setData(0, name)
-            node.setToolTip(name)
-            label = scene.addText(name, font)
-            label.setData(0, name)
-            label.setPos(point.x() + r, point.y() - r - 4)
-            if seed:
-                bold = QFont(font)
-                bold.setBold(True)
-                label.setFont(bold)
-        self._fit_graph()
-
-    def _fit_graph(self) -> None:
-        """Shrink the drawing to the view if needed; never blow a small one up."""
-        rect = self.graph_scene.itemsBoundingRect().adjusted(-10, -10, 10, 10)
-        viewport = self.graph_view.viewport().rect()
-        self.graph_view.resetTransform()
-        if rect.width() > 0 and rect.height() > 0:
-            factor = min(viewport.width() / rect.width(), viewport.height() / rect.height(), 1.0)
-            if factor > 0:
-                self.graph_view.scale(factor, factor)
-        self.graph_view.centerOn(rect.center())
+        self.graph.draw(view)
 
     def graph_entities(self) -> list[str]:
         """Names drawn in the graph view (for testers)."""
-        out: list[str] = []
-        for item in self.graph_scene.items():
-            name = item.data(0)
-            if isinstance(name, str) and name not in out:
-                out.append(name)
-        return sorted(out)
+        return self.graph.entities()
 
     # -- inspector and import -----------------------------------------------------------------
     def _on_open_inspector_clicked(self) -> None:
@@ -796,12 +713,16 @@ class TutorTab(QWidget):
                 total.merge(tutor.import_path(Path(path), user, progress))
             return total
 
-        handle = self.workers.start("tutor: import", job)
-        handle.signals.progress.connect(self._on_job_progress)
-        handle.signals.succeeded.connect(self._on_import_succeeded)
-        handle.signals.failed.connect(self._on_ask_failed)
-        handle.signals.finished.connect(self._on_import_finished)
-        self._importing = handle
+        self._importing = self.workers.start(
+            "tutor: import",
+            job,
+            connect={
+                "progress": self._on_job_progress,
+                "succeeded": self._on_import_succeeded,
+                "failed": self._on_ask_failed,
+                "finished": self._on_import_finished,
+            },
+        )
         self.import_notes.setEnabled(False)
 
     def _on_import_succeeded(self, report: ImportReport) -> None:
@@ -831,116 +752,3 @@ class TutorTab(QWidget):
         report, self._imported = self._imported, None
         if report is not None:
             self.imported.emit(report)
-
-
-@dataclass(frozen=True)
-class AnswerLabels:
-    """The translated words :func:`render_answer` needs (the tab passes them through tr())."""
-
-    sources: str = "Sources"
-    searched: str = "Passages searched — none of them answers this question"
-    model_answer: str = "The model's own answer — not shown as fact ({0})"
-    unsupported: str = "unsupported by your notes"
-    supported: str = "supported"
-
-
-#: the heading's colour by how the answer was made (readable on light and dark palettes)
-MODE_COLOURS = {GENERATED: "#2e7d32", EXTRACTIVE: "#1565c0", NOT_COVERED: "#b26a00"}
-
-
-def _cited_html(text: str, numbers: set[int]) -> str:
-    """``text`` escaped, its ``[n]`` citations of known passages as ``cite:n`` links."""
-
-    def link(match: re.Match[str]) -> str:
-        n = int(match.group(1))
-        if n not in numbers:
-            return match.group(0)
-        return f'<a href="{CITE_SCHEME}:{n}">[{n}]</a>'
-
-    return re.sub(r"\[(\d{1,2})\]", link, html.escape(text, quote=False)).replace("\n", "<br>")
-
-
-def _question_html(question: str) -> str:
-    return f'<p style="margin-top:12px"><b>Q:</b> {html.escape(question)}</p>'
-
-
-def render_thread(turns: list[str]) -> str:
-    """This thread's turns, oldest first, separated by a rule."""
-    return "<hr>".join(turns)
-
-
-def render_waiting(question: str, state: str, thread: list[str], draft: str = "") -> str:
-    """The thread so far, then the question being answered and what is happening: where it
-    is searching, then the model's draft in grey (a draft, not an answer)."""
-    current = _question_html(question) + f'<p style="color:#757575"><i>{html.escape(state)}</i></p>'
-    if draft:
-        current += (
-            f'<p style="color:#9e9e9e"><i>{html.escape(draft).replace(chr(10), "<br>")}</i></p>'
-        )
-    return render_thread([*thread, current])
-
-
-def render_failed(question: str, what: str, why: str, thread: list[str]) -> str:
-    """The thread so far, then the question and why it has no answer (nothing of it shown)."""
-    current = (
-        _question_html(question)
-        + f'<p style="color:#b00020"><b>{html.escape(what)}</b><br>{html.escape(why)}</p>'
-    )
-    return render_thread([*thread, current])
-
-
-def render_turn(turn: Turn, labels: AnswerLabels | None = None, *, sources: bool = True) -> str:
-    """One turn of the thread: the question, then :func:`render_answer`."""
-    return _question_html(turn.question) + render_answer(turn, labels, sources=sources)
-
-
-def render_answer(turn: Turn, labels: AnswerLabels | None = None, *, sources: bool = True) -> str:
-    """The checked answer as HTML (CT9): how it was made, the answer shown as fact with its
-    ``[n]`` citations as ``cite:n`` links, then — when the model's answer is not the one shown
-    — the model's sentences, each unsupported one struck through and marked, then the
-    sources."""
-    labels = labels or AnswerLabels()
-    # an earlier turn of the thread keeps its [n] as text: the links select this turn's sources
-    numbers = {p.number for p in turn.passages} if sources else set()
-    g = turn.grounding
-    parts: list[str] = []
-    if turn.follow_up_note:  # how a follow-up was read, so the student can ask in full
-        parts.append(f'<p style="color:#616161"><i>{html.escape(turn.follow_up_note)}</i></p>')
-    if g is not None:
-        colour = MODE_COLOURS.get(g.mode, "#424242")
-        parts.append(f'<p style="color:{colour}"><b>{html.escape(g.heading)}</b></p>')
-    parts.append(f"<p>{_cited_html(turn.answer, numbers)}</p>")
-    if g is not None and g.mode != GENERATED and g.sentences:
-        lines = []
-        for sentence in g.sentences:
-            if sentence.supported:
-                cite = _cited_html(f"[{sentence.number}]", numbers)
-                lines.append(f"✓ {html.escape(sentence.text)} {cite}")
-            else:
-                lines.append(
-                    f'<span style="color:#9e9e9e"><s>{html.escape(sentence.text)}</s></span> '
-                    f'<span style="color:#c62828">✗ {html.escape(labels.unsupported)}</span>'
-                )
-        title = labels.model_answer.format(g.reason)
-        parts.append(
-            f'<p style="color:#616161"><b>{html.escape(title)}</b><br>'
-            + "<br>".join(lines)
-            + "</p>"
-        )
-    items = []
-    for p in turn.passages if sources else ():
-        weight = "b" if p.number in turn.cited else "span"
-        items.append(
-            f'<{weight}><a href="{CITE_SCHEME}:{p.number}">[{p.number}]</a> '
-            f"{html.escape(p.title)}</{weight}>"
-        )
-    if items:
-        title = labels.searched if g is not None and not g.covered else labels.sources
-        parts.append(f"<p><b>{html.escape(title)}</b><br>" + "<br>".join(items) + "</p>")
-    return "".join(parts)
-
-
-def create(
-    service: Lazy[TutorService], models: ModelChoices, workers: WorkerPool, parent: QWidget
-) -> QWidget:
-    return TutorTab(service, models, workers, parent)

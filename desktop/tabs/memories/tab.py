@@ -1,56 +1,26 @@
-"""The personal memory assistant's tab (PA1–PA5): a chat beside the memories it keeps.
+"""The memories tab itself: the chat (transcript, proposals, the Send/Stop row) beside the
+memory panel (:mod:`~desktop.tabs.memories.panel`), and every job the two start.
 
-Left: the conversation (``transcript``, ``chat_input``, ``send``), a "Remember" button on
-every message, and the facts proposed from the conversation waiting for a yes. Right: the
-memories used by the last answer with their similarity (``memories_used``), and the memory
-panel: search, add, edit, delete with undo, and — when the embedder changed — why recall is
-limited and a cancellable "Re-embed all".
-
-Every store and model call runs through the worker pool; this module only draws.
+Every store and model call runs through the worker pool; this module only draws and wires.
 """
 
 from __future__ import annotations
 
-import html
-import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractItemModel,
-    QEvent,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    Qt,
-    QTimer,
-    Signal,
-)
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QFrame,
-    QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QLineEdit,
-    QListWidget,
     QListWidgetItem,
-    QProgressBar,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QSplitter,
-    QStyledItemDelegate,
-    QToolButton,
-    QTreeWidget,
-    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from backends.answers import MODEL, Answer, Shown
-from backends.grounding import CheckedSentence
 from backends.memories import (
     FoundMemory,
     Hit,
@@ -65,11 +35,12 @@ from backends.models.chat import Message
 from backends.progress import Progress
 from backends.services import Lazy, ModelChoices
 from desktop import theme
-from desktop.answer_html import answer_html, counts
-from desktop.markdown import MessageView
 from desktop.model_picker import ModelPicker
 from desktop.send_row import SendRow
-from desktop.workers import Emit, JobHandle, WorkerPool
+from desktop.tabs.memories.bubble import MessageBubble
+from desktop.tabs.memories.panel import MEMORY_TEXT_ROLE, MemoryPanel
+from desktop.tabs.memories.proposals import ProposalsBox
+from desktop.workers import Emit, Job, JobHandle, Slots, WorkerPool
 
 #: a theme switch reaches a widget as one of these
 _PALETTE_EVENTS = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
@@ -95,239 +66,6 @@ QLabel#memory_notice[error="true"] {{ color: {error}; }}
 """
 
 
-#: where a memory's own text is kept on its list item (the shown text may add a similarity)
-MEMORY_TEXT_ROLE = Qt.ItemDataRole.UserRole
-
-
-class _MemoryTextDelegate(QStyledItemDelegate):
-    """Edits a memory's own text, never the similarity shown beside a search hit."""
-
-    def setEditorData(self, editor: QWidget, index: QModelIndex | QPersistentModelIndex) -> None:
-        if isinstance(editor, QLineEdit):
-            editor.setText(str(index.data(MEMORY_TEXT_ROLE) or ""))
-        else:
-            super().setEditorData(editor, index)
-
-    def setModelData(
-        self,
-        editor: QWidget,
-        model: QAbstractItemModel,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> None:
-        if not isinstance(editor, QLineEdit):
-            super().setModelData(editor, model, index)
-            return
-        new = editor.text().strip()
-        if new and new != str(index.data(MEMORY_TEXT_ROLE) or ""):
-            model.setData(index, new, Qt.ItemDataRole.EditRole)  # itemChanged: a real edit
-
-
-#: the link of a ✓ [n] mark: memory n of the memories used (1-based)
-CITE_SCHEME = "memory"
-
-
-class MessageBubble(MessageView):
-    """One message of the transcript (Markdown, copy, edit / regenerate) with "Remember".
-
-    An answer is shown as :mod:`backends.answers` made it (``message_checked``, properties
-    ``checked``, ``mode``, ``from_memories``, ``own``, ``withheld``): what a memory states
-    with ✓ and its ``[n]`` (a ``memory:n`` link, ``cite_activated``), the model's own words
-    muted, the draft's withheld sentences struck out with why; the legend
-    (``message_checked_legend``) says how the answer was made. The answer composed from the
-    memories shows at once (:meth:`show_answer`); the model's draft streams below it
-    (``message_draft``) and replaces it only when it passes. When the model's drafts rarely
-    pass none is asked for: "Ask the model to rephrase" (``rephrase_answer``) asks.
-    """
-
-    #: a ✓ [n] mark was clicked: memory n (1-based) of this answer's memories used
-    cite_activated = Signal(int)
-    #: "Ask the model to rephrase" was clicked
-    rephrase_requested = Signal()
-
-    def __init__(self, role: str, text: str, parent: QWidget | None = None) -> None:
-        super().__init__(role, text, parent)
-        self.hits: tuple[Hit, ...] = ()
-        self.checked: tuple[CheckedSentence, ...] = ()
-        self.shown: Answer | None = None
-        self._draft = ""
-        self._marker = ""
-        self._message: str | None = None  # set by finish(); until then the streamed text
-        self.remember_button = QToolButton()
-        self.remember_button.setObjectName("remember_message")
-        self.remember_button.setText(self.tr("Remember"))
-        self.remember_button.setToolTip(self.tr("Store this message as a memory"))
-        self.remember_button.setAutoRaise(True)
-        self.remember_button.setEnabled(False)
-        self.add_header_button(self.remember_button)
-        self.memories_label = QLabel("")
-        self.memories_label.setObjectName("message_memories")
-        self.memories_label.setWordWrap(True)
-        self.memories_label.setVisible(False)
-        self.checked_label = QLabel("")
-        self.checked_label.setObjectName("message_checked")
-        self.checked_label.setTextFormat(Qt.TextFormat.RichText)
-        self.checked_label.setWordWrap(True)
-        self.checked_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-        self.checked_label.setProperty("checked", False)
-        self.checked_label.setVisible(False)
-        self.draft_label = QLabel("")
-        self.draft_label.setObjectName("message_draft")
-        self.draft_label.setWordWrap(True)
-        self.draft_label.setVisible(False)
-        self.checked_legend = QLabel("")
-        self.checked_legend.setObjectName("message_checked_legend")
-        self.checked_legend.setWordWrap(True)
-        self.checked_legend.setVisible(False)
-        self.rephrase_button = QPushButton(self.tr("Ask the model to rephrase"))
-        self.rephrase_button.setObjectName("rephrase_answer")
-        self.rephrase_button.setVisible(False)
-        layout = self.layout()
-        assert layout is not None
-        layout.addWidget(self.checked_label)  # just after the body (hidden when it shows)
-        layout.addWidget(self.draft_label)
-        layout.addWidget(self.checked_legend)
-        layout.addWidget(self.memories_label)
-        self.rephrase_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
-        layout.addWidget(self.rephrase_button)
-        self.checked_label.linkActivated.connect(self._on_checked_link_activated)
-        self.rephrase_button.clicked.connect(self.rephrase_requested)
-
-    @property
-    def text(self) -> str:
-        """The message itself (what "Remember" stores), without display marks."""
-        if self._message is not None:
-            return self._message
-        if self.shown is not None and self.shown.sentences:
-            return self.shown.text
-        return self.markdown()
-
-    def copy_text(self) -> str:
-        return self.text
-
-    def show_answer(self, answer: Answer, hits: tuple[Hit, ...]) -> None:
-        """The answer composed from the memories, shown at once (before any draft)."""
-        self.shown = answer
-        self.hits = hits
-        if answer.sentences:
-            self.set_status("")
-            self.show_checked()
-
-    def append_draft(self, piece: str) -> None:
-        """A piece of the model's draft: below a composed answer, muted, as a draft; as the
-        answer itself for a question not about the user (labelled when finished)."""
-        if self.shown is None or not self.shown.sentences:
-            self.append(piece)
-            return
-        self._draft += piece
-        self.draft_label.setText(
-            self.tr(
-                "The model is rephrasing (shown only if every sentence checks out): {0}"
-            ).format(self._draft.strip())
-        )
-        self.draft_label.setVisible(True)
-
-    def finish(
-        self,
-        text: str,
-        hits: tuple[Hit, ...],
-        note: str = "",
-        marker: str = "",
-        checked: tuple[CheckedSentence, ...] = (),
-        shown: Answer | None = None,
-        skipped: bool = False,
-    ) -> None:
-        """Show the final ``text``; ``marker`` (e.g. "[stopped]") is shown after it only;
-        ``shown``: how it was made (its sentences' kinds); ``skipped``: no draft was asked of
-        the model (offer "Ask the model to rephrase")."""
-        self._message = text
-        self.set_status("")
-        self.set_text(f"{text} {marker}".strip() if marker else text)
-        self.hits = hits
-        self.checked = checked
-        self.shown = shown
-        self._marker = marker
-        self._draft = ""
-        self.draft_label.setVisible(False)
-        self.rephrase_button.setVisible(skipped)
-        self.remember_button.setEnabled(bool(text.strip()))
-        if hits:
-            lines = [f"[{n}] {h.similarity:.2f}  {h.text}" for n, h in enumerate(hits, 1)]
-            self.memories_label.setText(self.tr("Memories used:") + "\n" + "\n".join(lines))
-            self.memories_label.setVisible(True)
-        elif note:
-            self.memories_label.setText(note)
-            self.memories_label.setVisible(True)
-        self.show_checked()
-
-    def show_checked(self) -> None:
-        """Draw the answer's sentences by kind (again, in the theme's colours); the plain
-        Markdown when there is no answer to mark (a failed turn, "remember that", an answer
-        of the model's own with code in it)."""
-        shown = self.shown
-        cited, own, withheld = counts(shown) if shown is not None else (0, 0, 0)
-        label = self.checked_label
-        label.setProperty("mode", shown.mode if shown is not None else "")
-        label.setProperty("from_memories", cited)
-        label.setProperty("own", own)
-        label.setProperty("withheld", withheld)
-        markdown = (
-            shown is not None and shown.mode == MODEL and not withheld and _has_code(self.text)
-        )
-        if shown is None or not (shown.sentences or withheld) or markdown:
-            label.setProperty("checked", False)
-            label.setVisible(False)
-            self.body.setVisible(True)
-            self.checked_legend.setVisible(markdown)
-            if markdown and shown is not None:
-                self.checked_legend.setText(shown.heading)
-            return
-        colours = theme.colors()
-
-        def cite(sentence: Shown) -> str:
-            hit = self.hits[sentence.number - 1] if 0 < sentence.number <= len(self.hits) else None
-            title = html.escape(hit.text if hit is not None else "", quote=True)
-            return (
-                f'<a href="{CITE_SCHEME}:{sentence.number}" title="{title}" '
-                f'style="color:{colours["ok"]}; text-decoration:none">'
-                f"<small>✓&nbsp;[{sentence.number}]</small></a>"
-            )
-
-        marked = answer_html(
-            shown,
-            cite,
-            colours["muted"],
-            withheld_title=self.tr("Withheld from the model's draft (not an answer):"),
-        )
-        if self._marker:
-            marked += f'<p style="color:{colours["muted"]}">{html.escape(self._marker)}</p>'
-        label.setProperty("checked", True)
-        label.setText(marked)
-        label.setToolTip(
-            self.tr("✓ [n]: stated by memory n of the memories used (click to select it)")
-        )
-        label.setVisible(True)
-        self.body.setVisible(False)
-        parts = [shown.heading] if shown.heading else []
-        if cited:
-            parts.append(self.tr("✓ [n]: a memory you told me says it (click to see which)"))
-        if own:
-            parts.append(self.tr("in grey italics: the model's own words, not from your memories"))
-        if withheld:
-            parts.append(self.tr("struck out: the model's draft, withheld as unsupported"))
-        self.checked_legend.setText(" · ".join(parts))
-        self.checked_legend.setVisible(bool(parts))
-
-    def _on_checked_link_activated(self, link: str) -> None:
-        scheme, _, number = link.partition(":")
-        if scheme == CITE_SCHEME and number.isdigit():
-            self.cite_activated.emit(int(number))
-
-
-def _has_code(text: str) -> bool:
-    """Code blocks or headings: the model's Markdown is shown as it is, not re-flowed."""
-    return "```" in text or any(line.lstrip().startswith("#") for line in text.splitlines())
-
-
 @dataclass
 class _Exchange:
     """A question, its answer, and what they add to the conversation (once answered)."""
@@ -337,39 +75,6 @@ class _Exchange:
     messages: list[Message] = field(default_factory=list)
     #: the model's draft for it, shown or not (a later draft repeating it is withheld)
     draft: str = ""
-
-
-class ProposalRow(QFrame):
-    """A memory proposed from the conversation (or a near duplicate) waiting for the user."""
-
-    def __init__(self, proposal: Proposal, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("proposal")
-        self.proposal = proposal
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(8, 4, 8, 4)
-        if proposal.kind == "update":
-            text = self.tr("Update “{0}” to “{1}”? (similarity {2:.2f})").format(
-                proposal.existing, proposal.text, proposal.similarity
-            )
-        else:
-            text = self.tr("Remember “{0}”?").format(proposal.text)
-        self.label = QLabel(text)
-        self.label.setObjectName("proposal_text")
-        self.label.setWordWrap(True)
-        layout.addWidget(self.label, 1)
-        self.accept_button = QPushButton(
-            self.tr("Update") if proposal.kind == "update" else self.tr("Remember")
-        )
-        self.accept_button.setObjectName("proposal_accept")
-        layout.addWidget(self.accept_button)
-        self.keep_both_button = QPushButton(self.tr("Keep both"))
-        self.keep_both_button.setObjectName("proposal_keep_both")
-        self.keep_both_button.setVisible(proposal.kind == "update")
-        layout.addWidget(self.keep_both_button)
-        self.dismiss_button = QPushButton(self.tr("Dismiss"))
-        self.dismiss_button.setObjectName("proposal_dismiss")
-        layout.addWidget(self.dismiss_button)
 
 
 class MemoriesTab(QWidget):
@@ -401,6 +106,8 @@ class MemoriesTab(QWidget):
         self._answer: MessageBubble | None = None
         self._reembed: JobHandle | None = None
         self._refresh_serial = 0
+        #: the memories of the previous default model were re-embedded unasked (once)
+        self._reembedded = False
         self._ready = False
         self._colors = theme.colors()
         self.setStyleSheet(_STYLE.format(**self._colors))
@@ -487,11 +194,7 @@ class MemoriesTab(QWidget):
         self.transcript.setWidget(body)
         layout.addWidget(self.transcript, 1)
 
-        self.proposals = QFrame()
-        self.proposals.setObjectName("proposals")
-        self.proposals_layout = QVBoxLayout(self.proposals)
-        self.proposals_layout.setContentsMargins(0, 0, 0, 0)
-        self.proposals.setVisible(False)
+        self.proposals = ProposalsBox()
         layout.addWidget(self.proposals)
 
         self.send_row = SendRow(
@@ -512,109 +215,31 @@ class MemoriesTab(QWidget):
         return chat
 
     def _build_panel(self) -> QWidget:
-        panel = QWidget()
-        layout = QVBoxLayout(panel)
-        layout.setContentsMargins(0, 0, 0, 0)
-
-        self.memories_used_title = QLabel(self.tr("<b>Memories used by the last answer</b>"))
-        self.memories_used_title.setObjectName("memories_used_title")
-        self.memories_used_title.setWordWrap(True)
-        layout.addWidget(self.memories_used_title)
-        self.memories_used = QTreeWidget()
-        self.memories_used.setObjectName("memories_used")
-        self.memories_used.setHeaderLabels(
-            [self.tr("Similarity"), self.tr("Memory"), self.tr("Why it was recalled")]
-        )
-        self.memories_used.setRootIsDecorated(False)
-        self.memories_used.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        self.memories_used.setMaximumHeight(140)
-        layout.addWidget(self.memories_used)
-
-        title = QLabel(self.tr("<b>Memories</b>"))
-        layout.addWidget(title)
-        self.memory_status = QLabel(self.tr("Loading memories…"))
-        self.memory_status.setObjectName("memory_status")
-        self.memory_status.setWordWrap(True)
-        layout.addWidget(self.memory_status)
-        reembed_row = QHBoxLayout()
-        self.reembed_all = QPushButton(self.tr("Re-embed all"))
-        self.reembed_all.setObjectName("reembed_all")
-        self.reembed_all.setToolTip(
-            self.tr("Give every memory a vector of the current embedder so all are searched")
-        )
-        self.reembed_all.setVisible(False)
-        reembed_row.addWidget(self.reembed_all)
-        self.reembed_progress = QProgressBar()
-        self.reembed_progress.setObjectName("reembed_progress")
-        self.reembed_progress.setVisible(False)
-        reembed_row.addWidget(self.reembed_progress, 1)
-        self.reembed_cancel = QPushButton(self.tr("Cancel"))
-        self.reembed_cancel.setObjectName("reembed_cancel")
-        self.reembed_cancel.setVisible(False)
-        reembed_row.addWidget(self.reembed_cancel)
-        layout.addLayout(reembed_row)
-
-        self.memory_search_box = QLineEdit()
-        self.memory_search_box.setObjectName("memory_search_box")
-        self.memory_search_box.setPlaceholderText(self.tr("Search memories…"))
-        self.memory_search_box.setClearButtonEnabled(True)
-        layout.addWidget(self.memory_search_box)
-
-        self.memory_list = QListWidget()
-        self.memory_list.setItemDelegate(_MemoryTextDelegate(self.memory_list))
-        self.memory_list.setObjectName("memory_list")
-        self.memory_list.setWordWrap(True)
-        self.memory_list.setSpacing(2)
-        self.memory_list.setAlternatingRowColors(True)
-        self.memory_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.memory_list.setEditTriggers(
-            QAbstractItemView.EditTrigger.DoubleClicked
-            | QAbstractItemView.EditTrigger.EditKeyPressed
-        )
-        layout.addWidget(self.memory_list, 1)
-
-        add_row = QHBoxLayout()
-        self.memory_new = QLineEdit()
-        self.memory_new.setObjectName("memory_new")
-        self.memory_new.setPlaceholderText(self.tr("New memory…"))
-        add_row.addWidget(self.memory_new, 1)
-        self.memory_add = QPushButton(self.tr("Add"))
-        self.memory_add.setObjectName("memory_add")
-        add_row.addWidget(self.memory_add)
-        layout.addLayout(add_row)
-
-        buttons = QHBoxLayout()
-        self.memory_edit = QPushButton(self.tr("Edit"))
-        self.memory_edit.setObjectName("memory_edit")
-        self.memory_delete = QPushButton(self.tr("Delete"))
-        self.memory_delete.setObjectName("memory_delete")
-        for button in (self.memory_edit, self.memory_delete):
-            button.setEnabled(False)
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        layout.addLayout(buttons)
-
-        notice_row = QHBoxLayout()
-        self.memory_notice = QLabel("")
-        self.memory_notice.setObjectName("memory_notice")
-        self.memory_notice.setWordWrap(True)
-        self.memory_notice.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        notice_row.addWidget(self.memory_notice, 1)
-        self.memory_undo = QPushButton(self.tr("Undo"))
-        self.memory_undo.setObjectName("memory_undo")
-        self.memory_undo.setToolTip(self.tr("Undo the last change to the memories (Ctrl+Z)"))
-        self.memory_undo.setEnabled(False)
-        notice_row.addWidget(self.memory_undo)
-        layout.addLayout(notice_row)
+        self.panel = MemoryPanel()
+        panel = self.panel
+        self.memories_used_title = panel.memories_used_title
+        self.memories_used = panel.memories_used
+        self.memory_status = panel.memory_status
+        self.reembed_all = panel.reembed_all
+        self.reembed_progress = panel.reembed_progress
+        self.reembed_cancel = panel.reembed_cancel
+        self.memory_search_box = panel.memory_search_box
+        self.memory_list = panel.memory_list
+        self.memory_new = panel.memory_new
+        self.memory_add = panel.memory_add
+        self.memory_edit = panel.memory_edit
+        self.memory_delete = panel.memory_delete
+        self.memory_notice = panel.memory_notice
+        self.memory_undo = panel.memory_undo
         return panel
 
     def _connect_signals(self) -> None:
         self.send_row.send_requested.connect(self._on_send_requested)
         self.send_row.stop_requested.connect(self._on_stop_requested)
         self.cancel_edit.clicked.connect(self._on_cancel_edit_clicked)
+        self.proposals.accept_requested.connect(self._on_accept_requested)
         self.memory_search_box.textChanged.connect(self._on_search_text_changed)
         self.search_timer.timeout.connect(self.refresh)
-        self.memory_list.currentItemChanged.connect(self._on_current_item_changed)
         self.memory_list.itemChanged.connect(self._on_item_changed)
         self.memory_new.returnPressed.connect(self._on_memory_add_clicked)
         self.memory_add.clicked.connect(self._on_memory_add_clicked)
@@ -629,11 +254,15 @@ class MemoriesTab(QWidget):
         bar.rangeChanged.connect(self._on_transcript_range_changed)
 
     # -- jobs ------------------------------------------------------------------------------
-    def _start(self, name: str, job: Any, on_success: Any) -> JobHandle:
-        handle = self.workers.start(name, job)
-        handle.signals.succeeded.connect(on_success)
-        handle.signals.failed.connect(self._on_job_failed)
-        return handle
+    def _start(self, name: str, job: Job, connect: Mapping[str, Slots]) -> JobHandle:
+        """Start ``job`` wired by ``connect``; whatever fails is said in the notice first."""
+        wiring = dict(connect)
+        failed = wiring.get("failed", [])
+        wiring["failed"] = [
+            self._on_job_failed,
+            *(failed if isinstance(failed, list | tuple) else [failed]),
+        ]
+        return self.workers.start(name, job, connect=wiring)
 
     def _open(self) -> None:
         service = self.service
@@ -641,8 +270,11 @@ class MemoriesTab(QWidget):
         def job(progress: Progress, emit: Emit) -> MemoryStatus:
             return service.get().open()
 
-        handle = self._start("memories: open", job, self._on_open_succeeded)
-        handle.signals.failed.connect(self._on_open_failed)
+        self._start(
+            "memories: open",
+            job,
+            {"succeeded": self._on_open_succeeded, "failed": self._on_open_failed},
+        )
 
     def _on_open_succeeded(self, status: MemoryStatus) -> None:
         self._ready = True
@@ -651,10 +283,7 @@ class MemoriesTab(QWidget):
         self.refresh()
 
     def _on_open_failed(self, message: str, environment: bool) -> None:
-        self.memory_status.setText(self.tr("The memories cannot be opened: {0}").format(message))
-        self.memory_status.setProperty("limited", "true")
-        self.memory_status.style().unpolish(self.memory_status)
-        self.memory_status.style().polish(self.memory_status)
+        self.panel.show_open_failed(message)
 
     def refresh(self) -> None:
         """Reload the memory list (and status) for the current search text."""
@@ -667,7 +296,7 @@ class MemoriesTab(QWidget):
             assistant = service.get()
             return serial, query, assistant.find(query, limit=LIST_LIMIT), assistant.status()
 
-        self._start("memories: list", job, self._on_refresh_succeeded)
+        self._start("memories: list", job, {"succeeded": self._on_refresh_succeeded})
 
     def _on_refresh_succeeded(
         self, result: tuple[int, str, list[FoundMemory], MemoryStatus]
@@ -676,56 +305,13 @@ class MemoriesTab(QWidget):
         if serial != self._refresh_serial:
             return  # an older refresh finishing late
         self._show_status(status)
-        current = self.memory_list.currentItem()
-        selected = current.data(Qt.ItemDataRole.UserRole) if current else None
-        self.memory_list.blockSignals(True)
-        self.memory_list.clear()
-        for entry in found:
-            memory = entry.memory
-            item = QListWidgetItem(memory.text)
-            item.setData(Qt.ItemDataRole.UserRole, memory.text)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(memory.updated_at))
-            tip = self.tr("Source: {0} · updated {1} · {2}").format(
-                memory.source, when, memory.embedder or self.tr("unknown model")
-            )
-            if entry.similarity is not None:
-                item.setText(f"{memory.text}    ({entry.similarity:.2f})")
-                item.setData(Qt.ItemDataRole.UserRole + 1, entry.similarity)
-            if not memory.searchable:
-                item.setForeground(Qt.GlobalColor.gray)
-                tip += "\n" + self.tr("Not searched until re-embedded ({0}-d, {1})").format(
-                    memory.dimension, memory.embedder or self.tr("unknown model")
-                )
-            item.setToolTip(tip)
-            self.memory_list.addItem(item)
-            if memory.text == selected:
-                self.memory_list.setCurrentItem(item)
-        self.memory_list.blockSignals(False)
-        self._on_current_item_changed(self.memory_list.currentItem(), None)
+        self.panel.show_found(found)
 
     def _show_status(self, status: MemoryStatus) -> None:
         self.status = status
-        stats = status.stats
-        if status.recall_limited:
-            text = status.limited_recall_message()
-            self.memory_status.setProperty("limited", "true")
-        else:
-            count = (
-                self.tr("1 memory")
-                if stats.total == 1
-                else self.tr("{0} memories").format(stats.total)
-            )
-            text = self.tr("{0} · recall at similarity ≥ {1:.2f} ({2})").format(
-                count, status.recall_threshold, status.embedder
-            )
-            self.memory_status.setProperty("limited", "false")
-        self.memory_status.setText(text)
-        self.memory_status.style().unpolish(self.memory_status)
-        self.memory_status.style().polish(self.memory_status)
         running = self._reembed is not None
-        self.reembed_all.setVisible(status.recall_limited and not running)
-        if status.reembed_now and not running and not getattr(self, "_reembedded", False):
+        self.panel.show_status(status, reembedding=running)
+        if status.reembed_now and not running and not self._reembedded:
             self._reembedded = True  # memories of the previous default model: once, unasked
             self._on_reembed_all_clicked()
 
@@ -736,10 +322,7 @@ class MemoriesTab(QWidget):
             self._notice(self.tr("Something went wrong (see the log): {0}").format(message), True)
 
     def _notice(self, text: str, error: bool = False) -> None:
-        self.memory_notice.setText(text)
-        self.memory_notice.setProperty("error", "true" if error else "false")
-        self.memory_notice.style().unpolish(self.memory_notice)
-        self.memory_notice.style().polish(self.memory_notice)
+        self.panel.notice(text, error)
 
     # -- chat ------------------------------------------------------------------------------
     def _add_bubble(self, role: str, text: str) -> MessageBubble:
@@ -795,12 +378,17 @@ class MemoriesTab(QWidget):
                 earlier_drafts=drafts,
             )
 
-        handle = self._start("memories: turn", job, self._on_turn_succeeded)
-        handle.signals.item.connect(self._on_turn_item)
-        handle.signals.finished.connect(self._on_turn_finished)
-        handle.signals.cancelled.connect(self._on_turn_cancelled)
-        handle.signals.failed.connect(self._on_turn_failed)
-        self._turn = handle
+        self._turn = self._start(
+            "memories: turn",
+            job,
+            {
+                "succeeded": self._on_turn_succeeded,
+                "item": self._on_turn_item,
+                "finished": self._on_turn_finished,
+                "cancelled": self._on_turn_cancelled,
+                "failed": self._on_turn_failed,
+            },
+        )
         self.send_row.set_busy(True)
         self._update_message_actions()
 
@@ -846,7 +434,7 @@ class MemoriesTab(QWidget):
         if result.remembered is not None:
             self._after_outcome(result.remembered)
         for proposal in result.proposals:
-            self._add_proposal(proposal)
+            self.proposals.add(proposal)
 
     def _on_turn_failed(self, message: str, environment: bool) -> None:
         if self._answer is not None:
@@ -983,17 +571,7 @@ class MemoriesTab(QWidget):
         self._notice(self.tr("Copied to the clipboard."))
 
     def _show_used(self, question: str, hits: tuple[Hit, ...]) -> None:
-        short = question if len(question) <= 60 else question[:57] + "…"
-        self.memories_used_title.setText(
-            self.tr("<b>Memories used to answer</b> “{0}”").format(short.replace("<", "&lt;"))
-        )
-        self.memories_used.clear()
-        for number, hit in enumerate(hits, 1):
-            item = QTreeWidgetItem([f"{hit.similarity:.2f}", hit.text, hit.why])
-            item.setData(0, Qt.ItemDataRole.UserRole, hit.similarity)
-            item.setToolTip(0, f"[{number}]")
-            item.setToolTip(1, f"[{number}] {hit.text}")
-            self.memories_used.addTopLevelItem(item)
+        self.panel.show_used(question, hits)
 
     def _on_cite_activated(self, number: int) -> None:
         """A ✓ [n] of an answer: its memories used are listed, memory n selected."""
@@ -1002,10 +580,7 @@ class MemoriesTab(QWidget):
         if index is None or not isinstance(bubble, MessageBubble):
             return
         self._show_used(self._exchanges[index].user.text, bubble.hits)
-        item = self.memories_used.topLevelItem(number - 1)
-        if item is not None:
-            self.memories_used.setCurrentItem(item)
-            self.memories_used.scrollToItem(item)
+        self.panel.select_used(number)
 
     def _on_transcript_range_changed(self, minimum: int, maximum: int) -> None:
         self.transcript.verticalScrollBar().setValue(maximum)
@@ -1024,7 +599,7 @@ class MemoriesTab(QWidget):
         def job(progress: Progress, emit: Emit) -> RememberOutcome:
             return service.get().remember(text, source=source)
 
-        self._start("memories: remember", job, self._on_outcome)
+        self._start("memories: remember", job, {"succeeded": self._on_outcome})
 
     def _on_memory_add_clicked(self) -> None:
         text = self.memory_new.text().strip()
@@ -1037,13 +612,11 @@ class MemoriesTab(QWidget):
 
     def _after_outcome(self, outcome: RememberOutcome) -> None:
         if outcome.status != "near_duplicate":  # proposals of this text are answered now
-            for row in self.proposals.findChildren(ProposalRow):
-                if row.proposal.text == outcome.text:
-                    self._drop_proposal(row)
+            self.proposals.answered(outcome.text)
         if outcome.status == "near_duplicate":
             proposal = outcome.proposal
             if proposal is not None:
-                self._add_proposal(proposal)
+                self.proposals.add(proposal)
             self._notice(
                 self.tr(
                     "A very similar memory exists: “{0}” ({1:.2f}). Update it or keep both?"
@@ -1061,56 +634,13 @@ class MemoriesTab(QWidget):
             self._push_undo(outcome.undo)
         self.refresh()
 
-    def _add_proposal(self, proposal: Proposal) -> None:
-        for row in self.proposals.findChildren(ProposalRow):
-            if row.proposal == proposal:
-                return
-        row = ProposalRow(proposal)
-        row.accept_button.clicked.connect(self._on_proposal_accept_clicked)
-        row.keep_both_button.clicked.connect(self._on_proposal_keep_both_clicked)
-        row.dismiss_button.clicked.connect(self._on_proposal_dismiss_clicked)
-        self.proposals_layout.addWidget(row)
-        self.proposals.setVisible(True)
-
-    def _proposal_row(self) -> ProposalRow | None:
-        button = self.sender()
-        row = button.parent() if button is not None else None
-        return row if isinstance(row, ProposalRow) else None
-
-    def _drop_proposal(self, row: ProposalRow) -> None:
-        row.setParent(None)
-        row.deleteLater()
-        remaining = [r for r in self.proposals.findChildren(ProposalRow) if r is not row]
-        self.proposals.setVisible(bool(remaining))
-
-    def _accept(self, keep_both: bool) -> None:
-        row = self._proposal_row()
-        if row is None:
-            return
-        proposal = row.proposal
-        self._drop_proposal(row)
+    def _on_accept_requested(self, proposal: Proposal, keep_both: bool) -> None:
         service = self.service
 
         def job(progress: Progress, emit: Emit) -> RememberOutcome:
             return service.get().accept(proposal, keep_both=keep_both)
 
-        self._start("memories: accept proposal", job, self._on_outcome)
-
-    def _on_proposal_accept_clicked(self) -> None:
-        self._accept(keep_both=False)
-
-    def _on_proposal_keep_both_clicked(self) -> None:
-        self._accept(keep_both=True)
-
-    def _on_proposal_dismiss_clicked(self) -> None:
-        row = self._proposal_row()
-        if row is not None:
-            self._drop_proposal(row)
-
-    def _on_current_item_changed(self, current: Any, previous: Any) -> None:
-        has = current is not None
-        self.memory_edit.setEnabled(has)
-        self.memory_delete.setEnabled(has)
+        self._start("memories: accept proposal", job, {"succeeded": self._on_outcome})
 
     def _on_memory_edit_clicked(self) -> None:
         item = self.memory_list.currentItem()
@@ -1129,8 +659,9 @@ class MemoriesTab(QWidget):
         def job(progress: Progress, emit: Emit) -> RememberOutcome:
             return service.get().update(old, new, source="edit")
 
-        handle = self._start("memories: edit", job, self._on_outcome)
-        handle.signals.failed.connect(self._on_edit_failed)
+        self._start(
+            "memories: edit", job, {"succeeded": self._on_outcome, "failed": self._on_edit_failed}
+        )
 
     def _on_edit_failed(self, message: str, environment: bool) -> None:
         self.refresh()  # put the list back as it is stored
@@ -1147,8 +678,11 @@ class MemoriesTab(QWidget):
         def job(progress: Progress, emit: Emit) -> Undo:
             return service.get().delete(text)
 
-        handle = self._start("memories: delete", job, self._on_delete_succeeded)
-        handle.signals.failed.connect(self._on_edit_failed)
+        self._start(
+            "memories: delete",
+            job,
+            {"succeeded": self._on_delete_succeeded, "failed": self._on_edit_failed},
+        )
 
     def _on_delete_shortcut_activated(self) -> None:
         if self.memory_list.hasFocus():
@@ -1162,21 +696,20 @@ class MemoriesTab(QWidget):
 
     def _push_undo(self, undo: Undo) -> None:
         self.undo_stack.append(undo)
-        self.memory_undo.setEnabled(True)
-        self.memory_undo.setToolTip(self.tr("Undo {0} (Ctrl+Z)").format(undo.description))
+        self.panel.show_undo(undo.description)
 
     def _on_undo_triggered(self) -> None:
         if not self.undo_stack:
             return
         undo = self.undo_stack.pop()
-        self.memory_undo.setEnabled(bool(self.undo_stack))
+        self.memory_undo.setEnabled(bool(self.undo_stack))  # its tooltip says the one before
         service = self.service
 
         def job(progress: Progress, emit: Emit) -> Undo:
             service.get().undo(undo)
             return undo
 
-        self._start("memories: undo", job, self._on_undo_succeeded)
+        self._start("memories: undo", job, {"succeeded": self._on_undo_succeeded})
 
     def _on_undo_succeeded(self, undo: Undo) -> None:
         self._notice(self.tr("Undone: {0}").format(undo.description))
@@ -1194,20 +727,20 @@ class MemoriesTab(QWidget):
         def job(progress: Progress, emit: Emit) -> int:
             return service.get().reembed(progress)
 
-        handle = self._start("memories: re-embed", job, self._on_reembed_succeeded)
-        handle.signals.progress.connect(self._on_reembed_progress)
-        handle.signals.cancelled.connect(self._on_reembed_cancelled)
-        handle.signals.finished.connect(self._on_reembed_finished)
-        self._reembed = handle
-        self.reembed_all.setVisible(False)
-        self.reembed_progress.setRange(0, 0)
-        self.reembed_progress.setVisible(True)
-        self.reembed_cancel.setVisible(True)
+        self._reembed = self._start(
+            "memories: re-embed",
+            job,
+            {
+                "succeeded": self._on_reembed_succeeded,
+                "progress": self._on_reembed_progress,
+                "cancelled": self._on_reembed_cancelled,
+                "finished": self._on_reembed_finished,
+            },
+        )
+        self.panel.show_reembedding()
 
     def _on_reembed_progress(self, done: int, total: int, message: str) -> None:
-        self.reembed_progress.setRange(0, max(total, 1))
-        self.reembed_progress.setValue(done)
-        self.reembed_progress.setFormat(self.tr("{0} of {1} re-embedded").format(done, total))
+        self.panel.show_reembed_progress(done, total)
 
     def _on_reembed_cancel_clicked(self) -> None:
         if self._reembed is not None:
@@ -1226,16 +759,9 @@ class MemoriesTab(QWidget):
 
     def _on_reembed_finished(self) -> None:
         self._reembed = None
-        self.reembed_progress.setVisible(False)
-        self.reembed_cancel.setVisible(False)
+        self.panel.hide_reembedding()
         self.refresh()
 
     def shutdown(self) -> None:
         """Called on window close, after the workers stopped."""
         self.search_timer.stop()
-
-
-def create(
-    service: Lazy[MemoryAssistant], models: ModelChoices, workers: WorkerPool, parent: QWidget
-) -> QWidget:
-    return MemoriesTab(service, models, workers, parent)
