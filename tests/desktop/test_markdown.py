@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontInfo, QGuiApplication, QTextDocument
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QToolButton
 
-from desktop.markdown import MessageView, Segment, set_markdown, split_markdown
+from desktop.markdown import MessageView, Segment, markdown_html, set_markdown, split_markdown
 
 ANSWER = """Here is **the** function:
 
@@ -116,3 +116,17 @@ def test_a_fence_opened_after_words_still_opens_a_code_block(qtbot: Any) -> None
     assert "def f(s):\n    if s:\n        return 1" in document.toPlainText()
     inline = "Use `a` or ```b``` inline, and end on ```c```"
     assert split_markdown(inline) == [Segment("markdown", inline)]
+
+
+def test_a_message_as_html_keeps_its_code_and_shows_raw_html_as_text(qtbot: Any) -> None:
+    """The transcript's page (one QTextBrowser for a whole conversation) draws each message
+    with the same renderer: its code blocks' text comes back for their Copy links."""
+    text = "Say <div> & `<b>` too:\n\n```md\nuse ``` here\n    kept\n```"
+    body, codes = markdown_html(text)
+    assert codes == ["use ``` here\n    kept"]
+    document = QTextDocument()
+    document.setHtml(body)
+    shown = document.toPlainText()
+    assert "Say <div> & <b> too:" in shown and "    kept" in shown
+    assert "monospace" in body
+    assert markdown_html("") == ("", [])

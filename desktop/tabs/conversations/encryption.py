@@ -54,6 +54,7 @@ class EncryptionPanel(QWidget):
         super().__init__(parent)
         self.service = service
         self.jobs = jobs
+        self.state = jobs.state
         self.key_dialog: KeyDialog | None = None
         self._build()
         self._connect_signals()
@@ -127,7 +128,7 @@ class EncryptionPanel(QWidget):
     def show_status(self, status: EncryptionStatus) -> None:
         """The headline, its notes and Details for ``status``; ``new_history`` is offered
         while the history is locked (and no key change is unfinished)."""
-        self.jobs.state.status = status
+        self.state.status = status
         self.encryption_status.setText(self._headline(status) + self._notes(status))
         self.encryption_details.setText(key_details(status))
         warn = status.warning or status.source == "session"
@@ -235,7 +236,7 @@ class EncryptionPanel(QWidget):
             self.key_dialog.activateWindow()
             return
         # deletes itself when closed
-        dialog = KeyDialog(self.jobs.state.status, self, new_history=new_history)
+        dialog = KeyDialog(self.state.status, self, new_history=new_history)
         dialog.key_chosen.connect(self._on_key_dialog_key_chosen)
         dialog.passphrase_submitted.connect(self._on_key_dialog_passphrase_submitted)
         dialog.finished.connect(self._on_key_dialog_finished)
@@ -347,7 +348,7 @@ class EncryptionPanel(QWidget):
 
     # -- a new history beside a locked one -------------------------------------------------
     def _on_new_history_clicked(self) -> None:
-        status = self.jobs.state.status
+        status = self.state.status
         count = status.needed_files if status is not None else 0
         self.new_history_dialog.setText(
             translate(

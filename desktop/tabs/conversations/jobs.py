@@ -30,7 +30,7 @@ class TabJobs(QObject):
     """Runs the tab's jobs and owns the three widgets that report on them: ``tab_status``,
     ``tab_activity`` and ``index_progress`` (the tab places them)."""
 
-    def __init__(self, workers: WorkerPool, state: TabState, parent: QObject | None = None):
+    def __init__(self, workers: WorkerPool, state: TabState, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.workers = workers
         self.state = state
@@ -112,6 +112,7 @@ class TabJobs(QObject):
         return str(self.tab_status.text())
 
     def theme_changed(self) -> None:
+        """The activity line stays muted on either palette."""
         self.tab_activity.setStyleSheet(f"color:{theme.colors()['muted']};")
 
     # -- slots -----------------------------------------------------------------------------
