@@ -1,0 +1,127 @@
+"""The inspector's filter row: a person by name, a pseudonym, an event type, a date range.
+
+It only holds and reads the fields (:meth:`FilterBar.current_filter`); the pane applies them
+(Filter, Enter, a pick from the event list) and resolves a person's name through the key
+store in a worker. The words are the pane's (translation context ``InspectorPane``): this row
+was part of it, and its catalogue entries stay where they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtCore import QCoreApplication, QDate
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDateEdit,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
+
+from backends.audit import Filter
+
+#: the dates as the filter's fields and the date edits show them
+DATE_FORMAT = "yyyy-MM-dd"
+
+
+class FilterBar(QWidget):
+    """``filter_person``, ``filter_pseudonym``, ``filter_event``, ``filter_dates`` with
+    ``filter_since`` / ``filter_until``, and ``apply_filters`` / ``clear_filters``."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.filter_pseudonym = QLineEdit()
+        self.filter_pseudonym.setObjectName("filter_pseudonym")
+        self.filter_pseudonym.setPlaceholderText(
+            QCoreApplication.translate("InspectorPane", "Pseudonym (p-…)")
+        )
+        self.filter_pseudonym.setClearButtonEnabled(True)
+        self.filter_event = QComboBox()
+        self.filter_event.setObjectName("filter_event")
+        self.filter_event.setEditable(True)
+        # typed text filters; it never becomes a permanent entry of the list
+        self.filter_event.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.filter_event.setMinimumWidth(160)
+        event_edit = self.filter_event.lineEdit()
+        if event_edit is not None:
+            event_edit.setPlaceholderText(QCoreApplication.translate("InspectorPane", "Any event"))
+        self.filter_dates = QCheckBox(QCoreApplication.translate("InspectorPane", "From"))
+        self.filter_dates.setObjectName("filter_dates")
+        self.filter_since = self._date_edit("filter_since", QDate.currentDate().addDays(-30))
+        self.filter_until = self._date_edit("filter_until", QDate.currentDate())
+        self.apply_filters = QPushButton(QCoreApplication.translate("InspectorPane", "Filter"))
+        self.apply_filters.setObjectName("apply_filters")
+        self.clear_filters = QPushButton(QCoreApplication.translate("InspectorPane", "Show all"))
+        self.clear_filters.setObjectName("clear_filters")
+        self.filter_person = QLineEdit()
+        self.filter_person.setObjectName("filter_person")
+        self.filter_person.setPlaceholderText(
+            QCoreApplication.translate("InspectorPane", "Person's name")
+        )
+        self.filter_person.setClearButtonEnabled(True)
+        self.filter_person.setToolTip(
+            QCoreApplication.translate(
+                "InspectorPane",
+                "For an authorised reviewer: find a person's records by name. The name is "
+                "looked up through the pseudonym keys; it is never stored in clear.",
+            )
+        )
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(QLabel(QCoreApplication.translate("InspectorPane", "Person")))
+        layout.addWidget(self.filter_person, 2)
+        layout.addWidget(QLabel(QCoreApplication.translate("InspectorPane", "Pseudonym")))
+        layout.addWidget(self.filter_pseudonym, 2)
+        layout.addWidget(QLabel(QCoreApplication.translate("InspectorPane", "Event")))
+        layout.addWidget(self.filter_event, 2)
+        layout.addWidget(self.filter_dates)
+        layout.addWidget(self.filter_since)
+        layout.addWidget(QLabel(QCoreApplication.translate("InspectorPane", "to")))
+        layout.addWidget(self.filter_until)
+        layout.addWidget(self.apply_filters)
+        layout.addWidget(self.clear_filters)
+
+    @staticmethod
+    def _date_edit(name: str, date: QDate) -> QDateEdit:
+        edit = QDateEdit(date)
+        edit.setObjectName(name)
+        edit.setCalendarPopup(True)
+        edit.setDisplayFormat(DATE_FORMAT)
+        return edit
+
+    def current_filter(self) -> Filter:
+        """The filter the fields say (the person's name is the pane's to resolve); the end
+        date is included."""
+        since = until = ""
+        if self.filter_dates.isChecked():
+            since = self.filter_since.date().toString(DATE_FORMAT)
+            until = self.filter_until.date().addDays(1).toString(DATE_FORMAT)
+        return Filter(
+            pseudonym=self.filter_pseudonym.text().strip(),
+            event_type=self.filter_event.currentText().strip(),
+            since=since,
+            until=until,
+        )
+
+    def person(self) -> str:
+        return self.filter_person.text().strip()
+
+    def clear(self) -> None:
+        """Every field empty: the whole log."""
+        self.filter_person.clear()
+        self.filter_pseudonym.clear()
+        self.filter_event.setCurrentText("")
+        self.filter_dates.setChecked(False)
+
+    def set_event_types(self, event_types: Iterable[str]) -> None:
+        """The event list as the log has them, keeping what is typed (no signal: not a pick)."""
+        current = self.filter_event.currentText()
+        self.filter_event.blockSignals(True)
+        self.filter_event.clear()
+        self.filter_event.addItems(["", *event_types])
+        self.filter_event.setCurrentText(current)
+        self.filter_event.blockSignals(False)
