@@ -19,6 +19,10 @@ an existing conversation. Files are 0600, the folder 0700.
 
 A file that cannot be read raises a :class:`ConversationError` subclass for that file only,
 and Custodia never writes over it.
+
+This module reads and writes one file at a time; what a conversation is called and how its
+text is repaired is :mod:`.naming`, re-encrypting the whole history under a new key
+:mod:`.rotation` (their names stay importable from here).
 """
 
 from __future__ import annotations
