@@ -1,12 +1,15 @@
 """The clinical tutor (SPEC CT5–CT7, CT9): hybrid retrieval over a local knowledge base, audited.
 
-``kb`` (the shipped corpus, the importer, chunking and the SQLite store of chunks), ``keyword``
-(SQLite FTS5, bm25), ``fusion`` (reciprocal rank fusion), ``tutor`` (the service) and ``cli``;
-its chunk vectors and its graph are roles of the storage layer (:mod:`backends.stores.vectors`,
-:mod:`backends.stores.graph`). See docs/TUTOR.md.
+``kb`` (the shipped corpus, the importer, chunking and the SQLite store of chunks), ``terms``
+(the entities), ``keyword`` (SQLite FTS5, bm25), ``fusion`` (reciprocal rank fusion),
+``indexing`` (the knowledge base and its derived stores kept in step), ``retrieval`` (the
+question understood and searched), ``coverage`` and ``answer`` (what is shown as fact, cited),
+``service`` (the façade) and ``cli``; its chunk vectors and its graph are roles of the storage
+layer (:mod:`backends.stores.vectors`, :mod:`backends.stores.graph`). See docs/TUTOR.md.
 
 The public surface — what the desktop uses: :class:`TutorService` (built by
-:func:`get_service`) and the value types it returns.
+:func:`backends.tutor.service.build` from the composition layer's needs) and the value types it
+returns.
 """
 
 from backends.tutor.data import DATA
@@ -19,7 +22,6 @@ from backends.tutor.service import (
     Status,
     Turn,
     TutorService,
-    get_service,
 )
 
 __all__ = [
@@ -32,5 +34,4 @@ __all__ = [
     "Status",
     "Turn",
     "TutorService",
-    "get_service",
 ]

@@ -28,20 +28,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from backends.assistants import Context
+from backends.commands import SubParsers, ask_subparsers
 from backends.i18n import _, number, speaking
 from backends.progress import Progress
-from backends.services import Services
+from backends.tutor.answer import GENERATED, NOTICE
+from backends.tutor.indexing import Status
 from backends.tutor.kb import SHARED, ScopeError, collect_files, user_scope
-from backends.tutor.service import (
-    CONTEXT_PASSAGES,
-    GENERATED,
-    MAX_PASSAGES,
-    NOTICE,
-    Status,
-    Turn,
-    TurnInterrupted,
-    get_service,
-)
+from backends.tutor.retrieval import CONTEXT_PASSAGES, MAX_PASSAGES
+from backends.tutor.service import Turn, TurnInterrupted, TutorService
 
 
 def passages_count(text: str) -> int:
@@ -71,9 +66,7 @@ def user_name(text: str) -> str:
     return text.strip()
 
 
-def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from backends.commands import ask_subparsers
-
+def add_commands(sub: SubParsers) -> None:
     ask = ask_subparsers(sub).add_parser(
         "tutor", help=_("ask the clinical tutor (cited answers from the study notes; audited)")
     )
@@ -168,8 +161,8 @@ def _one_interrupt() -> Iterator[None]:
         )
 
 
-def _cmd_ask(args: argparse.Namespace, services: Services) -> int:
-    tutor = get_service(services)
+def _cmd_ask(args: argparse.Namespace, context: Context) -> int:
+    tutor = context.get("tutor", TutorService)
     if not tutor.ready:
         tutor.prepare(_progress())
         _end_progress()
@@ -328,7 +321,7 @@ def _grounding_json(turn: Turn) -> dict[str, Any]:
     }
 
 
-def _cmd_import(args: argparse.Namespace, services: Services) -> int:
+def _cmd_import(args: argparse.Namespace, context: Context) -> int:
     user: str | None = args.user  # None: the shared corpus; never "" (refused by user_name)
     path = Path(args.path).expanduser()
     if not collect_files(path):
@@ -337,7 +330,7 @@ def _cmd_import(args: argparse.Namespace, services: Services) -> int:
             file=sys.stderr,
         )
         return 1
-    tutor = get_service(services)
+    tutor = context.get("tutor", TutorService)
     report = tutor.import_path(path, user, _progress())
     _end_progress()
     where = (
@@ -368,8 +361,8 @@ def _cmd_import(args: argparse.Namespace, services: Services) -> int:
     return 0
 
 
-def _cmd_forget_user(args: argparse.Namespace, services: Services) -> int:
-    done = get_service(services).forget_user(args.user, _progress())
+def _cmd_forget_user(args: argparse.Namespace, context: Context) -> int:
+    done = context.get("tutor", TutorService).forget_user(args.user, _progress())
     _end_progress()
     print(
         _(
@@ -385,13 +378,13 @@ def _cmd_forget_user(args: argparse.Namespace, services: Services) -> int:
             ).format(line=line, scope=done.scope),
             file=sys.stderr,
         )
-    if done.documents and not services.config.chroma_url:
+    if done.documents and not context.config.chroma_url:
         print(
             _(
                 "note: Chroma may keep traces of the deleted vectors in its own files under "
                 "{folder} until it compacts them; for a complete removal, delete that folder "
                 "while Custodia is closed (it is rebuilt at the next start)"
-            ).format(folder=services.config.chroma_path),
+            ).format(folder=context.config.chroma_path),
             file=sys.stderr,
         )
     print(
@@ -425,8 +418,8 @@ def _status_json(status: Status) -> dict[str, Any]:
     }
 
 
-def _cmd_stats(args: argparse.Namespace, services: Services) -> int:
-    tutor = get_service(services)
+def _cmd_stats(args: argparse.Namespace, context: Context) -> int:
+    tutor = context.get("tutor", TutorService)
     status = tutor.prepare(_progress())
     _end_progress()
     if args.json:

@@ -93,7 +93,7 @@ def spanish_stems(text: str) -> list[str]:
 
 @functools.cache
 def _spanish_stemmer() -> Any:
-    import snowballstemmer
+    import snowballstemmer  # noqa: PLC0415 — lazy: only Spanish questions need the stemmer
 
     return snowballstemmer.stemmer("spanish")
 

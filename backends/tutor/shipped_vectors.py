@@ -20,7 +20,14 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from backends.models.embedders import Embedder
+from backends.models.embedders import Embedder, MiniLMEmbedder, UniversalSentenceEncoder
+from backends.tutor.kb import (
+    CHUNKER_VERSION,
+    chunk_paragraphs,
+    make_chunk_id,
+    shipped_documents,
+    shipped_kb_dir,
+)
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +74,6 @@ def _load(path: Path, embedder: Embedder) -> dict[str, npt.NDArray[np.float32]]:
 
 def write(kb_dir: Path, embedder: Embedder, file: str = FILE) -> Path:
     """Embed every chunk of the shipped notes and write ``file``."""
-    from backends.tutor.kb import (
-        CHUNKER_VERSION,
-        chunk_paragraphs,
-        make_chunk_id,
-        shipped_documents,
-    )
-
     ids: list[str] = []
     texts: list[str] = []
     for doc in shipped_documents(kb_dir):
@@ -94,9 +94,6 @@ def write(kb_dir: Path, embedder: Embedder, file: str = FILE) -> Path:
 
 
 def main() -> int:
-    from backends.models.embedders import MiniLMEmbedder, UniversalSentenceEncoder
-    from backends.tutor.kb import shipped_kb_dir
-
     for embedder, file in zip((MiniLMEmbedder(), UniversalSentenceEncoder()), FILES, strict=True):
         path = write(shipped_kb_dir(), embedder, file)
         print(f"wrote {path} ({path.stat().st_size} bytes)", file=sys.stderr)

@@ -9,6 +9,7 @@ import pytest
 
 from backends import grounding
 from backends.grounding import Source, Vocabulary
+from backends.tutor import translation
 from backends.tutor.kb import shipped_kb_dir
 
 NOTES = shipped_kb_dir() / "notes"
@@ -158,17 +159,17 @@ def test_coverage_weighs_the_questions_words_the_notes_use(vocabulary: Vocabular
 def test_spanish_questions_are_told_apart_and_translated_to_words_the_notes_use(
     vocabulary: Vocabulary,
 ) -> None:
-    glossary = grounding.load_glossary((shipped_kb_dir() / "glossary_es.tsv").read_text("utf-8"))
+    glossary = translation.load_glossary((shipped_kb_dir() / "glossary_es.tsv").read_text("utf-8"))
     question = "¿Cuál es el antídoto de la sobredosis de paracetamol?"
     assert grounding.language(question) == "es"
     assert grounding.language("What is the antidote for paracetamol overdose?") == "en"
-    words = grounding.translate(question, glossary, vocabulary)
+    words = translation.translate(question, glossary, vocabulary)
     assert words["antidoto"] == "antidote" and words["sobredosis"] == "overdose"
     # a cognate only when the notes use it
-    found = grounding.translate("¿Qué es la anafilaxia y la warfarina?", glossary, vocabulary)
+    found = translation.translate("¿Qué es la anafilaxia y la warfarina?", glossary, vocabulary)
     assert grounding.normal(found["warfarina"]) == grounding.normal("warfarin")
     assert grounding.normal(found["anafilaxia"]) == grounding.normal("anaphylaxis")
-    assert grounding.translate("¿Qué es la zzzquina?", glossary, vocabulary) == {}
+    assert translation.translate("¿Qué es la zzzquina?", glossary, vocabulary) == {}
 
 
 def test_no_unsupported_sentence_of_the_labelled_set_passes_the_check() -> None:
@@ -200,7 +201,7 @@ def test_a_spanish_cognate_is_translated_into_the_notes_own_spelling() -> None:
     vocabulary = grounding.Vocabulary.of(
         ["Warfarin is monitored with the INR.", "Metformin; adrenaline is given IM."]
     )
-    found = grounding.translate("¿Y la warfarina? metformina, adrenalina", {}, vocabulary)
+    found = translation.translate("¿Y la warfarina? metformina, adrenalina", {}, vocabulary)
     assert found == {"warfarina": "warfarin", "metformina": "metformin", "adrenalina": "adrenaline"}
     merged = grounding.Vocabulary()
     merged.update(vocabulary)

@@ -181,7 +181,7 @@ def test_the_pril_cough_question_is_answered_with_the_cough_sentence(tutor: Tuto
     retrieval = tutor.retrieve(
         "Which drug class ending in -pril commonly causes a dry cough?", "ana"
     )
-    judged = tutor._judge(retrieval)
+    judged = tutor.answerer.judge(retrieval)
     assert "dry, persistent cough" in judged.quotes[0].text
 
 

@@ -21,7 +21,7 @@ from backends.models.chat import ScriptedChat
 from backends.models.embedders import Embedder, HashingEmbedder, Matrix, normalise
 from backends.progress import Progress
 from backends.services import open_store
-from backends.tutor import service as tutor_service
+from backends.tutor import indexing
 from backends.tutor.kb import SHARED
 from backends.tutor.service import SPANISH_COLLECTION, TutorService, spanish_embedder_for
 from tests.backends.tutor.conftest import TutorFactory, write_note
@@ -173,7 +173,7 @@ def test_a_data_dir_without_the_second_vector_builds_it_at_first_start(
     status = tutor.prepare(Progress(callback=lambda d, t, m: seen.append((d, t, m))))
     assert status.chunks == chunks and status.vectors == chunks
     assert status.spanish_vectors == chunks
-    label = tutor_service._("embedding the knowledge base (multilingual)")
+    label = indexing._("embedding the knowledge base (multilingual)")
     assert any(m == label and d == t == chunks for d, t, m in seen)
     assert not any(m == "embedding the knowledge base" for _, _, m in seen)  # first kept
     assert any(p.title == NOTE_TITLE for p in tutor.retrieve(SPANISH, "ana", k=10).passages)
@@ -250,7 +250,7 @@ def test_the_old_data_dir_fixture_opens_and_builds_the_second_vector(
         status = tutor.prepare(Progress(callback=lambda d, t, m: seen.append(m)))
         assert status.chunks > 0 and status.vectors == status.chunks == status.spanish_vectors
         assert status.graph_ok
-        assert tutor_service._("embedding the knowledge base (multilingual)") in seen
+        assert indexing._("embedding the knowledge base (multilingual)") in seen
         assert tutor.retrieve("¿Cómo se controla la warfarina?", "ana").methods["multilingual"]
     finally:
         tutor.close()
@@ -269,7 +269,7 @@ def test_building_the_second_vector_resumes_after_a_cancel(make_tutor: TutorFact
 
     second = ConceptEmbedder()
     tutor = make_tutor(spanish_embedder=second)
-    label = tutor_service._("embedding the knowledge base (multilingual)")
+    label = indexing._("embedding the knowledge base (multilingual)")
     progress = Progress()
 
     def cancel_after_a_batch(done: int, total: int, message: str) -> None:

@@ -471,7 +471,7 @@ def test_an_interrupt_before_the_model_is_asked_writes_nothing(
 
     tutor = make_tutor()
     tutor.prepare()
-    tutor._embedder = lambda: Interrupting(384)  # the question's embedding is interrupted
+    tutor.index._embedder = lambda: Interrupting(384)  # the question's embedding is interrupted
     with pytest.raises(KeyboardInterrupt) as raised:
         tutor.ask(QUESTION, "ana")
     assert not isinstance(raised.value, TurnInterrupted)
@@ -509,9 +509,9 @@ def test_vector_store_down_the_tutor_still_answers_and_says_so(
 
         # the graph down as well: keyword retrieval alone still answers
         down = BoltGraph(f"bolt://127.0.0.1:{free_port()}", namespace="down", timeout=0.5)
-        tutor._graph = down
-        tutor._graph_synced = False
-        tutor._retry_at["graph"] = 0.0
+        tutor.index._graph = down
+        tutor.index._graph_synced = False
+        tutor.index._retry_at["graph"] = 0.0
         turn = tutor.ask(QUESTION, "ana")
         assert sorted(turn.retrieval.degraded_methods) == ["graph", "vector"]
         assert all(line.endswith("answered from keyword retrieval only") for line in turn.degraded)
@@ -537,7 +537,7 @@ def test_the_vector_store_is_tried_again_on_a_later_turn(
     assert not status.vector_ok and status.vector_message
     assert tutor.ask(QUESTION, "ana").retrieval.degraded_methods == ("vector",)
     config.chroma_path.unlink()
-    tutor._retry_at["vector"] = 0.0  # instead of waiting RETRY_SECONDS
+    tutor.index._retry_at["vector"] = 0.0  # instead of waiting RETRY_SECONDS
     turn = tutor.ask(QUESTION, "ana")
     assert turn.degraded == () and turn.retrieval.methods["vector"]
     assert tutor.status().vector_ok and tutor.status().vectors == status.chunks
@@ -557,7 +557,7 @@ def test_a_question_does_not_wait_for_another_process_indexing(
     tutor = make_tutor()
     tutor.prepare()
     config.chroma_path.unlink()
-    tutor._retry_at["vector"] = 0.0
+    tutor.index._retry_at["vector"] = 0.0
     fd = os.open(config.path(LOCK_FILE), os.O_CREAT | os.O_RDWR, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # "another process" (another open file description)
@@ -566,7 +566,7 @@ def test_a_question_does_not_wait_for_another_process_indexing(
         assert "another Custodia process is indexing" in " ".join(turn.degraded)
     finally:
         os.close(fd)
-    tutor._retry_at["vector"] = 0.0
+    tutor.index._retry_at["vector"] = 0.0
     assert tutor.ask(QUESTION, "ana").degraded == ()  # lock released: resynced
 
 
