@@ -646,10 +646,15 @@ class DoctorDialog(QDialog):
                 progress.advance()
             return doctor.healthy(checks)
 
-        self.handle = workers.start("doctor", job)
-        self.handle.signals.item.connect(self._on_item)
-        self.handle.signals.progress.connect(self._on_progress)
-        self.handle.signals.succeeded.connect(self._on_succeeded)
+        self.handle = workers.start(
+            "doctor",
+            job,
+            connect={
+                "item": self._on_item,
+                "progress": self._on_progress,
+                "succeeded": self._on_succeeded,
+            },
+        )
 
     def _on_item(self, check: Any) -> None:
         self.report.appendPlainText(user_line(check))

@@ -351,9 +351,11 @@ class MainWindow(QMainWindow):
             # Loads the models once (doctor reuses the services' instances).
             return list(doctor.run(services.config, services))
 
-        handle = self.workers.start("start-up checks", job)
-        handle.signals.succeeded.connect(self.checks_ready)
-        handle.signals.failed.connect(self._on_checks_failed)
+        self.workers.start(
+            "start-up checks",
+            job,
+            connect={"succeeded": self.checks_ready, "failed": self._on_checks_failed},
+        )
 
     def _list_models(self) -> None:
         services = self.services
@@ -361,8 +363,7 @@ class MainWindow(QMainWindow):
         def job(progress: Progress, emit: Emit) -> list[ModelOption]:
             return model_options(services.config)
 
-        handle = self.workers.start("list models", job)
-        handle.signals.succeeded.connect(self._on_models_listed)
+        self.workers.start("list models", job, connect={"succeeded": self._on_models_listed})
 
     def _on_models_listed(self, options: Any) -> None:
         self.model_options = list(options)
@@ -491,8 +492,7 @@ class MainWindow(QMainWindow):
             best = discovery.best_fits(found, memory, services.config)
             return best.get("tutor") or next(iter(best.values()), None)
 
-        handle = self.workers.start("find models", job)
-        handle.signals.succeeded.connect(self._on_better_model_found)
+        self.workers.start("find models", job, connect={"succeeded": self._on_better_model_found})
 
     def _on_better_model_found(self, found: Any) -> None:
         self.offered_model = found
@@ -510,9 +510,14 @@ class MainWindow(QMainWindow):
 
             return discovery.adopt(services.config, found, services.memory()).chat_model
 
-        handle = self.workers.start("use found model", job)
-        handle.signals.succeeded.connect(self._on_welcome_model_used)
-        handle.signals.failed.connect(self._on_welcome_model_failed)
+        self.workers.start(
+            "use found model",
+            job,
+            connect={
+                "succeeded": self._on_welcome_model_used,
+                "failed": self._on_welcome_model_failed,
+            },
+        )
 
     def _on_welcome_model_used(self, key: Any) -> None:
         for assistant in assistants.names():

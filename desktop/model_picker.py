@@ -149,8 +149,9 @@ class ModelPicker(QWidget):
         def job(progress: Progress, emit: Emit) -> tuple[int, list[ModelOption]]:
             return serial, choices.options()
 
-        self._list_job = self.workers.start(f"{self.assistant}: list models", job)
-        self._list_job.signals.succeeded.connect(self._on_listed)
+        self._list_job = self.workers.start(
+            f"{self.assistant}: list models", job, connect={"succeeded": self._on_listed}
+        )
 
     def _on_listed(self, result: Any) -> None:
         serial, options = result
@@ -210,9 +211,11 @@ class ModelPicker(QWidget):
             shown, tip = describe_choice(choices.load())
             return shown, tip, error
 
-        self._load_job = self.workers.start(f"{assistant}: load model", job)
-        self._load_job.signals.succeeded.connect(self._on_loaded)
-        self._load_job.signals.failed.connect(self._on_load_failed)
+        self._load_job = self.workers.start(
+            f"{assistant}: load model",
+            job,
+            connect={"succeeded": self._on_loaded, "failed": self._on_load_failed},
+        )
         return self._load_job
 
     def _on_loaded(self, result: Any) -> None:

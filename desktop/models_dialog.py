@@ -181,9 +181,9 @@ class ModelsDialog(QDialog):
             memory = services.memory()
             return serial, folders, manage.entries(services.config, memory), memory
 
-        self.list_job = self.workers.start("models: list", job)
-        self.list_job.signals.succeeded.connect(self._on_listed)
-        self.list_job.signals.failed.connect(self._on_failed)
+        self.list_job = self.workers.start(
+            "models: list", job, connect={"succeeded": self._on_listed, "failed": self._on_failed}
+        )
         return self.list_job
 
     def _on_listed(self, result: Any) -> None:
@@ -385,13 +385,17 @@ class ModelsDialog(QDialog):
         def job(progress: Progress, emit: Emit) -> Path:
             return local.add_model_file(source, folder, progress, link=link)
 
-        self.copy_job = self.workers.start("models: add file", job)
-        signals = self.copy_job.signals
-        signals.progress.connect(self._on_copy_progress)
-        signals.succeeded.connect(self._on_copied)
-        signals.failed.connect(self._on_copy_failed)
-        signals.cancelled.connect(self._on_copy_cancelled)
-        signals.finished.connect(self._on_copy_finished)
+        self.copy_job = self.workers.start(
+            "models: add file",
+            job,
+            connect={
+                "progress": self._on_copy_progress,
+                "succeeded": self._on_copied,
+                "failed": self._on_copy_failed,
+                "cancelled": self._on_copy_cancelled,
+                "finished": self._on_copy_finished,
+            },
+        )
         self.progress_bar.setRange(0, 0)
         self.progress_bar.setVisible(True)
         self.cancel_button.setVisible(not link)
@@ -448,9 +452,11 @@ class ModelsDialog(QDialog):
             saved = config_module.update_file(services.config.home, change)
             services.use_folders(saved.model_folders)
 
-        handle = self.workers.start("models: add folder", job)
-        handle.signals.succeeded.connect(lambda _result: self.refresh())
-        handle.signals.failed.connect(self._on_copy_failed)
+        handle = self.workers.start(
+            "models: add folder",
+            job,
+            connect={"succeeded": lambda _result: self.refresh(), "failed": self._on_copy_failed},
+        )
         return handle
 
     def reject(self) -> None:
@@ -527,9 +533,9 @@ class FindModelsDialog(QDialog):
             found = discovery.find(memory=memory)
             return found, discovery.best_fits(found, memory, services.config)
 
-        self.job = self.workers.start("models: find", job)
-        self.job.signals.succeeded.connect(self._on_found)
-        self.job.signals.failed.connect(self._on_failed)
+        self.job = self.workers.start(
+            "models: find", job, connect={"succeeded": self._on_found, "failed": self._on_failed}
+        )
         return self.job
 
     def _on_found(self, result: Any) -> None:
@@ -604,9 +610,11 @@ class FindModelsDialog(QDialog):
             saved = discovery.adopt(services.config, item, services.memory())
             return saved.chat_model
 
-        handle = self.workers.start("models: use found", job)
-        handle.signals.succeeded.connect(self._on_used)
-        handle.signals.failed.connect(self._on_failed)
+        handle = self.workers.start(
+            "models: use found",
+            job,
+            connect={"succeeded": self._on_used, "failed": self._on_failed},
+        )
         self.use_button.setEnabled(False)
         self.link_button.setEnabled(False)
         return handle

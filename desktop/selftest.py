@@ -341,10 +341,15 @@ class SelfTest:
     def _in_worker(self, name: str, fn: Callable[[Progress], Any]) -> Any:
         """Run ``fn`` in the window's worker pool (as the tabs do) and wait for its result."""
         box = _Box()
-        handle = self.window.workers.start(name, lambda progress, emit: fn(progress))
-        handle.signals.succeeded.connect(box._on_value)
-        handle.signals.failed.connect(box._on_failed)
-        handle.signals.cancelled.connect(box._on_cancelled)
+        self.window.workers.start(
+            name,
+            lambda progress, emit: fn(progress),
+            connect={
+                "succeeded": box._on_value,
+                "failed": box._on_failed,
+                "cancelled": box._on_cancelled,
+            },
+        )
         self._wait(lambda: box.done, name)
         if box.error is not None:
             raise StepFailed(box.error)

@@ -171,12 +171,16 @@ class StorageMapView(QWidget):
         self.refresh_button.setEnabled(False)
         self.progress.setVisible(True)
         self.status.setText(self.tr("Measuring the stores…"))
-        self._handle = self.workers.start("storage map", job)
-        signals = self._handle.signals
-        signals.progress.connect(self._on_progress)
-        signals.succeeded.connect(self._on_measured)
-        signals.failed.connect(self._on_failed)
-        signals.finished.connect(self._on_finished)
+        self._handle = self.workers.start(
+            "storage map",
+            job,
+            connect={
+                "progress": self._on_progress,
+                "succeeded": self._on_measured,
+                "failed": self._on_failed,
+                "finished": self._on_finished,
+            },
+        )
         return self._handle
 
     def _on_refresh_clicked(self) -> None:
@@ -454,13 +458,17 @@ class MigrationDialog(QDialog):
 
     # -- plumbing --------------------------------------------------------------------------
     def _start(self, name: str, job: Any, on_success: Any) -> None:
-        self._handle = self.workers.start(name, job)
-        signals = self._handle.signals
-        signals.progress.connect(self._on_progress)
-        signals.succeeded.connect(on_success)
-        signals.failed.connect(self._on_failed)
-        signals.cancelled.connect(self._on_cancelled)
-        signals.finished.connect(self._on_finished)
+        self._handle = self.workers.start(
+            name,
+            job,
+            connect={
+                "progress": self._on_progress,
+                "succeeded": on_success,
+                "failed": self._on_failed,
+                "cancelled": self._on_cancelled,
+                "finished": self._on_finished,
+            },
+        )
 
     def _on_progress(self, done: int, total: int, message: str) -> None:
         self.progress.setRange(0, max(total, 1))

@@ -9,6 +9,7 @@ PART = Assistant(
     title=N_("Audit log"),
     build="backends.audit.service:build",
     data="backends.audit.data:DATA",
+    migrations="backends.audit.migration:STEPS",
     commands="backends.audit.cli:add_commands",
     checks=(StoreCheck(N_("audit log"), "audit log"),),
 )

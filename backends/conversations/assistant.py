@@ -9,6 +9,7 @@ ASSISTANT = Assistant(
     spec="CA1–CA6",
     build="backends.conversations.service:build",
     data="backends.conversations.data:DATA",
+    migrations="backends.conversations.migration:STEPS",
     commands="backends.conversations.cli:add_commands",
     checks=(StoreCheck(N_("vector index"), "conversation vectors"),),
     label=N_("conversations"),

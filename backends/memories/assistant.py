@@ -9,6 +9,7 @@ ASSISTANT = Assistant(
     spec="PA1–PA5",
     build="backends.memories.service:build",
     data="backends.memories.data:DATA",
+    migrations="backends.memories.migration:STEPS",
     commands="backends.memories.cli:add_commands",
     label=N_("memories"),
 )

@@ -9,6 +9,7 @@ ASSISTANT = Assistant(
     spec="MA1–MA11",
     build="backends.multiagent.service:build",
     data="backends.multiagent.data:DATA",
+    migrations="backends.multiagent.migration:STEPS",
     commands="backends.multiagent.cli:add_commands",
     checks=(
         StoreCheck(N_("sessions/tickets/feed"), "tickets"),

@@ -11,6 +11,7 @@ ASSISTANT = Assistant(
     spec="CT1–CT8",
     build="backends.tutor.service:build",
     data="backends.tutor.data:DATA",
+    migrations="backends.tutor.migration:STEPS",
     commands="backends.tutor.cli:add_commands",
     forget="backends.tutor.forgetting:remaining_notes",
     needs=("audit",),

@@ -22,8 +22,8 @@ from backends.multiagent import (
     RunState,
     Session,
     SessionBusyError,
+    Tags,
 )
-from backends.multiagent.tags import Tags
 from backends.progress import Progress
 from backends.services import Lazy
 

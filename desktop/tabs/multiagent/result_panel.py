@@ -262,7 +262,7 @@ class ResultPanel(QWidget):
             "passed": ("✓", translate("MultiAgentTab", "passed"), "ok"),
             "failed": ("✗", translate("MultiAgentTab", "failed"), "error"),
             "error": ("⚠", translate("MultiAgentTab", "could not run"), "warning"),
-            "skipped": ("–", translate("MultiAgentTab", "skipped"), "faint"),  # noqa: RUF001
+            "skipped": ("–", translate("MultiAgentTab", "skipped"), "faint"),
         }
         for test in attempt.get("tests") or []:
             mark, word, color = outcomes.get(str(test.get("outcome")), ("?", "?", "faint"))

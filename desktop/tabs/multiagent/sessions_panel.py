@@ -20,8 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends.multiagent import PHASES, Session
-from backends.multiagent.tags import Tags
+from backends.multiagent import PHASES, Session, Tags
 from desktop import i18n
 from desktop.tabs.multiagent.state import MultiAgentState
 from desktop.tabs.multiagent.words import phase_name, tags_text, tags_word, translate

@@ -22,9 +22,9 @@ from backends.multiagent import (
     LiveTicket,
     RunState,
     Session,
+    Tags,
     assemble_result,
 )
-from backends.multiagent.tags import Tags
 
 P = ParamSpec("P")
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
 
-from backends.multiagent import Session
-from backends.multiagent.tags import Tags
+from backends.multiagent import Session, Tags
 from desktop.i18n import QT_TRANSLATE_NOOP
 
 #: a phase's steps, in the order a run goes through them
