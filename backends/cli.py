@@ -193,8 +193,6 @@ def build_parser() -> argparse.ArgumentParser:
             add(sub)
     for target in OWN_COMMANDS:
         assistants.resolve(target)(sub)
-    if "forget" in sub.choices:  # TRANSITIONAL (issue 26): until audit/cli.py drops its own
-        return parser
     p = sub.add_parser("forget", help=_("erase a person: destroy their key (crypto-shredding)"))
     p.add_argument("person", metavar="PERSON")
     p.set_defaults(handler=_cmd_forget)
