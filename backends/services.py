@@ -172,7 +172,8 @@ class Services:
                 self._built[name] = built
                 if close is not None:
                     self._closers.append(lambda: close(built))
-            return self._built[name]
+            found: T = self._built[name]
+            return found
 
     _get = service
 

@@ -21,6 +21,7 @@ from backends.answers import GENERATED, Answer, render_text
 from backends.assistants import Context, Handler
 from backends.commands import (
     PIPE_CLOSED,
+    SubParsers,
     ask_subparsers,
     reindex_subparsers,
     silence_stdout,
@@ -42,8 +43,6 @@ from backends.progress import Progress
 NEW_KEY_ENV = "CUSTODIA_NEW_CONVERSATIONS_KEY"
 #: ... and for a new passphrase (``rotate-key --passphrase``); else it is asked with getpass
 NEW_PASSPHRASE_ENV = "CUSTODIA_NEW_CONVERSATIONS_PASSPHRASE"
-
-SubParsers = argparse._SubParsersAction
 
 
 class _StdoutClosed(Exception):

@@ -19,11 +19,10 @@ from pathlib import Path
 
 from backends import assistants
 from backends.assistants import Context
+from backends.commands import SubParsers
 from backends.i18n import N_, _, number
 from backends.models import discovery, local, manage
 from backends.progress import Progress
-
-SubParsers = argparse._SubParsersAction
 
 
 def add_commands(sub: SubParsers) -> None:

@@ -46,7 +46,8 @@ class Embedder(ABC):
         """Return a ``(len(texts), dimension)`` float32 matrix, rows L2-normalised."""
 
     def embed(self, text: str) -> npt.NDArray[np.float32]:
-        return self.embed_batch([text])[0]
+        row: npt.NDArray[np.float32] = self.embed_batch([text])[0]
+        return row
 
     def embed_many(self, texts: Iterable[str]) -> Matrix:
         """Embed any number of texts in batches of :attr:`batch_size`."""
@@ -72,7 +73,8 @@ def normalise(matrix: npt.NDArray[Any]) -> Matrix:
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (matrix / norms).astype(np.float32, copy=False)
+    normalised: npt.NDArray[np.float32] = (matrix / norms).astype(np.float32, copy=False)
+    return normalised
 
 
 class HashingEmbedder(Embedder):

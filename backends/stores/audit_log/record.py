@@ -110,7 +110,8 @@ class Draft:
         """The canonical JSON of ``data``, ``event``, ``pseudonym`` and ``sealed``: with
         :data:`RECORD_TEMPLATE` they give :meth:`record` exactly (a server that only knows
         ``seq`` and ``time`` under its lock can then build the record itself)."""
-        return self._fragments  # type: ignore[attr-defined]
+        fragments: tuple[str, str, str, str] = self._fragments  # type: ignore[attr-defined]
+        return fragments
 
 
 #: the canonical record as text: keys in sorted order, the four fragments, seq and time

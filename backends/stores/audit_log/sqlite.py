@@ -686,7 +686,8 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
     def count(self, flt: Filter | None = None, *, before_seq: int | None = None) -> int:
         where, params = _where(flt, before_seq)
         rows = self._query("SELECT count(*) FROM audit_log" + where, params)
-        return int(rows[0][0])  # type: ignore[call-overload]
+        counted: int = int(rows[0][0])  # type: ignore[call-overload]
+        return counted
 
     def event_types(self) -> list[str]:
         rows = self._query(

@@ -61,7 +61,8 @@ class Quantiser:
         """The query with the scales folded in, as int8 (its own scale drops out)."""
         weights = np.asarray(vector, dtype=np.float32) * self.scale
         peak = float(np.abs(weights).max()) or 1.0
-        return np.clip(np.rint(weights * (127.0 / peak)), -127, 127).astype(np.int8)
+        codes: Codes = np.clip(np.rint(weights * (127.0 / peak)), -127, 127).astype(np.int8)
+        return codes
 
 
 class _Rows:
@@ -92,7 +93,10 @@ class _Rows:
         self.extra[at:need] = values
 
     def row(self, row: int) -> npt.NDArray[Any]:
-        return self.mapped[row] if row < self.base else self.extra[row - self.base]
+        found: npt.NDArray[Any] = (
+            self.mapped[row] if row < self.base else self.extra[row - self.base]
+        )
+        return found
 
     def take(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[Any]:
         head = rows < self.base
