@@ -257,7 +257,7 @@ class AuditTableModel(QAbstractTableModel):
             connect={"succeeded": self._on_page_succeeded, "failed": self._on_page_failed},
         )
 
-    def _on_page_succeeded(self, result: Any) -> None:
+    def _on_page_succeeded(self, result: tuple[int, int, list[Row]]) -> None:
         generation, page, rows = result
         if generation != self._generation:
             return  # an older view

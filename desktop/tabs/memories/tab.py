@@ -239,7 +239,7 @@ class MemoriesTab(QWidget):
         self.cancel_edit.clicked.connect(self._on_cancel_edit_clicked)
         self.proposals.accept_requested.connect(self._on_accept_requested)
         self.memory_search_box.textChanged.connect(self._on_search_text_changed)
-        self.search_timer.timeout.connect(self.refresh)
+        self.search_timer.timeout.connect(self._on_search_timer_timeout)
         self.memory_list.itemChanged.connect(self._on_item_changed)
         self.memory_new.returnPressed.connect(self._on_memory_add_clicked)
         self.memory_add.clicked.connect(self._on_memory_add_clicked)
@@ -717,6 +717,10 @@ class MemoriesTab(QWidget):
 
     def _on_search_text_changed(self, text: str) -> None:
         self.search_timer.start()
+
+    def _on_search_timer_timeout(self) -> None:
+        """Typing paused: the list shows what the search box says."""
+        self.refresh()
 
     # -- re-embedding ----------------------------------------------------------------------
     def _on_reembed_all_clicked(self) -> None:

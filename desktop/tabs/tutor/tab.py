@@ -9,6 +9,7 @@ this module only draws and wires.
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -497,7 +498,9 @@ class TutorTab(QWidget):
         bar = self.answer.verticalScrollBar()
         bar.setValue(bar.maximum())
 
-    def _show_sources(self, passages: Any, cited: tuple[int, ...]) -> None:
+    def _show_sources(self, passages: Iterable[Any], cited: tuple[int, ...]) -> None:
+        """The passages found (a retrieval's, or a turn's), the cited ones in bold (each a
+        ``backends.tutor`` passage: its number, title, source, chunk and why it was found)."""
         self.sources.clear()
         for passage in passages:
             item = QTreeWidgetItem([f"[{passage.number}]", passage.title, passage.why()])
@@ -657,7 +660,9 @@ class TutorTab(QWidget):
                 self.sources.scrollToItem(item)
                 return
 
-    def _on_sources_current_item_changed(self, current: Any, previous: Any) -> None:
+    def _on_sources_current_item_changed(
+        self, current: QTreeWidgetItem | None, previous: QTreeWidgetItem | None
+    ) -> None:
         if current is None or self.turn is None:
             self.source_text.clear()
             return
