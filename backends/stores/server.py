@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 
 class Closable(Protocol):
+    """A store :func:`reached` closes once done with its own."""
+
     def close(self) -> None: ...
 
 

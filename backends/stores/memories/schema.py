@@ -26,6 +26,7 @@ VECTORES_DDL = """CREATE TABLE IF NOT EXISTS vectores (
 
 
 def create_meta(conn: sqlite3.Connection) -> None:
+    """Migration 2: when a memory was made and changed, where from, by which embedder."""
     conn.execute(
         """CREATE TABLE memory_meta (
             texto TEXT PRIMARY KEY
@@ -47,6 +48,8 @@ def create_meta(conn: sqlite3.Connection) -> None:
 
 
 def create_log(conn: sqlite3.Connection) -> None:
+    """Migration 3: the change log every writer of the file fills (triggers), so a reader
+    applies others' changes row by row instead of reloading."""
     conn.execute(
         "CREATE TABLE memory_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, texto TEXT NOT NULL)"
     )
@@ -78,6 +81,7 @@ def create_log(conn: sqlite3.Connection) -> None:
 
 
 def create_signal(conn: sqlite3.Connection) -> None:
+    """Migration 4: vectors of a second embedder, dropped and renamed with their text."""
     # Vectors of a second embedder, used to re-rank the best candidates (backends.memories.
     # recall). Derived from the text alone: recomputed when missing, dropped with the text.
     conn.execute(
