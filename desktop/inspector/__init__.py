@@ -12,6 +12,8 @@ Opened from View ▸ Audit inspector (``Ctrl+I``) and from the clinical tutor's 
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QScrollArea
 
@@ -28,6 +30,7 @@ __all__ = [
     "PAGE",
     "RECORD_HEADING",
     "AuditTableModel",
+    "InspectorHost",
     "InspectorPane",
     "ProofDialog",
     "Row",
@@ -35,6 +38,15 @@ __all__ = [
     "open_inspector",
     "record_card",
 ]
+
+
+@runtime_checkable
+class InspectorHost(Protocol):
+    """What :func:`open_inspector` needs of a window (the main window has both)."""
+
+    #: the audit service, built on first use (in a worker: the pane's first job)
+    audit: Lazy[AuditService]
+    workers: WorkerPool
 
 
 def open_inspector(window: QMainWindow) -> InspectorPane:
@@ -46,8 +58,9 @@ def open_inspector(window: QMainWindow) -> InspectorPane:
     """
     dock = window.findChild(QDockWidget, "inspector_dock")
     if dock is None:
-        audit: Lazy[AuditService] = window.audit  # type: ignore[attr-defined]
-        workers: WorkerPool = window.workers  # type: ignore[attr-defined]
+        if not isinstance(window, InspectorHost):
+            raise TypeError(f"{type(window).__name__} has no audit service or worker pool")
+        audit, workers = window.audit, window.workers
         # the window's class name is the context tr() would use: this one is "window"'s
         dock = QDockWidget(QCoreApplication.translate("window", "Audit inspector"), window)
         dock.setObjectName("inspector_dock")

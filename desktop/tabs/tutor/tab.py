@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMainWindow,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -688,11 +689,12 @@ class TutorTab(QWidget):
 
     # -- inspector and import -----------------------------------------------------------------
     def _on_open_inspector_clicked(self) -> None:
-        from desktop.inspector import open_inspector  # noqa: PLC0415 — lazy: start-up stays light
+        # (the inspector is imported when first opened: start-up stays light)
+        from desktop.inspector import InspectorHost, open_inspector  # noqa: PLC0415 — lazy
 
         window = self.window()
-        if hasattr(window, "audit") and hasattr(window, "workers"):
-            open_inspector(window)  # type: ignore[arg-type]
+        if isinstance(window, QMainWindow) and isinstance(window, InspectorHost):
+            open_inspector(window)
 
     def _on_import_notes_clicked(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(
