@@ -37,6 +37,7 @@ from backends.models.registry import (
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+U = TypeVar("U")
 
 #: how an assistant opens its stores: ``opener(role, config, **context)``
 StoreOpener = Callable[..., Any]
@@ -93,6 +94,18 @@ class Lazy(Generic[T]):
             if self._done:
                 return True
         return self._owner_built is not None and self._owner_built()
+
+    def narrow(self, kind: type[U]) -> Lazy[U]:
+        """This handle, as one on a ``kind`` (checked when built: ``TypeError`` otherwise) —
+        how a tab given the registry's untyped handle types its own service."""
+
+        def build() -> U:
+            value = self.get()
+            if not isinstance(value, kind):
+                raise TypeError(f"{type(value).__name__} is not a {kind.__name__}")
+            return value
+
+        return Lazy(build, built=self.is_built)
 
 
 class ModelChoices:
@@ -224,9 +237,13 @@ class Services:
         return self._get(f"embedder:{key}", lambda: create_embedder(config))
 
     def lazy(self, name: str, factory: Callable[[Services], T]) -> Lazy[T]:
-        """A handle on the service ``factory(self)`` builds under ``name`` (the assistants'
-        ``get_service``); nothing is built until its :meth:`Lazy.get`."""
+        """A handle on the service ``factory(self)`` builds under ``name``; nothing is built
+        until its :meth:`Lazy.get`."""
         return Lazy(lambda: factory(self), built=lambda: self.is_built(name))
+
+    def lazy_part(self, name: str, kind: type[T]) -> Lazy[T]:
+        """A handle on the part called ``name`` (see :meth:`get`), built on first use."""
+        return self.lazy(name, lambda container: container.get(name, kind))
 
     def model_choices(self, assistant: str) -> ModelChoices:
         """What ``assistant``'s model picker may read and change (see :class:`ModelChoices`)."""

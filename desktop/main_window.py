@@ -11,7 +11,7 @@ every service is built on first use, in a worker, after the window appeared.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QResizeEvent
@@ -44,6 +44,9 @@ from desktop.welcome import WelcomeBanner
 from desktop.window_threads import WindowThreads, fold_on_a_narrow_screen
 from desktop.workers import Emit, JobHandle, WorkerPool
 
+if TYPE_CHECKING:
+    from backends.audit import AuditService
+
 log = logging.getLogger(__name__)
 
 #: narrow enough for a 900-px-wide screen (window frame and a scroll bar included)
@@ -68,11 +71,22 @@ RUNS: dict[str, str] = {
 }
 
 
-def service_handle(services: Services, name: str) -> Lazy[Any]:
+def service_handle(services: Services, name: str) -> Lazy[object]:
     """A lazy handle on the part called ``name`` (an assistant, "audit", "threads"), built
     from its declaration on the first :meth:`Lazy.get` (the audit service's package, for one,
-    is not imported before the inspector opens)."""
-    return services.lazy(name, lambda container: container.get(name, object))
+    is not imported before the inspector opens); its tab narrows it to its service's type."""
+    return services.lazy_part(name, object)
+
+
+def audit_handle(services: Services) -> Lazy[AuditService]:
+    """The audit service, built (and its package imported) on first use."""
+
+    def build(container: Services) -> AuditService:
+        from backends.audit import AuditService  # noqa: PLC0415 — lazy: not before it is used
+
+        return container.get("audit", AuditService)
+
+    return services.lazy("audit", build)
 
 
 def tab_pieces(services: Services) -> dict[str, TabPieces]:
@@ -115,7 +129,7 @@ class MainWindow(QMainWindow):
         self.setObjectName("main_window")
         self.services = services
         #: the audit service, for the inspector (built when it first loads the log)
-        self.audit: Lazy[Any] = service_handle(services, "audit")
+        self.audit: Lazy[AuditService] = audit_handle(services)
         self.settings = settings if settings is not None else window_settings()
         self.theme = Theme(self)
         #: the user chose "Quit anyway" (or nothing was running): close without asking

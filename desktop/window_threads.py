@@ -10,7 +10,7 @@ or from the terminal before this start) loses their threads; threads deleted in 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QComboBox, QPushButton, QSplitter, QTabWidget, QWidget
@@ -21,6 +21,9 @@ from backends.services import Lazy, Services
 from backends.threads import ThreadIndex
 from desktop.thread_list import MemoryChatThreads, TutorThreads
 from desktop.workers import Emit, JobHandle, WorkerPool
+
+if TYPE_CHECKING:
+    from backends.audit import AuditService
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +46,7 @@ class WindowThreads(QObject):
         tabs: QTabWidget,
         services: Services,
         workers: WorkerPool,
-        audit: Lazy[Any],
+        audit: Lazy[AuditService],
         parent: QObject,
     ) -> None:
         super().__init__(parent)

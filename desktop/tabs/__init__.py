@@ -22,7 +22,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
@@ -78,7 +77,8 @@ TABS: dict[str, TabEntry] = {
     ),
 }
 
-TabFactory = Callable[[Lazy[Any], ModelChoices, WorkerPool, QWidget], QWidget]
+#: a tab module's ``create``: it narrows the handle to its service's type (``Lazy.narrow``)
+TabFactory = Callable[[Lazy[object], ModelChoices, WorkerPool, QWidget], QWidget]
 
 
 def register(name: str, entry: TabEntry, *, clobber: bool = False) -> None:
@@ -117,7 +117,7 @@ def title_of(name: str) -> str:
 class TabPieces:
     """What one tab is given of the container: its service (lazy) and its model choices."""
 
-    service: Lazy[Any]
+    service: Lazy[object]
     models: ModelChoices
 
 
