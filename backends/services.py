@@ -4,11 +4,13 @@ Both front ends — the CLI and the window — build one :class:`Services` at st
 it (or the pieces they need) on. Heavy things (models, vector stores) are built on first use,
 so the window appears before any model is loaded; the desktop warms them up in a worker.
 
-The window unpacks the container into narrow pieces for its tabs: each tab gets a
-:class:`Lazy` handle on its own service (``services.lazy("memories", get_service)``; built on
-the first :meth:`Lazy.get`, which a tab calls only inside a worker job) and, for its model
-picker, :class:`ModelChoices` (``services.model_choices("memories")``). A tab never holds the
-container.
+Each assistant (and shared part) is built from its declaration (:mod:`backends.assistants`)
+with the :class:`~backends.assistants.Needs` it is owed — :meth:`Services.get` — and closed at
+exit: no assistant reaches into the container for more. The window unpacks the container into
+narrow pieces for its tabs: each tab gets a :class:`Lazy` handle on its own service
+(``services.lazy_part("memories", MemoryAssistant)``; built on the first :meth:`Lazy.get`,
+which a tab calls only inside a worker job) and, for its model picker, :class:`ModelChoices`
+(``services.model_choices("memories")``). A tab never holds the container.
 """
 
 from __future__ import annotations

@@ -272,7 +272,7 @@ def test_conversations_offer_the_users_gguf_files_never_the_test_model(tmp_path:
     cfg = Config(home=tmp_path, chat_model="smollm2", models={"conversations": "retrieval-only"})
     services = Services(cfg.validated())
     agent = ConversationAgent(
-        # as get_service builds it: the conversations' own model is its configured one
+        # as its build(needs) builds it: the conversations' own model is its configured one
         Config(home=tmp_path, chat_model=cfg.model_for("conversations")),
         embedder=lambda: HashingEmbedder(64),
         chat=lambda: services.chat_choice_for("conversations"),

@@ -1,7 +1,7 @@
 """The crash scenarios: what a child writes, and what must hold when the next one starts.
 
 Each scenario opens the stores exactly as the headless CLI does — a
-:class:`~backends.services.Services` and the assistant's own ``get_service`` (or the same
+:class:`~backends.services.Services` and ``services.get(name, kind)`` (tests/parts.py) (or the same
 constructor with the deterministic models) — then:
 
 1. **checks** the data dir against the :class:`~.ledger.Ledger`: every file loads, every
