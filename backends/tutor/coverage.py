@@ -45,6 +45,8 @@ class CoverageRule:
 #: scan; docs/BENCHMARKS.md has the figures). An embedder not measured gets the lexical rule.
 COVERAGE_RULES = {"all-MiniLM-L6-v2": CoverageRule(similarity=0.2, unknown=0.5, lexical=0.4)}
 LEXICAL_RULE = CoverageRule(lexical=0.4, unknown_lexical=0.7)
+#: the best passages whose sentences are scored as answers (and quoted)
+SCORED = 5
 #: a question's word named by at most this many passages is its subject, which an uncovered
 #: question's answer says the notes only mention ("lithium": in 2 of 227)
 MENTION_CHUNKS = 4
@@ -106,10 +108,17 @@ class Coverage:
         # the one listing ramipril, lisinopril and enalapril)
         alike = aspects.alternatives(retrieval.question, vocabulary)
         scored = grounding.score_sentences(
-            retrieval.asked, sources, vocabulary, about=about, alternatives=alike
+            retrieval.asked, sources, vocabulary, SCORED, about=about, alternatives=alike
         )
         quotes = tuple(
-            grounding.extract(retrieval.asked, sources, vocabulary, about=about, alternatives=alike)
+            grounding.extract(
+                retrieval.asked,
+                sources,
+                vocabulary,
+                passages=SCORED,
+                about=about,
+                alternatives=alike,
+            )
         )
         quotes = with_amount(retrieval.question, quotes, sources)
         covered = self._covers(retrieval, vocabulary, covered_by, quotes)
@@ -128,7 +137,7 @@ class Coverage:
         terms = self.index.kb.terms
         named = {
             text: len(seeds & set(terms.find(text, nested=True)))
-            for text in {f"{s.title}. {sentence}" for s in sources for sentence in s.sentences}
+            for text in {f"{s.title}. {line}" for s in sources[:SCORED] for line in s.sentences}
         }
         return named.__getitem__
 

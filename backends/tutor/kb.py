@@ -2,9 +2,9 @@
 
 SQLite (``tutor.sqlite3``, WAL) is the source of truth for everything the tutor retrieves:
 documents, their chunks (with the owner *scope* — ``"shared"`` or ``"user:<name>"``), the
-entities each chunk mentions (from the curated term list) and the FTS5 index used by
-:mod:`backends.tutor.keyword`. The Chroma vectors and the graph are derived from these tables
-and can be rebuilt from them at any time.
+entities each chunk mentions (from the curated term list, :mod:`backends.tutor.terms`) and
+the FTS5 index used by :mod:`backends.tutor.keyword`. The Chroma vectors and the graph are
+derived from these tables and can be rebuilt from them at any time.
 
 Chunking packs whole sentences into chunks of at most ``CHUNK_WORDS`` words, closes a chunk at
 a paragraph end once it has ``MIN_WORDS``, and starts the next chunk with the last sentence(s)
