@@ -38,6 +38,6 @@ __all__ = [
 
 
 def create(
-    service: Lazy[MemoryAssistant], models: ModelChoices, workers: WorkerPool, parent: QWidget
+    service: Lazy[object], models: ModelChoices, workers: WorkerPool, parent: QWidget
 ) -> QWidget:
-    return MemoriesTab(service, models, workers, parent)
+    return MemoriesTab(service.narrow(MemoryAssistant), models, workers, parent)

@@ -47,6 +47,6 @@ __all__ = ["MultiAgentTab", "create"]
 
 
 def create(
-    service: Lazy[MultiAgentService], models: ModelChoices, workers: WorkerPool, parent: QWidget
+    service: Lazy[object], models: ModelChoices, workers: WorkerPool, parent: QWidget
 ) -> QWidget:
-    return MultiAgentTab(service, models, workers, parent)
+    return MultiAgentTab(service.narrow(MultiAgentService), models, workers, parent)

@@ -55,6 +55,6 @@ __all__ = [
 
 
 def create(
-    service: Lazy[TutorService], models: ModelChoices, workers: WorkerPool, parent: QWidget
+    service: Lazy[object], models: ModelChoices, workers: WorkerPool, parent: QWidget
 ) -> QWidget:
-    return TutorTab(service, models, workers, parent)
+    return TutorTab(service.narrow(TutorService), models, workers, parent)
