@@ -34,9 +34,16 @@ from backends.models.registry import ModelOption, model_options
 from backends.progress import Progress
 from backends.services import Lazy, Services
 from desktop.dialogs import AboutDialog, DoctorDialog, SettingsDialog
-from desktop.i18n import QT_TRANSLATE_NOOP, config_word
+from desktop.i18n import config_word
 from desktop.model_picker import ModelPicker
-from desktop.tabs import TabPieces, build_tabs, short_title_of, tab_entry, title_of
+from desktop.tabs import (
+    TabPieces,
+    build_tabs,
+    quit_would_end,
+    short_title_of,
+    tab_entry,
+    title_of,
+)
 from desktop.theme import MODES, Theme
 from desktop.thread_list import MemoryChatThreads, TutorThreads
 from desktop.welcome import SETTINGS_KEY as WELCOME_KEY
@@ -52,23 +59,6 @@ log = logging.getLogger(__name__)
 #: narrow enough for a 900-px-wide screen (window frame and a scroll bar included)
 MIN_WIDTH = 760
 MIN_HEIGHT = 480
-#: jobs a quit would end (name prefix -> what the user is told); the rest are background
-#: reads that a quit loses nothing by stopping
-RUNS: dict[str, str] = {
-    "multi-agent: run": QT_TRANSLATE_NOOP("MainWindow", "a multi-agent session"),
-    "multi-agent: re-embed": QT_TRANSLATE_NOOP("MainWindow", "re-embedding the multi-agent memory"),
-    "memories: turn": QT_TRANSLATE_NOOP("MainWindow", "an answer in Memories"),
-    "memories: re-embed": QT_TRANSLATE_NOOP("MainWindow", "re-embedding the memories"),
-    "conversations: chat": QT_TRANSLATE_NOOP("MainWindow", "an answer in Conversations"),
-    "conversations: rebuild": QT_TRANSLATE_NOOP(
-        "MainWindow", "rebuilding the conversations' search index"
-    ),
-    "conversations: key": QT_TRANSLATE_NOOP("MainWindow", "re-encrypting the conversations"),
-    "conversations: import": QT_TRANSLATE_NOOP("MainWindow", "an import of conversations"),
-    "conversations: export": QT_TRANSLATE_NOOP("MainWindow", "an export of conversations"),
-    "tutor: ask": QT_TRANSLATE_NOOP("MainWindow", "an answer in the clinical tutor"),
-    "tutor: import": QT_TRANSLATE_NOOP("MainWindow", "an import of study notes"),
-}
 
 
 def service_handle(services: Services, name: str) -> Lazy[object]:
@@ -635,7 +625,7 @@ class MainWindow(QMainWindow):
         """What a quit would end now, in words (background reads are not listed)."""
         out: list[str] = []
         for handle in self.workers.active:
-            for prefix, what in RUNS.items():
+            for prefix, what in quit_would_end():
                 running = handle.name.startswith(prefix) and not handle.progress.cancelled
                 if running and self.tr(what) not in out:
                     out.append(self.tr(what))

@@ -47,6 +47,9 @@ class TabEntry:
     #: its short name in the status bar ("Tutor: SmolLM2 …"), marked for Qt Linguist (context
     #: "MainWindow"); "" : the title
     short: str = ""
+    #: the jobs a quit would end: (job name prefix, what the user is told, marked for Qt
+    #: Linguist in context "MainWindow"); its other jobs are reads a quit loses nothing by
+    runs: tuple[tuple[str, str], ...] = ()
 
 
 #: name (as in :mod:`backends.assistants`) -> its tab
@@ -56,24 +59,58 @@ TABS: dict[str, TabEntry] = {
         QT_TRANSLATE_NOOP("tabs", "Multi-agent"),
         "desktop.selftest_turns:multiagent",
         QT_TRANSLATE_NOOP("MainWindow", "Multi-agent"),
+        (
+            ("multi-agent: run", QT_TRANSLATE_NOOP("MainWindow", "a multi-agent session")),
+            (
+                "multi-agent: re-embed",
+                QT_TRANSLATE_NOOP("MainWindow", "re-embedding the multi-agent memory"),
+            ),
+        ),
     ),
     "memories": TabEntry(
         "desktop.tabs.memories",
         QT_TRANSLATE_NOOP("tabs", "Memories"),
         "desktop.selftest_turns:memories",
         QT_TRANSLATE_NOOP("MainWindow", "Memories"),
+        (
+            ("memories: turn", QT_TRANSLATE_NOOP("MainWindow", "an answer in Memories")),
+            ("memories: re-embed", QT_TRANSLATE_NOOP("MainWindow", "re-embedding the memories")),
+        ),
     ),
     "conversations": TabEntry(
         "desktop.tabs.conversations",
         QT_TRANSLATE_NOOP("tabs", "Conversations"),
         "desktop.selftest_turns:conversations",
         QT_TRANSLATE_NOOP("MainWindow", "Conversations"),
+        (
+            ("conversations: chat", QT_TRANSLATE_NOOP("MainWindow", "an answer in Conversations")),
+            (
+                "conversations: rebuild",
+                QT_TRANSLATE_NOOP("MainWindow", "rebuilding the conversations' search index"),
+            ),
+            (
+                "conversations: key",
+                QT_TRANSLATE_NOOP("MainWindow", "re-encrypting the conversations"),
+            ),
+            (
+                "conversations: import",
+                QT_TRANSLATE_NOOP("MainWindow", "an import of conversations"),
+            ),
+            (
+                "conversations: export",
+                QT_TRANSLATE_NOOP("MainWindow", "an export of conversations"),
+            ),
+        ),
     ),
     "tutor": TabEntry(
         "desktop.tabs.tutor",
         QT_TRANSLATE_NOOP("tabs", "Clinical tutor"),
         "desktop.selftest_turns:tutor",
         QT_TRANSLATE_NOOP("MainWindow", "Tutor"),
+        (
+            ("tutor: ask", QT_TRANSLATE_NOOP("MainWindow", "an answer in the clinical tutor")),
+            ("tutor: import", QT_TRANSLATE_NOOP("MainWindow", "an import of study notes")),
+        ),
     ),
 }
 
@@ -90,6 +127,11 @@ def register(name: str, entry: TabEntry, *, clobber: bool = False) -> None:
 
 def unregister(name: str) -> None:
     TABS.pop(name, None)
+
+
+def quit_would_end() -> list[tuple[str, str]]:
+    """Every tab's jobs a quit would end: (job name prefix, what the user is told)."""
+    return [run for entry in TABS.values() for run in entry.runs]
 
 
 def tab_entry(name: str) -> TabEntry | None:
