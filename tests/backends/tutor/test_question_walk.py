@@ -27,6 +27,7 @@ of a façade method come back twice from the same layer.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -93,11 +94,15 @@ def walk(call: Callable[[], Any]) -> tuple[Any, Walk]:
         elif caller == FACADE and here != FACADE:
             seen.back_up.append(here)
 
+    collecting = gc.isenabled()
+    gc.disable()  # a finalizer runs in whatever frame the collector interrupts: not the walk
     sys.setprofile(profile)
     try:
         result = call()
     finally:
         sys.setprofile(None)
+        if collecting:
+            gc.enable()
     return result, seen
 
 
