@@ -33,6 +33,7 @@ from check_eval import (  # noqa: E402
 )
 
 from backends import grounding  # noqa: E402
+from backends.tutor import translation  # noqa: E402
 from backends.tutor.kb import Terms, load_terms, shipped_kb_dir  # noqa: E402
 
 FOLLOWUP_EVAL = HERE / "followup_eval.json"
@@ -46,12 +47,12 @@ class Spanish:
 
     def __init__(self) -> None:
         kb_dir = shipped_kb_dir()
-        self.glossary = grounding.load_glossary((kb_dir / "glossary_es.tsv").read_text("utf-8"))
+        self.glossary = translation.load_glossary((kb_dir / "glossary_es.tsv").read_text("utf-8"))
         notes = sorted((kb_dir / "notes").glob("*.md"))
         self.vocabulary = grounding.Vocabulary.of(p.read_text("utf-8") for p in notes)
 
     def english(self, text: str) -> str:
-        translated = grounding.translate(text, self.glossary, self.vocabulary)
+        translated = translation.translate(text, self.glossary, self.vocabulary)
         every = [self.glossary[w] for w in grounding.words(text) if w in self.glossary]
         return " ".join([*translated.values(), *every])
 
