@@ -72,8 +72,12 @@ class Service(Protocol):
 
 
 #: how an assistant opens its stores: ``open_store(role, config, **context)`` — the storage
-#: registry's :func:`backends.stores.open`, handed in so a test may give another
-StoreOpener = Callable[..., Any]
+#: registry's :func:`backends.stores.open`, handed in so a test may give another; to the type
+#: checker, each role's Protocol (:class:`backends.stores.Opener`)
+if TYPE_CHECKING:
+    from backends.stores import Opener as StoreOpener
+else:
+    StoreOpener = Callable[..., Any]
 
 
 @dataclass(frozen=True)

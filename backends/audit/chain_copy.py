@@ -10,6 +10,8 @@ between the two logs. The schema and roles are bootstrapped when missing, with t
 
 from __future__ import annotations
 
+from typing import Final
+
 from backends.audit.checkpoints import Signer, TrustStore
 from backends.audit.service import CHECKPOINTS_FILE, LOG_FILE, SIGNING_KEY_FILE
 from backends.audit.verify import VerifyResult, verify_chain
@@ -26,7 +28,7 @@ from backends.migrate_steps import (
 from backends.stores.audit_log import AuditLog, AuditLogError, ChainChanged, NotAPrefix
 
 #: the store role of the log
-ROLE = "audit_log"
+ROLE: Final = "audit_log"
 
 
 def source_log(run: MigrationRun) -> AuditLog:

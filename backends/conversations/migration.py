@@ -117,7 +117,7 @@ def _run_vectors(run: MigrationRun, step: Step) -> None:
     agent.reconcile()
     embedder = run.process.embedder
     server: VectorIndex = run.open_store(
-        VECTORS.role,
+        "vectors",
         run.target,
         embedder_name=embedder.name,
         dimension=embedder.dimension,

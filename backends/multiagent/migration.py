@@ -76,7 +76,7 @@ def _plan_sessions(run: MigrationRun, declared: Migratable) -> Step:
 
 
 def _l2(run: MigrationRun) -> TTLStore:
-    store: TTLStore = run.open_store(SESSIONS.role, run.target)
+    store: TTLStore = run.open_store("ttl", run.target)
     run.cleanup.append(store.close)
     return store
 
@@ -120,7 +120,7 @@ def _local_memory(run: MigrationRun) -> tuple[SemanticMemory, bool]:
     role = SEMANTIC.role
     if stores.kind_for(role, run.config) == stores.kind_for(role, run.source):
         return run.process.get("multiagent", MultiAgentService).memory(), False
-    memory: SemanticMemory = run.open_store(role, run.source, embedder=run.process.embedder)
+    memory: SemanticMemory = run.open_store("semantic", run.source, embedder=run.process.embedder)
     return memory, True
 
 
@@ -163,7 +163,7 @@ def _run_semantic(run: MigrationRun, step: Step) -> None:
     memory, owned = _local_memory(run)
     try:
         server: SemanticMemory = run.open_store(
-            SEMANTIC.role, run.target, embedder=run.process.embedder
+            "semantic", run.target, embedder=run.process.embedder
         )
         try:
             sub = StepProgress(run.progress, step.name)

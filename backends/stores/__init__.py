@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -216,3 +216,53 @@ def checkup(role: str, config: Config, **context: Any) -> Probed:
     """The doctor's probe of the configured store of ``role`` (raises why it is unusable)."""
     cls: type[SelfDescribing] = get_class(role, kind_for(role, config))
     return cls.checkup(config, **context)
+
+
+class Opener(Protocol):
+    """What :func:`open` is, as a type: the assistants get an opener by injection
+    (``Needs.open_store``) and keep each role's Protocol as the store it returns."""
+
+    @overload
+    def __call__(
+        self, role: Literal["ttl"], config: Config, *, kind: str | None = None, **context: Any
+    ) -> TTLStore: ...
+    @overload
+    def __call__(
+        self, role: Literal["bus"], config: Config, *, kind: str | None = None, **context: Any
+    ) -> EventBus: ...
+    @overload
+    def __call__(
+        self, role: Literal["sessions"], config: Config, *, kind: str | None = None, **context: Any
+    ) -> SessionMirror: ...
+    @overload
+    def __call__(
+        self,
+        role: Literal["vectors", "chunks"],
+        config: Config,
+        *,
+        kind: str | None = None,
+        **context: Any,
+    ) -> VectorIndex: ...
+    @overload
+    def __call__(
+        self, role: Literal["semantic"], config: Config, *, kind: str | None = None, **context: Any
+    ) -> SemanticMemory: ...
+    @overload
+    def __call__(
+        self, role: Literal["memories"], config: Config, *, kind: str | None = None, **context: Any
+    ) -> MemoryStore: ...
+    @overload
+    def __call__(
+        self, role: Literal["audit_log"], config: Config, *, kind: str | None = None, **context: Any
+    ) -> AuditLog: ...
+    @overload
+    def __call__(
+        self, role: Literal["graph"], config: Config, *, kind: str | None = None, **context: Any
+    ) -> Graph: ...
+    @overload
+    def __call__(
+        self, role: str, config: Config, *, kind: str | None = None, **context: Any
+    ) -> object: ...
+    def __call__(
+        self, role: str, config: Config, *, kind: str | None = None, **context: Any
+    ) -> object: ...

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -284,7 +284,7 @@ class Index:
                 )
             return self._spanish_vectors
 
-    def _open_vectors(self, which: str, **context: object) -> VectorIndex:
+    def _open_vectors(self, which: str, **context: Any) -> VectorIndex:
         try:
             vectors: VectorIndex = self._open_store("chunks", self.config, **context)
         except DimensionMismatchError as err:  # another dimension or embedder

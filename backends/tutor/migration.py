@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from backends.audit import AuditService
 from backends.config import Config
@@ -78,13 +78,14 @@ def _open_target(run: MigrationRun) -> _Target:
     target = run.target
     graph: ProbedGraph | None = None
     if run.moves(GRAPH):
-        graph = run.open_store(
-            GRAPH.role,
+        opened = run.open_store(
+            "graph",
             target,
             path=_graph_file(target),
             namespace=run.options.graph_namespace,
             driver=run.options.bolt_driver,
         )
+        graph = cast(ProbedGraph, opened)  # every server adapter says which server answers
     process = run.process
     tutor = TutorService(
         target,
