@@ -78,8 +78,8 @@ def test_the_window_appears_before_any_service_is_built(
     import threading
     from collections.abc import Callable
 
-    from backends.services import Services
     from backends import assistants
+    from backends.services import Services
     from desktop.main_window import MainWindow
 
     gate = threading.Event()
