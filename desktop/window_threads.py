@@ -54,10 +54,10 @@ class WindowThreads(QObject):
         self.services = services
         self.workers = workers
         self.audit = audit
-        #: the memory chats kept as threads (once the index is open)
+        # the memory chats kept as threads (once the index is open)
         self.memory: MemoryChatThreads | None = None
         self.tutor: TutorThreads | None = None
-        #: the thread index, once opened (purged of deleted threads when the window closes)
+        # the thread index, once opened (purged of deleted threads when the window closes)
         self.index: ThreadIndex | None = None
         self._keep_tutor_threads()
         self._keep_memory_chats()

@@ -33,7 +33,7 @@
     <name>AuditTableModel</name>
     <message>
         <source>Seq</source>
-        <extracomment>the line before the stored record text in the detail view text on the coloured rows above: dark on light in every theme (a dark theme&apos;s light text on these light backgrounds was unreadable) a person looked up by name: their pseudonym, or &quot;&quot; when the key store has none emitted when a page arrived (tests wait on it) a page could not be read: the message</extracomment>
+        <extracomment>text on the coloured rows above: dark on light in every theme (a dark theme&apos;s light text on these light backgrounds was unreadable) a person looked up by name: their pseudonym, or &quot;&quot; when the key store has none emitted when a page arrived (tests wait on it) a page could not be read: the message</extracomment>
         <translation>N.º</translation>
     </message>
     <message>
@@ -99,6 +99,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     <name>ComingSoonTab</name>
     <message>
         <source>&lt;h2&gt;{0}&lt;/h2&gt;&lt;p&gt;Coming in the next release ({1}).&lt;/p&gt;&lt;p&gt;This assistant is not available yet; nothing here stores or answers anything.&lt;/p&gt;</source>
+        <extracomment>a tab module&apos;s ``create``: it narrows the handle to its service&apos;s type (``Lazy.narrow``)</extracomment>
         <translation>&lt;h2&gt;{0}&lt;/h2&gt;&lt;p&gt;Llega en la próxima versión ({1}).&lt;/p&gt;&lt;p&gt;Este asistente aún no está disponible; aquí nada guarda ni responde nada.&lt;/p&gt;</translation>
     </message>
 </context>
@@ -106,7 +107,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     <name>ConversationsTab</name>
     <message>
         <source>Checking encryption…</source>
-        <extracomment>a message or code block was copied from the transcript (its text) this tab&apos;s service, built on first use (only ever inside a worker job) the conversation being answered (None until a new one&apos;s first message is saved) confirmed for deletion while its answer streamed: deleted once the answer stopped set by Stop: the answer ends, what was said is saved (marked stopped) the message being sent until it is on disk (given back if the turn fails before) the turn running answered from the history first (its draft streams after) what each running job is doing, for ``tab_activity`` (id of its handle → text) the last search, re-run when a rename, delete or import may have changed its hits names of conversations opened from a search hit (said if the file is gone) the messages shown in the transcript (index → text), for their Copy links the conversation on screen, drawn again when the theme changes answers of this session checked against past conversations (CT9), by (conversation id, message index): their sentences are shown marked</extracomment>
+        <extracomment>a key or a new history changed the list and the status: the tab shows them a key was used: locked search hits may be readable now, or the reverse</extracomment>
         <translation>Comprobando el cifrado…</translation>
     </message>
     <message>
@@ -128,6 +129,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>New</source>
+        <extracomment>column 0 of a locked conversation (an earlier history set aside): True a search hit&apos;s conversation name, for messages after it is gone how many hits a search shows a conversation picked in the list (to open unless it is shown) a search hit picked: its conversation, at that message New: a new conversation in the chat the open conversation is being deleted: the chat starts a new one the conversation being answered is to be deleted: stop its answer first the list is to be read again, the status keeping this text a rename or delete changed the list: the tab shows it the last search, re-run when a rename, delete or import may have changed its hits names of conversations opened from a search hit (said if the file is gone)</extracomment>
         <translation>Nueva</translation>
     </message>
     <message>
@@ -160,6 +162,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Import…</source>
+        <extracomment>an import or export changed the list (or says what it did): the tab shows it conversations were imported: search hits may be stale</extracomment>
         <translation>Importar…</translation>
     </message>
     <message>
@@ -184,6 +187,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Model:</source>
+        <extracomment>a message or code block was copied from the transcript (its text) the list is to be read again, the status saying this (an answer was saved...) a conversation was drawn: the list makes it current the file of a conversation being opened no longer exists (deleted elsewhere) a conversation could not be opened (its id, why) an answer ended, however (a conversation confirmed for deletion may go now) set by Stop: the answer ends, what was said is saved (marked stopped) the message being sent until it is on disk (given back if the turn fails before) the turn running answered from the history first (its draft streams after) the messages shown in the transcript (index → text), for their Copy links the conversation on screen, drawn again when the theme changes answers of this session checked against past conversations (CT9), by (conversation id, message index): their sentences are shown marked</extracomment>
         <translation>Modelo:</translation>
     </message>
     <message>
@@ -204,7 +208,6 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Start a new history</source>
-        <extracomment>what the tab is waiting for, shown once a job has run for ACTIVITY_DELAY_MS</extracomment>
         <translation>Empezar un historial nuevo</translation>
     </message>
     <message>
@@ -221,6 +224,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Reading conversations…</source>
+        <extracomment>a message or code block was copied from the transcript (its text) this tab&apos;s service, built on first use (only ever inside a worker job)</extracomment>
         <translation>Leyendo las conversaciones…</translation>
     </message>
     <message numerus="yes">
@@ -266,13 +270,6 @@ a code block&apos;s Copy was clicked: the code</extracomment>
         <source>⚠ A key change is unfinished: give its new key in “Set key…” to finish it.</source>
         <translation>⚠ Hay un cambio de clave sin terminar: indique su clave nueva en «Definir clave…» para terminarlo.</translation>
     </message>
-    <message numerus="yes">
-        <source>%n conversation(s) cannot be read (marked ⚠).</source>
-        <translation>
-            <numerusform>%n conversación no se puede leer (marcada con ⚠).</numerusform>
-            <numerusform>%n conversaciones no se pueden leer (marcadas con ⚠).</numerusform>
-        </translation>
-    </message>
     <message>
         <source>{0} conversation(s) of an earlier history are locked, kept untouched: give their key or passphrase in “Set key…” to read them again.</source>
         <translation>{0} conversación(es) de un historial anterior están bloqueadas y se conservan intactas: indique su clave o frase de contraseña en «Definir clave…» para volver a leerlas.</translation>
@@ -280,27 +277,6 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     <message>
         <source>New messages are refused until then.</source>
         <translation>Hasta entonces se rechazan los mensajes nuevos.</translation>
-    </message>
-    <message numerus="yes">
-        <source>(%n passage(s) from past conversations)</source>
-        <translation>
-            <numerusform>(%n fragmento de conversaciones anteriores)</numerusform>
-            <numerusform>(%n fragmentos de conversaciones anteriores)</numerusform>
-        </translation>
-    </message>
-    <message numerus="yes">
-        <source>%n message(s) found</source>
-        <translation>
-            <numerusform>%n mensaje encontrado</numerusform>
-            <numerusform>%n mensajes encontrados</numerusform>
-        </translation>
-    </message>
-    <message numerus="yes">
-        <source>%n message(s) indexed</source>
-        <translation>
-            <numerusform>%n mensaje indexado</numerusform>
-            <numerusform>%n mensajes indexados</numerusform>
-        </translation>
     </message>
     <message>
         <source>{0} new, {1} dropped</source>
@@ -316,6 +292,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Nothing was written: your history is locked. Give its key or passphrase in “Set key…”, or start a new history.</source>
+        <extracomment>a job running longer than this shows what the tab is waiting for (``tab_activity``) what each running job is doing, for ``tab_activity`` (job number → text) what the tab is waiting for, shown once a job has run for ACTIVITY_DELAY_MS</extracomment>
         <translation>No se escribió nada: su historial está bloqueado. Indique su clave o frase de contraseña en «Definir clave…», o empiece un historial nuevo.</translation>
     </message>
     <message>
@@ -344,6 +321,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Answering…</source>
+        <extracomment>the row&apos;s input box (what is sent, and what a failed turn gives back)</extracomment>
         <translation>Respondiendo…</translation>
     </message>
     <message>
@@ -416,6 +394,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>not from your past conversations</source>
+        <extracomment>who wrote a message, readable on the light and on the dark palette the link of an answer&apos;s ✓ [n] mark: ``source:&lt;message index&gt;:&lt;n&gt;`` ``open:&lt;conversation id&gt;:&lt;message index&gt;``: a quoted past message, in its conversation ``rephrase:&lt;answer index&gt;``: ask that answer&apos;s question again, with the model&apos;s draft ``copy:&lt;index&gt;`` (a message) and ``copy:&lt;index&gt;:&lt;k&gt;`` (its code block *k*) a context passage as the agent gives it to the model: &quot;[name, date] role: text&quot;</extracomment>
         <translation>no procede de sus conversaciones anteriores</translation>
     </message>
     <message>
@@ -522,30 +501,9 @@ a code block&apos;s Copy was clicked: the code</extracomment>
         <source>Deriving the key from the passphrase…</source>
         <translation>Derivando la clave a partir de la frase de contraseña…</translation>
     </message>
-    <message numerus="yes">
-        <source>%n locked conversation(s) readable again.</source>
-        <translation>
-            <numerusform>%n conversación bloqueada vuelve a poder leerse.</numerusform>
-            <numerusform>%n conversaciones bloqueadas vuelven a poder leerse.</numerusform>
-        </translation>
-    </message>
-    <message numerus="yes">
-        <source>%n conversation(s) encrypted with the new key.</source>
-        <translation>
-            <numerusform>%n conversación cifrada con la clave nueva.</numerusform>
-            <numerusform>%n conversaciones cifradas con la clave nueva.</numerusform>
-        </translation>
-    </message>
     <message>
         <source>The new key is set; there were no conversations to encrypt.</source>
         <translation>La clave nueva está definida; no había conversaciones que cifrar.</translation>
-    </message>
-    <message numerus="yes">
-        <source>%n conversation(s) could not be read and were left as they were.</source>
-        <translation>
-            <numerusform>%n conversación no se pudo leer y se dejó como estaba.</numerusform>
-            <numerusform>%n conversaciones no se pudieron leer y se dejaron como estaban.</numerusform>
-        </translation>
     </message>
     <message>
         <source>Re-encrypting conversations…</source>
@@ -566,13 +524,6 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     <message>
         <source>A new history is started, stored in clear text.</source>
         <translation>Se ha empezado un historial nuevo, guardado sin cifrar.</translation>
-    </message>
-    <message numerus="yes">
-        <source>%n earlier conversation(s) kept untouched, locked.</source>
-        <translation>
-            <numerusform>%n conversación anterior se conserva intacta, bloqueada.</numerusform>
-            <numerusform>%n conversaciones anteriores se conservan intactas, bloqueadas.</numerusform>
-        </translation>
     </message>
     <message>
         <source>Starting a new history…</source>
@@ -701,7 +652,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <name>InspectorPane</name>
     <message numerus="yes">
         <source>%Ln record(s)</source>
-        <extracomment>the view is ready (after opening or applying filters); tests wait on it verification finished: the :class:`VerifyResult` an export finished: the number of records the detail view shows a record an inclusion proof was written: its path a person was forgotten: their pseudonym (&quot;&quot; when there was no key) the checkpoints were checked against the log: the list of CheckpointStatus</extracomment>
+        <extracomment>how the pane gets the audit service (built on first use, in a worker) the view is ready (after opening or applying filters); tests wait on it verification finished: the :class:`VerifyResult` an export finished: the number of records the detail view shows a record an inclusion proof was written: its path a person was forgotten: their pseudonym (&quot;&quot; when there was no key) the checkpoints were checked against the log: the list of CheckpointStatus</extracomment>
         <translation>
             <numerusform>%Ln registro</numerusform>
             <numerusform>%Ln registros</numerusform>
@@ -709,6 +660,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>Pseudonym (p-…)</source>
+        <extracomment>the dates as the filter&apos;s fields and the date edits show them</extracomment>
         <translation>Seudónimo (p-…)</translation>
     </message>
     <message>
@@ -753,6 +705,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>Select a record to read it.</source>
+        <extracomment>the record shown last (None: none yet)</extracomment>
         <translation>Seleccione un registro para leerlo.</translation>
     </message>
     <message>
@@ -773,6 +726,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>Give this key to whoever checks a proof or checkpoint of this log</source>
+        <extracomment>the checkpoint check&apos;s outcome, coloured</extracomment>
         <translation>Entregue esta clave a quien compruebe una prueba o un punto de control de este registro</translation>
     </message>
     <message>
@@ -797,6 +751,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>Record</source>
+        <extracomment>said before the next view&apos;s line (what Forget did) where the running export writes Enter on a listed event type emits both signals that filter: they coalesce here</extracomment>
         <translation>Registro</translation>
     </message>
     <message>
@@ -1092,7 +1047,6 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     <name>KeyDialog</name>
     <message>
         <source>Start a new encrypted history</source>
-        <extracomment>column 0 of a locked conversation (an earlier history set aside): True a search hit&apos;s conversation name, for messages after it is gone a job running longer than this shows what the tab is waiting for (``tab_activity``) who wrote a message, readable on the light and on the dark palette the link of an answer&apos;s ✓ [n] mark: ``source:&lt;message index&gt;:&lt;n&gt;`` ``open:&lt;conversation id&gt;:&lt;message index&gt;``: a quoted past message, in its conversation ``rephrase:&lt;answer index&gt;``: ask that answer&apos;s question again, with the model&apos;s draft a context passage as the agent gives it to the model: &quot;[name, date] role: text&quot; the current conversation&apos;s name after a rename (tidied by the agent) None when the file is gone (deleted outside this tab): ``conversation_id`` says which why it cannot be opened now (damaged, wrong key since it was listed), else &quot;&quot; &quot;3 wrong key&quot;...: conversations that could not be read, so were not searched a refresh of shown hits (after a rename...): the status line is left as it is set when the index belongs to another embedder: the user is offered a rebuild</extracomment>
         <translation>Empezar un historial cifrado nuevo</translation>
     </message>
     <message>
@@ -1277,7 +1231,6 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     <name>MainWindow</name>
     <message>
         <source>a multi-agent session</source>
-        <extracomment>narrow enough for a 900-px-wide screen (window frame and a scroll bar included) jobs a quit would end (name prefix -&gt; what the user is told); the rest are background reads that a quit loses nothing by stopping</extracomment>
         <translation>una sesión multiagente</translation>
     </message>
     <message>
@@ -1322,7 +1275,6 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>Tutor</source>
-        <extracomment>the assistants&apos; names (desktop/model_picker.py TITLES) marked for lupdate: the status bar translates them under this class&apos;s name</extracomment>
         <translation>Tutor</translation>
     </message>
     <message>
@@ -1339,7 +1291,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>{0} (loading…)</source>
-        <extracomment>whose service is built by which assistant package&apos;s ``get_service`` (imported on first use: the audit service&apos;s package, for one, is not needed before the inspector opens) emitted once the start-up checks finished: the list of :class:`doctor.Check` the audit service, for the inspector (built when it first loads the log) the user chose &quot;Quit anyway&quot; (or nothing was running): close without asking what the model lists offer (read in a worker: the models folders&apos; GGUF headers) assistant -&gt; (what it answers with, why/details) for the status bar</extracomment>
+        <extracomment>narrow enough for a 900-px-wide screen (window frame and a scroll bar included) emitted once the start-up checks finished: the list of :class:`doctor.Check` the audit service, for the inspector (built when it first loads the log) the user chose &quot;Quit anyway&quot; (or nothing was running): close without asking what the model lists offer (read in a worker: the models folders&apos; GGUF headers) assistant -&gt; (what it answers with, why/details) for the status bar</extracomment>
         <translation>{0} (cargando…)</translation>
     </message>
     <message>
@@ -1347,12 +1299,8 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
         <translation>Custodia</translation>
     </message>
     <message>
-        <source>(erased: this person&apos;s records can no longer be read)</source>
-        <extracomment>the memory chats kept as threads (once the index is open) the thread index, once opened (purged of deleted threads when the window closes) a better model found on first run, offered in the welcome</extracomment>
-        <translation>(borrado: los registros de esta persona ya no se pueden leer)</translation>
-    </message>
-    <message>
         <source>Profile: {0}</source>
+        <extracomment>the memory chats and the tutor&apos;s threads, kept in sidebars (issue 30) a better model found on first run, offered in the welcome</extracomment>
         <translation>Perfil: {0}</translation>
     </message>
     <message>
@@ -1369,6 +1317,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>&amp;File</source>
+        <extracomment>below this width the status bar keeps what changes during the day (health, work, the tab&apos;s and the chat&apos;s model) and leaves the profile and the embedder to the storage map and Help ▸ About: at 760 px every label was cut (&quot;Perfil: int&quot;, &quot;Vectorizador: …(38&quot;)</extracomment>
         <translation>&amp;Archivo</translation>
     </message>
     <message>
@@ -1528,7 +1477,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     <name>MemoriesTab</name>
     <message>
         <source>Memories: undo the last change</source>
-        <extracomment>a turn ended: the conversation (:attr:`history`) may be kept (desktop/thread_list.py) this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) the exchange whose question is being edited (it and what follows are greyed)</extracomment>
+        <extracomment>a theme switch reaches a widget as one of these memories shown in the list without a search (the rest are one search away) the model&apos;s draft for it, shown or not (a later draft repeating it is withheld) a turn ended: the conversation (:attr:`history`) may be kept (desktop/thread_list.py) this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) the exchange whose question is being edited (it and what follows are greyed) the memories of the previous default model were re-embedded unasked (once)</extracomment>
         <translation>Recuerdos: deshacer el último cambio</translation>
     </message>
     <message>
@@ -1561,6 +1510,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>&lt;b&gt;Memories used by the last answer&lt;/b&gt;</source>
+        <extracomment>where a memory&apos;s own text is kept on its list item (the shown text may add a similarity)</extracomment>
         <translation>&lt;b&gt;Recuerdos usados en la última respuesta&lt;/b&gt;</translation>
     </message>
     <message>
@@ -1736,7 +1686,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     <name>MessageBubble</name>
     <message>
         <source>Remember</source>
-        <extracomment>a theme switch reaches a widget as one of these memories shown in the list without a search (the rest are one search away) where a memory&apos;s own text is kept on its list item (the shown text may add a similarity) the link of a ✓ [n] mark: memory n of the memories used (1-based) a ✓ [n] mark was clicked: memory n (1-based) of this answer&apos;s memories used &quot;Ask the model to rephrase&quot; was clicked</extracomment>
+        <extracomment>a ✓ [n] mark was clicked: memory n (1-based) of this answer&apos;s memories used &quot;Ask the model to rephrase&quot; was clicked</extracomment>
         <translation>Recordar</translation>
     </message>
     <message>
@@ -1943,7 +1893,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     <name>ModelPicker</name>
     <message>
         <source>Model:</source>
-        <extracomment>the combo box shows at least this many characters of a model&apos;s name, and at most what the status line says of an assistant&apos;s model before it is loaded (assistant, short text, tooltip) once the chosen model is loaded or refused the newest listing asked for: an older one that ends later is dropped</extracomment>
+        <extracomment>the combo box shows at least this many characters of a model&apos;s name, and at most (assistant, short text, tooltip) once the chosen model is loaded or refused the newest listing asked for: an older one that ends later is dropped</extracomment>
         <translation>Modelo:</translation>
     </message>
     <message>
@@ -2185,7 +2135,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <name>MultiAgentTab</name>
     <message>
         <source>open sessions</source>
-        <extracomment>a theme switch reaches a widget as one of these how long the feed worker waits per poll: it notices cancellation within this time memory hits fetched per search (those under the recall threshold are then hidden) the health layers in the user&apos;s words (the service&apos;s keys name the engine layers, which stay in the tooltip and the CLI)</extracomment>
+        <extracomment>the health layers in the user&apos;s words (the service&apos;s keys name the engine layers, which stay in the tooltip and the CLI)</extracomment>
         <translation>sesiones abiertas</translation>
     </message>
     <message>
@@ -2210,7 +2160,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>Describe a task for the team (planner, coder, researcher, reviewer)…</source>
-        <extracomment>the list, read after the run ended, with the filter it was read with a run ended and its final state is drawn: session id, final phase (for testers) the session list was (re)loaded: number of rows a run was refused, nothing touched (another process runs it): session id, message the result was written to this file the semantic memory&apos;s search index (HNSW) was built: how many collections this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) the task of the session running (or about to run), for the Cancel tooltip a new session is being created (Run or Enter pressed, no session yet) live events of the running session by seq, also while another session is shown the session ``multiagent_notice`` talks about the session the user asked to see last (shown, or being loaded) the semantic memory&apos;s HNSW build (a background job; yields to a run) sessions running here or elsewhere, or interrupted (from the backend) the result pane&apos;s session and its Markdown (Copy and Export use it)</extracomment>
+        <extracomment>Run pressed, or Enter in the task field the tab&apos;s colours (the tab refreshes them in place on a theme switch)</extracomment>
         <translation>Describa una tarea para el equipo…</translation>
     </message>
     <message>
@@ -2231,10 +2181,12 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>Opening the session store…</source>
+        <extracomment>the notice&apos;s &quot;Show it&quot; link: the session it talks about</extracomment>
         <translation>Abriendo el almacén de sesiones…</translation>
     </message>
     <message>
         <source>&lt;b&gt;Sessions&lt;/b&gt;</source>
+        <extracomment>the filter changed, or Refresh was pressed: list again the user picked a session in the list: its id the list was (re)loaded: number of rows</extracomment>
         <translation>&lt;b&gt;Sesiones&lt;/b&gt;</translation>
     </message>
     <message>
@@ -2267,6 +2219,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>&lt;b&gt;Result&lt;/b&gt;</source>
+        <extracomment>the outcomes a verification step may record (others are not shown) the user chose a file to export the result to</extracomment>
         <translation>&lt;b&gt;Resultado&lt;/b&gt;</translation>
     </message>
     <message>
@@ -2299,6 +2252,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>&lt;b&gt;Tickets&lt;/b&gt; (kept only until they expire)</source>
+        <extracomment>Enter in the memory search: the query (&quot;&quot; clears the results) &quot;Re-embed all&quot; (or &quot;Cancel re-embedding&quot;) pressed the window closed: a listing that arrives after that starts no countdown</extracomment>
         <translation>&lt;b&gt;Tiques&lt;/b&gt; (hasta que caducan)</translation>
     </message>
     <message>
@@ -2420,6 +2374,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>The embedding model changed: the semantic memory must be re-embedded before it can be searched or used by the experts.
 {0}</source>
+        <extracomment>a theme switch reaches a widget as one of these a run ended and its final state is drawn: session id, final phase (for testers) the session list was (re)loaded: number of rows a run was refused, nothing touched (another process runs it): session id, message the result was written to this file the semantic memory&apos;s search index (HNSW) was built: how many collections this tab&apos;s service, built on first use (only ever inside a worker job) which model it answers with (none: no picker; it keeps the model it was built with) what the tab knows; the panels draw it the semantic memory&apos;s HNSW build (a background job; yields to a run) the theme&apos;s colours, shared with the panels (refreshed in place)</extracomment>
         <translation>El modelo de vectores cambió: hay que recalcular los vectores de la memoria semántica antes de poder buscar en ella o de que la usen los expertos.
 {0}</translation>
     </message>
@@ -2652,6 +2607,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>Proof file</source>
+        <extracomment>each &quot;Browse…&quot; button: the field it fills, and its label (the file dialog&apos;s title)</extracomment>
         <translation>Archivo de prueba</translation>
     </message>
     <message>
@@ -2703,7 +2659,6 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <name>ProposalRow</name>
     <message>
         <source>Update “{0}” to “{1}”? (similarity {2:.2f})</source>
-        <extracomment>the model&apos;s draft for it, shown or not (a later draft repeating it is withheld)</extracomment>
         <translation>¿Actualizar «{0}» a «{1}»? (similitud {2:.2f})</translation>
     </message>
     <message>
@@ -3363,6 +3318,13 @@ last used {1}; {2} turn(s)</source>
     </message>
 </context>
 <context>
+    <name>WindowThreads</name>
+    <message>
+        <source>(erased: this person&apos;s records can no longer be read)</source>
+        <translation>(borrado: los registros de esta persona ya no se pueden leer)</translation>
+    </message>
+</context>
+<context>
     <name>config</name>
     <message>
         <source>embedded</source>
@@ -3420,7 +3382,7 @@ Corrija custodia.toml o el entorno y vuelva a iniciar.</translation>
     <name>tabs</name>
     <message>
         <source>Multi-agent</source>
-        <extracomment>(objectName, title, SPEC ids, module or None while the assistant has not landed)</extracomment>
+        <extracomment>the module whose ``create(service, models, workers, parent)`` builds the tab the tab&apos;s title, marked for Qt Linguist (context &quot;tabs&quot;) ``&quot;module:function&quot;``: ``turn(services, progress) -&gt; detail``, one real turn of the assistant checked end to end (raises ``StepFailed``); &quot;&quot; : the self-test has none its short name in the status bar (&quot;Tutor: SmolLM2 …&quot;), marked for Qt Linguist (context &quot;MainWindow&quot;); &quot;&quot; : the title the jobs a quit would end: (job name prefix, what the user is told, marked for Qt Linguist in context &quot;MainWindow&quot;); its other jobs are reads a quit loses nothing by name (as in :mod:`backends.assistants`) -&gt; its tab</extracomment>
         <translation>Multiagente</translation>
     </message>
     <message>
@@ -3440,6 +3402,7 @@ Corrija custodia.toml o el entorno y vuelva a iniciar.</translation>
     <name>window</name>
     <message>
         <source>Audit inspector</source>
+        <extracomment>the audit service, built on first use (in a worker: the pane&apos;s first job)</extracomment>
         <translation>Inspector de auditoría</translation>
     </message>
     <message>
