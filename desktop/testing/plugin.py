@@ -18,9 +18,10 @@ Widgets have stable object names, listed in docs/TESTING.md; find them with
 ``window.findChild(QWidget, "name")``.
 
 A tab can also be opened alone: it is given its own service, never the container — a lazy
-handle (``custodia_services.lazy_part("memories", MemoryAssistant)``, or ``Lazy.of(service)`` for one
-built by the test) and, for its model picker, ``custodia_services.model_choices("memories")``
-(or ``None``: no picker), with a :class:`~desktop.workers.WorkerPool`.
+handle (``custodia_services.lazy_part("memories", MemoryAssistant)``, or ``Lazy.of(service)``
+for one built by the test) and, for its model picker,
+``custodia_services.model_choices("memories")`` (or ``None``: no picker), with a
+:class:`~desktop.workers.WorkerPool`.
 """
 
 from __future__ import annotations
