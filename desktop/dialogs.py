@@ -45,6 +45,7 @@ from backends.progress import Progress
 from backends.services import Services
 from desktop import i18n
 from desktop.i18n import QT_TRANSLATE_NOOP
+from desktop.tabs import short_title_of
 from desktop.workers import Emit, WorkerPool
 
 
@@ -331,12 +332,6 @@ class SettingsDialog(QDialog):
         self.assistant_tabs.setObjectName("settings_assistants")
         self.assistant_tabs.setMinimumWidth(400)  # the four tabs' titles, uncut (Spanish too)
         box_layout.addWidget(self.assistant_tabs)
-        titles = {
-            "tutor": self.tr("Tutor"),
-            "memories": self.tr("Memories"),
-            "conversations": self.tr("Conversations"),
-            "multiagent": self.tr("Multi-agent"),
-        }
         for assistant in assistants.names():
             page = QWidget()
             form = QFormLayout(page)
@@ -369,7 +364,7 @@ class SettingsDialog(QDialog):
                     form.addRow(note)
             combo.currentIndexChanged.connect(self._on_model_changed)
             combo.editTextChanged.connect(self._on_model_changed)
-            self.assistant_tabs.addTab(page, titles[assistant])
+            self.assistant_tabs.addTab(page, short_title_of(assistant))
         self._bound_contexts()
         return box
 

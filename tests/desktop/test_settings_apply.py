@@ -122,6 +122,8 @@ def test_the_model_boxes_show_a_model_name_whole_at_the_minimum_size(
     qtbot.addWidget(dialog)
     dialog.show()
     dialog.resize(760, 480)
+    tutor_page = dialog.model_fields["models.tutor"].parentWidget()
+    dialog.assistant_tabs.setCurrentWidget(tutor_page)  # the pages follow the tabs' order
     qtbot.wait(20)
     for combo in (dialog.fields["chat_model"], dialog.model_fields["models.tutor"]):
         assert isinstance(combo, QComboBox)

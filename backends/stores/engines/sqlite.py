@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def connect(
             str(path), timeout=timeout, check_same_thread=check_same_thread, isolation_level=None
         )
         if wal:
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            mode = _journal_mode_wal(conn, timeout)
             if str(mode).lower() != "wal":
                 raise sqlite3.OperationalError(f"cannot enable WAL (journal_mode={mode})")
         conn.execute(f"PRAGMA synchronous={synchronous}")
@@ -43,6 +44,22 @@ def connect(
     except (sqlite3.Error, OSError) as err:
         raise StoreUnavailableError(f"{path}: cannot open SQLite database: {err}") from err
     return conn
+
+
+def _journal_mode_wal(conn: sqlite3.Connection, timeout: float) -> object:
+    """Switch a connection to WAL. The switch needs the file to itself for a moment, and SQLite
+    answers "database is locked" at once (without its busy handler) while another process
+    is doing the same on a new file: try again until ``timeout``, as the busy handler would."""
+    deadline = time.monotonic() + timeout
+    pause = 0.005
+    while True:
+        try:
+            return conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> int:

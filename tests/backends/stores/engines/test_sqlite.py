@@ -64,3 +64,32 @@ def test_two_processes_migrating_a_new_file_at_once(tmp_path: Path) -> None:
         assert proc.returncode == 0, err
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def test_switching_to_wal_waits_out_another_process_doing_the_same() -> None:
+    """Seen once in a full run on a loaded machine: two processes switching a new file to
+    WAL, and SQLite answered "database is locked" at once (the switch does not go through its
+    busy handler). The switch is tried again until the timeout; any other error is not."""
+    from backends.stores.engines.sqlite import _journal_mode_wal
+
+    class Switching:
+        """A connection whose first two switches meet the other process's."""
+
+        def __init__(self, error: str) -> None:
+            self.error, self.calls = error, 0
+
+        def execute(self, sql: str) -> Switching:
+            self.calls += 1
+            if self.calls <= 2:
+                raise sqlite3.OperationalError(self.error)
+            return self
+
+        def fetchone(self) -> tuple[str]:
+            return ("wal",)
+
+    busy = Switching("database is locked")
+    assert _journal_mode_wal(busy, timeout=5.0) == "wal" and busy.calls == 3  # type: ignore[arg-type]
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        _journal_mode_wal(Switching("disk I/O error"), timeout=5.0)  # type: ignore[arg-type]
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        _journal_mode_wal(Switching("database is locked"), timeout=0.0)  # type: ignore[arg-type]
