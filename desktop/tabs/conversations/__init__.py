@@ -37,7 +37,7 @@ __all__ = ["ConversationsTab", "KeyDialog", "create", "export_target", "key_deta
 
 
 def create(
-    service: Lazy[ConversationAgent], models: ModelChoices, workers: WorkerPool, parent: QWidget
+    service: Lazy[object], models: ModelChoices, workers: WorkerPool, parent: QWidget
 ) -> QWidget:
     """The tab; ``models`` is not used: the agent lists and loads its own models."""
-    return ConversationsTab(service, workers, parent)
+    return ConversationsTab(service.narrow(ConversationAgent), workers, parent)
