@@ -13,8 +13,17 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import datetime
 
-from PySide6.QtCore import QCoreApplication, QDateTime, QLibraryInfo, QLocale, QTranslator
+from PySide6.QtCore import (
+    QCoreApplication,
+    QDate,
+    QDateTime,
+    QLibraryInfo,
+    QLocale,
+    QTime,
+    QTranslator,
+)
 
 from backends import i18n
 
@@ -71,11 +80,33 @@ def number(value: float, decimals: int = 0) -> str:
 
 def when(timestamp: float, form: str = "%Y-%m-%d %H:%M") -> str:
     """A local time: as before in English (``form``), else with QLocale's short date
-    (``2/12/26 8:50``); a time of day alone (no ``%d`` in ``form``) reads the same in both."""
+    (``2/12/26 8:50``, or ``2/12/26`` when ``form`` has no hour); a time of day alone (no
+    ``%d`` in ``form``) reads the same in both."""
     local = time.localtime(timestamp)
     if i18n.current() == i18n.DEFAULT or "%d" not in form:
         return time.strftime(form, local)
     moment = QDateTime.fromSecsSinceEpoch(int(timestamp))
+    if "%H" not in form:
+        return QLocale().toString(moment.date(), QLocale.FormatType.ShortFormat)
+    return QLocale().toString(moment, QLocale.FormatType.ShortFormat)
+
+
+def iso_when(text: str) -> str:
+    """A date the stores keep as ISO text (``2026-12-02`` or ``2026-12-02T11:40:00+00:00``)
+    as the language writes it, the wall-clock time it names unconverted: in English
+    ``2026-12-02 11:40`` (to the minute, as the lists showed it), else QLocale's short form
+    (``2/12/26 11:40``). Text that is no ISO date is shown as it is."""
+    try:
+        parsed = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return text
+    with_time = len(text.strip()) > 10
+    if i18n.current() == i18n.DEFAULT:
+        return parsed.strftime("%Y-%m-%d %H:%M" if with_time else "%Y-%m-%d")
+    day = QDate(parsed.year, parsed.month, parsed.day)
+    if not with_time:
+        return QLocale().toString(day, QLocale.FormatType.ShortFormat)
+    moment = QDateTime(day, QTime(parsed.hour, parsed.minute))
     return QLocale().toString(moment, QLocale.FormatType.ShortFormat)
 
 

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from backends.models.chat import Message
 from backends.threads import Thread, ThreadIndex, ThreadsUnavailableError
+from desktop import i18n as window_i18n
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +56,15 @@ def _said(slot: _Slot) -> _Slot:
 
 
 def when(timestamp: float, now: float | None = None) -> str:
-    """ "today 14:05", "yesterday", or the date: when a thread was last used."""
+    """ "14:05" (today), "yesterday", or the date as the language writes it (``2026-11-30``,
+    ``30/11/26``): when a thread was last used."""
     now = time.time() if now is None else now
     local, today = time.localtime(timestamp), time.localtime(now)
     if local[:3] == today[:3]:
         return time.strftime("%H:%M", local)
     if now - timestamp < 2 * 86400 and today.tm_yday - local.tm_yday == 1:
         return QCoreApplication.translate("ThreadList", "yesterday")
-    return time.strftime("%Y-%m-%d", local)
+    return window_i18n.when(timestamp, "%Y-%m-%d")
 
 
 class ThreadList(QWidget):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QLocale, QModelIndex, Qt
+from PySide6.QtCore import QCoreApplication, QDate, QDateTime, QLocale, QModelIndex, Qt, QTime
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -341,3 +341,23 @@ def test_nothing_is_cut_at_the_minimum_size(custodia_window: Any, qtbot: Any) ->
         qtbot.wait(50)
         cut += [f"{tabs.widget(index).objectName()}: {c}" for c in cut_texts(tabs.widget(index))]
     assert not cut, "Spanish cut at 760×480:\n" + "\n".join(cut)
+
+
+def test_stored_iso_dates_follow_the_language(qapp: Any) -> None:
+    """The conversations' dates are kept as ISO text; the lists showed it as it is."""
+    from desktop import i18n as window_i18n
+
+    spanish = QLocale(QLocale.Language.Spanish)
+    day = QDate(2026, 12, 2)
+    short = QLocale.FormatType.ShortFormat
+    try:
+        assert window_i18n.install("es") == "es"
+        assert window_i18n.iso_when("2026-12-02T11:40:00+00:00") == spanish.toString(
+            QDateTime(day, QTime(11, 40)), short
+        )
+        assert window_i18n.iso_when("2026-12-02") == spanish.toString(day, short)
+        assert window_i18n.iso_when("not a date") == "not a date"
+    finally:
+        window_i18n.uninstall()
+    assert window_i18n.iso_when("2026-12-02T11:40:00+00:00") == "2026-12-02 11:40"
+    assert window_i18n.iso_when("2026-12-02") == "2026-12-02"

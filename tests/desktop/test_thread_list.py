@@ -3,14 +3,18 @@ deletes with Undo."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+import pytest
+from PySide6.QtCore import QDateTime, QLocale, Qt
 from PySide6.QtWidgets import QPushButton
 
 from backends.threads import ThreadIndex
-from desktop.thread_list import ThreadList
+from desktop import i18n as window_i18n
+from desktop.thread_list import ThreadList, when
 
 
 def titles(widget: ThreadList) -> list[str]:
@@ -241,3 +245,36 @@ def test_threads_deleted_in_a_session_are_deleted_for_good_when_the_window_close
         assert (
             db.execute("SELECT COUNT(*) FROM threads WHERE id = ?", (thread.id,)).fetchone()[0] == 0
         )
+
+
+@pytest.fixture
+def spanish() -> Iterator[None]:
+    """The window's language set to Spanish (as at start-up), English again afterwards."""
+    window_i18n.install("es")
+    yield
+    window_i18n.uninstall()
+
+
+def test_a_threads_date_is_written_as_spanish_writes_it(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spanish: None
+) -> None:
+    """Issue 27: "last used" was ISO (``2026-11-20``) in every language."""
+    used = time.time() - 12 * 86400
+    index = ThreadIndex.in_home(tmp_path)
+    with monkeypatch.context() as patched:
+        patched.setattr(time, "time", lambda: used)
+        thread = index.create("memories", "me", "Porto")
+    widget = ThreadList(index, "memories", "me")
+    qtbot.addWidget(widget)
+    day = QDateTime.fromSecsSinceEpoch(int(used)).date()
+    shown = QLocale(QLocale.Language.Spanish).toString(day, QLocale.FormatType.ShortFormat)
+    tip = widget.list.item(0).toolTip()
+    assert widget.list.item(0).data(Qt.ItemDataRole.UserRole) == thread.id
+    assert shown in tip and day.toString(Qt.DateFormat.ISODate) not in tip
+    assert when(used) == shown
+    index.close()
+
+
+def test_a_threads_date_stays_iso_in_english(tmp_path: Path) -> None:
+    used = time.time() - 12 * 86400
+    assert when(used) == time.strftime("%Y-%m-%d", time.localtime(used))

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from backends.conversations import ConversationAgent, IndexRow
 from backends.progress import Progress
 from backends.services import Lazy
+from desktop import i18n as window_i18n
 from desktop.tabs.conversations.jobs import TabJobs
 from desktop.tabs.conversations.results import Found, Listing, listing
 from desktop.tabs.conversations.words import role_name, translate
@@ -165,7 +166,7 @@ class HistoryPanel(QWidget):
 
     def _item(self, row: IndexRow, locked_ids: set[str]) -> QTreeWidgetItem:
         count = "?" if row.messages is None else str(row.messages)
-        item = QTreeWidgetItem([row.name, row.date[:16].replace("T", " "), row.model, count])
+        item = QTreeWidgetItem([row.name, window_i18n.iso_when(row.date), row.model, count])
         item.setData(0, ID_ROLE, row.id)
         item.setTextAlignment(3, Qt.AlignmentFlag.AlignRight)
         if row.error and row.encrypted and row.key_id in locked_ids:
@@ -405,7 +406,7 @@ class HistoryPanel(QWidget):
             if len(text) > 140:
                 text = text[:139] + "…"
             item = QListWidgetItem(f"{hit.name} · {role_name(hit.role)}: {text}")
-            item.setToolTip(f"{hit.date} · {hit.score:.2f}")
+            item.setToolTip(f"{window_i18n.iso_when(hit.date)} · {hit.score:.2f}")
             item.setData(ID_ROLE, hit.conversation_id)
             item.setData(INDEX_ROLE, hit.index)
             item.setData(NAME_ROLE, hit.name)

@@ -16,6 +16,7 @@ import re
 from backends.answers import MODEL, Answer, Shown
 from backends.conversations import TurnResult
 from backends.grounding import CheckedSentence
+from desktop import i18n as window_i18n
 from desktop import theme
 from desktop.answer_html import answer_html
 from desktop.markdown import checked_html, checked_list_html, markdown_html
@@ -186,5 +187,5 @@ def source_name(passage: str, *, full: bool = False) -> str:
     if not full and len(text) > 80:
         text = text[:77] + "…"
     return translate("ConversationsTab", "from “{0}” ({1}), {2}: {3}").format(
-        match["name"], match["date"], role_name(match["role"]), text
+        match["name"], window_i18n.iso_when(match["date"]), role_name(match["role"]), text
     )

@@ -9,8 +9,6 @@ stay where they are.
 
 from __future__ import annotations
 
-import time
-
 from PySide6.QtCore import (
     QAbstractItemModel,
     QCoreApplication,
@@ -37,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from backends.memories import FoundMemory, Hit, MemoryStatus
+from desktop import i18n as window_i18n
 
 #: where a memory's own text is kept on its list item (the shown text may add a similarity)
 MEMORY_TEXT_ROLE = Qt.ItemDataRole.UserRole
@@ -242,7 +241,7 @@ class MemoryPanel(QWidget):
         item = QListWidgetItem(memory.text)
         item.setData(Qt.ItemDataRole.UserRole, memory.text)
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(memory.updated_at))
+        when = window_i18n.when(memory.updated_at)
         unknown = QCoreApplication.translate("MemoriesTab", "unknown model")
         tip = QCoreApplication.translate("MemoriesTab", "Source: {0} · updated {1} · {2}").format(
             memory.source, when, memory.embedder or unknown
