@@ -22,7 +22,7 @@
     </message>
     <message>
         <source>&lt;h2&gt;Custodia {0}&lt;/h2&gt;&lt;p&gt;Four assistants that run on this computer: a team that plans and reviews a task, a chat that remembers, your chat history, and a tutor for study notes. Nothing you write leaves this computer.&lt;/p&gt;&lt;p&gt;Your data is kept in {1}.&lt;/p&gt;</source>
-        <translation>&lt;h2&gt;Custodia {0}&lt;/h2&gt;&lt;p&gt;Cuatro asistentes que funcionan en este equipo: un equipo que planifica y revisa una tarea, un chat que recuerda, su historial de chat y un tutor para apuntes de estudio. Nada de lo que escribe sale de este equipo.&lt;/p&gt;&lt;p&gt;Sus datos se guardan en {1}.&lt;/p&gt;</translation>
+        <translation>&lt;h2&gt;Custodia {0}&lt;/h2&gt;&lt;p&gt;Cuatro asistentes que funcionan en este equipo: un equipo que planifica y revisa una tarea, un chat que recuerda, tu historial de chat y un tutor para apuntes de estudio. Nada de lo que escribes sale de este equipo.&lt;/p&gt;&lt;p&gt;Tus datos se guardan en {1}.&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Details…</source>
@@ -125,7 +125,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>The key is lost? Keep the encrypted conversations as they are (locked) and go on with a new history</source>
-        <translation>¿Ha perdido la clave? Conserve las conversaciones cifradas tal como están (bloqueadas) y siga con un historial nuevo</translation>
+        <translation>¿Has perdido la clave? Conserva las conversaciones cifradas tal como están (bloqueadas) y sigue con un historial nuevo</translation>
     </message>
     <message>
         <source>New</source>
@@ -196,7 +196,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Write a message and press Enter…</source>
-        <translation>Escriba un mensaje y pulse Intro…</translation>
+        <translation>Escribe un mensaje y pulsa Intro…</translation>
     </message>
     <message>
         <source>Send</source>
@@ -236,15 +236,15 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Locked: part of an earlier history, kept untouched. Give its key or passphrase in “Set key…” to read it again.</source>
-        <translation>Bloqueada: forma parte de un historial anterior y se conserva intacta. Indique su clave o frase de contraseña en «Definir clave…» para volver a leerla.</translation>
+        <translation>Bloqueada: forma parte de un historial anterior y se conserva intacta. Indica su clave o frase de contraseña en «Definir clave…» para volver a leerla.</translation>
     </message>
     <message>
         <source>⚠ &lt;b&gt;History is encrypted with a passphrase and locked.&lt;/b&gt; Enter the passphrase in “Set key…” to read it and add to it — or “Start a new history…” and keep it as it is.</source>
-        <translation>⚠ &lt;b&gt;El historial está cifrado con una frase de contraseña y bloqueado.&lt;/b&gt; Escriba la frase de contraseña en «Definir clave…» para leerlo y ampliarlo, o elija «Empezar un historial nuevo…» y consérvelo tal como está.</translation>
+        <translation>⚠ &lt;b&gt;El historial está cifrado con una frase de contraseña y bloqueado.&lt;/b&gt; Escribe la frase de contraseña en «Definir clave…» para leerlo y ampliarlo, o elige «Empezar un historial nuevo…» y consérvalo tal como está.</translation>
     </message>
     <message>
         <source>⚠ &lt;b&gt;History is encrypted and locked.&lt;/b&gt; Give its key in “Set key…” to read it and add to it — or, if the key is lost, “Start a new history…” and keep it as it is.</source>
-        <translation>⚠ &lt;b&gt;El historial está cifrado y bloqueado.&lt;/b&gt; Indique su clave en «Definir clave…» para leerlo y ampliarlo o, si ha perdido la clave, elija «Empezar un historial nuevo…» y consérvelo tal como está.</translation>
+        <translation>⚠ &lt;b&gt;El historial está cifrado y bloqueado.&lt;/b&gt; Indica su clave en «Definir clave…» para leerlo y ampliarlo o, si has perdido la clave, elige «Empezar un historial nuevo…» y consérvalo tal como está.</translation>
     </message>
     <message>
         <source>✓ History encrypted (the key is given when Custodia starts).</source>
@@ -256,23 +256,23 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>✓ History encrypted with a key derived from your passphrase; the key is never stored: the passphrase is asked at each start.</source>
-        <translation>✓ Historial cifrado con una clave derivada de su frase de contraseña; la clave nunca se guarda: la frase se pide en cada inicio.</translation>
+        <translation>✓ Historial cifrado con una clave derivada de tu frase de contraseña; la clave nunca se guarda: la frase se pide en cada inicio.</translation>
     </message>
     <message>
         <source>✓ History encrypted with a key derived from your passphrase (given when Custodia starts).</source>
-        <translation>✓ Historial cifrado con una clave derivada de su frase de contraseña (indicada al iniciar Custodia).</translation>
+        <translation>✓ Historial cifrado con una clave derivada de tu frase de contraseña (indicada al iniciar Custodia).</translation>
     </message>
     <message>
         <source>⚠ History encrypted, but the key is kept &lt;b&gt;for this session only&lt;/b&gt; (this computer has no keyring to keep it in): after a restart the history is locked until you give the key again. A passphrase in “Set key…” needs no keyring.</source>
-        <translation>⚠ Historial cifrado, pero la clave se guarda &lt;b&gt;solo durante esta sesión&lt;/b&gt; (este equipo no tiene llavero donde guardarla): tras reiniciar, el historial queda bloqueado hasta que vuelva a indicar la clave. Una frase de contraseña en «Definir clave…» no necesita llavero.</translation>
+        <translation>⚠ Historial cifrado, pero la clave se guarda &lt;b&gt;solo durante esta sesión&lt;/b&gt; (este equipo no tiene llavero donde guardarla): tras reiniciar, el historial queda bloqueado hasta que vuelvas a indicar la clave. Una frase de contraseña en «Definir clave…» no necesita llavero.</translation>
     </message>
     <message>
         <source>⚠ A key change is unfinished: give its new key in “Set key…” to finish it.</source>
-        <translation>⚠ Hay un cambio de clave sin terminar: indique su clave nueva en «Definir clave…» para terminarlo.</translation>
+        <translation>⚠ Hay un cambio de clave sin terminar: indica su clave nueva en «Definir clave…» para terminarlo.</translation>
     </message>
     <message>
         <source>{0} conversation(s) of an earlier history are locked, kept untouched: give their key or passphrase in “Set key…” to read them again.</source>
-        <translation>{0} conversación(es) de un historial anterior están bloqueadas y se conservan intactas: indique su clave o frase de contraseña en «Definir clave…» para volver a leerlas.</translation>
+        <translation>{0} conversación(es) de un historial anterior están bloqueadas y se conservan intactas: indica su clave o frase de contraseña en «Definir clave…» para volver a leerlas.</translation>
     </message>
     <message>
         <source>New messages are refused until then.</source>
@@ -293,7 +293,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     <message>
         <source>Nothing was written: your history is locked. Give its key or passphrase in “Set key…”, or start a new history.</source>
         <extracomment>a job running longer than this shows what the tab is waiting for (``tab_activity``) what each running job is doing, for ``tab_activity`` (job number → text) what the tab is waiting for, shown once a job has run for ACTIVITY_DELAY_MS</extracomment>
-        <translation>No se escribió nada: su historial está bloqueado. Indique su clave o frase de contraseña en «Definir clave…», o empiece un historial nuevo.</translation>
+        <translation>No se escribió nada: tu historial está bloqueado. Indica su clave o frase de contraseña en «Definir clave…», o empieza un historial nuevo.</translation>
     </message>
     <message>
         <source>Unexpected error (see the log): </source>
@@ -301,7 +301,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Search is off: {0} Use “Rebuild index” to re-embed with the current model.</source>
-        <translation>La búsqueda está desactivada: {0} Use «Reconstruir índice» para recalcular los vectores con el modelo actual.</translation>
+        <translation>La búsqueda está desactivada: {0} Usa «Reconstruir índice» para recalcular los vectores con el modelo actual.</translation>
     </message>
     <message>
         <source>{0} (locked)</source>
@@ -313,7 +313,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>⚠ &lt;b&gt;History is stored in clear text.&lt;/b&gt; Anyone who can read your files can read your conversations. Set a key to encrypt it.</source>
-        <translation>⚠ &lt;b&gt;El historial se guarda sin cifrar.&lt;/b&gt; Cualquiera que pueda leer sus archivos puede leer sus conversaciones. Defina una clave para cifrarlo.</translation>
+        <translation>⚠ &lt;b&gt;El historial se guarda sin cifrar.&lt;/b&gt; Cualquiera que pueda leer tus archivos puede leer tus conversaciones. Define una clave para cifrarlo.</translation>
     </message>
     <message>
         <source>⚠ {0} conversation(s) still stored in clear: “Set key…” encrypts them.</source>
@@ -330,7 +330,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Answered from your conversations.</source>
-        <translation>Respondido a partir de sus conversaciones.</translation>
+        <translation>Respondido a partir de tus conversaciones.</translation>
     </message>
     <message>
         <source>(The model is rephrasing; shown only if every sentence checks out.) </source>
@@ -354,7 +354,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>You</source>
-        <translation>Usted</translation>
+        <translation>Tú</translation>
     </message>
     <message>
         <source>Assistant</source>
@@ -374,7 +374,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>✓ [n]: quoted from past message n (click a source to open it)</source>
-        <translation>✓ [n]: citado del mensaje anterior n (pulse una fuente para abrirla)</translation>
+        <translation>✓ [n]: citado del mensaje anterior n (pulsa una fuente para abrirla)</translation>
     </message>
     <message>
         <source>in grey italics: the model&apos;s own words</source>
@@ -395,11 +395,11 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     <message>
         <source>not from your past conversations</source>
         <extracomment>who wrote a message, readable on the light and on the dark palette the link of an answer&apos;s ✓ [n] mark: ``source:&lt;message index&gt;:&lt;n&gt;`` ``open:&lt;conversation id&gt;:&lt;message index&gt;``: a quoted past message, in its conversation ``rephrase:&lt;answer index&gt;``: ask that answer&apos;s question again, with the model&apos;s draft ``copy:&lt;index&gt;`` (a message) and ``copy:&lt;index&gt;:&lt;k&gt;`` (its code block *k*) a context passage as the agent gives it to the model: &quot;[name, date] role: text&quot;</extracomment>
-        <translation>no procede de sus conversaciones anteriores</translation>
+        <translation>no procede de tus conversaciones anteriores</translation>
     </message>
     <message>
         <source>✓ [n]: past message n says it (named under the answer; click ✓ to see it whole) · in grey italics: the assistant&apos;s own words, {0}</source>
-        <translation>✓ [n]: lo dice el mensaje anterior n (citado bajo la respuesta; pulse ✓ para verlo entero) · en cursiva gris: palabras del propio asistente, {0}</translation>
+        <translation>✓ [n]: lo dice el mensaje anterior n (citado bajo la respuesta; pulsa ✓ para verlo entero) · en cursiva gris: palabras del propio asistente, {0}</translation>
     </message>
     <message>
         <source>System</source>
@@ -431,7 +431,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Your next message starts a new conversation.</source>
-        <translation>Su próximo mensaje empezará una conversación nueva.</translation>
+        <translation>Tu próximo mensaje empezará una conversación nueva.</translation>
     </message>
     <message>
         <source>Renaming…</source>
@@ -439,7 +439,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Select a conversation to delete.</source>
-        <translation>Seleccione la conversación que quiere eliminar.</translation>
+        <translation>Selecciona la conversación que quieres eliminar.</translation>
     </message>
     <message>
         <source>“{0}” is deleted as soon as its answer has stopped.</source>
@@ -491,11 +491,11 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>This passphrase does not open your history. Check it for a typo (letter case, keyboard layout).</source>
-        <translation>Esta frase de contraseña no abre su historial. Compruebe que no tenga erratas (mayúsculas, distribución del teclado).</translation>
+        <translation>Esta frase de contraseña no abre tu historial. Comprueba que no tenga erratas (mayúsculas, distribución del teclado).</translation>
     </message>
     <message>
         <source>No passphrase has been set for this history yet: set one first.</source>
-        <translation>Todavía no se ha definido una frase de contraseña para este historial: defina una primero.</translation>
+        <translation>Todavía no se ha definido una frase de contraseña para este historial: define una primero.</translation>
     </message>
     <message>
         <source>Deriving the key from the passphrase…</source>
@@ -511,11 +511,11 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Your {0} encrypted conversation(s) cannot be opened without their key. Start a new history? They are kept exactly as they are, listed as locked, and readable again whenever you give their key or passphrase.</source>
-        <translation>Sus {0} conversación(es) cifrada(s) no se pueden abrir sin su clave. ¿Empezar un historial nuevo? Se conservan exactamente como están, aparecen como bloqueadas y se podrán leer de nuevo cuando indique su clave o frase de contraseña.</translation>
+        <translation>Tus {0} conversación(es) cifrada(s) no se pueden abrir sin su clave. ¿Empezar un historial nuevo? Se conservan exactamente como están, aparecen como bloqueadas y se podrán leer de nuevo cuando indiques su clave o frase de contraseña.</translation>
     </message>
     <message>
         <source>“Continue unencrypted” stores new conversations in clear text: anyone who can read your files can read them.</source>
-        <translation>«Continuar sin cifrar» guarda las conversaciones nuevas sin cifrar: cualquiera que pueda leer sus archivos podrá leerlas.</translation>
+        <translation>«Continuar sin cifrar» guarda las conversaciones nuevas sin cifrar: cualquiera que pueda leer tus archivos podrá leerlas.</translation>
     </message>
     <message>
         <source>A new encrypted history is started.</source>
@@ -543,7 +543,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Open a conversation to export it.</source>
-        <translation>Abra una conversación para exportarla.</translation>
+        <translation>Abre una conversación para exportarla.</translation>
     </message>
     <message>
         <source>JSON (*.json)</source>
@@ -645,7 +645,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>Added to the list; pick it in a tab or in Settings.</source>
-        <translation>Añadido a la lista; elíjalo en una pestaña o en Configuración.</translation>
+        <translation>Añadido a la lista; elígelo en una pestaña o en Configuración.</translation>
     </message>
 </context>
 <context>
@@ -685,7 +685,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>For an authorised reviewer: find a person&apos;s records by name. The name is looked up through the pseudonym keys; it is never stored in clear.</source>
-        <translation>Para un revisor autorizado: busque los registros de una persona por su nombre. El nombre se busca a través de las claves de seudónimos; nunca se guarda sin cifrar.</translation>
+        <translation>Para un revisor autorizado: busca los registros de una persona por su nombre. El nombre se busca a través de las claves de seudónimos; nunca se guarda sin cifrar.</translation>
     </message>
     <message>
         <source>Person</source>
@@ -706,11 +706,11 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <message>
         <source>Select a record to read it.</source>
         <extracomment>the record shown last (None: none yet)</extracomment>
-        <translation>Seleccione un registro para leerlo.</translation>
+        <translation>Selecciona un registro para leerlo.</translation>
     </message>
     <message>
         <source>Select a record to see it in full.</source>
-        <translation>Seleccione un registro para verlo completo.</translation>
+        <translation>Selecciona un registro para verlo completo.</translation>
     </message>
     <message>
         <source>Show the stored JSON</source>
@@ -727,7 +727,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <message>
         <source>Give this key to whoever checks a proof or checkpoint of this log</source>
         <extracomment>the checkpoint check&apos;s outcome, coloured</extracomment>
-        <translation>Entregue esta clave a quien compruebe una prueba o un punto de control de este registro</translation>
+        <translation>Entrega esta clave a quien compruebe una prueba o un punto de control de este registro</translation>
     </message>
     <message>
         <source>Copy</source>
@@ -836,7 +836,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>Some records could not be read: {0} (Refresh to try again)</source>
-        <translation>Algunos registros no se pudieron leer: {0} (pulse Actualizar para reintentarlo)</translation>
+        <translation>Algunos registros no se pudieron leer: {0} (pulsa Actualizar para reintentarlo)</translation>
     </message>
     <message>
         <source>Sequence number {0} is missing from the log: the record was deleted.</source>
@@ -916,7 +916,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>Proof written to {0}: check it with the verifier key (Checkpoints and proofs)</source>
-        <translation>Prueba escrita en {0}: compruébela con la clave de verificación (Puntos de control y pruebas)</translation>
+        <translation>Prueba escrita en {0}: compruébala con la clave de verificación (Puntos de control y pruebas)</translation>
     </message>
     <message>
         <source>Verifier key copied</source>
@@ -944,7 +944,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     </message>
     <message>
         <source>No checkpoint yet: take one with `custodia audit checkpoint`.</source>
-        <translation>Aún no hay puntos de control: cree uno con `custodia audit checkpoint`.</translation>
+        <translation>Aún no hay puntos de control: crea uno con `custodia audit checkpoint`.</translation>
     </message>
     <message>
         <source>Today&apos;s log is consistent with all {0} checkpoints.</source>
@@ -1000,7 +1000,7 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
 Not erased: their records stay in the chain (sealed, unreadable), so the log still verifies; notes they imported into the tutor stay until deleted there; copies of the key store in your own backups are not reached.</source>
         <translation>Se destruirá la clave de {0}: lo que preguntó y lo que se le mostró no podrá volver a leerlo nadie, y se añade al registro una anotación del borrado.
 
-No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que el registro se sigue verificando; los apuntes que importó en el tutor siguen ahí hasta que se eliminen allí; las copias del almacén de claves en sus propias copias de seguridad no se ven afectadas.</translation>
+No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que el registro se sigue verificando; los apuntes que importó en el tutor siguen ahí hasta que se eliminen allí; las copias del almacén de claves en tus propias copias de seguridad no se ven afectadas.</translation>
     </message>
     <message>
         <source>Forgetting…</source>
@@ -1032,7 +1032,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>The file will hold, in clear, what each person asked and the answer they were shown. Export it only if you are authorised to read it, and keep it safe. The export is recorded in the audit log.</source>
-        <translation>El archivo contendrá, sin cifrar, lo que preguntó cada persona y la respuesta que se le mostró. Expórtelo solo si está autorizado a leerlo, y guárdelo en un lugar seguro. La exportación queda anotada en el registro de auditoría.</translation>
+        <translation>El archivo contendrá, sin cifrar, lo que preguntó cada persona y la respuesta que se le mostró. Expórtalo solo si estás autorizado a leerlo, y guárdalo en un lugar seguro. La exportación queda anotada en el registro de auditoría.</translation>
     </message>
     <message>
         <source>Exporting to {0}…</source>
@@ -1055,15 +1055,15 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>Your {0} encrypted conversation(s) are kept exactly as they are, listed as &lt;b&gt;locked&lt;/b&gt;; give their key or passphrase here later to read them again. New conversations go to a new history under the key or passphrase you set now.</source>
-        <translation>Sus {0} conversación(es) cifrada(s) se conservan exactamente como están, marcadas como &lt;b&gt;bloqueadas&lt;/b&gt;; indique aquí su clave o frase de contraseña más adelante para volver a leerlas. Las conversaciones nuevas irán a un historial nuevo con la clave o frase de contraseña que defina ahora.</translation>
+        <translation>Tus {0} conversación(es) cifrada(s) se conservan exactamente como están, marcadas como &lt;b&gt;bloqueadas&lt;/b&gt;; indica aquí su clave o frase de contraseña más adelante para volver a leerlas. Las conversaciones nuevas irán a un historial nuevo con la clave o frase de contraseña que definas ahora.</translation>
     </message>
     <message>
         <source>Every conversation will be encrypted again with this key, or with a key made from a passphrase. Keep a copy: without it the history cannot be read. An interrupted change goes on when you give the same key again.</source>
-        <translation>Todas las conversaciones se volverán a cifrar con esta clave, o con una clave creada a partir de una frase de contraseña. Guarde una copia: sin ella no se puede leer el historial. Un cambio interrumpido continúa al indicar de nuevo la misma clave.</translation>
+        <translation>Todas las conversaciones se volverán a cifrar con esta clave, o con una clave creada a partir de una frase de contraseña. Guarda una copia: sin ella no se puede leer el historial. Un cambio interrumpido continúa al indicar de nuevo la misma clave.</translation>
     </message>
     <message>
         <source>&lt;b&gt;This computer has no keyring to keep the key in&lt;/b&gt;: a key typed or generated here is kept &lt;b&gt;for this session only&lt;/b&gt; — after a restart your conversations are locked until you give it again. &lt;b&gt;A passphrase needs no keyring&lt;/b&gt;: you type it again at each start.</source>
-        <translation>&lt;b&gt;Este equipo no tiene llavero donde guardar la clave&lt;/b&gt;: una clave escrita o generada aquí se guarda &lt;b&gt;solo durante esta sesión&lt;/b&gt;; tras reiniciar, sus conversaciones quedan bloqueadas hasta que vuelva a indicarla. &lt;b&gt;Una frase de contraseña no necesita llavero&lt;/b&gt;: se vuelve a escribir en cada inicio.</translation>
+        <translation>&lt;b&gt;Este equipo no tiene llavero donde guardar la clave&lt;/b&gt;: una clave escrita o generada aquí se guarda &lt;b&gt;solo durante esta sesión&lt;/b&gt;; tras reiniciar, tus conversaciones quedan bloqueadas hasta que vuelvas a indicarla. &lt;b&gt;Una frase de contraseña no necesita llavero&lt;/b&gt;: la vuelves a escribir en cada inicio.</translation>
     </message>
     <message>
         <source>Passphrase</source>
@@ -1075,7 +1075,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>a few words you will remember</source>
-        <translation>unas palabras que recordará</translation>
+        <translation>unas palabras que recordarás</translation>
     </message>
     <message>
         <source>&amp;Passphrase:</source>
@@ -1104,15 +1104,15 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>Copy this key now and keep it safe: without a keyring it is kept for this session only. Or choose Passphrase instead.</source>
-        <translation>Copie ahora esta clave y guárdela en un lugar seguro: sin llavero solo se conserva durante esta sesión. O elija en su lugar Frase de contraseña.</translation>
+        <translation>Copia ahora esta clave y guárdala en un lugar seguro: sin llavero solo se conserva durante esta sesión. O elige Frase de contraseña en su lugar.</translation>
     </message>
     <message>
         <source>check it for a typo: an unfinished key change waits for the key it started with</source>
-        <translation>compruebe que no tenga erratas: un cambio de clave sin terminar espera la clave con la que empezó</translation>
+        <translation>comprueba que no tenga erratas: un cambio de clave sin terminar espera la clave con la que empezó</translation>
     </message>
     <message>
         <source>Enter the key of the unfinished key change.</source>
-        <translation>Escriba la clave del cambio de clave sin terminar.</translation>
+        <translation>Escribe la clave del cambio de clave sin terminar.</translation>
     </message>
     <message>
         <source>This is not a key of the right form: {0}.</source>
@@ -1120,7 +1120,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>A key change is unfinished and this is not its key: give the key it started with to finish it. Another key can be set once it is done.</source>
-        <translation>Hay un cambio de clave sin terminar y esta no es su clave: indique la clave con la que empezó para terminarlo. Se podrá definir otra clave cuando termine.</translation>
+        <translation>Hay un cambio de clave sin terminar y esta no es su clave: indica la clave con la que empezó para terminarlo. Se podrá definir otra clave cuando termine.</translation>
     </message>
     <message>
         <source>Cipher: Fernet (AES-128 in CBC mode with an HMAC-SHA256 check).</source>
@@ -1180,7 +1180,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>Copy the key to the clipboard (keep it somewhere safe)</source>
-        <translation>Copiar la clave al portapapeles (guárdela en un lugar seguro)</translation>
+        <translation>Copiar la clave al portapapeles (guárdala en un lugar seguro)</translation>
     </message>
     <message>
         <source>Show the key</source>
@@ -1192,23 +1192,23 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>check it for a typo: it must be the key your conversations are encrypted with (a new key from Generate would not open them)</source>
-        <translation>compruebe que no tenga erratas: debe ser la clave con la que están cifradas sus conversaciones (una clave nueva de Generar no las abriría)</translation>
+        <translation>comprueba que no tenga erratas: debe ser la clave con la que están cifradas tus conversaciones (una clave nueva de Generar no las abriría)</translation>
     </message>
     <message>
         <source>check it for a typo, or press Generate to make a new one</source>
-        <translation>compruebe que no tenga erratas, o pulse Generar para crear una nueva</translation>
+        <translation>comprueba que no tenga erratas, o pulsa Generar para crear una nueva</translation>
     </message>
     <message>
         <source>Enter the key your conversations are encrypted with.</source>
-        <translation>Escriba la clave con la que están cifradas sus conversaciones.</translation>
+        <translation>Escribe la clave con la que están cifradas tus conversaciones.</translation>
     </message>
     <message>
         <source>Enter a key, or press Generate to make a new one.</source>
-        <translation>Escriba una clave, o pulse Generar para crear una nueva.</translation>
+        <translation>Escribe una clave, o pulsa Generar para crear una nueva.</translation>
     </message>
     <message>
         <source>Enter the passphrase.</source>
-        <translation>Escriba la frase de contraseña.</translation>
+        <translation>Escribe la frase de contraseña.</translation>
     </message>
     <message>
         <source>A passphrase needs at least {0} characters (a few words are easier to remember and harder to guess).</source>
@@ -1216,11 +1216,11 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>The two passphrases differ: type the same one twice.</source>
-        <translation>Las dos frases de contraseña no coinciden: escriba la misma dos veces.</translation>
+        <translation>Las dos frases de contraseña no coinciden: escribe la misma dos veces.</translation>
     </message>
     <message>
         <source>To set another passphrase, tick “{0}”.</source>
-        <translation>Para definir otra frase de contraseña, marque «{0}».</translation>
+        <translation>Para definir otra frase de contraseña, marca «{0}».</translation>
     </message>
     <message>
         <source>Deriving the key from the passphrase (about half a second)…</source>
@@ -1446,7 +1446,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>Quitting stops it; a multi-agent session can be resumed at the next start.</source>
-        <translation>Si sale, se detendrá; una sesión multiagente se puede reanudar en el próximo inicio.</translation>
+        <translation>Si sales, se detendrá; una sesión multiagente se puede reanudar en el próximo inicio.</translation>
     </message>
     <message>
         <source>Quit anyway</source>
@@ -1486,7 +1486,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>Tell me about yourself and ask me anything: I recall what you told me before, even in another session. “Remember that …” stores a fact; every message has a Remember button.</source>
-        <translation>Hábleme de usted y pregúnteme lo que quiera: recuerdo lo que me contó antes, incluso en otra sesión. «Recuerda que…» guarda un dato; cada mensaje tiene un botón Recordar.</translation>
+        <translation>Háblame de ti y pregúntame lo que quieras: recuerdo lo que me contaste antes, incluso en otra sesión. «Recuerda que…» guarda un dato; cada mensaje tiene un botón Recordar.</translation>
     </message>
     <message>
         <source>Message (Enter to send)…</source>
@@ -1711,11 +1711,11 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>✓ [n]: a memory you told me says it (click to see which)</source>
-        <translation>✓ [n]: lo dice un recuerdo que me contó (pulse para ver cuál)</translation>
+        <translation>✓ [n]: lo dice un recuerdo que me contaste (pulsa para ver cuál)</translation>
     </message>
     <message>
         <source>in grey italics: the model&apos;s own words, not from your memories</source>
-        <translation>en cursiva gris: palabras del propio modelo, no de sus recuerdos</translation>
+        <translation>en cursiva gris: palabras del propio modelo, no de tus recuerdos</translation>
     </message>
     <message>
         <source>struck out: the model&apos;s draft, withheld as unsupported</source>
@@ -1723,7 +1723,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>✓ [n]: stated by memory n of the memories used (click to select it)</source>
-        <translation>✓ [n]: lo dice el recuerdo n de los usados (pulse para seleccionarlo)</translation>
+        <translation>✓ [n]: lo dice el recuerdo n de los usados (pulsa para seleccionarlo)</translation>
     </message>
 </context>
 <context>
@@ -1731,7 +1731,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     <message>
         <source>You</source>
         <extracomment>Copy (message or code block) put this text on the clipboard</extracomment>
-        <translation>Usted</translation>
+        <translation>Tú</translation>
     </message>
     <message>
         <source>Assistant</source>
@@ -1771,7 +1771,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>Copies the embedded data in {0} to the servers configured in Settings. Nothing embedded is deleted; if the copy is interrupted or cancelled, run it again to resume.</source>
-        <translation>Copia los datos integrados de {0} a los servidores configurados en Configuración. No se elimina nada de lo integrado; si la copia se interrumpe o se cancela, vuelva a ejecutarla para reanudarla.</translation>
+        <translation>Copia los datos integrados de {0} a los servidores configurados en Configuración. No se elimina nada de lo integrado; si la copia se interrumpe o se cancela, vuelve a ejecutarla para reanudarla.</translation>
     </message>
     <message>
         <source>Datum</source>
@@ -1835,7 +1835,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>Problems (fix them, then try again):</source>
-        <translation>Problemas (corríjalos y vuelva a intentarlo):</translation>
+        <translation>Problemas (corrígelos y vuelve a intentarlo):</translation>
     </message>
     <message numerus="yes">
         <source>%n item(s) to copy or rebuild.</source>
@@ -1846,7 +1846,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>The migration cannot start: see the problems above.</source>
-        <translation>La migración no puede empezar: vea los problemas de arriba.</translation>
+        <translation>La migración no puede empezar: mira los problemas de arriba.</translation>
     </message>
     <message>
         <source>Cancel</source>
@@ -1882,7 +1882,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>Cancelled. Nothing embedded was touched; Migrate again to resume.</source>
-        <translation>Cancelada. No se tocó nada de lo integrado; pulse Migrar de nuevo para reanudar.</translation>
+        <translation>Cancelada. No se tocó nada de lo integrado; pulsa Migrar de nuevo para reanudar.</translation>
     </message>
     <message>
         <source>Resume</source>
@@ -1946,7 +1946,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>Also list the .gguf files of a folder you keep models in</source>
-        <translation>Mostrar también los archivos .gguf de una carpeta donde guarde modelos</translation>
+        <translation>Mostrar también los archivos .gguf de una carpeta donde guardes modelos</translation>
     </message>
     <message>
         <source>Refresh</source>
@@ -2036,11 +2036,11 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>The bundled model and {0} model file(s). Pick one for an assistant in its tab or in Settings.</source>
-        <translation>El modelo incluido y {0} archivo(s) de modelo. Elija uno para un asistente en su pestaña o en Configuración.</translation>
+        <translation>El modelo incluido y {0} archivo(s) de modelo. Elige uno para un asistente en su pestaña o en Configuración.</translation>
     </message>
     <message>
         <source>Only the bundled model so far: add a .gguf file (an instruction-tuned one, e.g. &apos;…-Instruct-Q4_K_M.gguf&apos;), a folder that holds some, or use Tools ▸ Models ▸ Find models on this computer.</source>
-        <translation>Por ahora solo el modelo incluido: añada un archivo .gguf (uno ajustado para instrucciones, p. ej. &apos;…-Instruct-Q4_K_M.gguf&apos;), una carpeta que los contenga, o use Herramientas ▸ Modelos ▸ Buscar modelos en este equipo.</translation>
+        <translation>Por ahora solo el modelo incluido: añade un archivo .gguf (uno ajustado para instrucciones, p. ej. &apos;…-Instruct-Q4_K_M.gguf&apos;), una carpeta que los contenga, o usa Herramientas ▸ Modelos ▸ Buscar modelos en este equipo.</translation>
     </message>
     <message>
         <source>{0} (a link to {1})</source>
@@ -2068,7 +2068,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>You can undo this until you close this window.</source>
-        <translation>Puede deshacerlo hasta que cierre esta ventana.</translation>
+        <translation>Puedes deshacerlo hasta que cierres esta ventana.</translation>
     </message>
     <message>
         <source>Remove model</source>
@@ -2357,7 +2357,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>Another session is running: {0}. Select it in the list to cancel it.</source>
-        <translation>Hay otra sesión en curso: {0}. Selecciónela en la lista para cancelarla.</translation>
+        <translation>Hay otra sesión en curso: {0}. Selecciónala en la lista para cancelarla.</translation>
     </message>
     <message>
         <source>A session is running: one at a time</source>
@@ -2369,7 +2369,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>Another Custodia process is running this session ({0}); wait for it to finish, or stop it, then Refresh</source>
-        <translation>Otro proceso de Custodia está ejecutando esta sesión ({0}); espere a que termine o deténgalo, y después pulse Actualizar</translation>
+        <translation>Otro proceso de Custodia está ejecutando esta sesión ({0}); espera a que termine o detenlo, y después pulsa Actualizar</translation>
     </message>
     <message>
         <source>The embedding model changed: the semantic memory must be re-embedded before it can be searched or used by the experts.
@@ -2412,7 +2412,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>Nothing here was run: read it as the model&apos;s draft.</source>
-        <translation>Aquí no se ejecutó nada: léalo como un borrador del modelo.</translation>
+        <translation>Aquí no se ejecutó nada: léelo como un borrador del modelo.</translation>
     </message>
     <message>
         <source>Step {0} ({1}): {2}</source>
@@ -2515,7 +2515,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>Type a task first.</source>
-        <translation>Escriba primero una tarea.</translation>
+        <translation>Escribe primero una tarea.</translation>
     </message>
     <message>
         <source>Running: {0}</source>
@@ -2736,7 +2736,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>Your data is kept in {0}. The models and their generation settings apply from each assistant&apos;s next answer; the other settings apply after a restart.</source>
         <extracomment>``models.&lt;assistant&gt;`` and ``generation.&lt;assistant&gt;.&lt;setting&gt;`` -&gt; its widget under each assistant&apos;s context size: the most its model was trained on, and why what the model lists offer (the models folders are read by the caller, in a worker)</extracomment>
-        <translation>Sus datos se guardan en {0}. Los modelos y sus ajustes de generación se aplican a partir de la próxima respuesta de cada asistente; los demás ajustes, tras reiniciar.</translation>
+        <translation>Tus datos se guardan en {0}. Los modelos y sus ajustes de generación se aplican a partir de la próxima respuesta de cada asistente; los demás ajustes, tras reiniciar.</translation>
     </message>
     <message>
         <source>Every assistant&apos;s model unless it has its own below (gguf:&lt;path or name&gt;, ollama:&lt;model&gt;, openai:&lt;model&gt; can be typed)</source>
@@ -2785,22 +2785,6 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>Applied from each assistant&apos;s next answer.</source>
         <translation>Se aplica a partir de la próxima respuesta de cada asistente.</translation>
-    </message>
-    <message>
-        <source>Tutor</source>
-        <translation>Tutor</translation>
-    </message>
-    <message>
-        <source>Memories</source>
-        <translation>Recuerdos</translation>
-    </message>
-    <message>
-        <source>Conversations</source>
-        <translation>Conversaciones</translation>
-    </message>
-    <message>
-        <source>Multi-agent</source>
-        <translation>Multiagente</translation>
     </message>
     <message>
         <source>Empty: the default chat model</source>
@@ -2935,7 +2919,7 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     </message>
     <message>
         <source>If this datum is lost, what happens? &lt;b&gt;recomputable&lt;/b&gt;: it is recomputed (a cache, a derived index) · &lt;b&gt;history&lt;/b&gt;: history is lost (SQLite, JSON files: back them up) · &lt;b&gt;provable&lt;/b&gt;: I could no longer prove nobody touched it (the hash-chained audit log and its checkpoints)</source>
-        <translation>Si se pierde este dato, ¿qué ocurre? &lt;b&gt;recalculable&lt;/b&gt;: se vuelve a calcular (una caché, un índice derivado) · &lt;b&gt;historial&lt;/b&gt;: se pierde el historial (SQLite, archivos JSON: haga copias de seguridad) · &lt;b&gt;demostrable&lt;/b&gt;: ya no podría demostrar que nadie lo tocó (el registro de auditoría encadenado por hashes y sus puntos de control)</translation>
+        <translation>Si se pierde este dato, ¿qué ocurre? &lt;b&gt;recalculable&lt;/b&gt;: se vuelve a calcular (una caché, un índice derivado) · &lt;b&gt;historial&lt;/b&gt;: se pierde el historial (SQLite, archivos JSON: haz copias de seguridad) · &lt;b&gt;demostrable&lt;/b&gt;: ya no podría demostrar que nadie lo tocó (el registro de auditoría encadenado por hashes y sus puntos de control)</translation>
     </message>
     <message>
         <source>Refresh</source>
@@ -3056,7 +3040,7 @@ last used {1}; {2} turn(s)</source>
     </message>
     <message>
         <source>Add your own Markdown or text notes to this user&apos;s scope</source>
-        <translation>Añadir sus propios apuntes en Markdown o texto al ámbito de este usuario</translation>
+        <translation>Añadir tus propios apuntes en Markdown o texto al ámbito de este usuario</translation>
     </message>
     <message>
         <source>Open inspector</source>
@@ -3072,7 +3056,7 @@ last used {1}; {2} turn(s)</source>
     </message>
     <message>
         <source>Ask a study question. Answers cite their notes: click a citation to read it.</source>
-        <translation>Haga una pregunta de estudio. Pulse una cita para leer su apunte.</translation>
+        <translation>Haz una pregunta de estudio. Pulsa una cita para leer su apunte.</translation>
     </message>
     <message>
         <source>Question (Enter to ask)…</source>
@@ -3092,7 +3076,7 @@ last used {1}; {2} turn(s)</source>
     </message>
     <message>
         <source>Ask the chat model for its own answer to the last question: it is shown only if every sentence is supported by your notes</source>
-        <translation>Pedir al modelo de chat su propia respuesta a la última pregunta: solo se muestra si cada frase tiene respaldo en sus apuntes</translation>
+        <translation>Pedir al modelo de chat su propia respuesta a la última pregunta: solo se muestra si cada frase tiene respaldo en tus apuntes</translation>
     </message>
     <message>
         <source>New thread</source>
@@ -3152,7 +3136,7 @@ last used {1}; {2} turn(s)</source>
     </message>
     <message>
         <source>Searching your notes…</source>
-        <translation>Buscando en sus apuntes…</translation>
+        <translation>Buscando en tus apuntes…</translation>
     </message>
     <message>
         <source>Answering…</source>
@@ -3172,11 +3156,11 @@ last used {1}; {2} turn(s)</source>
     </message>
     <message>
         <source>The model is drafting an answer ({0} words so far). It is checked against your notes before anything is shown.</source>
-        <translation>El modelo está redactando una respuesta ({0} palabras hasta ahora). Se contrasta con sus apuntes antes de mostrar nada.</translation>
+        <translation>El modelo está redactando una respuesta ({0} palabras hasta ahora). Se contrasta con tus apuntes antes de mostrar nada.</translation>
     </message>
     <message>
         <source>The model may reword this answer ({0} words so far): its draft replaces it only if every sentence is supported by your notes.</source>
-        <translation>El modelo puede reformular esta respuesta ({0} palabras hasta ahora): su borrador la sustituye solo si cada frase tiene respaldo en sus apuntes.</translation>
+        <translation>El modelo puede reformular esta respuesta ({0} palabras hasta ahora): su borrador la sustituye solo si cada frase tiene respaldo en tus apuntes.</translation>
     </message>
     <message>
         <source>Sources</source>
@@ -3192,7 +3176,7 @@ last used {1}; {2} turn(s)</source>
     </message>
     <message>
         <source>unsupported by your notes</source>
-        <translation>sin respaldo en sus apuntes</translation>
+        <translation>sin respaldo en tus apuntes</translation>
     </message>
     <message>
         <source>supported</source>
@@ -3200,11 +3184,11 @@ last used {1}; {2} turn(s)</source>
     </message>
     <message>
         <source>Degraded retrieval: the graph is unavailable, so answers come from vector and keyword retrieval only (hover for details).</source>
-        <translation>Recuperación degradada: el grafo no está disponible, así que las respuestas proceden solo de la búsqueda por vectores y por palabras clave (pase el ratón por encima para ver detalles).</translation>
+        <translation>Recuperación degradada: el grafo no está disponible, así que las respuestas proceden solo de la búsqueda por vectores y por palabras clave (pasa el ratón por encima para ver detalles).</translation>
     </message>
     <message>
         <source>Degraded retrieval: {0} unavailable, so answers come from the other retrieval methods only (hover for details).</source>
-        <translation>Recuperación degradada: {0} no disponible, así que las respuestas proceden solo de los demás métodos de recuperación (pase el ratón por encima para ver detalles).</translation>
+        <translation>Recuperación degradada: {0} no disponible, así que las respuestas proceden solo de los demás métodos de recuperación (pasa el ratón por encima para ver detalles).</translation>
     </message>
     <message>
         <source>Something went wrong (see the log): {0}</source>
@@ -3285,15 +3269,15 @@ last used {1}; {2} turn(s)</source>
     <message>
         <source>a team of AI experts plans, does and reviews a task for you</source>
         <extracomment>tab objectName -&gt; what it is for (shown in the welcome and the user guide)</extracomment>
-        <translation>un equipo de expertos de IA planifica, realiza y revisa una tarea por usted</translation>
+        <translation>un equipo de expertos de IA planifica, realiza y revisa una tarea por ti</translation>
     </message>
     <message>
         <source>a chat that remembers what you tell it, across sessions</source>
-        <translation>un chat que recuerda lo que le cuenta, de una sesión a otra</translation>
+        <translation>un chat que recuerda lo que le cuentas, de una sesión a otra</translation>
     </message>
     <message>
         <source>your chat history, searchable, encrypted if you want</source>
-        <translation>su historial de chat, con búsqueda y cifrado si lo desea</translation>
+        <translation>tu historial de chat, con búsqueda y cifrado si lo deseas</translation>
     </message>
     <message>
         <source>questions on clinical study notes, answered with their sources</source>
@@ -3375,7 +3359,7 @@ Fix custodia.toml or the environment and start again.</source>
 
 {0}
 
-Corrija custodia.toml o el entorno y vuelva a iniciar.</translation>
+Corrige custodia.toml o el entorno y vuelve a iniciar.</translation>
     </message>
 </context>
 <context>
