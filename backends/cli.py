@@ -163,12 +163,30 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def _parse_known_args(self, *args: Any, **kwargs: Any) -> tuple[argparse.Namespace, list[str]]:
+        with self._positionals_named_as_shown():
+            try:
+                return super()._parse_known_args(*args, **kwargs)
+            except argparse.ArgumentError as err:
+                if err.argument_name:
+                    err.argument_name = placeholder(err.argument_name)
+                raise
+
+    @contextlib.contextmanager
+    def _positionals_named_as_shown(self) -> Iterator[None]:
+        """While parsing, each positional's metavar is its placeholder in the user's
+        language: argparse names missing arguments by it ("se requieren los siguientes
+        argumentos: pregunta"), and the usage printed with the error shows the same word."""
+        changed: list[tuple[argparse.Action, str | tuple[str, ...] | None]] = []
+        for action in self._actions:
+            name = action.dest if action.metavar is None else action.metavar
+            if not action.option_strings and isinstance(name, str) and name in _PLACEHOLDERS:
+                changed.append((action, action.metavar))
+                action.metavar = placeholder(name)
         try:
-            return super()._parse_known_args(*args, **kwargs)
-        except argparse.ArgumentError as err:
-            if err.argument_name:
-                err.argument_name = placeholder(err.argument_name)
-            raise
+            yield
+        finally:
+            for action, metavar in changed:
+                action.metavar = metavar
 
 
 def build_parser() -> argparse.ArgumentParser:

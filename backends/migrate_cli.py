@@ -159,6 +159,6 @@ def _print_report(args: argparse.Namespace, report: MigrationPlan) -> None:
         return
     print(_("Migration finished:"))
     for step in report.steps:
-        print(f"  [{step.state:>12}] {step.line()}")
+        print(f"  [{_(step.state):>12}] {step.line()}")
     for note in report.notes:
         print(_("note: {note}").format(note=note))

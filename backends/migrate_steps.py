@@ -25,6 +25,7 @@ from backends import stores
 from backends.assistants import Context, StoreOpener
 from backends.config import Config, redact_url
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
+from backends.i18n import N_, _, number
 from backends.net import http_json
 from backends.progress import Progress
 from backends.stores.audit_log import COPY_BATCH, DEFAULT_SCHEMA
@@ -42,10 +43,14 @@ T = TypeVar("T")
 #: a JSON object as the journal holds it
 JSONDict = dict[str, object]
 
-COPY = "copy"
-REBUILD = "rebuild"
-STAYS = "stays"
-NOTHING = "nothing to copy"
+#: the plan's actions: English in the journal and the JSON plan, translated where shown
+COPY = N_("copy")
+REBUILD = N_("rebuild")
+STAYS = N_("stays")
+NOTHING = N_("nothing to copy")
+
+#: a step's states (English in the JSON report, translated where shown)
+STATES = (N_("planned"), N_("done"), N_("done earlier"), N_("skipped"), N_("unchanged"))
 
 
 class MigrationError(CustodiaEnvironmentError):
@@ -80,15 +85,17 @@ class Step:
     def works(self) -> bool:
         return self.action in (COPY, REBUILD)
 
-    def line(self) -> str:
-        head = f"{self.name:<22} {self.action:<15}"
+    def line(self, name_width: int = 22, action_width: int = 15) -> str:
+        """The step as the user reads it: its name and action in the user's language (the
+        step keeps them in English: the journal's keys and the JSON plan's words)."""
+        head = f"{_(self.name):<{name_width}} {_(self.action):<{action_width}}"
         where = f"{self.source} -> {self.target}" if self.works else self.source
-        count = f" ({self.items:,})" if self.works else ""
+        count = f" ({number(self.items)})" if self.works else ""
         text = f"{head} {where}{count}"
         if self.detail:
             text += f" — {self.detail}"
         if self.problem:
-            text += f"  [PROBLEM: {self.problem}]"
+            text += "  " + _("[PROBLEM: {problem}]").format(problem=self.problem)
         return text
 
 
@@ -159,7 +166,8 @@ class StepProgress:
     def _on_progress(self, done: int, total: int, message: str) -> None:
         delta = max(0, done - self.reported)
         self.reported = max(self.reported, done)
-        self.parent.advance(delta, f"{self.label}: {message}" if message else self.label)
+        label = _(self.label)
+        self.parent.advance(delta, f"{label}: {message}" if message else label)
 
 
 @dataclass
@@ -254,7 +262,7 @@ def http_probe(target: Config, url: str, path: str) -> None:
     try:
         http_json(url.rstrip("/") + path, None, target.network_timeout)
     except CustodiaEnvironmentError as err:
-        raise StoreUnavailableError(f"server not reachable: {err}") from err
+        raise StoreUnavailableError(_("server not reachable: {err}").format(err=err)) from err
 
 
 def count(path: Path, query: str, params: tuple[str, ...] = ()) -> int:

@@ -16,6 +16,7 @@ from backends.audit.checkpoints import Signer, TrustStore
 from backends.audit.service import CHECKPOINTS_FILE, LOG_FILE, SIGNING_KEY_FILE
 from backends.audit.verify import VerifyResult, verify_chain
 from backends.config import Config, redact_url
+from backends.i18n import _
 from backends.migrate_steps import (
     AuditMergeRefused,
     BrokenChainError,
@@ -68,10 +69,10 @@ def open_target_log(
         if "bootstrap" not in str(err) and "does not exist" not in str(err):
             raise
         if not bootstrap_if_missing:
-            return None, (
-                f"the audit schema {run.options.schema!r} and its roles will be created "
-                "(bootstrap) with the admin DSN"
-            )
+            return None, _(
+                "the audit schema {schema!r} and its roles will be created (bootstrap) with "
+                "the admin DSN"
+            ).format(schema=run.options.schema)
     done = _bootstrap(run)
     return target_log(), done
 
@@ -97,25 +98,33 @@ def _bootstrap(run: MigrationRun) -> str:
         app_password=str(keep) if keep else None,
         timeout=run.target.network_timeout,
     )
-    note = (
-        f"bootstrapped the audit schema {result.schema!r} and roles "
-        f"{roles.owner}/{roles.app}/{roles.maintenance} with {redact_dsn(admin)}"
+    note = _(
+        "bootstrapped the audit schema {schema!r} and roles {owner}/{app}/{maintenance} "
+        "with {admin}"
+    ).format(
+        schema=result.schema,
+        owner=roles.owner,
+        app=roles.app,
+        maintenance=roles.maintenance,
+        admin=redact_dsn(admin),
     )
     if configured.get("user") != roles.app:
-        note += (
-            f"; the configured DSN is not the application role — set postgres_dsn to "
-            f"{redact_url(dsn_url(result.app_dsn))} (its password was generated now: run "
-            "`custodia audit bootstrap --admin-dsn …` again to set a new one you keep)"
-        )
+        note += "; " + _(
+            "the configured DSN is not the application role — set postgres_dsn to {dsn} "
+            "(its password was generated now: run `custodia audit bootstrap --admin-dsn …` "
+            "again to set a new one you keep)"
+        ).format(dsn=redact_url(dsn_url(result.app_dsn)))
     run.notes.append(note)
     return note
 
 
 def _refused(target_log: AuditLog, seq: int) -> AuditMergeRefused:
     return AuditMergeRefused(
-        f"the server audit log ({target_log.location}) already holds {seq} records "
-        "that are not a copy started by this migration: refusing to merge two chains. "
-        "Point postgres_dsn at an empty database (or schema)."
+        _(
+            "the server audit log ({location}) already holds {seq} records that are not a "
+            "copy started by this migration: refusing to merge two chains. Point "
+            "postgres_dsn at an empty database (or schema)."
+        ).format(location=target_log.location, seq=seq)
     )
 
 
@@ -156,15 +165,15 @@ def copy_chain(run: MigrationRun, step: Step) -> None:
     target_log: AuditLog | None = None
     try:
         # Before: the embedded chain verifies (with its trusted checkpoints).
-        before = verified(source, trusted, "the embedded audit chain is broken; not copying it")
-        target_log, _ = open_target_log(run, bootstrap_if_missing=True)
+        before = verified(source, trusted, _("the embedded audit chain is broken; not copying it"))
+        target_log, _note = open_target_log(run, bootstrap_if_missing=True)
         assert target_log is not None
         start = resume_point(run, source, target_log)
         if start:
             verified(
                 target_log,
                 trusted,
-                "the server audit chain is broken; not continuing",
+                _("the server audit chain is broken; not continuing"),
                 copy_of=source.log_id,
             )
         state = run.journal.step(step.name)
@@ -204,12 +213,16 @@ def _copy(
         )
     except NotAPrefix as err:
         raise AuditMergeRefused(
-            f"the server audit log changed during the copy (head seq {err.head.seq}, "
-            f"expected {err.expected.seq}): someone else is appending; stopped"
+            _(
+                "the server audit log changed during the copy (head seq {head}, expected "
+                "{expected}): someone else is appending; stopped"
+            ).format(head=err.head.seq, expected=err.expected.seq)
         ) from err
     except ChainChanged as err:
         raise BrokenChainError(
-            f"the embedded audit chain changed while copying (seq {err.seq}); stopped"
+            _("the embedded audit chain changed while copying (seq {seq}); stopped").format(
+                seq=err.seq
+            )
         ) from err
 
 
@@ -225,13 +238,15 @@ def _verify_after(
     """After: both chains verify and the copy ends on the same head, which is signed."""
     signer, trusted = keys
     copied_log = verified(
-        target_log, trusted, "the copied audit chain does not verify", copy_of=source.log_id
+        target_log, trusted, _("the copied audit chain does not verify"), copy_of=source.log_id
     )
-    again = verified(source, trusted, "the embedded audit chain no longer verifies")
+    again = verified(source, trusted, _("the embedded audit chain no longer verifies"))
     mine = source.get(copied_log.head.seq) if copied_log.head.seq else None
     if copied_log.head.seq != until or (mine is not None and mine.hash != copied_log.head.hash):
         raise BrokenChainError(
-            f"the server log ends at seq {copied_log.head.seq}, the embedded copy at {until}"
+            _("the server log ends at seq {server}, the embedded copy at {until}").format(
+                server=copied_log.head.seq, until=until
+            )
         )
     if copied_log.head.seq:
         checkpoint = signer.sign(target_log.log_id, copied_log.head.seq, copied_log.head.hash)
@@ -239,8 +254,12 @@ def _verify_after(
         if target_log.stores_checkpoints:
             target_log.add_checkpoint(checkpoint)
         state["checkpoint"] = {"seq": checkpoint.seq, "head": checkpoint.head}
-    step.detail = (
-        f"{copied_log.records} records on the server, both chains verified "
-        f"(embedded: {again.records}); head {copied_log.head.hash[:12]}… signed as a "
-        f"checkpoint of the server log {target_log.log_id}"
+    step.detail = _(
+        "{records} records on the server, both chains verified (embedded: {embedded}); head "
+        "{head}… signed as a checkpoint of the server log {log}"
+    ).format(
+        records=copied_log.records,
+        embedded=again.records,
+        head=copied_log.head.hash[:12],
+        log=target_log.log_id,
     )

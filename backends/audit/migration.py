@@ -19,6 +19,7 @@ from backends.audit.chain_copy import (
 from backends.audit.service import CHECKPOINTS_FILE, KEYS_FILE, LOG_FILE
 from backends.audit.verify import verify_chain
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import N_, _
 from backends.migrate_steps import (
     COPY,
     NOTHING,
@@ -35,17 +36,18 @@ def _plan_audit(run: MigrationRun, declared: Migratable) -> Step:
     path = run.config.path(LOG_FILE)
     source = f"SQLite {path}"
     if not run.moves(declared):
-        return Step(declared.step, STAYS, source, source, detail="no Postgres configured")
+        return Step(declared.step, STAYS, source, source, detail=_("no Postgres configured"))
     step = Step(
         declared.step,
         COPY,
         source,
         f"Postgres {run.fingerprint[declared.server]}",
-        detail="record by record (seq, record, hash), chain verified on both sides "
-        "before and after",
+        detail=_(
+            "record by record (seq, record, hash), chain verified on both sides before and after"
+        ),
     )
     if not path.exists():
-        step.action, step.detail = NOTHING, "no embedded audit log"
+        step.action, step.detail = NOTHING, _("no embedded audit log")
         return step
     log = source_log(run)
     try:
@@ -62,7 +64,7 @@ def _probe_copy(run: MigrationRun, step: Step, log: AuditLog) -> None:
     this chain's own prefix, to be resumed); what is wrong becomes the step's problem."""
     result = verify_chain(log, existing_trust(run.config))
     if not result.ok:
-        step.problem = f"the embedded chain is broken: {result.line()}"
+        step.problem = _("the embedded chain is broken: {result}").format(result=result.line())
         return
     try:
         target_log, note = open_target_log(run, bootstrap_if_missing=False)
@@ -76,7 +78,7 @@ def _probe_copy(run: MigrationRun, step: Step, log: AuditLog) -> None:
         resume_from = resume_point(run, log, target_log)
         if resume_from:
             step.items -= resume_from
-            step.detail += f"; resuming after seq {resume_from}"
+            step.detail += "; " + _("resuming after seq {seq}").format(seq=resume_from)
     except AuditMergeRefused as err:
         step.problem = str(err)
     finally:
@@ -85,10 +87,13 @@ def _probe_copy(run: MigrationRun, step: Step, log: AuditLog) -> None:
 
 def _plan_checkpoints(run: MigrationRun, declared: Migratable) -> Step:
     path = run.config.path(CHECKPOINTS_FILE)
-    detail = "the trust file and the signing key stay outside any database"
+    detail = _("the trust file and the signing key stay outside any database")
     if run.moves(AUDIT):
-        detail += "; after the copy, a checkpoint of the server log at the copied head is signed"
-    return Step(declared.step, STAYS, f"local {path}", f"local {path}", detail=detail)
+        detail += "; " + _(
+            "after the copy, a checkpoint of the server log at the copied head is signed"
+        )
+    local = _("local {path}").format(path=path)
+    return Step(declared.step, STAYS, local, local, detail=detail)
 
 
 def _plan_keys(run: MigrationRun, declared: Migratable) -> Step:
@@ -98,7 +103,7 @@ def _plan_keys(run: MigrationRun, declared: Migratable) -> Step:
         STAYS,
         f"SQLite {path}",
         f"SQLite {path}",
-        detail=(
+        detail=_(
             "on a server log they move beside it on first use, wrapped under audit-log.kek, a "
             "key only the desktops hold (CT4, CT11; docs/AUDIT.md)"
         ),
@@ -106,11 +111,13 @@ def _plan_keys(run: MigrationRun, declared: Migratable) -> Step:
 
 
 #: the audit copy resumes by itself: its journal state is re-entered on a resume
-AUDIT = Migratable("audit log", "audit_log", "postgres", _plan_audit, copy_chain, reentered=True)
+AUDIT = Migratable(
+    N_("audit log"), "audit_log", "postgres", _plan_audit, copy_chain, reentered=True
+)
 
 #: the audit log's steps, in the plan's order
 STEPS: tuple[Migratable, ...] = (
     AUDIT,
-    Migratable("checkpoints", "", "", _plan_checkpoints),
-    Migratable("pseudonym keys", "", "", _plan_keys),
+    Migratable(N_("checkpoints"), "", "", _plan_checkpoints),
+    Migratable(N_("pseudonym keys"), "", "", _plan_keys),
 )

@@ -16,6 +16,7 @@ from backends.config import Config
 from backends.conversations import ConversationAgent
 from backends.conversations.service import FOLDER, INDEX_FILE
 from backends.conversations.vectors import sync
+from backends.i18n import N_, _
 from backends.migrate_steps import (
     NOTHING,
     REBUILD,
@@ -46,28 +47,33 @@ def _agent(run: MigrationRun) -> ConversationAgent:
     return run.process.get("conversations", ConversationAgent)
 
 
+def _json_files(folder: Path) -> str:
+    """Where the conversations' JSON files are, as the plan shows it."""
+    return _("JSON files {folder}").format(folder=folder)
+
+
 def _plan_conversations(run: MigrationRun, declared: Migratable) -> Step:
-    folder = _folder(run.config)
+    files = _json_files(_folder(run.config))
     return Step(
         declared.step,
         STAYS,
-        f"JSON files {folder}",
-        f"JSON files {folder}",
-        detail="the files are the source of truth in every profile (CA1)",
+        files,
+        files,
+        detail=_("the files are the source of truth in every profile (CA1)"),
     )
 
 
 def _plan_index(run: MigrationRun, declared: Migratable) -> Step:
     path = _index_file(run.config)
     folder = _folder(run.config)
-    files = sum(1 for _ in folder.glob("*.json")) if folder.exists() else 0
+    files = sum(1 for _file in folder.glob("*.json")) if folder.exists() else 0
     return Step(
         declared.step,
         REBUILD if files else NOTHING,
-        f"JSON files {folder}",
+        _json_files(folder),
         f"SQLite {path}",
         items=files,
-        detail="reconciled with the files (rows that differ are rebuilt); stays SQLite (CA3)",
+        detail=_("reconciled with the files (rows that differ are rebuilt); stays SQLite (CA3)"),
     )
 
 
@@ -75,15 +81,21 @@ def _run_index(run: MigrationRun, step: Step) -> None:
     sub = StepProgress(run.progress, step.name)
     report = _agent(run).reconcile(sub.progress)
     step.done = step.items
-    step.detail = (
-        f"{report.files} files: {report.unchanged} unchanged, {report.reread} re-read, "
-        f"{report.removed} rows removed, {report.unreadable} unreadable now"
+    step.detail = _(
+        "{files} files: {unchanged} unchanged, {reread} re-read, {removed} rows removed, "
+        "{unreadable} unreadable now"
+    ).format(
+        files=report.files,
+        unchanged=report.unchanged,
+        reread=report.reread,
+        removed=report.removed,
+        unreadable=report.unreadable,
     )
 
 
 def _plan_vectors(run: MigrationRun, declared: Migratable) -> Step:
     cfg = run.config
-    source = f"JSON files {_folder(cfg)}"
+    source = _json_files(_folder(cfg))
     url = run.fingerprint[declared.server]
     if not url:
         return Step(
@@ -91,7 +103,7 @@ def _plan_vectors(run: MigrationRun, declared: Migratable) -> Step:
             STAYS,
             f"Chroma local {cfg.chroma_path}",
             f"Chroma local {cfg.chroma_path}",
-            detail="no Chroma server configured (chroma_url)",
+            detail=_("no Chroma server configured (chroma_url)"),
         )
     # the messages the conversation index knows (read-only: the dry run writes nothing)
     messages = count(
@@ -102,10 +114,12 @@ def _plan_vectors(run: MigrationRun, declared: Migratable) -> Step:
         declared.step,
         REBUILD,
         source,
-        f"Chroma server {url}",
+        _("Chroma server {url}").format(url=url),
         items=messages,
-        detail="re-embedded from the files and upserted (ids file:index; a rerun adds only "
-        "what is missing)",
+        detail=_(
+            "re-embedded from the files and upserted (ids file:index; a rerun adds only what "
+            "is missing)"
+        ),
     )
     if run.dry_run:
         step.problem = probe(lambda: http_probe(run.target, url, "/api/v2/heartbeat"))
@@ -126,18 +140,18 @@ def _run_vectors(run: MigrationRun, step: Step) -> None:
         sub = StepProgress(run.progress, step.name)
         report = sync(agent.files, agent.index, server, embedder, sub.progress)
         step.done = report.added
-        step.detail = (
-            f"{report.added} added, {report.present} already there, {report.dropped} dropped"
+        step.detail = _("{added} added, {present} already there, {dropped} dropped").format(
+            added=report.added, present=report.present, dropped=report.dropped
         )
     finally:
         server.close()
 
 
-VECTORS = Migratable("conversation vectors", "vectors", "chroma", _plan_vectors, _run_vectors)
+VECTORS = Migratable(N_("conversation vectors"), "vectors", "chroma", _plan_vectors, _run_vectors)
 
 #: the conversation agent's steps, in the plan's order
 STEPS: tuple[Migratable, ...] = (
-    Migratable("conversations", "", "", _plan_conversations),
-    Migratable("conversation index", "", "", _plan_index, _run_index),
+    Migratable(N_("conversations"), "", "", _plan_conversations),
+    Migratable(N_("conversation index"), "", "", _plan_index, _run_index),
     VECTORS,
 )

@@ -7,6 +7,7 @@ from a server, and WAL already lets several processes share it).
 
 from __future__ import annotations
 
+from backends.i18n import N_, _
 from backends.memories.service import STORE_FILE
 from backends.migrate_steps import STAYS, Migratable, MigrationRun, Step
 
@@ -18,10 +19,12 @@ def _plan_memories(run: MigrationRun, declared: Migratable) -> Step:
         STAYS,
         f"SQLite {path}",
         f"SQLite {path}",
-        detail="the memory table is SQLite in every profile (PA1); WAL shares it between "
-        "processes, and one user's memories gain nothing from a server",
+        detail=_(
+            "the memory table is SQLite in every profile (PA1); WAL shares it between "
+            "processes, and one user's memories gain nothing from a server"
+        ),
     )
 
 
 #: the memory assistant's steps
-STEPS: tuple[Migratable, ...] = (Migratable("memories", "memories", "", _plan_memories),)
+STEPS: tuple[Migratable, ...] = (Migratable(N_("memories"), "memories", "", _plan_memories),)

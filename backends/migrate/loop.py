@@ -18,6 +18,7 @@ from backends import assistants
 from backends.assistants import Context
 from backends.config import Config
 from backends.errors import CancelledError
+from backends.i18n import _
 from backends.migrate.journal import JOURNAL_FILE, Journal
 from backends.migrate_steps import (
     JSONDict,
@@ -46,7 +47,7 @@ class MigrationPlan:
 
     @property
     def problems(self) -> list[str]:
-        return [f"{s.name}: {s.problem}" for s in self.steps if s.problem]
+        return [f"{_(s.name)}: {s.problem}" for s in self.steps if s.problem]
 
     @property
     def total(self) -> int:
@@ -59,7 +60,11 @@ class MigrationPlan:
         raise KeyError(name)
 
     def lines(self) -> list[str]:
-        out = [s.line() for s in self.steps]
+        """The plan's rows, their names and actions in columns as wide as the user's
+        language needs."""
+        names = max((len(_(s.name)) for s in self.steps), default=0)
+        actions = max((len(_(s.action)) for s in self.steps), default=0)
+        out = [s.line(names, actions) for s in self.steps]
         out.extend(self.notes)
         return out
 
@@ -91,8 +96,10 @@ def _require_server_target(target: Config) -> None:
     fingerprint = target_fingerprint(target)
     if not any(fingerprint[declared.server] for declared in declared_steps() if declared.server):
         raise MigrationError(
-            "no server is configured: set redis_url, postgres_dsn, neo4j_uri, qdrant_url or "
-            "chroma_url (Settings, custodia.toml or CUSTODIA_* variables) first"
+            _(
+                "no server is configured: set redis_url, postgres_dsn, neo4j_uri, qdrant_url "
+                "or chroma_url (Settings, custodia.toml or CUSTODIA_* variables) first"
+            )
         )
 
 
@@ -115,7 +122,7 @@ def plan_migration(
     journal = Journal.load(config.path(JOURNAL_FILE))
     run = MigrationRun(config, target, process, options, progress or Progress(), journal, True)
     try:
-        steps = [step for step, _ in _planned(run)]
+        steps = [step for step, _declared in _planned(run)]
     finally:
         run.close()
     resumed = journal.unfinished and journal.target() == target_fingerprint(target)
@@ -147,10 +154,10 @@ def migrate(
     try:
         planned = _planned(run)
         plan = MigrationPlan(
-            [s for s, _ in planned], dry_run=False, resumed=resume, notes=run.notes
+            [s for s, _declared in planned], dry_run=False, resumed=resume, notes=run.notes
         )
         journal.begin(fingerprint, resume)
-        progress.start(plan.total, "migrating to the servers")
+        progress.start(plan.total, _("migrating to the servers"))
         for step, declared in planned:
             progress.check()
             _run_step(run, step, declared, resume)
@@ -169,7 +176,7 @@ def _run_step(run: MigrationRun, step: Step, declared: Migratable, resume: bool)
     state = journal.step(step.name)
     if resume and state.get("state") == "done" and not declared.reentered:
         step.state = "done earlier"
-        progress.advance(step.items, f"{step.name}: done earlier")
+        progress.advance(step.items, _("{step}: done earlier").format(step=_(step.name)))
         return
     state["state"] = "running"
     journal.save()
@@ -181,7 +188,7 @@ def _run_step(run: MigrationRun, step: Step, declared: Migratable, resume: bool)
         raise
     rest = step.items - (progress.done - before)
     if rest > 0:
-        progress.advance(rest, step.name)
+        progress.advance(rest, _(step.name))
     step.state = "done"
     state.update(state="done", finished=time.time(), done=step.done)
     journal.save()
@@ -190,4 +197,4 @@ def _run_step(run: MigrationRun, step: Step, declared: Migratable, resume: bool)
 def iter_lines(plan: MigrationPlan) -> Iterator[str]:
     yield from plan.lines()
     for problem in plan.problems:
-        yield f"problem: {problem}"
+        yield _("problem: {problem}").format(problem=problem)

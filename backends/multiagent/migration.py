@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from backends import stores
 from backends.config import Config
+from backends.i18n import N_, _
 from backends.migrate_steps import (
     COPY,
     NOTHING,
@@ -53,7 +54,9 @@ def _plan_sessions(run: MigrationRun, declared: Migratable) -> Step:
     cfg = run.config
     source = f"SQLite {_sessions_file(cfg)}"
     if not run.moves(declared):
-        return Step(declared.step, STAYS, source, source, detail="no Redis configured (redis_url)")
+        return Step(
+            declared.step, STAYS, source, source, detail=_("no Redis configured (redis_url)")
+        )
     mirror = _mirror(run, cfg)
     recent = 0
     if mirror is not None:
@@ -67,8 +70,10 @@ def _plan_sessions(run: MigrationRun, declared: Migratable) -> Step:
         source,
         f"Redis L2 {run.fingerprint[declared.server]}",
         items=recent,
-        detail="sessions of the last 24 h (with the TTL they have left); "
-        "the durable mirror stays SQLite",
+        detail=_(
+            "sessions of the last 24 h (with the TTL they have left); the durable mirror "
+            "stays SQLite"
+        ),
     )
     if run.dry_run:
         step.problem = probe(lambda: _l2(run).ping())
@@ -93,24 +98,24 @@ def _run_sessions(run: MigrationRun, step: Step) -> None:
 
 
 def _plan_tickets(run: MigrationRun, declared: Migratable) -> Step:
-    where = "Redis" if run.moves(declared) else "in-process"
+    where = "Redis" if run.moves(declared) else _("in-process")
     return Step(
         declared.step,
         NOTHING,
-        f"in-process TTL store -> {where}",
+        _("in-process TTL store -> {where}").format(where=where),
         where,
-        detail="30-minute hand-offs in the running process; new ones go to the new store",
+        detail=_("30-minute hand-offs in the running process; new ones go to the new store"),
     )
 
 
 def _plan_feed(run: MigrationRun, declared: Migratable) -> Step:
-    where = "Redis pub/sub" if run.moves(declared) else "in-process bus"
+    where = "Redis pub/sub" if run.moves(declared) else _("in-process bus")
     return Step(
         declared.step,
         NOTHING,
-        f"in-process bus -> {where}",
+        _("in-process bus -> {where}").format(where=where),
         where,
-        detail="events are not stored by the bus; each session keeps its own",
+        detail=_("events are not stored by the bus; each session keeps its own"),
     )
 
 
@@ -130,13 +135,15 @@ def _plan_semantic(run: MigrationRun, declared: Migratable) -> Step:
     url = run.fingerprint[declared.server]
     if not url or not (cfg.qdrant_edge_path.exists() or cfg.qdrant_path.exists()):
         reason = (
-            "no Qdrant server configured (qdrant_url); no Qdrant server ships for these "
-            "machines, so this path is untested here"
+            _(
+                "no Qdrant server configured (qdrant_url); no Qdrant server ships for these "
+                "machines, so this path is untested here"
+            )
             if not url
-            else "nothing stored locally"
+            else _("nothing stored locally")
         )
         return Step(declared.step, STAYS, source, source, detail=reason)
-    step = Step(declared.step, COPY, source, f"Qdrant server {url}")
+    step = Step(declared.step, COPY, source, _("Qdrant server {url}").format(url=url))
     if run.dry_run:
         step.problem = probe(lambda: http_probe(run.target, url, "/"))
     memory, owned = _local_memory(run)
@@ -175,13 +182,13 @@ def _run_semantic(run: MigrationRun, step: Step) -> None:
             memory.close()
 
 
-SESSIONS = Migratable("sessions", "ttl", "redis", _plan_sessions, _run_sessions)
-SEMANTIC = Migratable("semantic memory", "semantic", "qdrant", _plan_semantic, _run_semantic)
+SESSIONS = Migratable(N_("sessions"), "ttl", "redis", _plan_sessions, _run_sessions)
+SEMANTIC = Migratable(N_("semantic memory"), "semantic", "qdrant", _plan_semantic, _run_semantic)
 
 #: the multi-agent assistant's steps, in the plan's order
 STEPS: tuple[Migratable, ...] = (
     SESSIONS,
-    Migratable("tickets", "ttl", "redis", _plan_tickets),
-    Migratable("feed", "bus", "redis", _plan_feed),
+    Migratable(N_("tickets"), "ttl", "redis", _plan_tickets),
+    Migratable(N_("feed"), "bus", "redis", _plan_feed),
     SEMANTIC,
 )

@@ -15,6 +15,7 @@ from typing import Protocol, cast
 
 from backends.audit import AuditService
 from backends.config import Config
+from backends.i18n import N_, _
 from backends.migrate_steps import (
     NOTHING,
     REBUILD,
@@ -123,21 +124,27 @@ def _run_vectors(run: MigrationRun, step: Step) -> None:
     status = _prepare(run, step)
     if status.vectors != status.chunks:
         raise MigrationError(
-            f"the Chroma server holds {status.vectors} of the {status.chunks} chunk vectors"
+            _("the Chroma server holds {vectors} of the {chunks} chunk vectors").format(
+                vectors=status.vectors, chunks=status.chunks
+            )
         )
     step.done = status.vectors
-    step.detail = f"{status.vectors} vectors for {status.chunks} chunks on the server"
+    step.detail = _("{vectors} vectors for {chunks} chunks on the server").format(
+        vectors=status.vectors, chunks=status.chunks
+    )
 
 
 def _run_graph(run: MigrationRun, step: Step) -> None:
     status = _prepare(run, step)
     if not status.graph_ok:
-        raise MigrationError(f"the graph could not be rebuilt: {status.graph_message}")
+        raise MigrationError(
+            _("the graph could not be rebuilt: {reason}").format(reason=status.graph_message)
+        )
     step.done = status.graph_relations
-    step.detail = (
-        f"{status.graph_relations} relations, {status.entities} entities on the Bolt server "
-        "(rebuilt per scope; a scope whose digest matches is skipped on a rerun)"
-    )
+    step.detail = _(
+        "{relations} relations, {entities} entities on the Bolt server (rebuilt per scope; "
+        "a scope whose digest matches is skipped on a rerun)"
+    ).format(relations=status.graph_relations, entities=status.entities)
 
 
 def _plan_knowledge_base(run: MigrationRun, declared: Migratable) -> Step:
@@ -147,7 +154,7 @@ def _plan_knowledge_base(run: MigrationRun, declared: Migratable) -> Step:
         STAYS,
         kb,
         kb,
-        detail="chunks and the FTS5 keyword index are SQLite in every profile",
+        detail=_("chunks and the FTS5 keyword index are SQLite in every profile"),
     )
 
 
@@ -162,16 +169,16 @@ def _plan_vectors(run: MigrationRun, declared: Migratable) -> Step:
             STAYS,
             local_chroma,
             local_chroma,
-            detail="no Chroma server configured (chroma_url)",
+            detail=_("no Chroma server configured (chroma_url)"),
         )
     chunks = _chunks(cfg)
     step = Step(
         declared.step,
         REBUILD if chunks else NOTHING,
         kb,
-        f"Chroma server {url}",
+        _("Chroma server {url}").format(url=url),
         items=chunks,
-        detail="re-embedded from the chunks into the server's tutor_chunks collection",
+        detail=_("re-embedded from the chunks into the server's tutor_chunks collection"),
     )
     if run.dry_run and chunks:
         step.problem = probe(lambda: http_probe(run.target, url, "/api/v2/heartbeat"))
@@ -187,7 +194,7 @@ def _plan_graph(run: MigrationRun, declared: Migratable) -> Step:
             STAYS,
             graph_file,
             graph_file,
-            detail="no Bolt server configured (neo4j_uri)",
+            detail=_("no Bolt server configured (neo4j_uri)"),
         )
     chunks = _chunks(cfg)
     step = Step(
@@ -196,18 +203,18 @@ def _plan_graph(run: MigrationRun, declared: Migratable) -> Step:
         f"SQLite {_kb_file(cfg)}",
         f"Bolt {run.fingerprint[declared.server]}",
         items=_relations(cfg),
-        detail="rebuilt from the knowledge base's co-occurring terms, in batches of ≤ 50",
+        detail=_("rebuilt from the knowledge base's co-occurring terms, in batches of ≤ 50"),
     )
     if run.dry_run and chunks:
         step.problem = probe(lambda: _target_graph(run).probe())
     return step
 
 
-GRAPH = Migratable("graph", "graph", "neo4j", _plan_graph, _run_graph)
+GRAPH = Migratable(N_("graph"), "graph", "neo4j", _plan_graph, _run_graph)
 
 #: the clinical tutor's steps, in the plan's order
 STEPS: tuple[Migratable, ...] = (
-    Migratable("knowledge base", "", "", _plan_knowledge_base),
-    Migratable("knowledge base vectors", "chunks", "chroma", _plan_vectors, _run_vectors),
+    Migratable(N_("knowledge base"), "", "", _plan_knowledge_base),
+    Migratable(N_("knowledge base vectors"), "chunks", "chroma", _plan_vectors, _run_vectors),
     GRAPH,
 )

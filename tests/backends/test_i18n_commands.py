@@ -13,6 +13,7 @@ import argparse
 import functools
 import gettext
 import re
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -151,3 +152,115 @@ def test_a_doctor_row_for_one_assistant_names_it_by_its_title(pseudo_language: P
     row = doctor.Check("chat model (tutor)", "smollm2", doctor.LOCAL, ok=True).line()
     assert pseudo("chat model ({assistant})").format(assistant=pseudo("clinical tutor")) in row
     assert not english_words(row)
+
+
+def _no_server_listens() -> str:
+    """A URL nothing answers (a port just freed): the dry run's probe fails at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def _migrate_dry_run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], home: Path
+) -> list[str]:
+    """``custodia migrate --to server --dry-run``'s English lines: first with no server
+    configured (its error), then with an unreachable Chroma server (the plan, a problem)."""
+    monkeypatch.delenv("CUSTODIA_CHROMA_URL", raising=False)
+    assert cli.main(["migrate", "--to", "server", "--dry-run"]) == 1
+    text = capsys.readouterr().err
+    monkeypatch.setenv("CUSTODIA_CHROMA_URL", _no_server_listens())
+    assert cli.main(["migrate", "--to", "server", "--dry-run"]) == 1
+    out = capsys.readouterr()
+    text += out.out + out.err
+    return _english(text, home)
+
+
+def test_the_migration_plan_is_marked_for_translation(
+    pseudo_language: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27: the plan's step names, actions (COPY, REBUILD, STAYS, NOTHING), places,
+    details and problems, and "no server is configured", all through the catalogue."""
+    left = _migrate_dry_run(monkeypatch, capsys, pseudo_language)
+    assert not left, "English never marked for translation:\n" + "\n".join(left)
+
+
+def test_the_migration_plan_speaks_spanish(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    compile_catalogues()
+    monkeypatch.setenv("CUSTODIA_HOME", str(tmp_path))
+    monkeypatch.setenv("CUSTODIA_EMBEDDER", "hashing")
+    monkeypatch.setenv("CUSTODIA_LANGUAGE", "es")
+    try:
+        left = _migrate_dry_run(monkeypatch, capsys, tmp_path)
+        plan = cli.main(["migrate", "--to", "server", "--dry-run"])
+        text = capsys.readouterr().out
+    finally:
+        i18n.install("en")
+    assert not left, "English in the Spanish migration plan:\n" + "\n".join(left)
+    assert plan == 1 and "vectores de conversaciones" in text and "reconstruir" in text, text
+
+
+def _commands(parser: argparse.ArgumentParser, path: list[str]) -> Iterator[list[str]]:
+    """Every command's words (``["kb", "import"]``), walking the subcommands."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, [*path, name])
+            return
+    yield path
+
+
+def _missing_positionals(command: list[str]) -> list[argparse.Action]:
+    parser = cli.build_parser()
+    for word in command:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[word]
+    return [
+        a
+        for a in parser._actions
+        if not a.option_strings and a.nargs in (None, "+") and a.default is None
+    ]
+
+
+def test_a_missing_argument_is_named_by_its_placeholder_as_shown(
+    pseudo_language: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: "se requieren los siguientes argumentos: pregunta" under "uso: … pregunta"
+    (``custodia ask tutor``, ``custodia kb import`` with nothing after them), never the
+    English name of the argument."""
+    checked, left = 0, []
+    for command in _commands(cli.build_parser(), []):
+        missing = _missing_positionals(command)
+        if not command or not missing:
+            continue
+        with pytest.raises(SystemExit) as exited:
+            cli.main(command)
+        assert exited.value.code == 2
+        error = capsys.readouterr().err.strip().splitlines()[-1]
+        checked += 1
+        for action in missing:
+            name = action.dest if action.metavar is None else action.metavar
+            shown = cli.placeholder(name)
+            if shown == name or shown not in error.split(": ", 2)[-1]:
+                left.append(f"custodia {' '.join(command)}: {name!r} in {error}")
+    assert checked >= 5 and not left, "\n".join(left)
+
+
+def test_a_missing_argument_is_named_in_spanish(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    compile_catalogues()
+    monkeypatch.setenv("CUSTODIA_LANGUAGE", "es")
+    try:
+        errors = {}
+        for command in (["ask", "tutor"], ["kb", "import"]):
+            with pytest.raises(SystemExit):
+                cli.main(command)
+            errors[command[0]] = capsys.readouterr().err.strip().splitlines()[-1]
+    finally:
+        i18n.install("en")
+    assert errors["ask"].endswith("argumentos: pregunta, --user"), errors
+    assert errors["kb"].endswith("argumentos: ruta"), errors
