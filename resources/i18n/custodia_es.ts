@@ -125,7 +125,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>The key is lost? Keep the encrypted conversations as they are (locked) and go on with a new history</source>
-        <translation>¿Has perdido la clave? Conserva las conversaciones cifradas tal como están (bloqueadas) y sigue con un historial nuevo</translation>
+        <translation>¿Se perdió la clave? Conserva las conversaciones cifradas tal como están (bloqueadas) y sigue con un historial nuevo</translation>
     </message>
     <message>
         <source>New</source>
@@ -244,7 +244,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>⚠ &lt;b&gt;History is encrypted and locked.&lt;/b&gt; Give its key in “Set key…” to read it and add to it — or, if the key is lost, “Start a new history…” and keep it as it is.</source>
-        <translation>⚠ &lt;b&gt;El historial está cifrado y bloqueado.&lt;/b&gt; Indica su clave en «Definir clave…» para leerlo y ampliarlo o, si has perdido la clave, elige «Empezar un historial nuevo…» y consérvalo tal como está.</translation>
+        <translation>⚠ &lt;b&gt;El historial está cifrado y bloqueado.&lt;/b&gt; Indica su clave en «Definir clave…» para leerlo y ampliarlo o, si se perdió la clave, elige «Empezar un historial nuevo…» y consérvalo tal como está.</translation>
     </message>
     <message>
         <source>✓ History encrypted (the key is given when Custodia starts).</source>
