@@ -74,13 +74,13 @@ TEXTS = {
         "model_heading": "The model's own words — not from your conversations",
     },
     "es": {
-        "heading": "De sus conversaciones — citado, con fecha y enlace a la conversación",
-        "dont_know_heading": "No está en sus conversaciones",
-        "dont_know": "No lo encuentro en sus conversaciones.",
+        "heading": "De tus conversaciones — citado, con fecha y enlace a la conversación",
+        "dont_know_heading": "No está en tus conversaciones",
+        "dont_know": "No lo encuentro en tus conversaciones.",
         "quote": "{who} el {date}, en «{name}»: «{text}»",
-        "you": "Usted",
+        "you": "Tú",
         "assistant": "El asistente",
-        "model_heading": "Palabras del propio modelo — no de sus conversaciones",
+        "model_heading": "Palabras del propio modelo — no de tus conversaciones",
     },
 }
 

@@ -60,31 +60,31 @@ HEADINGS = {
         NOT_COVERED: "Not covered by your notes",
     },
     "es": {
-        GENERATED: "Respuesta — cada frase comprobada con sus notas",
-        "generated-english": "Respuesta en inglés, el idioma de sus notas (el modelo no pudo "
+        GENERATED: "Respuesta — cada frase comprobada con tus notas",
+        "generated-english": "Respuesta en inglés, el idioma de tus notas (el modelo no pudo "
         "responder en español) — cada frase comprobada con ellas",
-        EXTRACTIVE: "De sus notas — citadas en inglés, el idioma de las notas: el modelo no dio "
+        EXTRACTIVE: "De tus notas — citadas en inglés, el idioma de las notas: el modelo no dio "
         "una respuesta en español respaldada por ellas",
-        "retrieval-only": "De sus notas — citadas en inglés, el idioma de las notas (no hay "
+        "retrieval-only": "De tus notas — citadas en inglés, el idioma de las notas (no hay "
         "modelo de chat cargado)",
-        "stopped": "De sus notas — citadas en inglés (la respuesta del modelo se detuvo)",
-        "composed": "De sus notas — citadas en inglés, el idioma de las notas",
-        "no-draft": "De sus notas — citadas en inglés, el idioma de las notas (las respuestas de "
+        "stopped": "De tus notas — citadas en inglés (la respuesta del modelo se detuvo)",
+        "composed": "De tus notas — citadas en inglés, el idioma de las notas",
+        "no-draft": "De tus notas — citadas en inglés, el idioma de las notas (las respuestas de "
         "este modelo casi nunca pasan la comprobación: «Pedir al modelo que lo reformule» se la "
         "pide)",
-        NOT_COVERED: "Sus notas no tratan esta pregunta",
+        NOT_COVERED: "Tus notas no tratan esta pregunta",
     },
 }
 NOT_COVERED_TEXT = {
     "en": "Your notes do not cover this question: nothing found in them answers it, so no "
     "answer is given. Check a clinical reference, or import notes on the topic.",
-    "es": "Sus notas no tratan esta pregunta: nada de lo encontrado en ellas la responde, así "
-    "que no se da ninguna respuesta. Consulte una referencia clínica o importe notas del tema.",
+    "es": "Tus notas no tratan esta pregunta: nada de lo encontrado en ellas la responde, así "
+    "que no se da ninguna respuesta. Consulta una referencia clínica o importa notas del tema.",
 }
 #: not covered, but the notes name the question's subject: what they only mention, cited
 MENTION_TEXT = {
     "en": "Not covered — your notes only mention {}, without answering this question:",
-    "es": "No lo tratan — sus notas solo mencionan {}, sin responder a esta pregunta "
+    "es": "No lo tratan — tus notas solo mencionan {}, sin responder a esta pregunta "
     "(cita en inglés, el idioma de las notas):",
 }
 NO_EXTRACT_TEXT = {

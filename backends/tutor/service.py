@@ -128,7 +128,7 @@ __all__ = [
 AUDIT_EVENT = "tutor.turn"
 FOLLOW_UP_NOTE = {
     "en": "Read as a follow-up to your earlier question: searched with “{}” from it.",
-    "es": "Leída como continuación de su pregunta anterior: buscada con «{}» de ella.",
+    "es": "Leída como continuación de tu pregunta anterior: buscada con «{}» de ella.",
 }
 
 

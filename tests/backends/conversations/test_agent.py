@@ -128,7 +128,7 @@ def test_never_discussed_is_said_and_not_guessed(make_agent: MakeAgent) -> None:
     assert result.answer == "I can't find that in your conversations."
     assert chat.calls == []  # no model guess
     spanish = agent.ask("¿Qué te dije sobre la boda de mi prima?")
-    assert spanish.answer == "No lo encuentro en sus conversaciones."
+    assert spanish.answer == "No lo encuentro en tus conversaciones."
 
 
 def test_other_questions_get_the_models_words_labelled(make_agent: MakeAgent) -> None:

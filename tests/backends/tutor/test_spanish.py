@@ -54,7 +54,7 @@ def test_a_spanish_question_is_framed_in_spanish_and_quotes_marked_english(
     assert g.mode != NOT_COVERED and "citadas en inglés" in g.heading
     refused = tutor.ask("¿Cómo se trata la apendicitis aguda?", "ana")
     assert refused.grounding is not None and refused.grounding.mode == NOT_COVERED
-    assert refused.answer.startswith("Sus notas no tratan")
+    assert refused.answer.startswith("Tus notas no tratan")
 
 
 def test_a_spanish_subject_the_notes_do_not_know_is_not_answered_about_another(
