@@ -24,6 +24,7 @@ from backends.i18n import N_, _, number
 from backends.models import local
 from backends.models.registry import create_chat_model, create_embedder, model_folders
 from backends.net import http_json
+from backends.storage_map import declared_data
 
 if TYPE_CHECKING:
     from backends.services import Services
@@ -246,7 +247,7 @@ def plan(config: Config, services: Services | None = None) -> list[tuple[Check, 
         (Check(N_("data dir"), "sqlite", str(config.home)), _probe_data_dir(config)),
     ]
     declarations = assistants.declarations()
-    data = {datum.kind: datum for declared in declarations for datum in declared.datums()}
+    data = {datum.kind: datum for datum in declared_data()}
     for declared in declarations:  # each configured store, asked through the datum it holds
         for row in declared.checks:
             datum = data[row.datum]

@@ -45,11 +45,10 @@ U = TypeVar("U")
 StoreOpener = Callable[..., Any]
 
 
-def open_store(role: str, config: Config, *, kind: str | None = None, **context: Any) -> Any:
-    """The store of ``role`` the configuration names — the one caller of the storage
-    registry (:func:`backends.stores.open`); the assistants get this through their
-    constructors (``open_store=``), so a test may hand them another."""
-    return stores.open(role, config, kind=kind, **context)
+#: the store of ``role`` the configuration names — the storage registry's opener, the one
+#: caller of :mod:`backends.stores`; the assistants get it through :class:`Needs`
+#: (``open_store``), so a test may hand them another
+open_store: stores.Opener = stores.open
 
 
 def _close(service: Service) -> None:

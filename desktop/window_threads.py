@@ -99,9 +99,7 @@ class WindowThreads(QObject):
     def _open(self) -> None:
         if self.memory is None and self.tutor is None:
             return
-        index: Lazy[ThreadIndex] = self.services.lazy(
-            "threads", lambda container: container.get("threads", ThreadIndex)
-        )
+        index = self.services.lazy_part("threads", ThreadIndex)
 
         def job(progress: Progress, emit: Emit) -> ThreadIndex:
             return index.get()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -125,43 +125,7 @@ def kind_for(role: str, config: Config) -> str:
     return SELECT[role](config)
 
 
-# One overload per role: the store a role names is its Protocol (a role registered at run
-# time, named by a plain ``str``, is only an ``object`` to the type checker).
-@overload
-def open(
-    role: Literal["ttl"], config: Config, *, kind: str | None = None, **context: Any
-) -> TTLStore: ...
-@overload
-def open(
-    role: Literal["bus"], config: Config, *, kind: str | None = None, **context: Any
-) -> EventBus: ...
-@overload
-def open(
-    role: Literal["sessions"], config: Config, *, kind: str | None = None, **context: Any
-) -> SessionMirror: ...
-@overload
-def open(
-    role: Literal["vectors", "chunks"], config: Config, *, kind: str | None = None, **context: Any
-) -> VectorIndex: ...
-@overload
-def open(
-    role: Literal["semantic"], config: Config, *, kind: str | None = None, **context: Any
-) -> SemanticMemory: ...
-@overload
-def open(
-    role: Literal["memories"], config: Config, *, kind: str | None = None, **context: Any
-) -> MemoryStore: ...
-@overload
-def open(
-    role: Literal["audit_log"], config: Config, *, kind: str | None = None, **context: Any
-) -> AuditLog: ...
-@overload
-def open(
-    role: Literal["graph"], config: Config, *, kind: str | None = None, **context: Any
-) -> Graph: ...
-@overload
-def open(role: str, config: Config, *, kind: str | None = None, **context: Any) -> object: ...
-def open(role: str, config: Config, *, kind: str | None = None, **context: Any) -> object:
+def _open(role: str, config: Config, *, kind: str | None = None, **context: Any) -> object:
     """The store of ``role`` the configuration names (or of ``kind``: a migration copies from
     one engine to another), built by its ``from_config``.
 
@@ -219,8 +183,9 @@ def checkup(role: str, config: Config, **context: Any) -> Probed:
 
 
 class Opener(Protocol):
-    """What :func:`open` is, as a type: the assistants get an opener by injection
-    (``Needs.open_store``) and keep each role's Protocol as the store it returns."""
+    """What :data:`open` is, as a type — one overload per role: the store a role names is its
+    Protocol (a role registered at run time, named by a plain ``str``, is only an ``object``).
+    The assistants get an opener by injection (``Needs.open_store``) and keep these types."""
 
     @overload
     def __call__(
@@ -266,3 +231,8 @@ class Opener(Protocol):
     def __call__(
         self, role: str, config: Config, *, kind: str | None = None, **context: Any
     ) -> object: ...
+
+
+#: the store of ``role`` the configuration names (see :func:`_open`); to the type checker, each
+#: role's Protocol (:class:`Opener`)
+open: Opener = cast(Opener, _open)
