@@ -5,9 +5,9 @@ reads all of it (memory-bandwidth bound). The sign bits of the codes (a 32nd of 
 scanned first by a SIMD Hamming distance, the int8 codes (a quarter) of the best 5,000 by a
 SIMD int8 dot product (``simsimd``), and the best of those are scored exactly from their
 float32 vectors in SQLite, which stay the truth (PA1). The codes are derived: written as a
-snapshot beside the database (``<file>.q8/``), memory-mapped so opening does not read them
-whole, rebuilt when missing or stale, and kept in step with every change as the float32
-matrix is (a delete moves the last row into the hole).
+snapshot beside the database (:mod:`.snapshot`, bound to it by its header), memory-mapped so
+opening does not read them whole, rebuilt when missing or stale, and kept in step with every
+change as the float32 matrix is (a delete moves the last row into the hole).
 
 Quantisation: the vectors are not centred (MiniLM's and USE's share a large common
 component), so each dimension is centred on the mean and scaled by its own range before it
@@ -17,10 +17,6 @@ for every row and drops out of the ranking.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,9 +24,6 @@ import numpy.typing as npt
 
 Vector = npt.NDArray[np.float32]
 Codes = npt.NDArray[np.int8]
-
-#: snapshot format; a snapshot of another version is rebuilt
-FORMAT = 3
 
 
 def _simsimd() -> Any:
@@ -229,83 +222,3 @@ class CodesBuilder:
             self._start()
         assert self.rows is not None
         return self.rows
-
-
-def snapshot_dir(database: Path) -> Path:
-    return database.with_name(database.name + ".q8")
-
-
-def save(folder: Path, rows: Int8Rows, texts: list[str], meta: dict[str, Any]) -> None:
-    """Write a snapshot (codes, bits, texts, quantiser) into a folder of its own, then switch
-    ``meta.json`` to it in one rename: a reader sees the old snapshot or the new one, never
-    half of each (a process still mapping the old files keeps them until it closes)."""
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    n = len(texts)
-    tmp = Path(tempfile.mkdtemp(prefix=".new-", dir=folder))
-    try:
-        for name, part in (("codes.npy", rows.codes), ("bits.npy", rows.bits)):
-            out = np.lib.format.open_memmap(
-                tmp / name, mode="w+", dtype=part.dtype, shape=(n, part.width)
-            )
-            for start in range(0, n, 65_536):
-                stop = min(n, start + 65_536)
-                out[start:stop] = part.take(np.arange(start, stop))
-            out.flush()
-            del out
-        encoded = [t.encode("utf-8") for t in texts]
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in encoded], out=offsets[1:])
-        (tmp / "texts.bin").write_bytes(b"".join(encoded))
-        np.save(tmp / "offsets.npy", offsets)
-        np.save(tmp / "quantiser.npy", np.stack([rows.quantiser.mean, rows.quantiser.scale]))
-        for path in tmp.iterdir():
-            os.chmod(path, 0o600)
-        snapshot = "snapshot-" + tmp.name.removeprefix(".new-")
-        os.replace(tmp, folder / snapshot)
-    except BaseException:
-        for path in tmp.glob("*"):
-            path.unlink(missing_ok=True)
-        tmp.rmdir()
-        raise
-    pending = folder / "meta.json.next"
-    pending.write_text(json.dumps({**meta, "format": FORMAT, "rows": n, "snapshot": snapshot}))
-    os.chmod(pending, 0o600)
-    os.replace(pending, folder / "meta.json")
-    for old in folder.glob("snapshot-*"):
-        if old.name != snapshot:
-            try:  # another process may still map it (Windows refuses): next time, then
-                for path in old.glob("*"):
-                    path.unlink(missing_ok=True)
-                old.rmdir()
-            except OSError:
-                pass
-
-
-def load(folder: Path, expect: dict[str, Any]) -> tuple[Int8Rows, list[str], dict[str, Any]] | None:
-    """The snapshot ``folder/meta.json`` names if it is whole and made for ``expect``
-    (dimension, model), else None (missing, another format or model, cut short)."""
-    try:
-        meta = json.loads((folder / "meta.json").read_text())
-        if meta.get("format") != FORMAT or any(meta.get(k) != v for k, v in expect.items()):
-            return None
-        n = int(meta["rows"])
-        files = folder / str(meta["snapshot"])
-        if files.parent != folder:
-            return None
-        codes = np.load(files / "codes.npy", mmap_mode="c")
-        bits = np.load(files / "bits.npy", mmap_mode="c")
-        offsets = np.load(files / "offsets.npy")
-        mean, scale = np.load(files / "quantiser.npy")
-        blob = (files / "texts.bin").read_bytes()
-        d = int(expect["dimension"])
-        if codes.shape != (n, d) or bits.shape != (n, (d + 7) // 8):
-            return None
-        if offsets.shape != (n + 1,):
-            return None
-        if int(offsets[-1]) != len(blob):
-            return None
-        bounds = offsets.tolist()
-        texts = [blob[bounds[i] : bounds[i + 1]].decode("utf-8") for i in range(n)]
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return None
-    return Int8Rows(Quantiser(mean, scale), d, codes, bits), texts, meta

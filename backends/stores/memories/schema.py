@@ -9,6 +9,7 @@ original's little-endian float32.
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 import time
 
@@ -99,12 +100,22 @@ def create_signal(conn: sqlite3.Connection) -> None:
     )
 
 
+def create_identity(conn: sqlite3.Connection) -> None:
+    """Migration 5: the database's identity, a random number its derived files (the int8
+    snapshot, :mod:`.snapshot`) are bound to, so they never pair with another database's."""
+    conn.execute(
+        "INSERT OR IGNORE INTO memory_state(key, value) VALUES ('store_id', ?)",
+        (secrets.randbits(62) + 1,),
+    )
+
+
 #: append-only: never edit or reorder, only add at the end
 MIGRATIONS: list[Migration] = [
     ("vectores", VECTORES_DDL),
     ("memory_meta", create_meta),
     ("memory_log", create_log),
     ("memory_signal", create_signal),
+    ("memory_identity", create_identity),
 ]
 
 VECTORES_COLUMNS = [("texto", "TEXT", 1), ("dimension", "INTEGER", 0), ("vector", "BLOB", 0)]

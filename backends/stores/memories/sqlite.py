@@ -23,7 +23,8 @@ another model stay stored, listed and counted in :meth:`SQLiteMemoryStore.stats`
 :meth:`SQLiteMemoryStore.reembed` gives them a vector of the current model.
 
 The file's format is :mod:`.schema`; the matrix's arithmetic (normalising, loading, growing,
-exact scores) :mod:`.matrix`; the int8 codes of a large store :mod:`.quantised`.
+exact scores) :mod:`.matrix`; the int8 codes of a large store :mod:`.quantised`, and their
+snapshot beside the file, bound to it, :mod:`.snapshot`.
 """
 
 from __future__ import annotations
@@ -55,10 +56,10 @@ from backends.stores.memories import (
     StoredMemory,
     StoreStats,
     Vector,
-    quantised,
+    snapshot,
 )
 from backends.stores.memories.matrix import exact_scores, grown, load_rows, unit_vector
-from backends.stores.memories.quantised import Int8Rows, snapshot_dir
+from backends.stores.memories.quantised import Int8Rows
 from backends.stores.memories.schema import (
     MIGRATIONS,
     SELECT_MEMORY,
@@ -72,6 +73,7 @@ from backends.stores.memories.schema import (
 from backends.stores.memories.schema import (
     VECTORES_DDL as VECTORES_DDL,  # the original's table, named here since the first release
 )
+from backends.stores.memories.snapshot import snapshot_dir
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -98,6 +100,9 @@ class SQLiteMemoryStore(SqliteFile):
     QUANTISE_ABOVE = 200_000
     #: candidates of the int8 pass scored exactly (at least; 4 × k when that is more)
     RESCORE = 256
+    #: rows changed since the int8 snapshot from which closing writes a new one (fewer are
+    #: replayed from the change log at the next open: cheaper than rewriting a million)
+    SNAPSHOT_AFTER = 1_000
 
     def __init__(
         self,
@@ -128,6 +133,8 @@ class SQLiteMemoryStore(SqliteFile):
                         f"(texto, dimension, vector): {columns}"
                     )
                 migrate(conn, MIGRATIONS)
+                #: the database's identity: its int8 snapshot must carry the same
+                self._store_id = snapshot.store_id(conn)
         except BaseException:
             conn.close()
             raise
@@ -177,7 +184,8 @@ class SQLiteMemoryStore(SqliteFile):
 
     def close(self) -> None:
         with self._lock:
-            if self._codes is not None and self._codes.dirty and self._conn is not None:
+            codes = self._codes
+            if codes is not None and codes.dirty >= max(1, self.SNAPSHOT_AFTER) and self._conn:
                 try:
                     self._save_snapshot()
                 except OSError as err:  # derived: rebuilt from the table next time
@@ -236,10 +244,10 @@ class SQLiteMemoryStore(SqliteFile):
         if version != self._data_version:
             self._sync(version)
 
-    def _full_load(self, snapshot: bool = True) -> None:
+    def _full_load(self, use_snapshot: bool = True) -> None:
         """Read the searchable rows; a large store opens its int8 snapshot instead when it is
         there and current (then only the log since it is replayed)."""
-        if snapshot and self.quantise_above is not None and self._load_snapshot():
+        if use_snapshot and self.quantise_above is not None and self._load_snapshot():
             return
         conn = self.conn
         version = self._data_version_now()
@@ -269,9 +277,9 @@ class SQLiteMemoryStore(SqliteFile):
         if self._codes is not None:
             try:  # written now and mapped back: the codes leave this process's memory
                 self._save_snapshot()
-                mapped = quantised.load(snapshot_dir(self.path), self._snapshot_key())
+                mapped = snapshot.load(snapshot_dir(self.path), self._snapshot_key())
                 if mapped is not None:
-                    self._codes = mapped[0]
+                    self._codes = mapped.codes
             except OSError as err:
                 log.warning("%s: cannot write the int8 snapshot: %s", self.path, err)
         self._loaded = True
@@ -288,7 +296,7 @@ class SQLiteMemoryStore(SqliteFile):
             floor = int(floor_row[0]) if floor_row else 0
             max_seq = self._max_seq()
             if self._last_seq < floor or max_seq < self._last_seq:
-                self._full_load(snapshot=False)  # pruned past us, or the file was replaced
+                self._full_load(use_snapshot=False)  # pruned past us, or the file was replaced
                 return
             changed = {
                 row[0]
@@ -298,7 +306,7 @@ class SQLiteMemoryStore(SqliteFile):
                 )
             }
             if len(changed) > max(1024, len(self._texts) // 4):
-                self._full_load(snapshot=False)  # cheaper than thousands of single-row reads
+                self._full_load(use_snapshot=False)  # cheaper than thousands of single-row reads
                 return
             for text in changed:
                 row = conn.execute(SELECT_ROW + " WHERE v.texto = ?", (text,)).fetchone()
@@ -594,35 +602,33 @@ class SQLiteMemoryStore(SqliteFile):
             return exact_scores(self.conn, query, texts, self.dimension)
 
     def _snapshot_key(self) -> dict[str, Any]:
-        return {"dimension": self.dimension, "model": self.model}
+        return {"store_id": self._store_id, "dimension": self.dimension, "model": self.model}
 
     def _save_snapshot(self) -> None:
         assert self._codes is not None
-        meta = {**self._snapshot_key(), "last_seq": self._last_seq}
-        quantised.save(snapshot_dir(self.path), self._codes, self._texts, meta)
+        with self._errors("read"):
+            tail = snapshot.log_tail(self.conn, self._last_seq)
+        header = {**self._snapshot_key(), "last_seq": self._last_seq, "log_tail": tail}
+        snapshot.save(snapshot_dir(self.path), self._codes, self._texts, header)
         self._codes.dirty = 0
 
     def _load_snapshot(self) -> bool:
         """Open the int8 snapshot and replay the log since it; False when there is none
-        usable (missing, another model, or older than the log remembers)."""
-        loaded = quantised.load(snapshot_dir(self.path), self._snapshot_key())
+        usable (missing, of another database or model, broken, or not in the log's history)."""
+        if not self._store_id:  # its identity deleted: no snapshot can be told to be its own
+            return False
+        loaded = snapshot.load(snapshot_dir(self.path), self._snapshot_key())
         if loaded is None:
             return False
-        codes, texts, meta = loaded
-        last_seq = int(meta.get("last_seq", -1))
         with self._errors("read"):
-            floor_row = self.conn.execute(
-                "SELECT value FROM memory_state WHERE key = 'log_floor'"
-            ).fetchone()
-            floor = int(floor_row[0]) if floor_row else 0
-            if last_seq < floor or last_seq > self._max_seq():
+            if not snapshot.in_history(self.conn, loaded.header):
                 return False
-        self._codes = codes
+        self._codes = loaded.codes
         self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
-        self._texts = texts
-        self._rows = {text: row for row, text in enumerate(texts)}
+        self._texts = loaded.texts
+        self._rows = {text: row for row, text in enumerate(loaded.texts)}
         self._bad_rows = set()
-        self._last_seq = last_seq
+        self._last_seq = loaded.last_seq
         self._loaded = True
         self.full_loads += 1
         self.generation += 1
