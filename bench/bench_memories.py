@@ -241,6 +241,16 @@ def bench_case(n: int, d: int, workdir: Path, rng: np.random.Generator) -> dict[
 DATA = Path(__file__).parent / "data"
 
 
+#: the evaluation sets (bench/data/memory_recall_<name>.json) and their labels: the tuning
+#: sets of the first session, then the held-out sets written before any further tuning
+RECALL_SETS = (
+    ("en", "en"),
+    ("es", "es"),
+    ("heldout_en", "held-out en"),
+    ("heldout_es", "held-out es"),
+)
+
+
 def _recall_variants() -> list[tuple[str, str, bool, RecallSettings]]:
     """(label, primary embedder, with the second embedder, settings): each part added in turn,
     then the final pipeline without each part."""
@@ -276,10 +286,10 @@ def recall_quality(workdir: Path, embedders: dict[str, Any] | None = None) -> di
     models = embedders or {"minilm": MiniLMEmbedder(), "use": UniversalSentenceEncoder()}
     out: dict[str, Any] = {}
     sets: list[tuple[str, list[dict[str, str]], list[str]]] = []
-    for lang in ("en", "es"):
-        data = json.loads((DATA / f"memory_recall_{lang}.json").read_text(encoding="utf-8"))
+    for name, label in RECALL_SETS:
+        data = json.loads((DATA / f"memory_recall_{name}.json").read_text(encoding="utf-8"))
         items = data["items"]
-        sets.append((lang, items, [i["fact"] for i in items] + [i["distractor"] for i in items]))
+        sets.append((label, items, [i["fact"] for i in items] + [i["distractor"] for i in items]))
     # held out: the memory answer set (issue 24), written by others, never tuned on here
     answers = DATA / "memory_answer_eval.json"
     if answers.is_file():
