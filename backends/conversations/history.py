@@ -47,7 +47,8 @@ _ABOUT_ASSISTANT = re.compile(
 _TALK_WORDS = (
     "decide decided decision say said tell told mention mentioned discuss discussed talk "
     "talked plan planned advise advised suggest suggested recommend recommended agree "
-    "agreed decidi decidimos decidiste dije dijo dijiste dijimos hablamos comente mencione"
+    "agreed decidi decidimos decidiste dije dijo dijiste dijimos hablamos comente mencione "
+    "conte contaste contamos conto cuento comentaste mencionaste hable hablaste"
 )
 #: words for the act of choosing: "Which hotel did I choose / book / pick?" is about the hotel
 #: (a message says "the hotel is the Memmo Alfama", seldom "I chose")
@@ -58,6 +59,8 @@ _CHOICE_WORDS = (
     "opte optaste optamos compre compraste compramos coger cogi cogimos"
 )
 TALK = frozenset(_TALK_WORDS.split()) | frozenset(_CHOICE_WORDS.split())
+#: Spanish pronouns for whom something was told ("te conté", "le dije", "nos dijo")
+_TOLD_TO = frozenset(("te", "le", "les", "nos", "os"))
 #: words after which a talk word is a thing ("which book", "the plan"), not the act
 _NAMING = frozenset(
     ("which", "what", "the", "a", "an", "my", "our", "your", "that", "this", "el", "la", "mi")
@@ -93,13 +96,30 @@ _ASKING = re.compile(
 )
 
 
+#: asking for ideas or advice ("what could I give her?", "¿qué le puedo regalar?"): a question
+#: for the model, even about the user's life, unless it names the history too
+_ASKS_ADVICE = re.compile(
+    r"\b(?:what|which|how|where|when)\s+(?:\w+\s+)?(?:could|should|can|shall|might)\s+"
+    r"(?:i|we)\b|\b(?:should|could|can|shall)\s+(?:i|we)\b|\bany\s+(?:ideas?|tips?)\b"
+    r"|\b(?:can|could|would|will)\s+you\b|\b(?:suggest|recommend|help\s+me|give\s+me)\b"
+    r"|\b(?:qu[eé]|c[oó]mo|d[oó]nde|cu[aá]ndo)\s+(?:\w+\s+)?(?:puedo|podr[ií]a|debo|"
+    r"deber[ií]a|podemos|debemos)\b|\b(?:alguna|algunas)\s+ideas?\b"
+    r"|\b(?:puedes|podr[ií]as|recomi[eé]ndame|sugi[eé]reme|dame|ay[uú]dame)\b",
+    re.IGNORECASE,
+)
+
+
 def history_question(question: str) -> bool:
     """Whether ``question`` asks about what was said in earlier conversations: a question
     (not a statement: "My sister lives in Granada" is told, not asked) about the user, or
-    about what "you" or "we" said, decided or discussed."""
+    about what "you" or "we" said, decided or discussed. Asking for ideas about one's life
+    ("My sister turns 40, what could I give her?") is for the model: it was answered "I
+    can't find that in your conversations" (issue 30)."""
     if "?" not in question and not _ASKING.search(question):
         return False
-    return about_user(question) or bool(_ASKS_HISTORY.search(question))
+    if _ASKS_HISTORY.search(question):
+        return True
+    return about_user(question) and not _ASKS_ADVICE.search(question)
 
 
 @dataclass(frozen=True)
@@ -124,13 +144,59 @@ _OWN_ANSWER = (
 )
 
 
-def _evidence(message: PastMessage) -> bool:
-    """Whether a past message can answer a question: not a question itself, not one of this
-    module's own answers (a quote of a quote)."""
+#: where a message's sentences and clauses part: "…next week, what could I give her?"
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+_QUESTION_CLAUSE = re.compile(
+    r",\s*(?:and\s+|y\s+)?(?=(?:what|which|how|where|when|who|why|should|could|can|would|do|"
+    r"does|did|is|are|any|qu[eé]|c[oó]mo|d[oó]nde|cu[aá]ndo|qui[eé]n|por\s+qu[eé])\b)",
+    re.IGNORECASE,
+)
+
+
+def told_part(text: str) -> str:
+    """What a message of the user's tells, its questions left out: "My sister Elena turns 40
+    next week, what could I give her?" tells "My sister Elena turns 40 next week" ("" for a
+    message that only asks)."""
+    kept: list[str] = []
+    for sentence in _SENTENCES.split(text.strip()):
+        if "¿" in sentence:
+            sentence = sentence.split("¿", 1)[0]
+        elif sentence.rstrip().endswith("?"):
+            parts = _QUESTION_CLAUSE.split(sentence, maxsplit=1)
+            sentence = parts[0] if len(parts) > 1 else ""
+        sentence = sentence.strip(" ,;:")
+        if sentence:
+            kept.append(sentence)
+    return " ".join(kept)
+
+
+def _evidence(message: PastMessage, about_assistant: bool = False) -> bool:
+    """Whether a past message can answer a question: not one of this module's own answers (a
+    quote of a quote); of the user's, one that tells something (:func:`told_part`) — or, for
+    "what did you tell me about …", one that asked the assistant something (its reply is
+    quoted after it), never an earlier history question."""
     text = message.text.strip()
-    if message.role == "user" and "?" in text:
-        return False
-    return not (message.role == "assistant" and text.startswith(_OWN_ANSWER))
+    if message.role == "assistant":
+        return not text.startswith(_OWN_ANSWER)
+    if "?" not in text and "¿" not in text:
+        return True
+    if told_part(text):
+        return True
+    return about_assistant and not history_question(text)
+
+
+def _matching_text(message: PastMessage) -> str:
+    """What a past message is matched on: its conversation's name ("Rome trip": "the hotel
+    will be …") and what it says (of the user's, what it tells when it tells something)."""
+    text = message.text
+    if message.role == "user":
+        text = told_part(text) or text
+    return f"{message.name}. {text}"
+
+
+def is_evidence(message: PastMessage) -> bool:
+    """Whether ``message`` may be quoted at all (a reply quoted after the user's message)."""
+    return _evidence(message, about_assistant=True)
 
 
 def _question_for_matching(question: str) -> str:
@@ -140,6 +206,8 @@ def _question_for_matching(question: str) -> str:
     previous = ""
     for word in question.split():
         folded = fold(word.strip("¿?¡!.,"))
+        if folded in _TOLD_TO:
+            continue  # "¿Qué te conté …?": whom it was told to is not what it was about
         if folded not in TALK or previous in _NAMING:
             kept.append(word)
         previous = folded
@@ -179,23 +247,29 @@ def quote(message: PastMessage, lang: str) -> str:
     return texts["quote"].format(who=who, date=message.date[:10], name=message.name, text=said)
 
 
+def not_found(question: str) -> Answer:
+    """ "I can't find that in your conversations", in the question's language."""
+    texts = TEXTS[language(question)]
+    return Answer(DONT_KNOW, (Shown(texts["dont_know"], SUPPORTED, 0),), texts["dont_know_heading"])
+
+
 def compose(question: str, found: Sequence[PastMessage], most: int = 2) -> Answer:
     """The past messages that answer ``question`` quoted (numbers 1-based into ``found``),
     or "I can't find that in your conversations"."""
     lang = language(question)
     texts = TEXTS[lang]
-    usable = [i for i, m in enumerate(found) if _evidence(m)]
+    about_assistant = bool(_ABOUT_ASSISTANT.search(question))
+    usable = [i for i, m in enumerate(found) if _evidence(m, about_assistant)]
     # a message is read with its conversation's name ("Rome trip": "the hotel will be …")
     matches = answering(
         _question_for_matching(question),
-        [f"{found[i].name}. {found[i].text}" for i in usable],
+        [_matching_text(found[i]) for i in usable],
         [found[i].similarity for i in usable],
         most=len(usable),
     )
     matches = [replace(m, index=usable[m.index]) for m in matches]
     # what the user said is the history; what the assistant said answers only a question
     # about it ("What did you tell me about Vueling?") or when nothing the user said does
-    about_assistant = bool(_ABOUT_ASSISTANT.search(question))
     users = [m for m in matches if found[m.index].role == "user"]
     if users and not about_assistant:
         matches = users
@@ -212,9 +286,7 @@ def compose(question: str, found: Sequence[PastMessage], most: int = 2) -> Answe
         matches.sort(key=lambda m: -held(found[m.index].text, talk))
     matches = matches[:most]
     if not matches:
-        return Answer(
-            DONT_KNOW, (Shown(texts["dont_know"], SUPPORTED, 0),), texts["dont_know_heading"]
-        )
+        return not_found(question)
     sentences = [
         Shown(quote(found[match.index], lang), SUPPORTED, match.index + 1) for match in matches
     ]

@@ -50,8 +50,8 @@ def recall(
     ]
     composed = history_answers.compose(message, found)
     cited = [hits[n - 1] for n in composed.cited]
-    if composed.mode == COMPOSED and history_answers.about_assistant(message):
-        composed, cited = _with_replies(message, composed, cited, load)
+    # numbered into ``cited`` before any reply is added after it (a reply numbered by its
+    # place in ``cited`` beside a quote numbered by its place in ``hits`` shared its [n])
     numbers = {n: i + 1 for i, n in enumerate(composed.cited)}
     composed = replace(
         composed,
@@ -59,6 +59,8 @@ def recall(
             replace(s, number=numbers[s.number]) if s.number else s for s in composed.sentences
         ),
     )
+    if composed.mode == COMPOSED and history_answers.about_assistant(message):
+        composed, cited = _with_replies(message, composed, cited, load)
     return composed, cited
 
 
@@ -69,23 +71,43 @@ def _with_replies(
     load: Callable[[str], Conversation],
 ) -> tuple[Answer, list[SearchHit]]:
     """ "What did you advise about …": a quoted message of the user's is followed by the
-    assistant's reply to it, quoted too (the reply need not repeat the question's words)."""
+    assistant's reply to it, quoted too (the reply need not repeat the question's words). A
+    question of the user's quoted only to reach its reply goes when the reply cannot be
+    quoted (none, or "I can't find that …": a quote of a non-answer says nothing)."""
     lang = history_answers.language(message)
-    sentences = list(composed.sentences)
-    for hit in list(cited):
-        reply = _reply_to(hit, load) if hit.role == "user" else None
-        if reply is None or any(
-            (c.conversation_id, c.index) == (reply.conversation_id, reply.index) for c in cited
-        ):
+    sentences: list[answers.Shown] = []
+    kept: list[SearchHit] = []
+
+    def keep(sentence: answers.Shown, hit: SearchHit) -> None:
+        if any((c.conversation_id, c.index) == (hit.conversation_id, hit.index) for c in kept):
+            return
+        kept.append(hit)
+        sentences.append(replace(sentence, number=len(kept)))
+
+    for sentence in composed.sentences:
+        if not sentence.number:
+            sentences.append(sentence)
             continue
-        cited.append(reply)
-        past = history_answers.PastMessage(
-            reply.conversation_id, reply.name, reply.date, reply.role, reply.text
+        hit = cited[sentence.number - 1]
+        reply = _reply_to(hit, load) if hit.role == "user" else None
+        past = (
+            history_answers.PastMessage(
+                reply.conversation_id, reply.name, reply.date, reply.role, reply.text
+            )
+            if reply is not None
+            else None
         )
-        sentences.append(
-            answers.Shown(history_answers.quote(past, lang), answers.SUPPORTED, len(cited))
-        )
-    return replace(composed, sentences=tuple(sentences)), cited
+        if past is None or not history_answers.is_evidence(past):
+            reply = past = None
+        if past is None and hit.role == "user" and not history_answers.told_part(hit.text):
+            continue  # asked only: what was answered is the point, and there is none
+        keep(sentence, hit)
+        if reply is not None and past is not None:
+            quoted = history_answers.quote(past, lang)
+            keep(answers.Shown(quoted, answers.SUPPORTED, 0), reply)
+    if not kept:
+        return history_answers.not_found(message), []
+    return replace(composed, sentences=tuple(sentences)), kept
 
 
 def _reply_to(hit: SearchHit, load: Callable[[str], Conversation]) -> SearchHit | None:
