@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -285,3 +286,104 @@ def test_a_turn_recalling_twice_embeds_its_question_once(store: SQLiteMemoryStor
     recall.forget_queries()
     recall.search("Where does my sister live?", k=2)
     assert counting.texts == asked + asked
+
+
+def test_an_english_fact_naming_someone_with_an_accent_is_english() -> None:
+    # before: the accent of a name made it "unsure" (and Lucía's memories were read by an
+    # English-only second model only by luck)
+    assert language("My sister Lucía lives in Valencia") == "en"
+    assert language("I'm lactose intolerant") == "en"
+    assert language("Soy alérgica a la penicilina") == "es"
+    assert language("Which antibiotic should doctors never give me?") == "en"
+
+
+def _facts_store(tmp_path: Path, facts: list[str]) -> tuple[SQLiteMemoryStore, HashingEmbedder]:
+    embedder = HashingEmbedder(256)
+    store = SQLiteMemoryStore(tmp_path / "e.sqlite3", embedder.dimension, embedder.name)
+    store.add_many(zip(facts, embedder.embed_batch(facts), strict=True))
+    return store, embedder
+
+
+def test_the_entity_index_reads_only_what_changed(tmp_path: Path) -> None:
+    store, embedder = _facts_store(
+        tmp_path,
+        ["My sister Lucía lives in Valencia", "My sister Lucía is a nurse", "I like tea"],
+    )
+    recall = Recall(store, embedder)
+    recall.search("Where does my sibling live?", k=2)
+    index = recall.entities
+    assert index.learnt == 3 and index.by_relation["sister"] == {"lucia"}
+    store.add("My brother Tomás plays the drums", embedder.embed("My brother Tomás plays drums"))
+    recall.search("Where does my sibling live?", k=2)
+    assert index.learnt == 4  # the new memory only
+    assert index.expand("Where does my sibling live?")[0] == {"lucia", "tomas"}
+    # Lucía stays a sister while one memory says so
+    store.delete("My sister Lucía lives in Valencia")
+    recall.search("Where does my sibling live?", k=2)
+    assert index.by_relation["sister"] == {"lucia"} and index.learnt == 4
+    store.update(
+        "My sister Lucía is a nurse",
+        "My cousin Lucía is a nurse",
+        embedder.embed("My cousin Lucía is a nurse"),
+    )
+    hits = recall.search("Where does my sibling live?", k=3)
+    assert index.learnt == 5
+    assert index.by_relation.get("sister", set()) == set()
+    assert index.by_relation["cousin"] == {"lucia"}
+    assert index.by_name["lucia"] == {"My cousin Lucía is a nurse"}
+    assert not any("name: Lucía" in h.why for h in hits)  # no longer a sibling
+    store.close()
+
+
+def test_a_large_first_build_runs_aside_and_searches_do_not_wait_for_it(tmp_path: Path) -> None:
+    facts = [f"My friend Person{i} lives in Town{i}" for i in range(40)]
+    store, embedder = _facts_store(tmp_path, [*facts, "My sister Lucía lives in Valencia"])
+    recall = Recall(store, embedder)
+    recall.entities.INLINE = 10  # more new memories than this: built in a thread
+    hits = recall.search("Where does my sibling live?", k=3)
+    assert hits  # answered, with or without the index
+    recall.entities.wait()
+    assert recall.entities.ready() and len(recall.entities) == 41
+    hits = recall.search("Where does my sibling live?", k=50)  # a candidate by her name
+    assert any(h.text == "My sister Lucía lives in Valencia" for h in hits)
+    lucia = next(h for h in hits if h.text == "My sister Lucía lives in Valencia")
+    assert "name: Lucía" in lucia.why
+    store.close()
+
+
+def test_warm_builds_the_index_before_any_search(tmp_path: Path) -> None:
+    store, embedder = _facts_store(tmp_path, [f"My friend Ana{i} likes tea" for i in range(30)])
+    recall = Recall(store, embedder)
+    recall.entities.INLINE = 5
+    recall.warm()
+    assert recall.entities.ready() and recall.entities.learnt == 30
+    store.close()
+
+
+def test_a_name_too_common_to_look_up_still_gets_its_bonus(tmp_path: Path) -> None:
+    facts = [f"I visited town number {i} with Marco" for i in range(12)] + ["I drink coffee"]
+    store, embedder = _facts_store(tmp_path, facts)
+    recall = Recall(store, embedder, settings=RecallSettings(candidates=3))
+    recall.NAMED_LOOKUP = 5  # 12 memories name Marco: none is added for the name alone
+    hits = recall.search("What did Marco do?", k=3)
+    assert len(hits) == 3 and all("name: Marco" in h.why for h in hits)
+    assert recall.entities.naming({"marco"}, 5) is None
+    assert len(recall.entities.naming({"marco"}, 50) or []) == 12
+    store.close()
+
+
+def test_the_second_model_cannot_raise_what_it_cannot_read(store: SQLiteMemoryStore) -> None:
+    """A Spanish memory keeps its first-pass score beside English ones the second model
+    re-scores (standardised fusion): no signal is not a bad signal."""
+    spanish = "Mi hermana Lucía vive en Valencia"
+    store.add(spanish, HashingEmbedder(256).embed(spanish))
+    second = HashingEmbedder(64)
+    recall = Recall(store, HashingEmbedder(256), second)
+    hits = recall.search("Where does my sister Lucía live?", k=10, settings=BARE)
+    fused = recall.search(
+        "Where does my sister Lucía live?", k=10, settings=replace(BARE, second=True)
+    )
+    by_text = {h.text: h for h in fused}
+    assert "hashing-64" not in by_text[spanish].why
+    assert all("hashing-64" in h.why for h in fused if h.text != spanish)
+    assert {h.text for h in hits} == set(by_text)
