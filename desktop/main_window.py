@@ -17,7 +17,6 @@ from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractButton,
-    QLabel,
     QMainWindow,
     QMessageBox,
     QSplitter,
@@ -34,13 +33,12 @@ from backends.models.registry import ModelOption, model_options
 from backends.progress import Progress
 from backends.services import Lazy, Services
 from desktop.dialogs import AboutDialog, DoctorDialog, SettingsDialog
-from desktop.i18n import config_word
 from desktop.model_picker import ModelPicker
+from desktop.status_bar import WindowStatus
 from desktop.tabs import (
     TabPieces,
     build_tabs,
     quit_would_end,
-    short_title_of,
     tab_entry,
     title_of,
 )
@@ -129,11 +127,6 @@ class MainWindow(QMainWindow):
         self.checks: list[doctor.Check] = []
         #: what the model lists offer (read in a worker: the models folders' GGUF headers)
         self.model_options: list[ModelOption] = []
-        #: assistant -> (what it answers with, why/details) for the status bar
-        self.tab_models: dict[str, tuple[str, str]] = {
-            a: (self.tr("{0} (loading…)").format(friendly_name(services.config.model_for(a))), "")
-            for a in assistants.names()
-        }
         self.setWindowTitle(self.tr("Custodia"))
         self.resize(1100, 720)
         self.setMinimumSize(MIN_WIDTH, MIN_HEIGHT)
@@ -189,55 +182,25 @@ class MainWindow(QMainWindow):
         return self.threads.sweep_erased()
 
     def _build_status_bar(self) -> None:
-        cfg = self.services.config
         bar = self.statusBar()
         bar.setObjectName("status_bar")
-        self.profile_label = QLabel(self.tr("Profile: {0}").format(config_word(cfg.profile)))
-        self.profile_label.setObjectName("status_profile")
-        self.chat_label = QLabel(self.tr("Chat: {0} (loading…)").format(cfg.chat_model))
-        self.chat_label.setObjectName("status_chat_model")
-        self.embedder_label = QLabel(self.tr("Embedder: {0} (loading…)").format(cfg.embedder))
-        self.embedder_label.setObjectName("status_embedder")
-        self.health_label = QLabel(self.tr("Checking stores…"))
-        self.health_label.setObjectName("status_health")
-        self.health_label.setTextFormat(Qt.TextFormat.RichText)
-        self.busy_label = QLabel("")
-        self.busy_label.setObjectName("status_busy")
-        self.tab_model_label = QLabel("")
-        self.tab_model_label.setObjectName("status_tab_model")
-        for label in (
-            self.tab_model_label,
-            self.profile_label,
-            self.chat_label,
-            self.embedder_label,
-            self.health_label,
-            self.busy_label,
-        ):
-            label.setMinimumWidth(24)  # shrinks (its tooltip keeps the whole text) on a narrow
-        for label in (  # screen instead of widening the window
-            self.tab_model_label,
-            self.profile_label,
-            self.chat_label,
-            self.embedder_label,
-        ):
-            bar.addPermanentWidget(label)
-        bar.addWidget(self.health_label)
-        bar.addWidget(self.busy_label)
-        self._fit_status_bar()
+        self.status = WindowStatus(bar, self.services.config, assistants.names())
+        self.profile_label = self.status.profile
+        self.chat_label = self.status.chat
+        self.embedder_label = self.status.embedder
+        self.health_label = self.status.health
+        self.busy_label = self.status.busy
+        self.tab_model_label = self.status.tab_model
+        self.status.fit(self.width())
 
-    #: below this width the status bar keeps what changes during the day (health, work, the
-    #: tab's and the chat's model) and leaves the profile and the embedder to the storage map
-    #: and Help ▸ About: at 760 px every label was cut ("Perfil: int", "Vectorizador: …(38")
-    STATUS_BAR_FULL_WIDTH = 1100
-
-    def _fit_status_bar(self) -> None:
-        wide = self.width() >= self.STATUS_BAR_FULL_WIDTH
-        self.profile_label.setVisible(wide)
-        self.embedder_label.setVisible(wide)
+    @property
+    def tab_models(self) -> dict[str, tuple[str, str]]:
+        """assistant -> (the model it answers with, by its friendly name; why/details)."""
+        return self.status.tab_models
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._fit_status_bar()
+        self.status.fit(self.width())
 
     def _build_menus(self) -> None:
         menu = self.menuBar()
@@ -374,59 +337,16 @@ class MainWindow(QMainWindow):
 
     def _on_checks_ready(self, checks: Any) -> None:
         self.checks = list(checks)
-        by_role = {c.role: c for c in self.checks}
-        for assistant in assistants.names():  # what each tab answers with, as loaded by the checks
-            check = by_role.get(f"chat model ({assistant})", by_role.get("chat model"))
-            if check is not None:
-                if check.details.get("retrieval_only"):
-                    self.tab_models[assistant] = ("retrieval-only", check.reason)
-                else:
-                    self.tab_models[assistant] = (check.kind, check.reason)
+        self.status.show_checks(self.checks, self.services.config)
         self._show_tab_model()
-        chat = by_role.get("chat model")
-        if chat is not None:
-            text = self.tr("Chat: {0}").format(chat.kind)
-            if chat.details.get("retrieval_only"):
-                text = self.tr("Chat: retrieval-only mode")
-                self.chat_label.setToolTip(chat.reason)
-            elif not chat.ok:
-                text = self.tr("Chat: unavailable")
-                self.chat_label.setToolTip(chat.reason)
-            self.chat_label.setText(text)
-        emb = by_role.get("embedder")
-        if emb is not None:
-            if emb.ok:
-                self.embedder_label.setText(
-                    self.tr("Embedder: {0} ({1}-d)").format(emb.kind, emb.details.get("dimension"))
-                )
-            else:
-                self.embedder_label.setText(self.tr("Embedder: unavailable"))
-                self.embedder_label.setToolTip(emb.reason)
-        problems = [c for c in self.checks if c.required and not c.ok]
-        if problems:
-            names = ", ".join(c.role for c in problems)
-            self.health_label.setText(
-                self.tr("<b>Problems:</b> {0} — see Tools ▸ Check stores and models").format(names)
-            )
-            self.health_label.setToolTip("\n".join(c.line() for c in problems))
-        else:
-            self.health_label.setText(self.tr("All stores and models ready"))
-            self.health_label.setToolTip("")
 
     def _on_checks_failed(self, message: str, environment: bool) -> None:
-        self.health_label.setText(self.tr("<b>Start-up checks failed:</b> {0}").format(message))
+        self.status.checks_failed(message)
 
     def _show_tab_model(self) -> None:
         """The current tab's model in the status bar; every tab's in its tooltip."""
         current = self.tabs.currentWidget()
-        name = current.objectName() if current is not None else ""
-        if name in self.tab_models:
-            shown, why = self.tab_models[name]
-            self.tab_model_label.setText(self.tr("{0}: {1}").format(short_title_of(name), shown))
-        lines = []
-        for assistant, (shown, why) in self.tab_models.items():
-            lines.append(f"{short_title_of(assistant)}: {shown}" + (f" — {why}" if why else ""))
-        self.tab_model_label.setToolTip("\n".join(lines))
+        self.status.show_tab_model(current.objectName() if current is not None else "")
 
     def _on_tab_changed(self, index: int) -> None:
         self._show_tab_model()
@@ -435,7 +355,7 @@ class MainWindow(QMainWindow):
             self.settings.setValue("window/tab", widget.objectName())
 
     def _on_model_loaded(self, assistant: str, shown: str, why: str) -> None:
-        self.tab_models[assistant] = (shown, why)
+        self.status.model_loaded(assistant, shown, why)
         self._show_tab_model()
 
     # -- slots -----------------------------------------------------------------------------
@@ -449,11 +369,7 @@ class MainWindow(QMainWindow):
         """What applies without a restart: each assistant's model and generation settings,
         from its next answer."""
         self.services.use_settings(saved)
-        for assistant in assistants.names():
-            self.tab_models[assistant] = (
-                self.tr("{0} (loading…)").format(friendly_name(saved.model_for(assistant))),
-                "",
-            )
+        self.status.loading(saved)
         self._show_tab_model()
         self._models_changed()
 
@@ -686,7 +602,7 @@ class MainWindow(QMainWindow):
         open_storage_map(self)
 
     def _on_workers_active_changed(self, count: int) -> None:
-        self.busy_label.setText(self.tr("{0} task(s) running").format(count) if count else "")
+        self.status.busy_count(count)
 
     # -- shutdown --------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -29,7 +29,7 @@ def test_status_bar_shows_profile_models_and_health(custodia_window: Any) -> Non
         return str(label.text())
 
     assert text("status_profile") == "Profile: embedded"
-    assert text("status_chat_model") == "Chat: scripted"
+    assert text("status_chat_model") == "Chat: Scripted (for tests)"
     assert text("status_embedder") == "Embedder: hashing-384 (384-d)"
     assert text("status_health") == "All stores and models ready"
 
