@@ -588,12 +588,27 @@ class SettingsDialog(QDialog):
         return text
 
 
-def user_line(check: doctor.Check) -> str:
+def chat_model_key(check: doctor.Check, config: Config) -> str | None:
+    """The config key of the model a "chat model" check loaded (None for other checks)."""
+    if check.role == "chat model":
+        return config.chat_model
+    head, _sep, assistant = check.role.partition(" (")
+    if head == "chat model" and assistant.endswith(")"):
+        return config.model_for(assistant[:-1])
+    return None
+
+
+def user_line(check: doctor.Check, config: Config | None = None) -> str:
     """A check in the user's words (``custodia doctor`` prints :meth:`doctor.Check.line`):
-    ✓ usable, ✗ needed and not usable (why), ○ optional and not in use."""
+    ✓ usable, ✗ needed and not usable (why), ○ optional and not in use. A chat model is
+    named as everywhere else (:func:`friendly_name`) when ``config`` is given."""
     version = f" {check.version}" if check.version else ""
     dims = check.details.get("dimension")
-    what = f"{gettext_(check.kind)}{version}" + (f", {dims}-d" if dims else "")
+    kind = gettext_(check.kind)
+    key = chat_model_key(check, config) if config is not None else None
+    if key is not None:
+        kind = friendly_name("retrieval-only" if check.details.get("retrieval_only") else key)
+    what = f"{kind}{version}" + (f", {dims}-d" if dims else "")
     role, where = gettext_(check.role), gettext_(check.where)  # the check's words, translated
     if check.ok:
         return f"✓ {role}: {what} — {where}"
@@ -617,6 +632,7 @@ class DoctorDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("doctor_dialog")
+        self.config = services.config
         self.setWindowTitle(self.tr("Stores and models"))
         self.resize(760, 360)
         layout = QVBoxLayout(self)
@@ -652,7 +668,7 @@ class DoctorDialog(QDialog):
         )
 
     def _on_item(self, check: Any) -> None:
-        self.report.appendPlainText(user_line(check))
+        self.report.appendPlainText(user_line(check, self.config))
 
     def _on_progress(self, done: int, total: int, message: str) -> None:
         self.progress_bar.setRange(0, total)

@@ -34,13 +34,18 @@ from desktop.workers import Emit, JobHandle, WorkerPool
 MIN_NAME, MAX_NAME = 12, 34
 
 
-def describe_choice(choice: ChatChoice) -> tuple[str, str]:
-    """(short text, tooltip) for a loaded choice: the model's name, or retrieval-only + why."""
+#: what :func:`describe_choice` answers for a model that cannot generate
+RETRIEVAL_ONLY = "retrieval-only"
+
+
+def describe_choice(choice: ChatChoice, key: str) -> tuple[str, str, bool]:
+    """(name, tooltip, retrieval-only) for the model ``key`` once loaded: its friendly name
+    (:func:`friendly_name`, as every place names it), or retrieval-only's and why."""
     model = choice.model
     if choice.fallback_reason:
-        return "retrieval-only", choice.fallback_reason
+        return friendly_name(RETRIEVAL_ONLY), choice.fallback_reason, True
     if model.retrieval_only:
-        return "retrieval-only", "chosen: answers are the passages found"
+        return friendly_name(RETRIEVAL_ONLY), "chosen: answers are the passages found", True
     details = model.describe()
     extra = []
     if details.get("quantisation"):
@@ -49,7 +54,7 @@ def describe_choice(choice: ChatChoice) -> tuple[str, str]:
         extra.append(f"context {details['context_tokens']}")
         if details.get("context_note"):
             extra[-1] += f" ({details['context_note']})"
-    return model.name, ", ".join(extra)
+    return friendly_name(key), ", ".join(extra), False
 
 
 class _NameCombo(QComboBox):
@@ -162,7 +167,7 @@ class ModelPicker(QWidget):
         try:
             self.combo.clear()
             for option in options:
-                self.combo.addItem(option.label, option.key)
+                self.combo.addItem(friendly_name(option.key), option.key)
                 index = self.combo.count() - 1
                 if option.problem:  # listed, so the user sees it and why it cannot chat
                     self.combo.setItemData(index, option.problem, Qt.ItemDataRole.ToolTipRole)
@@ -201,15 +206,15 @@ class ModelPicker(QWidget):
         self.state.setText(self.tr("loading {0}…").format(friendly_name(key)))
         self.state.setToolTip("")
 
-        def job(progress: Progress, emit: Emit) -> tuple[str, str, str]:
+        def job(progress: Progress, emit: Emit) -> tuple[str, str, bool, str]:
             error = ""
             try:
                 choices.save(key)
             except (config_module.ConfigError, OSError) as err:
                 error = f"not saved in custodia.toml: {err}"
             progress.start(1, f"loading {key}")
-            shown, tip = describe_choice(choices.load())
-            return shown, tip, error
+            shown, tip, retrieval_only = describe_choice(choices.load(), key)
+            return shown, tip, retrieval_only, error
 
         self._load_job = self.workers.start(
             f"{assistant}: load model",
@@ -219,8 +224,8 @@ class ModelPicker(QWidget):
         return self._load_job
 
     def _on_loaded(self, result: Any) -> None:
-        shown, tip, error = result
-        if shown == "retrieval-only":
+        shown, tip, retrieval_only, error = result
+        if retrieval_only:
             self.state.setText(self.tr("retrieval-only — {0}").format(_short(tip)))
         else:
             self.state.setText(self.tr("ready"))
@@ -232,7 +237,7 @@ class ModelPicker(QWidget):
     def _on_load_failed(self, message: str, environment: bool) -> None:
         self.state.setText(self.tr("not loaded — {0}").format(_short(message)))
         self.state.setToolTip(message)
-        self.model_loaded.emit(self.assistant, "unavailable", message)
+        self.model_loaded.emit(self.assistant, self.tr("unavailable"), message)
 
 
 def _short(text: str, limit: int = 90) -> str:

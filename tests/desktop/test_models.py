@@ -161,12 +161,12 @@ def test_picker_offers_files_not_the_test_model_and_switches_the_next_answer(
     keys = [combo.itemData(i) for i in range(combo.count())]
     assert keys[:2] == ["smollm2", "retrieval-only"]
     assert keys.count("scripted") == 1 and combo.currentData() == "scripted"  # in use: shown
-    assert combo.itemText(keys.index("gguf:tiny-base")) == "tiny-base (GGUF)"
+    assert combo.itemText(keys.index("gguf:tiny-base")) == "tiny-base"  # its friendly name
     items: Any = combo.model()
     assert not items.item(keys.index("gguf:tiny-base")).isEnabled()  # cannot chat
     with qtbot.waitSignal(picker.model_loaded, timeout=10_000) as loaded:
         picker.choose("retrieval-only")
-    assert loaded.args[0] == "tutor" and loaded.args[1] == "retrieval-only"
+    assert loaded.args[0] == "tutor" and loaded.args[1] == "Retrieval-only (no generation)"
     assert services.chat_for("tutor").retrieval_only  # the next answer
     assert services.chat_for("memories").name == "scripted"
     saved = config_module.load({}, home=services.config.home)
@@ -180,7 +180,7 @@ def test_picker_a_broken_file_leaves_retrieval_only_with_the_reason(
     qtbot.addWidget(picker)
     with qtbot.waitSignal(picker.model_loaded, timeout=10_000) as loaded:
         picker.choose("gguf:cut")
-    assert loaded.args[1] == "retrieval-only" and "truncated" in loaded.args[2]
+    assert loaded.args[1] == "Retrieval-only (no generation)" and "truncated" in loaded.args[2]
     state = child(picker, QLabel, "memories_model_state")
     assert state.text().startswith("retrieval-only — the file is truncated")
     assert services.chat_for("memories").retrieval_only
@@ -261,7 +261,7 @@ def test_window_status_bar_and_pickers_show_each_tabs_model(qtbot: Any, tmp_path
     tabs.setCurrentIndex(names.index("tutor"))
     assert label.text() == "Tutor: my-tutor"
     tabs.setCurrentIndex(1)
-    assert label.text() == "Memories: scripted"
+    assert label.text() == "Memories: Scripted (for tests)"
     assert "Tutor: my-tutor" in label.toolTip()
     for name in ("tutor", "memories", "multiagent"):
         assert child(window, QComboBox, f"{name}_model_picker").count() >= 1

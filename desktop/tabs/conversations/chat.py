@@ -26,6 +26,7 @@ from backends.conversations import (
     ModelChoice,
     TurnResult,
 )
+from backends.models.manage import friendly_name
 from backends.progress import Progress
 from backends.services import Lazy
 from desktop.answer_html import counts
@@ -44,6 +45,13 @@ from desktop.tabs.conversations.transcript import (
 )
 from desktop.tabs.conversations.words import role_name, translate
 from desktop.workers import Emit
+
+
+def model_name(choice: ModelChoice) -> str:
+    """A model as every place names it (:func:`friendly_name`); a key it does not know, as
+    the agent labels it."""
+    named = friendly_name(choice.key)
+    return named if named != choice.key else choice.label
 
 
 class ChatPanel(QWidget):
@@ -139,7 +147,7 @@ class ChatPanel(QWidget):
         """The models to offer, the configured one first and selected."""
         self.model_picker.clear()
         for choice in choices:
-            self.model_picker.addItem(choice.label, choice.key)
+            self.model_picker.addItem(model_name(choice), choice.key)
         self.model_picker.setCurrentIndex(0)
 
     def reload_models(self) -> None:
@@ -167,7 +175,7 @@ class ChatPanel(QWidget):
     def _on_models_discovered(self, choices: Any) -> None:
         for choice in choices:
             if self.model_picker.findData(choice.key) < 0:
-                self.model_picker.addItem(choice.label, choice.key)
+                self.model_picker.addItem(model_name(choice), choice.key)
 
     # -- sending ---------------------------------------------------------------------------
     def set_busy(self, busy: bool) -> None:
