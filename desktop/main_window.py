@@ -14,7 +14,14 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QResizeEvent
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QKeySequence,
+    QResizeEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractButton,
     QMainWindow,
@@ -43,10 +50,10 @@ from desktop.tabs import (
     title_of,
 )
 from desktop.theme import MODES, Theme
-from desktop.thread_list import MemoryChatThreads, TutorThreads
+from desktop.thread_list import MemoryChatThreads, ThreadList, TutorThreads
 from desktop.welcome import SETTINGS_KEY as WELCOME_KEY
 from desktop.welcome import WelcomeBanner
-from desktop.window_threads import WindowThreads, fold_on_a_narrow_screen
+from desktop.window_threads import WindowThreads, starts_folded
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 if TYPE_CHECKING:
@@ -142,6 +149,7 @@ class MainWindow(QMainWindow):
         #: the memory chats and the tutor's threads, kept in sidebars (issue 30)
         self.threads = WindowThreads(self.tabs, services, self.workers, self.audit, self)
         self._inspector_hooked = False
+        self._folds_restored = False
         central = QWidget(self)
         central.setObjectName("central")
         column = QVBoxLayout(central)
@@ -513,19 +521,40 @@ class MainWindow(QMainWindow):
             state = s.value(key)
             if isinstance(state, QByteArray) and not state.isEmpty():
                 splitter.restoreState(state)
-            elif self.tutor_threads is not None and splitter.widget(0) is (
-                self.tutor_threads.sidebar
-            ):
-                fold_on_a_narrow_screen(self, splitter)
         last = str(s.value("window/tab", ""))
         for index in range(self.tabs.count()):
             widget = self.tabs.widget(index)
             if widget is not None and widget.objectName() == last:
                 self.tabs.setCurrentIndex(index)
 
+    def _sidebars(self) -> dict[str, ThreadList]:
+        """The thread lists, by the setting keeping whether each is folded."""
+        keepers = {"tutor": self.tutor_threads, "memories": self.memory_threads}
+        return {f"threads/{k}/folded": v.sidebar for k, v in keepers.items() if v is not None}
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._folds_restored:  # at the width it is shown at (the screen may clamp it)
+            self._folds_restored = True
+            self._restore_folds()
+
+    def _restore_folds(self) -> None:
+        """Each thread list as the user left it; the tutor's, the first time, open in a
+        window as wide as a laptop's (folded to its toggle in a narrower one)."""
+        for key, sidebar in self._sidebars().items():
+            kept = self.settings.value(key)
+            if kept is not None:
+                sidebar.set_folded(_true(kept))
+                sidebar.folded_by_user = sidebar.folded
+            elif sidebar is getattr(self.tutor_threads, "sidebar", None):
+                sidebar.set_folded(starts_folded(self.width()))
+
     def save_state(self) -> None:
         s = self.settings
         s.setValue("window/geometry", self.saveGeometry())
+        for key, sidebar in self._sidebars().items():
+            if sidebar.folded_by_user is not None:  # the window's own choice is made anew
+                s.setValue(key, sidebar.folded_by_user)
         for key, splitter in self._splitters().items():
             s.setValue(key, splitter.saveState())
         current = self.tabs.currentWidget()

@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QSplitter,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -33,6 +35,9 @@ from backends.threads import Thread, ThreadIndex, ThreadsUnavailableError
 from desktop import i18n as window_i18n
 
 log = logging.getLogger(__name__)
+
+#: Qt's QWIDGETSIZE_MAX (no maximum width)
+QWIDGETSIZE_MAX = (1 << 24) - 1
 
 _Slot = TypeVar("_Slot", bound=Callable[..., Any])
 
@@ -74,6 +79,11 @@ class ThreadList(QWidget):
     thread_chosen = Signal(str)
     #: "New" was clicked: the tab starts an empty thread (created on its first message)
     new_requested = Signal()
+    #: the list was folded to a strip (True) or opened (False), by its toggle or from code
+    folded_changed = Signal(bool)
+
+    #: the width the open list starts with (its titles end in "…")
+    OPEN_WIDTH = 170
 
     def __init__(
         self,
@@ -89,11 +99,20 @@ class ThreadList(QWidget):
         self.person = person
         #: deleted while this list is shown, newest last: Undo restores them
         self.deleted: list[str] = []
+        #: folded to a strip holding only the toggle (see :meth:`set_folded`)
+        self.folded = False
+        #: folded or opened by the user's own click (None: as the window chose; kept)
+        self.folded_by_user: bool | None = None
+        self._open_width = self.OPEN_WIDTH
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         top = QHBoxLayout()
-        title = QLabel(self.tr("<b>Threads</b>"))
-        top.addWidget(title, 1)
+        self.toggle_button = QToolButton()
+        self.toggle_button.setObjectName("thread_toggle")
+        self.toggle_button.setAutoRaise(True)
+        top.addWidget(self.toggle_button)
+        self.title = QLabel(self.tr("<b>Threads</b>"))
+        top.addWidget(self.title, 1)
         self.new_button = QPushButton(self.tr("New"))
         self.new_button.setObjectName("thread_new")
         self.new_button.setToolTip(self.tr("Start a new thread"))
@@ -130,7 +149,13 @@ class ThreadList(QWidget):
         self.problem_label.setWordWrap(True)
         self.problem_label.setVisible(False)
         layout.addWidget(self.problem_label)
+        layout.addStretch(0)  # folded, the toggle stays at the top
+        #: what folding hides (the toggle stays)
+        self._unfolded = [self.title, self.new_button, self.list, self.rename_button]
+        self._unfolded += [self.delete_button]
+        self._show_toggle()
 
+        self.toggle_button.clicked.connect(self._on_toggle_clicked)
         self.new_button.clicked.connect(self.new_requested)
         self.rename_button.clicked.connect(self._on_rename_clicked)
         self.delete_button.clicked.connect(self._on_delete_clicked)
@@ -141,8 +166,63 @@ class ThreadList(QWidget):
         self.refresh()
 
     def sizeHint(self) -> QSize:
-        """Narrow beside a chat: titles end in "…" (a list's own hint is 256 px)."""
-        return QSize(170, super().sizeHint().height())
+        """Narrow beside a chat: titles end in "…" (a list's own hint is 256 px); a strip
+        when folded."""
+        width = self._strip_width() if self.folded else self.OPEN_WIDTH
+        return QSize(width, super().sizeHint().height())
+
+    # -- folding -----------------------------------------------------------------------------
+    def _strip_width(self) -> int:
+        return self.toggle_button.sizeHint().width() + 2
+
+    def _show_toggle(self) -> None:
+        """The toggle says what it does: « hides the list, » shows it again."""
+        if self.folded:
+            self.toggle_button.setText("»")
+            self.toggle_button.setToolTip(self.tr("Show the list of threads"))
+        else:
+            self.toggle_button.setText("«")
+            self.toggle_button.setToolTip(self.tr("Hide the list of threads"))
+        self.toggle_button.setAccessibleName(self.toggle_button.toolTip())
+
+    def _on_toggle_clicked(self) -> None:
+        self.set_folded(not self.folded)
+        self.folded_by_user = self.folded
+
+    def set_folded(self, folded: bool) -> None:
+        """Fold the list to a strip holding only its toggle (the room goes to the chat), or
+        open it again at the width it had. The strip is never folded away: the toggle stays
+        in sight (dragging a splitter's handle to the edge hid the whole list)."""
+        if folded == self.folded:
+            return
+        splitter = self.parentWidget()
+        if folded and self.width() > self._strip_width():
+            self._open_width = max(self.width(), self.list.minimumWidth())
+        self.folded = folded
+        for widget in self._unfolded:
+            widget.setVisible(not folded)
+        self.undo_bar.setVisible(not folded and bool(self.deleted))
+        if folded:
+            self.problem_label.setVisible(False)
+        self.setMaximumWidth(self._strip_width() if folded else QWIDGETSIZE_MAX)
+        self._show_toggle()
+        if isinstance(splitter, QSplitter):
+            self._resize_in(splitter)
+        self.folded_changed.emit(folded)
+
+    def _resize_in(self, splitter: QSplitter) -> None:
+        """Give the room back to the widest neighbour when folding, take it from it when
+        opening."""
+        index = splitter.indexOf(self)
+        sizes = splitter.sizes()
+        if index < 0 or not any(sizes):
+            return
+        wanted = self._strip_width() if self.folded else self._open_width
+        widest = max((i for i in range(len(sizes)) if i != index), key=lambda i: sizes[i])
+        change = wanted - sizes[index]
+        sizes[index] += change
+        sizes[widest] = max(sizes[widest] - change, 0)
+        splitter.setSizes(sizes)
 
     # -- the list --------------------------------------------------------------------------
     def threads(self) -> list[Thread]:

@@ -28,14 +28,17 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def fold_on_a_narrow_screen(window: QWidget, splitter: QSplitter) -> None:
-    """The tutor's row of buttons needs the width: below 1000 px the thread list starts
-    folded (drag the splitter's handle to open it; the choice is remembered)."""
-    screen = window.screen()
-    if screen is not None and screen.availableGeometry().width() < 1000:
-        widgets = [splitter.widget(i) for i in range(splitter.count())]
-        hints = [w.sizeHint().width() if w is not None else 0 for w in widgets]
-        splitter.setSizes([0, *hints[1:]])  # the others share the room as they ask
+#: from this window width the tutor's thread list starts open (a 1366×768 laptop's window
+#: is 1100 px wide or more); below it, folded to its toggle: the tutor's row of buttons
+#: needs the room (it started folded under a 1000-px-wide *screen*: on a laptop the user did
+#: not see their threads)
+OPEN_FROM_WIDTH = 1100
+
+
+def starts_folded(window_width: int) -> bool:
+    """Whether the tutor's thread list starts folded in a window this wide (the user's own
+    choice, by the list's toggle, is remembered and wins)."""
+    return window_width < OPEN_FROM_WIDTH
 
 
 class WindowThreads(QObject):
@@ -75,6 +78,7 @@ class WindowThreads(QObject):
         self.memory.setParent(self)
         splitter.insertWidget(0, self.memory.sidebar)
         splitter.setStretchFactor(0, 0)
+        splitter.setCollapsible(0, False)  # folded, its toggle stays in sight
 
     def _keep_tutor_threads(self) -> None:
         """The tutor's threads in a sidebar; a thread's questions and answers are read back
@@ -95,6 +99,7 @@ class WindowThreads(QObject):
         self.tutor.setParent(self)
         splitter.insertWidget(0, self.tutor.sidebar)
         splitter.setStretchFactor(0, 0)
+        splitter.setCollapsible(0, False)  # folded, its toggle stays in sight
 
     def _open(self) -> None:
         if self.memory is None and self.tutor is None:
