@@ -334,6 +334,28 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(fold(_bare(w)) for w in _words(text))
 
 
+def _changed(before: list[str], after: list[str]) -> tuple[set[str], set[str]]:
+    """(removed, added) between two readings of the store's texts, each text once in each.
+
+    Compared place by place (blocks of references in C, identity first), so a store that
+    appends adds, fills a deleted row with its last one and rewrites an updated row in place
+    costs a pass over references, not a hash of every text; any other order is still right,
+    only slower.
+    A text at the same place in both is unchanged; every other one is in ``was`` or ``now``,
+    and is removed when only in ``was``, added when only in ``now``."""
+    common = min(len(before), len(after))
+    moved: list[int] = []
+    for start in range(0, common, 4096):  # whole blocks compared in C, by identity first
+        stop = min(common, start + 4096)
+        if before[start:stop] != after[start:stop]:
+            moved.extend(i for i in range(start, stop) if before[i] != after[i])
+    was = {before[i] for i in moved}
+    now = {after[i] for i in moved}
+    was.update(before[common:])
+    now.update(after[common:])
+    return was - now, now - was
+
+
 class EntityIndex:
     """Who the memories name, by relation (``sister -> {lucia}``), and which memories name
     each name (``lucia -> {texts}``).
@@ -361,6 +383,8 @@ class EntityIndex:
         self.by_relation: dict[str, set[str]] = {}
         self.by_name: dict[str, set[str]] = {}
         self._builder: threading.Thread | None = None
+        #: the store's texts as last read, in its order (what the next read is compared with)
+        self._order: list[str] = []
         #: how many texts have been read (tests check that a change reads only its own)
         self.learnt = 0
 
@@ -393,9 +417,8 @@ class EntityIndex:
                 self._clear()
                 self._generation = generation
                 return False
-            current = set(texts)
-            gone = self._texts.keys() - current
-            added = current - self._texts.keys()
+            gone, added = _changed(self._order, texts)
+            self._order = texts
             for text in gone:
                 self._forget(text)
             if len(added) <= self.INLINE or wait:
@@ -426,7 +449,7 @@ class EntityIndex:
                 self._builder = None
 
     def _clear(self) -> None:
-        self._texts, self._pairs = {}, Counter()
+        self._order, self._texts, self._pairs = [], {}, Counter()
         self.by_relation, self.by_name = {}, {}
 
     def _learn_all(self, texts: Iterable[str]) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from backends.config import Config
+from backends.memories.entities import _changed
 from backends.memories.recall import (
     BARE,
     Recall,
@@ -387,3 +388,25 @@ def test_the_second_model_cannot_raise_what_it_cannot_read(store: SQLiteMemorySt
     assert "hashing-64" not in by_text[spanish].why
     assert all("hashing-64" in h.why for h in fused if h.text != spanish)
     assert {h.text for h in hits} == set(by_text)
+
+
+def test_what_changed_between_two_readings_of_the_store_is_found_in_any_order() -> None:
+    rng = np.random.default_rng(29)
+    for _ in range(200):
+        before = [f"memory {i}" for i in rng.choice(60, size=rng.integers(0, 40), replace=False)]
+        after = list(before)
+        for _ in range(rng.integers(0, 6)):  # the store's own moves, and any other order
+            move = rng.integers(4)
+            if move == 0:
+                after.append(f"new {rng.integers(10**6)}")
+            elif move == 1 and after:
+                hole = int(rng.integers(len(after)))
+                after[hole] = after[-1]
+                after.pop()
+            elif move == 2 and after:
+                after[int(rng.integers(len(after)))] = f"edited {rng.integers(10**6)}"
+            else:
+                rng.shuffle(after)
+        after = list(dict.fromkeys(after))
+        removed, added = _changed(before, after)
+        assert removed == set(before) - set(after) and added == set(after) - set(before)
