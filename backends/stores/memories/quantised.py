@@ -154,12 +154,13 @@ class Int8Rows:
     def move(self, source: int, target: int) -> None:
         self._put(target, self.codes.row(source)[None, :].copy())
 
-    def top(self, vector: Vector, n: int, pool: int) -> npt.NDArray[np.intp]:
+    def top(self, vector: Vector, n: int, pool: int, *, bits: bool = True) -> npt.NDArray[np.intp]:
         """The ``pool`` rows among the first ``n`` whose int8 codes score best with
-        ``vector`` — among the sign bits' best :attr:`BITS_CANDIDATES` when ``n`` is large."""
+        ``vector`` — among the sign bits' best :attr:`BITS_CANDIDATES` when ``n`` is large
+        (and ``bits``: without them every row's int8 code is scored)."""
         simsimd = _simsimd()
         query = self.quantiser.query(vector)[None, :]
-        if n > self.BITS_ABOVE and pool < self.BITS_CANDIDATES:
+        if bits and n > self.BITS_ABOVE and pool < self.BITS_CANDIDATES:
             signs = np.packbits(query > 0, axis=1)
             distances = np.concatenate(
                 [

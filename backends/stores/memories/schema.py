@@ -12,6 +12,7 @@ from __future__ import annotations
 import secrets
 import sqlite3
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -134,6 +135,41 @@ SELECT_STORED = (
     "COALESCE(m.source, 'imported'), v.dimension, COALESCE(m.embedder, ''), v.vector "
     "FROM vectores v LEFT JOIN memory_meta m ON m.texto = v.texto"
 )
+
+
+def read_signal(conn: sqlite3.Connection, model: str, texts: Sequence[str]) -> dict[str, Vector]:
+    """``memory_signal``'s vectors of ``model`` for ``texts`` (missing or unreadable: left out)."""
+    out: dict[str, Vector] = {}
+    unique = list(dict.fromkeys(texts))
+    for start in range(0, len(unique), 500):
+        chunk = unique[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for text, blob in conn.execute(
+            f"SELECT texto, vector FROM memory_signal WHERE model = ? AND texto IN ({marks})",
+            (model, *chunk),
+        ):
+            if isinstance(blob, bytes) and len(blob) % 4 == 0:
+                vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                if np.isfinite(vector).all():
+                    out[text] = vector
+    return out
+
+
+def write_signal(conn: sqlite3.Connection, rows: Sequence[tuple[str, str, bytes]]) -> None:
+    """``(texto, model, blob)`` rows into ``memory_signal``, for texts that exist, in one
+    transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(
+            "INSERT OR REPLACE INTO memory_signal(texto, model, vector) "
+            "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM vectores WHERE texto = ?)",
+            [(*row, row[0]) for row in rows],
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def to_blob(vector: Vector) -> bytes:

@@ -136,6 +136,8 @@ def _content_digest(folder: Path, codes: npt.NDArray[Any], bits: npt.NDArray[Any
 
 def fsync_path(path: Path) -> None:
     """``fsync`` a file or a folder (what makes a rename or a write durable)."""
+    if os.name == "nt" and path.is_dir():  # Windows opens no folder to fsync (renames are)
+        return
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -59,7 +59,7 @@ from backends.stores.memories import (
     snapshot,
 )
 from backends.stores.memories.matrix import exact_scores, grown, load_rows, unit_vector
-from backends.stores.memories.quantised import Int8Rows
+from backends.stores.memories.quantised import CodesBuilder, Int8Rows
 from backends.stores.memories.schema import (
     MIGRATIONS,
     SELECT_MEMORY,
@@ -68,7 +68,9 @@ from backends.stores.memories.schema import (
     VECTORES_COLUMNS,
     clean_text,
     from_blob,
+    read_signal,
     to_blob,
+    write_signal,
 )
 from backends.stores.memories.schema import (
     VECTORES_DDL as VECTORES_DDL,  # the original's table, named here since the first release
@@ -98,6 +100,9 @@ class SQLiteMemoryStore(SqliteFile):
 
     #: from this many searchable rows on, a search scans int8 codes first (quantised.py)
     QUANTISE_ABOVE = 200_000
+    #: from this many rows on (below QUANTISE_ABOVE) int8 codes are kept beside the float32
+    #: matrix and scanned first: a quarter of the bytes a GEMV reads (memory-bandwidth bound)
+    CODES_FIRST_ABOVE = 50_000
     #: candidates of the int8 pass scored exactly (at least; 4 × k when that is more)
     RESCORE = 256
     #: rows changed since the int8 snapshot from which closing writes a new one (fewer are
@@ -112,6 +117,7 @@ class SQLiteMemoryStore(SqliteFile):
         *,
         quantise_above: int | None = QUANTISE_ABOVE,
         rescore: int = RESCORE,
+        codes_first_above: int | None = CODES_FIRST_ABOVE,
     ) -> None:
         if dimension < 1:
             raise ValueError("dimension must be positive")
@@ -141,9 +147,12 @@ class SQLiteMemoryStore(SqliteFile):
         self._conn = conn
         # the index, loaded on first search (listing never needs it)
         self.quantise_above = quantise_above
+        self.codes_first_above = codes_first_above
         self.rescore = max(1, int(rescore))
         #: int8 codes of the rows when the store is large (then ``_matrix`` stays empty)
         self._codes: Int8Rows | None = None
+        #: int8 codes beside the matrix of a mid-size store (built at its first search)
+        self._fast: Int8Rows | None = None
         self._loaded = False
         self._matrix: Vector = np.zeros((0, self.dimension), dtype=np.float32)
         self._texts: list[str] = []
@@ -196,7 +205,7 @@ class SQLiteMemoryStore(SqliteFile):
                 finally:
                     self._conn = None
             self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
-            self._codes = None
+            self._codes = self._fast = None
             self._texts, self._rows, self._loaded = [], {}, False
 
     def __enter__(self) -> SQLiteMemoryStore:
@@ -267,7 +276,7 @@ class SQLiteMemoryStore(SqliteFile):
             finally:
                 if own_transaction:
                     conn.execute("COMMIT")
-        self._matrix = loaded.matrix
+        self._matrix, self._fast = loaded.matrix, None
         self._codes = loaded.builder.finish() if loaded.builder is not None else None
         self._texts = texts = loaded.texts
         self._rows = {text: row for row, text in enumerate(texts)}
@@ -335,6 +344,8 @@ class SQLiteMemoryStore(SqliteFile):
             self._codes.set(row, vector)
         else:
             self._matrix[row] = vector
+            if self._fast is not None:
+                self._fast.set(row, vector)
 
     def _remove_row(self, text: str) -> None:
         self.generation += 1
@@ -349,6 +360,8 @@ class SQLiteMemoryStore(SqliteFile):
                 self._codes.move(last, row)
             else:
                 self._matrix[row] = self._matrix[last]
+                if self._fast is not None:
+                    self._fast.move(last, row)
             self._texts[row] = moved
             self._rows[moved] = row
         self._texts.pop()
@@ -560,6 +573,11 @@ class SQLiteMemoryStore(SqliteFile):
                 return []
             if self._codes is not None:
                 hits = self._search_codes(query, k, n)
+            elif (fast := self._fast_codes(n)) is not None:  # int8 first, then exact
+                top = fast.top(query, n, min(n, max(self.rescore, 4 * k)), bits=False)
+                scores = self._matrix[top] @ query
+                best = np.argsort(-scores, kind="stable")[:k]
+                hits = [Hit(self._texts[top[i]], float(scores[i])) for i in best]
             else:
                 scores = self._matrix[:n] @ query
                 top = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
@@ -586,6 +604,18 @@ class SQLiteMemoryStore(SqliteFile):
         return {t: float(score) for (t, _), score in zip(rows, scores, strict=True)}
 
     # -- the int8 first pass (large stores) ------------------------------------------------
+    def _fast_codes(self, n: int) -> Int8Rows | None:
+        """The int8 codes beside the float32 matrix of a mid-size store (``n`` rows from
+        :attr:`codes_first_above` on), built from the matrix at its first search."""
+        if self.codes_first_above is None or n < self.codes_first_above:
+            return None
+        if self._fast is None:
+            builder = CodesBuilder(self.dimension)
+            for start in range(0, n, CodesBuilder.SAMPLE):
+                builder.add(self._matrix[start : min(n, start + CodesBuilder.SAMPLE)])
+            self._fast = builder.finish()
+        return self._fast
+
     def _search_codes(self, query: Vector, k: int, n: int) -> builtins.list[Hit]:
         """int8 scores of every row, then the best ``rescore`` scored exactly (float32 from
         the table): the answer of the exact search, read from a quarter of the bytes."""
@@ -623,7 +653,7 @@ class SQLiteMemoryStore(SqliteFile):
         with self._errors("read"):
             if not snapshot.in_history(self.conn, loaded.header):
                 return False
-        self._codes = loaded.codes
+        self._codes, self._fast = loaded.codes, None
         self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
         self._texts = loaded.texts
         self._rows = {text: row for row, text in enumerate(loaded.texts)}
@@ -644,42 +674,15 @@ class SQLiteMemoryStore(SqliteFile):
 
     def signal_vectors(self, model: str, texts: Sequence[str]) -> dict[str, Vector]:
         """Stored vectors of a second embedder ``model`` for ``texts`` (missing ones left out)."""
-        out: dict[str, Vector] = {}
-        unique = list(dict.fromkeys(texts))
         with self._lock, self._errors("read"):
-            for start in range(0, len(unique), 500):
-                chunk = unique[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                for text, blob in self.conn.execute(
-                    "SELECT texto, vector FROM memory_signal "
-                    f"WHERE model = ? AND texto IN ({marks})",
-                    (model, *chunk),
-                ):
-                    if isinstance(blob, bytes) and len(blob) % 4 == 0:
-                        vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-                        if np.isfinite(vector).all():
-                            out[text] = vector
-        return out
+            return read_signal(self.conn, model, texts)
 
     def put_signal_vectors(self, model: str, items: Iterable[tuple[str, npt.ArrayLike]]) -> None:
         """Keep vectors of a second embedder for memories that exist (others are skipped)."""
         rows = [(t, model, to_blob(np.asarray(v, dtype=np.float32))) for t, v in items]
-        if not rows:
-            return
-        with self._lock, self._errors("write"):
-            conn = self.conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO memory_signal(texto, model, vector) "
-                    "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM vectores WHERE texto = ?)",
-                    [(*row, row[0]) for row in rows],
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        if rows:
+            with self._lock, self._errors("write"):
+                write_signal(self.conn, rows)
 
     def nearest(self, vector: npt.ArrayLike) -> Hit | None:
         hits = self.search(vector, k=1)

@@ -325,3 +325,36 @@ def test_an_interrupted_write_leaves_the_previous_snapshot_usable(
     for child in folder.rglob("*"):
         if child.is_file():
             assert child.stat().st_mode & 0o077 == 0, child
+
+
+# -- a mid-size store: int8 codes beside the float32 matrix (issue 29) -----------------------
+
+
+def test_a_mid_size_store_scans_int8_codes_first_and_keeps_them_in_step(tmp_path: Path) -> None:
+    rng = np.random.default_rng(12)
+    vectors = rng.standard_normal((3000, 384)).astype(np.float32)  # random: the hard case
+    path = tmp_path / "m.sqlite3"
+    _fill(path, vectors)
+    exact = SQLiteMemoryStore(path, 384, "m", quantise_above=None, codes_first_above=None)
+    fast = SQLiteMemoryStore(path, 384, "m", codes_first_above=1000, rescore=64)
+    # edits of both kinds: this process's and another connection's
+    fast.delete("memory 10")
+    fast.update("memory 11", "memory 11, edited", vectors[12])
+    fast.add("memory new", vectors[13])
+    with SQLiteMemoryStore(path, 384, "m", quantise_above=None) as other:
+        other.delete("memory 20")
+        other.add("memory elsewhere", vectors[21])
+    queries = rng.standard_normal((40, 384)).astype(np.float32)
+    found = 0
+    for query in [*queries, vectors[12], vectors[21]]:
+        want = exact.search(query, k=10)
+        got = fast.search(query, k=10)
+        found += len({h.text for h in want} & {h.text for h in got})
+        for hit in got:  # the similarities are the float32 matrix's, exactly
+            assert abs(hit.similarity - exact.similarities(query, [hit.text])[hit.text]) < 1e-6
+    assert found / (10 * (len(queries) + 2)) >= 0.99
+    assert fast._fast is not None and fast._codes is None and exact._fast is None
+    assert "memory 10" not in {h.text for h in fast.search(vectors[10], k=20)}
+    assert fast.search(vectors[12], k=2)[0].text in {"memory 12", "memory 11, edited"}
+    fast.close()
+    exact.close()

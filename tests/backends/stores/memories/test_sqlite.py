@@ -43,3 +43,23 @@ class TestQuantisedSQLiteMemoryStore(MemoryStoreContract):
         yield open_store
         for store in opened:
             store.close()
+
+
+class TestCodesFirstSQLiteMemoryStore(MemoryStoreContract):
+    """The same contract when the float32 matrix is searched through int8 codes kept beside
+    it (as a store of 50,000 to 200,000 memories is)."""
+
+    @pytest.fixture
+    def open_store(self, tmp_path: Path) -> Iterator[OpenStore]:
+        opened: list[SQLiteMemoryStore] = []
+
+        def open_store(dimension: int, model: str = "") -> SQLiteMemoryStore:
+            store = SQLiteMemoryStore(
+                tmp_path / "memories.sqlite3", dimension, model, codes_first_above=0
+            )
+            opened.append(store)
+            return store
+
+        yield open_store
+        for store in opened:
+            store.close()
