@@ -79,6 +79,9 @@ class RecallSettings:
     candidates: int = 30
     #: add the names of the people a query is about to the text embedded
     expand: bool = True
+    #: ...unless there are more than this many (a relation that stands for that many people
+    #: says nothing about which one: "my friend" among dozens of friends)
+    expand_limit: int = 6
     #: fuse the second embedder's cosine (when there is one and it reads both texts)
     second: bool = True
     #: bonus for naming who the question is about
@@ -252,7 +255,7 @@ class Recall:
         text = query
         if s.expand:
             extra = sorted(p for p in people if p not in fold(query))
-            if extra:
+            if extra and len(extra) <= s.expand_limit:
                 text = f"{query} ({', '.join(p.title() for p in extra)})"
         return text, people, asked
 

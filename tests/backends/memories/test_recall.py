@@ -410,3 +410,18 @@ def test_what_changed_between_two_readings_of_the_store_is_found_in_any_order() 
         after = list(dict.fromkeys(after))
         removed, added = _changed(before, after)
         assert removed == set(before) - set(after) and added == set(after) - set(before)
+
+
+def test_a_relation_standing_for_many_people_adds_no_names(tmp_path: Path) -> None:
+    friends = ["Ana", "Bea", "Carla", "Dani", "Eva", "Fede", "Gus"]
+    store, _ = _facts_store(tmp_path, [f"My friend {n} likes tea" for n in friends])
+    counting = _Counting()
+    recall = Recall(store, counting)
+    recall.search("Which friend likes tea?", k=3)
+    assert "Which friend likes tea?" in counting.texts
+    assert not any("(" in t for t in counting.texts)  # 7 friends: none is added
+    store.delete("My friend Gus likes tea")
+    recall.forget_queries()
+    recall.search("Which friend likes tea?", k=3)  # 6: they are
+    assert "Which friend likes tea? (Ana, Bea, Carla, Dani, Eva, Fede)" in counting.texts
+    store.close()
