@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import time
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
@@ -427,7 +428,7 @@ class EntityIndex:
                 return True
             self._generation = generation
             self._builder = threading.Thread(
-                target=self._build, args=(sorted(added),), name="memory-entities", daemon=True
+                target=self._build, args=(list(added),), name="memory-entities", daemon=True
             )
             self._builder.start()
             return False
@@ -441,9 +442,16 @@ class EntityIndex:
 
     def _build(self, texts: list[str]) -> None:
         try:
-            for start in range(0, len(texts), 500):  # the lock is let go between blocks
+            for start in range(0, len(texts), 500):
+                # read outside the lock, added under it: a search waits for 500 additions at
+                # most, and is let in between blocks (a lock released and taken again at
+                # once would keep it out until the end)
+                block = [(text, scan(text)) for text in texts[start : start + 500]]
                 with self._lock:
-                    self._learn_all(texts[start : start + 500])
+                    for text, found in block:
+                        if text not in self._texts:
+                            self._add(text, found)
+                time.sleep(0)
         finally:
             with self._lock:
                 self._builder = None
@@ -458,8 +466,11 @@ class EntityIndex:
                 self._learn(text)
 
     def _learn(self, text: str) -> None:
-        found, mentioned = scan(text)
-        self._texts[text] = (found, mentioned)
+        self._add(text, scan(text))
+
+    def _add(self, text: str, read: tuple[frozenset[tuple[str, str]], tuple[str, ...]]) -> None:
+        found, mentioned = read
+        self._texts[text] = read
         self.learnt += 1
         for pair in found:
             self._pairs[pair] += 1
