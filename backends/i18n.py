@@ -137,18 +137,32 @@ def ngettext(singular: str, plural: str, n: int) -> str:
 NUMBER_SYMBOLS: dict[str, tuple[str, str, int]] = {"en": (",", ".", 1), "es": (".", ",", 2)}
 
 
-def number(value: float, decimals: int = 0, language: str | None = None) -> str:
+def number(value: float, decimals: int | None = 0, language: str | None = None) -> str:
     """``value`` as the installed language (or ``language``) writes it, with ``decimals``
     digits after the mark: ``2,048`` and ``22.0`` in English, ``22,0`` and ``12.345`` in
-    Spanish; the desktop writes the same with QLocale (``desktop.i18n.number``)."""
+    Spanish; the desktop writes the same with QLocale (``desktop.i18n.number``).
+    ``decimals=None``: as few as the value needs, up to three (``5``, ``0,25``), as ``:g``."""
     group, point, fewest = NUMBER_SYMBOLS.get(language or _language, NUMBER_SYMBOLS[DEFAULT])
-    text = f"{abs(value):.{decimals}f}"
+    if decimals is None:
+        text = f"{abs(value):.3f}".rstrip("0").rstrip(".")
+    else:
+        text = f"{abs(value):.{decimals}f}"
     whole, _dot, fraction = text.partition(".")
     if len(whole) >= 3 + fewest:
         head = len(whole) % 3 or 3
         whole = group.join([whole[:head]] + [whole[i : i + 3] for i in range(head, len(whole), 3)])
     sign = "-" if value < 0 and text.strip("0.") else ""
     return sign + whole + (point + fraction if fraction else "")
+
+
+def named(text: str) -> str:
+    """A name with its engine in brackets (``"sessions L2 (redis)"``) in the installed
+    language: the whole when the catalogue has it, else the name before the brackets."""
+    whole = gettext_(text)
+    if whole != text:
+        return whole
+    name, bracket, rest = text.partition(" (")
+    return gettext_(name) + bracket + rest
 
 
 def N_(message: str) -> str:
