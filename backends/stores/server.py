@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 from backends.config import redact_url
 from backends.errors import CustodiaEnvironmentError
+from backends.failures import failed
+from backends.i18n import _
 from backends.net import http_json
 from backends.stores.description import Probed, SelfDescribing, dir_size, writable_folder
 
@@ -70,7 +72,9 @@ class ServerStore(SelfDescribing):
     @classmethod
     def unreachable(cls, err: BaseException) -> CustodiaEnvironmentError:
         """The doctor's error for a server that did not answer."""
-        return CustodiaEnvironmentError(f"{cls.PRODUCT} not reachable: {err}".strip())
+        return CustodiaEnvironmentError(
+            failed(_("{product} not reachable").format(product=cls.PRODUCT), err)
+        )
 
     @classmethod
     def http_version(cls, config: Config, path: str) -> Probed:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
+from backends.i18n import _
 from backends.progress import Progress
 from backends.stores.audit_log.merkle import NodeId
 from backends.stores.audit_log.record import GENESIS, Draft, Entry, chain_hash
@@ -213,16 +214,18 @@ GENERATED = {"event_type": "event", "pseudonym": "pseudonym", "time": "time"}
 
 def generated_problems(found: dict[str, tuple[bool, str]]) -> list[str]:
     """``found``: column -> (is generated, its expression); the columns that are not
-    :data:`GENERATED` from their key of the record."""
+    :data:`GENERATED` from their key of the record, in the user's language."""
     problems = []
     for column, key in GENERATED.items():
         generated, expression = found.get(column, (False, ""))
         if column not in found:
-            problems.append(f"the column {column} is missing")
+            problems.append(_("the column {column} is missing").format(column=column))
         elif not generated or f"'{key}'" not in expression.replace("'$.", "'"):
             problems.append(
-                f"the column {column} is not generated from the record's {key!r} (it can say "
-                "anything the hash does not cover)"
+                _(
+                    "the column {column} is not generated from the record's {key!r} (it can "
+                    "say anything the hash does not cover)"
+                ).format(column=column, key=key)
             )
     return problems
 

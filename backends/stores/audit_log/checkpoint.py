@@ -17,6 +17,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from backends.errors import CustodiaEnvironmentError
+from backends.failures import with_details
+from backends.i18n import _
 from backends.stores.audit_log.note import (
     NoteCheckpoint,
     NoteError,
@@ -94,38 +96,48 @@ class Checkpoint:
                 note=str(obj.get("note", "")),
             )
         except (ValueError, KeyError, TypeError) as err:
-            raise CheckpointRejected(f"not a checkpoint: {err}") from None
+            raise CheckpointRejected(with_details(_("not a checkpoint"), str(err))) from None
 
     def check(self, public_key: Ed25519PublicKey, log_id: str | None = None) -> None:
         """Raise :class:`CheckpointRejected` unless signed by ``public_key`` (for ``log_id``)."""
         if log_id is not None and self.log_id != log_id:
             raise CheckpointRejected(
-                f"checkpoint at seq {self.seq} belongs to another log ({self.log_id})"
+                _("checkpoint at seq {seq} belongs to another log ({log_id})").format(
+                    seq=self.seq, log_id=self.log_id
+                )
             )
         if self.key_id != key_id(public_key):
             raise CheckpointRejected(
-                f"checkpoint at seq {self.seq} is signed by an unknown key ({self.key_id})"
+                _("checkpoint at seq {seq} is signed by an unknown key ({key})").format(
+                    seq=self.seq, key=self.key_id
+                )
             )
         if not self.signature and not self.note:
-            raise CheckpointRejected(f"checkpoint at seq {self.seq} is not signed")
+            raise CheckpointRejected(
+                _("checkpoint at seq {seq} is not signed").format(seq=self.seq)
+            )
         if self.root and not self.note:  # the JSON signature covers no root (payload())
             raise CheckpointRejected(
-                f"checkpoint at seq {self.seq} states a Merkle root that no signature covers "
-                "(a JSON checkpoint signs seq and head only; its root would be trusted unsigned)"
+                _(
+                    "checkpoint at seq {seq} states a Merkle root that no signature covers (a "
+                    "JSON checkpoint signs seq and head only; its root would be trusted unsigned)"
+                ).format(seq=self.seq)
             )
         if self.signature:
             try:
                 public_key.verify(base64.b64decode(self.signature, validate=True), self.payload())
             except (InvalidSignature, ValueError):
                 raise CheckpointRejected(
-                    f"checkpoint at seq {self.seq}: the signature does not verify"
+                    _("checkpoint at seq {seq}: the signature does not verify").format(seq=self.seq)
                 ) from None
         if self.note:
             try:
                 body = open_note(self.note, Verifier.of(self.origin, public_key))
                 parsed = NoteCheckpoint.parse(body)
             except NoteError as err:
-                raise CheckpointRejected(f"checkpoint at seq {self.seq}: {err}") from None
+                raise CheckpointRejected(
+                    _("checkpoint at seq {seq}: {problem}").format(seq=self.seq, problem=err)
+                ) from None
             if (parsed.origin, parsed.size, parsed.root.hex(), parsed.seq, parsed.head) != (
                 self.origin,
                 self.seq,
@@ -134,7 +146,9 @@ class Checkpoint:
                 self.head,
             ):
                 raise CheckpointRejected(
-                    f"checkpoint at seq {self.seq}: its signed note says something else"
+                    _("checkpoint at seq {seq}: its signed note says something else").format(
+                        seq=self.seq
+                    )
                 )
 
     @classmethod
@@ -142,14 +156,18 @@ class Checkpoint:
         """The checkpoint a C2SP note states, once ``public_key`` is found to have signed it
         under the note's own origin (:class:`CheckpointRejected` otherwise)."""
         try:
-            body, _ = split(text)
+            body, _signatures = split(text)
             parsed = NoteCheckpoint.parse(body)
             open_note(text, Verifier.of(parsed.origin, public_key))
         except NoteError as err:
-            raise CheckpointRejected(f"not a checkpoint signed by this key: {err}") from None
+            raise CheckpointRejected(
+                _("not a checkpoint signed by this key: {problem}").format(problem=err)
+            ) from None
         log_id = log_id_of(parsed.origin)
         if not log_id or parsed.size != parsed.seq or not parsed.head:
-            raise CheckpointRejected(f"{parsed.origin}: not a checkpoint of a Custodia audit log")
+            raise CheckpointRejected(
+                _("{origin}: not a checkpoint of a Custodia audit log").format(origin=parsed.origin)
+            )
         return cls(
             log_id,
             parsed.seq,
@@ -166,4 +184,6 @@ class Checkpoint:
         try:
             return NoteCheckpoint.parse(split(text)[0])
         except NoteError as err:
-            raise CheckpointRejected(f"not a checkpoint note: {err}") from None
+            raise CheckpointRejected(
+                _("not a checkpoint note: {problem}").format(problem=err)
+            ) from None

@@ -38,6 +38,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from psycopg import sql
 
 from backends.errors import StoreUnavailableError
+from backends.failures import failed
+from backends.i18n import _
 from backends.net import pg_connect
 from backends.stores.audit_log.record import canonical, utc_now
 from backends.text import checked_text
@@ -56,6 +58,10 @@ class KeyStoreError(StoreUnavailableError):
 
 class ErasureError(KeyStoreError):
     """A key could not be destroyed completely (e.g. another reader held the WAL)."""
+
+
+def _unreadable_kek(path: Path) -> str:
+    return _("{path}: unreadable key-encryption key").format(path=path)
 
 
 def seal_with(cipher: AESGCM, pseudonym: str, fields: Mapping[str, Any]) -> str:
@@ -226,7 +232,9 @@ class PostgresKeyStore:
                     self.dsn, autocommit=True, connect_timeout=max(1, int(self._timeout))
                 )
             except psycopg.Error as err:
-                raise KeyStoreError(f"the person key store on the audit server: {err}") from err
+                raise KeyStoreError(
+                    failed(_("the person key store on the audit server"), err)
+                ) from err
         return self._conn
 
     def _q(self, query: sql.Composed | sql.SQL, params: Any = ()) -> list[tuple[Any, ...]]:
@@ -235,7 +243,9 @@ class PostgresKeyStore:
                 cur = self._db().execute(query, params)
                 return cur.fetchall() if cur.description else []
             except psycopg.Error as err:
-                raise KeyStoreError(f"the person key store on the audit server: {err}") from err
+                raise KeyStoreError(
+                    failed(_("the person key store on the audit server"), err)
+                ) from err
 
     def _load_kek(self) -> bytes:
         claimed = self._q(sql.SQL("SELECT kek_id FROM {}").format(self._t["audit_key_kek"]))
@@ -244,9 +254,11 @@ class PostgresKeyStore:
         except FileNotFoundError:
             if claimed or self.read_only:
                 raise KeyStoreError(
-                    f"{self.path}: this desktop has no copy of the shared audit log's "
-                    "key-encryption key: copy audit-log.kek (0600) from a desktop that already "
-                    "uses this log into this data folder"
+                    _(
+                        "{path}: this desktop has no copy of the shared audit log's "
+                        "key-encryption key: copy audit-log.kek (0600) from a desktop that "
+                        "already uses this log into this data folder"
+                    ).format(path=self.path)
                 ) from None
             kek = secrets.token_bytes(32)
             try:
@@ -256,17 +268,20 @@ class PostgresKeyStore:
                 try:
                     kek = bytes.fromhex(self.path.read_text(encoding="ascii").strip())
                 except (OSError, ValueError) as err:
-                    raise KeyStoreError(
-                        f"{self.path}: unreadable key-encryption key: {err}"
-                    ) from err
+                    raise KeyStoreError(failed(_unreadable_kek(self.path), err)) from err
             except OSError as err:
                 raise KeyStoreError(
-                    f"{self.path}: cannot write the key-encryption key: {err}"
+                    failed(
+                        _("{path}: cannot write the key-encryption key").format(path=self.path),
+                        err,
+                    )
                 ) from err
         except (OSError, ValueError) as err:
-            raise KeyStoreError(f"{self.path}: unreadable key-encryption key: {err}") from err
+            raise KeyStoreError(failed(_unreadable_kek(self.path), err)) from err
         if len(kek) != 32:
-            raise KeyStoreError(f"{self.path}: not a 256-bit key-encryption key")
+            raise KeyStoreError(
+                _("{path}: not a 256-bit key-encryption key").format(path=self.path)
+            )
         if not claimed and not self.read_only:
             self._q(
                 sql.SQL("INSERT INTO {} (id, kek_id) VALUES (1, %s) ON CONFLICT DO NOTHING").format(
@@ -277,8 +292,10 @@ class PostgresKeyStore:
             claimed = self._q(sql.SQL("SELECT kek_id FROM {}").format(self._t["audit_key_kek"]))
         if claimed and claimed[0][0] != _kek_id(kek):
             raise KeyStoreError(
-                f"{self.path}: this is not the key-encryption key the shared audit log's person "
-                "keys are wrapped with: copy audit-log.kek from a desktop that uses this log"
+                _(
+                    "{path}: this is not the key-encryption key the shared audit log's person "
+                    "keys are wrapped with: copy audit-log.kek from a desktop that uses this log"
+                ).format(path=self.path)
             )
         return kek
 
@@ -363,10 +380,12 @@ class PostgresKeyStore:
     def seal(self, person: str, fields: Mapping[str, Any]) -> tuple[str, str]:
         row = self._person(person, True)
         if row is None:
-            raise KeyStoreError("the person's key vanished while sealing")
+            raise KeyStoreError(_("the person's key vanished while sealing"))
         key = self._unwrap(row[1], "key:" + row[0])
         if key is None:
-            raise KeyStoreError(f"{self.path}: a person key cannot be unwrapped with this KEK")
+            raise KeyStoreError(
+                _("{path}: a person key cannot be unwrapped with this KEK").format(path=self.path)
+            )
         return row[0], seal_with(AESGCM(key), row[0], fields)
 
     def open(self, pseudonym: str, sealed: str) -> dict[str, Any] | None:
@@ -477,7 +496,7 @@ class PostgresKeyStore:
                             (pseudonym, time, finished),
                         )
             except psycopg.Error as err:
-                raise KeyStoreError(f"adopting the local person keys: {err}") from err
+                raise KeyStoreError(failed(_("adopting the local person keys"), err)) from err
         self._load_salts()
 
     def close(self) -> None:

@@ -22,6 +22,8 @@ import operator
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from hashlib import sha256
 
+from backends.i18n import _
+
 HASH_SIZE = 32
 EMPTY_ROOT = sha256(b"").digest()
 
@@ -84,7 +86,9 @@ def fold(hashes: Sequence[bytes]) -> bytes:
 def inclusion_ranges(index: int, size: int) -> list[tuple[int, int]]:
     """The ranges whose hashes make PATH(index, D[0:size]), leaf level first (RFC 6962 §2.1.1)."""
     if not 0 <= index < size:
-        raise ProofError(f"no leaf {index} in a tree of size {size}")
+        raise ProofError(
+            _("no leaf {index} in a tree of size {size}").format(index=index, size=size)
+        )
     ranges: list[tuple[int, int]] = []
     lo, hi = 0, size
     while hi - lo > 1:
@@ -102,7 +106,9 @@ def inclusion_ranges(index: int, size: int) -> list[tuple[int, int]]:
 def consistency_ranges(old: int, new: int) -> list[tuple[int, int]]:
     """The ranges whose hashes make PROOF(old, D[0:new]) (RFC 6962 §2.1.2), in proof order."""
     if not 0 <= old <= new:
-        raise ProofError(f"no consistency proof from size {old} to size {new}")
+        raise ProofError(
+            _("no consistency proof from size {old} to size {new}").format(old=old, new=new)
+        )
     if old == 0 or old == new:
         return []
     # SUBPROOF(m, D[lo:hi], b), unrolled; the recursion appends after its sub-call, so the
@@ -213,18 +219,24 @@ def reference_root(entries: Sequence[bytes]) -> bytes:
 def _check_hashes(*hashes: bytes) -> None:
     for h in hashes:
         if len(h) != HASH_SIZE:
-            raise ProofError(f"a hash of {len(h)} bytes (expected {HASH_SIZE})")
+            raise ProofError(
+                _("a hash of {count} bytes (expected {expected})").format(
+                    count=len(h), expected=HASH_SIZE
+                )
+            )
 
 
 def root_from_inclusion(index: int, size: int, leaf: bytes, path: Sequence[bytes]) -> bytes:
     """The root that ``path`` leads to from ``leaf`` at ``index`` in a tree of ``size``."""
     if not 0 <= index < size:
-        raise ProofError(f"index {index} is not in a tree of size {size}")
+        raise ProofError(
+            _("index {index} is not in a tree of size {size}").format(index=index, size=size)
+        )
     _check_hashes(leaf, *path)
     fn, sn, r = index, size - 1, leaf
     for p in path:
         if sn == 0:
-            raise ProofError("the audit path is longer than the tree is deep")
+            raise ProofError(_("the audit path is longer than the tree is deep"))
         if fn & 1 or fn == sn:
             r = node_hash(p, r)
             while not fn & 1 and fn != 0:
@@ -235,7 +247,7 @@ def root_from_inclusion(index: int, size: int, leaf: bytes, path: Sequence[bytes
         fn >>= 1
         sn >>= 1
     if sn != 0:
-        raise ProofError("the audit path is shorter than the tree is deep")
+        raise ProofError(_("the audit path is shorter than the tree is deep"))
     return r
 
 
@@ -245,7 +257,9 @@ def verify_inclusion(
     """Raise :class:`ProofError` unless leaf ``index`` with ``path`` yields ``expected_root``."""
     _check_hashes(expected_root)
     if root_from_inclusion(index, size, leaf, path) != expected_root:
-        raise ProofError(f"the audit path of leaf {index} does not lead to the tree's root")
+        raise ProofError(
+            _("the audit path of leaf {index} does not lead to the tree's root").format(index=index)
+        )
 
 
 def verify_consistency(
@@ -257,9 +271,9 @@ def verify_consistency(
     _check_hashes(old_root, new_root, *proof)
     fr, sr = _roots_from_consistency(old, new, old_root, proof)
     if fr != old_root:
-        raise ProofError(f"the proof does not lead to the old root (size {old})")
+        raise ProofError(_("the proof does not lead to the old root (size {old})").format(old=old))
     if sr != new_root:
-        raise ProofError(f"the proof does not lead to the new root (size {new})")
+        raise ProofError(_("the proof does not lead to the new root (size {new})").format(new=new))
 
 
 def _settled_by_sizes(
@@ -268,19 +282,21 @@ def _settled_by_sizes(
     """True when the sizes alone settle a consistency proof (equal sizes, or from the empty
     tree); raises :class:`ProofError` for what they rule out; False: the proof is walked."""
     if not 0 <= old <= new:
-        raise ProofError(f"size {new} is smaller than size {old}: the log shrank")
+        raise ProofError(
+            _("size {new} is smaller than size {old}: the log shrank").format(new=new, old=old)
+        )
     if old == new:
         if proof:
-            raise ProofError("a proof between equal sizes must be empty")
+            raise ProofError(_("a proof between equal sizes must be empty"))
         if old_root != new_root:
-            raise ProofError(f"two different roots for the same size {old}")
+            raise ProofError(_("two different roots for the same size {old}").format(old=old))
         return True
     if old == 0:
         if proof:
-            raise ProofError("a proof from the empty tree must be empty")
+            raise ProofError(_("a proof from the empty tree must be empty"))
         return True
     if not proof:
-        raise ProofError("an empty consistency proof")
+        raise ProofError(_("an empty consistency proof"))
     return False
 
 
@@ -299,7 +315,7 @@ def _roots_from_consistency(
     fr = sr = path[0]
     for c in path[1:]:
         if sn == 0:
-            raise ProofError("the consistency proof is too long")
+            raise ProofError(_("the consistency proof is too long"))
         if fn & 1 or fn == sn:
             fr = node_hash(c, fr)
             sr = node_hash(c, sr)
@@ -311,7 +327,7 @@ def _roots_from_consistency(
         fn >>= 1
         sn >>= 1
     if sn != 0:
-        raise ProofError("the consistency proof is too short")
+        raise ProofError(_("the consistency proof is too short"))
     return fr, sr
 
 

@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import _
 
 ALG_ED25519 = 1
 #: the em dash and space that open a signature line
@@ -48,7 +49,7 @@ def key_hash(name: str, public_key: Ed25519PublicKey) -> bytes:
 
 def _check_name(name: str) -> None:
     if not name or any(c.isspace() or c == "+" for c in name):
-        raise NoteError(f"{name!r} is not a key name (no spaces or '+')")
+        raise NoteError(_("{name!r} is not a key name (no spaces or '+')").format(name=name))
 
 
 def verifier_key(name: str, public_key: Ed25519PublicKey) -> str:
@@ -69,19 +70,19 @@ class Verifier:
         """A verifier key line; :class:`NoteError` unless well-formed and self-consistent."""
         parts = text.strip().split("+", 2)
         if len(parts) != 3:
-            raise NoteError("a verifier key is <name>+<hex key hash>+<base64 key>")
+            raise NoteError(_("a verifier key is <name>+<hex key hash>+<base64 key>"))
         name, hex_hash, encoded = parts
         _check_name(name)
         try:
             digest = bytes.fromhex(hex_hash)
             raw = base64.b64decode(encoded, validate=True)
         except (ValueError, binascii.Error):
-            raise NoteError("the verifier key's hash or key is not hex/base64") from None
+            raise NoteError(_("the verifier key's hash or key is not hex/base64")) from None
         if len(digest) != 4 or len(raw) != 33 or raw[0] != ALG_ED25519:
-            raise NoteError("not an Ed25519 verifier key")
+            raise NoteError(_("not an Ed25519 verifier key"))
         public_key = Ed25519PublicKey.from_public_bytes(raw[1:])
         if key_hash(name, public_key) != digest:
-            raise NoteError("the verifier key's hash does not match its name and key")
+            raise NoteError(_("the verifier key's hash does not match its name and key"))
         return cls(name, digest, public_key)
 
     @classmethod
@@ -101,32 +102,32 @@ def sign(body: str, name: str, private_key: Ed25519PrivateKey) -> str:
 
 def _check_body(body: str) -> None:
     if not body.endswith("\n"):
-        raise NoteError("a note's text ends with a newline")
+        raise NoteError(_("a note's text ends with a newline"))
     if any((ord(c) < 0x20 and c != "\n") or c == "\x7f" for c in body):
-        raise NoteError("a note's text holds control characters")
+        raise NoteError(_("a note's text holds control characters"))
 
 
 def split(note: str) -> tuple[str, list[tuple[str, bytes]]]:
     """``(body, [(name, key hash ‖ signature), …])`` — nothing verified yet."""
     cut = note.rfind("\n\n")
     if cut < 0 or not note.endswith("\n"):
-        raise NoteError("not a signed note (no blank line before the signatures)")
+        raise NoteError(_("not a signed note (no blank line before the signatures)"))
     body, lines = note[: cut + 1], note[cut + 2 :].splitlines()
     _check_body(body)
     signatures = []
     for line in lines:
         if not line.startswith(SIG_PREFIX):
-            raise NoteError(f"not a signature line: {line[:40]!r}")
-        name, _, blob = line[len(SIG_PREFIX) :].rpartition(" ")
+            raise NoteError(_("not a signature line: {line!r}").format(line=line[:40]))
+        name, _space, blob = line[len(SIG_PREFIX) :].rpartition(" ")
         try:
             raw = base64.b64decode(blob, validate=True)
         except (ValueError, binascii.Error):
-            raise NoteError("a signature is not base64") from None
+            raise NoteError(_("a signature is not base64")) from None
         if len(raw) < 5:
-            raise NoteError("a signature is too short")
+            raise NoteError(_("a signature is too short"))
         signatures.append((name, raw))
     if not signatures:
-        raise NoteError("the note is not signed")
+        raise NoteError(_("the note is not signed"))
     return body, signatures
 
 
@@ -138,9 +139,15 @@ def open_note(note: str, verifier: Verifier) -> str:
             try:
                 verifier.public_key.verify(raw[4:], body.encode("utf-8"))
             except InvalidSignature:
-                raise NoteError(f"the signature by {name} does not verify") from None
+                raise NoteError(
+                    _("the signature by {name} does not verify").format(name=name)
+                ) from None
             return body
-    raise NoteError(f"the note is not signed by {verifier.name} (key {verifier.hash.hex()})")
+    raise NoteError(
+        _("the note is not signed by {name} (key {hex})").format(
+            name=verifier.name, hex=verifier.hash.hex()
+        )
+    )
 
 
 # -- checkpoints (c2sp.org/tlog-checkpoint) ----------------------------------------------------
@@ -166,7 +173,7 @@ class NoteCheckpoint:
     def parse(cls, body: str) -> NoteCheckpoint:
         lines = body.split("\n")
         if len(lines) < 4 or lines[-1] != "":
-            raise NoteError("a checkpoint has an origin, a size and a root hash, one per line")
+            raise NoteError(_("a checkpoint has an origin, a size and a root hash, one per line"))
         origin, size_text, root_text, *rest = lines[:-1]
         try:
             if not size_text.isdigit() or (size_text.startswith("0") and size_text != "0"):
@@ -174,16 +181,16 @@ class NoteCheckpoint:
             size = int(size_text)
             root = base64.b64decode(root_text, validate=True)
         except (ValueError, binascii.Error):
-            raise NoteError("the checkpoint's size or root hash is malformed") from None
+            raise NoteError(_("the checkpoint's size or root hash is malformed")) from None
         if not origin or len(root) != 32:
-            raise NoteError("the checkpoint's origin or root hash is malformed")
+            raise NoteError(_("the checkpoint's origin or root hash is malformed"))
         seq, head, time = size, "", ""
         for line in rest:
-            key, _, value = line.partition(" ")
+            key, _space, value = line.partition(" ")
             if key == "chain":
-                seq_text, _, head = value.partition(" ")
+                seq_text, _space, head = value.partition(" ")
                 if not seq_text.isdigit():
-                    raise NoteError("the checkpoint's chain line is malformed")
+                    raise NoteError(_("the checkpoint's chain line is malformed"))
                 seq = int(seq_text)
             elif key == "time":
                 time = value

@@ -23,7 +23,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from backends.config import redact_url
 from backends.errors import CustodiaEnvironmentError
-from backends.i18n import N_
+from backends.failures import failed
+from backends.i18n import N_, _
 from backends.net import pg_connect
 from backends.progress import Progress
 from backends.stores.audit_log import (
@@ -80,10 +81,10 @@ def redact_dsn(dsn: str) -> str:
 
 
 def _fail(what: str, err: psycopg.Error) -> AuditLogError:
-    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    """``what`` (in the user's language), the cause, the server's own words as details."""
     if isinstance(err, psycopg.errors.InsufficientPrivilege):
-        return AuditPermissionError(f"{what}: {text}")
-    return AuditLogError(f"{what}: {text}")
+        return AuditPermissionError(failed(what, err))
+    return AuditLogError(failed(what, err))
 
 
 class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
@@ -170,15 +171,21 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
             except psycopg.errors.UndefinedTable as err:
                 self.close()
                 raise AuditLogError(
-                    f"{self.location}: no audit schema {schema!r}: run `custodia audit "
-                    "bootstrap` as the database administrator first"
+                    _(
+                        "{where}: no audit schema {schema!r}: run `custodia audit bootstrap` "
+                        "as the database administrator first"
+                    ).format(where=self.location, schema=schema)
                 ) from err
             except psycopg.Error as err:
                 self.close()
-                raise _fail(f"{self.location}: cannot open the audit log", err) from err
+                raise _fail(
+                    _("{where}: cannot open the audit log").format(where=self.location), err
+                ) from err
         if row is None:
             self.close()
-            raise AuditLogError(f"{self.location}: the audit schema has no log id")
+            raise AuditLogError(
+                _("{where}: the audit schema has no log id").format(where=self.location)
+            )
         self._log_id = str(row[0])
         self.stores_checkpoints = bool(insert and insert[0])
         self._tree = sql.Identifier(schema, "audit_tree")
@@ -213,7 +220,7 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
                 options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
             )
         except psycopg.Error as err:
-            raise _fail(f"{self.location}: cannot connect", err) from err
+            raise _fail(_("{where}: cannot connect").format(where=self.location), err) from err
 
     def _writing(self) -> psycopg.Connection[Any]:
         if self._writer is None or self._writer.closed or self._writer.broken:
@@ -248,7 +255,7 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
                         self._server_append = False
                 return self._append_here(conn, drafts)
             except psycopg.Error as err:
-                raise _fail(f"{self.location}: append failed", err) from err
+                raise _fail(_("{where}: append failed").format(where=self.location), err) from err
 
     def _append_on_server(
         self, conn: psycopg.Connection[Any], drafts: Sequence[Draft]
@@ -261,7 +268,9 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
         rows = conn.execute(self._append_call, columns).fetchall()
         if len(rows) != len(drafts):
             raise AuditLogError(
-                f"{self.location}: the server appended {len(rows)} of {len(drafts)} records"
+                _("{where}: the server appended {done} of {count} records").format(
+                    where=self.location, done=len(rows), count=len(drafts)
+                )
             )
         entries = []
         for draft, (seq, time, digest, previous) in zip(drafts, rows, strict=True):
@@ -269,8 +278,10 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
             if chain_hash(str(previous), record) != digest:
                 # committed already, so verification will flag it too; say so now
                 raise AuditLogError(
-                    f"{self.location}: the server chained record {seq} differently from CT2 "
-                    "(run `custodia audit verify`)"
+                    _(
+                        "{where}: the server chained record {seq} differently from CT2 "
+                        "(run `custodia audit verify`)"
+                    ).format(where=self.location, seq=seq)
                 )
             entries.append(
                 Entry(
@@ -332,7 +343,9 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
                     )
                     self._grow_tree(conn, rows[0][0] - 1, [r[1] for r in rows])
             except psycopg.Error as err:
-                raise _fail(f"{self.location}: copying records failed", err) from err
+                raise _fail(
+                    _("{where}: copying records failed").format(where=self.location), err
+                ) from err
 
     def add_checkpoint(self, checkpoint: Checkpoint) -> None:
         with self._write_lock:
@@ -346,7 +359,9 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
                     (checkpoint.seq, checkpoint.key_id, checkpoint.to_json()),
                 )
             except psycopg.Error as err:
-                raise _fail(f"{self.location}: cannot store the checkpoint", err) from err
+                raise _fail(
+                    _("{where}: cannot store the checkpoint").format(where=self.location), err
+                ) from err
 
     # -- the Merkle tree (CT10) ----------------------------------------------------------------
     def _grow_tree(self, conn: psycopg.Connection[Any], first: int, records: Sequence[str]) -> None:
@@ -369,7 +384,11 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
                     (stored_index(level, idx),),
                 ).fetchone()
                 if row is None:
-                    raise AuditLogError(f"{self.location}: the tree lacks node ({level}, {idx})")
+                    raise AuditLogError(
+                        _("{where}: the tree lacks node ({level}, {index})").format(
+                            where=self.location, level=level, index=idx
+                        )
+                    )
                 h = bytes(row[0])
             return h
 
@@ -414,13 +433,17 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
                     ).fetchall()
                     if rows and rows[0][0] != size + 1:
                         raise AuditLogError(
-                            f"{self.location}: record {size + 1} is missing; the tree "
-                            "cannot be built past a gap (run `custodia audit verify`)"
+                            _(
+                                "{where}: record {seq} is missing; the tree cannot be built "
+                                "past a gap (run `custodia audit verify`)"
+                            ).format(where=self.location, seq=size + 1)
                         )
                     if rows:
                         self._grow_tree(conn, int(size), [str(r[1]) for r in rows])
             except psycopg.Error as err:
-                raise _fail(f"{self.location}: cannot build the Merkle tree", err) from err
+                raise _fail(
+                    _("{where}: cannot build the Merkle tree").format(where=self.location), err
+                ) from err
         return size, len(rows)
 
     def tree_nodes(self, ids: Collection[NodeId]) -> dict[NodeId, bytes]:
@@ -457,11 +480,15 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
                 return conn.execute(query, params).fetchall()
             except psycopg.Error as err:
                 if not conn.broken:
-                    raise _fail(f"{self.location}: cannot read the audit log", err) from err
+                    raise _fail(
+                        _("{where}: cannot read the audit log").format(where=self.location), err
+                    ) from err
             try:  # the server went away since the last read (restarted): reads retry once
                 return self._reading().execute(query, params).fetchall()
             except psycopg.Error as err:
-                raise _fail(f"{self.location}: cannot read the audit log", err) from err
+                raise _fail(
+                    _("{where}: cannot read the audit log").format(where=self.location), err
+                ) from err
 
     def head(self) -> Head:
         rows = self._query(
@@ -516,7 +543,9 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
                         break
                     yield rows
         except psycopg.Error as err:
-            raise _fail(f"{self.location}: cannot read the audit log", err) from err
+            raise _fail(
+                _("{where}: cannot read the audit log").format(where=self.location), err
+            ) from err
         finally:
             with contextlib.suppress(psycopg.Error):
                 conn.close()

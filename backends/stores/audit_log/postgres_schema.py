@@ -23,6 +23,8 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from backends.config import redact_url
+from backends.failures import failed
+from backends.i18n import _
 from backends.net import pg_connect
 from backends.stores.audit_log import DEFAULT_SCHEMA, AuditLogError, AuditPermissionError, keys
 from backends.stores.audit_log.record import GENESIS, RECORD_VERSION
@@ -331,9 +333,11 @@ def bootstrap(
                 )
             conn.execute("RESET ROLE")
     except psycopg.errors.InsufficientPrivilege as err:
-        raise AuditPermissionError(f"audit bootstrap: {err}".strip()) from err
+        raise AuditPermissionError(failed(_("audit bootstrap"), err)) from err
     except psycopg.Error as err:
-        raise AuditLogError(f"audit bootstrap on {redact_url(admin_dsn)} failed: {err}") from err
+        raise AuditLogError(
+            failed(_("audit bootstrap on {where} failed").format(where=redact_url(admin_dsn)), err)
+        ) from err
     return Bootstrapped(
         app_dsn=make_conninfo(admin_dsn, user=roles.app, password=app_password),
         maintenance_dsn=make_conninfo(

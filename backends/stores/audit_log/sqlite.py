@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from backends.i18n import N_
+from backends.failures import failed
+from backends.i18n import N_, _
 from backends.progress import Progress
 from backends.stores.audit_log import (
     AuditLogError,
@@ -184,7 +185,11 @@ def _tree_nodes(
         for level, idx in ids:
             h = found.get(stored_index(level, idx))
             if h is None:
-                raise AuditLogError(f"the Merkle tree lacks node ({level}, {idx})")
+                raise AuditLogError(
+                    _("the Merkle tree lacks node ({level}, {index})").format(
+                        level=level, index=idx
+                    )
+                )
             frontier[level] = h
     out: list[tuple[int, bytes]] = []
     for index, h in enumerate(leaves, start=first):
@@ -202,7 +207,7 @@ def _tree_nodes(
 
 
 #: what a reader says when the files it reads changed under it (issue 28 review)
-CHANGED_WHILE_READ = "the log changed while it was read — verify again"
+CHANGED_WHILE_READ = N_("the log changed while it was read — verify again")
 
 Stamp = tuple[int, int, int] | None
 
@@ -256,7 +261,7 @@ class ReadOnlyCopy:
     def __init__(self, path: Path) -> None:
         self.path = path
         if not path.exists():
-            raise AuditLogError(f"{path}: no audit log there")
+            raise AuditLogError(_("{path}: no audit log there").format(path=path))
         wal = Path(f"{path}-wal")
         self._watched = (path, wal)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -274,20 +279,22 @@ class ReadOnlyCopy:
         self.mode = "mode=ro (a private copy)"
         self._tmp = tempfile.TemporaryDirectory(prefix="custodia-audit-ro-")
         target = Path(self._tmp.name) / path.name
-        for _ in range(self.COPY_TRIES):
+        for _attempt in range(self.COPY_TRIES):
             before = self._now()
             try:
                 shutil.copyfile(path, target)
                 shutil.copyfile(wal, Path(f"{target}-wal"))
             except OSError as err:
                 self.close()
-                raise AuditLogError(f"{path}: cannot read the copy: {err}") from err
+                raise AuditLogError(
+                    failed(_("{path}: cannot read the copy").format(path=path), err)
+                ) from err
             if self._now() == before:
                 self._stamps = before
                 break
         else:
             self.close()
-            raise AuditLogError(f"{path}: {CHANGED_WHILE_READ}")
+            raise AuditLogError(f"{path}: {_(CHANGED_WHILE_READ)}")
         self._uri = f"file:{quote(str(target))}?mode=ro"
 
     def _now(self) -> tuple[Stamp, ...]:
@@ -303,7 +310,7 @@ class ReadOnlyCopy:
             old, new = self._stamps[0], now[0]
             changed = old is None or new is None or old[0] != new[0]
         if changed:
-            raise AuditLogError(f"{self.path}: {CHANGED_WHILE_READ}")
+            raise AuditLogError(f"{self.path}: {_(CHANGED_WHILE_READ)}")
 
     def connect(self) -> sqlite3.Connection:
         try:
@@ -313,7 +320,9 @@ class ReadOnlyCopy:
             conn.execute("PRAGMA query_only=ON")
             conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
         except sqlite3.Error as err:
-            raise AuditLogError(f"{self.path}: cannot open the copy read-only: {err}") from err
+            raise AuditLogError(
+                failed(_("{path}: cannot open the copy read-only").format(path=self.path), err)
+            ) from err
         return conn
 
     def close(self) -> None:
@@ -377,7 +386,9 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
             self._conn.close()
             if self._copy is not None:
                 self._copy.close()
-            raise AuditLogError(f"{self.path}: not a usable audit log: {err}") from err
+            raise AuditLogError(
+                failed(_("{path}: not a usable audit log").format(path=self.path), err)
+            ) from err
         self._log_id = str(row[0])
         self._reader = self._open()
         self._memory_tree: MemoryTree | None = None
@@ -415,17 +426,19 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
 
     # -- writing ---------------------------------------------------------------------------
     @contextmanager
-    def _locked_write(self, failed: str) -> Iterator[sqlite3.Connection]:
+    def _locked_write(self, what: str) -> Iterator[sqlite3.Connection]:
         """One write transaction under the database's write lock (``BEGIN IMMEDIATE``, across
         threads and processes): committed when the block ends, rolled back when it raises
-        (an SQLite error becomes :class:`AuditLogError` saying what ``failed``). The tree's
-        cached right edge is kept only once the transaction committed."""
+        (an SQLite error becomes :class:`AuditLogError` saying what failed: ``what``, marked
+        with ``N_``). The tree's cached right edge is kept only once the transaction committed."""
         conn = self._conn
         with self._write_lock:
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as err:
-                raise AuditLogError(f"{self.path}: cannot lock the audit log: {err}") from err
+                raise AuditLogError(
+                    failed(_("{path}: cannot lock the audit log").format(path=self.path), err)
+                ) from err
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -434,7 +447,7 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
                 self._committed(False)
                 if conn.in_transaction:  # SQLite already rolled back after "disk is full"
                     conn.execute("ROLLBACK")
-                raise AuditLogError(f"{self.path}: {failed}: {err}") from err
+                raise AuditLogError(failed(f"{self.path}: {_(what)}", err)) from err
             except BaseException:
                 self._committed(False)
                 if conn.in_transaction:
@@ -449,7 +462,7 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
     def append_many(self, drafts: Sequence[Draft]) -> list[Entry]:
         if not drafts:
             return []
-        with self._locked_write("append failed") as conn:
+        with self._locked_write(N_("append failed")) as conn:
             head = self._head_in(conn)
             entries = chain_drafts(drafts, (head.seq, head.hash))  # Head(): the genesis
             if len(entries) == 1:  # the usual case: no list to build
@@ -463,7 +476,7 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
     def extend(self, rows: Sequence[tuple[int, str, str]], after: Head) -> None:
         if not rows:
             return
-        with self._locked_write("copying records failed") as conn:
+        with self._locked_write(N_("copying records failed")) as conn:
             head = self._head_in(conn)
             if head != after:
                 raise NotAPrefix(
@@ -483,7 +496,9 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
                     (checkpoint.seq, checkpoint.key_id, checkpoint.to_json()),
                 )
             except sqlite3.Error as err:
-                raise AuditLogError(f"{self.path}: cannot store the checkpoint: {err}") from err
+                raise AuditLogError(
+                    failed(_("{path}: cannot store the checkpoint").format(path=self.path), err)
+                ) from err
 
     # -- the Merkle tree (CT10) ----------------------------------------------------------------
     def _grow_tree(self, conn: sqlite3.Connection, first: int, records: Sequence[str]) -> None:
@@ -541,8 +556,10 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
                     conn.text_factory = str
                     if rows and rows[0][0] != size + 1:
                         raise AuditLogError(
-                            f"{self.path}: record {size + 1} is missing; the tree cannot "
-                            "be built past a gap (run `custodia audit verify`)"
+                            _(
+                                "{where}: record {seq} is missing; the tree cannot be built "
+                                "past a gap (run `custodia audit verify`)"
+                            ).format(where=self.path, seq=size + 1)
                         )
                     leaves = [sha256(b"\x00" + record).digest() for _, record in rows]
                     conn.executemany(_TREE_INSERT, _tree_nodes(conn, size, leaves)[0])
@@ -553,7 +570,9 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
             except sqlite3.Error as err:
-                raise AuditLogError(f"{self.path}: cannot build the Merkle tree: {err}") from err
+                raise AuditLogError(
+                    failed(_("{path}: cannot build the Merkle tree").format(path=self.path), err)
+                ) from err
         return size, len(rows)
 
     def tree_nodes(self, ids: Collection[NodeId]) -> dict[NodeId, bytes]:
@@ -600,7 +619,9 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
             try:
                 rows = list(self._reader.execute(sql, params).fetchall())
             except sqlite3.Error as err:
-                raise AuditLogError(f"{self.path}: cannot read the audit log: {err}") from err
+                raise AuditLogError(
+                    failed(_("{path}: cannot read the audit log").format(path=self.path), err)
+                ) from err
         self.check_unchanged()
         return rows
 
@@ -662,7 +683,9 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
                 self.check_unchanged()
                 yield rows
         except sqlite3.Error as err:
-            raise AuditLogError(f"{self.path}: cannot read the audit log: {err}") from err
+            raise AuditLogError(
+                failed(_("{path}: cannot read the audit log").format(path=self.path), err)
+            ) from err
         finally:
             conn.close()
 

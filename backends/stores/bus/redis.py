@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 from backends.errors import StoreUnavailableError
-from backends.i18n import N_
+from backends.failures import failed
+from backends.i18n import N_, _
 from backends.stores.bus import Event, Subscription, encode
 from backends.stores.description import Measurement
 from backends.stores.engines.redis import RedisServer, redis_client
@@ -30,16 +31,20 @@ class _RedisSubscription:
             self._pubsub.subscribe(channel)
             # Wait for the server's confirmation: only then are later PUBLISHes ours.
             confirmed = False
-            for _ in range(max(1, int(timeout / 0.1))):
+            for _attempt in range(max(1, int(timeout / 0.1))):
                 message = self._pubsub.get_message(timeout=0.1)
                 if message is not None and message.get("type") == "subscribe":
                     confirmed = True
                     break
             if not confirmed:
-                raise StoreUnavailableError(f"Redis did not confirm SUBSCRIBE {channel}")
+                raise StoreUnavailableError(
+                    _("Redis did not confirm SUBSCRIBE {channel}").format(channel=channel)
+                )
         except redis_mod.RedisError as err:
             self.close()
-            raise StoreUnavailableError(f"Redis SUBSCRIBE failed: {err}") from err
+            raise StoreUnavailableError(
+                failed(_("Redis SUBSCRIBE {channel} failed").format(channel=channel), err)
+            ) from err
         except StoreUnavailableError:
             self.close()
             raise
@@ -52,7 +57,7 @@ class _RedisSubscription:
         try:
             message = self._pubsub.get_message(timeout=max(0.0, timeout))
         except redis_mod.RedisError as err:
-            raise StoreUnavailableError(f"Redis subscription broken: {err}") from err
+            raise StoreUnavailableError(failed(_("Redis subscription broken"), err)) from err
         if message is None or message.get("type") != "message":
             return None
         data = message["data"]
@@ -99,7 +104,7 @@ class RedisEventBus(RedisServer):
             try:
                 bus._client.ping()
             except redis.RedisError as err:
-                raise StoreUnavailableError(f"Redis PING failed: {err}") from err
+                raise StoreUnavailableError(failed(_("Redis PING failed"), err)) from err
         return Measurement(0, None, note=N_("the bus itself stores none"))
 
     def publish(self, channel: str, event: Mapping[str, Any]) -> int:
@@ -109,7 +114,7 @@ class RedisEventBus(RedisServer):
         try:
             return int(self._client.publish(channel, raw))
         except redis_mod.RedisError as err:
-            raise StoreUnavailableError(f"Redis PUBLISH failed: {err}") from err
+            raise StoreUnavailableError(failed(_("Redis PUBLISH failed"), err)) from err
 
     def subscribe(self, channel: str) -> Subscription:
         return _RedisSubscription(self._client, channel, self._timeout)

@@ -22,7 +22,8 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.errors import CustodiaEnvironmentError, DimensionMismatchError, StoreUnavailableError
-from backends.i18n import N_
+from backends.failures import failed
+from backends.i18n import N_, _
 from backends.net import require_loopback
 from backends.stores.description import Measurement, running_store
 from backends.stores.engines import hnsw_check
@@ -87,7 +88,10 @@ def open_local(path: Path) -> Any:
         except Exception as err:  # chromadb raises plain exceptions for a bad folder
             last = err
             time.sleep(0.2 * (attempt + 1))
-    raise StoreUnavailableError(f"Chroma at {path}: cannot open: {last}") from last
+    assert last is not None  # OPEN_ATTEMPTS ≥ 1: the loop ran and failed
+    raise StoreUnavailableError(
+        failed(_("Chroma at {path}: cannot open").format(path=path), last)
+    ) from last
 
 
 def open_server(url: str, timeout: float) -> Any:
@@ -112,7 +116,9 @@ def open_server(url: str, timeout: float) -> Any:
         if session is not None:
             session.timeout = httpx.Timeout(timeout)
     except Exception as err:
-        raise StoreUnavailableError(f"Chroma server {url}: not reachable ({err})") from err
+        raise StoreUnavailableError(
+            failed(_("Chroma server {url}: not reachable").format(url=url), err)
+        ) from err
     return client
 
 
@@ -184,12 +190,12 @@ class ChromaCollection(ServerOrFolder):
         except CustodiaEnvironmentError:
             raise
         except Exception as err:  # chromadb, httpx, sqlite: the store, not our code
-            raise StoreUnavailableError(f"{self.where}: cannot {what}: {err}") from err
+            raise StoreUnavailableError(failed(f"{self.where}: {_(what)}", err)) from err
 
     def _open(self) -> Any:
         """Open (or create, for this embedder) the collection; typed error on a mismatch."""
         with self._lock:
-            collection = self._call("open the collection", self._get_or_create)
+            collection = self._call(N_("cannot open the collection"), self._get_or_create)
             meta = collection.metadata or {}
             dim = meta.get("dimension")
             name = meta.get("embedder")
@@ -225,7 +231,7 @@ class ChromaCollection(ServerOrFolder):
         except Exception as err:
             if not is_not_found(err):
                 raise StoreUnavailableError(
-                    f"{self.where}: cannot delete the index: {err}"
+                    failed(_("{where}: cannot delete the index").format(where=self.where), err)
                 ) from err
         self._collection = None
 
@@ -237,7 +243,7 @@ class ChromaCollection(ServerOrFolder):
 
     def count(self) -> int:
         with self._lock:
-            return int(self._call("count", self.collection.count))
+            return int(self._call(N_("cannot count"), self.collection.count))
 
     def ids(self) -> set[str]:
         out: set[str] = set()

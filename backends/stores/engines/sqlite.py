@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from backends.errors import StoreUnavailableError
+from backends.failures import failed
+from backends.i18n import _
 
 Migration = tuple[str, str | Callable[[sqlite3.Connection], None]]
 
@@ -42,7 +44,9 @@ def connect(
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
     except (sqlite3.Error, OSError) as err:
-        raise StoreUnavailableError(f"{path}: cannot open SQLite database: {err}") from err
+        raise StoreUnavailableError(
+            failed(_("{path}: cannot open SQLite database").format(path=path), err)
+        ) from err
     return conn
 
 
@@ -72,13 +76,17 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> int:
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as err:
-            raise StoreUnavailableError(f"cannot lock the database to migrate it: {err}") from err
+            raise StoreUnavailableError(
+                failed(_("cannot lock the database to migrate it"), err)
+            ) from err
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version > len(migrations):
             conn.execute("ROLLBACK")
             raise StoreUnavailableError(
-                f"database schema version {version} is newer than this Custodia knows "
-                f"({len(migrations)}); upgrade Custodia"
+                _(
+                    "database schema version {version} is newer than this Custodia knows "
+                    "({known}); upgrade Custodia"
+                ).format(version=version, known=len(migrations))
             )
         if version == len(migrations):
             conn.execute("COMMIT")
@@ -95,7 +103,9 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> int:
         except sqlite3.Error as err:
             if conn.in_transaction:  # "disk is full" has already rolled it back
                 conn.execute("ROLLBACK")
-            raise StoreUnavailableError(f"migration {name!r} failed: {err}") from err
+            raise StoreUnavailableError(
+                failed(_("migration {name!r} failed").format(name=name), err)
+            ) from err
 
 
 def _statements(script: str) -> list[str]:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
+from backends.i18n import ngettext, number
 from backends.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,11 @@ MAX_BATCH_BYTES = 2_000
 MAX_CALL_ROWS = 1_000
 #: the longest path :meth:`Graph.path` looks for (in relations)
 MAX_PATH_HOPS = 3
+
+
+def entities_note(entities: int) -> str:
+    """The storage map's note on a graph: how many entities its relations join."""
+    return ngettext("{count} entity", "{count} entities", entities).format(count=number(entities))
 
 
 class GraphQueryRefused(Exception):

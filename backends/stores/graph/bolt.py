@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from backends.config import Config
-from backends.i18n import N_
+from backends.failures import failed, with_details
+from backends.i18n import N_, _
 from backends.net import loopback_bolt_uri
 from backends.stores.description import Measurement, Probed, running_store
 from backends.stores.graph import (
@@ -50,6 +51,7 @@ from backends.stores.graph import (
     AllowListedGraph,
     GraphUnavailableError,
     Operation,
+    entities_note,
 )
 from backends.stores.server import ServerStore, reached
 
@@ -213,7 +215,7 @@ class BoltGraph(AllowListedGraph, ServerStore):
         return Measurement(
             sum(counts.relations.values()),
             None,
-            note=f"{counts.entities} entities",
+            note=entities_note(counts.entities),
             engine=f"Bolt server ({graph.describe()})",
         )
 
@@ -292,7 +294,9 @@ class BoltGraph(AllowListedGraph, ServerStore):
                         max_transaction_retry_time=0,
                     )
                 except Exception as err:  # bad URI, missing driver
-                    raise GraphUnavailableError(f"graph server {self.uri}: {err}") from err
+                    raise GraphUnavailableError(
+                        failed(_("graph server {uri}").format(uri=self.uri), err)
+                    ) from err
             return self._driver
 
     def _send(
@@ -326,10 +330,11 @@ class BoltGraph(AllowListedGraph, ServerStore):
                     self.server_database = str(result.summary.database or "")
                 return [dict(record) for record in result.records]
             except AuthError as err:
-                raise GraphAuthError(
-                    f"graph server {self.uri} refused user {self._user or '(none)'!r} and its "
-                    f"password ({err.code}): check neo4j_user and neo4j_password"
-                ) from err
+                message = _(
+                    "graph server {uri} refused user {user!r} and its password: check "
+                    "neo4j_user and neo4j_password"
+                ).format(uri=self.uri, user=self._user or _("(none)"))
+                raise GraphAuthError(with_details(message, str(err.code or ""))) from err
             except (ServiceUnavailable, SessionExpired, TransientError) as err:
                 last = err
                 self._reprobe = self._reprobe or not isinstance(err, TransientError)
@@ -339,20 +344,25 @@ class BoltGraph(AllowListedGraph, ServerStore):
             except Neo4jError as err:
                 code = err.code or ""
                 if code == "Neo.ClientError.Database.DatabaseNotFound":
-                    raise GraphDatabaseError(
-                        f"graph server {self.uri} has no database {self.database!r} ({code}): "
-                        "check the database name"
-                    ) from err
+                    message = _(
+                        "graph server {uri} has no database {name!r}: check the database name"
+                    ).format(uri=self.uri, name=self.database)
+                    raise GraphDatabaseError(with_details(message, code)) from err
                 if code.startswith("Neo.ClientError.Statement."):
                     raise  # our constant query was refused as a statement: a bug, not an outage
+                message = _("graph server {uri}: {operation} failed").format(
+                    uri=self.uri, operation=operation.name
+                )
                 raise GraphUnavailableError(
-                    f"graph server {self.uri}: {operation.name} failed: "
-                    f"{code} {err.message or ''}".strip()
+                    with_details(message, f"{code} {err.message or ''}")
                 ) from err
             except (DriverError, OSError) as err:
                 last = err
                 self._reprobe = True
-        raise GraphUnavailableError(f"graph server {self.uri} is not reachable: {last}") from last
+        assert last is not None
+        raise GraphUnavailableError(
+            failed(_("graph server {uri} is not reachable").format(uri=self.uri), last)
+        ) from last
 
     def _ready(self) -> BoltDialect:
         """Probe the server once: whether it splices parameters, and its dialect.

@@ -12,7 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from backends.i18n import N_
+from backends.failures import failed
+from backends.i18n import N_, _
 from backends.stores.description import (
     Measurement,
     SqliteFile,
@@ -26,6 +27,7 @@ from backends.stores.graph import (
     AllowListedGraph,
     GraphUnavailableError,
     Operation,
+    entities_note,
 )
 
 if TYPE_CHECKING:
@@ -84,7 +86,7 @@ class SqliteGraph(AllowListedGraph, SqliteFile):
         count = "SELECT count(*) FROM {} WHERE ns = ?"
         measured = sqlite_count(path, count.format("relations"), (namespace,))
         entities = scalar(path, count.format("entities"), (namespace,))
-        return replace(measured, note=f"{entities} entities")
+        return replace(measured, note=entities_note(int(entities or 0)))
 
     def __init__(self, path: Path, namespace: str = DEFAULT_NAMESPACE) -> None:
         super().__init__(namespace)
@@ -134,7 +136,14 @@ class SqliteGraph(AllowListedGraph, SqliteFile):
                     self._writer.execute("ROLLBACK")
                     raise
         except sqlite3.Error as err:
-            raise GraphUnavailableError(f"graph at {self.file}: {operation.name}: {err}") from err
+            raise GraphUnavailableError(
+                failed(
+                    _("graph at {file}: {operation}").format(
+                        file=self.file, operation=operation.name
+                    ),
+                    err,
+                )
+            ) from err
 
     def forget_scope(self, scope: str) -> None:
         super().forget_scope(scope)

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from backends.errors import StoreUnavailableError
+from backends.failures import failed
+from backends.i18n import N_, _
 from backends.stores.description import (
     Measurement,
     SqliteFile,
@@ -90,7 +92,7 @@ class SqliteSessionMirror(WarmsL2, SqliteFile):
                 self._conn.execute("SELECT count(*) FROM sessions").fetchone()
             except sqlite3.Error as err:
                 raise StoreUnavailableError(
-                    f"{path}: cannot open sessions read-only: {err}"
+                    failed(_("{path}: cannot open sessions read-only").format(path=path), err)
                 ) from err
         else:
             self._conn = connect(path)
@@ -120,7 +122,7 @@ class SqliteSessionMirror(WarmsL2, SqliteFile):
                 if self._conn.in_transaction:
                     with contextlib.suppress(sqlite3.Error):
                         self._conn.execute("ROLLBACK")
-                raise StoreUnavailableError(f"{self.path}: {what} failed: {err}") from err
+                raise StoreUnavailableError(failed(f"{self.path}: {_(what)}", err)) from err
 
     def save(self, session: Session) -> None:
         row = (
@@ -143,7 +145,7 @@ class SqliteSessionMirror(WarmsL2, SqliteFile):
                 row,
             )
 
-        self._run("save", write)
+        self._run(N_("saving the session failed"), write)
 
     def load(self, session_id: str) -> Session | None:
         rows = self._run(
@@ -179,7 +181,9 @@ class SqliteSessionMirror(WarmsL2, SqliteFile):
         sql += " ORDER BY created_at DESC, session_id"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        rows = self._run("list", lambda c: c.execute(sql, params).fetchall())
+        rows = self._run(
+            N_("listing the sessions failed"), lambda c: c.execute(sql, params).fetchall()
+        )
         return [_from_row(r) for r in rows]
 
     def close(self) -> None:

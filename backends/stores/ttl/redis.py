@@ -6,6 +6,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Self
 
 from backends.errors import StoreUnavailableError
+from backends.failures import failed
+from backends.i18n import _
 from backends.stores.description import Measurement
 from backends.stores.engines.redis import RedisServer, redis_client
 from backends.stores.server import reached
@@ -67,7 +69,9 @@ class RedisTTLStore(RedisServer):
         try:
             return fn()
         except redis.RedisError as err:
-            raise StoreUnavailableError(f"Redis {what} failed: {err}") from err
+            raise StoreUnavailableError(
+                failed(_("Redis {command} failed").format(command=what), err)
+            ) from err
 
     def set(self, key: str, value: str, ttl: float) -> None:
         check_ttl(ttl)

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.errors import DimensionMismatchError, EmbedderMismatchError, InvalidVectorError
-from backends.i18n import _
+from backends.i18n import N_, _
 from backends.stores.engines import chroma
 from backends.stores.vectors import (
     Payload,
@@ -184,7 +184,9 @@ class ChromaVectorIndex(chroma.ChromaCollection):
         if vectors.shape[1] != self.dimension:
             raise DimensionMismatchError(self.dimension, int(vectors.shape[1]), self.where)
         if not np.isfinite(vectors).all():
-            raise InvalidVectorError(f"{self.where}: a vector has NaN or infinite values")
+            raise InvalidVectorError(
+                _("{where}: a vector has NaN or infinite values").format(where=self.where)
+            )
         return bool((np.abs(vectors).sum(axis=1) > 0).all())
 
     def upsert(
@@ -194,7 +196,9 @@ class ChromaVectorIndex(chroma.ChromaCollection):
             return
         vectors = np.asarray(vectors, dtype=np.float32)
         if not self._check_vectors(vectors, len(ids)):
-            raise InvalidVectorError(f"{self.where}: a vector is all zeros (it has no direction)")
+            raise InvalidVectorError(
+                _("{where}: a vector is all zeros (it has no direction)").format(where=self.where)
+            )
         if len(payloads) != len(ids):
             raise ValueError("one payload per id")
         self._write(ids, vectors, [self._check_payload(p) for p in payloads])
@@ -203,7 +207,9 @@ class ChromaVectorIndex(chroma.ChromaCollection):
         super().delete(ids)
         if where is not None and not matches_nothing(where):
             with self._lock:
-                self._call("delete vectors", self.collection.delete, where=chroma_where(where))
+                self._call(
+                    N_("cannot delete vectors"), self.collection.delete, where=chroma_where(where)
+                )
 
     def query(
         self, vector: npt.NDArray[np.float32], k: int, where: Where | None = None

@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from backends.errors import StoreUnavailableError
+from backends.failures import failed
+from backends.i18n import _, number
 
 log = logging.getLogger(__name__)
 
@@ -69,11 +71,15 @@ class FolderLease:
     def _lease(self) -> Iterator[None]:
         """Hold the memory for one operation (see the module docstring)."""
         if self._closed:
-            raise StoreUnavailableError(f"the semantic memory at {self.where} is closed")
+            raise StoreUnavailableError(
+                _("the semantic memory at {where} is closed").format(where=self.where)
+            )
         if not self._rlock.acquire(timeout=self.wait):
             raise StoreUnavailableError(
-                f"the semantic memory at {self.where} is busy in this process "
-                f"(being indexed or re-embedded) for more than {self.wait:g} s; try again later"
+                _(
+                    "the semantic memory at {where} is busy in this process (being indexed "
+                    "or re-embedded) for more than {seconds} s; try again later"
+                ).format(where=self.where, seconds=number(self.wait, None))
             )
         try:
             self._depth += 1
@@ -122,7 +128,9 @@ class FolderLease:
         try:
             return os.open(self.root / name, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as err:
-            raise StoreUnavailableError(f"{self.root / name}: cannot open a lock: {err}") from err
+            raise StoreUnavailableError(
+                failed(_("{path}: cannot open a lock").format(path=self.root / name), err)
+            ) from err
 
     @staticmethod
     def _try_flock(fd: int) -> bool:
@@ -138,9 +146,11 @@ class FolderLease:
             return
         holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
         raise StoreUnavailableError(
-            f"the semantic memory at {self.where} has been in use by another "
-            f"Custodia process (pid {holder}) for more than {self.wait:g} s "
-            "(a re-embedding or an index build); try again when it has finished"
+            _(
+                "the semantic memory at {where} has been in use by another Custodia process "
+                "(pid {pid}) for more than {seconds} s (a re-embedding or an index build); "
+                "try again when it has finished"
+            ).format(where=self.where, pid=holder, seconds=number(self.wait, None))
         )
 
     def _someone_waits(self) -> bool:

@@ -30,6 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.errors import StoreUnavailableError
+from backends.failures import failed
+from backends.i18n import _
 from backends.models.embedders import Embedder
 from backends.net import require_loopback
 from backends.progress import Progress
@@ -47,6 +49,10 @@ log = logging.getLogger(__name__)
 
 STAGING_SUFFIX = "__reembed"
 _BATCH = 256
+
+
+def _cannot_open(path: Path) -> str:
+    return _("{path}: cannot open Qdrant local storage").format(path=path)
 
 
 def _is_lock_error(err: BaseException) -> bool:
@@ -116,16 +122,25 @@ class QdrantSemanticMemory(SemanticMemoryBase, ServerOrFolder):
         try:
             from qdrant_client import QdrantClient  # noqa: PLC0415 — lazy: ≈0.7 s, the window first
         except ImportError as err:
-            raise StoreUnavailableError(f"qdrant-client is not installed: {err}") from err
+            raise StoreUnavailableError(failed(_("qdrant-client is not installed"), err)) from err
         if url:
             require_loopback("qdrant_url", url)
             try:
-                # trust_env=False: no proxy from the environment; httpx follows no redirect
+                # trust_env=False: no proxy from the environment; httpx follows no redirect.
+                # check_compatibility=False: the client's own check runs in a thread of its
+                # own and only warns, in English on the terminal ("Failed to obtain server
+                # version"); a server that is down is said by the first request instead.
                 return QdrantClient(
-                    url=url, timeout=max(1, int(timeout)), prefer_grpc=False, trust_env=False
+                    url=url,
+                    timeout=max(1, int(timeout)),
+                    prefer_grpc=False,
+                    trust_env=False,
+                    check_compatibility=False,
                 )
             except Exception as err:
-                raise StoreUnavailableError(f"Qdrant server {url}: {err}") from err
+                raise StoreUnavailableError(
+                    failed(_("Qdrant server {url}: cannot connect").format(url=url), err)
+                ) from err
         assert path is not None
         try:
             path.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -133,11 +148,13 @@ class QdrantSemanticMemory(SemanticMemoryBase, ServerOrFolder):
         except RuntimeError as err:
             if _is_lock_error(err):
                 raise StoreUnavailableError(
-                    f"the semantic memory at {path} is open in another Custodia process "
-                    "(Qdrant local mode allows one process at a time); close the other one, "
-                    "or configure a Qdrant server (qdrant_url) to share it"
+                    _(
+                        "the semantic memory at {path} is open in another Custodia process "
+                        "(Qdrant local mode allows one process at a time); close the other "
+                        "one, or configure a Qdrant server (qdrant_url) to share it"
+                    ).format(path=path)
                 ) from err
-            raise StoreUnavailableError(f"{path}: cannot open Qdrant local storage: {err}") from err
+            raise StoreUnavailableError(failed(_cannot_open(path), err)) from err
         except json.JSONDecodeError as err:
             # A kill while Qdrant wrote its meta.json leaves it empty: the folder can never
             # open again. Semantic memory is a derived store (the results stay in their
@@ -150,11 +167,9 @@ class QdrantSemanticMemory(SemanticMemoryBase, ServerOrFolder):
                 path.mkdir(mode=0o700)
                 return QdrantClient(path=str(path))
             except Exception as again:
-                raise StoreUnavailableError(
-                    f"{path}: cannot open Qdrant local storage: {err}"
-                ) from again
+                raise StoreUnavailableError(failed(_cannot_open(path), again)) from again
         except (OSError, ValueError) as err:
-            raise StoreUnavailableError(f"{path}: cannot open Qdrant local storage: {err}") from err
+            raise StoreUnavailableError(failed(_cannot_open(path), err)) from err
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """``self._client.<method>(...)``; environment failures become StoreUnavailableError."""
@@ -167,10 +182,17 @@ class QdrantSemanticMemory(SemanticMemoryBase, ServerOrFolder):
             with self._lock:
                 return getattr(self._client, method)(*args, **kwargs)
         except (ResponseHandlingException, UnexpectedResponse, OSError, TimeoutError) as err:
-            raise StoreUnavailableError(f"Qdrant {method} failed ({self.where}): {err}") from err
+            raise StoreUnavailableError(
+                failed(
+                    _("Qdrant {method} failed ({where})").format(method=method, where=self.where),
+                    err,
+                )
+            ) from err
         except RuntimeError as err:
             if "closed" in str(err):
-                raise StoreUnavailableError(f"Qdrant at {self.where} is closed") from err
+                raise StoreUnavailableError(
+                    _("Qdrant at {where} is closed").format(where=self.where)
+                ) from err
             raise
 
     def _vector_params(self, dimension: int) -> Any:

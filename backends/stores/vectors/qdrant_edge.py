@@ -45,7 +45,8 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.errors import StoreUnavailableError
-from backends.i18n import N_
+from backends.failures import failed, with_details
+from backends.i18n import N_, _, number
 from backends.models.embedders import Embedder
 from backends.progress import Progress
 from backends.stores.description import Probed, dir_size, writable_folder
@@ -75,7 +76,7 @@ def _edge() -> Any:
     try:
         import qdrant_edge  # noqa: PLC0415 — lazy: the window must appear before the engine loads
     except ImportError as err:
-        raise StoreUnavailableError(f"qdrant-edge-py is not installed: {err}") from err
+        raise StoreUnavailableError(failed(_("qdrant-edge-py is not installed"), err)) from err
     return qdrant_edge
 
 
@@ -95,7 +96,7 @@ def _first_line(err: BaseException) -> str:
 
 
 #: what a damaged collection's message tells the user to do
-DAMAGED_HINT = (
+DAMAGED_HINT = N_(
     "`custodia reindex multiagent` rebuilds it (derived data: the experts' results stay in "
     "their sessions; what cannot be read is left out)"
 )
@@ -204,7 +205,9 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
         try:
             self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as err:
-            raise StoreUnavailableError(f"{self.root}: cannot create the memory: {err}") from err
+            raise StoreUnavailableError(
+                failed(_("{root}: cannot create the memory").format(root=self.root), err)
+            ) from err
         try:
             with self._lease():
                 for name in self.collections:
@@ -238,10 +241,10 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
         if not _is_panic(err):
             return None
         self._forget_shards()  # a shard that panicked may be poisoned: reopen later
-        return StoreUnavailableError(
-            f"the semantic memory at {self.where} is damaged: the engine failed "
-            f"({_first_line(err)}); {DAMAGED_HINT}"
+        message = _("the semantic memory at {where} is damaged: the engine failed; {hint}").format(
+            where=self.where, hint=_(DAMAGED_HINT)
         )
+        return StoreUnavailableError(with_details(message, _first_line(err)))
 
     # -- shards ----------------------------------------------------------------------------
     def _dir(self, name: str) -> Path:
@@ -256,7 +259,9 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
 
     def _load(self, shard_dir: Path) -> EdgeShard:
         qe = _edge()
-        self._check_space(f"opening {shard_dir}")  # opening replays and writes its WAL
+        self._check_space(
+            _("opening {what}").format(what=shard_dir)
+        )  # opening replays and writes its WAL
         deadline = time.monotonic() + self.wait
         while True:
             try:
@@ -267,7 +272,9 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
                     # An index build whose parent died still holds the WAL: it ends by itself.
                     time.sleep(0.1)
                     continue
-                raise StoreUnavailableError(f"{shard_dir}: cannot open the shard: {err}") from err
+                raise StoreUnavailableError(
+                    failed(_("{shard}: cannot open the shard").format(shard=shard_dir), err)
+                ) from err
 
     def _close_shard(self, name: str) -> None:
         shard = self._shards.pop(name, None)
@@ -305,15 +312,22 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
         free = stat.f_bavail * stat.f_frsize
         if free < self.min_free_bytes:
             raise StoreUnavailableError(
-                f"{what}: the disk holding the semantic memory ({self.root}) has "
-                f"{free / MB:.0f} MB free and the engine needs {self.min_free_bytes // MB} MB "
-                "to write safely; nothing was written — free some space and try again"
+                _(
+                    "{what}: the disk holding the semantic memory ({root}) has {free} MB free "
+                    "and the engine needs {needed} MB to write safely; nothing was written — "
+                    "free some space and try again"
+                ).format(
+                    what=what,
+                    root=self.root,
+                    free=number(free / MB),
+                    needed=number(self.min_free_bytes // MB),
+                )
             )
 
     def _create(self, folder: Path, embedder: str, dimension: int, state: str = "complete") -> None:
         qe = _edge()
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self._check_space(f"creating {folder.name}")
+        self._check_space(_("creating {what}").format(what=folder.name))
         shard_dir = folder / "shard"
         if shard_dir.exists():
             shutil.rmtree(shard_dir)
@@ -342,7 +356,9 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
             finally:
                 shard.close()
         except Exception as err:
-            raise StoreUnavailableError(f"{shard_dir}: cannot create the shard: {err}") from err
+            raise StoreUnavailableError(
+                failed(_("{shard}: cannot create the shard").format(shard=shard_dir), err)
+            ) from err
         _write_json(folder / "meta.json", dict(meta, state=state))
 
     def _made(self, folder: Path) -> bool:
@@ -370,7 +386,9 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
             try:
                 shard.update(qe.UpdateOperation.upsert_points(batch))
             except Exception as err:
-                raise StoreUnavailableError(f"upsert into {self.where} failed: {err}") from err
+                raise StoreUnavailableError(
+                    failed(_("storing in {where} failed").format(where=self.where), err)
+                ) from err
 
     def _scroll(self, shard: EdgeShard) -> Iterator[tuple[str, list[float], dict[str, Any]]]:
         qe = _edge()
@@ -390,7 +408,7 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
 
     def _store(self, collection: str, points: Sequence[Point]) -> None:
         shard = self._shard(collection)
-        self._check_space(f"storing in {collection}")
+        self._check_space(_("storing in {what}").format(what=collection))
         self._upsert(shard, points)
 
     def _nearest(
@@ -412,7 +430,9 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
         except StoreUnavailableError:
             raise
         except Exception as err:
-            raise StoreUnavailableError(f"search in {self.where} failed: {err}") from err
+            raise StoreUnavailableError(
+                failed(_("search in {where} failed").format(where=self.where), err)
+            ) from err
 
     @staticmethod
     def _filter(where: Where | None) -> Any:
@@ -446,7 +466,7 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
     def _delete(self, collection: str, ids: Sequence[str], where: Where | None) -> None:
         qe = _edge()
         shard = self._shard(collection)
-        self._check_space(f"deleting from {collection}")
+        self._check_space(_("deleting from {what}").format(what=collection))
         try:
             for start in range(0, len(ids), _BATCH):
                 chunk = [uuid.UUID(i) if _is_uuid(i) else i for i in ids[start : start + _BATCH]]
@@ -455,7 +475,9 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
             if query_filter is not None:
                 shard.update(qe.UpdateOperation.delete_points_by_filter(query_filter))
         except Exception as err:
-            raise StoreUnavailableError(f"delete in {self.where} failed: {err}") from err
+            raise StoreUnavailableError(
+                failed(_("delete in {where} failed").format(where=self.where), err)
+            ) from err
 
     def _recreate(self, collection: str) -> None:
         self._close_shard(collection)
@@ -530,7 +552,9 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
                     raise
                 if child.exitcode != 0:
                     raise StoreUnavailableError(
-                        f"building the index of {name} failed (exit code {child.exitcode})"
+                        _("building the index of {name} failed (exit code {code})").format(
+                            name=name, code=child.exitcode
+                        )
                     )
                 log.info("semantic memory: %s indexed (HNSW)", name)
                 progress.advance(1, f"{name}: indexed ({done + 1}/{len(names)})")
@@ -545,7 +569,7 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
         crash during the swaps is finished (or undone) at the next open."""
         progress = progress or Progress()
         with self._lease():
-            self._check_space("re-embedding")
+            self._check_space(_("re-embedding"))
             sources = {name: self._salvage(name) for name in self.collections}
             total = sum(len(points) for points in sources.values())
             progress.start(total, "re-embedding semantic memory")
@@ -648,7 +672,7 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
             for name in self.collections:
                 try:
                     shard = self._shard(name)
-                    for _ in self._scroll(shard):
+                    for _point in self._scroll(shard):
                         pass
                     dimension = int(self._meta[name].get("dimension") or 0)
                     if dimension:
@@ -662,10 +686,10 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
                     if not (_is_panic(err) or isinstance(err, Exception)):
                         raise
                     self._forget_shards()
-                    raise StoreUnavailableError(
-                        f"semantic memory collection {name} ({self.where}) is damaged "
-                        f"({_first_line(err)}); {DAMAGED_HINT}"
-                    ) from err
+                    message = _(
+                        "semantic memory collection {name} ({where}) is damaged; {hint}"
+                    ).format(name=name, where=self.where, hint=_(DAMAGED_HINT))
+                    raise StoreUnavailableError(with_details(message, _first_line(err))) from err
 
     def _recover_swap(self, name: str) -> None:
         """Finish or undo a re-embedding that a crash interrupted (nothing is lost)."""
@@ -705,8 +729,10 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
                 folder = self._dir(name)
                 if self._made(folder) and shard_dimension(folder / "shard") != dimension:
                     raise StoreUnavailableError(
-                        f"cannot move {legacy} over: {name} exists in {self.root} with another "
-                        "vector size; the old folder is kept"
+                        _(
+                            "cannot move {legacy} over: {name} exists in {root} with another "
+                            "vector size; the old folder is kept"
+                        ).format(legacy=legacy, name=name, root=self.root)
                     )
                 if not self._made(folder):
                     embedder = str(meta.get("embedder", "unknown"))
@@ -747,13 +773,17 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
                 got = found.get(pid)
                 if got is None or got[1] != payload:
                     raise StoreUnavailableError(
-                        f"moving {name} to qdrant-edge: point {pid} did not copy; "
-                        "the old folder is kept"
+                        _(
+                            "moving {name} to qdrant-edge: point {pid} did not copy; "
+                            "the old folder is kept"
+                        ).format(name=name, pid=pid)
                     )
                 if not np.allclose(_unit(got[0]), _unit(vector), atol=1e-5):
                     raise StoreUnavailableError(
-                        f"moving {name} to qdrant-edge: the vector of {pid} differs; "
-                        "the old folder is kept"
+                        _(
+                            "moving {name} to qdrant-edge: the vector of {pid} differs; "
+                            "the old folder is kept"
+                        ).format(name=name, pid=pid)
                     )
 
     def close(self) -> None:

@@ -53,10 +53,14 @@ def check_values(vectors: npt.NDArray[Any], where: str, *, zero: bool = False) -
     """Raise :class:`InvalidVectorError` for NaN, infinite or (unless ``zero``) all-zero rows;
     return False when some row is all zeros."""
     if not np.isfinite(vectors).all():
-        raise InvalidVectorError(f"{where}: a vector has NaN or infinite values")
+        raise InvalidVectorError(
+            _("{where}: a vector has NaN or infinite values").format(where=where)
+        )
     nonzero = bool((np.abs(vectors).sum(axis=1) > 0).all())
     if not nonzero and not zero:
-        raise InvalidVectorError(f"{where}: a vector is all zeros (it has no direction)")
+        raise InvalidVectorError(
+            _("{where}: a vector is all zeros (it has no direction)").format(where=where)
+        )
     return nonzero
 
 
