@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from backends.errors import ModelUnavailableError
+from backends.failures import cause, raw, text_cause, with_details
+from backends.i18n import _
 from backends.models.settings import RUNTIME_DEFAULTS, GenerationSettings
 from backends.net import http_lines, http_probe, require_loopback
 
@@ -246,7 +248,7 @@ class LlamaCppChat(ChatModel):
             from llama_cpp import Llama  # noqa: PLC0415 — lazy: llama.cpp loads only with a GGUF model
         except ImportError as err:
             raise ModelUnavailableError(
-                "llama-cpp-python is not installed (make run builds it once)"
+                _("llama-cpp-python is not installed (make run builds it once)")
             ) from err
         self.name = name
         self.path = Path(model_path)
@@ -264,8 +266,13 @@ class LlamaCppChat(ChatModel):
             )
         except Exception as err:  # llama.cpp raises ValueError/RuntimeError on bad files
             said = _llama_said(since)
-            why = f"llama.cpp says: {said}" if said else str(err)
-            raise ModelUnavailableError(f"{model_path}: cannot load GGUF model: {why}") from err
+            message = _("{path}: cannot load GGUF model").format(path=model_path)
+            why = f"llama.cpp says: {said}" if said else raw(err)
+            # llama.cpp's own words are English: they are the details, and say the cause
+            known = text_cause(why) or cause(err)
+            if known:
+                message += ": " + known
+            raise ModelUnavailableError(with_details(message, why)) from err
         self._lock = threading.Lock()  # one llama context cannot serve two streams at once
 
     def describe(self) -> dict[str, Any]:
@@ -295,6 +302,10 @@ class LlamaCppChat(ChatModel):
                 piece = delta.get("content")
                 if piece:
                     yield piece
+
+
+def _cut_off(url: str) -> str:
+    return _("{url}: the answer was cut off (stream ended early)").format(url=url)
 
 
 def _or(value: float | None, default: float | None) -> float:
@@ -335,8 +346,9 @@ class OllamaChat(ChatModel):
         wanted = self._model if ":" in self._model else self._model + ":latest"
         if wanted not in names and self._model not in names:
             raise ModelUnavailableError(
-                f"Ollama at {self._base} has no model {self._model!r} "
-                f"(run `ollama pull {self._model}`)"
+                _("Ollama at {url} has no model {name!r} (run `ollama pull {name}`)").format(
+                    url=self._base, name=self._model
+                )
             )
 
     def stream(self, prompt: Prompt, should_stop: ShouldStop = _never) -> Iterator[str]:
@@ -351,14 +363,16 @@ class OllamaChat(ChatModel):
                 return
             data = json.loads(line)
             if "error" in data:
-                raise ModelUnavailableError(f"Ollama: {data['error']}")
+                raise ModelUnavailableError(
+                    with_details(_("Ollama could not answer"), str(data["error"]))
+                )
             piece = data.get("message", {}).get("content", "")
             if piece:
                 yield piece
             if data.get("done"):
                 return
         # the runtime closed the stream before saying done: the answer is cut, not finished
-        raise ModelUnavailableError(f"{self._url}: the answer was cut off (stream ended early)")
+        raise ModelUnavailableError(_cut_off(self._url))
 
 
 class OpenAICompatibleChat(ChatModel):
@@ -404,4 +418,4 @@ class OpenAICompatibleChat(ChatModel):
             if choices[0].get("finish_reason"):
                 finished = True
         if not finished:  # closed before [DONE] or a finish reason: the answer is cut
-            raise ModelUnavailableError(f"{self._url}: the answer was cut off (stream ended early)")
+            raise ModelUnavailableError(_cut_off(self._url))

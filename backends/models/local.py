@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from backends.errors import CancelledError, ModelUnavailableError
-from backends.i18n import ngettext, number
+from backends.failures import failed, with_details
+from backends.i18n import _, ngettext, number
 from backends.progress import Progress
 
 #: the models folder inside the data dir; folders the user adds come from ``model_folders``
@@ -207,7 +208,7 @@ class _Header:
         if item not in (_STRING, _ARRAY):
             raise ValueError(f"unknown metadata value type {item}")
         count = self.count("array entries", _MAX_ITEMS, 8)
-        for _ in range(count):  # arrays of texts or arrays: skipped, never kept
+        for _entry in range(count):  # arrays of texts or arrays: skipped, never kept
             self.value(item, False, depth + 1)
         return None if keep else count
 
@@ -221,16 +222,20 @@ def read_gguf(path: Path | str) -> GGUFInfo:
             return _parse(path, size, _Header(raw, size))
     except _Truncated:
         raise GGUFError(
-            path, "truncated", "the file is truncated (it ends inside its header); copy it again"
+            path,
+            "truncated",
+            _("the file is truncated (it ends inside its header); copy it again"),
         ) from None
     except FileNotFoundError:
-        raise GGUFError(path, "missing", "no such model file") from None
+        raise GGUFError(path, "missing", _("no such model file")) from None
     except IsADirectoryError:
-        raise GGUFError(path, "not-gguf", "is a folder, not a GGUF file") from None
+        raise GGUFError(path, "not-gguf", _("is a folder, not a GGUF file")) from None
     except OSError as err:
-        raise GGUFError(path, "missing", f"cannot read it: {err.strerror or err}") from None
+        raise GGUFError(path, "missing", failed(_("cannot read it"), err)) from None
     except (ValueError, UnicodeDecodeError, struct.error, OverflowError) as err:
-        raise GGUFError(path, "not-gguf", f"not a valid GGUF file ({err})") from None
+        raise GGUFError(
+            path, "not-gguf", with_details(_("not a valid GGUF file"), str(err))
+        ) from None
 
 
 def _read_metadata(path: Path, h: _Header) -> tuple[int, int, dict[str, Any]]:
@@ -238,17 +243,26 @@ def _read_metadata(path: Path, h: _Header) -> tuple[int, int, dict[str, Any]]:
     many tensors follow, and the keys."""
     magic = h.fh.read(4)
     if magic != _MAGIC:
-        shown = magic.hex() if magic else "an empty file"
+        if not magic:
+            raise GGUFError(path, "not-gguf", _("not a GGUF model file (the file is empty)"))
         raise GGUFError(
-            path, "not-gguf", f"not a GGUF model file (its first bytes are {shown}, not 'GGUF')"
+            path,
+            "not-gguf",
+            _("not a GGUF model file (its first bytes are {bytes}, not 'GGUF')").format(
+                bytes=magic.hex()
+            ),
         )
     version = int(h.unpack("<I"))
     if version not in (2, 3):
-        raise GGUFError(path, "version", f"GGUF version {version} is not supported (2 or 3)")
+        raise GGUFError(
+            path,
+            "version",
+            _("GGUF version {version} is not supported (2 or 3)").format(version=version),
+        )
     tensor_count = h.count("tensors", _MAX_TENSORS, 24)
     kv_count = h.count("metadata keys", _MAX_KEYS, 13)
     meta: dict[str, Any] = {}
-    for _ in range(kv_count):
+    for _key in range(kv_count):
         key = h.string("bytes of key name", _MAX_KEY)
         kind = int(h.unpack("<I"))
         if key == "general.alignment" and kind not in (4, 10):  # llama.cpp: a uint32
@@ -268,7 +282,7 @@ def _read_tensors(h: _Header, tensor_count: int) -> tuple[int, int, dict[int, in
     parameters = 0
     data_end = 0
     type_counts: dict[int, int] = {}
-    for _ in range(tensor_count):
+    for _tensor in range(tensor_count):
         h.skip(h.count("bytes of tensor name", _MAX_KEY))
         n_dims = int(h.unpack("<I"))
         if n_dims > _MAX_DIMS:
@@ -306,12 +320,15 @@ def _check_fits(path: Path, size: int, h: _Header, meta: dict[str, Any], data_en
         missing = start + data_end - size
         need, has = _mb(start + data_end), _mb(size)
         if need == has:  # "needs 8 KB but it holds 8 KB" says nothing: the bytes
-            need, has = f"{start + data_end:,} bytes", f"{size:,} bytes"
+            need = _("{count} bytes").format(count=number(start + data_end))
+            has = _("{count} bytes").format(count=number(size))
         raise GGUFError(
             path,
             "truncated",
-            f"the file is truncated: its tensors need {need} but it holds {has} "
-            f"({_mb(missing)} missing); copy or download it again",
+            _(
+                "the file is truncated: its tensors need {need} but it holds {has} ({missing} "
+                "missing); copy or download it again"
+            ).format(need=need, has=has, missing=_mb(missing)),
         )
 
 
@@ -438,10 +455,20 @@ def check_fits(info: GGUFInfo, context: int, memory: Memory) -> int:
         raise GGUFError(
             info.path,
             "memory",
-            f"{info.name} needs about {_mb(needed)} of memory (weights {_mb(info.file_size)}, "
-            f"context of {context} tokens {_mb(info.kv_cache_bytes(context))}) but only "
-            f"{_mb(memory.available)} of {_mb(memory.total)} is available; not loaded — close "
-            "other programs, lower its context size, or pick a smaller or more quantised model",
+            _(
+                "{name} needs about {needed} of memory (weights {weights}, context of {tokens} "
+                "tokens {cache}) but only {available} of {total} is available; not loaded — "
+                "close other programs, lower its context size, or pick a smaller or more "
+                "quantised model"
+            ).format(
+                name=info.name,
+                needed=_mb(needed),
+                weights=_mb(info.file_size),
+                tokens=number(context),
+                cache=_mb(info.kv_cache_bytes(context)),
+                available=_mb(memory.available),
+                total=_mb(memory.total),
+            ),
         )
     return needed
 
@@ -453,14 +480,18 @@ def check_usable(info: GGUFInfo) -> None:
         raise GGUFError(
             info.path,
             "architecture",
-            f"architecture {info.architecture!r} is not supported by this llama.cpp",
+            _("architecture {name!r} is not supported by this llama.cpp").format(
+                name=info.architecture
+            ),
         )
     if not info.has_chat_template:
         raise GGUFError(
             info.path,
             "no-template",
-            f"{info.name} has no chat template in its metadata (a base model, not an "
-            "instruction-tuned one): it cannot chat; pick an '-Instruct' or '-chat' GGUF",
+            _(
+                "{name} has no chat template in its metadata (a base model, not an "
+                "instruction-tuned one): it cannot chat; pick an '-Instruct' or '-chat' GGUF"
+            ).format(name=info.name),
         )
 
 
@@ -564,19 +595,19 @@ def resolve(arg: str, folders: list[Path]) -> Path:
     ``<name>`` or ``<name>.gguf`` in a models folder; :class:`GGUFError` when none is."""
     arg = arg.strip()
     if not arg:
-        raise GGUFError("gguf:", "missing", "no file named (write gguf:<path or name>)")
+        raise GGUFError("gguf:", "missing", _("no file named (write gguf:<path or name>)"))
     given = Path(arg).expanduser()
     if given.is_absolute() or os.sep in arg or "/" in arg:
         if given.exists():
             return given
-        raise GGUFError(given, "missing", "no such model file")
+        raise GGUFError(given, "missing", _("no such model file"))
     names = {arg.lower(), (arg + GGUF_SUFFIX).lower()}
     for folder in folders:
         for path in walk(folder, MAX_DEPTH):
             if path.name.lower() in names:
                 return path
     where = ", ".join(str(f) for f in folders)
-    raise GGUFError(arg, "missing", f"no model file of that name in {where}")
+    raise GGUFError(arg, "missing", _("no model file of that name in {where}").format(where=where))
 
 
 # -- adding a file ---------------------------------------------------------------------------
@@ -608,7 +639,7 @@ def add_model_file(
         if target.resolve() == source.resolve():
             return target
         raise GGUFError(
-            target, "exists", "a model file of that name is already there; not replaced"
+            target, "exists", _("a model file of that name is already there; not replaced")
         )
     if link:
         os.symlink(source.resolve(), target)
@@ -618,14 +649,16 @@ def add_model_file(
         raise GGUFError(
             target,
             "disk",
-            f"not enough disk space: the file is {_mb(info.file_size)}, {_mb(free)} is free",
+            _("not enough disk space: the file is {size}, {free} is free").format(
+                size=_mb(info.file_size), free=_mb(free)
+            ),
         )
     part = folder / f".{target.name}.part"
     steps = max(1, -(-info.file_size // COPY_BLOCK))
     progress.start(steps, f"copying {source.name} ({_mb(info.file_size)})")
     try:
         with source.open("rb") as src, part.open("wb") as dst:
-            for _ in range(steps):
+            for _block in range(steps):
                 block = src.read(COPY_BLOCK)
                 if not block:
                     break
@@ -634,14 +667,14 @@ def add_model_file(
             dst.flush()
             os.fsync(dst.fileno())
         if part.stat().st_size != info.file_size:
-            raise GGUFError(source, "truncated", "the file changed while it was copied")
+            raise GGUFError(source, "truncated", _("the file changed while it was copied"))
         _publish(part, target)
     except CancelledError:
         raise
     except FileExistsError:
-        raise GGUFError(target, "exists", "a model file of that name is already there") from None
+        raise GGUFError(target, "exists", _("a model file of that name is already there")) from None
     except OSError as err:
-        raise GGUFError(target, "disk", f"cannot copy: {err.strerror or err}") from None
+        raise GGUFError(target, "disk", failed(_("cannot copy"), err)) from None
     finally:
         with contextlib.suppress(OSError):
             part.unlink()
