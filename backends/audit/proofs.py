@@ -56,7 +56,7 @@ class InclusionProof:
         head, sep, checkpoint = text.partition("\n\n")
         lines = head.split("\n")
         if not sep or not lines or lines[0] != TLOG_PROOF_HEADER:
-            raise ProofFileError(f"not a {TLOG_PROOF_HEADER} file")
+            raise ProofFileError(_("not a {header} file").format(header=TLOG_PROOF_HEADER))
         rest = lines[1:]
         entry = None
         try:
@@ -66,12 +66,14 @@ class InclusionProof:
                 raise ProofFileError(_("the proof has no 'index N' line"))
             index_text = rest.pop(0)[len("index ") :]
             if not index_text.isdigit():
-                raise ProofFileError(f"the proof's index {index_text!r} is not a number")
+                raise ProofFileError(
+                    _("the proof's index {index!r} is not a number").format(index=index_text)
+                )
             path = [base64.b64decode(line, validate=True) for line in rest]
         except (ValueError, binascii.Error):
             raise ProofFileError(_("the proof holds a line that is not base64")) from None
         if any(len(h) != merkle.HASH_SIZE for h in path):
-            raise ProofFileError("the proof holds a hash that is not 32 bytes")
+            raise ProofFileError(_("the proof holds a hash that is not 32 bytes"))
         return cls(int(index_text), path, checkpoint, entry)
 
 
@@ -80,10 +82,12 @@ def read_checkpoint(note: str, key: Verifier) -> NoteCheckpoint:
     try:
         checkpoint = NoteCheckpoint.parse(open_note(note, key))
     except NoteError as err:
-        raise ProofFileError(f"the checkpoint: {err}") from None
+        raise ProofFileError(_("the checkpoint: {err}").format(err=err)) from None
     if checkpoint.origin != key.name:
         raise ProofFileError(
-            f"the checkpoint is of {checkpoint.origin!r}, the key of {key.name!r}: another log"
+            _("the checkpoint is of {origin!r}, the key of {key!r}: another log").format(
+                origin=checkpoint.origin, key=key.name
+            )
         )
     return checkpoint
 
@@ -95,7 +99,7 @@ def parse_hashes(text: str) -> list[bytes]:
     except (ValueError, binascii.Error):
         raise ProofFileError(_("the consistency proof holds a line that is not base64")) from None
     if any(len(h) != merkle.HASH_SIZE for h in hashes):
-        raise ProofFileError("the consistency proof holds a hash that is not 32 bytes")
+        raise ProofFileError(_("the consistency proof holds a hash that is not 32 bytes"))
     return hashes
 
 
@@ -181,4 +185,4 @@ def _key(text: str) -> Verifier:
     try:
         return Verifier.parse(text)
     except NoteError as err:
-        raise ProofFileError(f"the key: {err}") from None
+        raise ProofFileError(_("the key: {err}").format(err=err)) from None

@@ -39,6 +39,7 @@ from backends.audit.pseudonyms import ErasureError, PersonKeys, open_key_store
 from backends.audit.verify import VerifyResult, verify_chain
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import _, ngettext
 from backends.progress import Progress
 from backends.stores.audit_log import AuditLog, Filter, Head, merkle
 from backends.stores.audit_log.record import Draft, Entry
@@ -406,7 +407,7 @@ class AuditService:
             seen.add(checkpoint.seq)
             ok, detail = True, ""
             if checkpoint.seq > head.seq:
-                ok, detail = False, f"the log ends at {head.seq}: truncated"
+                ok, detail = False, _("the log ends at {seq}: truncated").format(seq=head.seq)
             elif checkpoint.root:
                 try:
                     proof = merkle.consistency_proof(checkpoint.seq, head.seq, self.log.tree_nodes)
@@ -417,15 +418,23 @@ class AuditService:
                         current_root,
                         proof,
                     )
-                    detail = f"consistency proof of {len(proof)} hashes verifies"
+                    detail = ngettext(
+                        "consistency proof of {count} hash verifies",
+                        "consistency proof of {count} hashes verifies",
+                        len(proof),
+                    ).format(count=len(proof))
                 except (merkle.ProofError, merkle.TreeIncomplete) as err:
-                    ok, detail = False, f"rewritten before seq {checkpoint.seq}: {err}"
+                    ok = False
+                    detail = _("rewritten before seq {seq}: {problem}").format(
+                        seq=checkpoint.seq, problem=err
+                    )
             else:
                 entry = self.log.get(checkpoint.seq)
                 if entry is None or entry.hash != checkpoint.head:
-                    ok, detail = False, f"the record at seq {checkpoint.seq} changed"
+                    ok = False
+                    detail = _("the record at seq {seq} changed").format(seq=checkpoint.seq)
                 else:
-                    detail = "head still in the chain (no Merkle root: older checkpoint)"
+                    detail = _("head still in the chain (no Merkle root: older checkpoint)")
             statuses.append(CheckpointStatus(checkpoint, ok, detail))
         first = next((s for s in statuses if not s.ok), None)
         return [

@@ -40,7 +40,7 @@ from hashlib import sha256
 from itertools import islice
 
 from backends.audit.checkpoints import Checkpoint, CheckpointRejected, TrustStore
-from backends.i18n import _, number
+from backends.i18n import N_, _, number
 from backends.progress import Progress
 from backends.stores.audit_log import AuditLog, ChainBatch, Head, merkle
 from backends.stores.audit_log.record import GENESIS, chain_hash, record_seq
@@ -55,6 +55,19 @@ TREE_MISMATCH = "tree mismatch"
 IDENTITY_CHANGED = "identity changed"
 UNCHAINED = "outside the chain"
 SCHEMA_CHANGED = "schema changed"
+#: each reason as the user reads it (the reason itself stays as it is: ``--json``, tests)
+REASON_WORDS = {
+    GAP: N_("gap"),
+    REORDER: N_("reorder"),
+    HASH_MISMATCH: N_("hash mismatch"),
+    CHECKPOINT_MISMATCH: N_("checkpoint mismatch"),
+    TRUNCATED: N_("truncated"),
+    UNKNOWN_CHECKPOINT: N_("unknown checkpoint"),
+    TREE_MISMATCH: N_("tree mismatch"),
+    IDENTITY_CHANGED: N_("identity changed"),
+    UNCHAINED: N_("outside the chain"),
+    SCHEMA_CHANGED: N_("schema changed"),
+}
 
 BATCH = 4096  # rows per fetch: small enough to stay in cache (measured faster than 50k)
 _digest = operator.methodcaller("digest")
@@ -65,16 +78,35 @@ _LEAF = b"\x00"
 
 @dataclass(frozen=True)
 class Break:
-    """The first broken link."""
+    """The first broken link: ``reason`` (one of the constants above) and ``detail`` in
+    English, as ``--json`` and the logs keep them; ``shown``, the detail in the language
+    of the user who verified (:func:`broken_at`), read through :meth:`reason_text` and
+    :meth:`detail_text`."""
 
     seq: int
     reason: str
     detail: str
+    shown: str = ""
+
+    def reason_text(self) -> str:
+        """The reason in the user's language."""
+        words = REASON_WORDS.get(self.reason)
+        return _(words) if words else self.reason
+
+    def detail_text(self) -> str:
+        """The detail in the user's language."""
+        return self.shown or self.detail
 
     def line(self) -> str:
         return _("first broken link at seq {seq}: {reason} — {detail}").format(
-            seq=self.seq, reason=self.reason, detail=self.detail
+            seq=self.seq, reason=self.reason_text(), detail=self.detail_text()
         )
+
+
+def broken_at(at: int, reason: str, detail: str, /, **values: object) -> Break:
+    """A break whose ``detail`` (marked with ``N_``, placeholders filled from ``values``) is
+    kept in English and shown in the user's language."""
+    return Break(at, reason, detail.format(**values), _(detail).format(**values))
 
 
 @dataclass(frozen=True)
@@ -194,12 +226,18 @@ def _other_logs(
         return None
     first = min(unmatched, key=lambda c: c.seq)
     names = ", ".join(sorted({c.log_id for c in unmatched}))
-    return Break(
+    return broken_at(
         max(min(first.seq, head), 1) if head else max(first.seq, 1),
         IDENTITY_CHANGED,
-        f"this data dir trusts checkpoints of log {names}, but the log now calls itself "
-        f"{log.log_id} and holds none of their heads (first: seq {first.seq}, signed "
-        f"{first.time}): it was rewritten or replaced",
+        N_(
+            "this data dir trusts checkpoints of log {names}, but the log now calls itself "
+            "{log_id} and holds none of their heads (first: seq {seq}, signed {time}): it was "
+            "rewritten or replaced"
+        ),
+        names=names,
+        log_id=log.log_id,
+        seq=first.seq,
+        time=first.time,
     )
 
 
@@ -217,10 +255,10 @@ def _stored_checkpoints(
             continue
         known = found.get(checkpoint.seq)
         if known is not None and known.head != checkpoint.head:
-            problem = Break(
+            problem = broken_at(
                 checkpoint.seq,
                 UNKNOWN_CHECKPOINT,
-                "two validly signed checkpoints name different heads (the key signed a fork)",
+                N_("two validly signed checkpoints name different heads (the key signed a fork)"),
             )
             continue
         found[checkpoint.seq] = checkpoint
@@ -231,11 +269,14 @@ def schema_break(log: AuditLog) -> Break | None:
     """A row no chain covers, or filter columns that are not the record's (issue 25)."""
     outside = log.outside_chain()
     if outside is not None:
-        return Break(
+        return broken_at(
             outside,
             UNCHAINED,
-            f"a row is stored at seq {outside}, which no chain covers (inserted below the "
-            "chain; it is never shown or exported)",
+            N_(
+                "a row is stored at seq {seq}, which no chain covers (inserted below the "
+                "chain; it is never shown or exported)"
+            ),
+            seq=outside,
         )
     problems = log.schema_problems()
     if problems:
@@ -311,11 +352,13 @@ def verify_chain(
         broken = _tree_root_break(log, head.seq, frontier)
     log.check_unchanged()  # a read-only view whose files moved: no result, not a wrong one
     if broken is None and latest is not None and head.seq < latest.seq:
-        broken = Break(
+        broken = broken_at(
             head.seq + 1,
             TRUNCATED,
-            f"the log ends at seq {head.seq} but the checkpoint signed at {latest.time} "
-            f"covers seq {latest.seq}",
+            N_("the log ends at seq {seq} but the checkpoint signed at {time} covers seq {covers}"),
+            seq=head.seq,
+            time=latest.time,
+            covers=latest.seq,
         )
     return result(broken, verified, start)
 
@@ -327,11 +370,14 @@ def _pin(
     names another head (and nothing earlier was found)."""
     known = checkpoints.get(pinned.seq)
     if known is not None and known.head != pinned.head and problem is None:
-        problem = Break(
+        problem = broken_at(
             pinned.seq,
             CHECKPOINT_MISMATCH,
-            f"the checkpoint given names another head at seq {pinned.seq} than the one "
-            "stored with the log (the log was forked or rewritten)",
+            N_(
+                "the checkpoint given names another head at seq {seq} than the one stored "
+                "with the log (the log was forked or rewritten)"
+            ),
+            seq=pinned.seq,
         )
     checkpoints[pinned.seq] = pinned
     return problem
@@ -342,16 +388,17 @@ def _anchor_break(log: AuditLog, anchor: Checkpoint) -> tuple[Break, int, int] |
     or None when the checkpointed record is there and still hashes to its head."""
     record = log.get(anchor.seq)
     if record is None:
-        return Break(anchor.seq, GAP, "the checkpointed record is missing"), 0, 0
+        return broken_at(anchor.seq, GAP, N_("the checkpointed record is missing")), 0, 0
     before = log.get(anchor.seq - 1) if anchor.seq > 1 else None
     before_hash = before.hash if before is not None else GENESIS
     if record.hash != anchor.head or chain_hash(before_hash, record.record) != record.hash:
         return (
-            Break(
+            broken_at(
                 anchor.seq,
                 CHECKPOINT_MISMATCH,
-                f"the record at seq {anchor.seq} no longer matches the checkpoint signed "
-                f"at {anchor.time}",
+                N_("the record at seq {seq} no longer matches the checkpoint signed at {time}"),
+                seq=anchor.seq,
+                time=anchor.time,
             ),
             0,
             anchor.seq,
@@ -371,11 +418,14 @@ def _stored_frontier(
     except merkle.TreeIncomplete:
         frontier = None
     if frontier is not None and anchor.root and frontier.root().hex() != anchor.root:
-        return frontier, Break(
+        return frontier, broken_at(
             anchor.seq,
             TREE_MISMATCH,
-            "the Merkle tree stored beside the log does not have the root the "
-            f"checkpoint signed at {anchor.time}",
+            N_(
+                "the Merkle tree stored beside the log does not have the root the checkpoint "
+                "signed at {time}"
+            ),
+            time=anchor.time,
         )
     return frontier, None
 
@@ -389,11 +439,13 @@ def _tree_root_break(
         and log.tree_size() >= size
         and merkle.root(size, log.tree_nodes) != frontier.root()
     ):
-        return Break(
+        return broken_at(
             size,
             TREE_MISMATCH,
-            "the Merkle tree stored beside the log is not the records' tree (its nodes "
-            "were changed): proofs from it would not verify",
+            N_(
+                "the Merkle tree stored beside the log is not the records' tree (its nodes "
+                "were changed): proofs from it would not verify"
+            ),
         )
     return None
 
@@ -442,7 +494,8 @@ def _sequence_breaks(rows: ChainBatch, expected: int) -> list[Break]:
         return []
     for index, row in enumerate(rows):
         if row[0] != expected + index:
-            return [Break(expected + index, GAP, f"seq {expected + index} is missing")]
+            seq = expected + index
+            return [broken_at(seq, GAP, N_("seq {seq} is missing"), seq=seq)]
     return []
 
 
@@ -456,15 +509,25 @@ def _hash_breaks(
     seq = rows[index][0]
     inside = _seq_inside(records[index])
     if inside is not None and inside != seq:
-        return [Break(seq, REORDER, f"the record stored at seq {seq} says it is seq {inside}")]
+        return [_reordered(seq, inside)]
     return [
-        Break(
+        broken_at(
             seq,
             HASH_MISMATCH,
-            f"the record at seq {seq} does not hash to its stored hash "
-            "(changed, inserted or its predecessor changed)",
+            N_(
+                "the record at seq {seq} does not hash to its stored hash (changed, inserted "
+                "or its predecessor changed)"
+            ),
+            seq=seq,
         )
     ]
+
+
+def _reordered(seq: int, inside: int | None) -> Break:
+    return broken_at(
+        seq, REORDER, N_("the record stored at seq {seq} says it is seq {inside}"),
+        seq=seq, inside=inside,
+    )  # fmt: skip
 
 
 def _inside_breaks(rows: ChainBatch, records: list[bytes]) -> list[Break]:
@@ -474,9 +537,7 @@ def _inside_breaks(rows: ChainBatch, records: list[bytes]) -> list[Break]:
         inside = _seq_inside(records[index])
         seq = rows[index][0]
         if inside != seq:
-            problems.append(
-                Break(seq, REORDER, f"the record stored at seq {seq} says it is seq {inside}")
-            )
+            problems.append(_reordered(seq, inside))
     return problems
 
 
@@ -492,15 +553,21 @@ def _checkpoint_breaks(
         if 0 <= index < n and rows[index][0] == mark:
             if stored[index] != checkpoints[mark].head.encode("ascii"):
                 problems.append(
-                    Break(
+                    broken_at(
                         mark,
                         CHECKPOINT_MISMATCH,
-                        f"the chain at seq {mark} differs from the checkpoint signed at "
-                        f"{checkpoints[mark].time} (rewritten up to here)",
+                        N_(
+                            "the chain at seq {seq} differs from the checkpoint signed at "
+                            "{time} (rewritten up to here)"
+                        ),
+                        seq=mark,
+                        time=checkpoints[mark].time,
                     )
                 )
         else:
-            problems.append(Break(mark, GAP, f"the checkpointed seq {mark} is missing"))
+            problems.append(
+                broken_at(mark, GAP, N_("the checkpointed seq {seq} is missing"), seq=mark)
+            )
     return problems
 
 
@@ -525,11 +592,15 @@ def _tree_breaks(
         done = mark - first + 1
         if frontier.root().hex() != checkpoints[mark].root:
             problems.append(
-                Break(
+                broken_at(
                     mark,
                     CHECKPOINT_MISMATCH,
-                    f"the Merkle root of the first {mark} records differs from the "
-                    f"one signed at {checkpoints[mark].time}",
+                    N_(
+                        "the Merkle root of the first {count} records differs from the one "
+                        "signed at {time}"
+                    ),
+                    count=mark,
+                    time=checkpoints[mark].time,
                 )
             )
             break
@@ -558,21 +629,38 @@ def _stored_tree_break(log: AuditLog, base: int, made: list[bytes], tree_end: in
             continue
         level, index = merkle.node_at(node)
         low, high = (index << level) + 1, (index + 1) << level
-        what = "missing" if node not in held else "not the one the records give"
-        if level == 0:
-            detail = f"the stored leaf of seq {low} (node {node}) is {what}"
-        else:
-            detail = (
-                f"the stored node {node} (level {level}, index {index}, over seqs "
-                f"{low}–{high}) is {what}"
-            )
-        return Break(
-            high,
-            TREE_MISMATCH,
-            f"{detail}: the Merkle tree stored beside the log is not the records' tree, and "
-            "proofs served from it would not verify (the records themselves are intact)",
-        )
+        return _wrong_node(node, level, index, low, high, missing=node not in held)
     return None
+
+
+def _wrong_node(node: int, level: int, index: int, low: int, high: int, *, missing: bool) -> Break:
+    """The finding for a stored tree node that is missing or not the records' own."""
+    values = {"node": node, "level": level, "index": index, "low": low, "high": high}
+    if level == 0:
+        if missing:
+            where = N_("the stored leaf of seq {low} (node {node}) is missing")
+        else:
+            where = N_("the stored leaf of seq {low} (node {node}) is not the one the records give")
+    elif missing:
+        where = N_(
+            "the stored node {node} (level {level}, index {index}, over seqs {low}–{high}) "
+            "is missing"
+        )
+    else:
+        where = N_(
+            "the stored node {node} (level {level}, index {index}, over seqs {low}–{high}) "
+            "is not the one the records give"
+        )
+    rest = N_(
+        "{where}: the Merkle tree stored beside the log is not the records' tree, and proofs "
+        "served from it would not verify (the records themselves are intact)"
+    )
+    return Break(
+        high,
+        TREE_MISMATCH,
+        rest.format(where=where.format(**values)),
+        _(rest).format(where=_(where).format(**values)),
+    )
 
 
 def verify_records(records: Iterable[tuple[int, str, str]], previous: str = GENESIS) -> int | None:
