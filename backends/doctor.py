@@ -20,7 +20,7 @@ from backends import assistants, stores
 from backends.assistants import HealthCheck
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
-from backends.i18n import N_, _, number
+from backends.i18n import N_, _, named, number
 from backends.models import local
 from backends.models.registry import create_chat_model, create_embedder, model_folders
 from backends.net import http_json
@@ -165,6 +165,14 @@ def _probe_chat(config: Config, services: Services | None, assistant: str = "") 
     return probe
 
 
+def _layer_text(layer: str, status: str) -> str:
+    """``layer (engine): state`` in the user's words: "degraded: why" as the layers say it."""
+    prefix = "degraded: "
+    if status.startswith(prefix):
+        status = _("degraded: {reason}").format(reason=status.removeprefix(prefix))
+    return f"{named(layer)}: {_(status)}"
+
+
 def _probe_health(services: Services, health: HealthCheck) -> Probe:
     """An assistant's own health (MA6 for the multi-agent one: every session/ticket/feed/
     memory layer touched once); degraded layers named."""
@@ -172,9 +180,9 @@ def _probe_health(services: Services, health: HealthCheck) -> Probe:
     def probe(check: Check) -> None:
         layers: dict[str, str] = assistants.resolve(health.probe)(services)
         check.details["layers"] = layers
-        bad = "; ".join(f"{k}: {v}" for k, v in layers.items() if v != "ok")
+        bad = "; ".join(_layer_text(k, v) for k, v in layers.items() if v != "ok")
         if bad:
-            raise CustodiaEnvironmentError(f"degraded layers — {bad}")
+            raise CustodiaEnvironmentError(_("degraded layers — {layers}").format(layers=bad))
 
     return probe
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from backends.errors import ConfigError, ModelUnavailableError
+from backends.failures import failed, with_details
 from backends.i18n import _
 
 if TYPE_CHECKING:
@@ -258,9 +259,7 @@ def http_json(url: str, payload: dict[str, Any] | None, timeout: float) -> Any:
     except urllib.error.HTTPError as err:
         raise _answered(url, err) from err
     except (TimeoutError, urllib.error.URLError, ConnectionError, OSError) as err:
-        raise ModelUnavailableError(
-            _("{url}: not reachable ({reason})").format(url=url, reason=_reason(err))
-        ) from err
+        raise ModelUnavailableError(_not_reachable(url, err)) from err
     except json.JSONDecodeError as err:
         raise ModelUnavailableError(
             _("{url}: reply is not JSON ({err})").format(url=url, err=err)
@@ -276,9 +275,7 @@ def http_probe(url: str, timeout: float) -> Any:
     except urllib.error.HTTPError:
         return None
     except (TimeoutError, urllib.error.URLError, ConnectionError, OSError) as err:
-        raise ModelUnavailableError(
-            _("{url}: not reachable ({reason})").format(url=url, reason=_reason(err))
-        ) from err
+        raise ModelUnavailableError(_not_reachable(url, err)) from err
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None
 
@@ -290,9 +287,7 @@ def http_lines(url: str, payload: dict[str, Any], timeout: float) -> Iterator[by
     except urllib.error.HTTPError as err:
         raise _answered(url, err) from err
     except (TimeoutError, urllib.error.URLError, ConnectionError, OSError) as err:
-        raise ModelUnavailableError(
-            _("{url}: not reachable ({reason})").format(url=url, reason=_reason(err))
-        ) from err
+        raise ModelUnavailableError(_not_reachable(url, err)) from err
     with reply:
         try:
             for line in reply:
@@ -301,7 +296,7 @@ def http_lines(url: str, payload: dict[str, Any], timeout: float) -> Iterator[by
                     yield line
         except (TimeoutError, ConnectionError, OSError) as err:
             raise ModelUnavailableError(
-                _("{url}: stream broken ({reason})").format(url=url, reason=_reason(err))
+                failed(_("{url}: stream broken").format(url=url), _unwrapped(err))
             ) from err
 
 
@@ -310,27 +305,38 @@ def _answered(url: str, err: urllib.error.HTTPError) -> ModelUnavailableError:
     if 300 <= err.code < 400:
         where = err.headers.get("Location", "") if err.headers else ""
         return ModelUnavailableError(
-            f"{url}: answered HTTP {err.code}, a redirect to {where or 'elsewhere'}: not "
-            f"followed ({_REFUSAL}, and never through a redirect)"
+            _(
+                "{url}: answered HTTP {code}, a redirect to {where}: not followed (Custodia "
+                "only connects to this machine (loopback), and never through a redirect)"
+            ).format(url=url, code=err.code, where=where or _("elsewhere"))
         )
-    detail = ""
+    detail = str(err.reason or "")
     try:
         body = json.loads(err.read().decode("utf-8"))
         if isinstance(body, dict) and isinstance(body.get("error"), str | dict):
-            detail = f": {body['error']}"
+            detail += f": {body['error']}"
     except (ValueError, OSError, UnicodeDecodeError):
         pass
     return ModelUnavailableError(
-        _(
-            "{url}: answered HTTP {code} ({reason}){detail}; is this the right address and model?"
-        ).format(url=url, code=err.code, reason=err.reason, detail=detail)
+        with_details(
+            _("{url}: answered HTTP {code}; is this the right address and model?").format(
+                url=url, code=err.code
+            ),
+            detail,
+        )
     )
 
 
-def _reason(err: BaseException) -> str:
-    if isinstance(err, urllib.error.URLError) and err.reason:
-        return str(err.reason)
-    return str(err) or type(err).__name__
+def _unwrapped(err: BaseException) -> BaseException:
+    """urllib's URLError wraps the OS error that says why (its ``reason``)."""
+    if isinstance(err, urllib.error.URLError) and isinstance(err.reason, BaseException):
+        return err.reason
+    return err
+
+
+def _not_reachable(url: str, err: BaseException) -> str:
+    """``url: not reachable: <cause> (details: <the OS's words>)``, in the user's language."""
+    return failed(_("{url}: not reachable").format(url=url), _unwrapped(err))
 
 
 def pg_connect(dsn: str, **kwargs: Any) -> psycopg.Connection[Any]:

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, replace
 from backends import assistants, stores
 from backends.config import Config
 from backends.errors import CancelledError, CustodiaEnvironmentError
+from backends.failures import failed, with_details
 from backends.i18n import N_, _, number
 from backends.progress import Progress
 from backends.stores.description import (
@@ -177,8 +178,8 @@ def _error_text(err: BaseException) -> str:
     if isinstance(err, CustodiaEnvironmentError):
         return str(err)
     if isinstance(err, sqlite3.Error | OSError):
-        return f"cannot read: {err}"
-    return f"{type(err).__name__}: {err}"
+        return failed(_("cannot read"), err)
+    return with_details(_("cannot read"), f"{type(err).__name__}: {err}")
 
 
 def _place(datum: Datum, config: Config) -> Place:
@@ -202,7 +203,8 @@ def _row(datum: Datum, config: Config, services: Running | None) -> StorageRow:
         datum.unit,
         None,
         OK,
-        datum.if_lost + place.if_lost,
+        # an engine's addition is in the user's language already: the whole too, then
+        _(datum.if_lost) + place.if_lost if place.if_lost else datum.if_lost,
         datum.note,
     )
     try:
@@ -231,7 +233,7 @@ def storage_map(
     """Every datum kind, measured now. ``services``: the process's own (shared) services."""
     progress = progress or Progress()
     data = declared_data()
-    progress.start(len(data), "measuring the stores")
+    progress.start(len(data), _("measuring the stores"))
     rows: list[StorageRow] = []
     for datum in data:
         progress.check()

@@ -34,6 +34,7 @@ from backends.commands import SubParsers, ask_subparsers, positive_int, reindex_
 from backends.errors import CancelledError
 from backends.i18n import _
 from backends.multiagent.coordinator import RunState
+from backends.multiagent.health import layer_text
 from backends.multiagent.service import MultiAgentService, healthy
 from backends.multiagent.verify import FAILED, LABELS, label, status_of
 from backends.progress import Progress
@@ -187,7 +188,7 @@ def _warn_degraded(health: dict[str, str]) -> None:
     for layer, status in health.items():
         if status.startswith("degraded"):
             print(
-                _("custodia: warning: {layer} {status}").format(layer=layer, status=status),
+                "custodia: " + _("warning: {0}").format(layer_text(layer, status)),
                 file=sys.stderr,
             )
 

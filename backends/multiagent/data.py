@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from backends import stores
 from backends.errors import CustodiaEnvironmentError
-from backends.i18n import N_
+from backends.i18n import N_, _
 from backends.multiagent import tickets
 from backends.multiagent.service import SESSIONS_FILE, MultiAgentService
 from backends.stores.description import (
@@ -37,7 +37,9 @@ def _mirror(config: Config) -> Mapping[str, object]:
 def _sessions_place(config: Config) -> Place:
     mirror = stores.describe("sessions", config, **_mirror(config))
     l2 = stores.describe("ttl", config)
-    kept = f" ({l2.product} L2 keeps the last 24 h and repairs it at the next start)"
+    kept = " " + _("({product} L2 keeps the last 24 h and repairs it at the next start)").format(
+        product=l2.product
+    )
     return Place(f"{mirror.engine} + {l2.product} L2", mirror.location, kept if l2.shared else "")
 
 

@@ -5,9 +5,27 @@ from __future__ import annotations
 import logging
 import time
 
+from backends.i18n import N_, _, named
+
 log = logging.getLogger("backends.multiagent")
 
 OK = "ok"
+DEGRADED = "degraded: "
+#: the layers' names (before their engine in brackets) and states, as people read them
+LAYER_WORDS = (
+    N_("sessions L1"), N_("sessions L2"), N_("sessions SQLite"), N_("tickets"),
+    N_("live feed"), N_("semantic memory"), N_("ok"), N_("not opened yet"),
+)  # fmt: skip
+
+
+def layer_text(layer: str, status: str) -> str:
+    """``sesiones L2 (redis): degradada: …`` — a layer and its state in the user's words
+    (the health dict itself keeps them as they are: ``--json``, the tab's checks)."""
+    if status.startswith(DEGRADED):
+        shown = _("degraded: {reason}").format(reason=status.removeprefix(DEGRADED))
+    else:
+        shown = _(status)
+    return f"{named(layer)}: {shown}"
 
 
 class LayerState:
@@ -35,7 +53,7 @@ class LayerState:
         return self.ok or time.monotonic() - self._failed_at >= self.retry_after
 
     def fail(self, err: BaseException | str) -> None:
-        reason = f"degraded: {err}"
+        reason = f"{DEGRADED}{err}"
         if reason != self.reason:
             log.warning("%s degraded, going on without it: %s", self.name, err)
         self.reason = reason

@@ -16,6 +16,7 @@ from backends import stores
 from backends.assistants import Needs, StoreOpener
 from backends.config import Config
 from backends.errors import StoreUnavailableError
+from backends.i18n import _
 from backends.models.chat import ChatModel
 from backends.models.embedders import Embedder
 from backends.multiagent.coordinator import Coordinator, RunState
@@ -178,7 +179,9 @@ class MultiAgentService:
         except StoreUnavailableError as err:
             detail = str(err).removeprefix(f"{self.sessions_path}: ")
             raise StoreUnavailableError(
-                f"cannot read the multi-agent sessions database {self.sessions_path}: {detail}"
+                _("cannot read the multi-agent sessions database {path}: {problem}").format(
+                    path=self.sessions_path, problem=detail
+                )
             ) from err
 
     def running(self) -> set[str]:

@@ -212,7 +212,9 @@ def _cmd_ask(args: argparse.Namespace, context: Context) -> int:
             _print_answer(turn)
             _print_sources(turn)
         for line in turn.degraded:
-            print(_("note: degraded retrieval — {0}").format(line), file=sys.stderr)
+            method, colon, why = line.partition(": ")  # "graph: why" (method stays English)
+            shown = f"{_(method)}: {why}" if colon else line
+            print(_("note: degraded retrieval — {0}").format(shown), file=sys.stderr)
         print(
             "(" + _(NOTICE) + " " + _("Audit record #{seq}.").format(seq=turn.audit_seq) + ")",
             file=sys.stderr,

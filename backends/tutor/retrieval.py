@@ -37,7 +37,9 @@ from backends.errors import (
     ModelUnavailableError,
     StoreUnavailableError,
 )
+from backends.failures import split, with_details
 from backends.grounding import Source, Vocabulary
+from backends.i18n import N_, _
 from backends.stores.graph import GraphUnavailableError
 from backends.stores.vectors import VectorHit
 from backends.text import checked_text
@@ -61,6 +63,15 @@ FUSION_K = 5
 FUSION_WEIGHTS = {"vector": 1.0, "keyword": 1.0, "graph": 0.3, "multilingual": 1.0}
 MAX_SEEDS = 8
 GLOSSARY_FILE = "glossary_es.tsv"
+
+
+def _unavailable(sentence: str, problem: str) -> str:
+    """Why a retrieval method is out, in the user's language: ``sentence`` (marked with
+    ``N_``) and the store's message, its details kept last."""
+    main, details = split(problem)
+    return with_details(
+        _("{sentence} ({problem})").format(sentence=_(sentence), problem=main), details
+    )
 
 
 class TutorError(CustodiaEnvironmentError):
@@ -269,9 +280,11 @@ class Retriever:
             self._spanish_search(understood, candidates, found)
         self._keyword_search(understood, candidates, found)
         view = self._graph_list(understood, candidates, found)
-        ran = " and ".join(m for m in found.lists if m not in found.down)
+        ran = _(" and ").join(_(m) for m in found.lists if m not in found.down)
         degraded = [
-            f"{m}: {why}; answered from {ran} retrieval only" for m, why in found.down.items()
+            f"{m}: "
+            + _("{why}; answered from {methods} retrieval only").format(why=why, methods=ran)
+            for m, why in found.down.items()
         ]
         trace = found.trace
         trace["graph"] = {
@@ -375,7 +388,7 @@ class Retriever:
                 error = str(err)
                 self.index.vectors_failed(error)
         if error:
-            found.down["vector"] = f"vector search is unavailable ({error})"
+            found.down["vector"] = _unavailable(N_("vector search is unavailable"), error)
             found.lists["vector"] = []
         found.trace["vector"] = {"where": self.last_where if self.index.vectors_open else {}}
 
@@ -402,7 +415,9 @@ class Retriever:
             error = str(err)
             self.index.spanish_failed(error)
         if error:
-            found.down["multilingual"] = f"multilingual vector search is unavailable ({error})"
+            found.down["multilingual"] = _unavailable(
+                N_("multilingual vector search is unavailable"), error
+            )
             found.lists["multilingual"] = []
         found.trace["multilingual"] = {"where": self.last_spanish_where}
 
@@ -428,7 +443,7 @@ class Retriever:
                 problem = str(err)
         if problem:
             self.index.graph_failed(problem)
-            found.down["graph"] = f"the graph is unavailable ({problem})"
+            found.down["graph"] = _unavailable(N_("the graph is unavailable"), problem)
             found.lists["graph"] = []
         return view
 

@@ -36,7 +36,9 @@ from backends import answers, stores
 from backends.assistants import Needs, StoreOpener
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
+from backends.failures import failed
 from backends.grounding import Vocabulary
+from backends.i18n import _
 from backends.models.chat import ChatModel, ShouldStop
 from backends.models.embedders import Embedder
 from backends.progress import Progress
@@ -279,7 +281,7 @@ class TutorService:
             entry = self._audit().append(AUDIT_EVENT, user.strip(), **reply.record)
         except CustodiaEnvironmentError as err:
             raise AuditFailedError(
-                f"The answer could not be recorded in the audit log: {err}"
+                failed(_("The answer could not be recorded in the audit log"), err)
             ) from err
         turn = Turn(
             question=reply.retrieval.question,
