@@ -24,8 +24,9 @@ from PySide6.QtCore import (
     QTime,
     QTranslator,
 )
+from PySide6.QtWidgets import QLabel
 
-from backends import i18n
+from backends import failures, i18n
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,43 @@ def iso_when(text: str) -> str:
         return QLocale().toString(day, QLocale.FormatType.ShortFormat)
     moment = QDateTime(day, QTime(parsed.hour, parsed.minute))
     return QLocale().toString(moment, QLocale.FormatType.ShortFormat)
+
+
+def show_message(widget: QLabel, text: str) -> None:
+    """Show a message without its details (the library's or the OS's own words, in English
+    whatever the language: :mod:`backends.failures`); the whole message, details included,
+    in the tooltip."""
+    main, details = failures.split(text)
+    widget.setText(main)
+    widget.setToolTip(text if details else "")
+
+
+def short_message(text: str) -> str:
+    """A message without its details, for a cell or a one-line status."""
+    return failures.split(text)[0]
+
+
+def with_details_of(text: str, message: str) -> str:
+    """``text`` (which quotes ``message`` without its details) with ``message``'s details
+    after it again, where :func:`show_message` finds them."""
+    return failures.with_details(text, failures.split(message)[1])
+
+
+def stamp(text: str) -> str:
+    """A stored UTC time (``2026-12-02T17:03:50.123+00:00``) to the second, unconverted: as
+    before in English (``2026-12-02 17:03:50``), else the language's short date and the
+    time (``2/12/26 17:03:50``). Text that is no ISO time is shown as it is."""
+    shown = text[:19].replace("T", " ")
+    if i18n.current() == i18n.DEFAULT:
+        return shown
+    try:
+        parsed = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return shown
+    day = QLocale().toString(
+        QDate(parsed.year, parsed.month, parsed.day), QLocale.FormatType.ShortFormat
+    )
+    return f"{day} {parsed:%H:%M:%S}"
 
 
 def qm_path(language: str) -> str:

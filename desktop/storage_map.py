@@ -54,7 +54,7 @@ from backends.storage_map import (
     StorageRow,
     storage_map,
 )
-from desktop.i18n import config_word, number
+from desktop.i18n import config_word, number, short_message, show_message
 from desktop.workers import Emit, JobHandle, WorkerPool
 
 #: a pale background per durability class (the seed's three answers)
@@ -170,7 +170,7 @@ class StorageMapView(QWidget):
 
         self.refresh_button.setEnabled(False)
         self.progress.setVisible(True)
-        self.status.setText(self.tr("Measuring the stores…"))
+        show_message(self.status, self.tr("Measuring the stores…"))
         self._handle = self.workers.start(
             "storage map",
             job,
@@ -198,13 +198,14 @@ class StorageMapView(QWidget):
         self.table.resizeRowsToContents()
         problems = [r for r in self.rows if not r.ok]
         if problems:
-            self.status.setText(
+            show_message(
+                self.status,
                 self.tr("%n store(s) need attention: {0}", "", len(problems)).format(
                     ", ".join(gettext_(r.kind) for r in problems)
-                )
+                ),
             )
         else:
-            self.status.setText(self.tr("Every store is readable."))
+            show_message(self.status, self.tr("Every store is readable."))
         self.map_ready.emit(self.rows)
 
     def _fill(self, index: int, row: StorageRow) -> None:
@@ -220,12 +221,14 @@ class StorageMapView(QWidget):
             gettext_(row.durability),
             items,
             row.size_text(),
-            gettext_(row.health),
+            short_message(gettext_(row.health)),
             gettext_(row.if_lost),
         ]
         tip = self.tr("Where: {0}").format(row.where)
         if row.note:
             tip += "\n" + gettext_(row.note)
+        if not row.ok:  # the whole message, the library's own words (its details) too
+            tip += "\n" + gettext_(row.health)
         for column, text in enumerate(cells):
             item = QTableWidgetItem(text)
             item.setToolTip(tip)
@@ -238,7 +241,7 @@ class StorageMapView(QWidget):
             self.table.setItem(index, column, item)
 
     def _on_failed(self, message: str, environment: bool) -> None:
-        self.status.setText(self.tr("Could not measure the stores: {0}").format(message))
+        show_message(self.status, self.tr("Could not measure the stores: {0}").format(message))
 
     def _on_finished(self) -> None:
         self.refresh_button.setEnabled(True)
@@ -377,7 +380,7 @@ class MigrationDialog(QDialog):
         self.start_button.setEnabled(False)
         self.plan_view.setRowCount(0)
         self.log.setPlainText(self.tr("Dry run: reading the embedded stores…"))
-        self.status.setText("")
+        show_message(self.status, "")
         self._start("migration dry run", job, self._on_planned)
         return self._handle
 
@@ -387,12 +390,12 @@ class MigrationDialog(QDialog):
         for index, step in enumerate(plan.steps):
             state = "" if step.state == "planned" else step.state
             cells = [
-                step.name,
-                step.action,
+                gettext_(step.name),  # the step keeps them in English (journal, JSON)
+                gettext_(step.action),
                 step.source.replace(home, ""),
                 step.target.replace(home, "") if step.works else "",
                 number(step.items) if step.works else "",
-                state,
+                gettext_(state) if state else "",
                 step.problem or step.detail,
             ]
             for column, text in enumerate(cells):
@@ -419,10 +422,11 @@ class MigrationDialog(QDialog):
         lines += list(plan.notes)
         self.log.setPlainText("\n".join(lines))
         self.start_button.setEnabled(not plan.problems)
-        self.status.setText(
+        show_message(
+            self.status,
             self.tr("%n item(s) to copy or rebuild.", "", plan.total)
             if not plan.problems
-            else self.tr("The migration cannot start: see the problems above.")
+            else self.tr("The migration cannot start: see the problems above."),
         )
         self.planned.emit(plan)
 
@@ -437,12 +441,16 @@ class MigrationDialog(QDialog):
             report = migrate(services, options, progress, _saved_config(services))
             if switch:
                 path = write_server_profile(services.config.home)
-                report.notes.append(f"profile = server written to {path}; restart Custodia")
+                report.notes.append(
+                    QCoreApplication.translate(
+                        "MigrationDialog", "profile = server written to {0}; restart Custodia"
+                    ).format(path)
+                )
             return report
 
         self.start_button.setEnabled(False)
         self.cancel_button.setText(self.tr("Cancel"))
-        self.status.setText(self.tr("Migrating…"))
+        show_message(self.status, self.tr("Migrating…"))
         self._start("migration", job, self._on_done)
         return self._handle
 
@@ -453,7 +461,7 @@ class MigrationDialog(QDialog):
         self.report = report
         self._show_steps(report)
         self.log.setPlainText("\n".join([self.tr("Migration finished."), *report.notes]))
-        self.status.setText(self.tr("Done: every step finished (details above)."))
+        show_message(self.status, self.tr("Done: every step finished (details above)."))
         self.migrated.emit()
 
     # -- plumbing --------------------------------------------------------------------------
@@ -473,23 +481,24 @@ class MigrationDialog(QDialog):
     def _on_progress(self, done: int, total: int, message: str) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(min(done, max(total, 1)))
-        if message:
-            self.status.setText(message)
+        if message:  # a datum's kind as declared (marked for the catalogue), or already said
+            show_message(self.status, gettext_(message))
 
     def _on_failed(self, message: str, environment: bool) -> None:
         if self.plan is None:  # the dry run itself stopped: it is not "reading" any more
             self.log.setPlainText(self.tr("Nothing was read or changed."))
-            self.status.setText(self.tr("Cannot plan a migration: {0}").format(message))
+            show_message(self.status, self.tr("Cannot plan a migration: {0}").format(message))
         else:
-            self.status.setText(self.tr("Stopped: {0}").format(message))
+            show_message(self.status, self.tr("Stopped: {0}").format(message))
         if self.plan is not None and not self.plan.problems:
             self.start_button.setEnabled(True)
             self.start_button.setText(self.tr("Try again"))
         self.migrated.emit()
 
     def _on_cancelled(self) -> None:
-        self.status.setText(
-            self.tr("Cancelled. Nothing embedded was touched; Migrate again to resume.")
+        show_message(
+            self.status,
+            self.tr("Cancelled. Nothing embedded was touched; Migrate again to resume."),
         )
         self.start_button.setEnabled(self.plan is not None and not self.plan.problems)
         self.start_button.setText(self.tr("Resume"))

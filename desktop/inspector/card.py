@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from backends.audit import Entry
+from desktop.i18n import stamp
 
 #: the line before the stored record text in the detail view
 RECORD_HEADING = "Stored record (the exact hashed text):"
@@ -39,7 +40,7 @@ def record_card(
     if status == "erased":
         who += " — " + _t("erased: this person's fields can never be read again")
     rows.append((_t("Who"), e(who)))
-    rows.append((_t("When"), e(entry.time[:19].replace("T", " ") + " UTC")))
+    rows.append((_t("When"), e(stamp(entry.time) + " UTC")))
     parts = [
         f"<h3>{e(entry.event_type)} · #{entry.seq}</h3>",
     ]

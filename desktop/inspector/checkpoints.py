@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from backends.audit import CheckpointStatus
+from desktop.i18n import show_message
 from desktop.inspector.table import BROKEN, ON_LIGHT
 
 #: the checkpoint check's outcome, coloured
@@ -84,8 +85,9 @@ class CheckpointsPanel(QWidget):
         self.verifier_key.setCursorPosition(0)  # the log's name first
 
     def show_checking(self) -> None:
-        self.checkpoints_status.setText(
-            QCoreApplication.translate("InspectorPane", "Checking the checkpoints…")
+        show_message(
+            self.checkpoints_status,
+            QCoreApplication.translate("InspectorPane", "Checking the checkpoints…"),
         )
 
     def show_statuses(self, statuses: Sequence[CheckpointStatus]) -> None:
@@ -113,7 +115,7 @@ class CheckpointsPanel(QWidget):
                 "The log no longer matches the checkpoint at seq {0} (signed {1}): {2}",
             ).format(first_broken.checkpoint.seq, first_broken.checkpoint.time, first_broken.detail)
             self.checkpoints_status.setStyleSheet(BROKEN_STYLE)
-        self.checkpoints_status.setText(text)
+        show_message(self.checkpoints_status, text)
 
     @staticmethod
     def _item(status: CheckpointStatus) -> QListWidgetItem:
@@ -140,8 +142,9 @@ class CheckpointsPanel(QWidget):
         return item
 
     def show_failure(self, message: str) -> None:
-        self.checkpoints_status.setText(
+        show_message(
+            self.checkpoints_status,
             QCoreApplication.translate("InspectorPane", "Cannot check the checkpoints: {0}").format(
                 message
-            )
+            ),
         )

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QCoreApplication, QDate
+from PySide6.QtCore import QCoreApplication, QDate, QLocale
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDateEdit,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -22,10 +23,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from backends import i18n
 from backends.audit import Filter
 
 #: the dates as the filter's fields and the date edits show them
 DATE_FORMAT = "yyyy-MM-dd"
+
+
+def shown_date_format() -> str:
+    """How a date edit shows its date: as before in English, else the language's short form
+    with the whole year (``2/12/2026`` in Spanish); the filter itself reads ISO dates."""
+    if i18n.current() == i18n.DEFAULT:
+        return DATE_FORMAT
+    form = QLocale().dateFormat(QLocale.FormatType.ShortFormat)
+    return form if "yyyy" in form else form.replace("yy", "yyyy")
 
 
 class FilterBar(QWidget):
@@ -70,27 +81,34 @@ class FilterBar(QWidget):
                 "looked up through the pseudonym keys; it is never stored in clear.",
             )
         )
-        layout = QHBoxLayout(self)
+        # two rows: at the window's minimum width (760 px) one row cut the event field and
+        # the buttons off (in English too; Spanish words are longer)
+        layout = QGridLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(QLabel(QCoreApplication.translate("InspectorPane", "Person")))
-        layout.addWidget(self.filter_person, 2)
-        layout.addWidget(QLabel(QCoreApplication.translate("InspectorPane", "Pseudonym")))
-        layout.addWidget(self.filter_pseudonym, 2)
-        layout.addWidget(QLabel(QCoreApplication.translate("InspectorPane", "Event")))
-        layout.addWidget(self.filter_event, 2)
-        layout.addWidget(self.filter_dates)
-        layout.addWidget(self.filter_since)
-        layout.addWidget(QLabel(QCoreApplication.translate("InspectorPane", "to")))
-        layout.addWidget(self.filter_until)
-        layout.addWidget(self.apply_filters)
-        layout.addWidget(self.clear_filters)
+        who = QHBoxLayout()
+        who.addWidget(QLabel(QCoreApplication.translate("InspectorPane", "Person")))
+        who.addWidget(self.filter_person, 2)
+        who.addWidget(QLabel(QCoreApplication.translate("InspectorPane", "Pseudonym")))
+        who.addWidget(self.filter_pseudonym, 2)
+        who.addWidget(QLabel(QCoreApplication.translate("InspectorPane", "Event")))
+        who.addWidget(self.filter_event, 2)
+        when = QHBoxLayout()
+        when.addWidget(self.filter_dates)
+        when.addWidget(self.filter_since)
+        when.addWidget(QLabel(QCoreApplication.translate("InspectorPane", "to")))
+        when.addWidget(self.filter_until)
+        when.addStretch(1)
+        when.addWidget(self.apply_filters)
+        when.addWidget(self.clear_filters)
+        layout.addLayout(who, 0, 0)
+        layout.addLayout(when, 1, 0)
 
     @staticmethod
     def _date_edit(name: str, date: QDate) -> QDateEdit:
         edit = QDateEdit(date)
         edit.setObjectName(name)
         edit.setCalendarPopup(True)
-        edit.setDisplayFormat(DATE_FORMAT)
+        edit.setDisplayFormat(shown_date_format())
         return edit
 
     def current_filter(self) -> Filter:

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from backends import i18n
 from backends.audit import AuditService, CheckpointStatus, Filter, VerifyResult
 from backends.progress import Progress
+from desktop.i18n import number, short_message, show_message, with_details_of
 from desktop.inspector.card import RECORD_HEADING, reading_order, record_card
 from desktop.inspector.checkpoints import CheckpointsPanel
 from desktop.inspector.filters import FilterBar
@@ -195,6 +196,9 @@ class InspectorPane(QWidget):
         self.forget_person.setToolTip(
             self.tr("Erase a person: destroy their key, so their records can never be read again")
         )
+        # three rows: in one, the verdict and the log's actions made the pane ~1,300 px wide
+        # in Spanish, so at the window's minimum width (760 px) the dock scrolled sideways
+        # and its filters were cut at the right
         for widget in (
             self.verify_chain,
             self.verify_incremental,
@@ -202,16 +206,17 @@ class InspectorPane(QWidget):
             self.verify_progress,
         ):
             actions.addWidget(widget)
-        actions.addWidget(self.verify_status, 1)
-        for widget in (
-            self.refresh_log,
-            self.forget_person,
-            self.export_reveal,
-            self.export_csv,
-            self.export_jsonl,
-        ):
-            actions.addWidget(widget)
+        actions.addStretch(1)
         layout.addLayout(actions)
+        self.verify_status.setWordWrap(True)
+        layout.addWidget(self.verify_status)
+        log_actions = QHBoxLayout()
+        for widget in (self.refresh_log, self.forget_person):
+            log_actions.addWidget(widget)
+        log_actions.addStretch(1)
+        for widget in (self.export_reveal, self.export_csv, self.export_jsonl):
+            log_actions.addWidget(widget)
+        layout.addLayout(log_actions)
         self.inspector_status = QLabel("")
         self.inspector_status.setObjectName("inspector_status")
         self.inspector_status.setWordWrap(True)
@@ -284,7 +289,7 @@ class InspectorPane(QWidget):
             return View(service, flt, total, first, tuple(service.event_types()), found)
 
         self._set_busy(True)
-        self.inspector_status.setText(self.tr("Loading the audit log…"))
+        show_message(self.inspector_status, self.tr("Loading the audit log…"))
         self.workers.start(
             "audit inspector: load",
             job,
@@ -318,7 +323,7 @@ class InspectorPane(QWidget):
         message = self._after_reload_message
         if message:
             text, self._after_reload_message = f"{message} · {text}", ""
-        self.inspector_status.setText(text)
+        show_message(self.inspector_status, text)
         self._set_busy(False)
         if self._select_seq is not None:
             seq, self._select_seq = self._select_seq, None
@@ -328,11 +333,12 @@ class InspectorPane(QWidget):
     def _on_job_failed(self, message: str, environment: bool) -> None:
         self._set_busy(False)
         prefix = self.tr("Audit log unavailable") if environment else self.tr("Unexpected error")
-        self.inspector_status.setText(f"{prefix}: {message}")
+        show_message(self.inspector_status, f"{prefix}: {message}")
 
     def _on_page_failed(self, message: str) -> None:
-        self.inspector_status.setText(
-            self.tr("Some records could not be read: {0} (Refresh to try again)").format(message)
+        text = self.tr("Some records could not be read: {0} (Refresh to try again)")
+        show_message(
+            self.inspector_status, with_details_of(text.format(short_message(message)), message)
         )
 
     def _on_filter_event_activated(self, index: int) -> None:
@@ -473,7 +479,7 @@ class InspectorPane(QWidget):
                 fh.write(text)
             return str(path)
 
-        self.inspector_status.setText(self.tr("Writing the proof of record {0}…").format(seq))
+        show_message(self.inspector_status, self.tr("Writing the proof of record {0}…").format(seq))
         self.workers.start(
             "audit inspector: proof",
             job,
@@ -484,10 +490,11 @@ class InspectorPane(QWidget):
         )
 
     def _on_proof_succeeded(self, path: str) -> None:
-        self.inspector_status.setText(
+        show_message(
+            self.inspector_status,
             self.tr(
                 "Proof written to {0}: check it with the verifier key (Checkpoints and proofs)"
-            ).format(path)
+            ).format(path),
         )
         self.proof_exported.emit(str(path))
 
@@ -495,7 +502,7 @@ class InspectorPane(QWidget):
         clipboard = QGuiApplication.clipboard()
         if clipboard is not None:
             clipboard.setText(self.verifier_key.text())
-        self.inspector_status.setText(self.tr("Verifier key copied"))
+        show_message(self.inspector_status, self.tr("Verifier key copied"))
 
     def _on_inspector_tabs_current_changed(self, index: int) -> None:
         """The checkpoints are checked when their tab is first shown (again with the button)."""
@@ -548,7 +555,7 @@ class InspectorPane(QWidget):
 
         self.model.set_broken(None)
         self.verify_progress.setRange(0, 0)
-        self.verify_status.setText(self.tr("Verifying…"))
+        show_message(self.verify_status, self.tr("Verifying…"))
         self._verify_handle = self.workers.start(
             "audit inspector: verify",
             job,
@@ -579,20 +586,22 @@ class InspectorPane(QWidget):
             if result.start_seq:
                 text = self.tr(
                     "Chain intact: {0} ({1} verified since the checkpoint at seq {2})"
-                ).format(self._count(result.records), result.verified, result.start_seq)
+                ).format(self._count(result.records), number(result.verified), result.start_seq)
             else:
-                text = self.tr("Chain intact: {0} verified in {1:.2f} s").format(
-                    self._count(result.records), result.seconds
+                text = self.tr("Chain intact: {0} verified in {1} s").format(
+                    self._count(result.records), number(result.seconds, 2)
                 )
-            self.verify_status.setText(text)
+            show_message(self.verify_status, text)
             self.verify_status.setStyleSheet("color: #1b5e20")
         else:
             broken = result.broken
             assert broken is not None  # a chain that does not verify says where it breaks
-            self.verify_status.setText(
+            # the reason and detail as the backends wrote them in the user's language
+            show_message(
+                self.verify_status,
                 self.tr("Broken at seq {0}: {1} — {2}").format(
-                    broken.seq, broken.reason, broken.detail
-                )
+                    broken.seq, broken.reason_text(), broken.detail_text()
+                ),
             )
             self.verify_status.setStyleSheet("color: #b00020; font-weight: bold")
             self.model.set_broken(broken.seq)
@@ -606,13 +615,13 @@ class InspectorPane(QWidget):
     def _on_verify_failed(self, message: str, environment: bool) -> None:
         self.verify_progress.setRange(0, 1)
         self.verify_progress.setValue(0)
-        self.verify_status.setText(self.tr("Verification failed: {0}").format(message))
+        show_message(self.verify_status, self.tr("Verification failed: {0}").format(message))
         self.verify_status.setStyleSheet("color: #b00020")
 
     def _on_verify_cancelled(self) -> None:
         self.verify_progress.setRange(0, 1)
         self.verify_progress.setValue(0)
-        self.verify_status.setText(self.tr("Verification cancelled"))
+        show_message(self.verify_status, self.tr("Verification cancelled"))
         self.verify_status.setStyleSheet("")
 
     def _on_verify_finished(self) -> None:
@@ -657,7 +666,7 @@ class InspectorPane(QWidget):
         def job(progress: Progress, emit: Emit) -> str:
             return service.forget(person) or ""
 
-        self.inspector_status.setText(self.tr("Forgetting…"))
+        show_message(self.inspector_status, self.tr("Forgetting…"))
         self.workers.start(
             "audit inspector: forget",
             job,
@@ -722,7 +731,7 @@ class InspectorPane(QWidget):
         def job(progress: Progress, emit: Emit) -> int:
             return service.export_file(path, fmt, flt, progress, reveal=reveal)
 
-        self.inspector_status.setText(self.tr("Exporting to {0}…").format(path))
+        show_message(self.inspector_status, self.tr("Exporting to {0}…").format(path))
         self.workers.start(
             "audit inspector: export",
             job,
@@ -734,8 +743,9 @@ class InspectorPane(QWidget):
         self._export_path = path
 
     def _on_export_succeeded(self, count: int) -> None:
-        self.inspector_status.setText(
-            self.tr("Exported {0} to {1}").format(self._count(int(count)), self._export_path)
+        show_message(
+            self.inspector_status,
+            self.tr("Exported {0} to {1}").format(self._count(int(count)), self._export_path),
         )
         self.exported.emit(int(count))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from backends.audit import ProofFileError, check_consistency, check_inclusion
+from backends.failures import failed
+from desktop.i18n import show_message
 
 
 class ProofDialog(QDialog):
@@ -123,15 +125,17 @@ class ProofDialog(QDialog):
                     try:
                         entry = Path(self.entry_path.text().strip()).read_bytes()
                     except OSError as err:
-                        raise ProofFileError(str(err)) from None
+                        raise ProofFileError(
+                            failed(self.tr("cannot read the record"), err)
+                        ) from None
                     entry = entry.removesuffix(b"\n")
                 outcome = check_inclusion(proof, key, entry)
         except ProofFileError as err:
-            self.outcome.setText(self.tr("Does NOT verify: {0}").format(err))
+            show_message(self.outcome, self.tr("Does NOT verify: {0}").format(err))
             self.outcome.setStyleSheet("color: #b00020; font-weight: bold")
             self.checked.emit(False, str(err))
             return False
-        self.outcome.setText(outcome.line)
+        show_message(self.outcome, outcome.line)
         self.outcome.setStyleSheet("color: #1b5e20; font-weight: bold")
         self.checked.emit(True, outcome.line)
         return True
@@ -139,8 +143,14 @@ class ProofDialog(QDialog):
 
 def _read_text(path: str, what: str) -> str:
     if not path.strip():
-        raise ProofFileError(f"choose the {what} file")
+        raise ProofFileError(
+            QCoreApplication.translate("ProofDialog", "choose the {0} file").format(what)
+        )
     try:
         return Path(path.strip()).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise ProofFileError(f"cannot read the {what}: {err}") from None
+        raise ProofFileError(
+            failed(
+                QCoreApplication.translate("ProofDialog", "cannot read the {0}").format(what), err
+            )
+        ) from None

@@ -28,6 +28,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from backends.audit import AuditService, Entry, Filter
 from backends.progress import Progress
+from desktop.i18n import stamp
 from desktop.workers import Emit, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -202,7 +203,7 @@ class AuditTableModel(QAbstractTableModel):
         if column == 0:
             return str(entry.seq)
         if column == 1:
-            return entry.time[:19].replace("T", " ")  # to the second; UTC (header says)
+            return stamp(entry.time)  # to the second; UTC (header says)
         if column == 2:
             return entry.event_type
         if column == 3:
