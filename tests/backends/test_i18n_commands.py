@@ -10,17 +10,19 @@ message has its Spanish.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import gettext
 import re
 import socket
+import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from backends import cli, i18n
+from backends import cli, failures, i18n
 from tests.i18n_words import compile_catalogues, english_words
 
 #: a placeholder of str.format or of %-formatting: kept as it is, or the message breaks
@@ -264,3 +266,157 @@ def test_a_missing_argument_is_named_in_spanish(
         i18n.install("en")
     assert errors["ask"].endswith("argumentos: pregunta, --user"), errors
     assert errors["kb"].endswith("argumentos: ruta"), errors
+
+
+# -- what the world says when it goes wrong (issue 27: OS and library errors) ---------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _servers_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server profile with every server on a port nothing listens on."""
+    monkeypatch.setenv("CUSTODIA_PROFILE", "server")
+    monkeypatch.setenv("CUSTODIA_REDIS_URL", f"redis://127.0.0.1:{_free_port()}/0")
+    monkeypatch.setenv("CUSTODIA_POSTGRES_DSN", f"postgresql://u:p@127.0.0.1:{_free_port()}/c")
+    monkeypatch.setenv("CUSTODIA_NEO4J_URI", f"bolt://127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("CUSTODIA_NEO4J_USER", "neo4j")
+    monkeypatch.setenv("CUSTODIA_NEO4J_PASSWORD", "wrong")
+    monkeypatch.setenv("CUSTODIA_QDRANT_URL", f"http://127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("CUSTODIA_CHROMA_URL", f"http://127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("CUSTODIA_OLLAMA_URL", f"http://127.0.0.1:{_free_port()}")
+
+
+def _audited_home(home: Path) -> Path:
+    from backends.audit.service import AuditService
+    from backends.config import Config
+
+    service = AuditService.open(Config(home=home), checkpoint_every=0)
+    for n in range(4):
+        service.append("tutor.turn", "ana", personal={"n": n}, n=n)
+    service.close()
+    return home
+
+
+def _tamper(home: Path, statement: str, trigger: str) -> None:
+    conn = sqlite3.connect(home / "audit.sqlite3", isolation_level=None)
+    conn.execute(f"DROP TRIGGER {trigger}")
+    conn.execute(statement)
+    conn.close()
+
+
+def _models(folder: Path) -> dict[str, Path]:
+    """A file that is no GGUF, one cut inside its header, and one that is not there."""
+    from tests.backends.models.gguf_files import write_gguf
+
+    folder.mkdir(parents=True, exist_ok=True)
+    garbage = folder / "garbage.gguf"
+    garbage.write_bytes(b"not a model at all" * 64)
+    whole = write_gguf(folder / "whole.gguf")
+    cut = folder / "cut.gguf"
+    cut.write_bytes(whole.read_bytes()[:40])
+    return {"garbage": garbage, "cut": cut, "missing": folder / "nowhere.gguf"}
+
+
+def _run(command: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with contextlib.suppress(SystemExit):
+        cli.main(command)
+    out = capsys.readouterr()
+    return out.out + out.err
+
+
+def _error_walk(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], root: Path
+) -> tuple[list[str], str]:
+    """Every command on the error paths a user meets: servers down, a corrupt file, a bad
+    model file, a broken audit chain. Their English lines (details left out: the library's
+    own words, kept only there) and the whole output."""
+    said: list[tuple[str, str]] = []
+
+    def walk(home: Path, commands: list[list[str]]) -> None:
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        monkeypatch.setenv("CUSTODIA_HOME", str(home))
+        for command in commands:
+            said.append(
+                (f"custodia {' '.join(command)}", _run(command, capsys).replace(str(root), " "))
+            )
+
+    with monkeypatch.context() as down:
+        _servers_down(down)
+        walk(
+            root / "down",
+            [["doctor"], ["storage"], ["audit", "verify"], ["sessions"], ["kb", "stats"]],
+        )
+    corrupt = root / "corrupt"
+    corrupt.mkdir(mode=0o700)
+    (corrupt / "audit.sqlite3").write_bytes(b"\x13garbage, not SQLite" * 300)
+    (corrupt / "multiagent.sqlite3").write_bytes(b"\x13garbage, not SQLite" * 300)
+    walk(corrupt, [["audit", "verify"], ["storage"], ["sessions"]])
+    bad = _models(root / "files")
+    for kind, path in bad.items():
+        with monkeypatch.context() as model:
+            model.setenv("CUSTODIA_CHAT_MODEL", f"gguf:{path}")
+            walk(root / f"model-{kind}", [["models", "add", str(path)], ["doctor"]])
+    for name, statement, trigger in (
+        (
+            "changed",
+            "UPDATE audit_log SET record = replace(record, 'tutor', 'tutoR')",
+            "audit_log_no_update",
+        ),
+        ("gap", "DELETE FROM audit_log WHERE seq = 2", "audit_log_no_delete"),
+    ):
+        home = _audited_home(root / f"chain-{name}")
+        _tamper(home, statement, trigger)
+        walk(home, [["audit", "verify"]])
+    left = [
+        f"{where}: {line}"
+        for where, text in said
+        for line in _english(failures.without_details(text), root)
+    ]
+    return left, "\n".join(text for _where, text in said)
+
+
+def test_the_error_paths_are_marked_for_translation(
+    pseudo_language: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27: servers down, a corrupt file, a bad model file, a broken chain — every
+    sentence through the catalogue; the library's raw text only as details."""
+    left, text = _error_walk(monkeypatch, capsys, pseudo_language)
+    assert not left, "English never marked for translation:\n" + "\n".join(left)
+    details = pseudo("details: {0}").split("{0}")[0]
+    assert details in text and "Connection refused" in text  # kept, as details
+    for line in text.splitlines():
+        if "Connection refused" in line or "not a database" in line:
+            assert line.index(details) < line.index(
+                "Connection refused" if "Connection refused" in line else "not a database"
+            ), line
+
+
+def test_the_error_paths_speak_spanish(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    compile_catalogues()
+    monkeypatch.setenv("CUSTODIA_EMBEDDER", "hashing")
+    monkeypatch.setenv("CUSTODIA_CHAT_MODEL", "scripted")
+    monkeypatch.setenv("CUSTODIA_LANGUAGE", "es")
+    try:
+        left, text = _error_walk(monkeypatch, capsys, tmp_path)
+    finally:
+        i18n.install("en")
+    assert not left, "English in the Spanish error paths:\n" + "\n".join(left)
+    assert "la conexión fue rechazada" in text and "(detalles: " in text, text
+    assert "ROTO" in text and "discordancia de hash" in text, text
+    assert "el archivo no es una base de datos" in text, text
+
+
+def test_a_number_in_an_error_is_written_as_the_language_writes_it() -> None:
+    """Issue 27: "0,5 s" in Spanish, never "0.5 s"."""
+    try:
+        i18n.install("es")
+        assert i18n.number(0.5, None) == "0,5" and i18n.number(5.0, None) == "5"
+    finally:
+        i18n.install("en")
+    assert i18n.number(0.5, None) == "0.5"

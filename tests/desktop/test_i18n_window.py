@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid
 
+from backends import failures
 from backends.config import Config
 from backends.services import Services
 from tests.i18n_words import compile_catalogues, english_words
@@ -162,6 +163,7 @@ def english_left(root: QWidget) -> list[str]:
     for where, text in visible_texts(root):
         if where in DIAGNOSTIC_TAILS:
             text = text.split("\n\n")[0]
+        text = failures.without_details(text)  # a library's own words, kept as details
         if text and (words := english_words(text)):
             found.append(f"{where}: {text!r} -> {words}")
     return sorted(set(found))
@@ -361,3 +363,101 @@ def test_stored_iso_dates_follow_the_language(qapp: Any) -> None:
         window_i18n.uninstall()
     assert window_i18n.iso_when("2026-12-02T11:40:00+00:00") == "2026-12-02 11:40"
     assert window_i18n.iso_when("2026-12-02") == "2026-12-02"
+
+
+# -- what goes wrong, in Spanish (issue 27: break reasons, library errors, numbers) --------
+
+
+def _audit_log(home: Path, records: int = 6) -> Path:
+    from backends.audit.service import AuditService
+
+    service = AuditService.open(Config(home=home), checkpoint_every=0)
+    for n in range(records):
+        service.append("tutor.turn", "ana", personal={"n": n}, n=n)
+    service.close()
+    return home
+
+
+def test_the_inspector_says_a_broken_chain_in_spanish(qtbot: Any, tmp_path: Path) -> None:
+    """The break reason and its detail are the backends' Spanish, the time a Spanish decimal
+    ("0,01 s"), never "hash mismatch — the record at seq 3 does not hash…"."""
+    import re
+    import sqlite3
+
+    from backends.audit.service import AuditService
+    from desktop import i18n as window_i18n
+    from desktop.inspector import InspectorPane
+    from desktop.workers import WorkerPool
+
+    compile_catalogues()
+    home = _audit_log(tmp_path / "home")
+    workers, services = WorkerPool(), []
+
+    def source() -> AuditService:
+        services.append(AuditService.open(Config(home=home), checkpoint_every=0))
+        return services[-1]
+
+    window_i18n.install("es")
+    try:
+        pane = InspectorPane(workers, source)
+        qtbot.addWidget(pane)
+        with qtbot.waitSignal(pane.view_ready, timeout=10_000):
+            pane.show()
+        with qtbot.waitSignal(pane.verified, timeout=10_000):
+            pane.verify_chain.click()
+        intact = pane.verify_status.text()
+        conn = sqlite3.connect(home / "audit.sqlite3", isolation_level=None)
+        conn.execute("DROP TRIGGER audit_log_no_update")
+        conn.execute(
+            "UPDATE audit_log SET record = replace(record, 'tutor', 'tutoR') WHERE seq = 3"
+        )
+        conn.close()
+        with qtbot.waitSignal(pane.verified, timeout=10_000):
+            pane.verify_chain.click()
+        broken = pane.verify_status.text()
+        wide = pane.minimumSizeHint().width()  # its Spanish rows fit the 760-px window
+    finally:
+        window_i18n.uninstall()
+        workers.shutdown()
+        for service in services:
+            service.close()
+    assert re.search(r"\d,\d\d s", intact) and not english_words(intact), intact
+    assert "discordancia de hash" in broken and "n.º 3" in broken, broken
+    assert not english_words(broken), broken
+    assert wide <= 740, wide
+
+
+def test_the_storage_map_says_a_damaged_file_in_spanish(qtbot: Any, tmp_path: Path) -> None:
+    """A file that is not a database: the cell says so in Spanish; SQLite's own words
+    ("file is not a database") only in the tooltip, as the details."""
+    from desktop import i18n as window_i18n
+    from desktop.storage_map import StorageMapView
+    from desktop.workers import WorkerPool
+
+    compile_catalogues()
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / "audit.sqlite3").write_bytes(b"not SQLite at all" * 300)
+    config = Config(home=home, embedder="hashing", chat_model="scripted", language="es")
+    services, workers = Services(config.validated()), WorkerPool()
+    window_i18n.install("es")
+    try:
+        view = StorageMapView(services, workers)
+        qtbot.addWidget(view)
+        view.show()
+        with qtbot.waitSignal(view.map_ready, timeout=30_000):
+            view.refresh()
+        table = view.findChild(QTableWidget, "storage_map_table")
+        cells = [
+            (table.item(row, 6).text(), table.item(row, 6).toolTip())
+            for row in range(table.rowCount())
+        ]
+    finally:
+        window_i18n.uninstall()
+        workers.shutdown()
+        services.close()
+    damaged = [(text, tip) for text, tip in cells if "no es una base de datos" in text]
+    assert damaged, cells
+    for text, tip in damaged:
+        assert "file is not a database" not in text and not english_words(text), text
+        assert "(detalles: file is not a database)" in tip, tip
