@@ -839,6 +839,10 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
         <translation>Algunos registros no se pudieron leer: {0} (pulsa Actualizar para reintentarlo)</translation>
     </message>
     <message>
+        <source>Chain intact: {0} verified in {1} s</source>
+        <translation>Cadena intacta: {0} verificados en {1} s</translation>
+    </message>
+    <message>
         <source>Sequence number {0} is missing from the log: the record was deleted.</source>
         <translation>Falta el número de secuencia {0} en el registro: se eliminó la entrada.</translation>
     </message>
@@ -965,10 +969,6 @@ Algunos almacenes o modelos que necesita esta configuración no se pueden usar.<
     <message>
         <source>Chain intact: {0} ({1} verified since the checkpoint at seq {2})</source>
         <translation>Cadena intacta: {0} ({1} verificados desde el punto de control en el n.º {2})</translation>
-    </message>
-    <message>
-        <source>Chain intact: {0} verified in {1:.2f} s</source>
-        <translation>Cadena intacta: {0} verificados en {1:.2f} s</translation>
     </message>
     <message>
         <source>Broken at seq {0}: {1} — {2}</source>
@@ -1291,16 +1291,17 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>{0} (loading…)</source>
-        <extracomment>narrow enough for a 900-px-wide screen (window frame and a scroll bar included) emitted once the start-up checks finished: the list of :class:`doctor.Check` the audit service, for the inspector (built when it first loads the log) the user chose &quot;Quit anyway&quot; (or nothing was running): close without asking what the model lists offer (read in a worker: the models folders&apos; GGUF headers) assistant -&gt; (what it answers with, why/details) for the status bar</extracomment>
+        <extracomment>assistant -&gt; (what it answers with, why/details)</extracomment>
         <translation>{0} (cargando…)</translation>
     </message>
     <message>
         <source>Custodia</source>
+        <extracomment>narrow enough for a 900-px-wide screen (window frame and a scroll bar included) emitted once the start-up checks finished: the list of :class:`doctor.Check` the audit service, for the inspector (built when it first loads the log) the user chose &quot;Quit anyway&quot; (or nothing was running): close without asking what the model lists offer (read in a worker: the models folders&apos; GGUF headers)</extracomment>
         <translation>Custodia</translation>
     </message>
     <message>
         <source>Profile: {0}</source>
-        <extracomment>the memory chats and the tutor&apos;s threads, kept in sidebars (issue 30) a better model found on first run, offered in the welcome</extracomment>
+        <extracomment>from this window width on every piece is shown; below it the profile, the embedder and the default chat model give way (at 760 px every label was cut: &quot;Perfil: int&quot;) what an elided label keeps at least: a few letters and &quot;…&quot;</extracomment>
         <translation>Perfil: {0}</translation>
     </message>
     <message>
@@ -1317,7 +1318,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     </message>
     <message>
         <source>&amp;File</source>
-        <extracomment>below this width the status bar keeps what changes during the day (health, work, the tab&apos;s and the chat&apos;s model) and leaves the profile and the embedder to the storage map and Help ▸ About: at 760 px every label was cut (&quot;Perfil: int&quot;, &quot;Vectorizador: …(38&quot;)</extracomment>
+        <extracomment>the memory chats and the tutor&apos;s threads, kept in sidebars (issue 30) a better model found on first run, offered in the welcome</extracomment>
         <translation>&amp;Archivo</translation>
     </message>
     <message>
@@ -1849,6 +1850,10 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
         <translation>La migración no puede empezar: mira los problemas de arriba.</translation>
     </message>
     <message>
+        <source>profile = server written to {0}; restart Custodia</source>
+        <translation>profile = server escrito en {0}; reinicia Custodia</translation>
+    </message>
+    <message>
         <source>Cancel</source>
         <translation>Cancelar</translation>
     </message>
@@ -1893,7 +1898,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     <name>ModelPicker</name>
     <message>
         <source>Model:</source>
-        <extracomment>the combo box shows at least this many characters of a model&apos;s name, and at most (assistant, short text, tooltip) once the chosen model is loaded or refused the newest listing asked for: an older one that ends later is dropped</extracomment>
+        <extracomment>the combo box shows at least this many characters of a model&apos;s name, and at most what :func:`describe_choice` answers for a model that cannot generate (assistant, short text, tooltip) once the chosen model is loaded or refused the newest listing asked for: an older one that ends later is dropped</extracomment>
         <translation>Modelo:</translation>
     </message>
     <message>
@@ -1923,6 +1928,10 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     <message>
         <source>not loaded — {0}</source>
         <translation>sin cargar — {0}</translation>
+    </message>
+    <message>
+        <source>unavailable</source>
+        <translation>no disponible</translation>
     </message>
 </context>
 <context>
@@ -2651,8 +2660,20 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
         <translation>punto de control posterior</translation>
     </message>
     <message>
+        <source>cannot read the record</source>
+        <translation>no se puede leer el registro</translation>
+    </message>
+    <message>
         <source>Does NOT verify: {0}</source>
         <translation>NO se verifica: {0}</translation>
+    </message>
+    <message>
+        <source>choose the {0} file</source>
+        <translation>elige el archivo de {0}</translation>
+    </message>
+    <message>
+        <source>cannot read the {0}</source>
+        <translation>no se puede leer el archivo de {0}</translation>
     </message>
 </context>
 <context>
@@ -2965,11 +2986,12 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <name>ThreadList</name>
     <message>
         <source>yesterday</source>
+        <extracomment>Qt&apos;s QWIDGETSIZE_MAX (no maximum width)</extracomment>
         <translation>ayer</translation>
     </message>
     <message>
         <source>&lt;b&gt;Threads&lt;/b&gt;</source>
-        <extracomment>a thread was chosen: its id &quot;New&quot; was clicked: the tab starts an empty thread (created on its first message) deleted while this list is shown, newest last: Undo restores them</extracomment>
+        <extracomment>a thread was chosen: its id &quot;New&quot; was clicked: the tab starts an empty thread (created on its first message) the list was folded to a strip (True) or opened (False), by its toggle or from code a listing read in the worker pool is shown the width the open list starts with (its titles end in &quot;…&quot;) the index&apos;s work, off the GUI thread and in order (shared with the keeper) the threads shown, as the last listing read them deleted while this list is shown, newest last: Undo restores them folded to a strip holding only the toggle (see :meth:`set_folded`) folded or opened by the user&apos;s own click (None: as the window chose; kept)</extracomment>
         <translation>&lt;b&gt;Hilos&lt;/b&gt;</translation>
     </message>
     <message>
@@ -2991,6 +3013,15 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>Undo</source>
         <translation>Deshacer</translation>
+    </message>
+    <message>
+        <source>Show the list of threads</source>
+        <extracomment>what folding hides (the toggle stays)</extracomment>
+        <translation>Mostrar la lista de hilos</translation>
+    </message>
+    <message>
+        <source>Hide the list of threads</source>
+        <translation>Ocultar la lista de hilos</translation>
     </message>
     <message>
         <source>The list of threads cannot be saved right now; the chat goes on.</source>
@@ -3305,6 +3336,7 @@ last used {1}; {2} turn(s)</source>
     <name>WindowThreads</name>
     <message>
         <source>(erased: this person&apos;s records can no longer be read)</source>
+        <extracomment>from this window width the tutor&apos;s thread list starts open (a 1366×768 laptop&apos;s window is 1100 px wide or more); below it, folded to its toggle: the tutor&apos;s row of buttons needs the room (it started folded under a 1000-px-wide *screen*: on a laptop the user did not see their threads)</extracomment>
         <translation>(borrado: los registros de esta persona ya no se pueden leer)</translation>
     </message>
 </context>
