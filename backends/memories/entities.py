@@ -82,7 +82,7 @@ _NAME_CUES = re.compile(
 _NOT_NAMES = _set(
     "i my mi mis tu the a an la el los las un una what which who when where how why is are do "
     "does did can if until dr dra mr mrs ms doctor doctora soy tengo me en si cual que quien "
-    "cuando donde como hay por para ok yes no"
+    "cuando donde como hay por para ok yes no i'm i’m i've i’ve i'd i’d i'll i’ll"
 )
 _MONTHS = (
     "january february march april may june july august september october november december "

@@ -42,6 +42,7 @@ def test_names_fold_accents_and_skip_question_words() -> None:
     assert names("My sister Lucía lives in Valencia") == ["lucia", "valencia"]
     assert names("When is Tomás's wedding?") == ["tomas"]
     assert names("What does Daniel do on Monday?") == ["daniel"]  # weekdays are not names
+    assert names("Where can I get in if I'm locked out?") == []  # "I'm" is no name
 
 
 def test_relations_a_fact_states() -> None:
