@@ -52,10 +52,14 @@ class Check:
         dims = self.details.get("dimension")
         extra += f" dim={dims}" if dims else ""
         why = f" — {_(self.reason)}" if self.reason else ""
-        kind = _(self.kind)
-        if isinstance(files := self.details.get("files"), list) and self.role == MODEL_FILES:
-            kind = _("{count} GGUF file(s)").format(count=number(len(files)))
+        kind = self.kind_text()
         return f"[{status:>7}] {role_text(self.role):<20} {kind}{extra} @ {_(self.where)}{why}"
+
+    def kind_text(self) -> str:
+        """What was found, in the user's language (``kind`` stays English: ``--json``)."""
+        if isinstance(files := self.details.get("files"), list) and self.role == MODEL_FILES:
+            return _("{count} GGUF file(s)").format(count=number(len(files)))
+        return _(self.kind)
 
 
 #: a role naming an assistant (``chat model (tutor)``): the role stays English (the window
