@@ -152,8 +152,10 @@ class MemoryAssistant:
         self.settings = settings
 
     def open(self) -> MemoryStatus:
-        """Build the store and load its matrix now (the desktop does it in a worker)."""
+        """Build the store, load its matrix and derive recall's entity index now (the desktop
+        does it in a worker), so that no search of the tab waits for them."""
         self.store.load()
+        self.recaller.warm()
         return self.status()
 
     def close(self) -> None:

@@ -426,3 +426,21 @@ def test_a_relation_standing_for_many_people_adds_no_names(tmp_path: Path) -> No
     recall.search("Which friend likes tea?", k=3)  # 6: they are
     assert "Which friend likes tea? (Ana, Bea, Carla, Dani, Eva, Fede)" in counting.texts
     store.close()
+
+
+def test_opening_the_assistant_derives_the_entity_index(tmp_path: Path) -> None:
+    """The tab opens the assistant in a worker: the index is built there, not in a search."""
+    services = Services(Config(home=tmp_path), embedder=HashingEmbedder(64))
+    assistant = services.get("memories", MemoryAssistant)
+    try:
+        for i in range(12):
+            assistant.remember(f"My friend Ana{i} likes tea")
+        services.close()
+        services = Services(Config(home=tmp_path), embedder=HashingEmbedder(64))
+        assistant = services.get("memories", MemoryAssistant)
+        assistant.open()
+        assert assistant.recaller.entities.ready()
+        stored = assistant.status().stats.total
+        assert stored > 0 and assistant.recaller.entities.learnt == stored
+    finally:
+        services.close()
