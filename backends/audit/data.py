@@ -17,7 +17,7 @@ from backends.audit.service import (
     AuditService,
 )
 from backends.errors import CustodiaEnvironmentError
-from backends.i18n import N_
+from backends.i18n import N_, _, number
 from backends.stores.description import (
     HISTORY,
     NEEDS_SERVICES,
@@ -62,7 +62,9 @@ def _log(config: Config, process: Running | None) -> Measurement:
         return measured
     result = _service(process).verify(from_checkpoint=True)
     return replace(
-        measured, health=OK if result.ok else result.line(), note=f"chain {result.line()}"
+        measured,
+        health=OK if result.ok else result.line(),
+        note=_("chain {verdict}").format(verdict=result.line()),
     )
 
 
@@ -79,7 +81,11 @@ def _checkpoints(config: Config, process: Running | None) -> Measurement:
     size = file_size(config.path(CHECKPOINTS_FILE)) + file_size(config.path(SIGNING_KEY_FILE))
     mine = sum(1 for c in trusted if c.log_id == service.log.log_id)
     return Measurement(
-        len(trusted), size, note=f"{mine} for this log, {stored} also stored in the log's database"
+        len(trusted),
+        size,
+        note=_("{mine} for this log, {stored} also stored in the log's database").format(
+            mine=number(mine), stored=number(stored)
+        ),
     )
 
 
@@ -96,13 +102,17 @@ def _keys(config: Config, process: Running | None) -> Measurement:
         keys = _service(process).keys
         if isinstance(keys, PostgresKeyStore):
             held, erased = keys.counts()
-            return Measurement(held, None, note=f"erased: {erased} (their keys destroyed)")
+            return Measurement(held, None, note=_erased(erased))
     path = config.path(KEYS_FILE)
     measured = sqlite_count(path, "SELECT count(*) FROM person_key")
     if measured.health != OK:
         return measured
     erased = scalar(path, "SELECT count(*) FROM erased")
-    return replace(measured, note=f"erased: {erased} (their keys destroyed)")
+    return replace(measured, note=_erased(int(erased or 0)))
+
+
+def _erased(count: int) -> str:
+    return _("erased: {count} (their keys destroyed)").format(count=number(count))
 
 
 DATA = (

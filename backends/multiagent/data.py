@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from backends import stores
 from backends.errors import CustodiaEnvironmentError
-from backends.i18n import N_, _
+from backends.i18n import N_, _, number
 from backends.multiagent import tickets
 from backends.multiagent.service import SESSIONS_FILE, MultiAgentService
 from backends.stores.description import (
@@ -52,7 +52,10 @@ def _sessions(config: Config, process: Running | None) -> Measurement:
         copies = stores.measure("ttl", config, prefix=l2_prefix())
     except CustodiaEnvironmentError as err:
         return replace(measured, health=f"L2: {err}")
-    return replace(measured, note=f"{copies.items} in {l2.product} L2 ({l2.location})")
+    note = _("{count} in {product} L2 ({location})").format(
+        count=number(copies.items or 0), product=l2.product, location=l2.location
+    )
+    return replace(measured, note=note)
 
 
 def _tickets(config: Config, process: Running | None) -> Measurement:

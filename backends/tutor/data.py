@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from backends import stores
 from backends.errors import CustodiaEnvironmentError
-from backends.i18n import N_
+from backends.i18n import N_, _, number
 from backends.stores.description import (
     HISTORY,
     NEEDS_SERVICES,
@@ -48,7 +48,10 @@ def _kb(config: Config, process: Running | None) -> Measurement:
         return measured
     documents = scalar(path, "SELECT count(*) FROM documents")
     mine = scalar(path, "SELECT count(*) FROM documents WHERE scope LIKE 'user:%'")
-    return replace(measured, note=f"{documents} documents, {mine} imported by users")
+    note = _("{documents} documents, {mine} imported by users").format(
+        documents=number(int(documents or 0)), mine=number(int(mine or 0))
+    )
+    return replace(measured, note=note)
 
 
 def _vectors(config: Config, process: Running | None) -> Measurement:

@@ -370,7 +370,7 @@ def _error_walk(
     ):
         home = _audited_home(root / f"chain-{name}")
         _tamper(home, statement, trigger)
-        walk(home, [["audit", "verify"]])
+        walk(home, [["audit", "verify"], ["storage"]])
     left = [
         f"{where}: {line}"
         for where, text in said
