@@ -40,9 +40,15 @@ class Quantiser:
         self.scale = np.asarray(scale, dtype=np.float32)
         self.scale[self.scale <= 0] = 1.0
 
+    #: rows (evenly spread over the sample) whose spread sets the scales: the percentile's
+    #: temporaries are a few copies of what it reads (of 65,536 × 768 rows: ~1 GB at once)
+    SPREAD_ROWS = 16_384
+
     @classmethod
     def learn(cls, sample: Vector) -> Quantiser:
         mean = sample.mean(axis=0)
+        if len(sample) > cls.SPREAD_ROWS:
+            sample = sample[np.linspace(0, len(sample) - 1, cls.SPREAD_ROWS).astype(np.intp)]
         spread = np.percentile(np.abs(sample - mean), 99.9, axis=0).astype(np.float32)
         return cls(mean, spread)
 
@@ -61,13 +67,19 @@ class Quantiser:
 class _Rows:
     """Fixed-width rows: a (copy-on-write) memory-mapped head, then rows kept in memory."""
 
-    def __init__(self, width: int, dtype: type, mapped: npt.NDArray[Any] | None = None) -> None:
+    def __init__(
+        self,
+        width: int,
+        dtype: type,
+        mapped: npt.NDArray[Any] | None = None,
+        capacity: int = 0,
+    ) -> None:
         self.width, self.dtype = width, dtype
         self.mapped: npt.NDArray[Any] = (
             mapped if mapped is not None else np.zeros((0, width), dtype=dtype)
         )
         self.base = int(self.mapped.shape[0])
-        self.extra: npt.NDArray[Any] = np.zeros((0, width), dtype=dtype)
+        self.extra: npt.NDArray[Any] = np.zeros((capacity, width), dtype=dtype)
 
     def put(self, row: int, values: npt.NDArray[Any]) -> None:
         """Rows ``row`` … ``row + len(values) - 1``."""
@@ -126,13 +138,25 @@ class Int8Rows:
         dimension: int,
         mapped: Codes | None = None,
         bits: npt.NDArray[np.uint8] | None = None,
+        capacity: int = 0,
     ) -> None:
         self.quantiser = quantiser
         self.dimension = dimension
-        self.codes = _Rows(dimension, np.int8, mapped)
-        self.bits = _Rows((dimension + 7) // 8, np.uint8, bits)
+        self.codes = _Rows(dimension, np.int8, mapped, capacity)
+        self.bits = _Rows((dimension + 7) // 8, np.uint8, bits, capacity)
         #: rows changed since the snapshot (a snapshot is written when there are some)
         self.dirty = 0
+
+    @classmethod
+    def of(cls, matrix: Vector, block: int = 8192) -> Int8Rows:
+        """The codes of a float32 matrix already in memory, block by block (no copy of it:
+        a mid-size store's first search must not double what it holds)."""
+        n, dimension = matrix.shape
+        sample = matrix[: CodesBuilder.SAMPLE]
+        rows = cls(Quantiser.learn(sample), dimension, capacity=n + n // 4)
+        for start in range(0, n, block):
+            rows.put_block(start, matrix[start : start + block])
+        return rows
 
     @property
     def base(self) -> int:

@@ -59,7 +59,7 @@ from backends.stores.memories import (
     snapshot,
 )
 from backends.stores.memories.matrix import exact_scores, grown, load_rows, unit_vector
-from backends.stores.memories.quantised import CodesBuilder, Int8Rows
+from backends.stores.memories.quantised import Int8Rows
 from backends.stores.memories.schema import (
     MIGRATIONS,
     SELECT_MEMORY,
@@ -610,10 +610,7 @@ class SQLiteMemoryStore(SqliteFile):
         if self.codes_first_above is None or n < self.codes_first_above:
             return None
         if self._fast is None:
-            builder = CodesBuilder(self.dimension)
-            for start in range(0, n, CodesBuilder.SAMPLE):
-                builder.add(self._matrix[start : min(n, start + CodesBuilder.SAMPLE)])
-            self._fast = builder.finish()
+            self._fast = Int8Rows.of(self._matrix[:n])
         return self._fast
 
     def _search_codes(self, query: Vector, k: int, n: int) -> builtins.list[Hit]:
