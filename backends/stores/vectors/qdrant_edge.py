@@ -29,7 +29,6 @@ then a marker is written and the old folder removed, with a log line.
 
 from __future__ import annotations
 
-import json
 import logging
 import multiprocessing
 import os
@@ -51,6 +50,14 @@ from backends.models.embedders import Embedder
 from backends.progress import Progress
 from backends.stores.description import Probed, dir_size, writable_folder
 from backends.stores.vectors import COLLECTIONS, INDEXED_FIELDS, Where, clauses
+from backends.stores.vectors.edge_files import (
+    _dense,
+    _is_uuid,
+    _read_json,
+    _unit,
+    _write_json,
+    shard_dimension,
+)
 from backends.stores.vectors.edge_lease import FolderLease
 from backends.stores.vectors.qdrant import QdrantSemanticMemory
 from backends.stores.vectors.semantic import Point, SemanticMemoryBase
@@ -107,33 +114,6 @@ MB = 1024 * 1024
 #: three collections takes 22 MB, the first writes into one 48 MB more; a multi-agent run
 #: died under ~50 MB free.
 MIN_FREE_BYTES = 64 * MB
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    """Atomically (a kill leaves the old file or the new one, never half of one)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def shard_dimension(shard_dir: Path) -> int:
-    """The vector size the shard was created with (its ``edge_config.json``), 0 if unknown."""
-    config = _read_json(shard_dir / "edge_config.json")
-    try:
-        return int(config["vectors"][""]["size"])
-    except (KeyError, TypeError, ValueError):
-        return 0
 
 
 def _optimise_child(shard_dir: str, dimension: int, threshold_kb: int) -> None:
@@ -792,22 +772,3 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
                 return
             self._closed = True
             self._release()
-
-
-def _dense(vector: Any) -> list[float]:
-    """The engine's (unnamed, dense) vector as floats."""
-    return [float(x) for x in (vector or [])]
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
-
-
-def _unit(vector: Sequence[float]) -> npt.NDArray[np.float64]:
-    array = np.asarray(vector, dtype=np.float64)
-    norm = float(np.linalg.norm(array))
-    return array / norm if norm else array
