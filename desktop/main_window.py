@@ -54,7 +54,7 @@ from desktop.thread_list import MemoryChatThreads, ThreadList, TutorThreads
 from desktop.welcome import SETTINGS_KEY as WELCOME_KEY
 from desktop.welcome import WelcomeBanner
 from desktop.window_threads import WindowThreads, starts_folded
-from desktop.workers import Emit, JobHandle, WorkerPool
+from desktop.workers import Emit, WorkerPool
 
 if TYPE_CHECKING:
     from backends.audit import AuditService
@@ -184,7 +184,7 @@ class MainWindow(QMainWindow):
     def tutor_threads(self) -> TutorThreads | None:
         return self.threads.tutor
 
-    def sweep_erased_threads(self, _pseudonym: str = "") -> JobHandle | None:
+    def sweep_erased_threads(self, _pseudonym: str = "") -> bool:
         """Delete the tutor threads of every person who was forgotten (see
         :meth:`WindowThreads.sweep_erased`)."""
         return self.threads.sweep_erased()

@@ -3,18 +3,21 @@ keep every chat: listed newest first with titles from their content, reopened wi
 renamed, deleted with Undo (issue 30).
 
 The widget is given a :class:`~backends.threads.ThreadIndex` (from the services), the
-assistant and the person; it never opens the index itself. Object names: ``thread_list``
-(the ``QListWidget``), ``thread_new``, ``thread_rename``, ``thread_delete``, ``thread_undo``.
-Each item's ``UserRole`` is the thread's id.
+assistant and the person; it never opens the index itself, and never calls it on the GUI
+thread: listing, renaming, deleting, undoing and saving run in the worker pool, one at a time
+(:class:`~desktop.thread_jobs.IndexQueue`); ``listed`` says when a listing is shown. Object
+names: ``thread_list`` (the ``QListWidget``), ``thread_new``, ``thread_rename``,
+``thread_delete``, ``thread_undo``, ``thread_toggle``, ``thread_problem``. Each item's
+``UserRole`` is the thread's id.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Callable
-from functools import wraps
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, QObject, QSize, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
@@ -31,33 +34,15 @@ from PySide6.QtWidgets import (
 )
 
 from backends.models.chat import Message
-from backends.threads import Thread, ThreadIndex, ThreadsUnavailableError
+from backends.threads import Thread, ThreadIndex, Turn
 from desktop import i18n as window_i18n
+from desktop.thread_jobs import IndexQueue
+from desktop.workers import WorkerPool
 
 log = logging.getLogger(__name__)
 
 #: Qt's QWIDGETSIZE_MAX (no maximum width)
 QWIDGETSIZE_MAX = (1 << 24) - 1
-
-_Slot = TypeVar("_Slot", bound=Callable[..., Any])
-
-
-def _said(slot: _Slot) -> _Slot:
-    """A slot that reads or writes the thread index: when the index cannot be used (another
-    process holds its lock, a full disk, a closed file) the chat goes on and the sidebar says
-    why, instead of an exception escaping into Qt's event loop."""
-
-    @wraps(slot)
-    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return slot(self, *args, **kwargs)
-        except ThreadsUnavailableError as err:
-            log.warning("thread list: %s", err)
-            sidebar = self if isinstance(self, ThreadList) else self.sidebar
-            sidebar.show_problem()
-            return None
-
-    return guarded  # type: ignore[return-value]
 
 
 def when(timestamp: float, now: float | None = None) -> str:
@@ -81,6 +66,8 @@ class ThreadList(QWidget):
     new_requested = Signal()
     #: the list was folded to a strip (True) or opened (False), by its toggle or from code
     folded_changed = Signal(bool)
+    #: a listing read in the worker pool is shown
+    listed = Signal()
 
     #: the width the open list starts with (its titles end in "…")
     OPEN_WIDTH = 170
@@ -91,12 +78,17 @@ class ThreadList(QWidget):
         assistant: str,
         person: str,
         parent: QWidget | None = None,
+        workers: WorkerPool | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName(f"{assistant}_threads")
         self.index = index
         self.assistant = assistant
         self.person = person
+        #: the index's work, off the GUI thread and in order (shared with the keeper)
+        self.jobs = IndexQueue(workers, self)
+        #: the threads shown, as the last listing read them
+        self._listed: list[Thread] = []
         #: deleted while this list is shown, newest last: Undo restores them
         self.deleted: list[str] = []
         #: folded to a strip holding only the toggle (see :meth:`set_folded`)
@@ -163,6 +155,7 @@ class ThreadList(QWidget):
         self.list.itemActivated.connect(self._on_item_activated)
         self.list.itemClicked.connect(self._on_item_activated)
         self.list.currentRowChanged.connect(self._on_current_row_changed)
+        self.jobs.failed.connect(self._on_job_failed)
         self.refresh()
 
     def sizeHint(self) -> QSize:
@@ -226,9 +219,9 @@ class ThreadList(QWidget):
 
     # -- the list --------------------------------------------------------------------------
     def threads(self) -> list[Thread]:
-        return [] if self.index is None else self.index.listed(self.assistant, self.person)
+        """The threads shown (as the last listing read them; nothing is read here)."""
+        return list(self._listed)
 
-    @_said
     def set_index(self, index: ThreadIndex) -> None:
         """The index, once open (the sidebar is shown before: the window does not wait)."""
         self.index = index
@@ -244,16 +237,36 @@ class ThreadList(QWidget):
         self.problem_label.setText(
             self.tr("The list of threads cannot be saved right now; the chat goes on.")
         )
-        self.problem_label.setVisible(True)
+        self.problem_label.setVisible(not self.folded)
 
-    @_said
+    def _on_job_failed(self, message: str, environment: bool) -> None:
+        """A locked, full or damaged index (an environment error) is said under the list;
+        a bug was logged with its trace by the worker layer."""
+        if environment:
+            log.warning("thread list: %s", message)
+            self.show_problem()
+
+    def listing(self) -> Callable[[], list[Thread]] | None:
+        """The work that reads this list (None without an index): for a job's end."""
+        index, assistant, person = self.index, self.assistant, self.person
+        if index is None:
+            return None
+        return lambda: index.listed(assistant, person)
+
     def refresh(self, current: str = "") -> None:
-        """Read the list again (keeping ``current``, or the selection, selected)."""
+        """Read the list again in the worker pool (keeping ``current``, or the selection,
+        selected)."""
+        keep = current or self.current_id()
+        self.jobs.run("list", self.listing, lambda threads: self.show_threads(threads, keep))
+
+    def show_threads(self, threads: list[Thread], current: str = "") -> None:
+        """Show a listing read in the worker pool."""
+        self._listed = list(threads)
         keep = current or self.current_id()
         self.list.blockSignals(True)
         try:
             self.list.clear()
-            for thread in self.threads():
+            for thread in self._listed:
                 item = QListWidgetItem(f"{thread.title or self.tr('New thread')}")
                 item.setData(Qt.ItemDataRole.UserRole, thread.id)
                 item.setToolTip(
@@ -264,6 +277,20 @@ class ThreadList(QWidget):
                 self.list.addItem(item)
                 if thread.id == keep:
                     self.list.setCurrentItem(item)
+        finally:
+            self.list.blockSignals(False)
+        self._on_current_row_changed(self.list.currentRow())
+        self.listed.emit()
+
+    def select(self, thread_id: str) -> None:
+        """Make ``thread_id`` the current item, if listed (nothing is read)."""
+        self.list.blockSignals(True)
+        try:
+            for row in range(self.list.count()):
+                item = self.list.item(row)
+                if item is not None and item.data(Qt.ItemDataRole.UserRole) == thread_id:
+                    self.list.setCurrentItem(item)
+                    break
         finally:
             self.list.blockSignals(False)
         self._on_current_row_changed(self.list.currentRow())
@@ -297,15 +324,23 @@ class ThreadList(QWidget):
         if ok:
             self.rename(str(item.data(Qt.ItemDataRole.UserRole)), title)
 
-    @_said
+    def _then_listing(self, write: Callable[[ThreadIndex], Any]) -> Callable[[], Any] | None:
+        """A job's work: ``write`` on the index, then the list read again (both in the worker,
+        in that order): (what ``write`` returned, the listing)."""
+        index, listing = self.index, self.listing()
+        if index is None or listing is None:
+            return None
+        return lambda: (write(index), listing())
+
     def rename(self, thread_id: str, title: str) -> bool:
-        if self.index is None:
+        """Rename in the worker pool; False (nothing asked) for an empty title."""
+        if not " ".join(title.split()):
             return False
-        try:
-            self.index.rename(thread_id, title)
-        except ValueError:
-            return False
-        self.refresh(thread_id)
+        self.jobs.run(
+            "rename",
+            lambda: self._then_listing(lambda index: index.rename(thread_id, title)),
+            lambda result: self.show_threads(result[1], thread_id),
+        )
         return True
 
     def _on_delete_clicked(self) -> None:
@@ -313,27 +348,117 @@ class ThreadList(QWidget):
         if thread_id:
             self.delete(thread_id)
 
-    @_said
     def delete(self, thread_id: str) -> None:
-        """Hide the thread now; Undo brings it back while this list is shown."""
-        if self.index is None:
-            return
-        thread = self.index.get(thread_id)
-        self.index.delete(thread_id)
+        """Hide the thread (in the worker pool); Undo brings it back while this list is
+        shown."""
+
+        def write(index: ThreadIndex) -> Thread | None:
+            thread = index.get(thread_id)
+            index.delete(thread_id)
+            return thread
+
+        self.jobs.run(
+            "delete",
+            lambda: self._then_listing(write),
+            lambda result: self._on_deleted(thread_id, *result),
+        )
+
+    def _on_deleted(self, thread_id: str, thread: Thread | None, threads: list[Thread]) -> None:
         self.deleted.append(thread_id)
         title = thread.title if thread is not None and thread.title else self.tr("a thread")
         self.undo_label.setText(self.tr("Deleted “{0}”.").format(title))
-        self.undo_bar.setVisible(True)
-        self.refresh()
+        self.undo_bar.setVisible(not self.folded)
+        self.show_threads(threads)
 
-    @_said
     def undo(self) -> None:
-        if not self.deleted or self.index is None:
+        """Restore the thread deleted last (in the worker pool)."""
+
+        def make() -> Callable[[], Any] | None:
+            if not self.deleted:
+                return None
+            thread_id = self.deleted[-1]
+            return self._then_listing(lambda index: (index.restore(thread_id), thread_id)[1])
+
+        self.jobs.run("undo", make, self._on_restored)
+
+    def _on_restored(self, result: tuple[str, list[Thread]]) -> None:
+        thread_id, threads = result
+        if thread_id in self.deleted:
+            self.deleted.remove(thread_id)
+        self.undo_bar.setVisible(bool(self.deleted) and not self.folded)
+        self.show_threads(threads, thread_id)
+
+
+#: a thread of this session not saved yet: its first save creates it (``pending:<n>``)
+_PENDING = "pending:"
+_pending_numbers = itertools.count(1)
+
+
+def _pending() -> str:
+    return f"{_PENDING}{next(_pending_numbers)}"
+
+
+class _Keeper(QObject):
+    """What the two keepers share: the sidebar and its job queue, the thread shown, and the
+    saving of a turn in the worker pool (a thread of this session is created by its first
+    save; a second save queued meanwhile goes to the same thread)."""
+
+    #: a turn was saved in the worker pool (the thread's id)
+    saved = Signal(str)
+
+    def __init__(self, sidebar: ThreadList) -> None:
+        super().__init__()
+        self.sidebar = sidebar
+        self.jobs = sidebar.jobs
+        self.index: ThreadIndex | None = None
+        #: the thread shown ("": a new one, created by its first turn; ``pending:<n>``
+        #: while its first save waits in the queue)
+        self.current = ""
+        #: pending:<n> -> the id its first save created
+        self._created: dict[str, str] = {}
+
+    def detach(self) -> None:
+        """Forget the index before the window closes it."""
+        self.index = None
+        self.sidebar.detach()
+
+    def _save(self, assistant: str, person: str, write: Callable[[ThreadIndex, str], None]) -> None:
+        """``write(index, thread_id)`` the turn into the thread shown (created first when it
+        is new or was deleted meanwhile), then list ``person``'s threads: in the worker
+        pool, after every job asked before."""
+        if self.index is None:
             return
-        thread_id = self.deleted.pop()
-        self.index.restore(thread_id)
-        self.undo_bar.setVisible(bool(self.deleted))
-        self.refresh(thread_id)
+        if not self.current:
+            self.current = _pending()
+        target = self.current
+
+        def make() -> Callable[[], tuple[str, list[Thread]]] | None:
+            index = self.index
+            if index is None:
+                return None
+            known = self._created.get(target, target)
+
+            def work() -> tuple[str, list[Thread]]:
+                thread_id = known
+                if thread_id.startswith(_PENDING) or index.get(thread_id) is None:
+                    thread_id = index.create(assistant, person).id
+                write(index, thread_id)
+                return thread_id, index.listed(assistant, person)
+
+            return work
+
+        self.jobs.run("save", make, lambda result: self._on_saved(target, person, *result))
+
+    def _on_saved(self, target: str, person: str, thread_id: str, threads: list[Thread]) -> None:
+        self._created[target] = thread_id
+        if self.current == target:
+            self.current = thread_id
+        if person != self.sidebar.person:
+            self.sidebar.person = person
+        self.sidebar.show_threads(
+            threads, "" if self.current.startswith(_PENDING) else self.current
+        )
+        self.saved.emit(thread_id)
 
 
 class ChatTab(Protocol):
@@ -347,46 +472,63 @@ class ChatTab(Protocol):
     def show_conversation(self, messages: list[Message]) -> None: ...
 
 
-class MemoryChatThreads(QObject):
+class MemoryChatThreads(_Keeper):
     """Keeps the memories tab's chats as threads: each turn saves the conversation shown;
     choosing a thread shows it again; the newest is reopened at start (after a restart the
-    chat is where it was left). ``sidebar`` goes beside the transcript."""
+    chat is where it was left). ``sidebar`` goes beside the transcript. Every read and write
+    of the index runs in the worker pool."""
 
-    def __init__(self, tab: ChatTab, index: ThreadIndex | None = None, person: str = "me") -> None:
-        super().__init__()
+    #: a thread's messages were read and shown (its id)
+    opened = Signal(str)
+
+    def __init__(
+        self,
+        tab: ChatTab,
+        index: ThreadIndex | None = None,
+        person: str = "me",
+        workers: WorkerPool | None = None,
+    ) -> None:
+        super().__init__(ThreadList(None, "memories", person, workers=workers))
         self.tab = tab
-        self.index: ThreadIndex | None = None
-        self.sidebar = ThreadList(None, "memories", person)
-        #: the thread shown ("" : a new one, created by its first turn)
-        self.current = ""
         tab.transcript_changed.connect(self._on_transcript_changed)
         self.sidebar.thread_chosen.connect(self.open)
         self.sidebar.new_requested.connect(self._on_new_requested)
         if index is not None:
             self.attach(index)
 
-    def detach(self) -> None:
-        """Forget the index before the window closes it."""
-        self.index = None
-        self.sidebar.detach()
-
-    @_said
     def attach(self, index: ThreadIndex) -> None:
         """Use ``index`` (open now): list its threads and reopen the newest."""
         self.index = index
-        self.sidebar.set_index(index)
-        newest = self.sidebar.threads()
-        if newest and not self.tab.history:
-            self.open(newest[0].id)
+        self.sidebar.index = index
+        person = self.sidebar.person
 
-    @_said
+        def work() -> tuple[list[Thread], str, list[Turn]]:
+            threads = index.listed("memories", person)
+            newest = threads[0].id if threads else ""
+            return threads, newest, index.turns(newest) if newest else []
+
+        self.jobs.run("open newest", lambda: work if self.index is index else None, self._on_newest)
+
+    def _on_newest(self, result: tuple[list[Thread], str, list[Turn]]) -> None:
+        threads, newest, turns = result
+        self.sidebar.show_threads(threads)
+        if newest and not self.tab.history and not self.current:
+            self._show(newest, turns)
+
     def open(self, thread_id: str) -> None:
-        if self.index is None:
-            return
-        messages = [Message(t.role, t.text) for t in self.index.turns(thread_id)]
+        """Show the thread ``thread_id`` (its messages read in the worker pool)."""
+
+        def make() -> Callable[[], list[Turn]] | None:
+            index = self.index
+            return None if index is None else lambda: index.turns(thread_id)
+
+        self.jobs.run("open", make, lambda turns: self._show(thread_id, turns))
+
+    def _show(self, thread_id: str, turns: list[Turn]) -> None:
         self.current = thread_id
-        self.tab.show_conversation(messages)
-        self.sidebar.refresh(thread_id)
+        self.tab.show_conversation([Message(t.role, t.text) for t in turns])
+        self.sidebar.select(thread_id)
+        self.opened.emit(thread_id)
 
     def _on_new_requested(self) -> None:
         self.current = ""
@@ -394,15 +536,14 @@ class MemoryChatThreads(QObject):
         self.sidebar.list.clearSelection()
         self.sidebar.list.setCurrentRow(-1)
 
-    @_said
     def _on_transcript_changed(self) -> None:
         history = [(m.role, m.content) for m in self.tab.history]
-        if not history or self.index is None:
-            return
-        if not self.current or self.index.get(self.current) is None:
-            self.current = self.index.create("memories", self.sidebar.person).id
-        self.index.replace_turns(self.current, history)
-        self.sidebar.refresh(self.current)
+        if history:
+            self._save(
+                "memories",
+                self.sidebar.person,
+                lambda index, thread_id: index.replace_turns(thread_id, history),
+            )
 
 
 class TutorTab(Protocol):
@@ -415,11 +556,7 @@ class TutorTab(Protocol):
     def show_thread(self, turns: list[tuple[str, str]]) -> None: ...
 
 
-#: reads a tutor thread's turns back from the audit log, in a worker: (question, answer)
-TurnReader = Callable[[list[int]], list[tuple[str, str]]]
-
-
-class TutorThreads(QObject):
+class TutorThreads(_Keeper):
     """Keeps the tutor's threads: each answered turn adds its audit record's number to the
     thread shown; choosing a thread reads its turns back from the person's sealed records
     (``read``, in a worker) and shows them; "New thread" and another person start anew."""
@@ -433,14 +570,12 @@ class TutorThreads(QObject):
         read: Callable[[str], None],
         new_thread: SignalInstance,
         scope_changed: SignalInstance,
+        workers: WorkerPool | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(ThreadList(None, "tutor", tab.current_user(), workers=workers))
         self.tab = tab
-        self.index: ThreadIndex | None = None
         #: asks for a thread's turns to be read (the window runs it in a worker)
         self.read = read
-        self.sidebar = ThreadList(None, "tutor", tab.current_user())
-        self.current = ""
         tab.answered.connect(self._on_answered)
         new_thread.connect(self._on_new_thread)
         scope_changed.connect(self._on_scope_changed)
@@ -448,26 +583,21 @@ class TutorThreads(QObject):
         self.sidebar.new_requested.connect(self._on_new_thread)
         self.turns_read.connect(self._on_turns_read)
 
-    @_said
     def attach(self, index: ThreadIndex) -> None:
         self.index = index
         self.sidebar.set_index(index)
 
-    def detach(self) -> None:
-        """Forget the index before the window closes it."""
-        self.index = None
-        self.sidebar.detach()
-
-    @_said
     def open(self, thread_id: str) -> None:
-        if self.index is not None and self.index.get(thread_id) is not None:
+        """Show the thread ``thread_id``: its turns are read back in a worker (nothing is
+        shown when it is gone)."""
+        if self.index is not None:
             self.current = thread_id
             self.read(thread_id)
 
     def _on_turns_read(self, turns: object) -> None:
         if isinstance(turns, list):
             self.tab.show_thread(turns)
-            self.sidebar.refresh(self.current)
+            self.sidebar.select(self.current)
 
     def _on_new_thread(self) -> None:
         self.current = ""
@@ -477,21 +607,17 @@ class TutorThreads(QObject):
         self.current = ""
         self.sidebar.set_person(self.tab.current_user())
 
-    @_said
     def _on_answered(self, turn: object) -> None:
-        if self.index is None:
-            return
         seq = getattr(turn, "audit_seq", None)
         question = str(getattr(turn, "question", ""))
         if not isinstance(seq, int):
             return
-        person = self.tab.current_user()
-        if not self.current or self.index.get(self.current) is None:
-            self.current = self.index.create("tutor", person).id
-        kept = self.index.turns(self.current)
         rephrased = getattr(turn, "rephrases", 0)
-        if rephrased and kept and kept[-1].audit_seq == rephrased:
-            self.index.drop_last_turn(self.current)  # the reworded answer replaces it
-        self.index.add_turn(self.current, "user", question, audit_seq=seq)
-        self.sidebar.set_person(person)
-        self.sidebar.refresh(self.current)
+
+        def write(index: ThreadIndex, thread_id: str) -> None:
+            kept = index.turns(thread_id)
+            if rephrased and kept and kept[-1].audit_seq == rephrased:
+                index.drop_last_turn(thread_id)  # the reworded answer replaces it
+            index.add_turn(thread_id, "user", question, audit_seq=seq)
+
+        self._save("tutor", self.tab.current_user(), write)

@@ -10,6 +10,7 @@ or from the terminal before this start) loses their threads; threads deleted in 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
@@ -18,9 +19,9 @@ from PySide6.QtWidgets import QComboBox, QPushButton, QSplitter, QTabWidget, QWi
 from backends.errors import CustodiaEnvironmentError
 from backends.progress import Progress
 from backends.services import Lazy, Services
-from backends.threads import ThreadIndex
+from backends.threads import Thread, ThreadIndex
 from desktop.thread_list import MemoryChatThreads, TutorThreads
-from desktop.workers import Emit, JobHandle, WorkerPool
+from desktop.workers import Emit, WorkerPool
 
 if TYPE_CHECKING:
     from backends.audit import AuditService
@@ -74,7 +75,7 @@ class WindowThreads(QObject):
         if tab is None or splitter is None or not hasattr(tab, "show_conversation"):
             return
         # in place now, so the splitter's remembered sizes count it; it lists once open
-        self.memory = MemoryChatThreads(tab)  # type: ignore[arg-type]
+        self.memory = MemoryChatThreads(tab, workers=self.workers)  # type: ignore[arg-type]
         self.memory.setParent(self)
         splitter.insertWidget(0, self.memory.sidebar)
         splitter.setStretchFactor(0, 0)
@@ -95,6 +96,7 @@ class WindowThreads(QObject):
             self._read_tutor_thread,
             new_thread.clicked,
             scope.currentTextChanged,
+            self.workers,
         )
         self.tutor.setParent(self)
         splitter.insertWidget(0, self.tutor.sidebar)
@@ -129,34 +131,47 @@ class WindowThreads(QObject):
             if keeper is not None:
                 keeper.sidebar.setVisible(False)
 
-    def sweep_erased(self) -> JobHandle | None:
+    def sweep_erased(self) -> bool:
         """Delete the tutor threads of every person who was forgotten (their key is gone:
-        their records cannot be read, and their threads' titles must not stay)."""
+        their records cannot be read, and their threads' titles must not stay). Queued after
+        the threads' own jobs, so a turn kept just before the erasure is erased too; False
+        when there is no index to sweep."""
         keeper = self.tutor
         if keeper is None or keeper.index is None:
-            return None
-        index, audit = keeper.index, self.audit
+            return False
+        audit = self.audit
 
-        def job(progress: Progress, emit: Emit) -> int:
-            service = audit.get()
-            gone = [p for p in index.people("tutor") if service.pseudonym_of(p) is None]
-            return sum(index.forget_person(person) for person in gone)
+        def make() -> Callable[[], list[Thread]] | None:
+            index, listing = keeper.index, keeper.sidebar.listing()
+            if index is None or listing is None:
+                return None
 
-        return self.workers.start(
-            "threads: erased people",
-            job,
-            connect={"succeeded": lambda _count: keeper.sidebar.refresh()},
-        )
+            def work() -> list[Thread]:
+                service = audit.get()
+                gone = [p for p in index.people("tutor") if service.pseudonym_of(p) is None]
+                for person in gone:
+                    index.forget_person(person)
+                return listing()
+
+            return work
+
+        keeper.jobs.run("erased people", make, keeper.sidebar.show_threads)
+        return True
 
     def _read_tutor_thread(self, thread_id: str) -> None:
+        """A tutor thread's questions and answers, read back in a worker: the thread's
+        record numbers from the index, then each record from the audit log (None when the
+        thread is gone)."""
         keeper = self.tutor
         if keeper is None or keeper.index is None:
             return
-        seqs = [t.audit_seq for t in keeper.index.turns(thread_id) if t.audit_seq is not None]
-        audit = self.audit
+        index, audit = keeper.index, self.audit
         erased = self.tr("(erased: this person's records can no longer be read)")
 
-        def job(progress: Progress, emit: Emit) -> list[tuple[str, str]]:
+        def job(progress: Progress, emit: Emit) -> list[tuple[str, str]] | None:
+            if index.get(thread_id) is None:
+                return None
+            seqs = [t.audit_seq for t in index.turns(thread_id) if t.audit_seq is not None]
             service = audit.get()
             out: list[tuple[str, str]] = []
             for seq in seqs:

@@ -3,22 +3,30 @@ deletes with Undo."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QDateTime, QLocale, Qt
+from PySide6.QtCore import QDateTime, QLocale, QObject, Qt, Signal
 from PySide6.QtWidgets import QPushButton
 
+from backends.models.chat import Message
 from backends.threads import ThreadIndex
 from desktop import i18n as window_i18n
-from desktop.thread_list import ThreadList, when
+from desktop.thread_list import MemoryChatThreads, ThreadList, when
 
 
 def titles(widget: ThreadList) -> list[str]:
     return [widget.list.item(i).text() for i in range(widget.list.count())]
+
+
+def settled(qtbot: Any, widget: ThreadList) -> None:
+    """Wait until the sidebar's index jobs (run in the worker pool) have all been shown."""
+    qtbot.waitUntil(lambda: not widget.jobs.busy, timeout=30_000)
 
 
 def test_the_sidebar_lists_reopens_renames_and_undoes_a_delete(qtbot: Any, tmp_path: Path) -> None:
@@ -30,17 +38,22 @@ def test_the_sidebar_lists_reopens_renames_and_undoes_a_delete(qtbot: Any, tmp_p
     index.create("memories", "someone else", "Not mine")
     widget = ThreadList(index, "memories", "me")
     qtbot.addWidget(widget)
+    settled(qtbot, widget)
     assert titles(widget) == ["My cat is called Miso.", "I moved to Porto last year."]
     with qtbot.waitSignal(widget.thread_chosen) as chosen:
         widget.list.itemClicked.emit(widget.list.item(1))
     assert chosen.args == [older.id]
     assert widget.rename(newer.id, "Miso")
+    assert not widget.rename(newer.id, "   ")  # an empty title is not asked for
+    settled(qtbot, widget)
     assert titles(widget)[0] == "Miso"
     widget.list.setCurrentRow(0)
     widget.delete_button.click()
+    settled(qtbot, widget)
     assert titles(widget) == ["I moved to Porto last year."]
     assert not widget.undo_bar.isHidden() and "Miso" in widget.undo_label.text()
     widget.undo_button.click()
+    settled(qtbot, widget)
     assert titles(widget) == ["Miso", "I moved to Porto last year."]
     assert widget.list.currentItem().data(Qt.ItemDataRole.UserRole) == newer.id
     with qtbot.waitSignal(widget.new_requested):
@@ -73,11 +86,12 @@ def test_a_memory_chat_is_where_it_was_left_after_a_restart(
     first, tab = open_window()
     say(qtbot, tab, "My favourite colour is green.")
     sidebar = first.memory_threads.sidebar
-    assert titles(sidebar) == ["My favourite colour is green."]
+    qtbot.waitUntil(lambda: titles(sidebar) == ["My favourite colour is green."], timeout=30_000)
     first.services.close()
     first.close_now()
 
     second, tab = open_window()
+    qtbot.waitUntil(lambda: bool(tab.history), timeout=30_000)  # reopened in a worker
     assert tab.history[0].content == "My favourite colour is green."
     assert len(messages(tab)) == 2
     sidebar = second.memory_threads.sidebar
@@ -85,8 +99,10 @@ def test_a_memory_chat_is_where_it_was_left_after_a_restart(
     sidebar.new_button.click()
     assert messages(tab) == [] and tab.history == []
     say(qtbot, tab, "I play the cello.")
-    assert titles(sidebar) == ["I play the cello.", "My favourite colour is green."]
-    second.memory_threads.open(kept)
+    want = ["I play the cello.", "My favourite colour is green."]
+    qtbot.waitUntil(lambda: titles(sidebar) == want, timeout=30_000)
+    with qtbot.waitSignal(second.memory_threads.opened, timeout=30_000):
+        second.memory_threads.open(kept)
     assert tab.history[0].content == "My favourite colour is green."
     second.close_now()
 
@@ -121,6 +137,7 @@ def test_a_tutor_thread_is_read_back_from_the_audit_log_after_a_restart(
     first, tab = open_window()
     turn = ask(qtbot, tab, "Which blood test monitors warfarin?")
     index = first.tutor_threads.index
+    settled(qtbot, first.tutor_threads.sidebar)  # the turn is kept in a worker
     kept = index.listed("tutor")
     assert [t.title for t in kept] == ["Which blood test monitors warfarin?"]
     assert [(t.text, t.audit_seq) for t in index.turns(kept[0].id)] == [("", turn.audit_seq)]
@@ -129,7 +146,9 @@ def test_a_tutor_thread_is_read_back_from_the_audit_log_after_a_restart(
 
     second, tab = open_window()
     sidebar = second.tutor_threads.sidebar
-    assert titles(sidebar) == ["Which blood test monitors warfarin?"]
+    qtbot.waitUntil(
+        lambda: titles(sidebar) == ["Which blood test monitors warfarin?"], timeout=30_000
+    )
     answer = tab.findChild(QTextBrowser, "answer")
     with qtbot.waitSignal(second.tutor_threads.turns_read, timeout=30_000):
         sidebar.list.itemClicked.emit(sidebar.list.item(0))
@@ -153,9 +172,8 @@ def test_forgetting_a_person_removes_their_tutor_threads(
     index.create("tutor", "ana", "Ana's thread")
     audit_service(custodia_window.services).pseudonym_of("ana")  # never asked: no key
     audit_service(custodia_window.services).forget("student")
-    handle = custodia_window.sweep_erased_threads()
-    with qtbot.waitSignal(handle.signals.finished, timeout=30_000):
-        pass
+    assert custodia_window.sweep_erased_threads()  # after the turn's own job (it was a race)
+    settled(qtbot, custodia_window.tutor_threads.sidebar)
     assert index.people("tutor") == []  # student erased; ana has no key (never recorded)
     assert titles(custodia_window.tutor_threads.sidebar) == []
 
@@ -182,44 +200,133 @@ def test_a_turn_ending_after_the_window_closed_keeps_nothing_and_raises_nothing(
     assert index is not None
 
 
+class _Tab(QObject):
+    """The memories tab as :class:`MemoryChatThreads` sees it."""
+
+    transcript_changed = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.history: list[Message] = []
+
+    def show_conversation(self, messages: list[Message]) -> None:
+        self.history = list(messages)
+
+
+class _Recording(ThreadIndex):
+    """A real thread index that notes which thread called each of its methods."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.callers: list[tuple[str, int]] = []
+
+    def __getattribute__(self, name: str) -> Any:
+        attribute = super().__getattribute__(name)
+        if callable(attribute) and not name.startswith("_") and name in _INDEX_CALLS:
+            callers = super().__getattribute__("callers")
+
+            def noted(*args: Any, **kwargs: Any) -> Any:
+                callers.append((name, threading.get_ident()))
+                return attribute(*args, **kwargs)
+
+            return noted
+        return attribute
+
+
+_INDEX_CALLS = frozenset(
+    [
+        "create",
+        "listed",
+        "get",
+        "rename",
+        "delete",
+        "restore",
+        "purge",
+        "forget_person",
+        "people",
+        "add_turn",
+        "replace_turns",
+        "drop_last_turn",
+        "turns",
+    ]
+)
+
+
 def test_a_locked_thread_index_is_said_in_the_sidebar_and_the_chat_goes_on(
     qtbot: Any, tmp_path: Path
 ) -> None:
     """Another Custodia holds the index's write lock: the slot that keeps the chat raised
     sqlite3.OperationalError into Qt's event loop; now the sidebar says it and nothing
     escapes."""
+    tab = _Tab()
+    index = ThreadIndex.in_home(tmp_path)
+    threads = MemoryChatThreads(tab, index)
+    qtbot.addWidget(threads.sidebar)
+    settled(qtbot, threads.sidebar)
+    with _locked(tmp_path):
+        tab.history.append(Message("user", "My sister lives in Valencia."))
+        tab.transcript_changed.emit()  # queued for the worker pool: returns at once
+        settled(qtbot, threads.sidebar)  # the worker waited for the lock, then failed
+    assert not threads.sidebar.problem_label.isHidden()
+    assert "cannot be saved" in threads.sidebar.problem_label.text()
+    index.close()
+
+
+@contextmanager
+def _locked(home: Path) -> Iterator[None]:
+    """Another process's write lock on the thread index, held while inside."""
     import sqlite3
 
-    from PySide6.QtCore import QObject, Signal
-
-    from backends.models.chat import Message
     from backends.threads import DB_FILE
-    from desktop.thread_list import MemoryChatThreads
 
-    class Tab(QObject):
-        transcript_changed = Signal()
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.history: list[Message] = []
-
-        def show_conversation(self, messages: list[Message]) -> None:
-            self.history = list(messages)
-
-    tab = Tab()
-    index = ThreadIndex.in_home(tmp_path)
-    threads = MemoryChatThreads(tab, index)  # type: ignore[arg-type]
-    qtbot.addWidget(threads.sidebar)
-    other = sqlite3.connect(tmp_path / DB_FILE, isolation_level=None)
+    other = sqlite3.connect(home / DB_FILE, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     try:
-        tab.history.append(Message("user", "My sister lives in Valencia."))
-        tab.transcript_changed.emit()  # waits for the lock, then says so
+        yield
     finally:
         other.execute("ROLLBACK")
         other.close()
-    assert not threads.sidebar.problem_label.isHidden()
-    assert "cannot be saved" in threads.sidebar.problem_label.text()
+
+
+def test_the_gui_thread_never_calls_a_locked_index(qtbot: Any, tmp_path: Path) -> None:
+    """Issue 30: the sidebar's list, rename, delete and undo called SQLite on the GUI
+    thread, which waited for another process's lock (up to the busy timeout) with the window
+    frozen. Now each runs in the worker pool: every call of the index is made by a worker
+    thread, each action returns before its job ran, and a locked index comes back as the
+    typed error the sidebar says."""
+    index = _Recording(tmp_path / "threads.sqlite3")
+    first = index.create("memories", "me", "First")
+    second = index.create("memories", "me", "Second")
+    index.callers.clear()
+    tab = _Tab()
+    threads = MemoryChatThreads(tab, index)
+    sidebar = threads.sidebar
+    qtbot.addWidget(sidebar)
+    settled(qtbot, sidebar)
+    sidebar.delete(first.id)
+    settled(qtbot, sidebar)
+    assert titles(sidebar) == ["Second"] and sidebar.deleted == [first.id]
+    with _locked(tmp_path):
+        before = len(sidebar.jobs.started)
+        assert sidebar.rename(second.id, "Renamed")
+        sidebar.undo()
+        tab.history.append(Message("user", "My sister lives in Valencia."))
+        tab.transcript_changed.emit()
+        sidebar.refresh()
+        assert sidebar.jobs.busy and sidebar.problem_label.isHidden()  # asked, not done
+        settled(qtbot, sidebar)
+        names = [handle.name for handle in list(sidebar.jobs.started)[before:]]
+        assert names == ["threads: rename", "threads: undo", "threads: save", "threads: list"]
+        assert not sidebar.problem_label.isHidden()  # the locked index, said
+    assert titles(sidebar) == ["Second"] and sidebar.deleted == [first.id]  # nothing changed
+    sidebar.undo()
+    settled(qtbot, sidebar)
+    assert sorted(titles(sidebar)) == ["First", "Second"]
+    gui = threading.get_ident()
+    assert index.callers and all(caller != gui for _name, caller in index.callers)
+    assert {"listed", "rename", "get", "delete", "restore", "replace_turns"} <= {
+        name for name, _caller in index.callers
+    }
     index.close()
 
 
@@ -234,6 +341,7 @@ def test_threads_deleted_in_a_session_are_deleted_for_good_when_the_window_close
     sidebar = custodia_window.memory_threads.sidebar
     sidebar.refresh()
     sidebar.delete(thread.id)
+    settled(qtbot, sidebar)
     assert [t.id for t in index.listed("memories")] == []
     home = custodia_window.services.config.home
     custodia_window.close_now()
@@ -266,6 +374,7 @@ def test_a_threads_date_is_written_as_spanish_writes_it(
         thread = index.create("memories", "me", "Porto")
     widget = ThreadList(index, "memories", "me")
     qtbot.addWidget(widget)
+    settled(qtbot, widget)
     day = QDateTime.fromSecsSinceEpoch(int(used)).date()
     shown = QLocale(QLocale.Language.Spanish).toString(day, QLocale.FormatType.ShortFormat)
     tip = widget.list.item(0).toolTip()
