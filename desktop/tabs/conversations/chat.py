@@ -29,7 +29,7 @@ from backends.conversations import (
 from backends.models.manage import friendly_name
 from backends.progress import Progress
 from backends.services import Lazy
-from desktop.answer_html import counts
+from desktop.answer_html import WITHHELD_SCHEME, counts
 from desktop.markdown import markdown_html
 from desktop.send_row import SendRow
 from desktop.tabs.conversations.jobs import TabJobs
@@ -90,6 +90,8 @@ class ChatPanel(QWidget):
         self._shown: dict[int, str] = {}
         #: the conversation on screen, drawn again when the theme changes
         self._last_opened: Opened | None = None
+        #: (conversation, message) whose withheld draft the user opened (folded otherwise)
+        self._withheld_shown: set[tuple[str, int]] = set()
         #: answers of this session checked against past conversations (CT9), by
         #: (conversation id, message index): their sentences are shown marked
         self._checks: dict[tuple[str, int], TurnResult] = {}
@@ -362,6 +364,21 @@ class ChatPanel(QWidget):
                 self._send(draft=True)
         elif scheme == COPY_SCHEME:
             self._copy(url.path())
+        elif scheme == WITHHELD_SCHEME and url.path().isdigit():
+            self._toggle_withheld(int(url.path()))
+
+    def _toggle_withheld(self, index: int) -> None:
+        """Open or fold again what was withheld from answer *index*'s draft, where the
+        reader is (drawn again, unless an answer is being written)."""
+        opened = self._last_opened
+        if opened is None or opened.conversation is None or self.state.chatting:
+            return
+        key = (opened.conversation.id, index)
+        self._withheld_shown ^= {key}
+        bar = self.transcript.verticalScrollBar()
+        where = bar.value()
+        self._draw(opened.conversation, None)
+        bar.setValue(where)
 
     def _copy(self, path: str) -> None:
         parts = path.split(":")
@@ -447,7 +464,7 @@ class ChatPanel(QWidget):
         stopped = translate("ConversationsTab", "stopped")
         self._shown = {i: m.content for i, m in enumerate(conversation.history)}
         checks = {
-            i: checked_marks(i, result)
+            i: checked_marks(i, result, (conversation.id, i) in self._withheld_shown)
             for i, m in enumerate(conversation.history)
             if (result := self._checks.get((conversation.id, i))) is not None
             and result.answer == m.content

@@ -18,7 +18,7 @@ from backends.conversations import TurnResult
 from backends.grounding import CheckedSentence
 from desktop import i18n as window_i18n
 from desktop import theme
-from desktop.answer_html import answer_html
+from desktop.answer_html import WITHHELD_SCHEME, Disclosure, answer_html
 from desktop.markdown import checked_html, checked_list_html, markdown_html
 from desktop.tabs.conversations.results import own_policy
 from desktop.tabs.conversations.words import role_name, translate
@@ -86,13 +86,15 @@ def _cite(index: int, number: int, ok: str) -> str:
     )
 
 
-def checked_marks(index: int, result: TurnResult) -> tuple[str, str]:
+def checked_marks(index: int, result: TurnResult, withheld_shown: bool = False) -> tuple[str, str]:
     """Answer *index* marked (CT9): the body to show in place of its Markdown ("" to
-    keep it) and what follows it — the past messages it cites, named, and the legend."""
+    keep it) and what follows it — the past messages it cites, named, and the legend. What
+    was withheld from the model's draft is folded behind a ``withheld:<index>`` link unless
+    ``withheld_shown``."""
     colours = theme.colors()
     ok, muted = colours["ok"], colours["muted"]
     if own_policy(result):
-        return _composed_marks(index, result, ok, muted)
+        return _composed_marks(index, result, ok, muted, withheld_shown)
 
     def cite(sentence: CheckedSentence) -> str:
         return _cite(index, sentence.number, ok)
@@ -117,7 +119,9 @@ def checked_marks(index: int, result: TurnResult) -> tuple[str, str]:
     return body or "", after
 
 
-def _composed_marks(index: int, result: TurnResult, ok: str, muted: str) -> tuple[str, str]:
+def _composed_marks(
+    index: int, result: TurnResult, ok: str, muted: str, withheld_shown: bool = False
+) -> tuple[str, str]:
     """An answer as :mod:`backends.answers` made it (AL1): a quote of a past message
     with ✓ [n] (the sources under it open their conversation), the model's own words in
     grey italics, its withheld sentences struck out with why."""
@@ -138,6 +142,14 @@ def _composed_marks(index: int, result: TurnResult, ok: str, muted: str) -> tupl
             withheld_title=translate(
                 "ConversationsTab", "Withheld from the model's draft (not an answer):"
             ),
+            disclosure=Disclosure(
+                withheld_shown,
+                f"{WITHHELD_SCHEME}:{index}",
+                translate(
+                    "ConversationsTab", "Show what was withheld from the model's draft ({0})"
+                ),
+                translate("ConversationsTab", "Hide what was withheld"),
+            ),
         )
     )
     after = ""
@@ -149,7 +161,8 @@ def _composed_marks(index: int, result: TurnResult, ok: str, muted: str) -> tupl
     ]
     if sources:
         after += f"<p style='color:{muted}'><small>" + "<br>".join(sources) + "</small></p>"
-    after += f"<p style='color:{muted}'><small>{html.escape(_legend(shown))}</small></p>"
+    legend = _legend(shown, withheld_shown)
+    after += f"<p style='color:{muted}'><small>{html.escape(legend)}</small></p>"
     if result.draft_skipped:
         after += (
             f"<p><small><a href='{REPHRASE_SCHEME}:{index}'>"
@@ -159,7 +172,7 @@ def _composed_marks(index: int, result: TurnResult, ok: str, muted: str) -> tupl
     return body, after
 
 
-def _legend(shown: Answer) -> str:
+def _legend(shown: Answer, withheld_shown: bool = False) -> str:
     """What the marks of a composed answer mean, only those it has."""
     parts = [shown.heading] if shown.heading else []
     if shown.cited:
@@ -170,7 +183,7 @@ def _legend(shown: Answer) -> str:
         )
     if any(s.kind == "own" for s in shown.sentences):
         parts.append(translate("ConversationsTab", "in grey italics: the model's own words"))
-    if shown.withheld:
+    if shown.withheld and withheld_shown:
         parts.append(
             translate("ConversationsTab", "struck out: the model's draft, withheld as unsupported")
         )

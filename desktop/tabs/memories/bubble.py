@@ -14,7 +14,7 @@ from backends.answers import MODEL, Answer, Shown
 from backends.grounding import CheckedSentence
 from backends.memories import Hit
 from desktop import theme
-from desktop.answer_html import answer_html, counts
+from desktop.answer_html import WITHHELD_SCHEME, Disclosure, answer_html, counts
 from desktop.markdown import MessageView
 
 CITE_SCHEME = "memory"
@@ -26,7 +26,8 @@ class MessageBubble(MessageView):
     An answer is shown as :mod:`backends.answers` made it (``message_checked``, properties
     ``checked``, ``mode``, ``from_memories``, ``own``, ``withheld``): what a memory states
     with ✓ and its ``[n]`` (a ``memory:n`` link, ``cite_activated``), the model's own words
-    muted, the draft's withheld sentences struck out with why; the legend
+    muted, the draft's withheld sentences struck out with why — folded behind a "Show what was
+    withheld" link (``withheld:toggle``; :attr:`withheld_shown`) until asked for; the legend
     (``message_checked_legend``) says how the answer was made. The answer composed from the
     memories shows at once (:meth:`show_answer`); the model's draft streams below it
     (``message_draft``) and replaces it only when it passes. When the model's drafts rarely
@@ -46,6 +47,8 @@ class MessageBubble(MessageView):
         self._draft = ""
         self._marker = ""
         self._message: str | None = None  # set by finish(); until then the streamed text
+        #: the draft's withheld sentences are shown (folded by default: the link opens them)
+        self.withheld_shown = False
         self.remember_button = QToolButton()
         self.remember_button.setObjectName("remember_message")
         self.remember_button.setText(self.tr("Remember"))
@@ -196,6 +199,12 @@ class MessageBubble(MessageView):
             cite,
             colours["muted"],
             withheld_title=self.tr("Withheld from the model's draft (not an answer):"),
+            disclosure=Disclosure(
+                self.withheld_shown,
+                f"{WITHHELD_SCHEME}:toggle",
+                self.tr("Show what was withheld from the model's draft ({0})"),
+                self.tr("Hide what was withheld"),
+            ),
         )
         if self._marker:
             marked += f'<p style="color:{colours["muted"]}">{html.escape(self._marker)}</p>'
@@ -211,7 +220,7 @@ class MessageBubble(MessageView):
             parts.append(self.tr("✓ [n]: a memory you told me says it (click to see which)"))
         if own:
             parts.append(self.tr("in grey italics: the model's own words, not from your memories"))
-        if withheld:
+        if withheld and self.withheld_shown:
             parts.append(self.tr("struck out: the model's draft, withheld as unsupported"))
         self.checked_legend.setText(" · ".join(parts))
         self.checked_legend.setVisible(bool(parts))
@@ -220,6 +229,13 @@ class MessageBubble(MessageView):
         scheme, _, number = link.partition(":")
         if scheme == CITE_SCHEME and number.isdigit():
             self.cite_activated.emit(int(number))
+        elif scheme == WITHHELD_SCHEME:
+            self.show_withheld(not self.withheld_shown)
+
+    def show_withheld(self, shown: bool = True) -> None:
+        """Open (or fold again) what was withheld from the model's draft."""
+        self.withheld_shown = shown
+        self.show_checked()
 
 
 def _has_code(text: str) -> bool:

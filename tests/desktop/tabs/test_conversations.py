@@ -1116,9 +1116,17 @@ def test_a_history_question_quotes_the_past_message_and_withholds_the_models_inv
     text = transcript.toPlainText()
     assert "in “Rome trip”: “I decided to take the Iberia flight on 12 October” ✓ [1]" in text
     page = transcript.toHtml()
-    assert 'href="open:rome-trip:0"' in page and "line-through" in page
+    assert 'href="open:rome-trip:0"' in page
+    # issue 30: the withheld draft is folded behind a link, not shown struck through
+    assert "Vueling" not in text and "1-800" not in text and "line-through" not in page
+    assert 'href="withheld:1"' in page and "Show what was withheld" in text
+    transcript.anchorClicked.emit(QUrl("withheld:1"))  # what clicking the link does
+    text, page = transcript.toPlainText(), transcript.toHtml()
+    assert "line-through" in page and "Vueling" in text and "Hide what was withheld" in text
     answer = text.split("Withheld")[0]
     assert "Vueling" not in answer and "1-800" not in answer
+    transcript.anchorClicked.emit(QUrl("withheld:1"))
+    assert "Vueling" not in transcript.toPlainText()
 
 
 def test_never_discussed_is_said_not_guessed(qtbot: Any, make_tab: MakeTab) -> None:

@@ -96,6 +96,8 @@ def test_tell_a_fact_then_ask_and_see_the_memory_used(qtbot: Any, tab: QWidget) 
         1,
         1,
     )
+    assert "Scripted answer to" not in marks.text()  # folded (issue 30); the link opens it
+    marks.linkActivated.emit("withheld:toggle")
     assert "<s>Scripted answer to: What is my dog called?" in marks.text()
     assert used_rows(tab) == [("0.56", "My dog is called Rex")]
     caption = child(answer, QLabel, "message_memories")
@@ -228,6 +230,8 @@ def test_the_tab_works_given_only_its_service(qtbot: Any, custodia_config: Confi
         1,
         1,
     )
+    assert "Scripted answer to" not in marks.text()  # folded (issue 30); the link opens it
+    marks.linkActivated.emit("withheld:toggle")
     assert "<s>Scripted answer to: What is my dog called?" in marks.text()
     assert used_rows(tab) == [("0.56", "My dog is called Rex")]
     workers.shutdown()
@@ -595,6 +599,7 @@ def test_told_the_memory_is_the_answer_and_what_the_model_adds_is_withheld(
     qtbot.waitUntil(marks.isVisible, timeout=WAIT)
     assert marks.property("checked") is True and marks.property("mode") == "composed"
     assert (marks.property("from_memories"), marks.property("withheld")) == (1, 1)
+    marks.linkActivated.emit("withheld:toggle")  # folded by default: the user opens it
     shown = marks.text()
     answered, held = shown.split("Withheld")
     assert "Your dog is called Rex. " in answered and 'href="memory:1"' in answered
@@ -611,6 +616,31 @@ def test_told_the_memory_is_the_answer_and_what_the_model_adds_is_withheld(
     marks.linkActivated.emit("memory:1")  # what clicking ✓ [1] does
     assert used.currentItem() is used.topLevelItem(0)
     assert used.currentItem().text(1) == "My dog is called Rex"
+
+
+def test_the_models_withheld_draft_is_folded_until_asked_for(
+    qtbot: Any, custodia_config: Config
+) -> None:
+    """Issue 30: on a fresh data dir every memory answer showed the default model's withheld
+    draft struck through under "Withheld from the model's draft" ("✗ Elena, Elenka"). It is
+    folded behind a small link now; the link opens it, and folds it again."""
+    tab = checked_tab(qtbot, custodia_config, "Your dog is called Rex. Elena, Elenka.")
+    answer = say(qtbot, tab, "What's the name of my dog?")
+    marks = child(answer, QLabel, "message_checked")
+    qtbot.waitUntil(marks.isVisible, timeout=WAIT)
+    assert marks.property("withheld") == 1  # withheld all the same (and audited as before)
+    folded = marks.text()
+    assert "Your dog is called Rex" in folded
+    assert "Elena" not in folded and "<s>" not in folded and "Withheld from" not in folded
+    assert 'href="withheld:toggle"' in folded and "Show what was withheld" in folded
+    legend = child(answer, QLabel, "message_checked_legend")
+    assert "struck out" not in legend.text()
+    marks.linkActivated.emit("withheld:toggle")  # what clicking the link does
+    assert "<s>Elena, Elenka.</s>" in marks.text() and "Hide what was withheld" in marks.text()
+    assert "struck out" in legend.text()
+    marks.linkActivated.emit("withheld:toggle")
+    assert "Elena" not in marks.text()
+    assert bubble_text(answer) == "Your dog is called Rex [1]."  # what Copy and Remember take
 
 
 @pytest.mark.parametrize(
@@ -637,6 +667,8 @@ def test_an_invented_phone_number_is_struck_out(qtbot: Any, custodia_config: Con
     answer = say(qtbot, tab, "What is my dog called?")
     assert bubble_text(answer) == "Your dog is called Rex [1]."
     marks = child(answer, QLabel, "message_checked")
+    assert "1-800" not in marks.text()  # folded: not even struck out
+    marks.linkActivated.emit("withheld:toggle")
     assert "<s>Please call 1-800-325-4769 (Toll-Free).</s>" in marks.text()
     assert "no source holds: 1-800-325-4769" in marks.text()
 
