@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,9 +47,13 @@ TUTOR_THREAD = "9dfcc80617d64d56a7c2b4e290c6d3b1"
 TUTOR_QUESTION = "What is the antidote for warfarin?"
 #: the files opening may rewrite. Only the conversations' index (recomputable): it keeps each
 #: JSON file's inode and mtime, which a copy changes, so the file is read again and its row
-#: rewritten. No store of 0.2 is migrated on open (no schema changed in issue 26). Opening
-#: may also add empty lock files (``*.migrate-lock``); nothing else is added or removed.
+#: rewritten. Opening may also add empty lock files (``*.migrate-lock``); nothing else is
+#: added or removed.
 REWRITTEN_ON_OPEN = {"conversations.sqlite3"}
+#: the stores whose schema moved on since 0.2, with the ``user_version`` they reach and the
+#: tables that hold the user's data, which the migration must leave row for row as they were
+#: (issue 29: migration 5 gives the memories a ``store_id`` for their int8 snapshot)
+MIGRATED_ON_OPEN = {"memories.sqlite3": (5, ("vectores", "memory_meta", "memory_signal"))}
 
 
 @pytest.fixture
@@ -72,6 +77,22 @@ def services(config: Config) -> Iterator[Services]:
     services = Services(config)
     yield services
     services.close()
+
+
+def _rows(path: Path, tables: tuple[str, ...]) -> dict[str, list[tuple[object, ...]]]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall()) for t in tables}
+    finally:
+        conn.close()
+
+
+def _user_version(path: Path) -> int:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        conn.close()
 
 
 def _digests(root: Path) -> dict[str, str]:
@@ -179,6 +200,9 @@ def test_the_threads_and_their_turns_read_back(services: Services) -> None:
 
 def test_every_store_is_healthy_and_opening_rewrites_no_history(home: Path, config: Config) -> None:
     before = _digests(home)
+    rows_before = {
+        name: _rows(home / name, tables) for name, (_, tables) in MIGRATED_ON_OPEN.items()
+    }
     services = Services(config)
     try:
         services.get("memories", MemoryAssistant).recent()
@@ -201,4 +225,7 @@ def test_every_store_is_healthy_and_opening_rewrites_no_history(home: Path, conf
     assert all(name.endswith(".migrate-lock") for name in added), added
     assert set(before) <= set(after)
     changed = {name for name in before if after[name] != before[name]}
-    assert changed <= REWRITTEN_ON_OPEN
+    assert changed <= REWRITTEN_ON_OPEN | set(MIGRATED_ON_OPEN)
+    for name, (version, tables) in MIGRATED_ON_OPEN.items():
+        assert _user_version(home / name) == version
+        assert _rows(home / name, tables) == rows_before[name]
