@@ -90,6 +90,8 @@ class ChatPanel(QWidget):
         self._shown: dict[int, str] = {}
         #: the conversation on screen, drawn again when the theme changes
         self._last_opened: Opened | None = None
+        #: the model key the last message was sent to
+        self._asked_key = ""
         #: (conversation, message) whose withheld draft the user opened (folded otherwise)
         self._withheld_shown: set[tuple[str, int]] = set()
         #: answers of this session checked against past conversations (CT9), by
@@ -208,6 +210,7 @@ class ChatPanel(QWidget):
         service = self.service
         conversation_id = self.state.current_id
         model_key = self.model_picker.currentData()
+        self._asked_key = str(model_key or "")
         stop = self._stop_chat
         stop.clear()
         self.state.answering = conversation_id
@@ -287,9 +290,10 @@ class ChatPanel(QWidget):
     def _answered_note(self, result: TurnResult) -> str:
         """The status line after an answer: who answered (or that it stopped, or that no
         model wrote it), and what of the past conversations it was given."""
-        note = translate("ConversationsTab", "Answered by {0}:{1}").format(
-            result.provider, result.model
-        )
+        asked = self._asked_key
+        # the model as every place names it (its provider:model was a name of its own)
+        named = friendly_name(asked) if asked else f"{result.provider}:{result.model}"
+        note = translate("ConversationsTab", "Answered by {0}").format(named)
         if result.stopped:
             note = translate("ConversationsTab", "Stopped: what was said is kept (marked stopped).")
         if result.retrieval_only:

@@ -163,6 +163,8 @@ def test_a_chat_turn_streams_into_the_transcript_and_is_listed(
     assert (model, count, name) == ("scripted", "2", "Tell me about zebras") and date
     title = child(tab, QLabel, "conversation_title")
     qtbot.waitUntil(lambda: title.text() == "Tell me about zebras", timeout=WAIT)
+    # the model named as everywhere (issue 30: "Answered by scripted:scripted")
+    assert child(tab, QLabel, "tab_status").text().startswith("Answered by Scripted (for tests)")
     conversation_id = transcript.property("conversation_id")
     agent = tab.service.get()
     assert [m.content for m in agent.load(conversation_id).history] == [
