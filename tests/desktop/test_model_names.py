@@ -11,6 +11,7 @@ tab header and "my-tutor" elsewhere.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ from desktop.main_window import MainWindow
 from desktop.models_dialog import ModelsDialog
 
 BUNDLED = "smollm2"
+#: a doctor line about a chat model: "✓ chat model: NAME — …", "✓ chat model (WHOSE): NAME — …"
+CHAT_ROW = re.compile(r"^✓ chat model(?: \((.+?)\))?: (.+?) — ")
 LINKED = "gguf:my-tutor"
 
 
@@ -120,13 +123,10 @@ def test_every_place_names_the_bundled_model_and_a_linked_file_alike(
         doctor.show()
     report = doctor.findChild(QPlainTextEdit, "doctor_report")
     assert report is not None
-    lines = report.toPlainText().splitlines()
-    default_line = next(line for line in lines if line.startswith("✓ chat model:"))
-    tutor_line = next(line for line in lines if line.startswith("✓ chat model (tutor):"))
-    names["doctor"] = (
-        default_line.removeprefix("✓ chat model: ").split(" — ")[0],
-        tutor_line.removeprefix("✓ chat model (tutor): ").split(" — ")[0],
-    )
+    rows = [CHAT_ROW.match(line) for line in report.toPlainText().splitlines()]
+    shown = {(row[1] or ""): row[2] for row in rows if row is not None}
+    assert len(shown) == 2, shown  # the default chat model's row and the tutor's own
+    names["doctor"] = (shown[""], next(v for k, v in shown.items() if k))
     doctor.reject()
 
     monkeypatch.setenv("CUSTODIA_HOME", str(home))
@@ -148,8 +148,10 @@ def test_the_doctor_names_a_chat_model_as_everywhere(tmp_path: Path) -> None:
 
     config = Config(home=tmp_path, chat_model=BUNDLED, models={"tutor": LINKED})
     check = doctor.Check("chat model", "SmolLM2-135M-Instruct", "local", ok=True)
-    assert user_line(check, config).startswith(f"✓ chat model: {friendly_name(BUNDLED)} — ")
+    row = CHAT_ROW.match(user_line(check, config))
+    assert row is not None and row[2] == friendly_name(BUNDLED)
     check = doctor.Check("chat model (tutor)", "my-tutor", "local", ok=True)
-    assert user_line(check, config).startswith("✓ chat model (tutor): my-tutor — ")
+    row = CHAT_ROW.match(user_line(check, config))
+    assert row is not None and row[1] and row[2] == "my-tutor"
     check.details["retrieval_only"] = True
     assert friendly_name("retrieval-only") in user_line(check, config)
