@@ -22,6 +22,7 @@ from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
 from backends.i18n import N_, _, named, number
 from backends.models import local
+from backends.models.manage import friendly_name
 from backends.models.registry import create_chat_model, create_embedder, model_folders
 from backends.net import http_json
 from backends.storage_map import declared_data
@@ -59,6 +60,8 @@ class Check:
         """What was found, in the user's language (``kind`` stays English: ``--json``)."""
         if isinstance(files := self.details.get("files"), list) and self.role == MODEL_FILES:
             return _("{count} GGUF file(s)").format(count=number(len(files)))
+        if isinstance(key := self.details.get("model_key"), str):
+            return friendly_name(key)  # a model is named as everywhere else the user sees it
         return _(self.kind)
 
 
@@ -161,6 +164,9 @@ def _probe_chat(config: Config, services: Services | None, assistant: str = "") 
             choice = services.chat_choice
         check.kind = choice.model.name
         check.details.update(choice.model.describe())
+        key = config.model_for(assistant) if assistant else config.chat_model
+        retrieval_only = bool(choice.fallback_reason or check.details.get("retrieval_only"))
+        check.details["model_key"] = "retrieval-only" if retrieval_only else key
         if choice.fallback_reason:
             check.details["fallback_reason"] = choice.fallback_reason
             # Retrieval-only still answers (DC4): usable, but say why.

@@ -147,3 +147,16 @@ def test_each_store_row_is_the_configured_stores_own_description(tmp_path: Path)
     assert rows["semantic memory"] == ("qdrant", "http://127.0.0.1:6339")
     assert rows["vector index"] == ("chroma", "http://127.0.0.1:8009")
     assert not home.exists()  # describing opened nothing
+
+
+def test_the_chat_model_row_names_the_model_as_everywhere_else(tmp_path: Path) -> None:
+    """The row says what the models dialog, the window and `custodia models list` say
+    (``friendly_name``), never the runtime's own name; ``kind`` in ``--json`` stays the
+    runtime's."""
+    from backends.models.manage import friendly_name
+
+    cfg = Config(home=tmp_path, embedder="hashing", chat_model="scripted")
+    chat = next(c for c in doctor.run(cfg) if c.role == "chat model")
+    assert chat.kind != friendly_name("scripted")
+    assert chat.kind_text() == friendly_name("scripted")
+    assert friendly_name("scripted") in chat.line()
