@@ -12,14 +12,13 @@ import argparse
 import contextlib
 import copy
 import io
-import logging
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from backends import __version__, assistants, config, doctor, i18n
+from backends import __version__, assistants, config, doctor, i18n, terminal_log
 from backends.assistants import Handler
 from backends.commands import (
     PIPE_CLOSED,
@@ -220,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     # Private files whoever creates them (Chroma and Qdrant make theirs 0644/0755 otherwise).
     os.umask(0o077)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    terminal_log.install()  # warnings in the user's words, as the messages are
     install_language()
     try:  # Ctrl+C while the commands' modules are still being imported
         parser = build_parser()

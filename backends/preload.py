@@ -24,6 +24,7 @@ import threading
 import time
 
 from backends.config import Config
+from backends.i18n import _
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ def preload(names: list[str]) -> dict[str, float]:
                 try:
                     importlib.import_module(name)
                 except Exception as err:  # ImportError, OSError from a native library, …
-                    log.warning("preloading %s failed: %s", name, err)
+                    log.warning(_("preloading %s failed: %s"), name, err)
                     continue
                 took[name] = time.perf_counter() - started
         finally:

@@ -24,6 +24,7 @@ from typing import Any, Generic, TypeVar
 from backends import assistants, stores
 from backends.assistants import Needs, Service
 from backends.config import Config, update_file
+from backends.i18n import _
 from backends.models import local
 from backends.models.chat import ChatModel
 from backends.models.embedders import Embedder, MiniLMEmbedder, UniversalSentenceEncoder
@@ -344,4 +345,4 @@ class Services:
             try:
                 closer()
             except Exception:
-                log.exception("error while closing a service")
+                log.exception(_("error while closing a service"))

@@ -224,7 +224,7 @@ class AuditService:
         try:
             service.finish_erasures()
         except CustodiaEnvironmentError as err:  # the next start or `forget` tries again
-            log.warning("an interrupted erasure is still pending: %s", err)
+            log.warning(_("an interrupted erasure is still pending: %s"), err)
         return service
 
     def close(self) -> None:
@@ -268,9 +268,9 @@ class AuditService:
         except CheckpointRejected as err:  # another process checkpointed further meanwhile
             log.info("automatic checkpoint skipped: %s", err)
         except ChainBrokenError as err:
-            log.error("automatic checkpoint refused: %s", err)
+            log.error(_("automatic checkpoint refused: %s"), err)
         except CustodiaEnvironmentError as err:  # the record is committed: never fail it now
-            log.error("automatic checkpoint failed: %s", err)
+            log.error(_("automatic checkpoint failed: %s"), err)
         finally:
             self._checkpoint_lock.release()
 
@@ -285,7 +285,7 @@ class AuditService:
         try:
             root: bytes | None = self.tree_root(result.head.seq)
         except ProofUnavailable as err:  # a schema from before the tree: the JSON form only
-            log.warning("checkpoint without a Merkle root: %s", err)
+            log.warning(_("checkpoint without a Merkle root: %s"), err)
             root = None
         checkpoint = self.signer.sign(self.log.log_id, result.head.seq, result.head.hash, root=root)
         self.trust.accept(checkpoint)
@@ -582,7 +582,7 @@ class AuditService:
             raise ValueError(f"export format must be one of {EXPORT_FORMATS}, not {fmt!r}")
         progress = progress or Progress()
         flt = flt or Filter()
-        progress.start(self.log.count(flt), "exporting the audit log")
+        progress.start(self.log.count(flt), _("exporting the audit log"))
         erased: dict[str, bool] = {}
         writer = csv.writer(out) if fmt == "csv" else None
         if writer is not None:

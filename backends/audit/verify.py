@@ -338,7 +338,7 @@ def verify_chain(
         if moved is not None:
             return result(*moved)
         start, previous = anchor.seq, anchor.head
-    progress.start(max(head.seq - start, 0), "verifying the audit chain")
+    progress.start(max(head.seq - start, 0), _("verifying the audit chain"))
     frontier: merkle.CompactRange | None = merkle.CompactRange()
     if start:  # the stored edge of the tree at the anchor, trusted only if it folds to its root
         assert anchor is not None

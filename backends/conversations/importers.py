@@ -46,6 +46,7 @@ from backends.conversations.naming import (
     repaired_notice,
 )
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
+from backends.i18n import _
 from backends.progress import Progress
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def export(
     problems: list[str] = []
     loaded: list[Conversation] = []
     if progress is not None:
-        progress.start(len(wanted), "exporting")
+        progress.start(len(wanted), _("exporting"))
     for conversation_id in wanted:
         try:
             loaded.append(agent.load(conversation_id))
@@ -474,10 +475,10 @@ def import_file(
     agent.check_writable()  # encrypted history under a key not set here: import nothing
     result = ImportResult()
     if progress is not None:
-        progress.start(0, "checking for conversations already here")
+        progress.start(0, _("checking for conversations already here"))
     present = _present(agent)
     if progress is not None:
-        progress.start(len(conversations), "importing")
+        progress.start(len(conversations), _("importing"))
     for position, conversation in enumerate(conversations):
         conversation, repaired = _repaired(conversation)
         # names are kept in clear on one line, at most MAX_NAME characters (cut with "…")

@@ -28,6 +28,7 @@ from pathlib import Path
 from backends.conversations.errors import ConversationError, ConversationNotFoundError
 from backends.conversations.files import SUFFIX, ConversationFiles, FileStamp
 from backends.errors import StoreUnavailableError
+from backends.i18n import _
 from backends.progress import Progress
 from backends.stores.engines.sqlite import Migration, connect, migrate
 
@@ -247,7 +248,7 @@ class ConversationIndex:
             ) from err
         self.recovered = aside
         log.warning(
-            "%s is damaged (%s): moved to %s; it is rebuilt from the conversation files",
+            _("%s is damaged (%s): moved to %s; it is rebuilt from the conversation files"),
             self.path,
             why,
             aside.name,
@@ -476,7 +477,7 @@ def reconcile(
         to_read.append(file)
     gone = [file for file in known if file not in on_disk]
     if progress is not None and to_read:
-        progress.start(len(to_read), "reading changed conversations")
+        progress.start(len(to_read), _("reading changed conversations"))
     rows: list[IndexRow] = []
     for file in sorted(to_read):
         row = row_for(files, file)

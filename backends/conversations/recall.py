@@ -19,6 +19,7 @@ from backends.conversations.errors import ConversationError
 from backends.conversations.files import Conversation
 from backends.conversations.search import SearchHit
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import _
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def recall(
     try:
         hits = search(message, HISTORY_CANDIDATES, exclude=current)
     except CustodiaEnvironmentError as err:
-        log.warning("history not searched: %s", err)
+        log.warning(_("history not searched: %s"), err)
         hits = []
     found = [
         history_answers.PastMessage(h.conversation_id, h.name, h.date, h.role, h.text, h.score)

@@ -31,6 +31,7 @@ from backends.conversations.files import ConversationFiles, fsync_dir
 from backends.conversations.keys import HistoryCipher, key_id, write_private
 from backends.conversations.naming import now_iso
 from backends.errors import StoreUnavailableError
+from backends.i18n import _
 from backends.progress import Progress
 
 ROTATION_JOURNAL = ".rotation.journal"
@@ -124,7 +125,7 @@ def set_aside_key_ids(folder: Path) -> frozenset[str]:
     except FileNotFoundError:
         return frozenset()
     except (OSError, ValueError, KeyError, TypeError) as err:
-        log.warning("%s is unreadable (%s); ignored", SET_ASIDE_FILE, err)
+        log.warning(_("%s is unreadable (%s); ignored"), SET_ASIDE_FILE, err)
         return frozenset()
 
 
@@ -249,7 +250,7 @@ def rotate(
     names = sorted(files.scan())
     for stray in files.strays():  # a folder named x.json: not a conversation, never touched
         report.failed.append((stray, "not a regular file; left untouched"))
-    progress.start(len(names), "re-encrypting conversations")
+    progress.start(len(names), _("re-encrypting conversations"))
     for name in names:
         progress.check()
         if name in done:
@@ -257,7 +258,7 @@ def rotate(
             progress.advance(1, name)
             continue
         try:
-            conversation, _ = files.read(name)
+            conversation, _stamp = files.read(name)
         except ConversationNotFoundError:
             progress.advance(1, name)
             continue

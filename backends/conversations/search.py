@@ -28,6 +28,7 @@ from backends.conversations.vectors import (
     sync,
 )
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
+from backends.i18n import _
 from backends.models.embedders import Embedder
 from backends.progress import Progress
 from backends.stores.vectors import VectorIndex
@@ -121,7 +122,7 @@ class MessageSearch:
             except StoreUnavailableError as err:
                 if self.config.chroma_url or "hnsw" not in str(err).lower():
                     raise
-                log.warning("the local search index is damaged (%s); rebuilding it", err)
+                log.warning(_("the local search index is damaged (%s); rebuilding it"), err)
             return self.rebuild(progress)
 
     def rebuild(self, progress: Progress | None = None) -> SyncReport:
@@ -147,7 +148,7 @@ class MessageSearch:
                     [{"file": conversation.file, "index": i} for i in positions],
                 )
         except CustodiaEnvironmentError as err:
-            log.warning("new messages not indexed now (the next start catches up): %s", err)
+            log.warning(_("new messages not indexed now (the next start catches up): %s"), err)
 
     def drop(self, file: str, messages: int) -> None:
         """Drop the vectors of a deleted conversation's ``messages`` (if the index is open)."""
@@ -157,7 +158,7 @@ class MessageSearch:
             try:
                 self._vectors.delete([pointer_id(file, i) for i in range(messages)])
             except CustodiaEnvironmentError as err:
-                log.warning("vectors of %s not dropped now: %s", file, err)
+                log.warning(_("vectors of %s not dropped now: %s"), file, err)
 
     # -- the search ------------------------------------------------------------------------
     def search(

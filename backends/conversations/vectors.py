@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from backends.conversations.errors import ConversationError
 from backends.conversations.files import Conversation, ConversationFiles
 from backends.conversations.index import ConversationIndex, row_for
+from backends.i18n import _, number
 from backends.models.embedders import Embedder
 from backends.progress import Progress
 from backends.stores.vectors import Pointer, VectorIndex
@@ -100,7 +101,7 @@ def sync(
             missing.setdefault(parsed[0], []).append(parsed[1])
     extra = _extra(present - expected, unreadable, files, index, report)
     adder = _Adder(vectors, embedder, progress, report, sum(len(v) for v in missing.values()))
-    progress.start(adder.total, "indexing past messages")
+    progress.start(adder.total, _("indexing past messages"))
     if extra:
         vectors.delete(sorted(extra))
         report.dropped = len(extra)
@@ -204,5 +205,10 @@ class _Adder:
         matrix = self.embedder.embed_many(text for _, text, _ in pending)
         self.vectors.upsert([p[0] for p in pending], matrix, [p[2] for p in pending])
         self.report.added += len(pending)
-        self.progress.advance(len(pending), f"{self.report.added} of {self.total} messages indexed")
+        self.progress.advance(
+            len(pending),
+            _("{done} of {total} messages indexed").format(
+                done=number(self.report.added), total=number(self.total)
+            ),
+        )
         pending.clear()

@@ -27,6 +27,7 @@ from backends.answers import Answer, DraftStats
 from backends.assistants import Needs, StoreOpener
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import _
 from backends.memories import turn as turns
 from backends.memories.facts import factual_statements, normalise_text, remember_request
 from backends.memories.outcomes import (
@@ -176,7 +177,7 @@ class MemoryAssistant:
                 try:
                     second = self._second_factory()
                 except CustodiaEnvironmentError as err:  # recall still works without it
-                    log.warning("memories: no second embedder for recall: %s", err)
+                    log.warning(_("memories: no second embedder for recall: %s"), err)
                 self._recall = Recall(
                     store, self._embedder_or_build(), second, self._recall_settings
                 )
@@ -445,7 +446,7 @@ def embedders_for(needs: Needs) -> tuple[Callable[[], Embedder], Callable[[], Em
         try:
             return needs.embedder_named("use-multilingual")
         except CustodiaEnvironmentError as err:  # the wheel missing: MiniLM alone, as before
-            log.warning("memories: the multilingual embedder cannot load: %s", err)
+            log.warning(_("memories: the multilingual embedder cannot load: %s"), err)
             return configured
 
     def second() -> Embedder | None:

@@ -655,7 +655,9 @@ def add_model_file(
         )
     part = folder / f".{target.name}.part"
     steps = max(1, -(-info.file_size // COPY_BLOCK))
-    progress.start(steps, f"copying {source.name} ({_mb(info.file_size)})")
+    progress.start(
+        steps, _("copying {name} ({size})").format(name=source.name, size=_mb(info.file_size))
+    )
     try:
         with source.open("rb") as src, part.open("wb") as dst:
             for _block in range(steps):
@@ -663,7 +665,7 @@ def add_model_file(
                 if not block:
                     break
                 dst.write(block)
-                progress.advance(1, f"copying {source.name}")
+                progress.advance(1, _("copying {name}").format(name=source.name))
             dst.flush()
             os.fsync(dst.fileno())
         if part.stat().st_size != info.file_size:

@@ -206,7 +206,7 @@ def create_chat_model(
         model.check()
         return ChatChoice(TunedChat(model, settings))
     except CustodiaEnvironmentError as err:
-        log.warning("chat model %s unavailable, using retrieval-only mode: %s", kind, err)
+        log.warning(_("chat model %s unavailable, using retrieval-only mode: %s"), kind, err)
         return ChatChoice(RetrievalOnlyChat(str(err)), str(err))
 
 

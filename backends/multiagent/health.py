@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
+from backends import failures
 from backends.i18n import N_, _, named
 
 log = logging.getLogger("backends.multiagent")
@@ -55,11 +56,12 @@ class LayerState:
     def fail(self, err: BaseException | str) -> None:
         reason = f"{DEGRADED}{err}"
         if reason != self.reason:
-            log.warning("%s degraded, going on without it: %s", self.name, err)
+            said = failures.explain(err) if isinstance(err, BaseException) else err
+            log.warning(_("%s degraded, going on without it: %s"), named(self.name), said)
         self.reason = reason
         self._failed_at = time.monotonic()
 
     def recover(self) -> None:
         if self.reason:
-            log.warning("%s is back", self.name)
+            log.warning(_("%s is back"), named(self.name))
         self.reason = ""

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
+from backends.i18n import _
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ class RunLock:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
         except OSError as err:
-            log.warning("multi-agent: could not remove the run lock %s: %s", self.path, err)
+            log.warning(_("multi-agent: could not remove the run lock %s: %s"), self.path, err)
         finally:
             os.close(fd)  # releases the flock
 
@@ -197,7 +198,7 @@ def _write_pid(fd: int, path: Path) -> None:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
     except OSError as err:
-        log.warning("multi-agent: could not write the pid into %s: %s", path, err)
+        log.warning(_("multi-agent: could not write the pid into %s: %s"), path, err)
 
 
 def _read_pid(fd: int) -> int | None:

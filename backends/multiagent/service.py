@@ -255,7 +255,7 @@ class MultiAgentService:
             try:
                 store.close()
             except Exception:
-                log.exception("multi-agent: closing the %s store failed", store.kind)
+                log.exception(_("multi-agent: closing the %s store failed"), store.kind)
 
 
 def healthy(health: dict[str, str]) -> bool:

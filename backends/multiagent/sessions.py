@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from backends.errors import StoreUnavailableError
+from backends.i18n import _
 from backends.multiagent.health import OK, LayerState
 from backends.stores.sessions import SESSION_TTL, Session, SessionMirror, check_limit, l2_prefix
 from backends.stores.ttl import TTLStore
@@ -76,7 +77,7 @@ class SessionStore:
                 raise
             return None
         except Exception as err:  # a bug in a factory must not stop the sessions either
-            log.exception("sessions: opening the SQLite mirror failed")
+            log.exception(_("sessions: opening the SQLite mirror failed"))
             self.sqlite_state.fail(err)
             if strict:
                 raise
@@ -104,7 +105,7 @@ class SessionStore:
             try:
                 session = Session.from_json(item.value)
             except (ValueError, KeyError, TypeError) as err:
-                log.warning("sessions: ignoring unreadable L2 entry %s: %s", item.key, err)
+                log.warning(_("sessions: ignoring unreadable L2 entry %s: %s"), item.key, err)
                 continue
             known = self._l1.get(session.session_id)
             if known is None or session.updated_at > known.updated_at:
@@ -135,7 +136,7 @@ class SessionStore:
         except StoreUnavailableError as err:
             self.l2_state.fail(err)
         except Exception as err:
-            log.exception("sessions: unexpected L2 error")
+            log.exception(_("sessions: unexpected L2 error"))
             self.l2_state.fail(err)
         else:
             self.l2_state.recover()
@@ -155,7 +156,7 @@ class SessionStore:
             except StoreUnavailableError as err:
                 self.sqlite_state.fail(err)
             except Exception as err:
-                log.exception("sessions: unexpected SQLite error")
+                log.exception(_("sessions: unexpected SQLite error"))
                 self.sqlite_state.fail(err)
             else:
                 self.sqlite_state.recover()
@@ -206,7 +207,9 @@ class SessionStore:
                 try:
                     copy = Session.from_json(raw)
                 except (ValueError, KeyError, TypeError) as err:
-                    log.warning("sessions: ignoring unreadable L2 entry of %s: %s", session_id, err)
+                    log.warning(
+                        _("sessions: ignoring unreadable L2 entry of %s: %s"), session_id, err
+                    )
                 else:
                     if best is None or copy.updated_at > best.updated_at:
                         self._cache(copy, raw)
@@ -227,7 +230,7 @@ class SessionStore:
             self.l2_state.fail(err)
             return None
         except Exception as err:
-            log.exception("sessions: unexpected L2 error")
+            log.exception(_("sessions: unexpected L2 error"))
             self.l2_state.fail(err)
             return None
         self.l2_state.recover()
@@ -323,5 +326,5 @@ class SessionStore:
                 try:
                     self._mirror.close()
                 except Exception:
-                    log.exception("sessions: closing the SQLite mirror failed")
+                    log.exception(_("sessions: closing the SQLite mirror failed"))
                 self._mirror = None

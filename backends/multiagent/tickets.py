@@ -14,6 +14,7 @@ import uuid
 from dataclasses import asdict, dataclass, replace
 
 from backends.errors import StoreUnavailableError
+from backends.i18n import _
 from backends.multiagent.health import LayerState
 from backends.stores.ttl import TTLStore
 
@@ -122,7 +123,7 @@ class TicketBoard:
             try:
                 ticket = Ticket.from_json(item.value)
             except (ValueError, TypeError) as err:
-                log.warning("ignoring unreadable ticket %s: %s", item.key, err)
+                log.warning(_("ignoring unreadable ticket %s: %s"), item.key, err)
                 continue
             out.append(LiveTicket(ticket, now + item.remaining))
         out.sort(key=lambda t: (t.ticket.created_at, t.ticket.step, t.ticket.ticket_id))

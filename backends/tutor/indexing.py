@@ -356,7 +356,7 @@ class Index:
                     ) from None
                 if not told:
                     log.info("tutor: waiting for another process to finish indexing")
-                    progress.start(0, "waiting for another Custodia process (indexing)")
+                    progress.start(0, _("waiting for another Custodia process (indexing)"))
                     told = True
                 if time.monotonic() > deadline:
                     raise StoreUnavailableError(
@@ -686,6 +686,6 @@ class Index:
                 try:
                     part.close()
                 except Exception:
-                    log.exception("tutor: error while closing %s", type(part).__name__)
+                    log.exception(_("tutor: error while closing %s"), type(part).__name__)
             self._vectors = self._spanish_vectors = self._graph = self._kb = None
             self._ready = False

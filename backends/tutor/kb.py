@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
+from backends.i18n import _
 from backends.progress import Progress
 from backends.stores.engines.sqlite import connect, migrate
 from backends.text import bad_character, printable
@@ -486,7 +487,7 @@ class KnowledgeBase:
         docs = list(docs)
         progress = progress or Progress()
         report = ImportReport(scope=scope)
-        progress.start(len(docs), "reading notes")
+        progress.start(len(docs), _("reading notes"))
         seen: set[str] = set()
         for doc in docs:
             progress.check()

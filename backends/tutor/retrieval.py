@@ -219,7 +219,7 @@ class Retriever:
                 text = self._glossary_path.read_text("utf-8")
                 self._glossary = translation.load_glossary(text)
             except OSError as err:
-                log.warning("tutor: no Spanish glossary (%s): Spanish questions match less", err)
+                log.warning(_("tutor: no Spanish glossary (%s): Spanish questions match less"), err)
                 self._glossary = {}
         return self._glossary
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from backends.i18n import _
 from backends.models.embedders import Embedder, MiniLMEmbedder, UniversalSentenceEncoder
 from backends.tutor.kb import (
     CHUNKER_VERSION,
@@ -57,14 +58,14 @@ def _load(path: Path, embedder: Embedder) -> dict[str, npt.NDArray[np.float32]]:
             vectors = np.asarray(data["vectors"], dtype=np.float32)
             probe = np.asarray(data["probe"], dtype=np.float32)
     except Exception as err:  # a damaged resource: embed instead
-        log.warning("%s: cannot read precomputed vectors (%s); embedding instead", path, err)
+        log.warning(_("%s: cannot read precomputed vectors (%s); embedding instead"), path, err)
         return {}
     if name != embedder.name or vectors.shape != (len(ids), embedder.dimension):
         return {}
     agreement = float(np.dot(embedder.embed(PROBE), probe) / (np.linalg.norm(probe) or 1.0))
     if agreement < AGREEMENT:
         log.warning(
-            "%s: made by another build of %s (%.3f); embedding instead", path, name, agreement
+            _("%s: made by another build of %s (%.3f); embedding instead"), path, name, agreement
         )
         return {}
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)

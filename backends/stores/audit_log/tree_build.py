@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from backends.i18n import _
 from backends.progress import Progress
 from backends.stores.audit_log import Head
 
@@ -48,7 +49,7 @@ class TreeBuild:
             return 0
         progress = progress or Progress()
         batch = batch or self.TREE_BATCH
-        progress.start(head - size, "building the audit log's Merkle tree")
+        progress.start(head - size, _("building the audit log's Merkle tree"))
         done = 0
         while True:
             progress.check()

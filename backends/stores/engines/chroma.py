@@ -64,7 +64,7 @@ def _discard_if_damaged(path: Path) -> None:
     for segment in hnsw_check.segments(path):
         why = hnsw_check.problem(segment)
         if why is not None:
-            log.warning("vector index %s is damaged (%s): discarded, to be rebuilt", path, why)
+            log.warning(_("vector index %s is damaged (%s): discarded, to be rebuilt"), path, why)
             shutil.rmtree(path)
             break
     _CHECKED.add(key)

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
-from backends.i18n import ngettext, number
+from backends.i18n import _, ngettext, number
 from backends.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -526,7 +526,8 @@ class AllowListedGraph(ABC):
         limits = self.batch_limits()
         entity_batches = list(batches(names, *limits))
         relation_batches = list(batches([_row(r) for r in relations], *limits))
-        progress.start(len(entity_batches) + len(relation_batches) + 2, f"graph: {scope}")
+        steps = len(entity_batches) + len(relation_batches) + 2
+        progress.start(steps, _("graph: {scope}").format(scope=scope))
         self._drop_digest(scope)
         self._op("delete_scope", scope=scope)
         progress.advance(1)

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from backends.i18n import N_
+from backends.i18n import N_, _, number
 from backends.progress import Progress
 from backends.stores.description import SqliteFile
 from backends.stores.engines.sqlite import connect, migrate
@@ -198,7 +198,7 @@ class SQLiteMemoryStore(SqliteFile):
                 try:
                     self._save_snapshot()
                 except OSError as err:  # derived: rebuilt from the table next time
-                    log.warning("%s: cannot write the int8 snapshot: %s", self.path, err)
+                    log.warning(_("%s: cannot write the int8 snapshot: %s"), self.path, err)
             if self._conn is not None:
                 try:
                     self._conn.close()
@@ -290,7 +290,7 @@ class SQLiteMemoryStore(SqliteFile):
                 if mapped is not None:
                     self._codes = mapped.codes
             except OSError as err:
-                log.warning("%s: cannot write the int8 snapshot: %s", self.path, err)
+                log.warning(_("%s: cannot write the int8 snapshot: %s"), self.path, err)
         self._loaded = True
         self.full_loads += 1
         self.generation += 1
@@ -527,7 +527,9 @@ class SQLiteMemoryStore(SqliteFile):
                 )
             ]
             todo += sorted(self._bad_rows.difference(todo))
-        progress.start(len(todo), f"re-embedding {len(todo)} memories")
+        progress.start(
+            len(todo), _("re-embedding {count} memories").format(count=number(len(todo)))
+        )
         done = 0
         for start in range(0, len(todo), batch_size):
             progress.check()
@@ -553,7 +555,12 @@ class SQLiteMemoryStore(SqliteFile):
                     )
                     changes.append((text, vector))
                     done += 1
-            progress.advance(len(batch), f"re-embedded {start + len(batch)} of {len(todo)}")
+            progress.advance(
+                len(batch),
+                _("re-embedded {done} of {total}").format(
+                    done=number(start + len(batch)), total=number(len(todo))
+                ),
+            )
         return done
 
     # -- reading ---------------------------------------------------------------------------

@@ -196,7 +196,7 @@ def _from_row(row: Sequence[Any]) -> Session:
     try:
         blob = json.loads(data) if data else {}
     except json.JSONDecodeError:
-        log.warning("session %s: data is not JSON; keeping it under 'raw'", session_id)
+        log.warning(_("session %s: data is not JSON; keeping it under 'raw'"), session_id)
         blob = {"raw": data}
     return Session(
         session_id=session_id,

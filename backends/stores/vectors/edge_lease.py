@@ -186,7 +186,7 @@ class FolderLease:
                 try:
                     self._release()
                 except Exception:
-                    log.exception("semantic memory: giving the lease back failed")
+                    log.exception(_("semantic memory: giving the lease back failed"))
                 finally:
                     self._releasing = False
                 return

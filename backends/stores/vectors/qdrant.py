@@ -161,7 +161,7 @@ class QdrantSemanticMemory(SemanticMemoryBase, ServerOrFolder):
             # sessions), so move the damaged folder aside — kept, never deleted — and start
             # a fresh one; the experts recall again as new results arrive.
             aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
-            log.warning("%s: damaged (%s); moved to %s, starting empty", path, err, aside)
+            log.warning(_("%s: damaged (%s); moved to %s, starting empty"), path, err, aside)
             try:
                 path.rename(aside)
                 path.mkdir(mode=0o700)
@@ -264,7 +264,7 @@ class QdrantSemanticMemory(SemanticMemoryBase, ServerOrFolder):
         staged = self._read_meta(staging)
         original_ok = self._exists(name) and self._read_meta(name).get("state") == "complete"
         if staged.get("state") == "complete" and not original_ok:
-            log.warning("semantic memory: finishing an interrupted re-embedding of %s", name)
+            log.warning(_("semantic memory: finishing an interrupted re-embedding of %s"), name)
             points = list(self._scroll(staging, with_vectors=True))
             if self._exists(name):
                 self._call("delete_collection", name)
@@ -384,7 +384,7 @@ class QdrantSemanticMemory(SemanticMemoryBase, ServerOrFolder):
         with self._lock:
             sources = {name: list(self._scroll(name)) for name in self.collections}
             total = sum(len(points) for points in sources.values())
-            progress.start(total, "re-embedding semantic memory")
+            progress.start(total, _("re-embedding semantic memory"))
             staged: dict[str, list[Any]] = {}
             try:
                 for name, points in sources.items():
@@ -414,7 +414,7 @@ class QdrantSemanticMemory(SemanticMemoryBase, ServerOrFolder):
                         if self._exists(staging):
                             self._client.delete_collection(staging)
                     except Exception:
-                        log.exception("semantic memory: dropping %s failed", staging)
+                        log.exception(_("semantic memory: dropping %s failed"), staging)
                 raise
             # Point of no return: swap each original for its staged copy.
             meta = {
@@ -437,7 +437,7 @@ class QdrantSemanticMemory(SemanticMemoryBase, ServerOrFolder):
                 try:
                     client.close()
                 except Exception:
-                    log.exception("semantic memory: closing Qdrant failed")
+                    log.exception(_("semantic memory: closing Qdrant failed"))
 
 
 def _filter(where: Where | None) -> Any:

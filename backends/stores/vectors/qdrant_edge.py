@@ -270,7 +270,7 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
                 raise
             # a damaged shard panics on its flush: it is gone all the same, and the lease
             # must still be given back (the next read says it is damaged)
-            log.warning("semantic memory: closing the damaged %s failed: %s", name, err)
+            log.warning(_("semantic memory: closing the damaged %s failed: %s"), name, err)
 
     def _forget_shards(self) -> None:
         """Drop every open shard without flushing (after a panic: flushing may panic again)."""
@@ -281,7 +281,7 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
             except BaseException as err:  # a panic, again: the shard is gone all the same
                 if not _is_panic(err) and not isinstance(err, Exception):
                     raise
-                log.warning("semantic memory: closing the damaged %s failed: %s", name, err)
+                log.warning(_("semantic memory: closing the damaged %s failed: %s"), name, err)
 
     def _check_space(self, what: str) -> None:
         """Refuse ``what`` when the disk cannot back the engine's mapped writes (SIGBUS)."""
@@ -507,7 +507,7 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
         Other callers in this process wait for the collection meanwhile (up to ``wait``)."""
         progress = progress or Progress()
         names = self.needs_optimise()
-        progress.start(len(names), "building the search index of the semantic memory")
+        progress.start(len(names), _("building the search index of the semantic memory"))
         ctx = multiprocessing.get_context("spawn")
         with self._lease():
             for done, name in enumerate(names):
@@ -537,7 +537,12 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
                         )
                     )
                 log.info("semantic memory: %s indexed (HNSW)", name)
-                progress.advance(1, f"{name}: indexed ({done + 1}/{len(names)})")
+                progress.advance(
+                    1,
+                    _("{name}: indexed ({done}/{total})").format(
+                        name=name, done=done + 1, total=len(names)
+                    ),
+                )
         return len(names)
 
     # -- re-embedding (MA11) ---------------------------------------------------------------
@@ -552,7 +557,7 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
             self._check_space(_("re-embedding"))
             sources = {name: self._salvage(name) for name in self.collections}
             total = sum(len(points) for points in sources.values())
-            progress.start(total, "re-embedding semantic memory")
+            progress.start(total, _("re-embedding semantic memory"))
             staged: list[str] = []
             try:
                 for name, points in sources.items():
@@ -633,7 +638,7 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
                 raise
         self._forget_shards()
         log.warning(
-            "semantic memory: %s is damaged (%s): rebuilt from the %d point(s) still readable%s",
+            _("semantic memory: %s is damaged (%s): rebuilt from the %d point(s) still readable%s"),
             name,
             why,
             len(kept),
@@ -679,7 +684,7 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
             if current.exists():
                 shutil.rmtree(old)  # the swap had finished
             elif _read_json(staging / "meta.json").get("state") == "complete":
-                log.warning("semantic memory: finishing an interrupted re-embedding of %s", name)
+                log.warning(_("semantic memory: finishing an interrupted re-embedding of %s"), name)
                 os.replace(staging, current)
                 shutil.rmtree(old)
             else:
@@ -730,8 +735,10 @@ class EdgeSemanticMemory(SemanticMemoryBase, FolderLease):
         _write_json(marker, {"from": str(legacy), "points": copied, "at": time.time()})
         shutil.rmtree(legacy)
         log.warning(
-            "semantic memory: moved %s points from Qdrant local mode (%s) to qdrant-edge (%s) "
-            "in %.1f s; the old folder is removed",
+            _(
+                "semantic memory: moved %s points from Qdrant local mode (%s) to qdrant-edge (%s) "
+                "in %.1f s; the old folder is removed"
+            ),
             sum(copied.values()) or "no",
             legacy,
             self.root,
