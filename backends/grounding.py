@@ -705,6 +705,11 @@ _ENGLISH_MARKS = _wordset(
 )
 
 
+def english_marks(text: str) -> int:
+    """How many English function words ``text`` has (none: "Hola", "ok", a name)."""
+    return sum(w.casefold() in _ENGLISH_MARKS for w in _WORD.findall(text))
+
+
 def language(text: str) -> str:
     """``"es"`` or ``"en"``: the language of a question, by its function words (and ¿ ñ)."""
     tokens = [w.casefold() for w in _WORD.findall(text)]

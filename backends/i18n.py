@@ -20,6 +20,7 @@ import gettext
 import os
 import sys
 from collections.abc import Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 
 #: what the ``language`` setting accepts
@@ -153,6 +154,15 @@ def number(value: float, decimals: int | None = 0, language: str | None = None) 
         whole = group.join([whole[:head]] + [whole[i : i + 3] for i in range(head, len(whole), 3)])
     sign = "-" if value < 0 and text.strip("0.") else ""
     return sign + whole + (point + fraction if fraction else "")
+
+
+def date_time(moment: datetime) -> str:
+    """A date and time as the installed language writes it: ``2026-12-02 17:18`` in English
+    (as before), QLocale's short form elsewhere (Spanish ``2/12/26 17:18``), as the window's
+    ``desktop.i18n.when`` writes it."""
+    if _language == "es":
+        return f"{moment.day}/{moment.month}/{moment:%y} {moment.hour}:{moment:%M}"
+    return f"{moment:%Y-%m-%d %H:%M}"
 
 
 def named(text: str) -> str:

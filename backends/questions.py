@@ -30,7 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from backends import grounding
+from backends import grounding, i18n
 
 
 def _split(text: str) -> tuple[str, ...]:
@@ -764,7 +764,10 @@ def _unknown_spanish_verb(text: str) -> bool:
 
 
 def language(question: str) -> str:
-    """``"es"`` or ``"en"`` for the assistant's own words."""
+    """``"es"`` or ``"en"`` for the assistant's own words: the question's; a message that
+    shows neither ("Hola", "ok") gets the user's language (issue 27)."""
     if grounding.language(question) == "es" or is_spanish(question):
+        return "es"
+    if i18n.current() == "es" and not grounding.english_marks(question):
         return "es"
     return "en"

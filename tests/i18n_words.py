@@ -47,7 +47,10 @@ ALLOWED = frozenset(
 )
 
 _PATH_OR_URL = re.compile(r"(?:[A-Za-z][\w+.-]*://\S+|\S*/\S+|\S+\.(?:toml|md|json|gguf|log)\b)")
-_IDENTIFIER = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b\w+(?:_\w+)+\b")
+#: an environment variable, an identifier, or a command's option as typed (``--passphrase``)
+_IDENTIFIER = re.compile(
+    r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b\w+(?:_\w+)+\b|(?<![\w-])--[a-z][a-z0-9-]*"
+)
 _TAG = re.compile(r"<[^>]+>")
 #: a word in any alphabet ("recordó" is one word, not "record"); hyphens and apostrophes join
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")

@@ -15,6 +15,7 @@ from backends.conversations.errors import (
     ConversationNotFoundError,
     EmbedderMismatchError,
     InvalidKeyError,
+    error_text,
 )
 from backends.conversations.files import Conversation
 from backends.conversations.importers import export as export_conversations
@@ -54,6 +55,7 @@ __all__ = [
     "SearchHit",
     "TurnResult",
     "WrongPassphraseError",
+    "error_text",
     "export_conversations",
     "generate_key",
     "import_file",

@@ -16,7 +16,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from backends import answers
+from backends import answers, failures
 from backends.answers import GENERATED, Answer, render_text
 from backends.assistants import Context, Handler
 from backends.commands import (
@@ -28,14 +28,15 @@ from backends.commands import (
 )
 from backends.conversations import history as history_answers
 from backends.conversations import importers
-from backends.conversations.errors import HistoryWrongKeyError, TurnFailedError
+from backends.conversations.errors import HistoryWrongKeyError, TurnFailedError, error_text
 from backends.conversations.keychange import EncryptionStatus
 from backends.conversations.keys import generate_key, key_id, validate_key
 from backends.conversations.naming import fit_name, repair_text, repaired_notice, tidy_name
 from backends.conversations.service import ConversationAgent
 from backends.conversations.turn import TurnResult
 from backends.errors import CustodiaEnvironmentError
-from backends.i18n import _
+from backends.i18n import N_, _
+from backends.i18n import number as written
 from backends.progress import Progress
 
 #: environment variable read by ``rotate-key`` for the new key (never a command-line argument:
@@ -236,7 +237,7 @@ def _cmd_ask(args: argparse.Namespace, context: Context) -> int:
     try:
         _sync(agent)
     except CustodiaEnvironmentError as err:  # search context is optional: the turn goes on
-        _warn(f"past conversations not searchable: {err}")
+        _warn(_("past conversations not searchable: {0}").format(err))
     output = _AnswerOutput(args.message)
     draft = True if args.rephrase else (False if args.no_draft else None)
     try:
@@ -314,12 +315,12 @@ def _cmd_list(args: argparse.Namespace, context: Context) -> int:
         return 0
     for r in rows:
         count = "?" if r.messages is None else str(r.messages)
-        lock = "encrypted" if r.encrypted else "clear"
+        lock = _("encrypted") if r.encrypted else _("clear")
         # one line per conversation, whatever a hand-edited file holds
         name = fit_name(r.name)
         line = f"{r.id}  {r.date[:16]:16}  {r.provider}:{r.model}  {count:>4} msg  {lock}  {name}"
         if r.error:
-            line += f"  [cannot read: {tidy_name(r.error)}]"
+            line += "  [" + _("cannot read: {0}").format(tidy_name(error_text(r.error))) + "]"
         _emit(line)
     if not rows:
         print(_("No conversations yet."), file=sys.stderr)
@@ -340,7 +341,7 @@ def _cmd_export(args: argparse.Namespace, context: Context) -> int:
     agent = _agent(context)
     text, problems = importers.export(agent, args.ids or None, args.format, _progress())
     for problem in problems:
-        _warn(f"not exported: {problem}")
+        _warn(_("not exported: {0}").format(problem))
     if target is None:
         _emit(text, end="")
     else:
@@ -357,13 +358,13 @@ def _cmd_import(args: argparse.Namespace, context: Context) -> int:
     for conversation_id, name in result.imported:
         _emit(f"{conversation_id}  {name}")
     for skipped in result.skipped:
-        _warn(f"skipped {skipped}")
+        _warn(_("skipped {0}").format(skipped))
     for duplicate in result.duplicates:
-        _warn(f"skipped {duplicate}: already here (the same messages)")
+        _warn(_("skipped {0}: already here (the same messages)").format(duplicate))
     for notice in result.notices:
         _warn(notice)
     for failed in result.failed:
-        _warn(f"not imported: {failed}")
+        _warn(_("not imported: {0}").format(failed))
     print(
         f"imported {len(result.imported)} conversation(s)"
         + (f", {result.renamed} under a new id (theirs was taken)" if result.renamed else "")
@@ -457,7 +458,7 @@ def _cmd_rename(args: argparse.Namespace, context: Context) -> int:
 
 def _cmd_delete(args: argparse.Namespace, context: Context) -> int:
     if not args.yes:
-        _warn("deleting cannot be undone; add --yes to confirm")
+        _warn(_("deleting cannot be undone; add --yes to confirm"))
         return 2
     _agent(context).delete(args.id)
     return 0
@@ -476,7 +477,7 @@ def _cmd_reindex(args: argparse.Namespace, context: Context) -> int:
         )
     )
     if unreadable:  # named, like a search names what it could not search
-        _warn("not indexed (unreadable): " + ", ".join(unreadable))
+        _warn(_("not indexed (unreadable): {0}").format(", ".join(unreadable)))
     return 0
 
 
@@ -485,8 +486,9 @@ def _cmd_rotate_key(args: argparse.Namespace, context: Context) -> int:
     if new_key:  # checked first, and named: it is not "the conversations key"
         new_key = validate_key(
             new_key,
+            N_("the new key set in the environment"),
+            N_("fix it, or unset it and use `custodia rotate-key --generate` to have one made"),
             NEW_KEY_ENV,
-            "fix it, or unset it and use `custodia rotate-key --generate` to have one made",
         )
     agent = _agent(context)  # a malformed CONVERSATIONS_KEY is reported here, by name
     generated = False
@@ -507,12 +509,14 @@ def _cmd_rotate_key(args: argparse.Namespace, context: Context) -> int:
         new_key, generated = generate_key(), True
     if not new_key:
         if not sys.stdin.isatty():
-            _warn(f"give the new key in {NEW_KEY_ENV}, or use --generate")
+            _warn(
+                _("give the new key in {variable}, or use --generate").format(variable=NEW_KEY_ENV)
+            )
             return 2
         new_key = validate_key(
-            getpass.getpass("New conversations key (Fernet): "),
-            "the new key typed",
-            "type it again, or use --generate to have one made",
+            getpass.getpass(_("New conversations key: ")),
+            N_("the new key typed"),
+            N_("type it again, or use --generate to have one made"),
         )
     before = agent.encryption_status()
 
@@ -521,22 +525,21 @@ def _cmd_rotate_key(args: argparse.Namespace, context: Context) -> int:
         if not generated:
             return
         _emit(new_key)
-        kept = f"; until the rotation is finished it is also kept in {where}" if where else ""
-        print(
-            "(the new key; keep it safe — without it the history cannot be read" + kept + ")",
-            file=sys.stderr,
-        )
+        said = _("the new key; keep it safe — without it the history cannot be read")
+        if where:
+            said += "; " + _("until the rotation is finished it is also kept in {0}").format(where)
+        print(f"({said})", file=sys.stderr)
 
     # refused, before anything changes, when the history is under a key not set here
     report = agent.rotate_key(new_key, _progress(), generated=generated, on_key_saved=show)
     print(
-        f"re-encrypted {report.rotated} conversation(s)"
-        + (f", {report.already} already done" if report.already else "")
-        + (" (resumed an interrupted rotation)" if report.resumed else ""),
+        _("re-encrypted {count} conversation(s)").format(count=written(report.rotated))
+        + (", " + _("{count} already done").format(count=report.already) if report.already else "")
+        + (" " + _("(resumed an interrupted rotation)") if report.resumed else ""),
         file=sys.stderr,
     )
     for name, reason in report.failed:
-        _warn(f"left untouched (unreadable): {name}: {reason}")
+        _warn(_("left untouched (unreadable): {name}: {reason}").format(name=name, reason=reason))
     _advise_where_kept(before, agent.encryption_status())
     return 1 if report.failed else 0
 
@@ -546,12 +549,16 @@ def _advise_where_kept(before: EncryptionStatus, after: EncryptionStatus) -> Non
     keyring keeps it."""
     if after.source == "keyring":
         return
-    where = "set CONVERSATIONS_KEY to the new key before the next start"
+    where = _("set the new key in the environment before the next start")
     if before.source == "keyring" or not after.keyring.usable:
-        where += f" ({after.keyring.reason})"
+        reason, details = failures.split(_(after.keyring.reason))
+        where += f" ({reason})"
+    else:
+        details = ""
     if not after.keyring.usable:  # nothing keeps it here: a passphrase needs no keyring
-        where += "; or use `custodia rotate-key --passphrase`, which needs no keyring"
-    _warn(where)
+        where += "; " + _("or use `custodia rotate-key --passphrase`, which needs no keyring")
+    # the variable's name is the details (issue 30)
+    _warn(failures.with_details(where, "; ".join(filter(None, ("CONVERSATIONS_KEY", details)))))
 
 
 def _rotate_to_passphrase(agent: ConversationAgent) -> int:
@@ -561,11 +568,15 @@ def _rotate_to_passphrase(agent: ConversationAgent) -> int:
     passphrase = os.environ.get(NEW_PASSPHRASE_ENV, "")
     if not passphrase:
         if not sys.stdin.isatty():
-            _warn(f"give the new passphrase in {NEW_PASSPHRASE_ENV}, or run this in a terminal")
+            _warn(
+                _("give the new passphrase in {variable}, or run this in a terminal").format(
+                    variable=NEW_PASSPHRASE_ENV
+                )
+            )
             return 2
-        passphrase = getpass.getpass("New passphrase for the conversations: ")
-        if getpass.getpass("The same passphrase again: ") != passphrase:
-            _warn("the two passphrases differ; nothing was changed")
+        passphrase = getpass.getpass(_("New passphrase for the conversations: "))
+        if getpass.getpass(_("The same passphrase again: ")) != passphrase:
+            _warn(_("the two passphrases differ; nothing was changed"))
             return 2
     print(_("deriving the key from the passphrase (about half a second)…"), file=sys.stderr)
     new_key = agent.key_from_passphrase(passphrase, new=True)
@@ -579,10 +590,15 @@ def _rotate_to_passphrase(agent: ConversationAgent) -> int:
         file=sys.stderr,
     )
     for name, reason in report.failed:
-        _warn(f"left untouched (unreadable): {name}: {reason}")
+        _warn(_("left untouched (unreadable): {name}: {reason}").format(name=name, reason=reason))
     _warn(
-        "set CONVERSATIONS_PASSPHRASE (and unset CONVERSATIONS_KEY) for the next start; "
-        "the key is never stored, the passphrase gives it back"
+        failures.with_details(
+            _(
+                "set the passphrase in the environment (and unset the key there) for the next "
+                "start; the key is never stored, the passphrase gives it back"
+            ),
+            "CONVERSATIONS_PASSPHRASE; CONVERSATIONS_KEY",
+        )
     )
     return 1 if report.failed else 0
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from backends import stores
 from backends.conversations.files import SUFFIX, is_valid_id
 from backends.conversations.service import FOLDER, INDEX_FILE, ConversationAgent
-from backends.i18n import N_
+from backends.i18n import N_, ngettext, number
 from backends.stores.description import (
     HISTORY,
     NOT_CREATED_YET,
@@ -62,8 +62,13 @@ def _index(config: Config, process: Running | None) -> Measurement:
     measured = sqlite_count(path, "SELECT count(*) FROM conversations")
     if measured.health != OK:
         return measured
-    bad = scalar(path, "SELECT count(*) FROM conversations WHERE error IS NOT NULL")
-    return replace(measured, note=f"{bad} unreadable now (no key, damaged)") if bad else measured
+    bad = int(scalar(path, "SELECT count(*) FROM conversations WHERE error IS NOT NULL") or 0)
+    if not bad:
+        return measured
+    note = ngettext(
+        "{count} unreadable now (no key, damaged)", "{count} unreadable now (no key, damaged)", bad
+    ).format(count=number(bad))
+    return replace(measured, note=note)
 
 
 def _vectors(config: Config, process: Running | None) -> Measurement:

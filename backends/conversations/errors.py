@@ -11,6 +11,23 @@ from pathlib import Path
 
 from backends.errors import CustodiaEnvironmentError
 from backends.errors import EmbedderMismatchError as EmbedderMismatchError
+from backends.i18n import N_, _
+
+#: the reasons a conversation cannot be read, as the index keeps them (English, counted by
+#: name) and as a person reads them (translated where shown: :func:`error_text`)
+REASONS = (
+    N_("unreadable"), N_("not found"), N_("corrupt"), N_("too large"), N_("key required"),
+    N_("wrong key"),
+)  # fmt: skip
+
+
+def error_text(error: str) -> str:
+    """An index row's error (``"wrong key: the history is …"``) in the user's words: the
+    reason translated, the message after it as it was written (already translated)."""
+    reason, colon, rest = error.partition(": ")
+    if reason in REASONS:
+        return _(reason) + colon + rest
+    return error
 
 
 class ConversationError(CustodiaEnvironmentError):

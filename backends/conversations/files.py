@@ -41,6 +41,7 @@ from typing import Any
 
 from cryptography.fernet import InvalidToken
 
+from backends import failures
 from backends.conversations.errors import (
     ConversationError,
     ConversationNotFoundError,
@@ -64,6 +65,7 @@ from backends.conversations.naming import repair_text as repair_text
 from backends.conversations.naming import repaired_notice as repaired_notice
 from backends.conversations.naming import tidy_name as tidy_name
 from backends.errors import StoreUnavailableError
+from backends.i18n import _, number
 
 FORMAT = "custodia.conversation"
 VERSION = 1
@@ -104,16 +106,20 @@ def is_file_error(err: OSError) -> bool:
 
 def file_unreadable(path: Path, err: OSError) -> UnreadableFileError:
     return UnreadableFileError(
-        path, f"cannot read the file ({err.strerror or err}); it is left untouched"
+        path,
+        failures.with_details(
+            _("cannot read the file; it is left untouched"), str(err.strerror or err)
+        ),
     )
 
 
 def too_large(path: Path, size: int) -> ConversationTooLargeError:
     return ConversationTooLargeError(
         path,
-        f"the file is {size / 2**20:.1f} MiB, over the {MAX_FILE_BYTES / 2**20:.0f} MiB a "
-        "conversation may hold; it is not read, indexed or searched (move it out of the "
-        "folder); the file is left untouched",
+        _(
+            "the file is {size} MiB, over the {most} MiB a conversation may hold; it is not "
+            "read, indexed or searched (move it out of the folder); the file is left untouched"
+        ).format(size=number(size / 2**20, 1), most=number(MAX_FILE_BYTES / 2**20)),
     )
 
 
@@ -236,7 +242,7 @@ class ConversationFiles:
 
     def path(self, conversation_id: str) -> Path:
         if not is_valid_id(conversation_id):
-            raise ConversationNotFoundError(conversation_id, "not a conversation id")
+            raise ConversationNotFoundError(conversation_id, _("not a conversation id"))
         return self.folder / (conversation_id + SUFFIX)
 
     # -- listing ---------------------------------------------------------------------------
@@ -292,7 +298,7 @@ class ConversationFiles:
                 if len(raw) > MAX_FILE_BYTES:
                     raise too_large(path, len(raw))
         except FileNotFoundError:
-            raise ConversationNotFoundError(path, "no such conversation") from None
+            raise ConversationNotFoundError(path, _("no such conversation")) from None
         except OSError as err:
             if is_file_error(err):  # this file only: it fails alone, like a corrupt one
                 raise file_unreadable(path, err) from None
@@ -308,19 +314,26 @@ class ConversationFiles:
         try:
             data = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise CorruptConversationError(path, f"not valid JSON ({err})") from None
+            raise CorruptConversationError(
+                path, failures.with_details(_("not valid JSON"), str(err))
+            ) from None
         except RecursionError:
-            raise CorruptConversationError(path, "JSON nested too deeply") from None
+            raise CorruptConversationError(path, _("JSON nested too deeply")) from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise CorruptConversationError(path, "not a Custodia conversation file")
+            raise CorruptConversationError(path, _("not a Custodia conversation file"))
         version = data.get("version")
         if not isinstance(version, int) or version > VERSION:
             raise CorruptConversationError(
-                path, f"format version {version!r} is newer than this Custodia knows ({VERSION})"
+                path,
+                _("format version {version!r} is newer than this Custodia knows ({known})").format(
+                    version=version, known=VERSION
+                ),
             )
         for key in ("name", "date", "provider", "model"):
             if not isinstance(data.get(key), str):
-                raise CorruptConversationError(path, f"field {key!r} is missing or not text")
+                raise CorruptConversationError(
+                    path, _("field {key!r} is missing or not text").format(key=key)
+                )
             data[key] = clean_text(data[key])  # a "\\udfff" escape: never into the index
         if isinstance(data.get("key_id"), str):
             data["key_id"] = clean_text(data["key_id"])
@@ -350,22 +363,26 @@ class ConversationFiles:
         kid = data.get("key_id") if isinstance(data.get("key_id"), str) else None
         if encrypted:
             if not isinstance(history_field, str):
-                raise CorruptConversationError(path, "the encrypted history is not a token")
+                raise CorruptConversationError(path, _("the encrypted history is not a token"))
             history_raw = self._decrypt(path, history_field, kid)
         else:
             history_raw = history_field
         if not isinstance(history_raw, list):
-            raise CorruptConversationError(path, "the history is not a list of messages")
+            raise CorruptConversationError(path, _("the history is not a list of messages"))
         if len(history_raw) > MAX_MESSAGES:
             raise ConversationTooLargeError(
                 path,
-                f"{len(history_raw)} messages, over the {MAX_MESSAGES} a conversation may "
-                "hold; it is not indexed or searched; the file is left untouched",
+                _(
+                    "{count} messages, over the {most} a conversation may hold; it is not "
+                    "indexed or searched; the file is left untouched"
+                ).format(count=number(len(history_raw)), most=number(MAX_MESSAGES)),
             )
         try:
             history = [StoredMessage.from_json(m) for m in history_raw]
         except ValueError as err:
-            raise CorruptConversationError(path, f"bad message in history: {err}") from None
+            raise CorruptConversationError(
+                path, failures.with_details(_("a message of the history is damaged"), str(err))
+            ) from None
         title = ""
         title_field = data.get("title")
         title_token = ""
@@ -397,30 +414,38 @@ class ConversationFiles:
         cipher = self.cipher
         if cipher is None:
             raise KeyRequiredError(
-                path, "the history is encrypted and no key is set (CONVERSATIONS_KEY or the app)"
+                path,
+                failures.with_details(
+                    _("the history is encrypted and no key is set (in the app or the environment)"),
+                    "CONVERSATIONS_KEY",
+                ),
             )
         if kid is not None and not cipher.knows(kid):
             raise WrongKeyError(
                 path,
-                f"the history is encrypted with another key (key id {kid}; the key set here "
-                f"has id {cipher.primary_id}). Set the right key; the file is left untouched.",
+                _(
+                    "the history is encrypted with another key (key id {kid}; the key set here "
+                    "has id {primary}). Set the right key; the file is left untouched."
+                ).format(kid=kid, primary=cipher.primary_id),
             )
         try:
             plaintext = cipher.decrypt(token, kid)
         except (InvalidToken, UnicodeEncodeError):
             if kid is None:
                 raise WrongKeyError(
-                    path, "the history cannot be decrypted with the key set here"
+                    path, _("the history cannot be decrypted with the key set here")
                 ) from None
             raise CorruptConversationError(
                 path,
-                "the encrypted history is damaged or truncated (the key is right); "
-                "the file is left untouched",
+                _(
+                    "the encrypted history is damaged or truncated (the key is right); "
+                    "the file is left untouched"
+                ),
             ) from None
         try:
             return json.loads(plaintext.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            raise CorruptConversationError(path, "the decrypted history is not JSON") from None
+            raise CorruptConversationError(path, _("the decrypted history is not JSON")) from None
 
     # -- writing ---------------------------------------------------------------------------
     def writes_encrypted(self) -> bool:
@@ -537,7 +562,7 @@ class ConversationFiles:
         try:
             path.unlink()
         except FileNotFoundError:
-            raise ConversationNotFoundError(path, "no such conversation") from None
+            raise ConversationNotFoundError(path, _("no such conversation")) from None
         except OSError as err:
             raise StoreUnavailableError(f"{path}: cannot delete: {err}") from err
         fsync_dir(self.folder)

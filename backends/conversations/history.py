@@ -75,6 +75,7 @@ TEXTS = {
         "you": "You",
         "assistant": "The assistant",
         "model_heading": "The model's own words — not from your conversations",
+        "withheld": "The model's answer was withheld: {reason}.",
     },
     "es": {
         "heading": "De tus conversaciones — citado, con fecha y enlace a la conversación",
@@ -84,6 +85,7 @@ TEXTS = {
         "you": "Tú",
         "assistant": "El asistente",
         "model_heading": "Palabras del propio modelo — no de tus conversaciones",
+        "withheld": "Se retuvo la respuesta del modelo: {reason}.",
     },
 }
 
@@ -140,7 +142,7 @@ _OWN_ANSWER = (
         t["quote"].split("{")[0] + who for t in TEXTS.values() for who in (t["you"], t["assistant"])
     )
     + tuple(t["dont_know"] for t in TEXTS.values())
-    + ("The model's answer was withheld",)
+    + tuple(t["withheld"].split(":")[0] for t in TEXTS.values())
 )
 
 

@@ -41,8 +41,10 @@ from typing import Any
 from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
+from backends import failures
 from backends.conversations.errors import InvalidKeyError
 from backends.errors import StoreUnavailableError
+from backends.i18n import N_, _
 
 log = logging.getLogger(__name__)
 
@@ -60,15 +62,14 @@ _KEY_ID_LABEL = b"custodia conversations key id"
 
 #: what to do about a malformed current key (generating a new one would not help: the
 #: history stays under the old key)
-ENVIRONMENT_HINT = (
+ENVIRONMENT_HINT = N_(
     "check it for a typo or a cut-off end. It must be the key your conversations are "
     "encrypted with; unset it only if you have no key yet"
 )
-KEYRING_WHAT = (
-    f"the conversations key in the OS keyring (service {KEYRING_SERVICE!r}, "
-    f"entry {KEYRING_ENTRY!r})"
-)
-KEYRING_HINT = "set CONVERSATIONS_KEY to the right key, which takes precedence"
+ENVIRONMENT_WHAT = N_("the conversations key set in the environment")
+KEYRING_WHAT = N_("the conversations key in the OS keyring")
+KEYRING_PLACE = f"keyring service {KEYRING_SERVICE!r}, entry {KEYRING_ENTRY!r}"
+KEYRING_HINT = N_("set the right key in the environment, which takes precedence")
 
 
 def generate_key() -> str:
@@ -77,22 +78,28 @@ def generate_key() -> str:
 
 
 #: what a Fernet key looks like, for error messages
-FERNET_SHAPE = "44 characters of url-safe base64 that encode 32 bytes, usually ending in '='"
+FERNET_SHAPE = N_("44 characters of url-safe base64 that encode 32 bytes, usually ending in '='")
 
 
-def _fernet(key: str, what: str = "the conversations key", hint: str = "") -> Fernet:
+def _fernet(
+    key: str, what: str = N_("the conversations key"), hint: str = "", where: str = ""
+) -> Fernet:
     try:
         return Fernet(key.strip().encode("ascii"))
     except (ValueError, UnicodeEncodeError):
-        raise InvalidKeyError(
-            f"{what} is not a Fernet key ({FERNET_SHAPE})" + (f"; {hint}" if hint else "")
-        ) from None
+        said = _("{what} is not a valid key ({shape})").format(what=_(what), shape=_(FERNET_SHAPE))
+        if hint:
+            said += "; " + _(hint)
+        # the variable's and the cipher's names are the details (issue 30)
+        details = f"{where}: not a Fernet key" if where else "not a Fernet key"
+        raise InvalidKeyError(failures.with_details(said, details)) from None
 
 
-def validate_key(key: str, what: str = "the new key", hint: str = "") -> str:
+def validate_key(key: str, what: str = N_("the new key"), hint: str = "", where: str = "") -> str:
     """The key, stripped, or :class:`InvalidKeyError` naming ``what`` (where the key came
-    from: ``CONVERSATIONS_KEY``, the keyring, a new key...) and what to do (``hint``)."""
-    _fernet(key, what, hint)
+    from, in words: the environment, the keyring, a new key...), what to do (``hint``; both
+    marked, translated here) and, as its details, ``where`` (a variable's name)."""
+    _fernet(key, what, hint, where)
     return key.strip()
 
 
@@ -160,12 +167,14 @@ def keyring_status() -> KeyringStatus:
         backend = keyring.get_keyring()
         priority = float(backend.priority)
     except Exception as err:  # keyring raises many things when no backend can load
-        return KeyringStatus(False, f"keyring unavailable: {err}")
+        return KeyringStatus(
+            False, failures.with_details(_("the OS keyring cannot be used"), str(err))
+        )
     name = f"{type(backend).__module__}.{type(backend).__name__}"
     if priority <= 0 or name.startswith(("keyring.backends.fail", "keyring.backends.null")):
-        return KeyringStatus(False, "no OS keyring backend is available on this system")
+        return KeyringStatus(False, N_("no OS keyring backend is available on this system"))
     if getattr(backend, "backends", None) == []:  # a chainer over nothing
-        return KeyringStatus(False, "no OS keyring backend is available on this system")
+        return KeyringStatus(False, N_("no OS keyring backend is available on this system"))
     return KeyringStatus(True, name)
 
 
@@ -202,7 +211,7 @@ class KeyStore:
                 self._keyring = (
                     keyring_status()
                     if self._use_keyring
-                    else KeyringStatus(False, "the OS keyring is not used")
+                    else KeyringStatus(False, N_("the OS keyring is not used"))
                 )
             return self._keyring
 
@@ -215,13 +224,15 @@ class KeyStore:
         if self._session_key:
             return self._session_key, "passphrase" if self._session_passphrase else "session"
         if self._environment_key:
-            key = validate_key(self._environment_key, "CONVERSATIONS_KEY", ENVIRONMENT_HINT)
+            key = validate_key(
+                self._environment_key, ENVIRONMENT_WHAT, ENVIRONMENT_HINT, "CONVERSATIONS_KEY"
+            )
             return key, "environment"
         if self._environment_passphrase:
             return self._from_environment_passphrase(), "environment_passphrase"
         stored = self._keyring_get(KEYRING_ENTRY)
         if stored:
-            return validate_key(stored, KEYRING_WHAT, KEYRING_HINT), "keyring"
+            return validate_key(stored, KEYRING_WHAT, KEYRING_HINT, KEYRING_PLACE), "keyring"
         return "", "none"
 
     @property
@@ -327,12 +338,12 @@ class KeyStore:
         except FileNotFoundError:
             return ""
         except (OSError, UnicodeDecodeError) as err:
-            log.warning("cannot read the saved rotation key %s: %s", self.pending_file, err)
+            log.warning(_("cannot read the saved rotation key %s: %s"), self.pending_file, err)
             return ""
         try:
             return validate_key(text)
         except InvalidKeyError:
-            log.warning("%s does not hold a Fernet key; ignored", self.pending_file)
+            log.warning(_("%s does not hold a Fernet key; ignored"), self.pending_file)
             return ""
 
     def _keyring_get(self, entry: str) -> str:
@@ -343,7 +354,7 @@ class KeyStore:
 
             return keyring.get_password(KEYRING_SERVICE, entry) or ""
         except Exception as err:
-            log.warning("cannot read the OS keyring: %s", err)
+            log.warning(_("cannot read the OS keyring: %s"), err)
             return ""
 
     def _keyring_set(self, entry: str, key: str) -> bool:
@@ -354,7 +365,7 @@ class KeyStore:
 
             keyring.set_password(KEYRING_SERVICE, entry, key)
         except Exception as err:
-            log.warning("cannot write the OS keyring, keeping the key for this session: %s", err)
+            log.warning(_("cannot write the OS keyring, keeping the key for this session: %s"), err)
             return False
         return True
 

@@ -33,6 +33,7 @@ from backends.conversations.index import (
 from backends.conversations.keys import HistoryCipher
 from backends.conversations.naming import check_name, fit_title, new_id, now_iso, tidy_name
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import _, date_time
 from backends.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,7 @@ class ConversationLibrary:
         try:
             return action()
         except IndexDamagedError as err:
-            log.warning("the conversation index is damaged (%s); rebuilding it", err)
+            log.warning(_("the conversation index is damaged (%s); rebuilding it"), err)
             with self.lock:
                 self.index.reset()
                 reconcile(self.files, self.index)
@@ -93,7 +94,7 @@ class ConversationLibrary:
             if row is not None:
                 self.recovering(lambda: self.index.apply([row]))
         except CustodiaEnvironmentError as err:
-            log.warning("%s: cannot record that it is unreadable: %s", file, err)
+            log.warning(_("%s: cannot record that it is unreadable: %s"), file, err)
 
     def close(self) -> None:
         with self.lock:
@@ -236,5 +237,5 @@ def _default_name(when: str) -> str:
     try:
         stamp = datetime.fromisoformat(when).astimezone()
     except ValueError:
-        return "Conversation"
-    return f"Conversation {stamp:%Y-%m-%d %H:%M}"
+        return _("Conversation")
+    return _("Conversation {date}").format(date=date_time(stamp))

@@ -28,6 +28,7 @@ from backends.conversations.recall import recall
 from backends.conversations.search import MessageSearch, SearchHit
 from backends.errors import CustodiaEnvironmentError
 from backends.grounding import CheckedSentence, Source
+from backends.i18n import _
 from backends.models.chat import ChatModel, Message, Prompt, ShouldStop
 
 log = logging.getLogger(__name__)
@@ -204,7 +205,7 @@ class ChatTurns:
         try:
             hits = self.search.search(message, CONTEXT_PASSAGES, exclude=current)
         except CustodiaEnvironmentError as err:
-            log.warning("no context from past conversations: %s", err)
+            log.warning(_("no context from past conversations: %s"), err)
             return [], str(err)
         return [_passage(h) for h in hits if h.score >= MIN_CONTEXT_SCORE], ""
 
@@ -282,7 +283,8 @@ class ChatTurns:
             self.search.index_messages(conversation, indexes)
         except Exception:
             log.exception(
-                "conversation %s: could not save the interrupted answer", question.conversation_id
+                _("conversation %s: could not save the interrupted answer"),
+                question.conversation_id,
             )
 
     def _failed(
@@ -391,10 +393,11 @@ def _model_answer(
         specifics=history_answers.tells(message),
     )
     kept = tuple(s for s in judged if s.kind != WITHHELD)
-    heading = history_answers.TEXTS[history_answers.language(message)]["model_heading"]
+    texts = history_answers.TEXTS[history_answers.language(message)]
+    heading = texts["model_heading"]
     if judged and not kept:
         first = next((s.reason for s in judged if s.reason), "")
-        note = f"The model's answer was withheld: {first}."
+        note = texts["withheld"].format(reason=first)
         shown = Answer(MODEL, (answers.Shown(note, answers.SUPPORTED, 0),), heading, draft, judged)
         return shown, note
     shown = Answer(MODEL, kept, heading, draft, judged)

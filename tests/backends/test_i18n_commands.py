@@ -420,3 +420,58 @@ def test_a_number_in_an_error_is_written_as_the_language_writes_it() -> None:
     finally:
         i18n.install("en")
     assert i18n.number(0.5, None) == "0.5"
+
+
+# -- the conversations' own words (issue 27: headings, unreadable files, names, keys) --------
+
+
+def _conversations_walk(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], home: Path
+) -> tuple[list[str], str]:
+    """A greeting asked (its answer's heading), a conversation under another key listed
+    (its reason), the storage map's note on it, and a malformed key: the English lines
+    (details left out) and the whole output."""
+    from backends.conversations.keys import generate_key
+
+    monkeypatch.delenv("CONVERSATIONS_KEY", raising=False)
+    said = [_run(["ask", "conversations", "Hola"], capsys)]
+    said.append(_run(["rotate-key", "--generate"], capsys))
+    monkeypatch.setenv("CONVERSATIONS_KEY", generate_key())  # not the key it is under
+    for command in (["conversations", "list"], ["storage"]):
+        said.append(_run(command, capsys))
+    monkeypatch.setenv("CONVERSATIONS_KEY", "not-a-key")
+    said.append(_run(["conversations", "list"], capsys))
+    # the scripted test model's own words are no message of Custodia's
+    said = [
+        "\n".join(line for line in t.splitlines() if not line.startswith("Scripted answer"))
+        for t in said
+    ]
+    text = "\n".join(said).replace(str(home), " ")
+    return _english(failures.without_details(text), home), text
+
+
+def test_the_conversations_words_are_marked_for_translation(
+    pseudo_language: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    left, text = _conversations_walk(monkeypatch, capsys, pseudo_language)
+    assert not left, "English never marked for translation:\n" + "\n".join(left)
+    assert "CONVERSATIONS_KEY" not in failures.without_details(text), text  # issue 30
+
+
+def test_the_conversations_speak_spanish(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Spanish user's "Hola" gets the Spanish heading; a new conversation's name is dated
+    as Spanish writes it ("Conversación 2/12/26 17:18", never "Conversation 2026-12-02")."""
+    compile_catalogues()
+    monkeypatch.setenv("CUSTODIA_HOME", str(tmp_path))
+    monkeypatch.setenv("CUSTODIA_EMBEDDER", "hashing")
+    monkeypatch.setenv("CUSTODIA_CHAT_MODEL", "scripted")
+    monkeypatch.setenv("CUSTODIA_LANGUAGE", "es")
+    try:
+        left, text = _conversations_walk(monkeypatch, capsys, tmp_path)
+    finally:
+        i18n.install("en")
+    assert not left, "English in the Spanish conversations:\n" + "\n".join(left)
+    assert "Palabras del propio modelo" in text and "clave incorrecta" in text, text
+    assert re.search(r"Conversación \d{1,2}/\d{1,2}/\d\d \d{1,2}:\d\d", text), text

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends.conversations import ConversationAgent, IndexRow
+from backends.conversations import ConversationAgent, IndexRow, error_text
 from backends.progress import Progress
 from backends.services import Lazy
 from desktop import i18n as window_i18n
@@ -184,7 +184,8 @@ class HistoryPanel(QWidget):
             item.setData(0, LOCKED_ROLE, True)
         elif row.error:
             item.setToolTip(
-                0, translate("ConversationsTab", "Cannot be read: {0}").format(row.error)
+                0,
+                translate("ConversationsTab", "Cannot be read: {0}").format(error_text(row.error)),
             )
             item.setText(0, "⚠ " + row.name)
             item.setForeground(0, Qt.GlobalColor.darkRed)
@@ -226,7 +227,7 @@ class HistoryPanel(QWidget):
         if row is not None and row.error:
             self.jobs.say(
                 translate("ConversationsTab", "“{0}” cannot be read: {1}").format(
-                    row.name, row.error
+                    row.name, error_text(row.error)
                 )
             )
             return

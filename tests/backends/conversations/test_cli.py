@@ -212,13 +212,18 @@ def test_malformed_keys_are_named_and_the_advice_works(
 ) -> None:
     monkeypatch.setenv("CONVERSATIONS_KEY", "not-a-key")
     code, _, err = run(capsys, "rotate-key", "--generate")
-    assert code == 1 and err.startswith("custodia: CONVERSATIONS_KEY is not a Fernet key")
+    # the variable's and the cipher's names only as the details (issue 30)
+    assert code == 1 and err.startswith(
+        "custodia: the conversations key set in the environment is not a valid key"
+    )
+    assert err.rstrip().endswith("(details: CONVERSATIONS_KEY: not a Fernet key)"), err
     assert "--generate" not in err  # it would fail the same way
     monkeypatch.delenv("CONVERSATIONS_KEY")
     monkeypatch.setenv(NEW_KEY_ENV, "not-a-key-either")
     code, out, err = run(capsys, "rotate-key")
     assert code == 1 and out == ""
-    assert err.startswith(f"custodia: {NEW_KEY_ENV} is not a Fernet key") and "--generate" in err
+    assert err.startswith("custodia: the new key set in the environment is not a valid key")
+    assert f"(details: {NEW_KEY_ENV}: not a Fernet key)" in err and "--generate" in err
     monkeypatch.delenv(NEW_KEY_ENV)
     assert run(capsys, "rotate-key", "--generate")[0] == 0  # the advice given works
 

@@ -211,12 +211,15 @@ def test_malformed_keys_say_which_key_and_what_to_do(memory_keyring: MemoryKeyri
     with pytest.raises(InvalidKeyError) as env:
         KeyStore("not-a-fernet-key").current()
     message = str(env.value)
-    assert message.startswith("CONVERSATIONS_KEY is not a Fernet key (44 characters")
+    assert message.startswith(
+        "the conversations key set in the environment is not a valid key (44 characters"
+    )
+    assert message.endswith("(details: CONVERSATIONS_KEY: not a Fernet key)")  # issue 30
     assert "typo" in message and "--generate" not in message  # a new key would not help
     memory_keyring.set_password(KEYRING_SERVICE, KEYRING_ENTRY, "damaged")
     with pytest.raises(InvalidKeyError, match="in the OS keyring"):
         KeyStore("").current()
-    with pytest.raises(InvalidKeyError, match=r"^the new key is not a Fernet key"):
+    with pytest.raises(InvalidKeyError, match=r"^the new key is not a valid key"):
         validate_key("short")
 
 
