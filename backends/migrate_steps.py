@@ -217,7 +217,7 @@ class MigrationRun:
             try:
                 closer()
             except Exception:
-                log.exception("migration: closing a store failed")
+                log.exception(_("migration: closing a store failed"))
         self.cleanup.clear()
 
 
@@ -262,7 +262,8 @@ def http_probe(target: Config, url: str, path: str) -> None:
     try:
         http_json(url.rstrip("/") + path, None, target.network_timeout)
     except CustodiaEnvironmentError as err:
-        raise StoreUnavailableError(_("server not reachable: {err}").format(err=err)) from err
+        # its message says it already ("<url>: not reachable: <cause>"): said once
+        raise StoreUnavailableError(str(err)) from err
 
 
 def count(path: Path, query: str, params: tuple[str, ...] = ()) -> int:

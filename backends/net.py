@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 from backends.errors import ConfigError, ModelUnavailableError
 from backends.failures import failed, with_details
-from backends.i18n import _
+from backends.i18n import N_, _
 
 if TYPE_CHECKING:
     import psycopg
@@ -36,7 +36,7 @@ _BOLT_SCHEMES = {"bolt", "bolt+s", "bolt+ssc"}
 #: libpq environment variables that name where to connect (read when the DSN does not)
 _PG_ENV = {"host": "PGHOST", "hostaddr": "PGHOSTADDR", "service": "PGSERVICE"}
 
-_REFUSAL = "Custodia only connects to this machine (loopback)"
+_REFUSAL = N_("Custodia only connects to this machine (loopback)")
 
 
 def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -71,28 +71,35 @@ def loopback_addresses(key: str, host: str, port: int | None = None) -> list[tup
     ip = _ip(name)
     if ip is not None:
         if not _ip_is_loopback(ip):
-            raise ConfigError(key, f"{shown}: {_REFUSAL}")
+            raise ConfigError(key, f"{shown}: {_(_REFUSAL)}")
         family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
         return [(family, (str(ip), port or 0))]
     try:
         infos = socket.getaddrinfo(name, port or 0, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as err:
-        raise ConfigError(key, f"{shown}: cannot resolve it ({err}); {_REFUSAL}") from err
+        raise ConfigError(
+            key, with_details(f"{shown}: " + _("cannot resolve it") + f"; {_(_REFUSAL)}", str(err))
+        ) from err
     found: list[tuple[Any, ...]] = []
     for family, _type, _proto, _name, sockaddr in infos:
         address = _ip(str(sockaddr[0]))
         if address is None or not _ip_is_loopback(address):
-            raise ConfigError(key, f"{shown} resolves to {sockaddr[0]}: {_REFUSAL}")
+            raise ConfigError(
+                key,
+                _("{address} resolves to {ip}: {refusal}").format(
+                    address=shown, ip=sockaddr[0], refusal=_(_REFUSAL)
+                ),
+            )
         found.append((family, sockaddr))
     if not found:
-        raise ConfigError(key, f"{shown}: resolves to nothing; {_REFUSAL}")
+        raise ConfigError(key, f"{shown}: " + _("resolves to nothing") + f"; {_(_REFUSAL)}")
     return found
 
 
 def require_loopback_host(key: str, host: str | None, port: int | None = None) -> None:
     """Refuse ``host`` unless it is, or resolves only to, loopback."""
     if not host:
-        raise ConfigError(key, f"no host given: {_REFUSAL}")
+        raise ConfigError(key, _("no host given") + f": {_(_REFUSAL)}")
     loopback_addresses(key, host, port)
 
 
@@ -102,9 +109,11 @@ def require_loopback(key: str, url: str) -> None:
         parsed = urlparse(url)
         host, port = parsed.hostname, parsed.port
     except ValueError as err:
-        raise ConfigError(key, f"{url!r}: not a valid address ({err})") from err
+        raise ConfigError(
+            key, with_details(f"{url!r}: " + _("not a valid address"), str(err))
+        ) from err
     if not host:
-        raise ConfigError(key, f"{url!r}: no host; {_REFUSAL}")
+        raise ConfigError(key, f"{url!r}: " + _("no host") + f"; {_(_REFUSAL)}")
     loopback_addresses(key, host, port)
 
 
@@ -116,7 +125,9 @@ def require_loopback_redis(key: str, url: str) -> None:
     try:
         options = parse_url(url)
     except ValueError as err:
-        raise ConfigError(key, f"{url!r}: not a Redis URL ({err})") from err
+        raise ConfigError(
+            key, with_details(f"{url!r}: " + _("not a Redis address"), str(err))
+        ) from err
     if urlparse(url).scheme == "unix":
         return  # a socket file on this machine
     # any other URL is checked by its host, even with a ?path= in its query (redis-py would

@@ -41,7 +41,7 @@ from backends import assistants, stores
 from backends.config import Config
 from backends.errors import CancelledError, CustodiaEnvironmentError
 from backends.failures import failed, with_details
-from backends.i18n import N_, _, number
+from backends.i18n import N_, _, named, number
 from backends.progress import Progress
 from backends.stores.description import (
     DURABILITY,
@@ -164,11 +164,12 @@ ENGINE_WORDS = (N_("in-process L2"),)
 
 def engine_text(engine: str) -> str:
     """``engine`` in the installed language: as a whole when the catalogue has it, else each
-    part between `` + `` (the sessions' mirror and their L2 are two engines)."""
+    part between `` + `` (the sessions' mirror and their L2 are two engines), a part's name
+    before its brackets when the brackets say what a server told ("Bolt server (Neo4j …)")."""
     whole = _(engine)
-    if whole != engine or " + " not in engine:
+    if whole != engine:
         return whole
-    return " + ".join(_(part) for part in re.split(r" \+ ", engine))
+    return " + ".join(named(part) for part in re.split(r" \+ ", engine))
 
 
 # -- the map -----------------------------------------------------------------------------------
@@ -215,7 +216,7 @@ def _row(datum: Datum, config: Config, services: Running | None) -> StorageRow:
         return replace(base, health=NOT_AVAILABLE)
     except Exception as err:
         if not isinstance(err, CustodiaEnvironmentError | sqlite3.Error | OSError):
-            log.exception("storage map: measuring %s failed", datum.kind)
+            log.exception(_("storage map: measuring %s failed"), datum.kind)
         return replace(base, health=_error_text(err))
     return replace(
         base,

@@ -28,6 +28,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from backends.failures import failed, with_details
+from backends.i18n import _
 from backends.stores.audit_log import note
 from backends.stores.audit_log.checkpoint import DOMAIN as DOMAIN
 from backends.stores.audit_log.checkpoint import Checkpoint as Checkpoint
@@ -55,7 +57,11 @@ def public_key_from_hex(text: str) -> Ed25519PublicKey:
     try:
         return Ed25519PublicKey.from_public_bytes(bytes.fromhex(text.strip()))
     except ValueError as err:
-        raise CheckpointError(f"not an Ed25519 public key (64 hex digits): {err}") from None
+        raise CheckpointError(
+            with_details(
+                _("not a public key of the checkpoints (64 hex digits)"), f"Ed25519: {err}"
+            )
+        ) from None
 
 
 def public_key_hex(public_key: Ed25519PublicKey) -> str:
@@ -101,7 +107,9 @@ class Signer:
             except FileExistsError:
                 return cls.load(path)  # another process made it meanwhile
             except OSError as err:
-                raise CheckpointError(f"{path}: cannot create the signing key: {err}") from err
+                raise CheckpointError(
+                    failed(_("{path}: cannot create the signing key").format(path=path), err)
+                ) from err
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
@@ -120,11 +128,17 @@ class Signer:
             data = path.read_bytes()
             key = serialization.load_pem_private_key(data, password=None)
         except OSError as err:
-            raise CheckpointError(f"{path}: cannot read the signing key: {err}") from err
+            raise CheckpointError(
+                failed(_("{path}: cannot read the signing key").format(path=path), err)
+            ) from err
         except ValueError as err:
-            raise CheckpointError(f"{path}: not a PEM private key: {err}") from None
+            raise CheckpointError(
+                with_details(_("{path}: not a signing key").format(path=path), f"PEM: {err}")
+            ) from None
         if not isinstance(key, Ed25519PrivateKey):
-            raise CheckpointError(f"{path}: not an Ed25519 key")
+            raise CheckpointError(
+                with_details(_("{path}: not a signing key").format(path=path), "not Ed25519")
+            )
         return cls(key, path)
 
     def sign(
@@ -180,7 +194,9 @@ class TrustStore:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd = os.open(self.path, os.O_CREAT | os.O_RDWR | os.O_APPEND, 0o600)
         except OSError as err:
-            raise CheckpointError(f"{self.path}: cannot open the checkpoint file: {err}") from err
+            raise CheckpointError(
+                failed(_("{path}: cannot open the checkpoint file").format(path=self.path), err)
+            ) from err
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield fd
@@ -193,7 +209,9 @@ class TrustStore:
         except FileNotFoundError:
             return []
         except (OSError, UnicodeDecodeError) as err:
-            raise CheckpointError(f"{self.path}: cannot read the checkpoint file: {err}") from err
+            raise CheckpointError(
+                failed(_("{path}: cannot read the checkpoint file").format(path=self.path), err)
+            ) from err
         out = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
@@ -202,7 +220,11 @@ class TrustStore:
                 checkpoint = Checkpoint.from_json(line)
                 checkpoint.check(self.public_key)
             except CheckpointRejected as err:
-                raise CheckpointRejected(f"{self.path} line {number}: {err}") from None
+                raise CheckpointRejected(
+                    _("{path} line {number}: {reason}").format(
+                        path=self.path, number=number, reason=err
+                    )
+                ) from None
             out.append(checkpoint)
         return out
 
@@ -298,7 +320,9 @@ def write_private(path: Path, text: str) -> Path:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as err:
-        raise CheckpointError(f"{path}: cannot write the checkpoint: {err}") from err
+        raise CheckpointError(
+            failed(_("{path}: cannot write the checkpoint").format(path=path), err)
+        ) from err
     return path
 
 
@@ -309,10 +333,14 @@ def read_exported(path: Path, public_key: Ed25519PublicKey | None = None) -> Che
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise CheckpointRejected(f"{path}: cannot read the checkpoint: {err}") from None
+        raise CheckpointRejected(
+            failed(_("{path}: cannot read the checkpoint").format(path=path), err)
+        ) from None
     if not text.lstrip().startswith("{"):
         if public_key is None:
-            raise CheckpointRejected(f"{path}: a checkpoint note needs the key to check it")
+            raise CheckpointRejected(
+                _("{path}: a checkpoint note needs the key to check it").format(path=path)
+            )
         try:
             return Checkpoint.from_note(text, public_key)
         except CheckpointRejected as err:
@@ -321,4 +349,6 @@ def read_exported(path: Path, public_key: Ed25519PublicKey | None = None) -> Che
         obj = json.loads(text)
         return Checkpoint.from_json(json.dumps(obj["checkpoint"]))
     except (ValueError, KeyError, TypeError) as err:
-        raise CheckpointRejected(f"{path}: not an exported checkpoint: {err}") from None
+        raise CheckpointRejected(
+            with_details(_("{path}: not an exported checkpoint").format(path=path), str(err))
+        ) from None

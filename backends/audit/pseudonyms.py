@@ -32,6 +32,8 @@ from urllib.parse import quote
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from backends.failures import failed
+from backends.i18n import _
 from backends.stores.audit_log import Filter
 from backends.stores.audit_log.keys import (
     KEK_FILE,
@@ -62,6 +64,11 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+def _store_failed(path: Path, err: BaseException) -> str:
+    """``<path>: the key store failed: <cause> (details: <SQLite's words>)``."""
+    return failed(_("{path}: the key store failed").format(path=path), err)
 
 
 def _create(conn: sqlite3.Connection) -> None:
@@ -121,7 +128,7 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
     """``immutable=1`` only on a copy nobody writes; beside a running app ``mode=ro``, which
     sees keys created and destroyed meanwhile (immutable would keep showing an erased key)."""
     if not path.exists():
-        raise KeyStoreError(f"{path}: no key store there")
+        raise KeyStoreError(_("{path}: no key store there").format(path=path))
     mode = "immutable=1" if frozen_copy(path) else "mode=ro"
     try:
         conn = sqlite3.connect(
@@ -132,7 +139,9 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         )
         conn.execute("PRAGMA query_only=ON")
     except sqlite3.Error as err:
-        raise KeyStoreError(f"{path}: cannot open the key store read-only: {err}") from err
+        raise KeyStoreError(
+            failed(_("{path}: cannot open the key store read-only").format(path=path), err)
+        ) from err
     return conn
 
 
@@ -158,7 +167,9 @@ class KeyStore:
             row = self._conn.execute("SELECT value FROM key_meta WHERE key = 'salt'").fetchone()
         except (sqlite3.Error, OSError) as err:
             self._conn.close()
-            raise KeyStoreError(f"{self.path}: not a usable key store: {err}") from err
+            raise KeyStoreError(
+                failed(_("{path}: not a usable key store").format(path=self.path), err)
+            ) from err
         self._salt = bytes.fromhex(str(row[0]))
         # caches of this process, dropped whenever the store's erasure generation changed
         # (a forget here or in any other process: checked before every read and seal, CT11)
@@ -176,7 +187,7 @@ class KeyStore:
                 "SELECT value FROM key_meta WHERE key = 'generation'"
             ).fetchone()
         except sqlite3.Error as err:
-            raise KeyStoreError(f"{self.path}: {err}") from err
+            raise KeyStoreError(_store_failed(self.path, err)) from err
         return str(row[0]) if row else ""
 
     def _fresh(self) -> None:
@@ -198,7 +209,7 @@ class KeyStore:
     def pseudonym(self, person: str, *, create: bool = True) -> str | None:
         """The person's pseudonym (made with a new key on first use unless ``create=False``)."""
         if not person:
-            raise ValueError("a person identifier cannot be empty")
+            raise ValueError(_("a person identifier cannot be empty"))
         self._fresh()
         known = self._by_person.get(person)
         if known is not None:
@@ -223,7 +234,7 @@ class KeyStore:
                         "SELECT pseudonym, key FROM person_key WHERE digest = ?", (digest,)
                     ).fetchone()
             except sqlite3.Error as err:
-                raise KeyStoreError(f"{self.path}: {err}") from err
+                raise KeyStoreError(_store_failed(self.path, err)) from err
             if row is None:
                 return None
             self._keys[str(row[0])] = bytes(row[1])
@@ -241,7 +252,7 @@ class KeyStore:
                     "SELECT key FROM person_key WHERE pseudonym = ?", (pseudonym,)
                 ).fetchone()
             except sqlite3.Error as err:
-                raise KeyStoreError(f"{self.path}: {err}") from err
+                raise KeyStoreError(_store_failed(self.path, err)) from err
             if row is None:
                 return None
             key = bytes(row[0])
@@ -266,7 +277,9 @@ class KeyStore:
             if cipher is not None:
                 break
         else:
-            raise KeyStoreError(f"{self.path}: the person's key vanished while sealing")
+            raise KeyStoreError(
+                _("{path}: the person's key vanished while sealing").format(path=self.path)
+            )
         return pseudonym, seal_with(cipher, pseudonym, fields)
 
     def open(self, pseudonym: str, sealed: str) -> dict[str, Any] | None:
@@ -281,7 +294,7 @@ class KeyStore:
                     "SELECT 1 FROM erased WHERE pseudonym = ?", (pseudonym,)
                 ).fetchone()
             except sqlite3.Error as err:
-                raise KeyStoreError(f"{self.path}: {err}") from err
+                raise KeyStoreError(_store_failed(self.path, err)) from err
         return row is not None
 
     def forget(self, person: str) -> str | None:
@@ -366,7 +379,7 @@ class KeyStore:
                     "SELECT pseudonym FROM erasure_pending ORDER BY time, pseudonym"
                 ).fetchall()
             except sqlite3.Error as err:
-                raise KeyStoreError(f"{self.path}: {err}") from err
+                raise KeyStoreError(_store_failed(self.path, err)) from err
         return [str(r[0]) for r in rows]
 
     def finish_forget(self, pseudonym: str, *, remember: bool = False) -> None:
@@ -442,7 +455,7 @@ class KeyStore:
                     for p, t in self._conn.execute("SELECT pseudonym, time FROM erased")
                 ]
             except sqlite3.Error as err:
-                raise KeyStoreError(f"{self.path}: {err}") from err
+                raise KeyStoreError(_store_failed(self.path, err)) from err
         return self._salt, keys, erased
 
     def destroy(self, pseudonyms: list[str]) -> None:
@@ -464,7 +477,7 @@ class KeyStore:
             except sqlite3.Error as err:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
-                raise KeyStoreError(f"{self.path}: {err}") from err
+                raise KeyStoreError(_store_failed(self.path, err)) from err
             self._keys.clear()
             self._ciphers.clear()
             self._pseudonyms.clear()
@@ -483,7 +496,7 @@ class KeyStore:
             try:
                 self._conn.execute("DELETE FROM key_meta WHERE key = 'scrub'")
             except sqlite3.Error as err:
-                raise ErasureError(f"{self.path}: {err}") from err
+                raise ErasureError(_store_failed(self.path, err)) from err
 
 
 def open_key_store(path: Path, audit_log: AuditLog, *, read_only: bool = False) -> PersonKeys:
@@ -500,8 +513,10 @@ def open_key_store(path: Path, audit_log: AuditLog, *, read_only: bool = False) 
         return KeyStore(path, read_only=read_only)
     if not getattr(audit_log, "has_key_tables", False):
         log.warning(
-            "the audit schema has no person key table: keys stay in %s, so an erasure does not "
-            "reach the other desktops sharing this log; run `custodia audit bootstrap` again",
+            _(
+                "the audit schema has no person key table: keys stay in %s, so an erasure does not "
+                "reach the other desktops sharing this log; run `custodia audit bootstrap` again"
+            ),
             path,
         )
         return KeyStore(path, read_only=read_only)
@@ -531,7 +546,7 @@ def open_key_store(path: Path, audit_log: AuditLog, *, read_only: bool = False) 
         finally:
             local.close()
     except ErasureError as err:  # adopted and deleted; old copies scrubbed at the next start
-        log.warning("the adopted local keys are deleted but not scrubbed yet: %s", err)
+        log.warning(_("the adopted local keys are deleted but not scrubbed yet: %s"), err)
     except KeyStoreError:
         shared.close()
         raise

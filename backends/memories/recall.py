@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from backends.i18n import N_, _, number
 from backends.memories.entities import (
     EntityIndex,
     _bare,
@@ -66,7 +67,13 @@ __all__ = [
     "relations",
 ]
 
-_KIND_LABEL = {"date": "a date", "person": "a person", "place": "a place", "number": "a number"}
+#: why a hit was found, in the user's language (the words built here are shown as they are)
+_KIND_LABEL = {
+    "date": N_("has a date"),
+    "person": N_("has a person"),
+    "place": N_("has a place"),
+    "number": N_("has a number"),
+}
 
 # -- the pipeline ----------------------------------------------------------------------------
 
@@ -229,7 +236,10 @@ class Recall:
         # what is shown and compared with the threshold: the cosine with the question as
         # asked (the names added to it make every memory naming them look closer)
         asked_cosine = cosine if text == query else self.store.similarities(plain, texts)
-        reasons: list[list[str]] = [[f"meaning {asked_cosine.get(t, 0.0):.2f}"] for t in texts]
+        meaning = _("meaning {0}")
+        reasons: list[list[str]] = [
+            [meaning.format(number(asked_cosine.get(t, 0.0), 2))] for t in texts
+        ]
         score = _z(first) if s.fusion == "z" else 2.0 / (s.rank_constant + _ranks(first))
         if pending is not None and second is not None:
             self._fuse(second, pending.result()[0], texts, first, score, reasons, s)
@@ -241,7 +251,7 @@ class Recall:
             for i, t in enumerate(texts):
                 if kind in holds(t, people):
                     score[i] += s.kind_weight * unit
-                    reasons[i].append(f"has {_KIND_LABEL[kind]}")
+                    reasons[i].append(_(_KIND_LABEL[kind]))
         return _best(texts, asked_cosine, score, reasons, k, threshold)
 
     def _question(self, query: str, s: RecallSettings) -> tuple[str, set[str], set[str]]:
@@ -304,7 +314,7 @@ class Recall:
             c = s.rank_constant
             score[readable] = 1.0 / (c + _ranks(first[readable])) + 1.0 / (c + _ranks(other))
         for j, i in enumerate(readable):
-            reasons[i].append(f"{_short(second.name)} {other[j]:.2f}")
+            reasons[i].append(f"{_short(second.name)} {number(other[j], 2)}")
 
     def signal_vectors(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """The second embedder's vectors of ``texts``: stored ones, the rest computed and kept."""
@@ -337,9 +347,9 @@ def _boost_named(
             score[i] += bonus
         if hit_names:
             shown = [_display(t, p) for p in hit_names[:2]]
-            reasons[i].append("name: " + ", ".join(shown))
+            reasons[i].append(_("name: {0}").format(", ".join(shown)))
         elif about:
-            reasons[i].append("about: " + ", ".join(about[:2]))
+            reasons[i].append(_("about: {0}").format(", ".join(about[:2])))
 
 
 def _best(

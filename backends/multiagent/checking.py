@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from backends.i18n import N_
 from backends.multiagent.events import RETRY, VERIFICATION, VERIFYING
 from backends.multiagent.run import Run
 from backends.multiagent.team import EXPERTS
@@ -79,8 +80,8 @@ def _check_once(run: Run, step: dict[str, Any], number: int) -> Attempt:
     answer = str(step.get("result") or "")
     data = run.session.data
     given = [
-        ("the tests you attached", str(data.get("tests") or "")),
-        ("the tests in the task", find_tests(run.session.task)),
+        (N_("the tests you attached"), str(data.get("tests") or "")),
+        (N_("the tests in the task"), find_tests(run.session.task)),
     ]
     source, _why = python_source(answer)
     code, own_tests = split_tests(source)
@@ -94,7 +95,7 @@ def _check_once(run: Run, step: dict[str, Any], number: int) -> Attempt:
     ):
         _ask_tester(run, step, code)
     tests, why_none = written_tests(str(step.get("tester") or ""))
-    given.append(("tests the tester wrote", tests))
+    given.append((N_("tests the tester wrote"), tests))
     missing = ""
     if "tester" in step and why_none:
         twice = " twice" if step.get("tester_drafts") else ""

@@ -59,7 +59,11 @@ def verification_lines(session: Session) -> list[str]:
     record = session.data.get("verification")
     if session.phase != "done" or not isinstance(record, dict):
         return []
-    lines = [f"verification: {LABELS[status_of(session.data)]} — {record.get('summary', '')}"]
+    lines = [
+        _("verification: {label} — {summary}").format(
+            label=_(LABELS[status_of(session.data)]), summary=record.get("summary", "")
+        )
+    ]
     for step in session.data.get("steps") or []:
         check = step.get("verification")
         if not isinstance(check, dict) or check.get("status") not in LABELS:
@@ -70,7 +74,7 @@ def verification_lines(session: Session) -> list[str]:
         retried = f", {len(attempts)} attempts" if len(attempts) > 1 else ""
         lines.append(
             f"  step {step.get('index')} ({step.get('expert')}): "
-            f"{LABELS[check['status']]} — {check.get('summary', '')}{retried}"
+            f"{_(LABELS[check['status']])} — {check.get('summary', '')}{retried}"
         )
         last = attempts[-1] if attempts else {}
         if last.get("tests_from"):

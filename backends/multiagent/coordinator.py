@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from backends import failures
 from backends.errors import (
     CancelledError,
     CustodiaEnvironmentError,
@@ -34,6 +35,7 @@ from backends.errors import (
     ModelUnavailableError,
     StoreUnavailableError,
 )
+from backends.i18n import _
 from backends.models.chat import ChatModel
 from backends.multiagent.checking import check_line, step_done, verify_step
 from backends.multiagent.events import SESSION_STARTED, WARNING, Feed
@@ -221,7 +223,7 @@ class Coordinator:
         try:
             return self.run_locks.acquire(session_id), []
         except StoreUnavailableError as err:
-            log.warning("multi-agent: running %s without its run lock: %s", session_id, err)
+            log.warning(_("multi-agent: running %s without its run lock: %s"), session_id, err)
             return None, [
                 f"Could not take the run lock ({err}); make sure no other Custodia process "
                 "runs this session at the same time."
@@ -240,7 +242,7 @@ class Coordinator:
             return session
         resumed = bool(session.events)
         if resumed:
-            ctx.event(SESSION_STARTED, f"Resuming: {session.task}", resumed=True)
+            ctx.event(SESSION_STARTED, _("Resuming: {0}").format(session.task), resumed=True)
         else:
             ctx.event(SESSION_STARTED, session.task)
         for note in notes:
@@ -254,25 +256,29 @@ class Coordinator:
             self._review(ctx)
         except CancelledError:
             if self._quitting.is_set():
-                ctx.event(WARNING, "Stopped because Custodia was closed; resume to continue.")
+                ctx.event(WARNING, _("Stopped because Custodia was closed; resume to continue."))
                 raise
-            ctx.finish("cancelled", "Cancelled by the user; resume to continue.")
+            ctx.finish("cancelled", _("Cancelled by the user; resume to continue."))
             raise
         except CustodiaEnvironmentError as err:
             session.data["error"] = str(err)
-            ctx.finish("failed", f"Failed: {err}")
+            ctx.finish("failed", _("Failed: {0}").format(err))
             raise
         except Exception as err:
-            log.exception("multi-agent session %s crashed", session.session_id)
+            log.exception(_("multi-agent session %s crashed"), session.session_id)
             session.data["error"] = f"{type(err).__name__}: {err}"
-            ctx.finish("failed", f"Failed (bug, see the log): {type(err).__name__}: {err}")
+            ctx.finish(
+                "failed",
+                _("Failed (a bug, see the log): {0}").format(f"{type(err).__name__}: {err}"),
+            )
             raise
         status, why = session_status(list(session.data.get("steps") or []))
         session.data["verification"] = {"status": status, "label": LABELS[status], "summary": why}
         session.phase = "done"  # the run is over (MA7's phase); what it is worth: its status
         session.data["result"] = assemble_result(session)
         ctx.save()
-        ctx.finish("done", f"Finished — {LABELS[status]}: {why}.", verification=status)
+        finished = _("Finished — {label}: {why}.").format(label=_(LABELS[status]), why=why)
+        ctx.finish("done", finished, verification=status)
         return session.copy()
 
     def _need_a_model(self) -> None:
@@ -298,7 +304,12 @@ class Coordinator:
             raise
         except StoreUnavailableError as err:
             self.memory_state.fail(err)
-            ctx.event(WARNING, f"Semantic memory unavailable, going on without it: {err}")
+            ctx.event(
+                WARNING,
+                _("Semantic memory unavailable, going on without it: {0}").format(
+                    failures.explain(err)
+                ),
+            )
             return None
         self.memory_state.recover()
         return memory

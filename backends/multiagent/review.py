@@ -79,7 +79,7 @@ def guard_review(
     }
     kept: list[str] = []
     withheld: list[Shown] = []
-    label = LABELS.get(status, status)
+    label = _(LABELS.get(status, status))
     for kind, text in _review_segments(review):
         if kind == "code":
             if _norm_code(text) in written:
@@ -101,7 +101,7 @@ def guard_review(
                     bad.append(Shown(sentence, WITHHELD, reason=reason))
                 elif wrong:
                     reason = _("it claims the code is {0}; the check found: {1}").format(
-                        LABELS[sorted(wrong)[0]], label
+                        _(LABELS[sorted(wrong)[0]]), label
                     )
                     bad.append(Shown(sentence, WITHHELD, reason=reason))
             withheld += bad

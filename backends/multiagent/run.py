@@ -11,7 +11,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from backends import failures
 from backends.errors import DimensionMismatchError, StoreUnavailableError
+from backends.i18n import _
 from backends.models.chat import Prompt
 from backends.multiagent.events import (
     EXPERT_RESULT,
@@ -129,7 +131,11 @@ class Run:
             raise
         except StoreUnavailableError as err:
             self.c.memory_state.fail(err)
-            self.event(WARNING, f"Semantic memory search failed: {err}", expert=expert.name)
+            self.event(
+                WARNING,
+                _("Semantic memory search failed: {0}").format(failures.explain(err)),
+                expert=expert.name,
+            )
             return []
         hits = [h for h in hits if h.score >= self.c.min_score]
         hits.sort(key=lambda h: -h.score)
@@ -162,7 +168,11 @@ class Run:
             raise
         except StoreUnavailableError as err:
             self.c.memory_state.fail(err)
-            self.event(WARNING, f"Could not store the result in memory: {err}", expert=expert.name)
+            self.event(
+                WARNING,
+                _("Could not store the result in memory: {0}").format(failures.explain(err)),
+                expert=expert.name,
+            )
 
     def act(
         self,
@@ -179,11 +189,16 @@ class Run:
         hits = self.retrieve(expert, user, own_session)
         self.event(
             RETRIEVED,
-            f"{len(hits)} related item(s) from semantic memory",
+            _("{count} related item(s) from semantic memory").format(count=len(hits)),
             expert=expert.name,
             hits=[{"collection": h.collection, "score": round(h.score, 3)} for h in hits],
         )
-        self.event(EXPERT_STARTED, f"{expert.name} is working", expert=expert.name, ticket=ticket)
+        self.event(
+            EXPERT_STARTED,
+            _("{expert} is working").format(expert=_(expert.name)),
+            expert=expert.name,
+            ticket=ticket,
+        )
         prompt = Prompt(
             user=user,
             system=expert.system,

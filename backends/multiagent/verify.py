@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from backends.i18n import N_, _
 from backends.multiagent.sandbox import (
     Limits,
     NetworkChoice,
@@ -37,9 +38,9 @@ FAILED: Status = "failed"
 UNVERIFIED: Status = "unverified"
 #: what the user reads for each status (the session list, the phase line, the CLI)
 LABELS: dict[str, str] = {
-    VERIFIED: "verified",
-    FAILED: "failed verification",
-    UNVERIFIED: "unverified draft",
+    VERIFIED: N_("verified"),
+    FAILED: N_("failed verification"),
+    UNVERIFIED: N_("unverified draft"),
 }
 #: a step's check is over when its record holds one of these
 CHECKED: tuple[Status, ...] = (VERIFIED, FAILED, UNVERIFIED)
@@ -265,7 +266,7 @@ def check(
         )
     chosen = [(where, t) for where, t in tests if t.strip()]
     if not chosen and own_tests.strip():
-        chosen = [("the coder's own tests", own_tests)]
+        chosen = [(N_("the coder's own tests"), own_tests)]
     if not chosen:
         summary = "not verifiable: the code parses, but no tests were given or written"
         if missing:
@@ -383,7 +384,9 @@ def session_status(steps: list[dict[str, Any]]) -> tuple[Status, str]:
     ]
     if FAILED in statuses:
         bad = [
-            f"step {s.get('index')}: {s['verification'].get('summary', '')}"
+            _("step {index}: {summary}").format(
+                index=s.get("index"), summary=s["verification"].get("summary", "")
+            )
             for s in checked
             if s["verification"]["status"] == FAILED
         ]
@@ -395,19 +398,24 @@ def session_status(steps: list[dict[str, Any]]) -> tuple[Status, str]:
             if s["verification"].get("attempts")
         )
         retried = any(len(s["verification"].get("attempts") or []) > 1 for s in with_code)
-        after = " after one retry" if retried else ""
-        sources = sorted({str(s["verification"].get("tests_from") or "") for s in with_code})
-        return VERIFIED, f"the code passed {' and '.join(sources)} ({count} of {count}){after}"
+        after = " " + _("after one retry") if retried else ""
+        sources = sorted({_(str(s["verification"].get("tests_from") or "")) for s in with_code})
+        passed = _("the code passed {sources} ({count} of {count})").format(
+            sources=_(" and ").join(sources), count=count
+        )
+        return VERIFIED, passed + after
     if with_code:
         why = "; ".join(
-            f"step {s.get('index')}: "
-            + str(s["verification"].get("summary", "")).removeprefix("not verifiable: ")
+            _("step {index}: {summary}").format(
+                index=s.get("index"),
+                summary=str(s["verification"].get("summary", "")).removeprefix("not verifiable: "),
+            )
             for s in with_code
             if s["verification"]["status"] == UNVERIFIED
         )
-        draft = "the code could not be checked (no tests ran): the model's draft"
+        draft = _("the code could not be checked (no tests ran): the model's draft")
         return UNVERIFIED, f"{draft} — {why}" if why else draft
-    return UNVERIFIED, "nothing in it could be checked (no code): the model's draft"
+    return UNVERIFIED, _("nothing in it could be checked (no code): the model's draft")
 
 
 def _had_code(step: dict[str, Any]) -> bool:

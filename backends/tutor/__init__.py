@@ -12,6 +12,7 @@ The public surface — what the desktop uses: :class:`TutorService` (built by
 returns.
 """
 
+from backends.tutor.answer import reason_text
 from backends.tutor.data import DATA
 from backends.tutor.kb import ImportReport
 from backends.tutor.service import (
@@ -34,4 +35,5 @@ __all__ = [
     "Status",
     "Turn",
     "TutorService",
+    "reason_text",
 ]

@@ -14,6 +14,7 @@ calls down (coverage, grounding, the chat model) and never back into the service
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 from backends import answers, grounding
 from backends.config import Config
 from backends.grounding import CheckedSentence, Quote, Source
-from backends.i18n import N_
+from backends.i18n import N_, _, number
 from backends.models.chat import ChatModel, Prompt, ShouldStop
 from backends.tutor import followup
 from backends.tutor.coverage import Coverage, Judged
@@ -330,6 +331,21 @@ def _why_not_shown(
     if not grounding.answers_the_question(sentences, scored, sources):
         return N_("the model's answer does not come from the passage that answers the question")
     return ""
+
+
+#: the one reason of :func:`_why_not_shown` with numbers in it (the others are messages as
+#: they are)
+_COUNTED = re.compile(r"(\d+) of (\d+) sentences not found in the passages")
+
+
+def reason_text(reason: str) -> str:
+    """Why the model's answer was not shown (a :class:`Grounding`'s ``reason``, kept in
+    English), in the language messages are in now: the command and the tab say it alike."""
+    if counted := _COUNTED.fullmatch(reason):
+        return _("{bad} of {count} sentences not found in the passages").format(
+            bad=number(int(counted[1])), count=number(int(counted[2]))
+        )
+    return _(reason) if reason else ""
 
 
 def _no_echoes(checked: Grounding, asked: Sequence[str]) -> Grounding:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -32,7 +31,7 @@ from backends.assistants import Context
 from backends.commands import SubParsers, ask_subparsers
 from backends.i18n import _, number, speaking
 from backends.progress import Progress
-from backends.tutor.answer import GENERATED, NOTICE
+from backends.tutor.answer import GENERATED, NOTICE, reason_text
 from backends.tutor.indexing import Status
 from backends.tutor.kb import SHARED, ScopeError, collect_files, user_scope
 from backends.tutor.retrieval import CONTEXT_PASSAGES, MAX_PASSAGES
@@ -238,7 +237,7 @@ def _print_answer(turn: Turn) -> None:
     print(
         "\n"
         + _("The model's answer, not shown as fact ({reason}):").format(
-            reason=_reason_text(g.reason)
+            reason=reason_text(g.reason)
         )
     )
     for sentence in g.sentences:
@@ -247,19 +246,6 @@ def _print_answer(turn: Turn) -> None:
         else:
             print(f"  ✗ {sentence.text}")
             print("      " + _("unsupported by your notes: {0}").format(sentence.reason_text()))
-
-
-#: the one reason of a grounding with numbers in it (the others are messages as they are)
-_COUNTED = re.compile(r"(\d+) of (\d+) sentences not found in the passages")
-
-
-def _reason_text(reason: str) -> str:
-    """Why the model's answer was not shown, in the language messages are in now."""
-    if counted := _COUNTED.fullmatch(reason):
-        return _("{bad} of {count} sentences not found in the passages").format(
-            bad=counted[1], count=counted[2]
-        )
-    return _(reason) if reason else ""
 
 
 def _print_sources(turn: Turn) -> None:

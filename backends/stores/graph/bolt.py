@@ -55,6 +55,9 @@ from backends.stores.graph import (
 )
 from backends.stores.server import ServerStore, reached
 
+#: what the storage map calls the engine (its server's own name follows in brackets)
+BOLT_SERVER = N_("Bolt server")
+
 log = logging.getLogger(__name__)
 
 
@@ -216,7 +219,7 @@ class BoltGraph(AllowListedGraph, ServerStore):
             sum(counts.relations.values()),
             None,
             note=entities_note(counts.entities),
-            engine=f"Bolt server ({graph.describe()})",
+            engine=f"{BOLT_SERVER} ({graph.describe()})",  # translated where shown
         )
 
     def __init__(

@@ -10,7 +10,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from backends.tutor import EXTRACTIVE, GENERATED, NOT_COVERED, Turn
+from backends.tutor import EXTRACTIVE, GENERATED, NOT_COVERED, Turn, reason_text
 
 #: the link of an ``[n]`` citation: source n of the turn (``cite:n``)
 CITE_SCHEME = "cite"
@@ -104,7 +104,7 @@ def render_answer(turn: Turn, labels: AnswerLabels | None = None, *, sources: bo
                     f'<span style="color:#9e9e9e"><s>{html.escape(sentence.text)}</s></span> '
                     f'<span style="color:#c62828">✗ {html.escape(labels.unsupported)}</span>'
                 )
-        title = labels.model_answer.format(g.reason)
+        title = labels.model_answer.format(reason_text(g.reason))
         parts.append(
             f'<p style="color:#616161"><b>{html.escape(title)}</b><br>'
             + "<br>".join(lines)

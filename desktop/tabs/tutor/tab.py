@@ -564,12 +564,23 @@ class TutorTab(QWidget):
             supported=self.tr("supported"),
         )
 
+    def _method_name(self, method: str) -> str:
+        """A retrieval method ("vector", "graph") in the user's words."""
+        names = {
+            "graph": self.tr("graph", "retrieval method"),
+            "vector": self.tr("vector", "retrieval method"),
+            "keyword": self.tr("keyword", "retrieval method"),
+            "multilingual": self.tr("multilingual", "retrieval method"),
+        }
+        return names.get(method, method)
+
     def _show_degraded(self, lines: list[str]) -> None:
         """Say which retrieval methods could not run; the details in the tooltip."""
         if not lines:
             self.degraded_notice.setVisible(False)
             return
         methods = sorted({line.split(":", 1)[0] for line in lines})
+        shown = [self._method_name(m) for m in methods]
         if methods == ["graph"]:
             text = self.tr(
                 "Degraded retrieval: the graph is unavailable, so answers come from vector and "
@@ -579,9 +590,13 @@ class TutorTab(QWidget):
             text = self.tr(
                 "Degraded retrieval: {0} unavailable, so answers come from the other "
                 "retrieval methods only (hover for details)."
-            ).format(", ".join(methods))
+            ).format(", ".join(shown))
         self.degraded_notice.setText(text)
-        self.degraded_notice.setToolTip("\n".join(lines))
+        tips = []
+        for line in lines:  # "graph: why" (the method stays English in the turn)
+            method, colon, why = line.partition(": ")
+            tips.append(f"{self._method_name(method)}: {why}" if colon else line)
+        self.degraded_notice.setToolTip("\n".join(tips))
         self.degraded_notice.setVisible(True)
 
     def _on_ask_failed(self, message: str, environment: bool) -> None:

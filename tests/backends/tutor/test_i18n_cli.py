@@ -50,7 +50,7 @@ def test_why_the_models_answer_was_not_shown_is_translated(
     """The reasons stay English in the turn (``--json``) and are translated where shown."""
     import gettext
 
-    from backends.tutor.cli import _reason_text
+    from backends.tutor import reason_text as _reason_text
 
     spanish = {
         "{bad} of {count} sentences not found in the passages": (
