@@ -604,12 +604,12 @@ def user_line(check: doctor.Check, config: Config | None = None) -> str:
     named as everywhere else (:func:`friendly_name`) when ``config`` is given."""
     version = f" {check.version}" if check.version else ""
     dims = check.details.get("dimension")
-    kind = gettext_(check.kind)
+    kind = check.kind_text()  # "0 archivos GGUF", never "0 GGUF file(s)"
     key = chat_model_key(check, config) if config is not None else None
     if key is not None:
         kind = friendly_name("retrieval-only" if check.details.get("retrieval_only") else key)
     what = f"{kind}{version}" + (f", {dims}-d" if dims else "")
-    role, where = gettext_(check.role), gettext_(check.where)  # the check's words, translated
+    role, where = doctor.role_text(check.role), gettext_(check.where)  # the check's words
     if check.ok:
         return f"✓ {role}: {what} — {where}"
     if check.required:

@@ -177,13 +177,24 @@ class ShortcutsDialog(QDialog):
         self.list.setObjectName("shortcuts_list")
         self.list.setHeaderLabels([self.tr("Action"), self.tr("Shortcut")])
         self.list.setRootIsDecorated(False)
+        # the action takes the room left by the shortcut (the last section stretched too,
+        # so each got half and the Spanish actions were cut)
+        self.list.header().setStretchLastSection(False)
         self.list.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.list.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         for what, keys in shortcuts(window):
             item = QTreeWidgetItem([what, keys])
             item.setData(1, Qt.ItemDataRole.UserRole, keys)
+            item.setToolTip(0, what)
             self.list.addTopLevelItem(item)
         layout.addWidget(self.list)
+        # as wide as its longest action and shortcut (Spanish runs ~30 % longer: the actions
+        # were cut at 520 px), within the window it belongs to
+        margins = layout.contentsMargins()
+        wide = sum(self.list.sizeHintForColumn(c) for c in (0, 1)) + margins.left()
+        wide += margins.right() + 2 * self.list.frameWidth() + 24  # and a scroll bar
+        room = window.width() if window.width() > 0 else wide
+        self.resize(max(520, min(wide, room)), 460)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)

@@ -434,6 +434,8 @@ class MessageView(QFrame):
         button.setText(text)
         button.setToolTip(tip)
         button.setAutoRaise(True)
+        # never narrower than its word: a narrow bubble cut Spanish "Editar" to "Edita"
+        button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.header.addWidget(button)
         return button
 

@@ -187,7 +187,7 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     </message>
     <message>
         <source>Model:</source>
-        <extracomment>a message or code block was copied from the transcript (its text) the list is to be read again, the status saying this (an answer was saved...) a conversation was drawn: the list makes it current the file of a conversation being opened no longer exists (deleted elsewhere) a conversation could not be opened (its id, why) an answer ended, however (a conversation confirmed for deletion may go now) set by Stop: the answer ends, what was said is saved (marked stopped) the message being sent until it is on disk (given back if the turn fails before) the turn running answered from the history first (its draft streams after) the messages shown in the transcript (index → text), for their Copy links the conversation on screen, drawn again when the theme changes answers of this session checked against past conversations (CT9), by (conversation id, message index): their sentences are shown marked</extracomment>
+        <extracomment>a message or code block was copied from the transcript (its text) the list is to be read again, the status saying this (an answer was saved...) a conversation was drawn: the list makes it current the file of a conversation being opened no longer exists (deleted elsewhere) a conversation could not be opened (its id, why) an answer ended, however (a conversation confirmed for deletion may go now) set by Stop: the answer ends, what was said is saved (marked stopped) the message being sent until it is on disk (given back if the turn fails before) the turn running answered from the history first (its draft streams after) the messages shown in the transcript (index → text), for their Copy links the conversation on screen, drawn again when the theme changes the model key the last message was sent to (conversation, message) whose withheld draft the user opened (folded otherwise) answers of this session checked against past conversations (CT9), by (conversation id, message index): their sentences are shown marked</extracomment>
         <translation>Modelo:</translation>
     </message>
     <message>
@@ -337,8 +337,8 @@ a code block&apos;s Copy was clicked: the code</extracomment>
         <translation>(El modelo está reformulando; solo se muestra si cada frase se comprueba.) </translation>
     </message>
     <message>
-        <source>Answered by {0}:{1}</source>
-        <translation>Respondido por {0}:{1}</translation>
+        <source>Answered by {0}</source>
+        <translation>Respondido por {0}</translation>
     </message>
     <message>
         <source>Stopped: what was said is kept (marked stopped).</source>
@@ -371,6 +371,14 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     <message>
         <source>Withheld from the model&apos;s draft (not an answer):</source>
         <translation>Retenido del borrador del modelo (no es una respuesta):</translation>
+    </message>
+    <message>
+        <source>Show what was withheld from the model&apos;s draft ({0})</source>
+        <translation>Mostrar lo que se retuvo del borrador del modelo ({0})</translation>
+    </message>
+    <message>
+        <source>Hide what was withheld</source>
+        <translation>Ocultar lo retenido</translation>
     </message>
     <message>
         <source>✓ [n]: quoted from past message n (click a source to open it)</source>
@@ -1575,6 +1583,10 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
         <translation>Deshacer el último cambio en los recuerdos (Ctrl+Z)</translation>
     </message>
     <message>
+        <source>{0} · recall at similarity ≥ {1} ({2})</source>
+        <translation>{0} · se recuerda con similitud ≥ {1} ({2})</translation>
+    </message>
+    <message>
         <source>The memories cannot be opened: {0}</source>
         <translation>No se pueden abrir los recuerdos: {0}</translation>
     </message>
@@ -1599,10 +1611,6 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
         <translation>{0} recuerdos</translation>
     </message>
     <message>
-        <source>{0} · recall at similarity ≥ {1:.2f} ({2})</source>
-        <translation>{0} · se recuerda con similitud ≥ {1:.2f} ({2})</translation>
-    </message>
-    <message>
         <source>Something went wrong (see the log): {0}</source>
         <translation>Algo salió mal (véase el registro): {0}</translation>
     </message>
@@ -1611,8 +1619,8 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
         <translation>Pensando…</translation>
     </message>
     <message>
-        <source>No memory reached similarity {0:.2f}</source>
-        <translation>Ningún recuerdo alcanzó la similitud {0:.2f}</translation>
+        <source>No memory reached similarity {0}</source>
+        <translation>Ningún recuerdo alcanzó la similitud {0}</translation>
     </message>
     <message>
         <source>recall is limited until the memories are re-embedded</source>
@@ -1639,12 +1647,12 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
         <translation>Copiado al portapapeles.</translation>
     </message>
     <message>
-        <source>&lt;b&gt;Memories used to answer&lt;/b&gt; “{0}”</source>
-        <translation>&lt;b&gt;Recuerdos usados para responder&lt;/b&gt; «{0}»</translation>
+        <source>A very similar memory exists: “{0}” ({1}). Update it or keep both?</source>
+        <translation>Ya existe un recuerdo muy parecido: «{0}» ({1}). ¿Actualizarlo o conservar los dos?</translation>
     </message>
     <message>
-        <source>A very similar memory exists: “{0}” ({1:.2f}). Update it or keep both?</source>
-        <translation>Ya existe un recuerdo muy parecido: «{0}» ({1:.2f}). ¿Actualizarlo o conservar los dos?</translation>
+        <source>&lt;b&gt;Memories used to answer&lt;/b&gt; “{0}”</source>
+        <translation>&lt;b&gt;Recuerdos usados para responder&lt;/b&gt; «{0}»</translation>
     </message>
     <message>
         <source>Already remembered: “{0}”</source>
@@ -1687,7 +1695,7 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     <name>MessageBubble</name>
     <message>
         <source>Remember</source>
-        <extracomment>a ✓ [n] mark was clicked: memory n (1-based) of this answer&apos;s memories used &quot;Ask the model to rephrase&quot; was clicked</extracomment>
+        <extracomment>a ✓ [n] mark was clicked: memory n (1-based) of this answer&apos;s memories used &quot;Ask the model to rephrase&quot; was clicked the draft&apos;s withheld sentences are shown (folded by default: the link opens them)</extracomment>
         <translation>Recordar</translation>
     </message>
     <message>
@@ -1709,6 +1717,14 @@ No se borra: sus registros siguen en la cadena (sellados, ilegibles), así que e
     <message>
         <source>Withheld from the model&apos;s draft (not an answer):</source>
         <translation>Retenido del borrador del modelo (no es una respuesta):</translation>
+    </message>
+    <message>
+        <source>Show what was withheld from the model&apos;s draft ({0})</source>
+        <translation>Mostrar lo que se retuvo del borrador del modelo ({0})</translation>
+    </message>
+    <message>
+        <source>Hide what was withheld</source>
+        <translation>Ocultar lo retenido</translation>
     </message>
     <message>
         <source>✓ [n]: a memory you told me says it (click to see which)</source>
@@ -2679,8 +2695,8 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
 <context>
     <name>ProposalRow</name>
     <message>
-        <source>Update “{0}” to “{1}”? (similarity {2:.2f})</source>
-        <translation>¿Actualizar «{0}» a «{1}»? (similitud {2:.2f})</translation>
+        <source>Update “{0}” to “{1}”? (similarity {2})</source>
+        <translation>¿Actualizar «{0}» a «{1}»? (similitud {2})</translation>
     </message>
     <message>
         <source>Remember “{0}”?</source>
@@ -3212,6 +3228,26 @@ last used {1}; {2} turn(s)</source>
     <message>
         <source>supported</source>
         <translation>respaldado</translation>
+    </message>
+    <message>
+        <source>graph</source>
+        <comment>retrieval method</comment>
+        <translation>grafo</translation>
+    </message>
+    <message>
+        <source>vector</source>
+        <comment>retrieval method</comment>
+        <translation>búsqueda vectorial</translation>
+    </message>
+    <message>
+        <source>keyword</source>
+        <comment>retrieval method</comment>
+        <translation>búsqueda por palabras</translation>
+    </message>
+    <message>
+        <source>multilingual</source>
+        <comment>retrieval method</comment>
+        <translation>búsqueda multilingüe</translation>
     </message>
     <message>
         <source>Degraded retrieval: the graph is unavailable, so answers come from vector and keyword retrieval only (hover for details).</source>

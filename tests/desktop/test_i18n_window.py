@@ -314,12 +314,17 @@ def test_system_follows_the_desktop_locale(qapp: Any, monkeypatch: Any) -> None:
 
 def cut_texts(root: QWidget) -> list[str]:
     """Buttons, one-line labels and tab titles narrower than their text (a collapsed pane,
-    0 px wide, shows nothing and cuts nothing)."""
+    0 px wide, shows nothing and cuts nothing; a label that ends in "…" with the whole text
+    in its tooltip, :class:`~desktop.status_bar.ElidedLabel`, is not cut)."""
+    from desktop.status_bar import ElidedLabel
+
     out = []
     for button in root.findChildren(QAbstractButton):
         if button.isVisible() and button.text() and 0 < button.width() < button.sizeHint().width():
             out.append(f"button {button.text()!r}")
     for label in root.findChildren(QLabel):
+        if isinstance(label, ElidedLabel):
+            continue
         wide = label.sizeHint().width() - 1
         if label.isVisible() and label.text() and not label.wordWrap() and 0 < label.width() < wide:
             out.append(f"label {label.text()!r}")

@@ -29,9 +29,11 @@ from backends.conversations import (
 from backends.models.manage import friendly_name
 from backends.progress import Progress
 from backends.services import Lazy
+from desktop import i18n as window_i18n
 from desktop.answer_html import WITHHELD_SCHEME, counts
 from desktop.markdown import markdown_html
 from desktop.send_row import SendRow
+from desktop.status_bar import ElidedLabel
 from desktop.tabs.conversations.jobs import TabJobs
 from desktop.tabs.conversations.results import Composed, Opened, Saved, own_policy
 from desktop.tabs.conversations.transcript import (
@@ -115,7 +117,8 @@ class ChatPanel(QWidget):
         self.model_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         picker_label.setBuddy(self.model_picker)
         picker_row.addWidget(self.model_picker)
-        self.title = QLabel(translate("ConversationsTab", "New conversation"))
+        # a long title ends in "…", the whole of it in the tooltip (it was cut at 760 px)
+        self.title = ElidedLabel(translate("ConversationsTab", "New conversation"))
         self.title.setObjectName("conversation_title")
         self.title.setMinimumWidth(40)
         picker_row.addWidget(self.title, 1)
@@ -480,7 +483,7 @@ class ChatPanel(QWidget):
                 m.content,
                 " · ".join(
                     x
-                    for x in (m.time[:16].replace("T", " "), m.model, stopped if m.stopped else "")
+                    for x in (window_i18n.iso_when(m.time), m.model, stopped if m.stopped else "")
                     if x
                 ),
                 i == highlight,

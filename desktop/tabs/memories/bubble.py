@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QToolButton, QWi
 from backends.answers import MODEL, Answer, Shown
 from backends.grounding import CheckedSentence
 from backends.memories import Hit
+from desktop import i18n as window_i18n
 from desktop import theme
 from desktop.answer_html import WITHHELD_SCHEME, Disclosure, answer_html, counts
 from desktop.markdown import MessageView
@@ -153,7 +154,10 @@ class MessageBubble(MessageView):
         self.rephrase_button.setVisible(skipped)
         self.remember_button.setEnabled(bool(text.strip()))
         if hits:
-            lines = [f"[{n}] {h.similarity:.2f}  {h.text}" for n, h in enumerate(hits, 1)]
+            lines = [
+                f"[{n}] {window_i18n.number(h.similarity, 2)}  {h.text}"
+                for n, h in enumerate(hits, 1)
+            ]
             self.memories_label.setText(self.tr("Memories used:") + "\n" + "\n".join(lines))
             self.memories_label.setVisible(True)
         elif note:

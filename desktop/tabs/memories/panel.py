@@ -207,7 +207,7 @@ class MemoryPanel(QWidget):
         )
         self.memories_used.clear()
         for number, hit in enumerate(hits, 1):
-            item = QTreeWidgetItem([f"{hit.similarity:.2f}", hit.text, hit.why])
+            item = QTreeWidgetItem([window_i18n.number(hit.similarity, 2), hit.text, hit.why])
             item.setData(0, Qt.ItemDataRole.UserRole, hit.similarity)
             item.setToolTip(0, f"[{number}]")
             item.setToolTip(1, f"[{number}] {hit.text}")
@@ -247,7 +247,7 @@ class MemoryPanel(QWidget):
             memory.source, when, memory.embedder or unknown
         )
         if entry.similarity is not None:
-            item.setText(f"{memory.text}    ({entry.similarity:.2f})")
+            item.setText(f"{memory.text}    ({window_i18n.number(entry.similarity, 2)})")
             item.setData(Qt.ItemDataRole.UserRole + 1, entry.similarity)
         if not memory.searchable:
             item.setForeground(Qt.GlobalColor.gray)
@@ -270,8 +270,8 @@ class MemoryPanel(QWidget):
                 else QCoreApplication.translate("MemoriesTab", "{0} memories").format(stats.total)
             )
             text = QCoreApplication.translate(
-                "MemoriesTab", "{0} · recall at similarity ≥ {1:.2f} ({2})"
-            ).format(count, status.recall_threshold, status.embedder)
+                "MemoriesTab", "{0} · recall at similarity ≥ {1} ({2})"
+            ).format(count, window_i18n.number(status.recall_threshold, 2), status.embedder)
         self._set_status(text, limited=status.recall_limited)
         self.reembed_all.setVisible(status.recall_limited and not reembedding)
 

@@ -9,6 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from backends.memories import Proposal
+from desktop import i18n as window_i18n
 
 
 class ProposalRow(QFrame):
@@ -21,8 +22,8 @@ class ProposalRow(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 4)
         if proposal.kind == "update":
-            text = self.tr("Update “{0}” to “{1}”? (similarity {2:.2f})").format(
-                proposal.existing, proposal.text, proposal.similarity
+            text = self.tr("Update “{0}” to “{1}”? (similarity {2})").format(
+                proposal.existing, proposal.text, window_i18n.number(proposal.similarity, 2)
             )
         else:
             text = self.tr("Remember “{0}”?").format(proposal.text)

@@ -34,6 +34,7 @@ from backends.memories import (
 from backends.models.chat import Message
 from backends.progress import Progress
 from backends.services import Lazy, ModelChoices
+from desktop import i18n as window_i18n
 from desktop import theme
 from desktop.model_picker import ModelPicker
 from desktop.send_row import SendRow
@@ -407,7 +408,9 @@ class MemoriesTab(QWidget):
         bubble = self._answer
         note = ""
         if result.remembered is None and not result.used:
-            note = self.tr("No memory reached similarity {0:.2f}").format(result.threshold)
+            note = self.tr("No memory reached similarity {0}").format(
+                window_i18n.number(result.threshold, 2)
+            )
             if self.status is not None and self.status.recall_limited:
                 note += " — " + self.tr("recall is limited until the memories are re-embedded")
         marker = self.tr("[stopped]") if result.stopped else ""
@@ -619,8 +622,8 @@ class MemoriesTab(QWidget):
                 self.proposals.add(proposal)
             self._notice(
                 self.tr(
-                    "A very similar memory exists: “{0}” ({1:.2f}). Update it or keep both?"
-                ).format(outcome.existing, outcome.similarity)
+                    "A very similar memory exists: “{0}” ({1}). Update it or keep both?"
+                ).format(outcome.existing, window_i18n.number(outcome.similarity, 2))
             )
             return
         if outcome.status == "duplicate":
