@@ -9,7 +9,9 @@ apart). Also the note recall@1/@3/@5 of the answering note among the fused passa
 ``bench_tutor --spanish``), and the same questions asked in English (``question_en``) to see
 the gap. Never tune on this set: a set tuned on is no longer held out.
 
-Run: ``python -m bench.bench_tutor_heldout`` (``--file PATH``: another set of the same format).
+Run: ``python -m bench.bench_tutor_heldout`` (``--file PATH``: another set of the same format,
+e.g. the second held-out set ``bench/data/tutor_es_heldout2.json``; results go to
+``bench/results/<set name>.json``).
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         finally:
             tutor.close()
     print(table(summaries))
-    write("tutor_es_heldout", {"summaries": summaries, "details": details})
+    write(path.stem, {"summaries": summaries, "details": details})  # one results file per set
     return {"summaries": summaries}
 
 
