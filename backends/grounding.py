@@ -443,14 +443,24 @@ NOT_IN_CLOSEST = N_("not in the closest passage sentence: {words}")
 OPPOSITE = N_("the closest passage sentence says the opposite (a negation differs)")
 
 
+def _dangling(text: str) -> bool:
+    """A negation that reaches no word (:func:`negated_words`): "not, as often thought, …"."""
+    return negated(text) and not negated_words(text)
+
+
 def _check_one(sentence: str, sources: Sequence[Source]) -> CheckedSentence:
     said, _ = strip_citations(sentence)
     wanted = content(said)
     if not wanted:  # nothing to check: a greeting, "Yes." — not a statement of fact
         return CheckedSentence(said, False, reason=NOTHING_STATED)
-    polarity = negated(said)
-    forbidding = any(w in FORBIDDING for w in words(said))
     wanted_set = set(wanted)
+    # polarity is read alike on both sides: what a negation (or a forbidding word) reaches
+    # among the sentence's words — "… present but not where or why" negates no word, and
+    # was once "the opposite" of itself (issue 27); a negation that reaches no word at all
+    # ("is not, as often thought, safe") must be matched by a negation on the other side
+    polarity = bool(negated_words(said) & wanted_set)
+    forbidding = bool(forbidden_words(said) & wanted_set)
+    said_negated, said_dangling = negated(said), _dangling(said)
     best: tuple[int, int, str, tuple[str, ...]] | None = None  # (missing, number, text, miss)
     for source in sources:
         implicit = set(content(source.title))
@@ -460,9 +470,13 @@ def _check_one(sentence: str, sources: Sequence[Source]) -> CheckedSentence:
             missing_explicit = tuple(w for w in missing if w not in implicit)
             # a negation counts where it reaches the sentence's words ("no improvement" does
             # not negate "adrenaline into the thigh")
-            flips = bool(negated_words(candidate) & wanted_set) != polarity or bool(
-                forbidden_words(candidate) & wanted_set
-            ) != bool(forbidding)
+            reached, candidate_negated = negated_words(candidate), negated(candidate)
+            dangling = said_dangling or (candidate_negated and not reached)
+            flips = (
+                bool(reached & wanted_set) != polarity
+                or bool(forbidden_words(candidate) & wanted_set) != forbidding
+                or (dangling and candidate_negated != said_negated)
+            )
             score = len(missing_explicit) + (len(wanted) if flips else 0)
             if best is None or score < best[0]:
                 best = (score, source.number, candidate, missing_explicit)

@@ -286,7 +286,8 @@ def _stream(
 def _ground(generated: str, judged: Judged, lang: str, chat: ChatModel, stopped: bool) -> Grounding:
     """Which answer is shown, and why (see :meth:`Answerer.reply`)."""
     headings = HEADINGS[lang]
-    covered_by, quotes, sources = judged.coverage, judged.quotes, judged.sources
+    covered_by, sources = judged.coverage, judged.sources
+    quotes = checked_quotes(judged.quotes, sources)
     if not judged.covered:
         return Grounding(
             NOT_COVERED,
@@ -310,6 +311,19 @@ def _ground(generated: str, judged: Judged, lang: str, chat: ChatModel, stopped:
         return Grounding(GENERATED, lang, heading, generated, sentences, quotes, covered_by)
     heading = headings["stopped" if stopped else EXTRACTIVE]
     return Grounding(EXTRACTIVE, lang, heading, generated, sentences, quotes, covered_by, reason)
+
+
+def checked_quotes(quotes: Sequence[Quote], sources: Sequence[Source]) -> tuple[Quote, ...]:
+    """The quotes the support check finds in the passage each cites: a quote is shown as fact
+    only when it passes the check the shown answer is held to (CT9; issue 27: a quoted
+    sentence once failed its own re-check)."""
+    by_number = {s.number: s for s in sources}
+    return tuple(
+        q
+        for q in quotes
+        if q.number in by_number
+        and all(c.supported for c in grounding.check_sentences(q.text, [by_number[q.number]]))
+    )
 
 
 def _why_not_shown(
