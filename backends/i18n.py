@@ -132,6 +132,12 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return _translation.ngettext(singular, plural, n)
 
 
+def pgettext(context: str, message: str) -> str:
+    """``message`` in the installed language as ``context`` means it: one English word may
+    be two Spanish ones (a session's phase "done" is "terminada", a migration's "hecho")."""
+    return _translation.pgettext(context, message)
+
+
 #: how each language writes a number: the thousands separator, the decimal mark, and the
 #: fewest digits left of a group for the group to be marked (CLDR's minimumGroupingDigits,
 #: as QLocale and Babel apply it: Spanish writes 2048 and 12.345, English 2,048 and 12,345)

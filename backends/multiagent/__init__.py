@@ -12,9 +12,11 @@ from backends.multiagent.data import DATA
 from backends.multiagent.events import RETRY, SESSION_FINISHED, VERIFICATION, VERIFYING
 from backends.multiagent.result import assemble_result
 from backends.multiagent.service import MultiAgentService
+from backends.multiagent.summaries import translate as summary_text
 from backends.multiagent.tags import Tags
 from backends.multiagent.tickets import LiveTicket
-from backends.multiagent.verify import LABELS, status_of
+from backends.multiagent.verify import LABELS, session_summary, status_of
+from backends.multiagent.words import limit_text, network_name
 from backends.stores.sessions import PHASES, Session
 from backends.stores.vectors import CollectionStatus, MemoryHit
 
@@ -39,5 +41,9 @@ __all__ = [
     "SessionBusyError",
     "Tags",
     "assemble_result",
+    "limit_text",
+    "network_name",
+    "session_summary",
     "status_of",
+    "summary_text",
 ]

@@ -10,9 +10,11 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from backends.i18n import N_
+from backends import i18n
+from backends.i18n import N_, _
 from backends.multiagent.events import RETRY, VERIFICATION, VERIFYING
 from backends.multiagent.run import Run
+from backends.multiagent.summaries import translate
 from backends.multiagent.team import EXPERTS
 from backends.multiagent.verify import (
     CHECKED,
@@ -27,6 +29,7 @@ from backends.multiagent.verify import (
     split_tests,
     written_tests,
 )
+from backends.multiagent.words import expert_name
 
 
 def verify_step(run: Run, step: dict[str, Any]) -> None:
@@ -48,8 +51,14 @@ def verify_step(run: Run, step: dict[str, Any]) -> None:
             break
         run.event(
             RETRY,
-            f"Step {step['index']} failed its check ({attempt.summary}); "
-            f"the {step['expert']} tries once more with the failure.",
+            _(
+                "Step {index} failed its check ({summary}); the {expert} tries once more "
+                "with the failure."
+            ).format(
+                index=step["index"],
+                summary=translate(attempt.summary),
+                expert=expert_name(step["expert"]),
+            ),
             expert=step["expert"],
             ticket=step["ticket"],
             step=step["index"],
@@ -103,16 +112,25 @@ def _check_once(run: Run, step: dict[str, Any], number: int) -> Attempt:
     if source:
         run.event(
             VERIFYING,
-            f"Checking step {step['index']}'s code: parsing it, then running its tests in "
-            f"a sandbox (no network, {run.c.limits.wall_seconds:g} s, "
-            f"{run.c.limits.memory_mb} MB)",
+            _(
+                "Checking step {index}'s code: parsing it, then running its tests in a "
+                "sandbox (no network, {seconds} s, {mb} MB)"
+            ).format(
+                index=step["index"],
+                seconds=i18n.number(run.c.limits.wall_seconds, None),
+                mb=run.c.limits.memory_mb,
+            ),
             step=step["index"],
         )
     attempt = check(answer, given, number, run.c.limits, run.c.network, missing=missing)
     if source or number > 1:
         run.event(
             VERIFICATION,
-            f"Step {step['index']}: {LABELS[attempt.status]} — {attempt.summary}",
+            _("Step {index}: {label} — {summary}").format(
+                index=step["index"],
+                label=_(LABELS[attempt.status]),
+                summary=translate(attempt.summary),
+            ),
             step=step["index"],
             verification=attempt.to_dict(),
         )
@@ -128,8 +146,10 @@ def _ask_tester(run: Run, step: dict[str, Any], code: str) -> None:
     if why_none:
         run.event(
             RETRY,
-            f"Step {step['index']}: the tester wrote no tests that can run ({why_none}); "
-            "it is asked once more.",
+            _(
+                "Step {index}: the tester wrote no tests that can run ({why}); it is asked "
+                "once more."
+            ).format(index=step["index"], why=translate(why_none)),
             expert="tester",
             ticket=step["ticket"],
             step=step["index"],

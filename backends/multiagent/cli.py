@@ -36,17 +36,30 @@ from backends.i18n import _
 from backends.multiagent.coordinator import RunState
 from backends.multiagent.health import layer_text
 from backends.multiagent.service import MultiAgentService, healthy
-from backends.multiagent.verify import FAILED, LABELS, label, status_of
+from backends.multiagent.summaries import translate as summary_text
+from backends.multiagent.verify import FAILED, LABELS, label, session_summary, status_of
+from backends.multiagent.words import (
+    event_line_parts,
+    expert_name,
+    limit_text,
+    network_name,
+    outcome_name,
+    run_state_text,
+    state_label,
+    status_label,
+)
 from backends.progress import Progress
 from backends.stores.sessions import PHASES, Session
 
 
 def format_event(event: dict[str, Any]) -> str:
-    """One feed event as one terminal line (newlines in the text folded)."""
+    """One feed event as one terminal line (newlines in the text folded), its phase, expert
+    and kind in the user's words (the stored event keeps its own)."""
     stamp = time.strftime("%H:%M:%S", time.localtime(float(event.get("ts", 0.0))))
-    who = f" {event['expert']}" if event.get("expert") else ""
-    text = " ⏎ ".join(line for line in str(event.get("text", "")).splitlines() if line.strip())
-    seq, phase, kind = event.get("seq", 0), event.get("phase", ""), event.get("kind", "")
+    phase, expert, kind, text = event_line_parts(event)
+    who = f" {expert}" if expert else ""
+    text = " ⏎ ".join(line for line in text.splitlines() if line.strip())
+    seq = event.get("seq", 0)
     return f"{stamp} #{seq:<3} [{phase}]{who} {kind}: {text}"
 
 
@@ -61,7 +74,7 @@ def verification_lines(session: Session) -> list[str]:
         return []
     lines = [
         _("verification: {label} — {summary}").format(
-            label=_(LABELS[status_of(session.data)]), summary=record.get("summary", "")
+            label=_(LABELS[status_of(session.data)]), summary=session_summary(session.data)
         )
     ]
     for step in session.data.get("steps") or []:
@@ -71,21 +84,33 @@ def verification_lines(session: Session) -> list[str]:
         attempts = check.get("attempts") or []
         if step.get("expert") != "coder" and not any(a.get("code_lines") for a in attempts):
             continue  # prose: nothing to check, the status line says so
-        retried = f", {len(attempts)} attempts" if len(attempts) > 1 else ""
-        lines.append(
-            f"  step {step.get('index')} ({step.get('expert')}): "
-            f"{_(LABELS[check['status']])} — {check.get('summary', '')}{retried}"
+        said = _("step {index} ({expert}): {label} — {summary}").format(
+            index=step.get("index"),
+            expert=expert_name(str(step.get("expert") or "")),
+            label=status_label(str(check["status"])),
+            summary=summary_text(str(check.get("summary", ""))),
         )
+        if len(attempts) > 1:
+            said = _("{line}, {count} attempts").format(line=said, count=len(attempts))
+        lines.append("  " + said)
         last = attempts[-1] if attempts else {}
         if last.get("tests_from"):
             limits = last.get("limits") or {}
+            ran = _("tests: {source}; sandbox: no network ({network}), {seconds} s, {mb} MB")
             lines.append(
-                f"    tests: {last['tests_from']}; sandbox: no network ({last.get('network')}), "
-                f"{limits.get('wall_seconds')} s, {limits.get('memory_mb')} MB"
+                "    "
+                + ran.format(
+                    source=summary_text(str(last["tests_from"])),
+                    network=network_name(str(last.get("network"))),
+                    seconds=limit_text(limits.get("wall_seconds")),
+                    mb=limit_text(limits.get("memory_mb")),
+                )
             )
         for test in last.get("tests") or []:
-            mark = _MARKS.get(str(test.get("outcome")), "?")
-            lines.append(f"    {mark} {test.get('name')}  {test.get('outcome')}")
+            outcome = str(test.get("outcome"))
+            mark = _MARKS.get(outcome, "?")
+            word = outcome_name(outcome)
+            lines.append(f"    {mark} {test.get('name')}  {word}")
             if test.get("outcome") != "passed":
                 out = [x for x in str(test.get("output") or "").splitlines() if x.strip()]
                 lines += [f"        {x}" for x in out[-4:]]
@@ -179,7 +204,7 @@ def _cmd_ask(args: argparse.Namespace, context: Context) -> int:
         print(line, flush=True)
     print(
         _("session: {session_id} {label}").format(
-            session_id=final.session_id, label=label(final.phase, final.data)
+            session_id=final.session_id, label=state_label(final.phase, final.data)
         ),
         flush=True,
     )
@@ -200,8 +225,8 @@ def _warn_degraded(health: dict[str, str]) -> None:
 def _phase_text(session: Session, states: dict[str, RunState]) -> str:
     """The phase, with what the tab shows too: "(interrupted)", "(running in another …)"."""
     state = states.get(session.session_id)
-    shown = label(session.phase, session.data)
-    return f"{shown} ({state.label})" if state is not None else shown
+    shown = state_label(session.phase, session.data)
+    return f"{shown} ({run_state_text(state.kind, state.pid)})" if state is not None else shown
 
 
 def _cmd_sessions(args: argparse.Namespace, context: Context) -> int:
@@ -246,7 +271,8 @@ def _cmd_sessions(args: argparse.Namespace, context: Context) -> int:
                 print(_("no sessions"))
         if args.health:
             for layer, status in service.probe().items():
-                print(f"[{'ok' if status == 'ok' else 'FAIL':>4}] {layer}: {status}")
+                mark = _("ok") if status == "ok" else _("FAIL")
+                print(f"[{mark:>4}] {layer_text(layer, status)}")
     if args.health and not healthy(service.health()):
         return 1
     return 0

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from backends import failures
+from backends import failures, i18n
 from backends.errors import (
     CancelledError,
     CustodiaEnvironmentError,
@@ -35,7 +35,7 @@ from backends.errors import (
     ModelUnavailableError,
     StoreUnavailableError,
 )
-from backends.i18n import _
+from backends.i18n import N_, _
 from backends.models.chat import ChatModel
 from backends.multiagent.checking import check_line, step_done, verify_step
 from backends.multiagent.events import SESSION_STARTED, WARNING, Feed
@@ -50,6 +50,7 @@ from backends.multiagent.sessions import SessionStore
 from backends.multiagent.team import EXPERTS
 from backends.multiagent.tickets import Ticket, TicketBoard
 from backends.multiagent.verify import LABELS, session_status
+from backends.multiagent.words import expert_name
 from backends.progress import Progress
 from backends.stores.sessions import ACTIVE_PHASES, Session
 from backends.stores.vectors import SemanticMemory
@@ -57,6 +58,10 @@ from backends.stores.vectors import SemanticMemory
 log = logging.getLogger(__name__)
 
 MemoryProvider = Callable[[], SemanticMemory]
+
+#: why the chat model answers without a model (``RetrievalOnlyChat.reason``), as the model
+#: registry and the conversations' picker write it
+_RETRIEVAL_ONLY_REASONS = (N_("selected in settings"), N_("chosen in the model picker"))
 
 #: the reviewer's token budget, in steps' budgets: its final answer must not stop mid-line
 REVIEW_BUDGET = 3
@@ -276,6 +281,8 @@ class Coordinator:
         session.data["verification"] = {"status": status, "label": LABELS[status], "summary": why}
         session.phase = "done"  # the run is over (MA7's phase); what it is worth: its status
         session.data["result"] = assemble_result(session)
+        # the language it is written in: the tab assembles it again to show it in another
+        session.data["result_language"] = i18n.current()
         ctx.save()
         finished = _("Finished — {label}: {why}.").format(label=_(LABELS[status]), why=why)
         ctx.finish("done", finished, verification=status)
@@ -287,12 +294,13 @@ class Coordinator:
         the session fails (resumable) with the reason instead."""
         model = self.chat()
         if model.retrieval_only:
-            reason = getattr(model, "reason", "") or "retrieval-only mode is selected"
-            raise ModelUnavailableError(
-                f"the multi-agent team needs a chat model to plan and write, and none is "
-                f"available ({reason}); start its server or choose another model in "
-                "Settings (or CUSTODIA_CHAT_MODEL), restart Custodia, then resume"
-            )
+            reason = getattr(model, "reason", "") or N_("retrieval-only mode is selected")
+            said = _(
+                "the multi-agent team needs a chat model to plan and write, and none is "
+                "available ({reason}); start its server or choose another model in Settings, "
+                "restart Custodia, then resume"
+            ).format(reason=_(reason))
+            raise ModelUnavailableError(failures.with_details(said, "CUSTODIA_CHAT_MODEL"))
 
     def _open_memory(self, ctx: Run) -> SemanticMemory | None:
         if self._memory is None:
@@ -334,7 +342,12 @@ class Coordinator:
                     "created_at": ticket.created_at,
                 }
             )
-            ctx.ticket(ticket, f"Step {index} → {expert}: {title}")
+            ctx.ticket(
+                ticket,
+                _("Step {index} → {expert}: {title}").format(
+                    index=index, expert=expert_name(expert), title=title
+                ),
+            )
         data["plan"] = text
         data["steps"] = steps
         ctx.save()
@@ -361,7 +374,12 @@ class Coordinator:
                 created_at=step.get("created_at", 0.0),
             )
             if step.get("result") is None:
-                ctx.ticket(ticket, f"{step['expert']} took step {step['index']}")
+                ctx.ticket(
+                    ticket,
+                    _("{expert} took step {index}").format(
+                        expert=expert_name(step["expert"]), index=step["index"]
+                    ),
+                )
                 prompt = f"Task: {task}\nYour step ({step['index']}): {step['title']}"
                 result = ctx.act(EXPERTS[step["expert"]], prompt, ticket=step["ticket"])
                 step["result"] = result
@@ -370,7 +388,9 @@ class Coordinator:
             verify_step(ctx, step)
             ctx.ticket(
                 ticket.handed("reviewer", "review"),
-                f"{step['expert']} handed step {step['index']} to the reviewer",
+                _("{expert} handed step {index} to the reviewer").format(
+                    expert=expert_name(step["expert"]), index=step["index"]
+                ),
             )
 
     def _review(self, ctx: Run) -> None:

@@ -8,10 +8,26 @@ from __future__ import annotations
 
 import re
 
-from backends.i18n import _
+from backends.i18n import _, number
 from backends.multiagent.plan import BULLET
 from backends.multiagent.review import guard_review
-from backends.multiagent.verify import CHECKED, FAILED, LABELS, UNVERIFIED, VERIFIED
+from backends.multiagent.summaries import translate as summary_text
+from backends.multiagent.verify import (
+    CHECKED,
+    FAILED,
+    LABELS,
+    UNVERIFIED,
+    VERIFIED,
+    session_summary,
+)
+from backends.multiagent.words import (
+    expert_name,
+    limit_text,
+    network_name,
+    outcome_name,
+    phase_name,
+    status_label,
+)
 from backends.stores.sessions import Session
 
 _SENTENCE_END = re.compile(r"[.!?…)\]`\"'»”:;]\s*$")
@@ -46,11 +62,11 @@ def assemble_result(session: Session) -> str:
         record = data.get("verification")
         status = record.get("status") if isinstance(record, dict) else None
         headings: dict[str, str] = {
-            FAILED: "## Answer — the reviewer's words; the code failed its check",
-            UNVERIFIED: "## Answer — the reviewer's words, unchecked",
+            FAILED: _("Answer — the reviewer's words; the code failed its check"),
+            UNVERIFIED: _("Answer — the reviewer's words, unchecked"),
         }
         shown, withheld = guard_review(review, str(status or UNVERIFIED), steps=data.get("steps"))
-        lines += [headings.get(str(status), "## Answer"), ""]
+        lines += ["## " + headings.get(str(status), _("Answer")), ""]
         lines += [shown or _("*(Nothing of the reviewer's words can be shown: see below.)*"), ""]
         if withheld:
             lines.append(_("*Withheld from the reviewer's words:*"))
@@ -58,26 +74,34 @@ def assemble_result(session: Session) -> str:
             lines.append("")
         if cut:
             lines += [
-                "*(The reviewer's answer reached the length limit; cut at its last "
-                "complete sentence.)*",
+                _(
+                    "*(The reviewer's answer reached the length limit; cut at its last "
+                    "complete sentence.)*"
+                ),
                 "",
             ]
     steps = list(data.get("steps") or [])
     if steps:
-        lines += ["## Steps", ""]
+        lines += ["## " + _("Steps"), ""]
     for step in steps:
         title = str(step.get("title", "")).strip()
-        lines += [f"### {step.get('index', '?')}. {title} — {step.get('expert', '')}", ""]
+        expert = expert_name(str(step.get("expert", "")))
+        lines += [f"### {step.get('index', '?')}. {title} — {expert}", ""]
         result = step.get("result")
         if result is None:
-            lines += ["*(not done yet)*", ""]
+            lines += ["*" + _("(not done yet)") + "*", ""]
         else:
-            lines += [str(result).strip() or "*(no text)*", ""]
+            lines += [str(result).strip() or "*" + _("(no text)") + "*", ""]
         check = step.get("verification")
         if isinstance(check, dict) and check.get("status") in CHECKED:
-            lines += [f"*Check: {LABELS[check['status']]} — {check.get('summary', '')}*", ""]
+            said = _("Check: {label} — {summary}").format(
+                label=status_label(str(check["status"])),
+                summary=summary_text(str(check.get("summary", ""))),
+            )
+            lines += [f"*{said}*", ""]
     if not review and session.phase != "done":
-        lines += [f"*(Session {session.phase}: no final answer yet.)*", ""]
+        said = _("(Session {phase}: no final answer yet.)").format(phase=phase_name(session.phase))
+        lines += [f"*{said}*", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -96,31 +120,53 @@ def verification_markdown(session: Session) -> list[str]:
     if session.phase != "done" or not isinstance(record, dict):
         return []
     status = str(record.get("status") or UNVERIFIED)
-    lines = [f"## {LABELS.get(status, status).capitalize()}", "", f"{record.get('summary', '')}."]
+    heading = _(LABELS[status]) if status in LABELS else status
+    lines = [f"## {heading[:1].upper()}{heading[1:]}", "", f"{session_summary(session.data)}."]
     if status == UNVERIFIED:
-        lines[-1] += " Nothing here was run: read it as the model's draft."
+        lines[-1] += " " + _("Nothing here was run: read it as the model's draft.")
     lines.append("")
     for step in session.data.get("steps") or []:
         check = step.get("verification")
         if not isinstance(check, dict) or check.get("status") not in CHECKED:
             continue
         attempts = list(check.get("attempts") or [])
-        head = f"**Step {step.get('index')}** ({step.get('expert')}): "
-        lines += [head + f"{LABELS[check['status']]} — {check.get('summary', '')}", ""]
+        step_name = _("Step {index}").format(index=step.get("index"))
+        lines += [
+            _("{step} ({expert}): {label} — {summary}").format(
+                step=f"**{step_name}**",
+                expert=expert_name(str(step.get("expert") or "")),
+                label=status_label(str(check["status"])),
+                summary=summary_text(str(check.get("summary", ""))),
+            ),
+            "",
+        ]
         for attempt in attempts:
             if len(attempts) > 1:
-                lines += [f"Attempt {attempt.get('attempt')}: {attempt.get('summary', '')}", ""]
+                said = _("Attempt {number}: {summary}").format(
+                    number=attempt.get("attempt"),
+                    summary=summary_text(str(attempt.get("summary", ""))),
+                )
+                lines += [said, ""]
             if attempt.get("tests_from"):
                 limits = attempt.get("limits") or {}
+                ran = _(
+                    "Tests: {source}; sandbox: no network ({network}), {seconds} s, {mb} MB, "
+                    "{took} s"
+                )
                 lines += [
-                    f"Tests: {attempt['tests_from']}; sandbox: no network "
-                    f"({attempt.get('network')}), {limits.get('wall_seconds', '?')} s, "
-                    f"{limits.get('memory_mb', '?')} MB, {attempt.get('seconds', 0):.2f} s",
+                    ran.format(
+                        source=summary_text(str(attempt["tests_from"])),
+                        network=network_name(str(attempt.get("network"))),
+                        seconds=limit_text(limits.get("wall_seconds", "?")),
+                        mb=limit_text(limits.get("memory_mb", "?")),
+                        took=number(float(attempt.get("seconds") or 0), 2),
+                    ),
                     "",
                 ]
             for test in attempt.get("tests") or []:
-                mark = _MARKS.get(str(test.get("outcome")), "?")
-                lines.append(f"- {mark} `{test.get('name')}` — {test.get('outcome')}")
+                outcome = str(test.get("outcome"))
+                mark = _MARKS.get(outcome, "?")
+                lines.append(f"- {mark} `{test.get('name')}` — {outcome_name(outcome)}")
             if attempt.get("tests"):
                 lines.append("")
             failures = [t for t in attempt.get("tests") or [] if t.get("outcome") != "passed"]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from backends.i18n import N_, _
+from backends.multiagent import summaries
 from backends.multiagent.sandbox import (
     Limits,
     NetworkChoice,
@@ -385,7 +386,8 @@ def session_status(steps: list[dict[str, Any]]) -> tuple[Status, str]:
     if FAILED in statuses:
         bad = [
             _("step {index}: {summary}").format(
-                index=s.get("index"), summary=s["verification"].get("summary", "")
+                index=s.get("index"),
+                summary=summaries.translate(str(s["verification"].get("summary", ""))),
             )
             for s in checked
             if s["verification"]["status"] == FAILED
@@ -408,7 +410,9 @@ def session_status(steps: list[dict[str, Any]]) -> tuple[Status, str]:
         why = "; ".join(
             _("step {index}: {summary}").format(
                 index=s.get("index"),
-                summary=str(s["verification"].get("summary", "")).removeprefix("not verifiable: "),
+                summary=summaries.translate(
+                    str(s["verification"].get("summary", "")).removeprefix("not verifiable: ")
+                ),
             )
             for s in with_code
             if s["verification"]["status"] == UNVERIFIED
@@ -416,6 +420,21 @@ def session_status(steps: list[dict[str, Any]]) -> tuple[Status, str]:
         draft = _("the code could not be checked (no tests ran): the model's draft")
         return UNVERIFIED, f"{draft} — {why}" if why else draft
     return UNVERIFIED, _("nothing in it could be checked (no code): the model's draft")
+
+
+def session_summary(data: dict[str, Any]) -> str:
+    """Why a finished session is what it is, in the installed language: said again from its
+    steps' checks (the stored line is in the language the run spoke, English before there
+    was a Spanish Custodia); the stored line when its steps say something else or nothing."""
+    record = data.get("verification")
+    if not isinstance(record, dict):
+        return ""
+    stored = str(record.get("summary") or "")
+    steps = [s for s in data.get("steps") or [] if isinstance(s, dict)]
+    if not any(isinstance(s.get("verification"), dict) for s in steps):
+        return summaries.translate(stored)
+    status, why = session_status(steps)
+    return why if status == record.get("status") else summaries.translate(stored)
 
 
 def _had_code(step: dict[str, Any]) -> bool:

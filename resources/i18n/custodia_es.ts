@@ -2313,6 +2313,14 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
         <translation>Reconstruir la memoria semántica con el vectorizador configurado</translation>
     </message>
     <message>
+        <source>Nothing similar (similarity ≥ {0}); {1} weaker match(es) hidden.</source>
+        <translation>Nada parecido (similitud ≥ {0}); {1} coincidencia(s) más débil(es) oculta(s).</translation>
+    </message>
+    <message>
+        <source>{0} weaker match(es) below similarity {1} hidden.</source>
+        <translation>{0} coincidencia(s) más débil(es) con similitud inferior a {1} oculta(s).</translation>
+    </message>
+    <message>
         <source>planning</source>
         <translation>planificando</translation>
     </message>
@@ -2331,6 +2339,26 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>cancelled</source>
         <translation>cancelada</translation>
+    </message>
+    <message>
+        <source>planner</source>
+        <translation>planificador</translation>
+    </message>
+    <message>
+        <source>coder</source>
+        <translation>programador</translation>
+    </message>
+    <message>
+        <source>researcher</source>
+        <translation>investigador</translation>
+    </message>
+    <message>
+        <source>tester</source>
+        <translation>probador</translation>
+    </message>
+    <message>
+        <source>reviewer</source>
+        <translation>revisor</translation>
     </message>
     <message>
         <source>verified</source>
@@ -2597,14 +2625,6 @@ Este equipo: {1} de memoria disponible de {2}.</translation>
     <message>
         <source>Nothing related is remembered yet.</source>
         <translation>Todavía no hay nada relacionado en memoria.</translation>
-    </message>
-    <message>
-        <source>Nothing similar (similarity ≥ {0:.2f}); {1} weaker match(es) hidden.</source>
-        <translation>Nada parecido (similitud ≥ {0:.2f}); {1} coincidencia(s) más débil(es) oculta(s).</translation>
-    </message>
-    <message>
-        <source>{0} weaker match(es) below similarity {1:.2f} hidden.</source>
-        <translation>{0} coincidencia(s) más débil(es) con similitud inferior a {1:.2f} oculta(s).</translation>
     </message>
     <message>
         <source>Memory search failed: {0}</source>

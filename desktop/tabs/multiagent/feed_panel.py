@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from backends.multiagent import RETRY, SESSION_FINISHED, VERIFICATION, VERIFYING, Session
 from desktop import i18n
 from desktop.tabs.multiagent.state import MultiAgentState
-from desktop.tabs.multiagent.words import status_color, translate
+from desktop.tabs.multiagent.words import expert_name, phase_name, status_color, translate
 
 
 class FeedPanel(QWidget):
@@ -75,10 +75,12 @@ class FeedPanel(QWidget):
     def _on_event_drawn(self, event: dict[str, Any]) -> None:
         seq = int(event.get("seq", 0))
         stamp = i18n.when(float(event.get("ts", 0.0)), "%H:%M:%S")
-        expert = str(event.get("expert") or "")
+        expert = expert_name(str(event.get("expert") or ""))
         kind = str(event.get("kind", ""))
         who = f" {expert}" if expert else ""
         text = str(event.get("text", "")).strip()
+        if kind == "phase":  # its text is the phase it starts, as stored
+            text = phase_name(text)
         item = QListWidgetItem(f"{stamp}  #{seq}{who} · {_kind_name(kind)}: {text}")
         item.setData(Qt.ItemDataRole.UserRole, event)
         item.setToolTip(text)

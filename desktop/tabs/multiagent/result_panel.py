@@ -23,10 +23,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from backends.multiagent import Session, status_of
+from backends import i18n
+from backends.multiagent import (
+    Session,
+    limit_text,
+    network_name,
+    session_summary,
+    status_of,
+    summary_text,
+)
 from desktop.markdown import fences_on_own_lines, set_markdown
 from desktop.tabs.multiagent.state import MultiAgentState
 from desktop.tabs.multiagent.words import (
+    expert_name,
     milliseconds,
     phase_name,
     status_color,
@@ -191,19 +200,18 @@ class ResultPanel(QWidget):
         tree.setVisible(tree.topLevelItemCount() > 0)
 
     def _show_badge(self, session: Session) -> None:
-        record = session.data.get("verification")
-        if not isinstance(record, dict):  # finished before results were checked
-            record = {
-                "summary": translate(
-                    "MultiAgentTab", "this session finished before results were checked"
-                ),
-            }
+        if isinstance(session.data.get("verification"), dict):
+            summary = session_summary(session.data)
+        else:  # finished before results were checked
+            summary = translate(
+                "MultiAgentTab", "this session finished before results were checked"
+            )
         status = status_of(session.data)
         icon = {"verified": "✓", "failed": "✗"}.get(status, "○")
         text = (
             f"<b style='color:{status_color(self.colors, status)}'>{icon} "
             f"{html.escape(status_name(status))}</b> — "
-            f"{html.escape(str(record.get('summary') or ''))}."
+            f"{html.escape(summary)}."
         )
         if status == "unverified":
             text += " " + translate(
@@ -220,7 +228,9 @@ class ResultPanel(QWidget):
         item = QTreeWidgetItem(
             [
                 translate("MultiAgentTab", "Step {0} ({1}): {2}").format(
-                    step.get("index"), step.get("expert"), check.get("summary", "")
+                    step.get("index"),
+                    expert_name(str(step.get("expert") or "")),
+                    summary_text(str(check.get("summary", ""))),
                 ),
                 status_name(str(check["status"])),
                 "",
@@ -233,10 +243,11 @@ class ResultPanel(QWidget):
                 parent = QTreeWidgetItem(
                     [
                         translate("MultiAgentTab", "Attempt {0}: {1}").format(
-                            attempt.get("attempt", number), attempt.get("summary", "")
+                            attempt.get("attempt", number),
+                            summary_text(str(attempt.get("summary", ""))),
                         ),
                         status_name(str(attempt.get("status"))),
-                        f"{float(attempt.get('seconds') or 0):.2f} s",
+                        f"{i18n.number(float(attempt.get('seconds') or 0), 2)} s",
                     ]
                 )
                 item.addChild(parent)
@@ -252,10 +263,11 @@ class ResultPanel(QWidget):
         where = translate(
             "MultiAgentTab", "Tests: {0}. Sandbox: no network ({1}), {2} s, {3} MB."
         ).format(
-            attempt.get("tests_from") or translate("MultiAgentTab", "none"),
-            attempt.get("network") or "-",
-            limits.get("wall_seconds", "-"),
-            limits.get("memory_mb", "-"),
+            summary_text(str(attempt.get("tests_from") or ""))
+            or translate("MultiAgentTab", "none"),
+            network_name(str(attempt.get("network") or "-")),
+            limit_text(limits.get("wall_seconds", "-")),
+            limit_text(limits.get("memory_mb", "-")),
         )
         parent.setToolTip(0, where)
         outcomes = {
@@ -277,6 +289,8 @@ class ResultPanel(QWidget):
             row.setToolTip(0, where)
             parent.addChild(row)
             output = str(test.get("output") or "").strip()
+            if output.startswith("stopped: "):  # the sandbox's own words, stored in English
+                output = summary_text(output)
             if output:
                 detail = QTreeWidgetItem([output])
                 detail.setToolTip(0, output)

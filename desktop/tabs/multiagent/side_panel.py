@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from backends.multiagent import LiveTicket
 from desktop import i18n
 from desktop.tabs.multiagent.state import MemorySearch, MemoryStatus, MultiAgentState
-from desktop.tabs.multiagent.words import translate
+from desktop.tabs.multiagent.words import expert_name, translate
 
 
 class SidePanel(QWidget):
@@ -127,13 +127,18 @@ class SidePanel(QWidget):
         for live in tickets:
             t = live.ticket
             item = QTreeWidgetItem(
-                [f"{t.step}. {t.title}", t.expert, statuses.get(t.status, t.status), ""]
+                [
+                    f"{t.step}. {t.title}",
+                    expert_name(t.expert),
+                    statuses.get(t.status, t.status),
+                    "",
+                ]
             )
             item.setData(0, Qt.ItemDataRole.UserRole, t.ticket_id)
             item.setToolTip(
                 0,
                 translate("MultiAgentTab", "Ticket {0}, handed by {1}").format(
-                    t.ticket_id, t.from_expert
+                    t.ticket_id, expert_name(t.from_expert)
                 ),
             )
             self.tickets.addTopLevelItem(item)
@@ -192,7 +197,8 @@ class SidePanel(QWidget):
         for hit in search.shown:
             text = hit.text.replace("\n", " ")
             score = i18n.number(hit.score, 2)
-            item = QListWidgetItem(f"{score} · {hit.collection} · {hit.expert}: {text}")
+            who = expert_name(hit.expert)
+            item = QListWidgetItem(f"{score} · {hit.collection} · {who}: {text}")
             item.setToolTip(hit.text)
             item.setData(Qt.ItemDataRole.UserRole, hit.id)
             self.memory_results.addItem(item)
@@ -202,14 +208,14 @@ class SidePanel(QWidget):
             self._add_note(
                 translate(
                     "MultiAgentTab",
-                    "Nothing similar (similarity ≥ {0:.2f}); {1} weaker match(es) hidden.",
-                ).format(search.floor, search.hidden)
+                    "Nothing similar (similarity ≥ {0}); {1} weaker match(es) hidden.",
+                ).format(i18n.number(search.floor, 2), search.hidden)
             )
         elif search.hidden:
             self._add_note(
                 translate(
-                    "MultiAgentTab", "{0} weaker match(es) below similarity {1:.2f} hidden."
-                ).format(search.hidden, search.floor)
+                    "MultiAgentTab", "{0} weaker match(es) below similarity {1} hidden."
+                ).format(search.hidden, i18n.number(search.floor, 2))
             )
 
     def _add_note(self, text: str) -> None:

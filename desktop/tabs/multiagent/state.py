@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, ParamSpec
 
+from backends import i18n
 from backends.multiagent import (
     SESSION_FINISHED,
     Hit,
@@ -93,13 +94,17 @@ class Notice:
 
 
 def result_of(session: Session) -> str:
-    """The result pane's Markdown: the stored result, or what is done so far assembled
-    ("" before any step has a result)."""
+    """The result pane's Markdown: the stored result when it is in the language shown (the
+    one the run spoke; English before there was a Spanish Custodia), else what is done
+    assembled again ("" before any step has a result)."""
     data = session.data
     has_work = "review" in data or any(s.get("result") is not None for s in data.get("steps") or [])
     if not has_work:
         return ""
-    return str(data.get("result") or "") or assemble_result(session)
+    stored = str(data.get("result") or "")
+    if stored and data.get("result_language", i18n.DEFAULT) == i18n.current():
+        return stored
+    return assemble_result(session)
 
 
 @dataclass(eq=False)

@@ -64,6 +64,18 @@ def phase_name(phase: str) -> str:
     return names.get(phase, phase)
 
 
+def expert_name(name: str) -> str:
+    """An expert of the team in the user's words (the session keeps "coder")."""
+    names = {
+        "planner": translate("MultiAgentTab", "planner"),
+        "coder": translate("MultiAgentTab", "coder"),
+        "researcher": translate("MultiAgentTab", "researcher"),
+        "tester": translate("MultiAgentTab", "tester"),
+        "reviewer": translate("MultiAgentTab", "reviewer"),
+    }
+    return names.get(name, name)
+
+
 def status_name(status: str) -> str:
     """A finished session's status in the user's words (never just "done")."""
     names = {
