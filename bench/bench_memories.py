@@ -264,17 +264,28 @@ def _recall_variants() -> list[tuple[str, str, bool, RecallSettings]]:
     """(label, primary embedder, with the second embedder, settings): each part added in turn,
     then the final pipeline without each part, and the first session's pipeline."""
     final = RecallSettings()
+    kind_1 = replace(final, kind_weight=1.0)  # the answer kind's weight before its re-choice
     return [
         ("bare cosine, MiniLM", "minilm", False, BARE),
         ("bare cosine, USE", "use", False, BARE),
         ("USE + MiniLM, standardised", "use", True, replace(BARE, second=True)),
         ("+ query expansion by entities", "use", True, replace(BARE, second=True, expand=True)),
-        ("+ name matching", "use", True, final.without("answer_kind")),
-        ("+ answer kind = final", "use", True, final),
+        ("+ name matching", "use", True, final.without("answer_kind", "topics", "self_subject")),
+        ("+ answer kind (weight 1)", "use", True, kind_1.without("topics", "self_subject")),
+        ("+ relations asked about", "use", True, kind_1.without("self_subject")),
+        ("+ the user as subject", "use", True, kind_1),
+        ("+ answer kind weight 1.5 = final", "use", True, final),
         ("final without MiniLM", "use", False, final),
         ("final without expansion", "use", True, final.without("expand")),
         ("final without names", "use", True, final.without("entities")),
-        ("session 1 (rank fusion)", "use", True, replace(final, fusion="rank", kind_weight=0.5)),
+        ("final without relations asked about", "use", True, final.without("topics")),
+        ("final without the user as subject", "use", True, final.without("self_subject")),
+        (
+            "session 1 (rank fusion)",
+            "use",
+            True,
+            replace(final, fusion="rank", kind_weight=0.5, topics=False, self_subject=False),
+        ),
         ("MiniLM first, + all re-ranking", "minilm", False, final),
     ]
 
@@ -341,9 +352,9 @@ def recall_quality(workdir: Path, embedders: dict[str, Any] | None = None) -> di
 def print_recall_quality(quality: dict[str, Any]) -> None:
     for label, block in quality.items():
         print(f"recall on {label} ({block['facts']} questions, {block['pool']} memories)")
-        print(f"  {'variant':<34} {'r@1':>6} {'r@3':>6} {'MRR':>6}")
+        print(f"  {'variant':<38} {'r@1':>6} {'r@3':>6} {'MRR':>6}")
         for name, m in block["variants"].items():
-            print(f"  {name:<34} {m['recall@1']:>6.3f} {m['recall@3']:>6.3f} {m['mrr']:>6.3f}")
+            print(f"  {name:<38} {m['recall@1']:>6.3f} {m['recall@3']:>6.3f} {m['mrr']:>6.3f}")
 
 
 # -- a million memories (issue 29) -------------------------------------------------------------
@@ -546,6 +557,8 @@ def bench_query_path(workdir: Path, n: int = 100_000, rounds: int = 60) -> dict[
     questions = [f"Where does my {r} live?" for r in _RELATIONS.split()]
     questions += [f"What does {name} do for a living?" for name in _NAMES.split()]
     questions += ["¿Dónde vive mi hermana?", "¿A qué se dedica mi primo?"]
+    # the user as subject, a relation asked about, the answer kinds (a name, a date)
+    questions += ["What am I called?", "Who is my cousin married to?", "When did I move?"]
     base = use.embed_many(_sentences(2000, rng))
     mixed = base[rng.integers(len(base), size=n)]
     mixed = normalise(mixed + 0.02 * rng.standard_normal(mixed.shape, dtype=np.float32))
@@ -664,6 +677,8 @@ def bench_recall_latency(workdir: Path, n: int = 100_000) -> dict[str, Any]:
     questions = [f"Where does my {r} live?" for r in _RELATIONS.split()]
     questions += [f"What does {name} do for a living?" for name in _NAMES.split()]
     questions += ["¿Dónde vive mi hermana?", "¿A qué se dedica mi primo?"]
+    # the user as subject, a relation asked about, the answer kinds (a name, a date)
+    questions += ["What am I called?", "Who is my cousin married to?", "When did I move?"]
     started = time.perf_counter()
     store.load()
     load_s = time.perf_counter() - started

@@ -70,6 +70,18 @@ QUERY_RELATIONS: dict[str, tuple[str, ...]] = {
     "boss": ("superior",),
     "dog": ("pet", "mascota"),
 }
+#: words for what makes a relation rather than for a person in it ("married", "boda"): a
+#: question using them asks about that relation (whose, the question says) without naming
+#: anyone by it, and a fact using them is about it
+TOPICS: dict[str, frozenset[str]] = {
+    "spouse": _set(
+        "marry married marries marrying marriage wedding weddings wed wedded engaged "
+        "engagement fiance fiancee honeymoon divorce divorced "
+        "casado casada casados casadas casarse casar casarnos casarme casamos casaron "
+        "boda bodas matrimonio prometido prometida compromiso divorcio divorciado "
+        "divorciada"
+    ),
+}
 #: a wide relation covers narrower ones
 WIDER = {
     "sibling": ("sister", "brother"),
@@ -195,6 +207,8 @@ def _relation_table(*tables: dict[str, tuple[str, ...]]) -> dict[str, str]:
 
 _FACT_RELATION = _relation_table(RELATIONS)
 _QUERY_RELATION = _relation_table(RELATIONS, QUERY_RELATIONS)
+_TOPIC = _relation_table({r: tuple(w) for r, w in TOPICS.items()})
+_RELATION_WORDS = frozenset(_TOPIC) | frozenset(_QUERY_RELATION)
 
 
 def _bare(word: str) -> str:
@@ -231,13 +245,43 @@ def relations(fact: str) -> set[tuple[str, str]]:
     return _relations_in(_words(fact))
 
 
-def _relations_in(words: list[str]) -> set[tuple[str, str]]:
+_TITLES = _set("mr mrs ms dr dra doctor doctora")
+#: words before a relation that make it someone else's ("his wife", "su marido")
+_OTHERS = _set("his her their its whose su sus")
+#: words after a relation that name whose it is ("la mujer de Javier", "the wife of Javier")
+_OF = _set("of de del")
+_MINE = _set("my mi mis")
+
+
+def _someone_elses(words: list[str], index: int) -> bool:
+    """Whether the relation at ``words[index]`` is another person's, not the user's:
+    "Leo's best friend", "Javier's wife", "his wife", "su marido", "la mujer de Javier"."""
+    for before in reversed(words[max(0, index - 3) : index]):  # "Leo's best friend"
+        folded, bare = fold(before), _bare(before)
+        if folded in _OTHERS:
+            return True
+        owner = fold(bare)
+        possessive = bare != before and owner not in _NOT_NAMES
+        if possessive and (bare[:1].isupper() or owner in _QUERY_RELATION):
+            return True  # a name's or a relation's: "Leo's", "my cousin's"
+        if folded in _NOT_NAMES:  # "my", "the", "mi": the relation's own determiner
+            break
+    after = words[index + 1 : index + 3]  # "la mujer de Javier", "the wife of my cousin"
+    return (
+        len(after) == 2
+        and fold(after[0]) in _OF
+        and (after[1][:1].isupper() or fold(after[1]) in _MINE)
+    )
+
+
+def _relations_in(words: list[str], anyones: bool = False) -> set[tuple[str, str]]:
+    """The user's relations the words state (with ``anyones``, other people's too)."""
     out: set[tuple[str, str]] = set()
     for index, word in enumerate(words):
         if word[:1].isdigit():
             continue
         relation = _FACT_RELATION.get(fold(_bare(word)))
-        if relation is None:
+        if relation is None or (not anyones and _someone_elses(words, index)):
             continue
         following = words[index + 1 : index + 7]
         if following and following[0][:1].isupper():  # "my sister Lucía"
@@ -250,6 +294,8 @@ def _relations_in(words: list[str]) -> set[tuple[str, str]]:
         if cue:  # "my mother's name is Carmen", "mi jefa se llama Priya"
             rest = _words(tail[cue.end() :])
             original = following[len(following) - len(rest) :] if rest else []
+            while original[1:] and fold(original[0]) in _TITLES:  # "called Mr. Ito"
+                original = original[1:]
             if original and original[0][:1].isupper():
                 out.add((relation, fold(_bare(original[0]))))
     return out
@@ -269,6 +315,43 @@ def _relations_named(text: str) -> frozenset[str]:
     return frozenset(_FACT_RELATION[w] for w in words if w in _FACT_RELATION)
 
 
+def topics(question: str) -> frozenset[str]:
+    """The relations a question asks about without naming anyone by them: another person's
+    ("my cousin's wife", "el marido de Lucía") and those its words for a relation's making
+    stand for ("married", "boda"), with the narrower ones they cover."""
+    if not (_RELATION_WORDS & words_of(question)):  # most texts: no word to look at
+        return frozenset()
+    words = _words(question)
+    found: set[str] = set()
+    for index, word in enumerate(words):
+        folded = fold(_bare(word))
+        if folded in _TOPIC:
+            found.add(_TOPIC[folded])
+        elif folded in _QUERY_RELATION and _someone_elses(words, index):
+            found.add(_QUERY_RELATION[folded])
+    for relation in list(found):
+        found.update(WIDER.get(relation, ()))
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=65_536)
+def about(text: str) -> frozenset[str]:
+    """What :func:`topics` finds in a fact: another person's relations ("Javier's wife"),
+    and those its words for a relation's making stand for ("our wedding" -> spouse)."""
+    return topics(text)
+
+
+_FIRST_PERSON = re.compile(
+    r"\b(?:I|I['’]m|I['’]ve|I['’]d|me|we|us|myself|ourselves|yo|nosotros|nosotras|nos)\b"
+)
+
+
+def first_person(question: str) -> bool:
+    """Whether a question's subject includes the user ("When did Daniel and I get
+    married?"), not only their possessions and people ("my cousin")."""
+    return _FIRST_PERSON.search(question) is not None
+
+
 def asks_for(question: str) -> str | None:
     """What a question asks for: "date", "person", "place", "number" or None."""
     for pattern, kind in _ASKS:
@@ -279,20 +362,46 @@ def asks_for(question: str) -> str | None:
 
 @functools.lru_cache(maxsize=65_536)
 def persons(fact: str) -> frozenset[str]:
-    """The people a fact names (folded): by relation, or after "called", "Dr."..."""
-    found = {name for _, name in relations(fact)}
+    """The people a fact names (folded): by relation (the user's or another's: "Javier's
+    wife Elena"), or after "called", "Dr."..."""
     words = _words(fact)
+    found = {name for _, name in _relations_in(words, anyones=True)}
     for index, word in enumerate(words[:-1]):
         if _NAME_CUES.fullmatch(fold(word).rstrip(".")) and words[index + 1][:1].isupper():
             found.add(fold(_bare(words[index + 1])))
     return frozenset(found - _NOT_NAMES)
 
 
+@functools.lru_cache(maxsize=65_536)
+def named(fact: str) -> frozenset[str]:
+    """The people a fact gives a name to (folded): "my boss is called Priya", "mi jefa se
+    llama Priya", "my landlord is Mr. Schmidt" — it says who someone is."""
+    words = _words(fact)
+    folded = [fold(w) for w in words]
+    found: set[str] = set()
+    for index in range(len(words) - 1):
+        one = folded[index]
+        two = " ".join(folded[index : index + 2])
+        if _NAME_CUES.fullmatch(two):
+            following = words[index + 2 : index + 4]
+        elif _NAME_CUES.fullmatch(one):
+            following = words[index + 1 : index + 3]
+        else:
+            continue
+        while following[1:] and fold(following[0]) in _TITLES:
+            following = following[1:]
+        if following and following[0][:1].isupper():
+            found.add(fold(_bare(following[0])))
+    return frozenset(found - _NOT_NAMES)
+
+
 def holds(fact: str, known: Iterable[str] = ()) -> set[str]:
     """What kinds of answer a fact holds (a date, a person, a place, a number); a person
-    only counts when it is not one of ``known`` (who the question is about already)."""
+    counts when it is not one of ``known`` (who the question is about already), or when
+    the fact gives its name ("my boss is called Priya" answers "Who is my boss?", though
+    the question's relation already found Priya)."""
     kinds = set(_kinds(fact))
-    if persons(fact) - set(known):
+    if persons(fact) - set(known) or named(fact):
         kinds.add("person")
     return kinds
 
@@ -383,6 +492,8 @@ class EntityIndex:
         self._pairs: Counter[tuple[str, str]] = Counter()
         self.by_relation: dict[str, set[str]] = {}
         self.by_name: dict[str, set[str]] = {}
+        #: everyone named by relation (derived from by_relation when asked, then kept)
+        self._people: set[str] | None = None
         self._builder: threading.Thread | None = None
         #: the store's texts as last read, in its order (what the next read is compared with)
         self._order: list[str] = []
@@ -459,6 +570,7 @@ class EntityIndex:
     def _clear(self) -> None:
         self._order, self._texts, self._pairs = [], {}, Counter()
         self.by_relation, self.by_name = {}, {}
+        self._people = None
 
     def _learn_all(self, texts: Iterable[str]) -> None:
         for text in texts:
@@ -472,6 +584,8 @@ class EntityIndex:
         found, mentioned = read
         self._texts[text] = read
         self.learnt += 1
+        if found:
+            self._people = None
         for pair in found:
             self._pairs[pair] += 1
             self.by_relation.setdefault(pair[0], set()).add(pair[1])
@@ -480,6 +594,8 @@ class EntityIndex:
 
     def _forget(self, text: str) -> None:
         found, mentioned = self._texts.pop(text, (frozenset(), ()))
+        if found:
+            self._people = None
         for pair in found:
             self._pairs[pair] -= 1
             if self._pairs[pair] <= 0:
@@ -493,11 +609,16 @@ class EntityIndex:
                     del self.by_name[name]
 
     def expand(self, query: str) -> tuple[set[str], set[str]]:
-        """The names a query is about (its own and those of the relations it names) and the
-        relations it names (its own and those of the names it names)."""
+        """The names a query is about (its own and those of the user's relations it names)
+        and the relations it names (its own and those of the names it names); a relation of
+        someone else ("my cousin's wife") names no one by it (see :func:`topics`)."""
         mentioned = set(names(query))
-        words = [fold(_bare(w)) for w in _words(query)]
-        asked = {_QUERY_RELATION[w] for w in words if w in _QUERY_RELATION}
+        words = _words(query)
+        asked = {
+            _QUERY_RELATION[w]
+            for i, w in enumerate(map(fold, map(_bare, words)))
+            if w in _QUERY_RELATION and not _someone_elses(words, i)
+        }
         for relation in list(asked):
             asked.update(WIDER.get(relation, ()))
         people = set(mentioned)
@@ -508,6 +629,13 @@ class EntityIndex:
                 if mentioned & found:
                     asked.add(relation)
         return people, asked
+
+    def people(self) -> set[str]:
+        """Everyone the memories name by relation (folded)."""
+        with self._lock:
+            if self._people is None:
+                self._people = set().union(*self.by_relation.values())
+            return self._people
 
     def naming(self, people: Iterable[str], limit: int) -> list[str] | None:
         """The memories naming any of ``people`` (sorted), or None when more than ``limit``

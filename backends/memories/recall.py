@@ -40,13 +40,16 @@ from backends.memories.entities import (
     _bare,
     _relations_named,
     _words,
+    about,
     asks_for,
+    first_person,
     fold,
     holds,
     language,
     names,
     persons,
     relations,
+    topics,
     words_of,
 )
 from backends.models.embedders import Embedder
@@ -102,10 +105,16 @@ class RecallSettings:
     second_weight: float = 1.0
     #: the second embedder reads the question with the names the expansion added
     second_expanded: bool = True
+    #: bonus for a memory about a relation the question asks about without naming anyone by
+    #: it ("married", "my cousin's wife"), besides the one for the names
+    topics: bool = True
+    #: bonus for a memory about the user alone (no one else named, no relation) when the
+    #: question is about no one else and asks for no person
+    self_subject: bool = True
     #: bonuses, in standard deviations of the candidates' scores ("z"), or in reciprocal
     #: ranks at rank 1 ("rank"); chosen on the tuning sets (docs/MEMORIES.md "Recall")
     entity_weight: float = 0.5
-    kind_weight: float = 1.0
+    kind_weight: float = 1.5
     #: reciprocal-rank constant ("rank" fusion): small, so the first places weigh most
     rank_constant: float = 5.0
     #: languages the second embedder reads (MiniLM is English only)
@@ -116,7 +125,14 @@ class RecallSettings:
         return replace(self, **changes)
 
 
-BARE = RecallSettings(expand=False, second=False, entities=False, answer_kind=False)
+BARE = RecallSettings(
+    expand=False,
+    second=False,
+    entities=False,
+    answer_kind=False,
+    topics=False,
+    self_subject=False,
+)
 
 
 @dataclass(frozen=True)
@@ -243,23 +259,47 @@ class Recall:
         score = _z(first) if s.fusion == "z" else 2.0 / (s.rank_constant + _ranks(first))
         if pending is not None and second is not None:
             self._fuse(second, pending.result()[0], texts, first, score, reasons, s)
+        self._rerank(query, texts, people, asked, score, reasons, s)
+        return _best(texts, asked_cosine, score, reasons, k, threshold)
+
+    def _rerank(
+        self,
+        query: str,
+        texts: Sequence[str],
+        people: set[str],
+        asked: set[str],
+        score: np.ndarray,
+        reasons: list[list[str]],
+        s: RecallSettings,
+    ) -> None:
+        """Add to ``score`` the bonuses for who and what the question is about: the people
+        and relations it names, the user, and the kind of answer it asks for."""
         unit = 1.0 if s.fusion == "z" else 1.0 / (s.rank_constant + 1)
-        if s.entities and (people or asked):
-            _boost_named(texts, people, asked, score, reasons, s.entity_weight * unit)
-        kind = asks_for(query) if s.answer_kind else None
-        if kind is not None:
+        topic = topics(query) if s.entities and s.topics else frozenset()
+        named_any = bool(people or asked or topic)
+        if s.entities and named_any:
+            _boost_named(texts, people, asked, topic, score, reasons, s.entity_weight * unit)
+        kind = asks_for(query)
+        if s.self_subject and kind != "person" and (first_person(query) or not named_any):
+            # a question about the user ("What am I called?", "When did Daniel and I get
+            # married?"): the memories about the user alone are about its subject too
+            known = self.entities.people()
+            for i, t in enumerate(texts):
+                if _about_the_user(t, known):
+                    score[i] += s.entity_weight * unit
+                    reasons[i].append(_("about you"))
+        if kind is not None and s.answer_kind:
             for i, t in enumerate(texts):
                 if kind in holds(t, people):
                     score[i] += s.kind_weight * unit
                     reasons[i].append(_(_KIND_LABEL[kind]))
-        return _best(texts, asked_cosine, score, reasons, k, threshold)
 
     def _question(self, query: str, s: RecallSettings) -> tuple[str, set[str], set[str]]:
         """The text embedded for ``query`` (with the names its relations stand for, when
         ``s.expand``), the people it names or implies, and the relations it asks about."""
         people: set[str] = set()
         asked: set[str] = set()
-        if s.expand or s.entities or s.answer_kind:
+        if s.expand or s.entities or s.answer_kind or s.self_subject:
             self.entities.refresh(self.store)
             people, asked = self.entities.expand(query)
         text = query
@@ -335,21 +375,35 @@ def _boost_named(
     texts: Sequence[str],
     people: set[str],
     asked: set[str],
+    topic: frozenset[str],
     score: np.ndarray,
     reasons: list[list[str]],
     bonus: float,
 ) -> None:
-    """Raise the memories that name the people asked about, or the relation asked."""
+    """Raise the memories that name the people asked about, or the relation asked; and,
+    once more, those about a relation the question asks about without naming anyone by it
+    ("Who is my cousin married to?": "Javier's wife"; not "my wife": the user's own)."""
     for i, t in enumerate(texts):
         hit_names = sorted(people & words_of(t))
-        about = sorted(asked & _relations_named(t))
-        if hit_names or about:
+        named = sorted(asked & _relations_named(t))
+        if hit_names or named:
             score[i] += bonus
         if hit_names:
             shown = [_display(t, p) for p in hit_names[:2]]
             reasons[i].append(_("name: {0}").format(", ".join(shown)))
-        elif about:
-            reasons[i].append(_("about: {0}").format(", ".join(about[:2])))
+        elif named:
+            reasons[i].append(_("about: {0}").format(", ".join(named[:2])))
+        if topic:
+            on_topic = sorted(topic & about(t))
+            if on_topic:
+                score[i] += bonus
+                reasons[i].append(_("about: {0}").format(", ".join(on_topic[:2])))
+
+
+def _about_the_user(text: str, known: set[str]) -> bool:
+    """Whether a memory is about the user alone: it names no relation ("my sister"), no
+    person by a cue ("called Priya", "Dr. Patel") and no one the memories name by relation."""
+    return not (_relations_named(text) or persons(text) or words_of(text) & known)
 
 
 def _best(

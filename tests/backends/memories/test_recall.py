@@ -25,6 +25,7 @@ from backends.memories.recall import (
     language,
     names,
     relations,
+    topics,
 )
 from backends.memories.service import MemoryAssistant
 from backends.models.chat import ScriptedChat
@@ -49,8 +50,22 @@ def test_relations_a_fact_states() -> None:
     assert relations("My sister Lucía lives in Valencia") == {("sister", "lucia")}
     assert relations("My mother's name is Carmen") == {("mother", "carmen")}
     assert relations("Mi jefa se llama Priya") == {("boss", "priya")}
-    assert relations("Leo's best friend is a boy called Sami") == {("friend", "sami")}
     assert relations("I like tea") == set()
+
+
+def test_someone_elses_relations_are_not_the_users() -> None:
+    # Sami is Leo's best friend, Elena Javier's wife: "my friend", "my spouse" are not them
+    assert relations("Leo's best friend is a boy called Sami") == set()
+    assert relations("Javier's wife is called Elena") == set()
+    assert relations("La mujer de Javier se llama Elena") == set()
+    assert relations("Marco lives in Turin with his girlfriend Anna") == set()
+    assert relations("My music teacher is called Mr. Ito") == {("teacher", "ito")}
+    assert relations("My best friend Marco's birthday is on 2 August") == {("friend", "marco")}
+    # ...and what a question asks about them names no one of the user's by it
+    assert topics("Who is my cousin's wife?") >= {"wife"}
+    assert topics("Who is my cousin married to?") >= {"spouse", "wife", "husband"}
+    assert topics("¿Dónde fue nuestra boda?") >= {"spouse"}
+    assert topics("Who is my wife?") == frozenset()
 
 
 def test_what_a_question_asks_for_and_what_a_fact_holds() -> None:
@@ -121,8 +136,9 @@ def test_every_hit_says_why_and_the_threshold_is_on_the_question_as_asked(
 
 def test_parts_can_be_switched_off(store: SQLiteMemoryStore) -> None:
     recall = Recall(store, HashingEmbedder(256))
-    hits = recall.search("Where does Lucia live?", k=2, settings=BARE)
-    assert all(h.why.startswith("meaning ") and "·" not in h.why for h in hits)
+    for question in ("Where does Lucia live?", "What do I drink?"):
+        hits = recall.search(question, k=2, settings=BARE)
+        assert all(h.why.startswith("meaning ") and "·" not in h.why for h in hits)
     assert RecallSettings().without("expand", "entities") == RecallSettings(
         expand=False, entities=False
     )
@@ -444,3 +460,100 @@ def test_opening_the_assistant_derives_the_entity_index(tmp_path: Path) -> None:
         assert stored > 0 and assistant.recaller.entities.learnt == stored
     finally:
         services.close()
+
+
+def test_someone_elses_spouse_is_not_the_users(tmp_path: Path) -> None:
+    facts = [
+        "My husband Daniel works as an airline pilot",
+        "Lucía's husband is called Andrés",
+        "Javier's wife is called Elena",
+    ]
+    store, embedder = _facts_store(tmp_path, facts)
+    recall = Recall(store, embedder)
+    recall.entities.refresh(store)
+    people, _ = recall.entities.expand("What does my spouse do for a living?")
+    assert people == {"daniel"}  # not Andrés, Lucía's, nor Elena, Javier's
+    people, _ = recall.entities.expand("What does my cousin's wife do?")
+    assert people == set()  # "wife" is the cousin's: it names no one of the user's
+    store.close()
+
+
+def _rank_of(recall: Recall, question: str, fact: str, settings: RecallSettings) -> int:
+    texts = [h.text for h in recall.search(question, k=10, settings=settings)]
+    return texts.index(fact) if fact in texts else len(texts)
+
+
+def test_a_relation_asked_about_without_naming_anyone_raises_the_memories_about_it(
+    tmp_path: Path,
+) -> None:
+    wife = "Javier's wife Elena is a nurse"
+    facts = [
+        "My cousin Javier does shift work",
+        "My cousin Javier has three children",
+        wife,
+        "I drink my coffee black",
+        "My sister Lucía lives in Valencia",
+    ]
+    store, embedder = _facts_store(tmp_path, facts)
+    recall = Recall(store, embedder)
+    question = "What does my cousin's wife do for work?"
+    before = replace(RecallSettings(), topics=False)
+    # both name Javier (the cousin); only one is about his wife
+    assert _rank_of(recall, question, wife, RecallSettings()) == 1
+    assert _rank_of(recall, question, wife, before) == 2
+    why = {h.text: h.why for h in recall.search(question, k=5)}
+    assert "about: wife" in why[wife]
+    assert "about:" not in why["My cousin Javier has three children"]
+    store.close()
+
+
+def test_a_question_about_the_user_raises_the_memories_about_the_user(tmp_path: Path) -> None:
+    mine = "I love the colour green"
+    facts = [
+        "My brother Tomás still lives in Galway",
+        "My sister Lucía lives in Valencia",
+        "I drink my coffee black",
+        mine,
+        "Blue is the favourite colour of my manager Priya",
+    ]
+    store, embedder = _facts_store(tmp_path, facts)
+    recall = Recall(store, embedder)
+    question = "What colour do I like best?"
+    before = replace(RecallSettings(), self_subject=False)
+    assert _rank_of(recall, question, mine, RecallSettings()) == 0
+    assert _rank_of(recall, question, mine, before) == 1  # the manager's came first
+    why = {h.text: h.why for h in recall.search(question, k=5)}
+    assert "about you" in why[mine] and "about you" in why["I drink my coffee black"]
+    assert "about you" not in why["My sister Lucía lives in Valencia"]  # hers
+    assert "about you" not in why["Blue is the favourite colour of my manager Priya"]
+    # "who" asks for someone else: no memory is raised for being the user's own
+    assert all("about you" not in h.why for h in recall.search("Who do I pay rent to?", k=5))
+    store.close()
+
+
+def test_a_question_about_the_user_and_someone_raises_both(tmp_path: Path) -> None:
+    wedding = "My wedding anniversary is on 21 September"
+    facts = [
+        "My husband Daniel grew up in Manchester",
+        "My husband Daniel and his brother get on well",
+        "My brother Tomás is getting married next summer",
+        "I drink my coffee black",
+        wedding,
+        "My husband Daniel did get a new car",
+        "My husband Daniel works as an airline pilot",
+    ]
+    store, embedder = _facts_store(tmp_path, facts)
+    recall = Recall(store, embedder)
+    question = "When did Daniel and I get married?"
+    before = replace(RecallSettings(), self_subject=False)
+    # Daniel's memories are raised for his name, the user's own for the "I"
+    assert _rank_of(recall, question, wedding, RecallSettings()) < 3
+    assert _rank_of(recall, question, wedding, before) == 3
+    store.close()
+
+
+def test_a_memory_that_gives_someones_name_answers_who_they_are() -> None:
+    # "Who is my boss?" finds Priya through the relation; the memory naming her answers it
+    assert "person" in holds("Mi jefa se llama Priya", known={"priya"})
+    assert "person" in holds("My landlord is Mr. Schmidt", known={"schmidt"})
+    assert "person" not in holds("My son Leo is in the second grade", known={"leo"})
