@@ -533,7 +533,7 @@ def question_words(question: str, translate: dict[str, str] | None = None) -> li
     asks_for = {normal(verb): normal(word) for verb, word in ASKS_FOR.items()}
     for w in words(question):
         w = (translate or {}).get(w, w)
-        for part in w.split():
+        for part in words(w):  # a translation is read as the notes' words ("C-reactive")
             if part in STOPWORDS or part in NEGATORS or part in QUESTION_WORDS_ES:
                 continue
             if len(part) == 1 and not part.isdigit():

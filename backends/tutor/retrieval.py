@@ -151,6 +151,12 @@ class Retrieval:
     follows: str = ""
     #: the words of ``follows`` searched and weighed with this question's
     carried: str = ""
+    #: a Spanish question in the notes' language, word for word (:func:`translation.english`)
+    english: str = ""
+    #: the vector similarity of :attr:`english` to the best of :attr:`passages` (0: not
+    #: Spanish, or the vectors are down): the coverage floor, measured on English
+    #: questions, reads it for a Spanish question put wholly in English (issue 27)
+    english_similarity: float = 0.0
 
     @property
     def understood(self) -> str:
@@ -188,6 +194,8 @@ class _Understood:
     search: str
     seeds: list[str]
     carried: str
+    #: a Spanish question in English, word for word ("" for an English one)
+    english: str = ""
 
 
 @dataclass
@@ -294,11 +302,12 @@ class Retriever:
         }
         for method, hits in found.lists.items():
             trace[method]["ids"] = [h.chunk_id for h in hits]
+        passages = self._fused(found.lists, scopes, k)
         return Retrieval(
             question=question,
             user=user or "",
             scopes=scopes,
-            passages=self._fused(found.lists, scopes, k),
+            passages=passages,
             methods={m: [h.chunk_id for h in hits] for m, hits in found.lists.items()},
             graph=view,
             degraded=tuple(degraded),
@@ -308,6 +317,8 @@ class Retriever:
             asked=understood.asked,
             follows=follows if understood.carried else "",
             carried=understood.carried,
+            english=understood.english,
+            english_similarity=self._english_similarity(understood, passages, candidates, found),
         )
 
     # -- understanding -----------------------------------------------------------------------
@@ -317,7 +328,7 @@ class Retriever:
         carried = followup.carried(question, follows) if follows else ""
         read = f"{question} {carried}".strip()
         if lang == "es":
-            words = translation.translate(read, self.glossary, vocabulary)
+            words = translation.translate(read, self.glossary, vocabulary, self._acronyms())
         else:  # lay words and drug-name endings, in the notes' words
             words = self._lay(read, vocabulary)
         # a follow-up is weighed by its own words: the carried ones find the earlier note (and
@@ -325,13 +336,19 @@ class Retriever:
         # by a sentence about children, not by the antidote's sentence the earlier one matched
         asked = tuple(grounding.question_words(self._in_notes_words(question), words))
         # a Spanish question is searched with its English words too (the notes are English)
-        search = " ".join([read, *dict.fromkeys(words.values())])
+        search = " ".join([read, *(w for w in dict.fromkeys(words.values()) if w)])
         # the question's entities by their canonical names too: "heart attack" is searched as
         # "acute coronary syndrome", the note's own words (resources/kb/terms.txt)
         seeds = self.index.kb.terms.find(search, nested=True)[:MAX_SEEDS]
         named = [s for s in seeds if s.casefold() not in search.casefold()]
         search = " ".join([search, *named])
-        return _Understood(question, scopes, lang, read, asked, search, seeds, carried)
+        english = translation.english(read, words) if lang == "es" else ""
+        return _Understood(question, scopes, lang, read, asked, search, seeds, carried, english)
+
+    def _acronyms(self) -> list[tuple[str, ...]]:
+        """The names of each entity a Spanish acronym may stand for ("C-reactive protein",
+        "CRP"; "ACE inhibitors", "ACE inhibitor", …)."""
+        return [(t.name, *t.aliases) for t in self.index.kb.terms.terms]
 
     def _in_notes_words(self, question: str) -> str:
         """``question`` with the notes' name of each entity it calls by a lay name that shares
@@ -391,6 +408,26 @@ class Retriever:
             found.down["vector"] = _unavailable(N_("vector search is unavailable"), error)
             found.lists["vector"] = []
         found.trace["vector"] = {"where": self.last_where if self.index.vectors_open else {}}
+
+    def _english_similarity(
+        self,
+        understood: _Understood,
+        passages: Sequence[Passage],
+        candidates: int,
+        found: _Lists,
+    ) -> float:
+        """The first vector's similarity of a Spanish question's English words to the best
+        passage found (0 for an English question, or with the vectors down): the vector
+        search reads the question as asked, and MiniLM reads Spanish poorly."""
+        if not understood.english or "vector" in found.down or not passages:
+            return 0.0
+        try:
+            query = self.index.embedder.embed(understood.english)
+            hits = self.search_vectors(query, understood.scopes, candidates)
+        except (StoreUnavailableError, ModelUnavailableError):
+            return 0.0
+        ids = {p.chunk_id for p in passages}
+        return max((h.score for h in hits if h.id in ids), default=0.0)
 
     def _spanish_search(self, understood: _Understood, candidates: int, found: _Lists) -> None:
         """The second vector's ranked list (method ``multilingual``) for a Spanish question:
