@@ -87,11 +87,20 @@ ASPECTS = (
         ),
     ),
 )
-#: question words that are neither the subject nor the aspect ("what monitoring does it *need*")
-GENERIC = _normals("need needs needed require required level levels long course often")
+#: question words that are neither the subject nor the aspect ("what monitoring does it *need*"),
+#: nor which of the aspect's answers is asked ("the *most frequent* cause", "the *usual*
+#: causes", "at what *value* is it diagnosed": issue 27 — the rarest word of a subject must
+#: be in the answering passage, and "frequent" never is)
+GENERIC = _normals(
+    "need needs needed require required level levels long course often most more frequent "
+    "frequently common commonest usual usually main principal typical typically value values"
+)
 #: words that ask rather than say: "what is *given*…" (grounding adds "treatment" for it),
 #: "how long", "cuánto *tiempo*"
 ASKING_WORDS = _normals("give given take taken prescribe prescribed treatment time long often")
+#: what a question asking a time says to ask it ("how *soon*", "en cuánto *tiempo*"): a
+#: duration answers it, not these words
+TIME_WORDS = _normals("time long often soon quickly quick fast")
 
 
 #: verbs whose question asks for a treatment (grounding adds "treatment" for them): they
@@ -107,20 +116,37 @@ _IDENTIFYING = ("which", "cual", "cuales")
 _CLAUSE = frozenset(["when", "if", "because", "after", "before", "cuando", "si", "porque"])
 
 
-def asked_aspects(asked: Iterable[str], question: str = "") -> list[Aspect]:
-    """The aspects the question asks (its own words: "treatment" added for "give" is not)."""
+def asked_aspects(asked: Iterable[str], question: str = "", english: str = "") -> list[Aspect]:
+    """The aspects the question asks (its own words: "treatment" added for "give" is not).
+
+    ``english``: a Spanish question in English word for word (:attr:`Retrieval.english`):
+    its own words and its circumstance are read there, in the words of ``asked`` (issue 27:
+    "cuando la warfarina causa…" was compared in Spanish with "cause")."""
     have = set(asked)
     said = words(question)
-    own = {normal(w) for w in said} if question else have
+    read = words(english) if english else said
+    own = {normal(w) for w in read} if question else have
     if "treatment" in have and "treatment" not in own and have & _GIVING:
         have.discard("treatment")
     if _identifies(said):
         return []
-    for i, w in enumerate(said):
+    for i, w in enumerate(read):
         if w in _CLAUSE:  # what follows is a circumstance
-            have -= {normal(x) for x in said[i + 1 :]}
+            have -= {normal(x) for x in read[i + 1 :]}
             break
-    return [a for a in ASPECTS if a.asks & have]
+    found = [a for a in ASPECTS if a.asks & have]
+    if found and (said[:1] == ["why"] or said[:2] == ["por", "que"]):
+        # "why must potassium be monitored…?" asks the reason for it, which a sentence about
+        # the subject gives ("… because insulin drives potassium into cells"), naming the
+        # monitoring or not (issue 27)
+        return [Aspect("reason", frozenset().union(*(a.asks for a in found)), REASONS)]
+    return found
+
+
+#: words of a sentence that gives a reason (:func:`answers_aspect` reads "because", "so" too)
+REASONS = _normals("cause causes caused due lead leads drive drives reason")
+#: a reason's words that are glue to :func:`content`
+_REASON_GLUE = frozenset(["because", "so", "since", "therefore", "thus"])
 
 
 #: words after "what"/"qué" that make it a question about its subject, not a name asked for
@@ -142,6 +168,18 @@ def _identifies(said: Sequence[str]) -> bool:
         if w in _IDENTIFYING and said[i + 1 : i + 2] not in (["es"], ["son"]):
             return True
     return len(said) > 1 and said[0] in ("que", "what") and said[1] not in _NOT_A_NAME
+
+
+def kind_asked(question: str, asked: Sequence[str]) -> str:
+    """The kind of thing a question asking for a name asks ("which *organ* makes CRP?",
+    "¿qué *órgano* fabrica…?"): its first content word, as weighed (:attr:`asked`), when it
+    follows the opening word; "" for another question."""
+    said = words(question)
+    if not asked or not _identifies(said):
+        return ""
+    opener = next(i for i, w in enumerate(said) if w in (*_IDENTIFYING, "que", "what"))
+    follows = said[opener + 1 : opener + 2]
+    return asked[0] if follows and content(follows[0]) else ""
 
 
 #: words that open a qualifier of the subject ("a severe asthma attack *in* pregnancy")
@@ -248,8 +286,13 @@ def answers_aspect(
         return False
     if not set(qualified) <= set(content(f"{title} {note}")) | set(said):
         return False
+    # an aspect's word in a sentence's circumstance is not what it says: "anticoagulation when
+    # the cause is atrial fibrillation" gives no side effect of clopidogrel (issue 27)
+    circumstance = set(content(" ".join(_SENTENCE_CLAUSE.findall(sentence))))
     for aspect in aspects:
-        where = [i for i, w in enumerate(said) if w in aspect.evidence]
+        where = [i for i, w in enumerate(said) if w in aspect.evidence and w not in circumstance]
+        if not where and aspect.evidence is REASONS and _REASON_GLUE & set(words(sentence)):
+            where = [len(said)]  # "… because insulin drives potassium into cells"
         if not where:
             return False
         if set(subject) & titled:  # the note is about the subject
@@ -258,6 +301,10 @@ def answers_aspect(
         if first is None or first > where[0]:
             return False
     return True
+
+
+#: a sentence's circumstance: "when …"/"if …" up to the clause's end
+_SENTENCE_CLAUSE = re.compile(r"\b(?:when|if|unless|whenever)\b[^,;:.()]*", re.IGNORECASE)
 
 
 def mention(quotes: Sequence[Quote], subject: Sequence[str]) -> Quote | None:
@@ -280,7 +327,11 @@ DURATION = re.compile(
     r"(?:seconds?|minutes?|min|hours?|h|days?|weeks?|months?|years?|times)(?![^\W\d_])"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+"
     r"(?:to\s+\w+\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b"
-    r"|\b(?:daily|weekly|monthly|yearly|annual|annually|every|once|twice|times)\b"
+    r"|\b(?:daily|weekly|monthly|yearly|annual|annually|once|twice)\b"
+    # "every" with its time ("every 3 to 5 minutes", "every morning"), not "does not exclude
+    # every serious condition" (issue 27: a time question was answered with that)
+    r"|\bevery\s+(?:\d+(?:\s*(?:to|-|–|or)\s*\d+)?\s*|other\s+|few\s+)?"
+    r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|morning|night|evening|dose)\b"
     r"|\b(?:a|per) (?:day|week|month|year)\b",
     re.IGNORECASE,
 )
@@ -293,7 +344,8 @@ def amount_kind(question: str) -> str:
         return ""  # a reason or a condition ("why are the doses reduced…?")
     text = " ".join(said)
     if re.search(
-        r"\bhow (?:long|often)\b|\bcuanto (?:tiempo|dura|duran|tarda|tardan)\b|\bcada cuanto\b"
+        r"\bhow (?:long|often|soon|quickly|fast)\b|\bwithin what time\b"
+        r"|\bcuanto (?:tiempo|dura|duran|tarda|tardan)\b|\bcada cuanto\b"
         r"|\bcuantas (?:horas|semanas)\b|\bcuantos (?:dias|meses|minutos)\b",
         text,
     ):
@@ -379,7 +431,10 @@ def term_like(word: str, question: str) -> bool:
     """Whether a Spanish word the glossary could not translate names a condition or a drug
     (its ending, or a capital inside the question): a topic, not a word of the question."""
     folded = fold(word)
-    if _TERM.search(folded):
+    # an ending after at least three letters: "zona", "toma" are everyday words, not a
+    # "-oma" or "-ona" term (issue 27: they made two answerable questions "not covered")
+    ending = _TERM.search(folded)
+    if ending and ending.start() >= 3:
         return True
     return bool(
         re.search(rf"(?<!^)(?<![¿¡])\b{re.escape(word[:1].upper() + word[1:])}\b", question)
