@@ -22,7 +22,7 @@ import tomli_w
 
 from backends import assistants
 from backends.errors import ConfigError
-from backends.i18n import _
+from backends.i18n import N_, _
 from backends.models import settings as generation_settings
 from backends.models.settings import GenerationSettings
 
@@ -66,6 +66,63 @@ ENVIRONMENT = {
 def assistant_environment() -> dict[str, str]:
     """``CUSTODIA_<ASSISTANT>_MODEL`` → the assistant, for each registered assistant."""
     return {f"CUSTODIA_{name.upper()}_MODEL": name for name in assistants.names()}
+
+
+#: the settings as people read them, in an error's sentence (issue 27: the key as
+#: custodia.toml writes it and its environment variable are the error's details)
+SETTING_NAMES: dict[str, str] = {
+    "home": N_("the data folder"),
+    "profile": N_("the profile"),
+    "language": N_("the language"),
+    "cache_backend": N_("the cache's engine"),
+    "audit_backend": N_("the audit log's engine"),
+    "graph_backend": N_("the graph's engine"),
+    "redis_url": N_("the Redis address"),
+    "postgres_dsn": N_("the Postgres connection"),
+    "neo4j_uri": N_("the Neo4j address"),
+    "neo4j_user": N_("the Neo4j user"),
+    "neo4j_password": N_("the Neo4j password"),
+    "neo4j_database": N_("the Neo4j database"),
+    "qdrant_url": N_("the Qdrant address"),
+    "chroma_url": N_("the Chroma address"),
+    "embedder": N_("the embedder"),
+    "tutor_spanish_embedder": N_("the tutor's embedder for Spanish"),
+    "chat_model": N_("the chat model"),
+    "model_folders": N_("the model folders"),
+    "models": N_("the assistants' chat models"),
+    "generation": N_("the generation settings"),
+    "ollama_url": N_("the Ollama address"),
+    "openai_url": N_("the address of the OpenAI-compatible server"),
+    "conversations_key": N_("the conversations key"),
+    "network_timeout": N_("the network timeout"),
+    "url": N_("the address"),
+}
+
+
+def setting_text(key: str) -> tuple[str, str]:
+    """A setting in the user's words, and its details: the key as ``custodia.toml`` writes it
+    and its environment variable (``("la dirección de Ollama", "ollama_url,
+    CUSTODIA_OLLAMA_URL")``). A key Custodia does not know, or a file, is itself."""
+    field_ = ENVIRONMENT.get(key, key)  # a variable's name: its setting
+    head = re.split(r"[.\[]", field_, maxsplit=1)[0]  # models.tutor, model_folders[0]
+    if head not in SETTING_NAMES:
+        return key, ""
+    variable = next((v for v, f in ENVIRONMENT.items() if f == field_), "")
+    said = _(SETTING_NAMES[head])
+    if head == "models" and field_ != head:
+        assistant = field_.partition(".")[2]
+        said = _("the chat model of {assistant}").format(assistant=_assistant_title(assistant))
+        variable = next((v for v, a in assistant_environment().items() if a == assistant), "")
+    return said, ", ".join(filter(None, (field_, variable)))
+
+
+def _assistant_title(name: str) -> str:
+    """The assistant ``name`` as the user reads it ("tutor clínico"), else ``name``."""
+    try:
+        declared = assistants.get(name)
+    except (KeyError, ImportError, TypeError):
+        return name
+    return _(declared.label or declared.title)
 
 
 #: fields never written back to custodia.toml (secrets stay in the environment or keyring)
@@ -349,8 +406,8 @@ def _url(key: str, value: str, schemes: tuple[str, ...]) -> None:
     if parsed.scheme not in schemes:
         raise ConfigError(
             key,
-            _("{value!r} must start with one of {schemes}://").format(
-                value=shown, schemes=", ".join(schemes)
+            _("{value!r} must start with one of {schemes}").format(
+                value=shown, schemes=", ".join(f"{scheme}://" for scheme in schemes)
             ),
         )
     if parsed.scheme != "unix" and not parsed.hostname:

@@ -16,11 +16,25 @@ class CustodiaEnvironmentError(Exception):
 
 
 class ConfigError(CustodiaEnvironmentError):
-    """A configuration value is invalid. ``key`` names the setting."""
+    """A configuration value is invalid. ``key`` names the setting.
+
+    Its sentence names the setting in the user's words; the key as ``custodia.toml`` writes
+    it and its environment variable are its details (issue 27): "the Ollama address: … is
+    not a valid URL (details: ollama_url, CUSTODIA_OLLAMA_URL)".
+    """
 
     def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
+        # lazy: config and failures raise and read these errors themselves
+        from backends import failures  # noqa: PLC0415
+        from backends.config import setting_text  # noqa: PLC0415
+
+        said, where = setting_text(key)
+        sentence, details = failures.split(message)
+        super().__init__(
+            failures.with_details(f"{said}: {sentence}", "; ".join(filter(None, (details, where))))
+        )
         self.key = key
+        self.problem = message
 
 
 class StoreUnavailableError(CustodiaEnvironmentError):

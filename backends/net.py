@@ -148,13 +148,17 @@ def require_loopback_dsn(
     try:
         params = conninfo_to_dict(make_conninfo(dsn, **overrides))
     except Exception as err:  # psycopg.ProgrammingError: not a connection string
-        raise ConfigError(key, f"not a valid Postgres connection string ({err})") from err
+        raise ConfigError(
+            key, with_details(_("not a valid Postgres connection string"), str(err))
+        ) from err
     values = {name: str(params.get(name) or env.get(var) or "") for name, var in _PG_ENV.items()}
     if values["service"]:
         raise ConfigError(
             key,
-            f"service {values['service']!r}: service files are not read; put host and port in "
-            f"the connection string ({_REFUSAL})",
+            _(
+                "service {service!r}: service files are not read; put host and port in the "
+                "connection string ({refusal})"
+            ).format(service=values["service"], refusal=_(_REFUSAL)),
         )
     for name in ("host", "hostaddr"):
         for entry in values[name].split(","):
@@ -252,7 +256,7 @@ def _opener() -> urllib.request.OpenerDirector:
 def _open(url: str, payload: dict[str, Any] | None, timeout: float) -> Any:
     require_loopback("url", url)
     if urlparse(url).scheme.lower() not in ("http", "https"):
-        raise ConfigError("url", f"{url!r}: only http:// or https:// on loopback")
+        raise ConfigError("url", _("{url!r}: only http:// or https:// on loopback").format(url=url))
     return _opener().open(_request(url, payload), timeout=timeout)
 
 

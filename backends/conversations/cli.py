@@ -509,8 +509,11 @@ def _cmd_rotate_key(args: argparse.Namespace, context: Context) -> int:
         new_key, generated = generate_key(), True
     if not new_key:
         if not sys.stdin.isatty():
+            # the variable's name is the details (issue 30)
             _warn(
-                _("give the new key in {variable}, or use --generate").format(variable=NEW_KEY_ENV)
+                failures.with_details(
+                    _("give the new key in the environment, or use --generate"), NEW_KEY_ENV
+                )
             )
             return 2
         new_key = validate_key(
@@ -569,8 +572,9 @@ def _rotate_to_passphrase(agent: ConversationAgent) -> int:
     if not passphrase:
         if not sys.stdin.isatty():
             _warn(
-                _("give the new passphrase in {variable}, or run this in a terminal").format(
-                    variable=NEW_PASSPHRASE_ENV
+                failures.with_details(
+                    _("give the new passphrase in the environment, or run this in a terminal"),
+                    NEW_PASSPHRASE_ENV,
                 )
             )
             return 2

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from backends import failures
 from backends.conversations.errors import (
     HistoryKeyError,
     HistoryKeyRequiredError,
@@ -40,6 +41,7 @@ from backends.conversations.rotation import (
     set_aside_key_ids,
 )
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
+from backends.i18n import N_, _
 from backends.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -47,13 +49,16 @@ log = logging.getLogger(__name__)
 #: environment variable holding the passphrase the conversations key is derived from
 PASSPHRASE_ENV = "CONVERSATIONS_PASSPHRASE"
 
-#: how each key source is named in messages
+#: how each key source is named in messages, and the variable it comes from (the details)
 _KEY_SOURCES = {
-    "environment": "CONVERSATIONS_KEY",
-    "environment_passphrase": "the key from CONVERSATIONS_PASSPHRASE",
-    "keyring": "the key in the OS keyring",
-    "session": "the key set in the app",
-    "passphrase": "the key from the passphrase given in the app",
+    "environment": (N_("the key set in the environment"), "CONVERSATIONS_KEY"),
+    "environment_passphrase": (
+        N_("the key from the passphrase set in the environment"),
+        "CONVERSATIONS_PASSPHRASE",
+    ),
+    "keyring": (N_("the key in the OS keyring"), ""),
+    "session": (N_("the key set in the app"), ""),
+    "passphrase": (N_("the key from the passphrase given in the app"), ""),
 }
 
 
@@ -222,28 +227,29 @@ class HistoryKeys:
                 return None  # only a given-back earlier history: new ones stay clear
             cipher = None
         if cipher is None:
+            said = _(
+                "conversation history is encrypted ({files} conversation(s), key id {ids}); "
+                "set its key in the environment (or give it, or its passphrase, in “Set key…” "
+                "in the app; or start a new history there and keep these as locked). Nothing "
+                "was written: a new conversation would be stored in clear next to it."
+            ).format(files=files, ids=shown)
+            # the variable's name is the details (issue 30)
             return HistoryKeyRequiredError(
-                f"conversation history is encrypted ({files} conversation(s), key id {shown}); "
-                "set CONVERSATIONS_KEY to its key (or give it, or its passphrase, in “Set "
-                "key…” in the app; or start a new history there and keep these as locked). "
-                "Nothing was written: a new conversation would be stored in clear next to it.",
-                ids,
-                files,
+                failures.with_details(said, "CONVERSATIONS_KEY"), ids, files
             )
         if any(readable for _, readable in groups.values()):
             return None
         if any(kid and cipher.knows(kid) for kid in groups):
             return None  # our key id, damaged tokens: the key is right
-        _, source = self.keys.current()
-        where = _KEY_SOURCES.get(source, "the key set here")
-        return HistoryWrongKeyError(
-            f"{where} (key id {cipher.primary_id}) opens none of the {files} encrypted "
-            f"conversation(s) here (key id {shown}): a wrong or mistyped key? Set the key they "
-            "are encrypted with. Nothing was written: a new conversation would be stored "
-            "under a key nothing else uses.",
-            ids,
-            files,
-        )
+        _key, source = self.keys.current()
+        where, variable = _KEY_SOURCES.get(source, (N_("the key set here"), ""))
+        said = _(
+            "{where} (key id {key_id}) opens none of the {files} encrypted conversation(s) "
+            "here (key id {ids}): a wrong or mistyped key? Set the key they are encrypted "
+            "with. Nothing was written: a new conversation would be stored under a key "
+            "nothing else uses."
+        ).format(where=_(where), key_id=cipher.primary_id, files=files, ids=shown)
+        return HistoryWrongKeyError(failures.with_details(said, variable), ids, files)
 
     def key_problem_ids(self) -> tuple[str, ...]:
         problem = self.key_problem()

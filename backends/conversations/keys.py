@@ -245,8 +245,17 @@ class KeyStore:
             if self._passphrase_key:
                 return self._passphrase_key
         if self.passphrases is None:
-            raise NoPassphraseError("CONVERSATIONS_PASSPHRASE is set but there is no data dir")
-        key = self.passphrases.unlock(self._environment_passphrase, "CONVERSATIONS_PASSPHRASE")
+            raise NoPassphraseError(
+                failures.with_details(
+                    _("a passphrase is set in the environment, but there is no data folder"),
+                    "CONVERSATIONS_PASSPHRASE",
+                )
+            )
+        key = self.passphrases.unlock(
+            self._environment_passphrase,
+            N_("the passphrase set in the environment"),
+            where="CONVERSATIONS_PASSPHRASE",
+        )
         with self._lock:
             self._passphrase_key = key
         return key
@@ -287,7 +296,7 @@ class KeyStore:
         rotation journal names), from the keyring or the saved key file; ``("", "")``."""
         stored = self._keyring_get(KEYRING_PENDING_ENTRY).strip()
         if stored and key_id(stored) == kid:
-            return stored, "the OS keyring"
+            return stored, _("the OS keyring")
         saved = self._file_get()
         if saved and key_id(saved) == kid and self.pending_file is not None:
             return saved, str(self.pending_file)
@@ -305,13 +314,19 @@ class KeyStore:
         if self._keyring_set(KEYRING_PENDING_ENTRY, key) and (
             self._keyring_get(KEYRING_PENDING_ENTRY).strip() == key
         ):
-            return f"the OS keyring (service {KEYRING_SERVICE!r}, entry {KEYRING_PENDING_ENTRY!r})"
+            return _("the OS keyring (service {service!r}, entry {entry!r})").format(
+                service=KEYRING_SERVICE, entry=KEYRING_PENDING_ENTRY
+            )
         if not durable:
             return ""
         if self.pending_file is None:
+            said = _(
+                "no OS keyring and no data folder to keep the generated key in: nothing was "
+                "changed; give a key of your own in the environment instead"
+            )
+            # the variable's name is the details (issue 30)
             raise StoreUnavailableError(
-                "no OS keyring and no data dir to keep the generated key in: nothing was "
-                "changed; give a key of your own in CUSTODIA_NEW_CONVERSATIONS_KEY instead"
+                failures.with_details(said, "CUSTODIA_NEW_CONVERSATIONS_KEY")
             )
         _write_private(self.pending_file, key + "\n")
         return str(self.pending_file)
@@ -480,7 +495,8 @@ class PassphraseFile:
         except FileNotFoundError:
             return []
         except OSError as err:
-            raise StoreUnavailableError(f"{self.path}: cannot read: {err}") from err
+            said = _("the passphrase file {path} cannot be read").format(path=self.path)
+            raise StoreUnavailableError(failures.failed(said, err)) from err
         try:
             data = json.loads(raw.decode("utf-8"))
             if not isinstance(data, dict) or data.get("format") != KDF_FORMAT:
@@ -492,26 +508,34 @@ class PassphraseFile:
                 )
             return [KdfEntry.from_json(item) for item in items]
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
-            raise StoreUnavailableError(
-                f"{self.path} is damaged ({err}); the passphrase cannot be checked. Restore it "
-                "from a backup; it holds no secret (salts and check values only)"
-            ) from None
+            said = _(
+                "{path} is damaged; the passphrase cannot be checked. Restore it from a "
+                "backup; it holds no secret (salts and check values only)"
+            ).format(path=self.path)
+            raise StoreUnavailableError(failures.with_details(said, str(err))) from None
 
     def key_ids(self) -> tuple[str, ...]:
         return tuple(e.key_id for e in self.entries())
 
     def unlock(
-        self, passphrase: str, what: str = "the passphrase", prefer: Iterable[str] = ()
+        self,
+        passphrase: str,
+        what: str = N_("the passphrase"),
+        prefer: Iterable[str] = (),
+        where: str = "",
     ) -> str:
         """The key ``passphrase`` derives under one of the entries (those whose key id is in
-        ``prefer`` first); :class:`WrongPassphraseError` when it matches none."""
+        ``prefer`` first); :class:`WrongPassphraseError` when it matches none. ``what``: the
+        passphrase in words (marked with ``N_``); ``where``: a variable's name, said as the
+        details."""
         entries = self.entries()
         if not entries:
-            raise NoPassphraseError(
-                f"{what} was given, but no passphrase has been set for this history "
-                f"({self.path.name} is missing): set one first (“Set key…” ▸ Passphrase, or "
-                "`custodia rotate-key --passphrase`)"
-            )
+            said = _(
+                "{what} was given, but no passphrase has been set for this history ({file} is "
+                "missing): set one first (“Set key…” ▸ Passphrase, or `custodia rotate-key "
+                "--passphrase`)"
+            ).format(what=_(what), file=self.path.name)
+            raise NoPassphraseError(failures.with_details(said, where))
         wanted = set(prefer)
         tried: set[tuple[bytes, int, int, int]] = set()
         for entry in sorted(entries, key=lambda e: e.key_id not in wanted):
@@ -523,23 +547,28 @@ class PassphraseFile:
             if hmac.compare_digest(key_id(key), entry.key_id):
                 return key
         ids = ", ".join(e.key_id for e in entries)
-        raise WrongPassphraseError(
-            f"wrong passphrase: {what} matches none of the passphrases set for this history "
-            f"(key id {ids}); check it for a typo (letter case, keyboard layout)"
-        )
+        said = _(
+            "wrong passphrase: {what} matches none of the passphrases set for this history "
+            "(key id {ids}); check it for a typo (letter case, keyboard layout)"
+        ).format(what=_(what), ids=ids)
+        raise WrongPassphraseError(failures.with_details(said, where))
 
     def add(self, passphrase: str) -> str:
         """A new key from ``passphrase`` and a fresh salt; its entry is on disk (fsync'd)
         before the key is returned, so nothing is ever encrypted under an unrecorded salt."""
         if len(normalise_passphrase(passphrase)) < MIN_PASSPHRASE:
             raise InvalidKeyError(
-                f"a passphrase needs at least {MIN_PASSPHRASE} characters (a few words are "
-                "easier to remember and harder to guess)"
+                _(
+                    "a passphrase needs at least {count} characters (a few words are easier "
+                    "to remember and harder to guess)"
+                ).format(count=MIN_PASSPHRASE)
             )
         if len(self.entries()) >= MAX_KDF_ENTRIES:
             raise InvalidKeyError(
-                f"{MAX_KDF_ENTRIES} passphrases have been set for this history, the most it "
-                "keeps: start a new history, or keep using a key instead of a passphrase"
+                _(
+                    "{count} passphrases have been set for this history, the most it keeps: "
+                    "start a new history, or keep using a key instead of a passphrase"
+                ).format(count=MAX_KDF_ENTRIES)
             )
         entry = KdfEntry("", os.urandom(SALT_BYTES), SCRYPT_N, SCRYPT_R, SCRYPT_P)
         key = derive_key(passphrase, entry)
@@ -552,16 +581,16 @@ class PassphraseFile:
                 {"format": KDF_FORMAT, "version": 1, "entries": [e.to_json() for e in entries]},
                 indent=1,
             )
-            write_private(self.path, text + "\n", what="the passphrase's salt")
+            write_private(self.path, text + "\n", what=N_("the passphrase's salt"))
         return key
 
 
-def write_private(path: Path, text: str, what: str = "the generated key") -> None:
+def write_private(path: Path, text: str, what: str = N_("the generated key")) -> None:
     """``text`` into ``path`` atomically, 0600, fsync'd with its folder."""
     _write_private(path, text, what)
 
 
-def _write_private(path: Path, text: str, what: str = "the generated key") -> None:
+def _write_private(path: Path, text: str, what: str = N_("the generated key")) -> None:
     """``text`` into ``path`` atomically, 0600, fsync'd with its folder (a key must survive a
     power cut before anything is encrypted under it)."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
@@ -585,6 +614,8 @@ def _write_private(path: Path, text: str, what: str = "the generated key") -> No
     except OSError as err:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        said = _("{path}: cannot save {what}").format(path=path, what=_(what))
+        main, details = failures.split(failures.failed(said, err))
         raise StoreUnavailableError(
-            f"{path}: cannot save {what} ({err.strerror or err}); nothing was changed"
+            failures.with_details(main + "; " + _("nothing was changed"), details)
         ) from err

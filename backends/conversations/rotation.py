@@ -18,6 +18,7 @@ from pathlib import Path
 
 from cryptography.fernet import InvalidToken
 
+from backends import failures
 from backends.conversations import files as files_module
 from backends.conversations.errors import (
     ConversationError,
@@ -31,7 +32,7 @@ from backends.conversations.files import ConversationFiles, fsync_dir
 from backends.conversations.keys import HistoryCipher, key_id, write_private
 from backends.conversations.naming import now_iso
 from backends.errors import StoreUnavailableError
-from backends.i18n import _
+from backends.i18n import N_, _
 from backends.progress import Progress
 
 ROTATION_JOURNAL = ".rotation.journal"
@@ -70,7 +71,9 @@ class RotationJournal:
         except FileNotFoundError:
             return None
         except OSError as err:
-            raise StoreUnavailableError(f"{self.path}: cannot read: {err}") from err
+            raise StoreUnavailableError(
+                failures.failed(_("{path}: cannot be read").format(path=self.path), err)
+            ) from err
         try:
             header = json.loads(lines[0])
             new_kid = str(header["new_key_id"])
@@ -143,7 +146,7 @@ def set_aside(folder: Path, key_ids: Iterable[str], files: int) -> None:
         },
         indent=1,
     )
-    write_private(folder / SET_ASIDE_FILE, text + "\n", what="the locked history's record")
+    write_private(folder / SET_ASIDE_FILE, text + "\n", what=N_("the locked history's record"))
 
 
 def _key_list(key_ids: Iterable[str]) -> str:
@@ -197,24 +200,27 @@ def check_history_keys(
         return
     count = sum(foreign.values())
     ids = _key_list(foreign)
-    todo = (
-        f"Set CONVERSATIONS_KEY to their key first (or give that key in “Set key…” in the app); "
-        f"if it is lost for good, move those files out of {folder} first. Nothing was changed."
-    )
+    todo = _(
+        "Set their key in the environment first (or give that key in “Set key…” in the app); "
+        "if it is lost for good, move those files out of {folder} first. Nothing was changed."
+    ).format(folder=folder)
     if not old_keys:
-        raise HistoryKeyRequiredError(
-            f"{count} conversation(s) are already encrypted (key id {ids}) and no current key "
+        said = _(
+            "{count} conversation(s) are already encrypted (key id {ids}) and no current key "
             "is set here: a new key now would encrypt the rest under another key and split "
-            f"the history across two keys. {todo}",
-            tuple(sorted(foreign)),
-            count,
+            "the history across two keys. {todo}"
+        ).format(count=count, ids=ids, todo=todo)
+        # the variable's name is the details (issue 30)
+        raise HistoryKeyRequiredError(
+            failures.with_details(said, "CONVERSATIONS_KEY"), tuple(sorted(foreign)), count
         )
+    said = _(
+        "the current key (key id {current}) opens none of the {count} encrypted "
+        "conversation(s) (key id {ids}): a wrong or mistyped key? A new key now would split "
+        "the history across keys. {todo}"
+    ).format(current=_key_list(key_id(k) for k in old_keys), count=count, ids=ids, todo=todo)
     raise HistoryWrongKeyError(
-        f"the current key (key id {_key_list(key_id(k) for k in old_keys)}) opens none of "
-        f"the {count} encrypted conversation(s) (key id {ids}): a wrong or mistyped key? A new "
-        f"key now would split the history across keys. {todo}",
-        tuple(sorted(foreign)),
-        count,
+        failures.with_details(said, "CONVERSATIONS_KEY"), tuple(sorted(foreign)), count
     )
 
 
@@ -235,9 +241,11 @@ def rotate(
     state = journal.read()
     if state is not None and state[0] != new_kid:
         raise RotationInProgressError(
-            f"a key rotation to key id {state[0]} is unfinished; run it again with that key to "
-            f"resume it (this key has id {new_kid}); when its key was saved (a generated key, "
-            "or the OS keyring), `custodia rotate-key` without a new key finishes it"
+            _(
+                "a key rotation to key id {pending} is unfinished; run it again with that key "
+                "to resume it (this key has id {given}); when its key was saved (a generated "
+                "key, or the OS keyring), `custodia rotate-key` without a new key finishes it"
+            ).format(pending=state[0], given=new_kid)
         )
     check_history_keys(folder, new_key, old_keys)
     done: set[str] = set()

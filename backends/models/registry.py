@@ -104,9 +104,14 @@ def register_chat_model(name: str, factory: ChatFactory) -> None:
 
 
 def _split(key: str, value: str, table: dict[str, object]) -> tuple[str, str]:
-    kind, _, arg = value.partition(":")
+    kind, _sep, arg = value.partition(":")
     if kind not in table:
-        raise ConfigError(key, f"unknown model {value!r}; known: {', '.join(sorted(table))}")
+        raise ConfigError(
+            key,
+            _("unknown model {value!r}; known: {names}").format(
+                value=value, names=", ".join(sorted(table))
+            ),
+        )
     return kind, arg
 
 

@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
+from backends.i18n import _
+
 #: the longest extra system prompt accepted, in characters
 MAX_SYSTEM_PROMPT = 8000
 
@@ -85,17 +87,21 @@ class SettingError(ValueError):
 def parse(values: Any) -> GenerationSettings:
     """A ``[generation.*]`` table as settings; :class:`SettingError` for the first bad field."""
     if not isinstance(values, dict):
-        raise SettingError("", f"{values!r} must be a table of settings")
+        raise SettingError("", _("{value!r} must be a table of settings").format(value=values))
     known = {f.name for f in fields(GenerationSettings)}
     out: dict[str, Any] = {}
     for name, value in values.items():
         if name not in known:
-            raise SettingError(name, f"unknown setting; known: {', '.join(sorted(known))}")
+            raise SettingError(
+                name, _("unknown setting; known: {names}").format(names=", ".join(sorted(known)))
+            )
         if name == "system_prompt":
             if not isinstance(value, str):
-                raise SettingError(name, f"{value!r} must be text")
+                raise SettingError(name, _("{value!r} must be text").format(value=value))
             if len(value) > MAX_SYSTEM_PROMPT:
-                raise SettingError(name, f"longer than {MAX_SYSTEM_PROMPT} characters")
+                raise SettingError(
+                    name, _("longer than {most} characters").format(most=MAX_SYSTEM_PROMPT)
+                )
             out[name] = value
             continue
         kind, low, high = LIMITS[name]
@@ -105,15 +111,20 @@ def parse(values: Any) -> GenerationSettings:
 
 def _number(name: str, value: Any, kind: type, low: float, high: float) -> int | float:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise SettingError(name, f"{value!r} is not a number")
+        raise SettingError(name, _("{value!r} is not a number").format(value=value))
     try:
         number = float(value)
     except ValueError:
-        raise SettingError(name, f"{value!r} is not a number") from None
+        raise SettingError(name, _("{value!r} is not a number").format(value=value)) from None
     if kind is int and (not math.isfinite(number) or number != int(number)):
-        raise SettingError(name, f"{value!r} must be a whole number")
+        raise SettingError(name, _("{value!r} must be a whole number").format(value=value))
     if not low <= number <= high:  # NaN fails too
-        raise SettingError(name, f"{value!r} must be between {_shown(low)} and {_shown(high)}")
+        raise SettingError(
+            name,
+            _("{value!r} must be between {low} and {high}").format(
+                value=value, low=_shown(low), high=_shown(high)
+            ),
+        )
     return int(number) if kind is int else number
 
 

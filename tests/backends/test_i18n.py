@@ -155,7 +155,7 @@ def test_a_command_speaks_spanish(
     assert "(0 recuerdos)" in capsys.readouterr().err
     monkeypatch.setenv("CUSTODIA_PROFILE", "nube")
     assert cli.main(["memories", "list"]) == 2
-    assert "error de configuración: profile: 'nube' no es ninguno de estos" in (
+    assert "error de configuración: el perfil: 'nube' no es ninguno de estos" in (
         capsys.readouterr().err
     )
     monkeypatch.setenv("CUSTODIA_LANGUAGE", "en")

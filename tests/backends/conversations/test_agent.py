@@ -205,7 +205,10 @@ def test_no_key_next_to_encrypted_history_writes_nothing(make_agent: MakeAgent, 
     make_agent(key=key).ask("encrypted already")
     keyless = make_agent()
     folder_before = tree_bytes(keyless.folder)
-    with pytest.raises(HistoryKeyRequiredError, match="set CONVERSATIONS_KEY") as caught:
+    # the variable's name is the details (issue 30)
+    with pytest.raises(
+        HistoryKeyRequiredError, match=r"set its key in the environment .*CONVERSATIONS_KEY\)"
+    ) as caught:
         keyless.ask("this would be stored in clear")
     assert caught.value.key_ids == (key_id(key),)
     with pytest.raises(HistoryKeyRequiredError):
@@ -225,7 +228,10 @@ def test_a_wrong_key_writes_nothing(make_agent: MakeAgent, key: str) -> None:
     first.ask("under the right key")
     wrong = make_agent(key=generate_key())
     folder_before = tree_bytes(wrong.folder)
-    with pytest.raises(HistoryWrongKeyError, match=r"CONVERSATIONS_KEY .* opens none"):
+    with pytest.raises(
+        HistoryWrongKeyError,
+        match=r"the key set in the environment .* opens none .*\(details: CONVERSATIONS_KEY\)",
+    ):
         wrong.ask("lost under a typo")
     assert tree_bytes(wrong.folder) == folder_before
     # only clear conversations: a first key is fine (they get encrypted by "Set key…")

@@ -169,7 +169,8 @@ def test_rotate_key_generate_without_the_current_key_changes_nothing(
     key, before = _encrypted_home(home, capsys, monkeypatch)
     code, out, err = run(capsys, "rotate-key", "--generate")
     assert code == 1 and out == ""  # no new key printed: none is in use
-    assert "no current key" in err and "Set CONVERSATIONS_KEY to their key first" in err
+    assert "no current key" in err and "Set their key in the environment first" in err
+    assert "(details: CONVERSATIONS_KEY)" in err  # the variable's name: the details (issue 30)
     assert key_id(key) in err and "Nothing was changed" in err
     assert tree_bytes(home / "conversations") == before
     monkeypatch.setenv("CONVERSATIONS_KEY", key)  # with it, the same command works
@@ -183,7 +184,8 @@ def test_ask_refuses_to_write_without_the_key_or_with_a_wrong_one(
     key, before = _encrypted_home(home, capsys, monkeypatch)
     code, out, err = run(capsys, "ask", "conversations", "would be written in clear")
     assert code == 1 and out == ""
-    assert "conversation history is encrypted" in err and "set CONVERSATIONS_KEY" in err
+    assert "conversation history is encrypted" in err and "set its key in the environment" in err
+    assert "(details: CONVERSATIONS_KEY)" in err  # the variable's name (issue 30)
     monkeypatch.setenv("CONVERSATIONS_KEY", generate_key())  # a typo'd key
     code, out, err = run(capsys, "ask", "conversations", "would be lost under a typo")
     assert code == 1 and out == "" and "opens none of the 1 encrypted" in err
