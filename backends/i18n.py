@@ -173,11 +173,14 @@ def date_time(moment: datetime) -> str:
 
 def named(text: str) -> str:
     """A name with its engine in brackets (``"sessions L2 (redis)"``) in the installed
-    language: the whole when the catalogue has it, else the name before the brackets."""
+    language: the whole when the catalogue has it, else the name before the brackets and
+    the engine in them, each when it has it (``"sesiones L1 (memoria)"``)."""
     whole = gettext_(text)
     if whole != text:
         return whole
     name, bracket, rest = text.partition(" (")
+    if rest.endswith(")") and "(" not in rest:
+        rest = gettext_(rest[:-1]) + ")"
     return gettext_(name) + bracket + rest
 
 

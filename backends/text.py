@@ -14,6 +14,7 @@ import codecs
 import re
 
 from backends.errors import CustodiaEnvironmentError
+from backends.i18n import _
 
 
 class InvalidTextError(CustodiaEnvironmentError):
@@ -26,10 +27,14 @@ def bad_character(text: str) -> str:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
         code = ord(text[err.start])
-        where = f"at character {err.start + 1}"
+        where = err.start + 1
         if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: a byte that was not UTF-8
-            return f"the byte 0x{code - 0xDC00:02X} {where}, which is not UTF-8"
-        return f"a lone surrogate U+{code:04X} {where}"
+            return _("the byte 0x{byte} at character {where}, which is not UTF-8").format(
+                byte=f"{code - 0xDC00:02X}", where=where
+            )
+        return _("a lone surrogate U+{code} at character {where}").format(
+            code=f"{code:04X}", where=where
+        )
     return ""
 
 
@@ -81,7 +86,8 @@ def checked_text(value: str, what: str) -> str:
     problem = bad_character(value)
     if problem:
         raise InvalidTextError(
-            f"{what} is not valid text: it holds {problem} ({printable(value)!r}); "
-            "give it again in UTF-8"
+            _(
+                "{what} is not valid text: it holds {problem} ({text!r}); give it again in UTF-8"
+            ).format(what=_(what), problem=problem, text=printable(value))
         )
     return value

@@ -126,11 +126,11 @@ def output_problem(path: Path) -> str:
     """Why a file cannot be written at ``path`` ("" when it can): checked before the work."""
     parent = path.parent
     if path.is_dir():
-        return f"{path} is a folder"
+        return _("{path} is a folder").format(path=path)
     if not parent.is_dir():
-        return f"{parent}: no such folder"
+        return _("{folder}: no such folder").format(folder=parent)
     if not os.access(parent, os.W_OK | os.X_OK):
-        return f"{parent}: the folder is not writable"
+        return _("{folder}: the folder is not writable").format(folder=parent)
     return ""
 
 

@@ -33,7 +33,7 @@ from urllib.parse import quote
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from backends.failures import failed
-from backends.i18n import _
+from backends.i18n import N_, _
 from backends.stores.audit_log import Filter
 from backends.stores.audit_log.keys import (
     KEK_FILE,
@@ -203,7 +203,7 @@ class KeyStore:
 
     def _digest(self, person: str) -> str:
         # a name from a command line with undecodable bytes: a clear error, not a traceback
-        person = checked_text(person, "the person's name")
+        person = checked_text(person, N_("the person's name"))
         return hmac.new(self._salt, person.encode("utf-8"), hashlib.sha256).hexdigest()
 
     def pseudonym(self, person: str, *, create: bool = True) -> str | None:

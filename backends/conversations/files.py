@@ -302,7 +302,9 @@ class ConversationFiles:
         except OSError as err:
             if is_file_error(err):  # this file only: it fails alone, like a corrupt one
                 raise file_unreadable(path, err) from None
-            raise StoreUnavailableError(f"{path}: cannot read: {err}") from err
+            raise StoreUnavailableError(
+                failures.failed(_("{path}: cannot be read").format(path=path), err)
+            ) from err
         return self.decode(path, raw), stamp
 
     def load(self, conversation_id: str) -> Conversation:

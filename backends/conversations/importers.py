@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from backends import failures
 from backends.conversations.errors import ConversationError, CorruptConversationError
 from backends.conversations.files import FORMAT as FILE_FORMAT
 from backends.conversations.files import (
@@ -151,7 +152,9 @@ def export(
     id that cannot be read raises its error.
     """
     if fmt not in FORMATS:
-        raise CustodiaEnvironmentError(f"unknown export format {fmt!r}: json or markdown")
+        raise CustodiaEnvironmentError(
+            _("unknown export format {fmt!r}: json or markdown").format(fmt=fmt)
+        )
     wanted = list(ids) if ids is not None else [r.id for r in agent.conversations()]
     problems: list[str] = []
     loaded: list[Conversation] = []
@@ -179,13 +182,17 @@ def check_target(path: Path) -> None:
     a folder that does not exist (:class:`ExportError`)."""
     if path.is_dir():
         raise ExportError(
-            f"{path} is a folder: give a file name, e.g. {path / 'conversations.json'}"
+            _("{path} is a folder: give a file name, e.g. {example}").format(
+                path=path, example=path / "conversations.json"
+            )
         )
     folder = path.parent
     if not folder.exists():
-        raise ExportError(f"{path}: the folder {folder} does not exist")
+        raise ExportError(
+            _("{path}: the folder {folder} does not exist").format(path=path, folder=folder)
+        )
     if not folder.is_dir():
-        raise ExportError(f"{path}: {folder} is not a folder")
+        raise ExportError(_("{path}: {folder} is not a folder").format(path=path, folder=folder))
 
 
 def write_private(path: Path, text: str) -> None:
@@ -213,8 +220,8 @@ def write_private(path: Path, text: str) -> None:
     except OSError as err:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        reason = err.strerror or str(err)
-        raise ExportError(f"{path}: cannot write the export: {reason}") from err
+        said = _("{path}: cannot write the export").format(path=path)
+        raise ExportError(failures.failed(said, err)) from err
 
 
 # -- import -----------------------------------------------------------------------------------
@@ -233,16 +240,17 @@ def _iso(value: Any) -> str:
 
 def _history(items: Any, where: str) -> list[StoredMessage]:
     if not isinstance(items, list):
-        raise ImportFormatError(f"{where}: the history is not a list")
+        raise ImportFormatError(_("{where}: the history is not a list").format(where=where))
     try:
         return [StoredMessage.from_json(m) for m in items]
     except ValueError as err:
-        raise ImportFormatError(f"{where}: {err}") from None
+        said = _("{where}: a message is malformed").format(where=where)
+        raise ImportFormatError(failures.with_details(said, str(err))) from None
 
 
 def from_bundle_item(item: Any, where: str) -> Conversation:
     if not isinstance(item, dict):
-        raise ImportFormatError(f"{where}: a conversation is not an object")
+        raise ImportFormatError(_("{where}: a conversation is not an object").format(where=where))
     history = _history(item.get("history"), where)
     return Conversation(
         id=str(item.get("id") or new_id()),
@@ -317,7 +325,9 @@ def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]
 
 def from_chatgpt(item: Any, where: str) -> Conversation:
     if not isinstance(item, dict) or not isinstance(item.get("mapping"), dict):
-        raise ImportFormatError(f"{where}: not a ChatGPT conversation (no mapping)")
+        raise ImportFormatError(
+            _("{where}: not a ChatGPT conversation (no mapping)").format(where=where)
+        )
     history: list[StoredMessage] = []
     model = str(item.get("default_model_slug") or "")
     for node in _chatgpt_path(item["mapping"], item.get("current_node")):
@@ -361,18 +371,23 @@ def parse(
     where = path.name
     if raw[:2] == b"PK":
         if in_archive:  # an archive in the archive (a zip quine would never end)
-            raise ImportFormatError(f"{where}: an archive inside the archive is not imported")
+            raise ImportFormatError(
+                _("{where}: an archive inside the archive is not imported").format(where=where)
+            )
         return _parse_zip(path, raw, files)
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ImportFormatError(f"{where}: not valid JSON ({err})") from None
+        said = _("{where}: not valid JSON").format(where=where)
+        raise ImportFormatError(failures.with_details(said, str(err))) from None
     except RecursionError:
-        raise ImportFormatError(f"{where}: JSON nested too deeply") from None
+        raise ImportFormatError(_("{where}: JSON nested too deeply").format(where=where)) from None
     if isinstance(data, dict) and data.get("format") == EXPORT_FORMAT:
         items = data.get("conversations")
         if not isinstance(items, list):
-            raise ImportFormatError(f"{where}: the export has no conversations list")
+            raise ImportFormatError(
+                _("{where}: the export has no conversations list").format(where=where)
+            )
         return [_convert(from_bundle_item, item, f"{where}[{i}]") for i, item in enumerate(items)]
     if isinstance(data, dict) and data.get("format") == FILE_FORMAT:
         try:
@@ -387,7 +402,10 @@ def parse(
     if isinstance(data, list) and all(isinstance(i, dict) and "mapping" in i for i in data):
         return [_convert(from_chatgpt, item, f"{where}[{i}]") for i, item in enumerate(data)]
     raise ImportFormatError(
-        f"{where}: not a Custodia export, a Custodia conversation or a ChatGPT conversations.json"
+        _(
+            "{where}: not a Custodia export, a Custodia conversation or a ChatGPT "
+            "conversations.json"
+        ).format(where=where)
     )
 
 
@@ -396,7 +414,8 @@ def _convert(convert: Callable[[Any, str], Conversation], item: Any, where: str)
     try:
         return convert(item, where)
     except (TypeError, AttributeError, KeyError, IndexError, ValueError) as err:
-        raise ImportFormatError(f"{where}: malformed conversation ({err!r})") from None
+        said = _("{where}: malformed conversation").format(where=where)
+        raise ImportFormatError(failures.with_details(said, repr(err))) from None
 
 
 def _parse_zip(path: Path, raw: bytes, files: ConversationFiles) -> list[Conversation]:
@@ -404,11 +423,14 @@ def _parse_zip(path: Path, raw: bytes, files: ConversationFiles) -> list[Convers
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
             names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
             if not names:
-                raise ImportFormatError(f"{path.name}: the archive has no conversations.json")
+                raise ImportFormatError(
+                    _("{name}: the archive has no conversations.json").format(name=path.name)
+                )
             inner = _read_member(path, archive, archive.getinfo(names[0]))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError,
             EOFError, ValueError, zlib.error) as err:  # fmt: skip
-        raise ImportFormatError(f"{path.name}: not a valid zip archive ({err})") from None
+        said = _("{name}: not a valid zip archive").format(name=path.name)
+        raise ImportFormatError(failures.with_details(said, str(err))) from None
     return parse(path.with_name("conversations.json"), inner, files, in_archive=True)
 
 
@@ -420,18 +442,34 @@ def _read_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) ->
     mb = 1024 * 1024
     if size > MAX_IMPORT_BYTES:
         raise ImportFormatError(
-            f"{path.name}: {info.filename} would decompress to {size // mb} MB; the most an "
-            f"import may hold is {MAX_IMPORT_BYTES // mb} MB"
+            _(
+                "{name}: {member} would decompress to {size} MB; the most an import may hold "
+                "is {most} MB"
+            ).format(
+                name=path.name, member=info.filename, size=size // mb, most=MAX_IMPORT_BYTES // mb
+            )
         )
     if size > RATIO_FROM_BYTES and size > MAX_RATIO * packed:
         raise ImportFormatError(
-            f"{path.name}: {info.filename} would decompress {size // packed}× "
-            f"({packed} bytes to {size // mb} MB): a zip bomb, not an export"
+            _(
+                "{name}: {member} would decompress {ratio}× ({packed} bytes to {size} MB): a "
+                "zip bomb, not an export"
+            ).format(
+                name=path.name,
+                member=info.filename,
+                ratio=size // packed,
+                packed=packed,
+                size=size // mb,
+            )
         )
     with archive.open(info) as member:
         data = member.read()  # never more than the header's size (checked above)
     if len(data) > MAX_IMPORT_BYTES:
-        raise ImportFormatError(f"{path.name}: {info.filename} is larger than its header says")
+        raise ImportFormatError(
+            _("{name}: {member} is larger than its header says").format(
+                name=path.name, member=info.filename
+            )
+        )
     return data
 
 
@@ -519,13 +557,18 @@ def _read_import(path: Path) -> bytes:
             if os.fstat(file.fileno()).st_size > MAX_IMPORT_BYTES:
                 mb = MAX_IMPORT_BYTES // (1024 * 1024)
                 raise ImportFormatError(
-                    f"{path.name}: larger than {mb} MB, the most an import may hold"
+                    _("{name}: larger than {most} MB, the most an import may hold").format(
+                        name=path.name, most=mb
+                    )
                 )
             raw = file.read()  # read(n) would allocate n bytes whatever the file holds
     except OSError as err:
-        raise CustodiaEnvironmentError(f"{path}: cannot read: {err}") from err
+        said = _("{path}: cannot be read").format(path=path)
+        raise CustodiaEnvironmentError(failures.failed(said, err)) from err
     if len(raw) > MAX_IMPORT_BYTES:  # a file that grew meanwhile
-        raise ImportFormatError(f"{path.name}: larger than the most an import may hold")
+        raise ImportFormatError(
+            _("{name}: larger than the most an import may hold").format(name=path.name)
+        )
     return raw
 
 

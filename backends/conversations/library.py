@@ -144,7 +144,7 @@ class ConversationLibrary:
         try:
             stamp = FileStamp.of((self.folder / file).stat())
         except FileNotFoundError:
-            raise ConversationNotFoundError(self.folder / file, "no such conversation") from None
+            raise ConversationNotFoundError(self.folder / file, _("no such conversation")) from None
         except OSError as err:
             raise ConversationError(self.folder / file, str(err)) from err
         with self.lock:

@@ -13,6 +13,7 @@ import uuid
 from datetime import UTC, datetime
 
 from backends.conversations.errors import InvalidNameError
+from backends.i18n import _
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 
@@ -81,10 +82,12 @@ def check_name(name: str) -> str:
     """The tidied name, or :class:`InvalidNameError` when it is empty or too long."""
     tidied = tidy_name(name)
     if not tidied:
-        raise InvalidNameError("a conversation needs a name (it is empty)")
+        raise InvalidNameError(_("a conversation needs a name (it is empty)"))
     if len(tidied) > MAX_NAME:
         raise InvalidNameError(
-            f"a conversation name is at most {MAX_NAME} characters (this one has {len(tidied)})"
+            _("a conversation name is at most {most} characters (this one has {count})").format(
+                most=MAX_NAME, count=len(tidied)
+            )
         )
     return tidied
 

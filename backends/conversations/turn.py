@@ -137,7 +137,7 @@ class ChatTurns:
         message, repaired = repair_text(message.strip())
         notice = repaired_notice(repaired, "your message")
         if not message:
-            raise CustodiaEnvironmentError("the message is empty")
+            raise CustodiaEnvironmentError(_("the message is empty"))
         self.keys.check_writable()
         model, choice = self.models.chat_model(model_key or self.models.configured())
         existing = self.library.load(conversation_id) if conversation_id else None
@@ -295,14 +295,17 @@ class ChatTurns:
         if answer:
             conversation, answer_index = self._save_answer(question, answer, stopped=True)
             self.search.index_messages(conversation, [question.user_index, answer_index])
-            kept = "your message and the partial answer (marked stopped) are saved"
+            kept = _(
+                "your message and the partial answer (marked stopped) are saved in "
+                "conversation {cid}"
+            )
         else:
             self.search.index_messages(question.conversation, [question.user_index])
-            kept = "your message is saved"
-        raise TurnFailedError(
-            f"{failure} — {kept} in conversation {cid}; continue it once the model answers again",
-            cid,
-        ) from failure
+            kept = _("your message is saved in conversation {cid}")
+        said = _("{failure} — {kept}; continue it once the model answers again").format(
+            failure=failure, kept=kept.format(cid=cid)
+        )
+        raise TurnFailedError(said, cid) from failure
 
     def _save_final(
         self, question: _Question, answer: str, stopped: bool, writer: str | None
@@ -313,8 +316,10 @@ class ChatTurns:
         except CustodiaEnvironmentError as err:  # e.g. the disk filled up since the message
             cid = question.conversation_id
             raise TurnFailedError(
-                f"the answer could not be saved ({err}) — your message is saved in "
-                f"conversation {cid}; ask again once the problem is solved",
+                _(
+                    "the answer could not be saved ({err}) — your message is saved in "
+                    "conversation {cid}; ask again once the problem is solved"
+                ).format(err=err, cid=cid),
                 cid,
             ) from err
 

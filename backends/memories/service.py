@@ -27,7 +27,7 @@ from backends.answers import Answer, DraftStats
 from backends.assistants import Needs, StoreOpener
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
-from backends.i18n import _
+from backends.i18n import N_, _
 from backends.memories import turn as turns
 from backends.memories.facts import factual_statements, normalise_text, remember_request
 from backends.memories.outcomes import (
@@ -195,7 +195,7 @@ class MemoryAssistant:
         with why it was found (``Hit.why``)."""
         return list(
             self.recaller.search(
-                checked_text(message, "the message"),
+                checked_text(message, N_("the message")),
                 k=self.settings.recall_k if k is None else k,
                 threshold=self.recall_threshold if threshold is None else threshold,
             )
@@ -203,7 +203,7 @@ class MemoryAssistant:
 
     def search(self, query: str, k: int = 10, threshold: float | None = None) -> list[Hit]:
         """The same recall over the memories (no threshold unless given)."""
-        return list(self.recaller.search(checked_text(query, "the search"), k, threshold))
+        return list(self.recaller.search(checked_text(query, N_("the search")), k, threshold))
 
     def find(self, query: str, limit: int = 200) -> list[FoundMemory]:
         """The panel's search box: recalled memories first (with similarity and why), then
@@ -253,9 +253,9 @@ class MemoryAssistant:
         threshold): not stored, returned as ``near_duplicate`` so the user can choose to
         :meth:`update` the old memory or keep both (``force=True``).
         """
-        text = normalise_text(checked_text(text, "the memory"))
+        text = normalise_text(checked_text(text, N_("the memory")))
         if not text:
-            raise EmptyTextError("a memory needs some text")
+            raise EmptyTextError(_("a memory needs some text"))
         store = self.store
         vector = self.embedder.embed(text)
         existing = store.get(text)
@@ -274,9 +274,9 @@ class MemoryAssistant:
     def update(self, existing: str, new_text: str, source: str = "user") -> RememberOutcome:
         """Replace ``existing`` by ``new_text`` (an accepted near-duplicate proposal, or an
         edit in the panel). Undoable."""
-        new_text = normalise_text(checked_text(new_text, "the memory"))
+        new_text = normalise_text(checked_text(new_text, N_("the memory")))
         if not new_text:
-            raise EmptyTextError("a memory needs some text")
+            raise EmptyTextError(_("a memory needs some text"))
         previous = self.store.update(existing, new_text, self.embedder.embed(new_text))
         undo = Undo(f"edit “{existing}”", remove=(new_text,), restore=(previous,))
         if new_text == existing:
@@ -294,7 +294,7 @@ class MemoryAssistant:
 
         ``text`` as stored, or as typed when it was added ("my dog is Rex." finds the
         memory stored as "My dog is Rex")."""
-        previous = self.store.delete(checked_text(text, "the memory"))
+        previous = self.store.delete(checked_text(text, N_("the memory")))
         if previous is None and normalise_text(text) != text:
             previous = self.store.delete(normalise_text(text))
         if previous is None:
@@ -365,9 +365,9 @@ class MemoryAssistant:
         model's words, labelled as its own. ``earlier_drafts``: the model's earlier drafts in
         this thread, shown or not (a draft repeating one for a new question is withheld).
         "Remember that …" stores the fact instead (no model call)."""
-        message = checked_text(message, "the message").strip()
+        message = checked_text(message, N_("the message")).strip()
         if not message:
-            raise EmptyTextError("the message is empty")
+            raise EmptyTextError(_("the message is empty"))
         emit = on_token or (lambda piece: None)
         fact = remember_request(message)
         if fact is not None:

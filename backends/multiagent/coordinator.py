@@ -201,7 +201,11 @@ class Coordinator:
         progress = progress or Progress()
         with self._lock:
             if session_id in self._running:
-                raise SessionBusyError(f"session {session_id} is already running in this process")
+                raise SessionBusyError(
+                    _("session {session_id} is already running in this process").format(
+                        session_id=session_id
+                    )
+                )
             self._running.add(session_id)
         try:
             lock, notes = self._claim(session_id)
@@ -209,7 +213,9 @@ class Coordinator:
                 session = self.sessions.reload(session_id)
                 if session is None:
                     raise StoreUnavailableError(
-                        f"session {session_id} is not in any reachable store"
+                        _("session {session_id} is not in any reachable store").format(
+                            session_id=session_id
+                        )
                     )
                 return self._run(session, progress, on_event, notes)
             finally:
@@ -230,8 +236,10 @@ class Coordinator:
         except StoreUnavailableError as err:
             log.warning(_("multi-agent: running %s without its run lock: %s"), session_id, err)
             return None, [
-                f"Could not take the run lock ({err}); make sure no other Custodia process "
-                "runs this session at the same time."
+                _(
+                    "Could not take the run lock ({err}); make sure no other Custodia process "
+                    "runs this session at the same time."
+                ).format(err=err)
             ]
 
     # -- the phases ------------------------------------------------------------------------

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from backends import failures
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.i18n import _
 
@@ -48,10 +49,12 @@ class SessionRunningError(SessionBusyError):
     """The session is being run by another live process (``pid``; None when unknown)."""
 
     def __init__(self, session_id: str, pid: int | None) -> None:
-        who = f"pid {pid}" if pid is not None else "pid unknown"
+        who = _("pid {pid}").format(pid=pid) if pid is not None else _("pid unknown")
         super().__init__(
-            f"session {session_id} is running in another Custodia process ({who}); "
-            "wait for it or stop it"
+            _(
+                "session {session_id} is running in another Custodia process ({who}); wait "
+                "for it or stop it"
+            ).format(session_id=session_id, who=who)
         )
         self.session_id = session_id
         self.pid = pid
@@ -141,21 +144,22 @@ class RunLocks:
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as err:
-            raise StoreUnavailableError(
-                f"{self.folder}: cannot create the run-lock folder: {err}"
-            ) from err
+            said = _("{folder}: cannot create the run-lock folder").format(folder=self.folder)
+            raise StoreUnavailableError(failures.failed(said, err)) from err
         while True:
             try:
                 fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             except OSError as err:
-                raise StoreUnavailableError(f"{path}: cannot create the run lock: {err}") from err
+                said = _("{path}: cannot create the run lock").format(path=path)
+                raise StoreUnavailableError(failures.failed(said, err)) from err
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as err:
                 os.close(fd)
                 if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                     return None
-                raise StoreUnavailableError(f"{path}: cannot lock: {err}") from err
+                said = _("{path}: cannot lock it").format(path=path)
+                raise StoreUnavailableError(failures.failed(said, err)) from err
             try:
                 mine = os.fstat(fd)
                 current = os.stat(path)
@@ -164,7 +168,8 @@ class RunLocks:
                 same = False
             except OSError as err:
                 os.close(fd)
-                raise StoreUnavailableError(f"{path}: cannot check the run lock: {err}") from err
+                said = _("{path}: cannot check the run lock").format(path=path)
+                raise StoreUnavailableError(failures.failed(said, err)) from err
             if same:
                 return fd
             os.close(fd)  # released and removed by its holder meanwhile: lock the new file

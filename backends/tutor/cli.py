@@ -43,16 +43,22 @@ def passages_count(text: str) -> int:
     try:
         value = int(text.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        raise argparse.ArgumentTypeError(
+            _("{text!r} is not a whole number").format(text=text)
+        ) from None
     if not 1 <= value <= MAX_PASSAGES:
-        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_PASSAGES} passages, not {value}")
+        raise argparse.ArgumentTypeError(
+            _("must be from 1 to {most} passages, not {value}").format(
+                most=MAX_PASSAGES, value=value
+            )
+        )
     return value
 
 
 def question_text(text: str) -> str:
     """argparse type of the question: not blank (a usage error, exit 2, like a blank user)."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("the question is empty: type a question")
+        raise argparse.ArgumentTypeError(_("the question is empty: type a question"))
     return text
 
 

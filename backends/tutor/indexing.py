@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from backends import stores
+from backends import failures, stores
 from backends.assistants import StoreOpener
 from backends.config import Config
 from backends.errors import (
@@ -209,9 +209,8 @@ class Index:
         try:
             self.config.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as err:
-            raise StoreUnavailableError(
-                f"{self.config.home}: cannot create the data folder: {err.strerror or err}"
-            ) from err
+            said = _("{path}: cannot create the data folder").format(path=self.config.home)
+            raise StoreUnavailableError(failures.failed(said, err)) from err
 
     @property
     def kb(self) -> KnowledgeBase:
@@ -328,9 +327,8 @@ class Index:
             try:
                 fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
             except OSError as err:
-                raise StoreUnavailableError(
-                    f"{path}: cannot open the tutor's lock file: {err.strerror or err}"
-                ) from err
+                said = _("{path}: cannot open the tutor's lock file").format(path=path)
+                raise StoreUnavailableError(failures.failed(said, err)) from err
             try:
                 self._take_lock(fd, path, progress, wait)
                 self._lock_fd = fd
@@ -352,7 +350,7 @@ class Index:
             except BlockingIOError:
                 if not wait:  # a question does not queue behind an indexing run
                     raise IndexingElsewhereError(
-                        "another Custodia process is indexing the knowledge base"
+                        _("another Custodia process is indexing the knowledge base")
                     ) from None
                 if not told:
                     log.info("tutor: waiting for another process to finish indexing")
@@ -360,9 +358,10 @@ class Index:
                     told = True
                 if time.monotonic() > deadline:
                     raise StoreUnavailableError(
-                        f"{path}: another Custodia process has been indexing the "
-                        f"tutor's knowledge base for {LOCK_WAIT_SECONDS:.0f} s; "
-                        "try again when it is done"
+                        _(
+                            "{path}: another Custodia process has been indexing the tutor's "
+                            "knowledge base for {seconds} s; try again when it is done"
+                        ).format(path=path, seconds=f"{LOCK_WAIT_SECONDS:.0f}")
                     ) from None
                 progress.check()
                 time.sleep(0.05)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from backends import failures
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
 from backends.i18n import _
 from backends.progress import Progress
@@ -84,11 +85,16 @@ def user_scope(user: str) -> str:
     name = user.strip()
     if problem := bad_character(name):  # undecodable bytes from a command line
         raise ScopeError(
-            f"{printable(name)!r} cannot name a user: it holds {problem}; type it in UTF-8"
+            _("{name!r} cannot name a user: it holds {problem}; type it in UTF-8").format(
+                name=printable(name), problem=problem
+            )
         )
     if not name or not _USER_RE.match(name):
         raise ScopeError(
-            f"{user!r} cannot name a user: a name is not blank and has 1 to 64 printable characters"
+            _(
+                "{name!r} cannot name a user: a name is not blank and has 1 to 64 printable "
+                "characters"
+            ).format(name=user)
         )
     return USER_PREFIX + name
 
@@ -249,18 +255,22 @@ def read_document(
     """
     if problem := bad_character(str(path)):
         raise KnowledgeBaseError(
-            f"{printable(str(path))}: the file name is not valid UTF-8 ({problem}); "
-            "rename the file to import it"
+            _(
+                "{path}: the file name is not valid UTF-8 ({problem}); rename the file to import it"
+            ).format(path=printable(str(path)), problem=problem)
         )
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise KnowledgeBaseError(f"{path}: too large to import ({size} bytes)")
+            raise KnowledgeBaseError(
+                _("{path}: too large to import ({size} bytes)").format(path=path, size=size)
+            )
         raw = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise KnowledgeBaseError(f"{path}: not UTF-8 text") from None
+        raise KnowledgeBaseError(_("{path}: not UTF-8 text").format(path=path)) from None
     except OSError as err:
-        raise KnowledgeBaseError(f"{path}: cannot read: {err.strerror or err}") from err
+        said = _("{path}: cannot be read").format(path=path)
+        raise KnowledgeBaseError(failures.failed(said, err)) from err
     title, paragraphs = split_markdown(raw, pretty_stem(path))
     if not doc_id:
         doc_id = "doc-" + _sha(f"{scope}\0{path.resolve()}")[:16]
@@ -272,12 +282,15 @@ def collect_files(path: Path) -> list[Path]:
     if path.is_file():
         if path.suffix.lower() not in SUFFIXES:
             raise KnowledgeBaseError(
-                f"{printable(str(path))}: only Markdown and text files "
-                f"({', '.join(SUFFIXES)}) can be imported"
+                _("{path}: only Markdown and text files ({suffixes}) can be imported").format(
+                    path=printable(str(path)), suffixes=", ".join(SUFFIXES)
+                )
             )
         return [path]
     if not path.is_dir():
-        raise KnowledgeBaseError(f"{printable(str(path))}: no such file or folder")
+        raise KnowledgeBaseError(
+            _("{path}: no such file or folder").format(path=printable(str(path)))
+        )
     return sorted(
         p
         for p in path.rglob("*")

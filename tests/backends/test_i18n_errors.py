@@ -1,7 +1,8 @@
 """Errors a Spanish user met in English after the first passes of issue 27: a setting named by
 its key or its environment variable at the head of the sentence ("ollama_url: …",
 "CUSTODIA_OLLAMA_URL: …"), rotate-key's requests naming CUSTODIA_NEW_CONVERSATIONS_KEY, the
-passphrase's errors. The key and the variable stay, as the details."""
+passphrase's errors, a memory or a conversation that is not there, an import that is no export.
+The key and the variable stay, as the details."""
 
 from __future__ import annotations
 
@@ -115,3 +116,34 @@ def test_the_passphrases_errors_speak_spanish(spanish: Path) -> None:
         assert not english_words(_sentence(error, spanish)), error
     assert "frase de contraseña incorrecta" in errors[-1]
     assert failures.split(errors[-1])[1] == "CONVERSATIONS_PASSPHRASE"
+
+
+def test_what_is_not_there_is_said_in_spanish(
+    spanish: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = spanish / "malo.json"
+    bad.write_text("{esto no es JSON", encoding="utf-8")
+    other = spanish / "otro.json"
+    other.write_text('{"formato": "otro"}', encoding="utf-8")
+    said = []
+    for command in (
+        ["memories", "delete", "no existe"],
+        ["conversations", "show", "nope"],
+        ["conversations", "rename", "nope", "nuevo"],
+        ["conversations", "import", str(bad)],
+        ["conversations", "import", str(other)],
+        ["conversations", "import", str(spanish / "no-esta.json")],
+    ):
+        assert cli.main(command) == 1
+        said.append(capsys.readouterr().err.strip())
+    assert cli.main(["kb", "import", str(spanish / "no-esta"), "--user", "ana"]) == 1
+    said.append(capsys.readouterr().err.strip())
+    for usage in (["hola", "-k", "0"], [" "]):
+        with pytest.raises(SystemExit):
+            cli.main(["ask", "tutor", *usage, "--user", "ana"])
+        # after the command's name, which is typed as it is
+        said.append(capsys.readouterr().err.strip().splitlines()[-1].partition(" error: ")[2])
+    left = [line for line in said if english_words(_sentence(line, spanish))]
+    assert not left, "\n".join(left)
+    assert "no existe ese recuerdo" in said[0] and "no es JSON válido" in said[3], said
+    assert said[-2].endswith("debe estar entre 1 y 20 pasajes, no 0"), said[-2]

@@ -246,3 +246,7 @@ def test_sessions_speak_spanish_and_their_json_stays_english(
     assert main(["sessions", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["sessions"]
     assert rows[0]["phase"] == "done" and rows[0]["status"] == "unverified draft"
+    assert main(["sessions", "--health"]) == 0
+    health = capsys.readouterr().out
+    assert "sesiones L1 (memoria): correcto" in health, health
+    assert not [line for line in health.splitlines() if english_words(line)], health

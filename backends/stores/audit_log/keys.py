@@ -39,7 +39,7 @@ from psycopg import sql
 
 from backends.errors import StoreUnavailableError
 from backends.failures import failed
-from backends.i18n import _
+from backends.i18n import N_, _
 from backends.net import pg_connect
 from backends.stores.audit_log.record import canonical, utc_now
 from backends.text import checked_text
@@ -341,7 +341,7 @@ class PostgresKeyStore:
     def _person(self, person: str, create: bool) -> tuple[str, bytes] | None:
         if not person:
             raise ValueError("a person identifier cannot be empty")
-        person = checked_text(person, "the person's name")
+        person = checked_text(person, N_("the person's name"))
         row = self._row(person)
         if row is None:
             self._load_salts()  # a desktop's local keys adopted since we started
@@ -402,7 +402,7 @@ class PostgresKeyStore:
         )
 
     def begin_forget(self, person: str) -> list[str]:
-        person = checked_text(person, "the person's name")
+        person = checked_text(person, N_("the person's name"))
         self._load_salts()
         digests = self._digests(person)
         self._q(

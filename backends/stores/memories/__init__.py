@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
+from backends.i18n import _
 from backends.progress import Progress
 
 Vector = npt.NDArray[np.float32]
@@ -34,7 +35,7 @@ class MemoryExistsError(CustodiaEnvironmentError):
     """An edit would turn a memory into the text of another one that already exists."""
 
     def __init__(self, text: str) -> None:
-        super().__init__(f"a memory with this text already exists: {text!r}")
+        super().__init__(_("a memory with this text already exists: {text!r}").format(text=text))
         self.text = text
 
 
@@ -42,7 +43,7 @@ class MemoryNotFoundError(CustodiaEnvironmentError):
     """The memory named does not exist (any more)."""
 
     def __init__(self, text: str) -> None:
-        super().__init__(f"no such memory: {text!r}")
+        super().__init__(_("no such memory: {text!r}").format(text=text))
         self.text = text
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from backends.i18n import _
 from backends.stores.engines.sqlite import Migration
 from backends.stores.memories import EmptyTextError, Vector
 
@@ -192,5 +193,5 @@ def clean_text(text: str) -> str:
     left."""
     cleaned = " ".join(str(text).split())
     if not cleaned:
-        raise EmptyTextError("a memory needs some text")
+        raise EmptyTextError(_("a memory needs some text"))
     return cleaned
