@@ -268,7 +268,11 @@ class MemoryAssistant:
                     text, "near_duplicate", nearest.text, nearest.similarity, source=source
                 )
         result = store.add(text, vector, source=source)
-        undo = Undo(f"remember “{text}”", remove=(text,)) if result.created else None
+        undo = (
+            Undo(_("remember “{text}”").format(text=text), remove=(text,))
+            if result.created
+            else None
+        )
         return RememberOutcome(text, result.status, undo=undo, source=source)
 
     def update(self, existing: str, new_text: str, source: str = "user") -> RememberOutcome:
@@ -278,9 +282,11 @@ class MemoryAssistant:
         if not new_text:
             raise EmptyTextError(_("a memory needs some text"))
         previous = self.store.update(existing, new_text, self.embedder.embed(new_text))
-        undo = Undo(f"edit “{existing}”", remove=(new_text,), restore=(previous,))
+        undo = Undo(
+            _("edit “{text}”").format(text=existing), remove=(new_text,), restore=(previous,)
+        )
         if new_text == existing:
-            undo = Undo(f"edit “{existing}”", restore=(previous,))
+            undo = Undo(_("edit “{text}”").format(text=existing), restore=(previous,))
         return RememberOutcome(new_text, "updated", existing, undo=undo, source=source)
 
     def accept(self, proposal: Proposal, keep_both: bool = False) -> RememberOutcome:
@@ -299,7 +305,7 @@ class MemoryAssistant:
             previous = self.store.delete(normalise_text(text))
         if previous is None:
             raise MemoryNotFoundError(text)
-        return Undo(f"delete “{text}”", restore=(previous,))
+        return Undo(_("delete “{text}”").format(text=text), restore=(previous,))
 
     def undo(self, undo: Undo) -> None:
         store = self.store

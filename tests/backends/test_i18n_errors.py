@@ -147,3 +147,20 @@ def test_what_is_not_there_is_said_in_spanish(
     assert not left, "\n".join(left)
     assert "no existe ese recuerdo" in said[0] and "no es JSON válido" in said[3], said
     assert said[-2].endswith("debe estar entre 1 y 20 pasajes, no 0"), said[-2]
+
+
+def test_the_memories_undo_says_what_it_takes_back_in_spanish(spanish: Path) -> None:
+    """The window's "Undo …" read "Deshacer remember “…”"."""
+    from backends.memories import MemoryAssistant
+    from backends.services import Services
+
+    services = Services(config.load())
+    try:
+        memories = services.get("memories", MemoryAssistant)
+        added = memories.remember("Mi perro se llama Toby")
+        edited = memories.update("Mi perro se llama Toby", "Mi perro se llama Rex")
+        deleted = memories.delete("Mi perro se llama Rex")
+    finally:
+        services.close()
+    said = [d.description for d in (added.undo, edited.undo, deleted) if d is not None]
+    assert len(said) == 3 and not [d for d in said if english_words(d)], said
