@@ -6,7 +6,8 @@
 One fresh data dir (hashing embedder, a scripted chat model answering as the bundled model's
 drafts often do), a memory and two past conversations told first; then, through the widgets
 as a user would: a memory question, a question about past conversations, a tutor question.
-Saves ``<tab>_<W>x<H>_<theme>.png`` for the memories, conversations and tutor tabs,
+Then a multi-agent task. Saves ``<tab>_<W>x<H>_<theme>.png`` for the memories,
+conversations, tutor and multi-agent tabs,
 quantised to 256 colours (Pillow) to keep them small.
 """
 
@@ -55,6 +56,7 @@ SCENE = {
         "ask memories": "What's the name of my dog?",
         "ask conversations": "What did you tell me about my sister?",
         "ask tutor": "Which blood test monitors warfarin?",
+        "task": "Write a Python function add(a, b) that returns their sum",
     },
     "es": {
         "memory": "Mi perro se llama Rex",
@@ -71,6 +73,7 @@ SCENE = {
         "ask memories": "¿Cómo se llama mi perro?",
         "ask conversations": "¿Qué me dijiste de mi hermana?",
         "ask tutor": "¿Qué análisis controla la warfarina?",
+        "task": "Escribe una función de Python suma(a, b) que devuelva su suma",
     },
 }
 
@@ -197,6 +200,17 @@ def main(argv: list[str]) -> int:
     tutor = show("tutor")
     ask(app, tutor, "question", "ask", str(scene["ask tutor"]))
     save(window, args.out / f"tutor_{size}_{args.theme}.png")
+
+    team = show("multiagent")
+    field = child(team, QLineEdit, "task_input")
+    run = child(team, QPushButton, "run_task")
+    assert isinstance(field, QLineEdit) and isinstance(run, QPushButton)
+    field.setText(str(scene["task"]))
+    QTest.mouseClick(run, Qt.MouseButton.LeftButton)
+    pump(app, 1.0)
+    wait(app, run.isEnabled)
+    pump(app, 1.0)
+    save(window, args.out / f"multiagent_{size}_{args.theme}.png")
 
     window.close_now()
     services.close()
