@@ -88,6 +88,13 @@ MENTION_TEXT = {
     "es": "No lo tratan — tus notas solo mencionan {}, sin responder a esta pregunta "
     "(cita en inglés, el idioma de las notas):",
 }
+#: not covered: the question names a drug, a condition or a procedure no note knows
+UNKNOWN_TEXT = {
+    "en": "Not covered — your notes do not mention {}: the passages found are about something "
+    "else, so no answer is given. Check a clinical reference, or import notes on the topic.",
+    "es": "No lo tratan — tus notas no mencionan «{}»: lo encontrado trata de otra cosa, así "
+    "que no se da ninguna respuesta. Consulta una referencia clínica o importa notas del tema.",
+}
 NO_EXTRACT_TEXT = {
     "en": "The passages found do not contain a sentence that answers this question.",
     "es": "Los pasajes encontrados no contienen ninguna frase que responda a esta pregunta.",
@@ -427,6 +434,8 @@ def shown(checked: Grounding, lang: str, titles: dict[int, str]) -> tuple[str, t
 def _refusal(checked: Grounding, lang: str, titles: dict[int, str]) -> tuple[str, tuple[int, ...]]:
     """Not covered: the refusal, or what the notes only mention of the subject, cited."""
     if not checked.mentions:
+        if checked.mentioned:  # a subject no note knows
+            return UNKNOWN_TEXT.get(lang, UNKNOWN_TEXT["en"]).format(checked.mentioned), ()
         return NOT_COVERED_TEXT[lang], ()
     parts = []
     for q in checked.mentions:

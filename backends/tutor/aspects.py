@@ -448,3 +448,55 @@ WORD_AMOUNT = re.compile(
     r"times|units?|doses?|tablets?)\b",
     re.IGNORECASE,
 )
+
+
+#: endings of English words that name a drug, a condition or a procedure ("morphine",
+#: "cocaine", "benzodiazepine", "meningitis", "opioid", "haemodialysis", "naloxone")
+_ENGLISH_TERM = re.compile(
+    r"(?:itis|osis|iasis|aemia|emia|oma|pathy|algia|ectomy|otomy|scopy|graphy|plegia|lysis|"
+    r"uria|ine|oid|oids|pam|lam|zole|mycin|cillin|pril|sartan|olol|statin|mab|olone|isone|"
+    r"asone|oxone|adone|ism|ia|pox|ines)$"
+)
+#: everyday English words with those endings
+_NOT_TERMS = frozenset(
+    words(
+        "medicine medicines routine routines machine machines define determine examine combine "
+        "genuine engine online baseline guideline guidelines deadline decline outline "
+        "criteria media via void avoid avoids organism mechanism"
+    )
+)
+
+
+def english_term(word: str, question: str) -> bool:
+    """Whether an English word of the question names a drug, a condition or a procedure: its
+    ending (after a stem of three letters), an acronym of three capitals or more ("CPR",
+    "HIV"), or a capital inside the question ("Parkinson's")."""
+    folded = fold(word)
+    ending = _ENGLISH_TERM.search(folded)
+    if ending and ending.start() >= 3 and folded not in _NOT_TERMS:
+        return True
+    if len(word) >= 3 and re.search(rf"\b{re.escape(word.upper())}\b", question):
+        return True
+    return bool(
+        re.search(rf"(?<!^)(?<![¿¡])\b{re.escape(word[:1].upper() + word[1:])}\b", question)
+    )
+
+
+#: more endings of Spanish drugs and procedures, read only for a word no note knows
+#: ("cocaína", "morfina", "opioides", "hemodiálisis")
+_SPANISH_TERM = re.compile(r"(?:ina|inas|oide|oides|lisis)$")
+_NOT_SPANISH_TERMS = frozenset(words("medicina medicinas rutina rutinas oficina cocina esquina"))
+
+
+def names_a_term(word: str, question: str, language: str, english: str = "") -> bool:
+    """Whether a word of the question names a drug, a condition or a procedure: ``word`` as
+    written (:func:`english_term`; a Spanish word left untranslated, :func:`term_like` and
+    the endings of Spanish drugs), or, given ``english`` (a Spanish question word for word in
+    English, :attr:`Retrieval.english`), the English it was translated into."""
+    if language != "es" or english:
+        return english_term(word, english or question)
+    folded = fold(word)
+    extra = _SPANISH_TERM.search(folded)
+    if extra and extra.start() >= 4 and folded not in _NOT_SPANISH_TERMS:
+        return True
+    return term_like(word, question) or term_like(folded.rstrip("s"), question)

@@ -133,7 +133,64 @@ class Coverage:
         judged = Judged(sources, vocabulary, covered_by, scored, quotes, covered)
         if not covered:
             return _mentioned(judged, retrieval)
-        return _answers_its_subject(judged, retrieval)
+        judged = _answers_its_subject(judged, retrieval)
+        return self._of_its_subject(judged, retrieval) if judged.covered else judged
+
+    def _of_its_subject(self, judged: Judged, retrieval: Retrieval) -> Judged:
+        """Not covered when the question names a drug, a condition or a procedure that no
+        note knows ("morphine", "cocaína"), or that only a passage not quoted names
+        ("opioid"), and the quotes are from notes about something else: "What is the
+        antidote to a morphine overdose?" is not answered by paracetamol's antidote — the
+        shared "antidote" and "overdose" are no evidence of the subject. The answer says
+        the notes do not mention it, or quotes what only mentions it."""
+        vocabulary = judged.vocabulary
+        subject = aspects.subject_words(
+            retrieval.asked,
+            aspects.asked_aspects(retrieval.asked, retrieval.question, retrieval.english),
+        )
+        quoted = {q.number for q in judged.quotes}
+        titles = {p.title for p in retrieval.passages if p.number in quoted}
+        if set(retrieval.asked) & self._names_of(titles):
+            return judged  # a quote is from a note the question names
+        held: set[str] = set()
+        for p in retrieval.passages:
+            if p.number in quoted:
+                held |= set(grounding.content(f"{p.title} {p.text}"))
+        said = {grounding.normal(w): w for w in grounding.words(retrieval.question)}
+        spoken = {grounding.normal(w) for w in grounding.words(retrieval.english)}
+        for word in subject:
+            written = said.get(word, word)
+            count = vocabulary.frequency.get(word, 0)
+            # a Spanish word put in the notes' English is judged in English; a word the
+            # question does not say (a lay word's, an alias's: "bug" adds "bacteria") is not
+            english = retrieval.english if retrieval.language == "es" and count else ""
+            if word not in (spoken if english else said):
+                continue
+            if word in held or not aspects.names_a_term(
+                word if english else written, retrieval.question, retrieval.language, english
+            ):
+                continue
+            if not count and not _a_form_of_known(word, vocabulary):
+                return replace(
+                    judged, covered=False, mentions=(), mentioned=_as_asked(written, retrieval)
+                )
+            if 0 < count <= MENTION_CHUNKS:
+                named = aspects.mention((*judged.quotes, *judged.scored), [word])
+                return replace(
+                    judged,
+                    covered=False,
+                    mentions=(named,) if named else (),
+                    mentioned=word if named else "",
+                )
+        return judged
+
+    def _names_of(self, titles: set[str]) -> set[str]:
+        """The words that name the notes ``titles``: theirs and their entities' aliases
+        ("ECG" for the electrocardiogram note)."""
+        terms = self.index.kb.terms
+        named = {n for title in titles for n in terms.find(title, nested=True)}
+        aliases = [a for t in terms.terms if t.name in named for a in (t.name, *t.aliases)]
+        return set(grounding.content(" ".join([*titles, *aliases])))
 
     def _about(self, retrieval: Retrieval, sources: Sequence[Source]) -> grounding.About | None:
         """How many of the question's entities each passage sentence names, with its note's
@@ -197,6 +254,24 @@ class Coverage:
         if unknown and (similarity < rule.unknown or covered_by < rule.unknown_lexical):
             return False
         return _says_what_is_asked(retrieval, vocabulary, quotes)
+
+
+#: a word no note uses that shares this many first letters with one they use is a form of it
+#: ("anaphylactic": anaphylaxis; "hypoglycaemic": hypoglycaemia)
+FORM_PREFIX = 7
+
+
+def _a_form_of_known(word: str, vocabulary: Vocabulary) -> bool:
+    stem = word[:FORM_PREFIX]
+    return len(word) >= FORM_PREFIX and any(w.startswith(stem) for w in vocabulary.frequency)
+
+
+def _as_asked(word: str, retrieval: Retrieval) -> str:
+    """``word`` as the question spells it ("cocaína", not "cocaina")."""
+    for token in re.findall(r"[^\W\d_]+", retrieval.question):
+        if grounding.fold(token) == word:
+            return str(token)
+    return word
 
 
 def _weighed(retrieval: Retrieval) -> tuple[str, ...]:
