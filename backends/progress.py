@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from backends.errors import CancelledError
+from backends.i18n import _
 
 ProgressCallback = Callable[[int, int, str], None]
 
@@ -44,7 +45,7 @@ class Progress:
 
     def check(self) -> None:
         if self._cancel.is_set():
-            raise CancelledError("cancelled by the user")
+            raise CancelledError(_("cancelled by the user"))
 
     def _emit(self, message: str) -> None:
         if self.callback is not None:

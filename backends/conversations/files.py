@@ -238,7 +238,11 @@ class ConversationFiles:
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as err:
-            raise StoreUnavailableError(f"{self.folder}: cannot create folder: {err}") from err
+            raise StoreUnavailableError(
+                failures.failed(
+                    _("{folder}: the folder cannot be created").format(folder=self.folder), err
+                )
+            ) from err
 
     def path(self, conversation_id: str) -> Path:
         if not is_valid_id(conversation_id):
@@ -272,7 +276,11 @@ class ConversationFiles:
         except FileNotFoundError:
             return out
         except OSError as err:
-            raise StoreUnavailableError(f"{self.folder}: cannot list: {err}") from err
+            raise StoreUnavailableError(
+                failures.failed(
+                    _("{folder}: the folder cannot be listed").format(folder=self.folder), err
+                )
+            ) from err
         with entries:
             for entry in entries:
                 name = entry.name
@@ -394,7 +402,7 @@ class ConversationFiles:
                 try:
                     title_raw = self._decrypt(path, title_field, kid)
                 except ConversationError as err:  # the history opened: only the title is lost
-                    logging.getLogger(__name__).warning("%s: title not read: %s", path.name, err)
+                    logging.getLogger(__name__).warning(_("%s: title not read: %s"), path.name, err)
                     title_raw, title_token = "", ""
                 title = fit_title(title_raw)
             else:
@@ -557,7 +565,9 @@ class ConversationFiles:
         except OSError as err:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            raise StoreUnavailableError(f"{final}: cannot write: {err}") from err
+            raise StoreUnavailableError(
+                failures.failed(_("{path}: the file cannot be written").format(path=final), err)
+            ) from err
 
     def delete(self, conversation_id: str) -> None:
         path = self.path(conversation_id)
@@ -566,7 +576,9 @@ class ConversationFiles:
         except FileNotFoundError:
             raise ConversationNotFoundError(path, _("no such conversation")) from None
         except OSError as err:
-            raise StoreUnavailableError(f"{path}: cannot delete: {err}") from err
+            raise StoreUnavailableError(
+                failures.failed(_("{path}: the file cannot be deleted").format(path=path), err)
+            ) from err
         fsync_dir(self.folder)
 
     def remove_stale_temporaries(self, older_than: float = 3600.0) -> int:

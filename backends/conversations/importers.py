@@ -47,7 +47,7 @@ from backends.conversations.naming import (
     repaired_notice,
 )
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
-from backends.i18n import _
+from backends.i18n import N_, _
 from backends.progress import Progress
 
 if TYPE_CHECKING:
@@ -473,16 +473,19 @@ def _read_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) ->
     return data
 
 
-#: added to the name of every imported conversation, so it is told from the original
-IMPORTED_SUFFIX = " (imported)"
+#: added to the name of every imported conversation, so it is told from the original (in
+#: the user's language at import time: "(importada)" in Spanish)
+IMPORTED = N_("(imported)")
 
 
 def imported_name(name: str) -> str:
-    """``name (imported)``, once (a re-import of an export keeps one suffix), fitted."""
+    """``name (imported)``, once (a re-import of an export keeps one suffix, in English or
+    in the user's language), fitted."""
     tidied = fit_name(name)
-    if tidied.endswith(IMPORTED_SUFFIX.strip()):
+    if tidied.endswith((IMPORTED, _(IMPORTED))):
         return tidied
-    return fit_name(tidied[: MAX_NAME - len(IMPORTED_SUFFIX)] + IMPORTED_SUFFIX)
+    suffix = " " + _(IMPORTED)
+    return fit_name(tidied[: MAX_NAME - len(suffix)] + suffix)
 
 
 def fingerprint(conversation: Conversation) -> str:

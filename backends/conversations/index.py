@@ -28,7 +28,8 @@ from pathlib import Path
 from backends.conversations.errors import ConversationError, ConversationNotFoundError
 from backends.conversations.files import SUFFIX, ConversationFiles, FileStamp
 from backends.errors import StoreUnavailableError
-from backends.i18n import _
+from backends.failures import explain, failed, without_details
+from backends.i18n import _, number
 from backends.progress import Progress
 from backends.stores.engines.sqlite import Migration, connect, migrate
 
@@ -156,7 +157,9 @@ def _folder_lock(folder: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(folder, os.O_RDONLY)
     except OSError as err:
-        raise StoreUnavailableError(f"{folder}: cannot open the folder: {err}") from err
+        raise StoreUnavailableError(
+            failed(_("{folder}: the folder cannot be opened").format(folder=folder), err)
+        ) from err
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -166,8 +169,10 @@ def _folder_lock(folder: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     raise StoreUnavailableError(
-                        f"{folder}: another Custodia process has held the conversation index "
-                        f"lock for {timeout:.0f} s; close it and try again"
+                        _(
+                            "{folder}: another Custodia process has held the conversation "
+                            "index lock for {seconds} s; close it and try again"
+                        ).format(folder=folder, seconds=number(timeout))
                     ) from None
                 time.sleep(0.01)
             except OSError as err:  # a file system without flock: go on unlocked
@@ -225,7 +230,7 @@ class ConversationIndex:
                         continue
                     if isinstance(err, StoreUnavailableError):
                         raise
-                    raise StoreUnavailableError(f"{self.path}: {err}") from err
+                    raise StoreUnavailableError(f"{self.path}: {explain(err)}") from err
 
     def _move_aside(self, why: BaseException) -> None:
         """Move the damaged file (and its -wal/-shm) aside; kept for inspection."""
@@ -244,7 +249,12 @@ class ConversationIndex:
                 self.path.rename(aside)
         except OSError as err:
             raise StoreUnavailableError(
-                f"{self.path} is damaged ({why}) and cannot be moved aside: {err}"
+                failed(
+                    _("{path} is damaged ({why}) and cannot be moved aside").format(
+                        path=self.path, why=without_details(explain(why))
+                    ),
+                    err,
+                )
             ) from err
         self.recovered = aside
         log.warning(
@@ -418,7 +428,7 @@ def row_for(files: ConversationFiles, file: str) -> IndexRow | None:
         except FileNotFoundError:
             return None
         except OSError as os_err:
-            raise StoreUnavailableError(f"{path}: {os_err}") from os_err
+            raise StoreUnavailableError(f"{path}: {explain(os_err)}") from os_err
         header = files.header(file) or {}
         return IndexRow(
             file=file,

@@ -198,14 +198,14 @@ class ConversationLibrary:
         (never overwriting). Returns ``(id, renamed)``."""
         renamed = False
         with self.lock:
-            for _ in range(FREE_ID_TRIES):
+            for _attempt in range(FREE_ID_TRIES):
                 try:
                     self.save(conversation, create=True)
                     return conversation.id, renamed
                 except FileExistsError:
                     conversation = replace(conversation, id=new_id())
                     renamed = True
-        raise ConversationError(conversation.id, "could not find a free conversation id")
+        raise ConversationError(conversation.id, _("could not find a free conversation id"))
 
     def rename(self, conversation_id: str, name: str) -> Conversation:
         """Rename; the name is put on one line (whitespace tidied), at most ``MAX_NAME``

@@ -12,6 +12,8 @@ import os
 import time
 from pathlib import Path
 
+from backends.failures import failed
+from backends.i18n import _
 from backends.migrate_steps import JSONDict, MigrationError
 
 JOURNAL_FILE = "migration-journal.json"
@@ -38,7 +40,9 @@ class Journal:
         except FileNotFoundError:
             return journal
         except (OSError, ValueError) as err:
-            raise MigrationError(f"{path}: unreadable migration journal: {err}") from err
+            raise MigrationError(
+                failed(_("{path}: unreadable migration journal").format(path=path), err)
+            ) from err
         if isinstance(data, dict) and data.get("version") == JOURNAL_VERSION:
             journal.data = data
         return journal
@@ -95,4 +99,6 @@ class Journal:
                 os.fsync(fh.fileno())
             os.replace(tmp, self.path)
         except OSError as err:
-            raise MigrationError(f"{self.path}: cannot write the migration journal: {err}") from err
+            raise MigrationError(
+                failed(_("{path}: cannot write the migration journal").format(path=self.path), err)
+            ) from err

@@ -20,6 +20,7 @@ from pathlib import Path
 from backends import assistants
 from backends.assistants import Context
 from backends.commands import SubParsers
+from backends.failures import explain
 from backends.i18n import N_, _, number
 from backends.models import discovery, local, manage
 from backends.progress import Progress
@@ -204,7 +205,7 @@ def _cmd_remove(args: argparse.Namespace, context: Context) -> int:
     except local.GGUFError as err:
         return _fail(args, _("not removed — {reason}").format(reason=err.args[0]))
     except OSError as err:
-        return _fail(args, _("not removed — {reason}").format(reason=err.strerror or err))
+        return _fail(args, _("not removed — {reason}").format(reason=explain(err)))
     manage.purge(removed)
     return _done(args, removed.message(), moved=list(removed.moved))
 

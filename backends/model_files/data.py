@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
-from backends.i18n import N_
+from backends.i18n import N_, _, number
 from backends.models import local
 from backends.stores.description import (
     HISTORY,
@@ -38,7 +38,13 @@ def _measure(config: Config, process: Running | None) -> Measurement:
             else:
                 files += 1
                 size += allocated(path.stat())
-    note = f"{files} copied, {links} linked (a link takes no room here)" if links else ""
+    note = (
+        _("{files} copied, {links} linked (a link takes no room here)").format(
+            files=number(files), links=number(links)
+        )
+        if links
+        else ""
+    )
     return Measurement(files + links, size, note=note)
 
 

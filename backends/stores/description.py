@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar
 
 from backends.errors import CustodiaEnvironmentError
-from backends.i18n import N_
+from backends.i18n import N_, _
 
 if TYPE_CHECKING:
     from backends.config import Config
@@ -263,7 +263,9 @@ def writable_folder(path: Path) -> Probed:
     """An embedded store's probe: its folder exists (made when missing) and is writable."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     if not os.access(path, os.W_OK):
-        raise CustodiaEnvironmentError(f"{path} is not writable")
+        raise CustodiaEnvironmentError(
+            _("{folder}: the folder is not writable").format(folder=path)
+        )
     return Probed()
 
 

@@ -21,13 +21,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from backends.errors import CustodiaEnvironmentError, StoreUnavailableError
-from backends.i18n import _
+from backends.i18n import N_, _
 from backends.progress import Progress
 from backends.stores.audit_log.merkle import NodeId
 from backends.stores.audit_log.record import GENESIS, Draft, Entry, chain_hash
 
 if TYPE_CHECKING:
     from backends.stores.audit_log.checkpoint import Checkpoint
+
+#: a copy's target log moved under it (said by each engine's ``extend``)
+CHANGED_DURING_COPY = N_(
+    "{log}: the log changed during the copy (head seq {head}, expected {expected})"
+)
 
 
 class AuditLogError(StoreUnavailableError):
@@ -254,8 +259,9 @@ class ChainCopy:
         mine = self.get(head.seq)
         if mine is None or mine.hash != head.hash:
             raise NotAPrefix(
-                f"{other.location} already holds {head.seq} records that are not a prefix of "
-                f"{self.location}",
+                _(
+                    "{target} already holds {count} records that are not a prefix of {source}"
+                ).format(target=other.location, count=head.seq, source=self.location),
                 head,
                 Head(mine.seq, mine.hash) if mine is not None else Head(),
             )
@@ -287,7 +293,12 @@ class ChainCopy:
         if start:
             entry = self.get(start)
             if entry is None:
-                raise ChainChanged(f"{self.location}: no record {start} to resume after", start)
+                raise ChainChanged(
+                    _("{log}: no record {seq} to resume after").format(
+                        log=self.location, seq=start
+                    ),
+                    start,
+                )
             previous = entry.hash
         expected, done = start + 1, 0
         rows: list[tuple[int, str, str]] = []
@@ -311,7 +322,10 @@ class ChainCopy:
                 # only a chain that links is copied, record by record
                 if seq != expected or chain_hash(previous, record) != stored:
                     raise ChainChanged(
-                        f"{self.location}: the chain changed while copying (seq {seq})", seq
+                        _("{log}: the chain changed while copying (seq {seq})").format(
+                            log=self.location, seq=seq
+                        ),
+                        seq,
                     )
                 if not rows:
                     first_previous = previous

@@ -28,6 +28,7 @@ from backends.i18n import N_, _
 from backends.net import pg_connect
 from backends.progress import Progress
 from backends.stores.audit_log import (
+    CHANGED_DURING_COPY,
     DEFAULT_SCHEMA,
     AuditLogError,
     AuditPermissionError,
@@ -330,8 +331,9 @@ class PostgresAuditLog(ChainCopy, TreeBuild, ServerStore):
                     head = Head(int(row[0]), str(row[1])) if row else Head()
                     if head != after:
                         raise NotAPrefix(
-                            f"{self.location}: the log changed during the copy (head seq "
-                            f"{head.seq}, expected {after.seq})",
+                            _(CHANGED_DURING_COPY).format(
+                                log=self.location, head=head.seq, expected=after.seq
+                            ),
                             head,
                             after,
                         )

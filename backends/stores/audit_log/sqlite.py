@@ -32,6 +32,7 @@ from backends.failures import failed
 from backends.i18n import N_, _
 from backends.progress import Progress
 from backends.stores.audit_log import (
+    CHANGED_DURING_COPY,
     AuditLogError,
     ChainBatch,
     ChainCopy,
@@ -480,8 +481,7 @@ class SQLiteAuditLog(ChainCopy, TreeBuild, SqliteFile):
             head = self._head_in(conn)
             if head != after:
                 raise NotAPrefix(
-                    f"{self.path}: the log changed during the copy (head seq {head.seq}, "
-                    f"expected {after.seq})",
+                    _(CHANGED_DURING_COPY).format(log=self.path, head=head.seq, expected=after.seq),
                     head,
                     after,
                 )
