@@ -176,10 +176,12 @@ def loopback_bolt_uri(key: str, uri: str) -> str:
         parsed = urlparse(uri)
         host, port = parsed.hostname, parsed.port
     except ValueError as err:
-        raise ConfigError(key, f"{uri!r}: not a valid Bolt URI ({err})") from err
+        raise ConfigError(
+            key, with_details(_("{uri!r}: not a valid Bolt URI").format(uri=uri), str(err))
+        ) from err
     scheme = parsed.scheme.lower()
     if scheme not in _BOLT_SCHEMES and scheme not in _ROUTING_SCHEMES:
-        raise ConfigError(key, f"{uri!r}: not a Bolt URI (bolt:// or neo4j://)")
+        raise ConfigError(key, _("{uri!r}: not a Bolt URI (bolt:// or neo4j://)").format(uri=uri))
     require_loopback_host(key, host, port)
     if scheme in _ROUTING_SCHEMES:
         return parsed._replace(scheme=_ROUTING_SCHEMES[scheme]).geturl()

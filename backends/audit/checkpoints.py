@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from backends.failures import failed, with_details
-from backends.i18n import _
+from backends.i18n import N_, _
 from backends.stores.audit_log import note
 from backends.stores.audit_log.checkpoint import DOMAIN as DOMAIN
 from backends.stores.audit_log.checkpoint import Checkpoint as Checkpoint
@@ -38,6 +38,17 @@ from backends.stores.audit_log.checkpoint import CheckpointRejected as Checkpoin
 from backends.stores.audit_log.checkpoint import key_id as key_id
 from backends.stores.audit_log.note import NoteCheckpoint, origin_of
 from backends.stores.audit_log.record import utc_now
+
+#: a checkpoint that contradicts a trusted one at the same seq
+FORKED = N_(
+    "checkpoint at seq {seq} names another head than the trusted one: the log was forked or "
+    "rewritten"
+)
+#: a checkpoint older than the latest trusted one (its own text: the CLI tells it apart)
+REPLAYED = N_(
+    "checkpoint at seq {seq} is older than the latest trusted checkpoint (seq {latest}): "
+    "refusing a replayed checkpoint"
+)
 
 
 class OlderCheckpoint(CheckpointRejected):
@@ -122,8 +133,10 @@ class Signer:
             mode = path.stat().st_mode
             if mode & (stat.S_IRWXG | stat.S_IRWXO):
                 raise CheckpointError(
-                    f"{path}: the signing key is readable by others (mode {mode & 0o777:o}); "
-                    f"run `chmod 600 {path}`"
+                    _(
+                        "{path}: the signing key is readable by others (mode {mode}); "
+                        "run `chmod 600 {path}`"
+                    ).format(path=path, mode=f"{mode & 0o777:o}")
                 )
             data = path.read_bytes()
             key = serialization.load_pem_private_key(data, password=None)
@@ -242,15 +255,11 @@ class TrustStore:
         """The replay and fork rules of :meth:`accept`, for a store that is not written."""
         for known in trusted:
             if known.seq == checkpoint.seq and known.head != checkpoint.head:
-                raise CheckpointRejected(
-                    f"checkpoint at seq {checkpoint.seq} names another head than the trusted "
-                    "one: the log was forked or rewritten"
-                )
+                raise CheckpointRejected(_(FORKED).format(seq=checkpoint.seq))
         latest = trusted[-1] if trusted else None
         if latest is not None and checkpoint.seq < latest.seq:
             raise OlderCheckpoint(
-                f"checkpoint at seq {checkpoint.seq} is older than the latest trusted "
-                f"checkpoint (seq {latest.seq}): refusing a replayed checkpoint",
+                _(REPLAYED).format(seq=checkpoint.seq, latest=latest.seq),
                 latest,
             )
 
@@ -273,22 +282,15 @@ class TrustStore:
                     for known in trusted:
                         if known.seq == checkpoint.seq:
                             if known.head != checkpoint.head:
-                                raise CheckpointRejected(
-                                    f"checkpoint at seq {checkpoint.seq} names another head "
-                                    "than the trusted one: the log was forked or rewritten"
-                                )
+                                raise CheckpointRejected(_(FORKED).format(seq=checkpoint.seq))
                             return False  # already trusted
                     raise OlderCheckpoint(
-                        f"checkpoint at seq {checkpoint.seq} is older than the latest trusted "
-                        f"checkpoint (seq {latest.seq}): refusing a replayed checkpoint",
+                        _(REPLAYED).format(seq=checkpoint.seq, latest=latest.seq),
                         latest,
                     )
                 if checkpoint.seq == latest.seq:
                     if checkpoint.head != latest.head:
-                        raise CheckpointRejected(
-                            f"checkpoint at seq {checkpoint.seq} names another head than the "
-                            "trusted one: the log was forked or rewritten"
-                        )
+                        raise CheckpointRejected(_(FORKED).format(seq=checkpoint.seq))
                     return False
             os.write(fd, (checkpoint.to_json() + "\n").encode("utf-8"))
             os.fsync(fd)

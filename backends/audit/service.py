@@ -39,6 +39,7 @@ from backends.audit.pseudonyms import ErasureError, PersonKeys, open_key_store
 from backends.audit.verify import VerifyResult, verify_chain
 from backends.config import Config
 from backends.errors import CustodiaEnvironmentError
+from backends.failures import failed
 from backends.i18n import _, ngettext
 from backends.progress import Progress
 from backends.stores.audit_log import AuditLog, Filter, Head, merkle
@@ -279,9 +280,11 @@ class AuditService:
         result = verify_chain(self.log, self.trust, from_checkpoint=True, progress=progress)
         if not result.ok:
             assert result.broken is not None
-            raise ChainBrokenError(f"not signing a broken chain: {result.broken.line()}")
+            raise ChainBrokenError(
+                _("not signing a broken chain: {problem}").format(problem=result.broken.line())
+            )
         if result.head.seq == 0:
-            raise CheckpointError("the audit log is empty: nothing to checkpoint")
+            raise CheckpointError(_("the audit log is empty: nothing to checkpoint"))
         try:
             root: bytes | None = self.tree_root(result.head.seq)
         except ProofUnavailable as err:  # a schema from before the tree: the JSON form only
@@ -308,7 +311,9 @@ class AuditService:
             return merkle.root(size, self.log.tree_nodes)
         except merkle.TreeIncomplete as err:
             raise ProofUnavailable(
-                f"the Merkle tree does not cover {size} records: {err}"
+                _("the Merkle tree does not cover {size} records: {problem}").format(
+                    size=size, problem=err
+                )
             ) from None
 
     def note_checkpoints(self) -> list[Checkpoint]:
@@ -330,13 +335,16 @@ class AuditService:
         head = self.log.head().seq
         if checkpoint.seq > head:
             raise ProofUnavailable(
-                f"the checkpoint covers {checkpoint.seq} records, the log holds {head}: "
-                "it was truncated"
+                _(
+                    "the checkpoint covers {seq} records, the log holds {head}: it was truncated"
+                ).format(seq=checkpoint.seq, head=head)
             )
         if self.tree_root(checkpoint.seq).hex() != checkpoint.root:
             raise ProofUnavailable(
-                f"the log's first {checkpoint.seq} records are not the ones the checkpoint "
-                f"signed at {checkpoint.time}: the log was rewritten"
+                _(
+                    "the log's first {seq} records are not the ones the checkpoint signed at "
+                    "{time}: the log was rewritten"
+                ).format(seq=checkpoint.seq, time=checkpoint.time)
             )
 
     def prove(self, seq: int, checkpoint: Checkpoint | None = None) -> InclusionProof:
@@ -344,26 +352,32 @@ class AuditService:
         a read-only copy: the latest signed checkpoint that covers it)."""
         entry = self.log.get(seq)
         if entry is None:
-            raise ProofUnavailable(f"no record {seq} in the log")
+            raise ProofUnavailable(_("no record {seq} in the log").format(seq=seq))
         if checkpoint is None:
             if self.read_only:
                 covering = [c for c in self.note_checkpoints() if c.seq >= seq]
                 if not covering:
                     raise ProofUnavailable(
-                        f"no signed checkpoint covers record {seq} in this read-only copy: "
-                        "give one with --checkpoint FILE"
+                        _(
+                            "no signed checkpoint covers record {seq} in this read-only copy: "
+                            "give one with --checkpoint FILE"
+                        ).format(seq=seq)
                     )
                 checkpoint = covering[-1]
             else:
                 checkpoint = self.checkpoint()
         if not checkpoint.note:
             raise ProofUnavailable(
-                f"the checkpoint at seq {checkpoint.seq} is from before the Merkle tree (no "
-                "root signed): prove against a newer one"
+                _(
+                    "the checkpoint at seq {seq} is from before the Merkle tree (no root "
+                    "signed): prove against a newer one"
+                ).format(seq=checkpoint.seq)
             )
         if seq > checkpoint.seq:
             raise ProofUnavailable(
-                f"record {seq} is newer than the checkpoint (seq {checkpoint.seq})"
+                _("record {seq} is newer than the checkpoint (seq {checkpoint})").format(
+                    seq=seq, checkpoint=checkpoint.seq
+                )
             )
         self._matches(checkpoint)
         path = merkle.inclusion_proof(seq - 1, checkpoint.seq, self.log.tree_nodes)
@@ -377,9 +391,13 @@ class AuditService:
         """The proof that the tree of ``new`` extends the tree of ``old`` (both must be this
         log's: a log that no longer matches either is reported, not proved)."""
         if not old.note or not new.note:
-            raise ProofUnavailable("both checkpoints must carry a Merkle root (signed notes)")
+            raise ProofUnavailable(_("both checkpoints must carry a Merkle root (signed notes)"))
         if old.seq > new.seq:
-            raise ProofUnavailable(f"--from (seq {old.seq}) is newer than --to (seq {new.seq})")
+            raise ProofUnavailable(
+                _("--from (seq {old}) is newer than --to (seq {new})").format(
+                    old=old.seq, new=new.seq
+                )
+            )
         self._matches(old)
         self._matches(new)
         proof = merkle.consistency_proof(old.seq, new.seq, self.log.tree_nodes)
@@ -477,9 +495,11 @@ class AuditService:
                 self._commit.append(Draft(ERASED_EVENT, pseudonym, {}, None))
         except CustodiaEnvironmentError as err:
             raise ErasureError(
-                f"the key of {pseudonym} is destroyed but the erasure record could not be "
-                f"written yet ({err}); the erasure stays pending: run `custodia forget` again "
-                "(or it is finished at the next start)"
+                _(
+                    "the key of {pseudonym} is destroyed but the erasure record could not be "
+                    "written yet ({problem}); the erasure stays pending: run `custodia forget` "
+                    "again (or it is finished at the next start)"
+                ).format(pseudonym=pseudonym, problem=err)
             ) from err
         self.keys.finish_forget(pseudonym, remember=remember)
 
@@ -647,7 +667,9 @@ class AuditService:
                 count = self.export(fh, fmt, flt, progress, reveal=reveal)
             os.replace(tmp, path)
         except OSError as err:
-            raise CustodiaEnvironmentError(f"{path}: cannot write the export: {err}") from err
+            raise CustodiaEnvironmentError(
+                failed(_("{path}: cannot write the export").format(path=path), err)
+            ) from err
         finally:
             if tmp.exists():
                 tmp.unlink()

@@ -125,12 +125,16 @@ class ModelPicker:
         for candidate in self.model_choices():
             if candidate.key == key:
                 return candidate
-        kind, _, arg = key.partition(":")
+        kind, _colon, arg = key.partition(":")
         if kind in ("ollama", "openai", "gguf") and arg:
             return ModelChoice(key, PROVIDERS[kind], arg, f"{arg} ({kind})")
         raise CustodiaEnvironmentError(
-            f"unknown model {key!r}; choose one of "
-            f"{', '.join(c.key for c in self.model_choices())}, ollama:<model>, openai:<model>"
+            i18n.gettext_("unknown model {key!r}; choose one of {names}").format(
+                key=key,
+                names=", ".join(
+                    [c.key for c in self.model_choices()] + ["ollama:<model>", "openai:<model>"]
+                ),
+            )
         )
 
     def chat_model(self, key: str) -> tuple[ChatModel, ModelChoice]:

@@ -214,8 +214,10 @@ def check_size(path: Path, conversation: Conversation) -> None:
     if len(conversation.history) > MAX_MESSAGES:
         raise ConversationTooLargeError(
             path,
-            f"{len(conversation.history)} messages, over the {MAX_MESSAGES} a conversation "
-            "may hold: not saved (start a new conversation)",
+            _(
+                "{count} messages, over the {most} a conversation may hold: not saved (start a "
+                "new conversation)"
+            ).format(count=number(len(conversation.history)), most=number(MAX_MESSAGES)),
         )
 
 
@@ -536,9 +538,10 @@ class ConversationFiles:
         if len(payload) > MAX_FILE_BYTES:
             raise ConversationTooLargeError(
                 final,
-                f"it would be {len(payload) / 2**20:.1f} MiB, over the "
-                f"{MAX_FILE_BYTES / 2**20:.0f} MiB a conversation may hold: not saved "
-                "(start a new conversation)",
+                _(
+                    "it would be {size} MiB, over the {most} MiB a conversation may hold: not "
+                    "saved (start a new conversation)"
+                ).format(size=number(len(payload) / 2**20, 1), most=number(MAX_FILE_BYTES / 2**20)),
             )
         tmp = self.folder / f".{conversation.id}.{uuid.uuid4().hex[:8]}.tmp"
         try:

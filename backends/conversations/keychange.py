@@ -351,20 +351,24 @@ class HistoryKeys:
         problem = self.key_problem()
         if problem is None:
             raise CustodiaEnvironmentError(
-                "no conversation is locked: there is no earlier history to set aside"
+                _("no conversation is locked: there is no earlier history to set aside")
             )
         pending = pending_rotation(self.folder)
         if pending:
             raise CustodiaEnvironmentError(
-                f"a key change to key id {pending} is unfinished: give its key to finish it "
-                "first (a new history would leave it half done)"
+                _(
+                    "a key change to key id {pending} is unfinished: give its key to finish it "
+                    "first (a new history would leave it half done)"
+                ).format(pending=pending)
             )
         if new_key is not None:
             new_key = validate_key(new_key)
             if key_id(new_key) in problem.key_ids:
                 raise CustodiaEnvironmentError(
-                    "this is the key of the locked history: give it in “Set key…” to unlock "
-                    "it instead"
+                    _(
+                        "this is the key of the locked history: give it in “Set key…” to "
+                        "unlock it instead"
+                    )
                 )
         set_aside(self.folder, problem.key_ids, problem.files)
         if new_key is not None:

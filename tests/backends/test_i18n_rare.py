@@ -209,3 +209,64 @@ def test_english_is_unchanged(tmp_path: Path) -> None:
     with pytest.raises(CustodiaEnvironmentError) as info:
         Journal.load(bad)
     assert str(info.value).startswith(f"{bad}: unreadable migration journal (details: ")
+
+
+def test_the_audit_commands_refusals_speak_spanish(
+    spanish: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty log to checkpoint, a record that is not there to prove, a signing key others
+    can read."""
+    from backends.audit.service import SIGNING_KEY_FILE, AuditService
+
+    said = []
+    assert cli.main(["audit", "checkpoint"]) != 0
+    said.append(capsys.readouterr().err.strip())
+    service = AuditService.open(config.load(), checkpoint_every=0)
+    for n in range(3):
+        service.append("tutor.turn", "ana", personal={"n": n}, n=n)
+    service.close()
+    assert cli.main(["audit", "prove", "99", "--output", str(spanish / "p")]) != 0
+    said.append(capsys.readouterr().err.strip())
+    assert cli.main(["audit", "checkpoint"]) == 0
+    capsys.readouterr()
+    key = next(spanish.rglob(SIGNING_KEY_FILE))
+    key.chmod(0o644)
+    assert cli.main(["audit", "checkpoint"]) != 0
+    said.append(capsys.readouterr().err.strip())
+    left = [line for line in said if not line or _english(line, spanish)]
+    assert not left, "\n".join(said)
+    assert "está vacío" in said[0] and "ninguna entrada 99" in said[1], said
+    assert "otros usuarios pueden leer la clave de firma" in said[2], said[2]
+
+
+def test_the_conversations_refusals_speak_spanish(spanish: Path) -> None:
+    """An unknown model, a conversation too long to save, a new history with nothing locked,
+    a Bolt address that is not one."""
+    from backends import net
+    from backends.conversations import ConversationAgent
+    from backends.conversations.files import (
+        MAX_MESSAGES,
+        Conversation,
+        StoredMessage,
+        check_size,
+    )
+    from backends.conversations.keys import generate_key
+    from backends.services import Services
+
+    services = Services(config.load())
+    try:
+        agent = services.get("conversations", ConversationAgent)
+        said = [
+            _error(lambda: agent.choice("nada"), spanish),
+            _error(lambda: agent.start_new_history(generate_key()), spanish),
+        ]
+    finally:
+        services.close()
+    long = Conversation("b" * 32, "Larga", "2026-12-03T08:00:00+00:00", "scripted", "scripted")
+    long.history.extend([StoredMessage("user", "hola")] * (MAX_MESSAGES + 1))
+    said.append(_error(lambda: check_size(spanish / "larga.json", long), spanish))
+    said.append(_error(lambda: net.loopback_bolt_uri("neo4j_uri", "http://127.0.0.1"), spanish))
+    assert said[0].startswith("modelo desconocido 'nada'; elige uno de"), said[0]
+    assert "ninguna conversación está bloqueada" in said[1], said[1]
+    assert "no se guardó" in said[2], said[2]
+    assert "no es una URI de Bolt" in said[3], said[3]
