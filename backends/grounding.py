@@ -585,9 +585,14 @@ def score_sentences(
     passages: int = 5,
     about: About | None = None,
     alternatives: Alternatives = (),
+    forms: Alternatives = (),
 ) -> list[Quote]:
     """Every sentence of the best ``passages`` sources, scored by how well it answers the
     question, best first.
+
+    ``forms``: groups of one word's forms ("treat", "treatment", "therapy"), weighed as one
+    word like ``alternatives`` but held only by a sentence saying one of them — never given
+    to every sentence of a note that names one (as a drug group its note names is).
 
     A sentence scores by the share of the question's (rare) words it holds, its passage's
     title and words as context: a sentence saying "The antidote, intravenous acetylcysteine,
@@ -600,18 +605,23 @@ def score_sentences(
     """
     scored: list[Quote] = []
     for rank, source in enumerate(sources[:passages]):
-        context = _overlap(asked, source.title + " " + source.text, vocabulary, alternatives)
+        context = _overlap(
+            asked, source.title + " " + source.text, vocabulary, [*alternatives, *forms]
+        )
         # a group its note names is its subject, matched: each of its sentences holds it,
         # and the one saying what is asked of it leads ("-pril … in pregnancy")
         there = set(content(" ".join(s.text for s in sources if s.title == source.title)))
         given = frozenset(w for group in alternatives if group & there for w in group)
+        alternatives_and_forms = [*alternatives, *forms]
         for sentence in source.sentences:
             if len(content(sentence)) < 3:
                 continue
             named = about(f"{source.title}. {sentence}") if about is not None else 1
             if not named:
                 continue
-            own = _overlap(asked, source.title + " " + sentence, vocabulary, alternatives, given)
+            own = _overlap(
+                asked, source.title + " " + sentence, vocabulary, alternatives_and_forms, given
+            )
             own += 0.15 * (named - 1)
             # what is not done answers a question less than what is ("antihistamines are not
             # first-line" after "adrenaline is the first-line treatment")
@@ -634,11 +644,12 @@ def extract(
     passages: int = 5,
     about: About | None = None,
     alternatives: Alternatives = (),
+    forms: Alternatives = (),
 ) -> list[Quote]:
     """The sentences that answer the question best (:func:`score_sentences`): the best one,
     the next sentence of its passage when it goes on with the same words, then others that
     score close to the best; never one sentence twice (chunks overlap)."""
-    scored = score_sentences(asked, sources, vocabulary, passages, about, alternatives)
+    scored = score_sentences(asked, sources, vocabulary, passages, about, alternatives, forms)
     if not scored:
         return []
     following: dict[tuple[int, str], str] = {}  # (passage, sentence) -> the next one there

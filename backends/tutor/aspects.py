@@ -420,6 +420,27 @@ def alternatives(question: str, vocabulary: Vocabulary) -> list[frozenset[str]]:
     ]
 
 
+def asked_forms(
+    asked: Iterable[str], question: str = "", english: str = ""
+) -> list[frozenset[str]]:
+    """The forms of each word the question asks an aspect with, as groups weighed as one word
+    (:data:`backends.grounding.Alternatives`): "How is anaphylaxis *treated*?" is answered by
+    "The first and most important *treatment* is …" — "treat" and "treatment" are one word
+    here (they were not: the definition was quoted and the question refused)."""
+    have = set(asked)
+    groups: list[frozenset[str]] = []
+    for aspect in asked_aspects(asked, question, english):
+        if aspect.name == "reason":
+            continue
+        for word in sorted(aspect.asks & have):
+            # the word's own forms only ("treatment" for "treat"), not its synonyms: a
+            # sentence naming "therapies" is no more the answer than before
+            forms = frozenset(x for x in aspect.asks if x.startswith(word) or word.startswith(x))
+            if len(forms) > 1 and forms not in groups:
+                groups.append(forms)
+    return groups
+
+
 #: endings of Spanish words that name a condition or a drug ("apendicitis", "omeprazol")
 _TERM = re.compile(
     r"(?:itis|osis|iasis|emia|oma|patia|algia|ectomia|scopia|grafia|plejia|"

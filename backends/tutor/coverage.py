@@ -114,8 +114,16 @@ class Coverage:
         # the names "-pril" stands for weigh as one word (issue 24: the cough sentence, not
         # the one listing ramipril, lisinopril and enalapril)
         alike = aspects.alternatives(retrieval.question, vocabulary)
+        # "treated" asked is held by "treatment" said
+        forms = aspects.asked_forms(retrieval.asked, retrieval.question, retrieval.english)
         scored = grounding.score_sentences(
-            retrieval.asked, sources, vocabulary, SCORED, about=about, alternatives=alike
+            retrieval.asked,
+            sources,
+            vocabulary,
+            SCORED,
+            about=about,
+            alternatives=alike,
+            forms=forms,
         )
         quotes = tuple(
             grounding.extract(
@@ -125,6 +133,7 @@ class Coverage:
                 passages=SCORED,
                 about=about,
                 alternatives=alike,
+                forms=forms,
             )
         )
         quotes = with_amount(retrieval.question, quotes, sources, scored)
@@ -299,7 +308,12 @@ def _says_more(retrieval: Retrieval, vocabulary: Vocabulary, quote: Quote) -> bo
     # ("the liver"), not repeated (issue 27)
     kind = aspects.kind_asked(retrieval.question, retrieval.asked)
     asks_more = [w for w in beyond if w not in aspects.ASKING_WORDS and w != kind]
-    return not asks_more or bool(set(beyond) & set(grounding.content(quote.text)))
+    said = set(grounding.content(quote.text))
+    # an aspect's word held in another form ("treated" asked, "treatment" said)
+    for forms in aspects.asked_forms(retrieval.asked, retrieval.question, retrieval.english):
+        if forms & said:
+            said |= forms
+    return not asks_more or bool(set(beyond) & said)
 
 
 def _asked_first(
@@ -384,7 +398,10 @@ def _answers_its_subject(judged: Judged, retrieval: Retrieval) -> Judged:
     answering = _answering(judged, retrieval, subject, asked_aspects)
     if answering:
         first, quotes = answering[0], judged.quotes
-        if first not in quotes:  # the sentence that answers it leads
+        # the sentence that answers it leads: one not quoted, or one quoted after another
+        # sentence of its own passage ("An acute severe attack is recognised by …" before
+        # "Treatment is oxygen …" for "How is a severe asthma attack treated?")
+        if first not in quotes or (quotes[0].number == first.number and quotes[0] != first):
             quotes = (first, *(q for q in quotes if q.text != first.text))[:3]
         return replace(judged, quotes=quotes)
     named = aspects.mention((*judged.quotes, *judged.scored), subject[:1])
