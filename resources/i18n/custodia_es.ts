@@ -271,6 +271,14 @@ a code block&apos;s Copy was clicked: the code</extracomment>
         <translation>⚠ Hay un cambio de clave sin terminar: indica su clave nueva en «Definir clave…» para terminarlo.</translation>
     </message>
     <message>
+        <source>1 conversation cannot be read (marked ⚠).</source>
+        <translation>1 conversación no se puede leer (marcada con ⚠).</translation>
+    </message>
+    <message>
+        <source>{0} conversations cannot be read (marked ⚠).</source>
+        <translation>{0} conversaciones no se pueden leer (marcadas con ⚠).</translation>
+    </message>
+    <message>
         <source>{0} conversation(s) of an earlier history are locked, kept untouched: give their key or passphrase in “Set key…” to read them again.</source>
         <translation>{0} conversación(es) de un historial anterior están bloqueadas y se conservan intactas: indica su clave o frase de contraseña en «Definir clave…» para volver a leerlas.</translation>
     </message>
@@ -347,6 +355,14 @@ a code block&apos;s Copy was clicked: the code</extracomment>
     <message>
         <source>Retrieval-only mode: showing what was found, no generated text.</source>
         <translation>Modo solo recuperación: se muestra lo encontrado, sin texto generado.</translation>
+    </message>
+    <message>
+        <source>(1 passage from past conversations)</source>
+        <translation>(1 fragmento de conversaciones anteriores)</translation>
+    </message>
+    <message>
+        <source>({0} passages from past conversations)</source>
+        <translation>({0} fragmentos de conversaciones anteriores)</translation>
     </message>
     <message>
         <source>Past conversations not searched: {0}</source>
@@ -486,6 +502,14 @@ a code block&apos;s Copy was clicked: the code</extracomment>
         <translation>No se encontró nada.</translation>
     </message>
     <message>
+        <source>1 message found</source>
+        <translation>1 mensaje encontrado</translation>
+    </message>
+    <message>
+        <source>{0} messages found</source>
+        <translation>{0} mensajes encontrados</translation>
+    </message>
+    <message>
         <source>Not searched: conversations that cannot be read ({0}; marked ⚠).</source>
         <translation>Sin buscar: conversaciones que no se pueden leer ({0}; marcadas con ⚠).</translation>
     </message>
@@ -510,8 +534,32 @@ a code block&apos;s Copy was clicked: the code</extracomment>
         <translation>Derivando la clave a partir de la frase de contraseña…</translation>
     </message>
     <message>
+        <source>1 locked conversation readable again.</source>
+        <translation>1 conversación bloqueada se puede leer de nuevo.</translation>
+    </message>
+    <message>
+        <source>{0} locked conversations readable again.</source>
+        <translation>{0} conversaciones bloqueadas se pueden leer de nuevo.</translation>
+    </message>
+    <message>
+        <source>1 conversation encrypted with the new key.</source>
+        <translation>1 conversación cifrada con la clave nueva.</translation>
+    </message>
+    <message>
+        <source>{0} conversations encrypted with the new key.</source>
+        <translation>{0} conversaciones cifradas con la clave nueva.</translation>
+    </message>
+    <message>
         <source>The new key is set; there were no conversations to encrypt.</source>
         <translation>La clave nueva está definida; no había conversaciones que cifrar.</translation>
+    </message>
+    <message>
+        <source>1 conversation could not be read and was left as it was.</source>
+        <translation>1 conversación no se pudo leer y se dejó como estaba.</translation>
+    </message>
+    <message>
+        <source>{0} conversations could not be read and were left as they were.</source>
+        <translation>{0} conversaciones no se pudieron leer y se dejaron como estaban.</translation>
     </message>
     <message>
         <source>Re-encrypting conversations…</source>
@@ -534,8 +582,52 @@ a code block&apos;s Copy was clicked: the code</extracomment>
         <translation>Se ha empezado un historial nuevo, guardado sin cifrar.</translation>
     </message>
     <message>
+        <source>1 earlier conversation kept untouched, locked.</source>
+        <translation>1 conversación anterior se conserva intacta, bloqueada.</translation>
+    </message>
+    <message>
+        <source>{0} earlier conversations kept untouched, locked.</source>
+        <translation>{0} conversaciones anteriores se conservan intactas, bloqueadas.</translation>
+    </message>
+    <message>
         <source>Starting a new history…</source>
         <translation>Empezando un historial nuevo…</translation>
+    </message>
+    <message>
+        <source>Imported 1 conversation, named “… (imported)”</source>
+        <translation>Se importó 1 conversación, llamada «… (importada)»</translation>
+    </message>
+    <message>
+        <source>Imported {0} conversations, named “… (imported)”</source>
+        <translation>Se importaron {0} conversaciones, llamadas «… (importada)»</translation>
+    </message>
+    <message>
+        <source> ({0} under a new id)</source>
+        <translation> ({0} con un identificador nuevo)</translation>
+    </message>
+    <message>
+        <source>; {0} already here, skipped: {1}</source>
+        <translation>; {0} ya estaban aquí, omitidas: {1}</translation>
+    </message>
+    <message>
+        <source> and {0} more</source>
+        <translation> y {0} más</translation>
+    </message>
+    <message>
+        <source>; {0} not imported: </source>
+        <translation>; {0} sin importar: </translation>
+    </message>
+    <message>
+        <source>; and {0} more</source>
+        <translation>; y {0} más</translation>
+    </message>
+    <message>
+        <source>1 message indexed</source>
+        <translation>1 mensaje indexado</translation>
+    </message>
+    <message>
+        <source>{0} messages indexed</source>
+        <translation>{0} mensajes indexados</translation>
     </message>
     <message>
         <source>Conversations (*.json *.zip)</source>

@@ -118,7 +118,7 @@ def test_the_key_dialog_speaks_plainly_and_the_new_key_note_counts_in_words(
         _ok(dialog)
     note = child(tab, QLabel, "tab_status")
     qtbot.waitUntil(lambda: "new key is set" in note.text(), timeout=WAIT)
-    assert "0 conversation(s)" not in note.text()
+    assert "0 conversation" not in note.text()
 
 
 def test_a_wrong_passphrase_is_said_plainly_and_does_not_squeeze_the_explanation(

@@ -45,7 +45,7 @@ from desktop.tabs.conversations.transcript import (
     message_html,
     source_name,
 )
-from desktop.tabs.conversations.words import role_name, translate
+from desktop.tabs.conversations.words import counted, role_name, translate
 from desktop.workers import Emit
 
 
@@ -305,8 +305,10 @@ class ChatPanel(QWidget):
                 "Retrieval-only mode: showing what was found, no generated text.",
             )
         if result.context:
-            note += " " + translate(
-                "ConversationsTab", "(%n passage(s) from past conversations)", "", result.context
+            note += " " + counted(
+                result.context,
+                translate("ConversationsTab", "(1 passage from past conversations)"),
+                translate("ConversationsTab", "({0} passages from past conversations)"),
             )
         if result.context_error:
             note += " " + translate(

@@ -35,7 +35,7 @@ from backends.services import Lazy
 from desktop.tabs.conversations.jobs import TabJobs
 from desktop.tabs.conversations.key_dialog import OK_STYLE, WARNING_STYLE, KeyDialog, key_details
 from desktop.tabs.conversations.results import Listing, Refused, listing
-from desktop.tabs.conversations.words import translate
+from desktop.tabs.conversations.words import counted, translate
 from desktop.workers import Emit
 
 
@@ -206,11 +206,10 @@ class EncryptionPanel(QWidget):
                 "⚠ A key change is unfinished: give its new key in “Set key…” to finish it.",
             )
         if status.unreadable:
-            text += " " + translate(
-                "ConversationsTab",
-                "%n conversation(s) cannot be read (marked ⚠).",
-                "",
+            text += " " + counted(
                 status.unreadable,
+                translate("ConversationsTab", "1 conversation cannot be read (marked ⚠)."),
+                translate("ConversationsTab", "{0} conversations cannot be read (marked ⚠)."),
             )
         if status.locked:
             text += " " + translate(
@@ -308,18 +307,16 @@ class EncryptionPanel(QWidget):
             )
             report = outcome.rotation
             if report is None:
-                note = translate(
-                    "ConversationsTab",
-                    "%n locked conversation(s) readable again.",
-                    "",
+                note = counted(
                     outcome.unlocked,
+                    translate("ConversationsTab", "1 locked conversation readable again."),
+                    translate("ConversationsTab", "{0} locked conversations readable again."),
                 )
             elif report.rotated:
-                note = translate(
-                    "ConversationsTab",
-                    "%n conversation(s) encrypted with the new key.",
-                    "",
+                note = counted(
                     report.rotated,
+                    translate("ConversationsTab", "1 conversation encrypted with the new key."),
+                    translate("ConversationsTab", "{0} conversations encrypted with the new key."),
                 )
             else:
                 note = translate(
@@ -327,11 +324,16 @@ class EncryptionPanel(QWidget):
                     "The new key is set; there were no conversations to encrypt.",
                 )
             if report is not None and report.failed:
-                note += " " + translate(
-                    "ConversationsTab",
-                    "%n conversation(s) could not be read and were left as they were.",
-                    "",
+                note += " " + counted(
                     len(report.failed),
+                    translate(
+                        "ConversationsTab",
+                        "1 conversation could not be read and was left as it was.",
+                    ),
+                    translate(
+                        "ConversationsTab",
+                        "{0} conversations could not be read and were left as they were.",
+                    ),
                 )
             return listing(agent, note)
 
@@ -387,11 +389,10 @@ class EncryptionPanel(QWidget):
                     "ConversationsTab", "A new history is started, stored in clear text."
                 )
             )
-            note += " " + translate(
-                "ConversationsTab",
-                "%n earlier conversation(s) kept untouched, locked.",
-                "",
+            note += " " + counted(
                 made.locked,
+                translate("ConversationsTab", "1 earlier conversation kept untouched, locked."),
+                translate("ConversationsTab", "{0} earlier conversations kept untouched, locked."),
             )
             return listing(agent, note)
 

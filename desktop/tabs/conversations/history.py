@@ -32,7 +32,7 @@ from backends.services import Lazy
 from desktop import i18n as window_i18n
 from desktop.tabs.conversations.jobs import TabJobs
 from desktop.tabs.conversations.results import Found, Listing, listing
-from desktop.tabs.conversations.words import role_name, translate
+from desktop.tabs.conversations.words import counted, role_name, translate
 from desktop.workers import Emit, Slot
 
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -417,7 +417,11 @@ class HistoryPanel(QWidget):
         if not found.hits:
             text = translate("ConversationsTab", "Nothing found.")
         else:
-            text = translate("ConversationsTab", "%n message(s) found", "", len(found.hits))
+            text = counted(
+                len(found.hits),
+                translate("ConversationsTab", "1 message found"),
+                translate("ConversationsTab", "{0} messages found"),
+            )
         if found.unsearched:
             text += " " + translate(
                 "ConversationsTab",

@@ -30,7 +30,7 @@ from backends.progress import Progress
 from backends.services import Lazy
 from desktop.tabs.conversations.jobs import TabJobs
 from desktop.tabs.conversations.results import Indexed, Listing, listing
-from desktop.tabs.conversations.words import translate
+from desktop.tabs.conversations.words import counted, translate
 from desktop.workers import Emit
 
 if TYPE_CHECKING:  # the type only: the desktop imports the assistant through its package
@@ -54,19 +54,27 @@ def export_target(path: str, chosen_filter: str) -> tuple[str, str]:
 def import_note(result: ImportResult) -> str:
     """What an import did, every part said: imported, renamed, skipped as already here,
     not imported and why, repaired (never a silent part)."""
-    note = f"Imported {len(result.imported)} conversation(s), named “… (imported)”"
+    imported = len(result.imported)
+    note = counted(
+        imported,
+        translate("ConversationsTab", "Imported 1 conversation, named “… (imported)”"),
+        translate("ConversationsTab", "Imported {0} conversations, named “… (imported)”"),
+    )
     if result.renamed:
-        note += f" ({result.renamed} under a new id)"
+        note += translate("ConversationsTab", " ({0} under a new id)").format(result.renamed)
     if result.duplicates:
         shown = ", ".join(f"“{n}”" for n in result.duplicates[:3])
         more = len(result.duplicates) - 3
-        note += f"; {len(result.duplicates)} already here, skipped: {shown}"
+        note += translate("ConversationsTab", "; {0} already here, skipped: {1}").format(
+            len(result.duplicates), shown
+        )
         if more > 0:
-            note += f" and {more} more"
+            note += translate("ConversationsTab", " and {0} more").format(more)
     if result.failed:
-        note += f"; {len(result.failed)} not imported: " + "; ".join(result.failed[:3])
+        note += translate("ConversationsTab", "; {0} not imported: ").format(len(result.failed))
+        note += "; ".join(result.failed[:3])
         if len(result.failed) > 3:
-            note += f"; and {len(result.failed) - 3} more"
+            note += translate("ConversationsTab", "; and {0} more").format(len(result.failed) - 3)
     if result.notices:
         note += "; " + "; ".join(result.notices[:3])
     return note
@@ -171,7 +179,13 @@ class TransferPanel(QWidget):
 
         def job(progress: Progress, emit: Emit) -> Indexed:
             report = service.get().rebuild_vectors(progress)
-            return Indexed(translate("ConversationsTab", "%n message(s) indexed", "", report.added))
+            return Indexed(
+                counted(
+                    report.added,
+                    translate("ConversationsTab", "1 message indexed"),
+                    translate("ConversationsTab", "{0} messages indexed"),
+                )
+            )
 
         self.rebuild_index.setEnabled(False)
         self.jobs.run(

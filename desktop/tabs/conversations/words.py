@@ -17,6 +17,15 @@ def translate(context: str, text: str, disambiguation: str | None = None, n: int
     return QCoreApplication.translate(context, text, disambiguation, n)
 
 
+def counted(n: int, one: str, many: str) -> str:
+    """``one`` (translated, for 1) or ``many`` (translated, ``{0}`` the count) — how the tab
+    says a count. Not Qt's ``%n`` plurals through :func:`translate`: PySide6's lupdate files
+    ``translate(context, "%n …", "", n)`` as a plain message when ``n`` is a name, and drops
+    it when ``n`` is a call (``len(…)``), so the window showed "3 message(s) found" in
+    Spanish. English and Spanish both say one and many (0 is many)."""
+    return (one if n == 1 else many).format(n)
+
+
 def role_name(role: str) -> str:
     """Who wrote a message, as the transcript and the search hits name them."""
     names = {

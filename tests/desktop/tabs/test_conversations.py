@@ -236,7 +236,7 @@ def test_set_key_encrypts_every_conversation(qtbot: Any, make_tab: MakeTab) -> N
     idle(qtbot, tab)
     data = json.loads((conversations_folder(tab) / "old-notes.json").read_text())
     assert data["encrypted"] is True and "kept in clear" not in json.dumps(data)
-    assert "1 conversation(s) encrypted with the new key" in child(tab, QLabel, "tab_status").text()
+    assert "1 conversation encrypted with the new key" in child(tab, QLabel, "tab_status").text()
 
 
 def test_rename_in_place_and_delete_with_confirmation(qtbot: Any, make_tab: MakeTab) -> None:
@@ -285,7 +285,7 @@ def test_an_unreadable_conversation_is_marked_and_the_others_work(
     tree.itemClicked.emit(good, 0)
     transcript = child(tab, QTextBrowser, "transcript")
     qtbot.waitUntil(lambda: transcript.property("conversation_id") == "good-one", timeout=WAIT)
-    assert "1 conversation(s) cannot be read" in child(tab, QLabel, "encryption_status").text()
+    assert "1 conversation cannot be read" in child(tab, QLabel, "encryption_status").text()
 
 
 def test_model_picker_and_retrieval_only(qtbot: Any, make_tab: MakeTab) -> None:
@@ -316,7 +316,7 @@ def test_import_then_rebuild_index(qtbot: Any, make_tab: MakeTab) -> None:
     child(tab, QPushButton, "rebuild_index").click()
     status = child(tab, QLabel, "tab_status")
     qtbot.waitUntil(lambda: "rebuilt" in status.text(), timeout=WAIT)
-    assert "7 message(s) indexed" in status.text()
+    assert "7 messages indexed" in status.text()
 
 
 def test_another_embedder_offers_a_rebuild(
@@ -568,7 +568,7 @@ def test_an_invalid_key_is_explained_in_the_dialog_which_stays_open(
         _ok(dialog)
     status = child(tab, QLabel, "tab_status")
     qtbot.waitUntil(
-        lambda: "1 conversation(s) encrypted with the new key" in status.text(), timeout=WAIT
+        lambda: "1 conversation encrypted with the new key" in status.text(), timeout=WAIT
     )
     idle(qtbot, tab)
     assert json.loads(path.read_text())["encrypted"] is True
@@ -754,7 +754,7 @@ def test_generate_in_the_window_saves_the_key_before_rewriting_any_file(
         _ok(dialog)
         status = child(tab, QLabel, "tab_status")
         qtbot.waitUntil(
-            lambda: "300 conversation(s) encrypted with the new key" in status.text(),
+            lambda: "300 conversations encrypted with the new key" in status.text(),
             timeout=60_000,
         )
     finally:
@@ -893,7 +893,7 @@ def test_an_import_is_named_imported_and_a_second_one_skips_what_is_here(
     tab.transfer._on_import_file_selected(path)
     qtbot.waitUntil(lambda: "already here, skipped" in status.text(), timeout=WAIT)
     idle(qtbot, tab)
-    assert "Imported 0 conversation(s)" in status.text() and "“Trip to Lisbon”" in status.text()
+    assert "Imported 0 conversations" in status.text() and "“Trip to Lisbon”" in status.text()
     assert len(rows(tab)) == 2
 
 
