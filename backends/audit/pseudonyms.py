@@ -359,8 +359,13 @@ class KeyStore:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise KeyStoreError(
-                    f"{self.path}: cannot erase the key ({err}); nothing was erased: close other "
-                    "Custodia windows and run `custodia forget` again"
+                    failed(
+                        _(
+                            "{path}: cannot erase the key, nothing was erased — close other "
+                            "Custodia windows and run `custodia forget` again"
+                        ).format(path=self.path),
+                        err,
+                    )
                 ) from err
         return pending
 
@@ -399,8 +404,13 @@ class KeyStore:
                     self._finished[str(row[0])] = pseudonym
             except sqlite3.Error as err:
                 raise ErasureError(
-                    f"{self.path}: the key is destroyed but the erasure could not be marked "
-                    f"finished ({err}); run `custodia forget` again"
+                    failed(
+                        _(
+                            "{path}: the key is destroyed but the erasure could not be marked "
+                            "finished — run `custodia forget` again"
+                        ).format(path=self.path),
+                        err,
+                    )
                 ) from err
 
     def _scrub(self) -> None:
@@ -412,9 +422,14 @@ class KeyStore:
             self._checkpoint()
         except sqlite3.Error as err:
             raise ErasureError(
-                f"{self.path}: the key was deleted but old copies could not be scrubbed "
-                f"yet ({err}); the erasure stays pending: close other Custodia windows and run "
-                "`custodia forget` again (or it is finished at the next start)"
+                failed(
+                    _(
+                        "{path}: the key was deleted but old copies could not be scrubbed yet; "
+                        "the erasure stays pending — close other Custodia windows and run "
+                        "`custodia forget` again (or it is finished at the next start)"
+                    ).format(path=self.path),
+                    err,
+                )
             ) from err
 
     def _checkpoint(self) -> None:

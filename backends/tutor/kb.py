@@ -481,7 +481,9 @@ class KnowledgeBase:
             with self.lock:
                 return list(self.conn.execute(sql, params))
         except sqlite3.Error as err:
-            raise StoreUnavailableError(f"{self.path}: {err}") from err
+            raise StoreUnavailableError(
+                failures.failed(_("{path}: the notes cannot be read").format(path=self.path), err)
+            ) from err
 
     # -- import ----------------------------------------------------------------------------
     def import_documents(
@@ -509,7 +511,9 @@ class KnowledgeBase:
                 self._import_one(doc, report)
             except sqlite3.Error as err:
                 raise StoreUnavailableError(
-                    f"{self.path}: cannot import {doc.path}: {err}"
+                    failures.failed(
+                        _("{path}: cannot import {doc}").format(path=self.path, doc=doc.path), err
+                    )
                 ) from err
             progress.advance(1, doc.title)
         if prune_source:
@@ -597,7 +601,9 @@ class KnowledgeBase:
                     removed += self._delete_chunks(conn, doc_id)
                     conn.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
         except sqlite3.Error as err:
-            raise StoreUnavailableError(f"{self.path}: cannot remove documents: {err}") from err
+            raise StoreUnavailableError(
+                failures.failed(_("{path}: cannot remove the notes").format(path=self.path), err)
+            ) from err
         return removed
 
     def has_document(self, doc_id: str) -> bool:
@@ -622,8 +628,12 @@ class KnowledgeBase:
                     self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.Error as err:
                 raise StoreUnavailableError(
-                    f"{self.path}: the notes were removed but the index could not be compacted: "
-                    f"{err}"
+                    failures.failed(
+                        _(
+                            "{path}: the notes were removed but the index could not be compacted"
+                        ).format(path=self.path),
+                        err,
+                    )
                 ) from err
         return len(docs), removed
 

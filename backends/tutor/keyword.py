@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from backends import failures
 from backends.errors import StoreUnavailableError
+from backends.i18n import _
 from backends.tutor.kb import KnowledgeBase
 
 TITLE_WEIGHT = 4.0
@@ -133,5 +135,9 @@ class KeywordIndex:
             with self.kb.lock:
                 rows = self.kb.conn.execute(SEARCH_SQL, params).fetchall()
         except sqlite3.Error as err:
-            raise StoreUnavailableError(f"{self.kb.path}: keyword search failed: {err}") from err
+            raise StoreUnavailableError(
+                failures.failed(
+                    _("{path}: the keyword search failed").format(path=self.kb.path), err
+                )
+            ) from err
         return [KeywordHit(r[0], -float(r[1])) for r in rows]

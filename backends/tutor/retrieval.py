@@ -274,10 +274,14 @@ class Retriever:
         """
         started = time.perf_counter()
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_PASSAGES:
-            raise ValueError(f"k must be a whole number from 1 to {MAX_PASSAGES}, not {k!r}")
-        question = checked_text(question, "the question").strip()
+            raise ValueError(
+                _("k must be a whole number from 1 to {most}, not {k}").format(
+                    most=MAX_PASSAGES, k=repr(k)
+                )
+            )
+        question = checked_text(question, N_("the question")).strip()
         if not question:
-            raise EmptyQuestionError("Type a question first: the question is empty.")
+            raise EmptyQuestionError(_("Type a question first: the question is empty."))
         scopes = scopes_for(user)
         if not self.index.ready:
             self.index.prepare()
