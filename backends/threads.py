@@ -29,9 +29,10 @@ from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
+from backends import failures
 from backends.assistants import Assistant, Context, Needs
 from backends.errors import StoreUnavailableError
-from backends.i18n import N_
+from backends.i18n import N_, _
 from backends.stores.description import HISTORY, Datum, Measurement, Place, Running, sqlite_count
 
 if TYPE_CHECKING:
@@ -121,7 +122,9 @@ def _environment(method: Callable[_P, _R]) -> Callable[_P, _R]:
         try:
             return method(*args, **kwargs)
         except sqlite3.Error as err:
-            raise ThreadsUnavailableError(f"threads: {err}") from err
+            raise ThreadsUnavailableError(
+                failures.failed(_("the list of threads cannot be used"), err)
+            ) from err
 
     return guarded
 

@@ -270,3 +270,31 @@ def test_the_conversations_refusals_speak_spanish(spanish: Path) -> None:
     assert "ninguna conversación está bloqueada" in said[1], said[1]
     assert "no se guardó" in said[2], said[2]
     assert "no es una URI de Bolt" in said[3], said[3]
+
+
+def test_a_memory_store_that_is_closed_or_foreign_says_so_in_spanish(
+    spanish: Path, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from backends.stores.memories.sqlite import SQLiteMemoryStore
+
+    store = SQLiteMemoryStore(tmp_path / "memories.sqlite3", 8)
+    store.close()
+    closed = _error(lambda: store.conn, spanish)
+    assert "está cerrado" in closed, closed
+    foreign = tmp_path / "foreign.sqlite3"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE vectores (id INTEGER PRIMARY KEY, embedding BLOB)")
+    conn.close()
+    said = _error(lambda: SQLiteMemoryStore(foreign, 8), tmp_path)
+    assert "no es la tabla de recuerdos" in said, said
+
+
+def test_threads_that_cannot_be_used_say_so_in_spanish(spanish: Path, tmp_path: Path) -> None:
+    from backends.threads import ThreadIndex
+
+    index = ThreadIndex(tmp_path / "threads.sqlite3")
+    index.close()
+    said = _error(lambda: index.listed("tutor", "ana"), tmp_path)
+    assert "no se puede usar la lista de hilos" in said, said

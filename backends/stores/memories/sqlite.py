@@ -135,8 +135,10 @@ class SQLiteMemoryStore(SqliteFile):
                 ]
                 if columns and columns != VECTORES_COLUMNS:
                     raise MemoryStoreError(
-                        f"{self.path}: its 'vectores' table is not the memory table "
-                        f"(texto, dimension, vector): {columns}"
+                        _(
+                            "{path}: its 'vectores' table is not the memory table "
+                            "(texto, dimension, vector): {columns}"
+                        ).format(path=self.path, columns=columns)
                     )
                 migrate(conn, MIGRATIONS)
                 #: the database's identity: its int8 snapshot must carry the same
@@ -179,7 +181,7 @@ class SQLiteMemoryStore(SqliteFile):
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            raise MemoryStoreError(f"{self.path}: the memory store is closed")
+            raise MemoryStoreError(_("{path}: the memory store is closed").format(path=self.path))
         return self._conn
 
     @contextmanager
