@@ -49,7 +49,12 @@ ASPECTS = (
         _normals(
             "treat treated treatment therapy manage managed management give given use used "
             "start started relieve relieved cure first-line reverse reversed stop stopped "
-            "antidote replacement"
+            "antidote replacement "
+            # what a patient is given, said by its route or by what they need or receive ("An
+            # unconscious patient needs intravenous glucose or intramuscular glucagon" was no
+            # answer to "How is hypoglycaemia treated in an unconscious patient?")
+            "need needs receive receives administer administered intravenous intramuscular "
+            "subcutaneous oral nebulised"
         ),
     ),
     Aspect(

@@ -39,6 +39,8 @@ def test_an_asked_aspect_brings_its_forms() -> None:
         ("¿Cómo se trata la anafilaxia?", "adrenaline"),
         ("How is asthma treated?", "inhaled corticosteroid"),
         ("How is gout treated?", "colchicine"),
+        # the treatment said by what the patient needs, by its route
+        ("How is hypoglycaemia treated in an unconscious patient?", "intramuscular glucagon"),
     ],
 )
 def test_a_treatment_question_is_answered_by_the_treatment(
